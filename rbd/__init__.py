@@ -1,0 +1,80 @@
+"""rbd — rigid-body dynamics, readable derivations beside fast kernels.
+
+The public API: build or load a :class:`Model`, then call the recursive
+algorithms (:func:`rnea`, :func:`crba`, :func:`aba`, ...).  See the tutorials
+for the derivations behind each one.
+"""
+
+from . import models, registry, testing
+from ._backend import has_kernels
+from .algorithms import (
+    aba,
+    bias_forces,
+    body_centers_of_mass,
+    center_of_mass,
+    crba,
+    forward_dynamics,
+    forward_kinematics,
+    gravity_forces,
+    integrate,
+    inverse_dynamics,
+    jacobian,
+    kinetic_energy,
+    mass_matrix,
+    mass_matrix_inverse,
+    neutral,
+    nonlinear_effects,
+    potential_energy,
+    random_configuration,
+    rnea,
+)
+from .errors import InputError, ModelError, RbdError, URDFError
+from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
+from .model import Model
+from .urdf import load_urdf, to_urdf, write_urdf
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "__version__",
+    "Model",
+    "Joint",
+    "Revolute",
+    "Prismatic",
+    "Helical",
+    "Universal",
+    "Spherical",
+    "Free",
+    "Planar",
+    "Fixed",
+    "RbdError",
+    "ModelError",
+    "URDFError",
+    "InputError",
+    "load_urdf",
+    "to_urdf",
+    "write_urdf",
+    "rnea",
+    "crba",
+    "aba",
+    "nonlinear_effects",
+    "gravity_forces",
+    "mass_matrix_inverse",
+    "kinetic_energy",
+    "potential_energy",
+    "forward_kinematics",
+    "center_of_mass",
+    "body_centers_of_mass",
+    "jacobian",
+    "integrate",
+    "neutral",
+    "random_configuration",
+    "inverse_dynamics",
+    "mass_matrix",
+    "forward_dynamics",
+    "bias_forces",
+    "has_kernels",
+    "models",
+    "registry",
+    "testing",
+]

@@ -1,0 +1,356 @@
+"""The public entry points: validate once, then dispatch.
+
+With the compiled kernels built (the default), a call goes straight to the
+model's compiled twin, which validates its arguments in compiled code and
+raises :class:`~rbd.errors.InputError` on a bad one.  With
+``backend="reference"`` (or ``RBD_NO_EXTENSIONS=1``) the arguments are
+validated here and the pure-Python derivation in :mod:`rbd.reference` runs,
+once per state of a batch.
+
+Every function accepts a single state (``q`` of shape ``(nq,)``) or a batch
+with a leading axis (``q`` of shape ``(N, nq)``), and returns a result of the
+matching shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend
+from .errors import InputError
+from .model import Model
+from .reference import aba as _aba
+from .reference import crba as _crba
+from .reference import kinematics as _kin
+from .reference import rnea as _rnea
+from .spatial import plux_parts
+
+__all__ = [
+    "rnea",
+    "crba",
+    "aba",
+    "nonlinear_effects",
+    "gravity_forces",
+    "mass_matrix_inverse",
+    "kinetic_energy",
+    "potential_energy",
+    "forward_kinematics",
+    "center_of_mass",
+    "body_centers_of_mass",
+    "jacobian",
+    "integrate",
+    "neutral",
+    "random_configuration",
+    "inverse_dynamics",
+    "mass_matrix",
+    "forward_dynamics",
+    "bias_forces",
+    "compiled",
+]
+
+#: Largest accepted deviation of a quaternion's norm from one.
+QUATERNION_TOLERANCE = 1e-6
+
+_HAVE_KERNELS = _backend.has_kernels()
+
+
+def compiled(model: Model):
+    """The compiled twin of ``model`` (flat arrays + workspace), built once and cached."""
+    try:
+        return model._cache["kernel"]
+    except KeyError:
+        from ._kernels._model import CompiledModel
+
+        kernel = CompiledModel(model)
+        model._cache["kernel"] = kernel
+        return kernel
+
+
+def _kernel(model, backend):
+    """Return the compiled model when the kernel path is selected, else None."""
+    if backend is None:
+        if _HAVE_KERNELS:
+            if not isinstance(model, Model):
+                raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+            return compiled(model)
+        return None
+    if _backend.resolve(backend) == "kernel":
+        if not isinstance(model, Model):
+            raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+        return compiled(model)
+    return None
+
+
+# --- validation for the reference path ----------------------------------------------------
+def _array(value, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+    if not np.all(np.isfinite(arr)):
+        raise InputError(f"{name} has non-finite entries")
+    return arr
+
+
+def _check_quaternions(model: Model, q: np.ndarray) -> None:
+    for i, body in enumerate(model.bodies):
+        kind = body.joint.kind
+        if kind in ("spherical", "free"):
+            start = model.q_index(i).start + (3 if kind == "free" else 0)
+            norms = np.linalg.norm(q[..., start:start + 4], axis=-1)
+            bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
+            if np.any(bad):
+                raise InputError(
+                    f"q: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}]) "
+                    f"has norm {float(np.ravel(norms)[np.argmax(np.ravel(bad))]):.9g}, not 1"
+                )
+
+
+def _validate(model: Model, specs, values):
+    """Check each argument against its spec; return (arrays, batch size or None)."""
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    sizes = {"q": (model.nq,), "v": (model.nv,), "f": (model.nbodies, 6)}
+    arrays, batch = [], None
+    for (name, kind), value in zip(specs, values, strict=True):
+        if value is None and kind == "f":
+            arrays.append(None)
+            continue
+        arr = _array(value, name)
+        shape = sizes[kind]
+        if arr.shape == shape:
+            n = None
+        elif arr.ndim == len(shape) + 1 and arr.shape[1:] == shape:
+            n = arr.shape[0]
+        else:
+            raise InputError(
+                f"{name} must have shape {shape} or (N, {', '.join(map(str, shape))}), "
+                f"got {arr.shape}"
+            )
+        if n is not None and batch is not None and n != batch:
+            raise InputError(f"{name} has batch size {n}, other arguments have {batch}")
+        if n is not None:
+            batch = n
+        if kind == "q":
+            _check_quaternions(model, arr)
+        arrays.append(arr)
+    if batch is not None:
+        for k, ((name, kind), arr) in enumerate(zip(specs, arrays, strict=True)):
+            if arr is not None and arr.ndim == len(sizes[kind]):
+                arrays[k] = np.broadcast_to(arr, (batch, *arr.shape))
+    return arrays, batch
+
+
+def _reference(fn, model, specs, values, extra=()):
+    arrays, batch = _validate(model, specs, values)
+    if batch is None:
+        return fn(model, *arrays, *extra)
+    out = [fn(model, *[None if a is None else a[k] for a in arrays], *extra)
+           for k in range(batch)]
+    return np.array(out)
+
+
+_Q = ("q", "q")
+_V = ("v", "v")
+_A = ("a", "v")
+_TAU = ("tau", "v")
+_F = ("f_ext", "f")
+
+
+# --- dynamics ---------------------------------------------------------------------------
+def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np.ndarray:
+    """Inverse dynamics: the joint forces ``tau`` giving acceleration ``a``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v, a : (nv,) or (N, nv) array_like
+    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
+        External spatial forces ``[n; f]`` on each body, in body coordinates.
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    tau : (nv,) or (N, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a non-unit quaternion.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> q = rbd.neutral(model)
+    >>> rbd.rnea(model, q, [0.0, 0.0], [0.0, 0.0]).round(12)  # hanging at rest
+    array([0., 0.])
+    """
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.rnea(q, v, a, f_ext)
+    return _reference(_rnea.rnea, model, (_Q, _V, _A, _F), (q, v, a, f_ext))
+
+
+def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """Joint-space inertia matrix ``M(q)``, ``(nv, nv)`` (or ``(N, nv, nv)``), symmetric."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.crba(q)
+    return _reference(_crba.crba, model, (_Q,), (q,))
+
+
+def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
+        pivot: str = "standard") -> np.ndarray:
+    """Forward dynamics: the accelerations produced by joint forces ``tau``.
+
+    ``pivot="modified"`` selects Pai, Ascher & Kry's modified articulated-body
+    pivot (§7), which is better conditioned for chains of very uneven masses.
+    """
+    if pivot not in ("standard", "modified"):
+        raise InputError(f"pivot must be 'standard' or 'modified', got {pivot!r}")
+    k = _kernel(model, backend)
+    if k is not None:
+        if pivot == "modified":
+            return k.aba_modified(q, v, tau, f_ext)
+        return k.aba(q, v, tau, f_ext)
+    if pivot == "modified":
+        from .reference.block_elimination import aba_modified
+
+        return _reference(aba_modified, model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
+    return _reference(_aba.aba, model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
+
+
+def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.ndarray:
+    """Bias forces ``h(q, v) = C(q, v) v + g(q)``."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.nonlinear_effects(q, v)
+    return _reference(_rnea.nonlinear_effects, model, (_Q, _V), (q, v))
+
+
+def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """Generalized gravity ``g(q) = ∂U/∂q`` (as a force in velocity coordinates)."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.gravity_forces(q)
+    return _reference(_rnea.gravity_forces, model, (_Q,), (q,))
+
+
+def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """``M(q)⁻¹``, ``(nv, nv)``."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.mass_matrix_inverse(q)
+    return _reference(_crba.mass_matrix_inverse, model, (_Q,), (q,))
+
+
+# --- kinematics and energy ------------------------------------------------------------------
+def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
+    """Kinetic energy ``½ vᵀ M(q) v`` (a float, or ``(N,)`` for a batch)."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.kinetic_energy(q, v)
+    return _reference(_kin.kinetic_energy, model, (_Q, _V), (q, v))
+
+
+def potential_energy(model: Model, q, *, backend: str | None = None):
+    """Gravitational potential energy, zero at the world origin."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.potential_energy(q)
+    return _reference(_kin.potential_energy, model, (_Q,), (q,))
+
+
+def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """World poses of the body frames as 4×4 matrices, ``(nbodies, 4, 4)``."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.forward_kinematics(q)
+    return _reference(_kin.forward_kinematics, model, (_Q,), (q,))
+
+
+def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """The system's centre of mass in world coordinates, ``(3,)``."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.center_of_mass(q)
+    return _reference(_kin.center_of_mass, model, (_Q,), (q,))
+
+
+def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """Each body's centre of mass in world coordinates, ``(nbodies, 3)``."""
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.body_centers_of_mass(q)
+    return _reference(_kin.body_centers_of_mass, model, (_Q,), (q,))
+
+
+def _point(point) -> np.ndarray:
+    if point is None:
+        return np.zeros(3)
+    p = _array(point, "point")
+    if p.shape != (3,):
+        raise InputError(f"point must have shape (3,), got {p.shape}")
+    return p
+
+
+def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -> np.ndarray:
+    """Jacobian ``(6, nv)`` of a point on ``body``: world-aligned ``[ω; v]`` at the point.
+
+    ``body`` is a body index or a body/frame name; ``point`` is in the body frame.
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    try:
+        index = model.body_index(body)
+    except Exception as exc:
+        raise InputError(f"body: {exc}") from None
+    local = _point(point)
+    if isinstance(body, str) and body in model._frames:
+        # a point given in a frame's coordinates, moved to its body's coordinates
+        E, r = plux_parts(model._frames[body].X)
+        local = r + E.T @ local
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.jacobian(q, index, local)
+    return _reference(_kin.jacobian, model, (_Q,), (q,), extra=(index, local))
+
+
+def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None) -> np.ndarray:
+    """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
+
+    Quaternion joints move on the unit sphere (``q ⊗ exp(ω dt)``); never use ``q + dt*v``.
+    """
+    try:
+        dt = float(dt)
+    except (TypeError, ValueError):
+        raise InputError(f"dt must be a number, got {dt!r}") from None
+    if not np.isfinite(dt):
+        raise InputError("dt must be finite")
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.integrate(q, v, dt)
+    return _reference(_kin.integrate, model, (_Q, _V), (q, v), extra=(dt,))
+
+
+def neutral(model: Model) -> np.ndarray:
+    """The neutral configuration (zero angles and offsets, identity quaternions)."""
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    return _kin.neutral(model)
+
+
+def random_configuration(model: Model, rng=None) -> np.ndarray:
+    """A random configuration; ``rng`` is a NumPy Generator or a seed."""
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    return _kin.random_configuration(model, np.random.default_rng(rng))
+
+
+# Word names for the same quantities.
+inverse_dynamics = rnea
+mass_matrix = crba
+forward_dynamics = aba
+bias_forces = nonlinear_effects

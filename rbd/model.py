@@ -1,0 +1,491 @@
+r"""The kinematic tree: bodies, joints, tree transforms and inertias.
+
+A :class:`Model` is the record of Featherstone's ``model`` structure (and of
+Stępień et al., §3): the parent array :math:`\lambda`, the children sets
+:math:`\mu`, the tree transforms ``X_tree`` (``X_T`` in Stępień et al.), the
+joints (``jcalc``) and the spatial inertias.  Bodies are numbered so that
+``parent[i] < i``; the world is ``-1``.
+
+Models are built by appending bodies (:meth:`Model.add_body`) and are not
+changed afterwards by any algorithm; derived data (the compiled flat arrays
+used by the kernels) is cached on the model and rebuilt whenever a body is
+added or the gravity vector changes.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+
+import numpy as np
+
+from .errors import ModelError
+from .joints import Joint
+from .spatial import inertia_parts, mcI, plux, plux_parts
+
+__all__ = ["Model", "Body", "Frame"]
+
+
+class Body:
+    """One body of the tree and its parent joint."""
+
+    __slots__ = ("name", "parent", "joint", "joint_name", "X_tree", "inertia", "mass",
+                 "com", "I_com")
+
+    def __init__(self, name, parent, joint, joint_name, X_tree, inertia):
+        self.name = name
+        self.parent = parent
+        self.joint = joint
+        self.joint_name = joint_name
+        self.X_tree = X_tree
+        self.inertia = inertia
+        self.mass, self.com, self.I_com = inertia_parts(inertia)
+
+    def __repr__(self) -> str:
+        return (f"Body({self.name!r}, parent={self.parent}, joint={self.joint!r}, "
+                f"mass={self.mass:g})")
+
+
+class Frame:
+    """A named frame rigidly attached to a body: ``X`` maps body to frame coordinates."""
+
+    __slots__ = ("name", "body", "X")
+
+    def __init__(self, name: str, body: int, X: np.ndarray):
+        self.name = name
+        self.body = body
+        self.X = X
+
+    def __repr__(self) -> str:
+        return f"Frame({self.name!r}, body={self.body})"
+
+
+def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ModelError(f"body {body!r}: {what} is not numeric ({exc})") from None
+    if arr.shape != shape:
+        raise ModelError(f"body {body!r}: {what} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"body {body!r}: {what} has non-finite entries")
+    return arr
+
+
+def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
+    if m < 0:
+        raise ModelError(f"body {body!r}: negative mass {m:g}")
+    if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
+        raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
+    scale = max(1e-300, np.abs(Ic).max())
+    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
+    tol = 1e-9 * scale
+    if eig[0] < -tol:
+        raise ModelError(
+            f"body {body!r}: rotational inertia is not positive semi-definite "
+            f"(eigenvalues {eig.tolist()})"
+        )
+    a, b, c = eig
+    if a + b < c - tol:
+        raise ModelError(
+            f"body {body!r}: principal moments {eig.tolist()} break the triangle inequality"
+        )
+
+
+def _parse_inertia(inertia, body: str) -> np.ndarray:
+    if inertia is None:
+        return np.zeros((6, 6))
+    if isinstance(inertia, tuple | list) and len(inertia) == 3:
+        m, c, Ic = inertia
+        try:
+            m = float(m)
+        except (TypeError, ValueError):
+            raise ModelError(f"body {body!r}: mass is not a number: {m!r}") from None
+        if not np.isfinite(m):
+            raise ModelError(f"body {body!r}: mass is not finite")
+        c = _as_matrix(c, (3,), "centre of mass", body)
+        Ic = _as_matrix(Ic, (3, 3), "rotational inertia", body)
+        _check_inertia(m, Ic, body)
+        return mcI(m, c, Ic)
+    I = _as_matrix(inertia, (6, 6), "spatial inertia", body)
+    if not np.allclose(I, I.T, atol=1e-9 * max(1.0, np.abs(I).max())):
+        raise ModelError(f"body {body!r}: spatial inertia is not symmetric")
+    m, c, Ic = inertia_parts(I)
+    if m < 0:
+        raise ModelError(f"body {body!r}: negative mass {m:g}")
+    if not np.allclose(I, mcI(m, c, Ic), atol=1e-9 * max(1.0, np.abs(I).max())):
+        raise ModelError(f"body {body!r}: not a rigid-body spatial inertia")
+    _check_inertia(m, Ic, body)
+    return I
+
+
+def _parse_X_tree(X_tree, body: str) -> np.ndarray:
+    if X_tree is None:
+        return np.eye(6)
+    if isinstance(X_tree, tuple) and len(X_tree) == 2:
+        E = _as_matrix(X_tree[0], (3, 3), "X_tree rotation", body)
+        r = _as_matrix(X_tree[1], (3,), "X_tree translation", body)
+        X = plux(E, r)
+    else:
+        X = _as_matrix(X_tree, (6, 6), "X_tree", body)
+    E, r = plux_parts(X)
+    if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
+        raise ModelError(f"body {body!r}: X_tree rotation is not a proper rotation")
+    if not np.allclose(X, plux(E, r), atol=1e-9 * max(1.0, np.abs(X).max())):
+        raise ModelError(f"body {body!r}: X_tree is not a Plücker motion transform")
+    return plux(E, r)
+
+
+class Model:
+    """A kinematic tree of rigid bodies.
+
+    Parameters
+    ----------
+    gravity : (3,) array_like, optional
+        Gravitational acceleration in world coordinates (default ``(0, 0, -9.81)``).
+    name : str, optional
+        A label used in reports.
+
+    Examples
+    --------
+    A planar double pendulum of two unit point masses hanging along ``-z``:
+
+    >>> import numpy as np, rbd
+    >>> model = rbd.Model(name="double pendulum")
+    >>> b1 = model.add_body(-1, rbd.Revolute([0, 1, 0]), None, (1.0, [0, 0, -1], np.zeros((3, 3))), "link1")
+    >>> b2 = model.add_body(b1, rbd.Revolute([0, 1, 0]), (np.eye(3), [0, 0, -1]),
+    ...                     (1.0, [0, 0, -1], np.zeros((3, 3))), "link2")
+    >>> model.nq, model.nv, model.nbodies
+    (2, 2, 2)
+    """
+
+    def __init__(self, gravity: Sequence[float] = (0.0, 0.0, -9.81), name: str = "model"):
+        self.name = str(name)
+        self._bodies: list[Body] = []
+        self._frames: dict[str, Frame] = {}
+        self._gravity = self._check_gravity(gravity)
+        self._q_start: list[int] = []
+        self._v_start: list[int] = []
+        self._nq = 0
+        self._nv = 0
+        self._cache: dict = {}
+
+    # --- construction ---------------------------------------------------------
+    @staticmethod
+    def _check_gravity(gravity) -> np.ndarray:
+        g = np.array(gravity, dtype=float).reshape(-1)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ModelError(f"gravity must be a finite 3-vector, got {gravity!r}")
+        g.setflags(write=False)
+        return g
+
+    def _body_index(self, ref, what: str = "body") -> int:
+        if ref is None:
+            return -1
+        if isinstance(ref, str):
+            for i, b in enumerate(self._bodies):
+                if b.name == ref:
+                    return i
+            if ref in ("world", "base") and not any(b.name == ref for b in self._bodies):
+                return -1
+            raise ModelError(f"unknown {what} {ref!r}")
+        if isinstance(ref, bool) or not isinstance(ref, int | np.integer):
+            raise ModelError(f"{what} must be a body index or name, got {ref!r}")
+        ref = int(ref)
+        if not -1 <= ref < len(self._bodies):
+            raise ModelError(f"unknown {what} index {ref} (model has {len(self._bodies)} bodies)")
+        return ref
+
+    def add_body(
+        self,
+        parent: int | str | None,
+        joint: Joint,
+        X_tree=None,
+        inertia=None,
+        name: str | None = None,
+        joint_name: str | None = None,
+    ) -> int:
+        """Append a body and its parent joint; return the new body's index.
+
+        Parameters
+        ----------
+        parent : int or str or None
+            Parent body index or name; ``-1`` or ``None`` for the world.
+        joint : Joint
+            The joint from the parent to the new body.
+        X_tree : (6, 6) array or (E, r) tuple, optional
+            Plücker transform from parent-body coordinates to the joint's
+            predecessor frame (identity by default).
+        inertia : (6, 6) array or (mass, com, I_com) tuple, optional
+            Spatial inertia about the body origin, or its parts (zero by default).
+        name : str, optional
+            Unique body name (``"body<i>"`` by default).
+        joint_name : str, optional
+            Unique joint name (``"joint_<name>"`` by default).
+
+        Raises
+        ------
+        ModelError
+            On an unknown parent, a duplicate name, a bad transform or inertia.
+        """
+        index = len(self._bodies)
+        name = f"body{index}" if name is None else str(name)
+        joint_name = f"joint_{name}" if joint_name is None else str(joint_name)
+        if not isinstance(joint, Joint):
+            raise ModelError(f"body {name!r}: joint must be an rbd Joint, got {joint!r}")
+        if name in self._frames or any(b.name == name for b in self._bodies):
+            raise ModelError(f"duplicate body or frame name {name!r}")
+        if any(b.joint_name == joint_name for b in self._bodies):
+            raise ModelError(f"body {name!r}: duplicate joint name {joint_name!r}")
+        parent_index = self._body_index(parent, f"parent of body {name!r}")
+        X = _parse_X_tree(X_tree, name)
+        I = _parse_inertia(inertia, name)
+        X.setflags(write=False)
+        I.setflags(write=False)
+        self._bodies.append(Body(name, parent_index, joint, joint_name, X, I))
+        self._q_start.append(self._nq)
+        self._v_start.append(self._nv)
+        self._nq += joint.nq
+        self._nv += joint.nv
+        self._cache.clear()
+        return index
+
+    def add_frame(self, name: str, body: int | str, X=None) -> None:
+        """Attach a named frame to ``body``; ``X`` maps body to frame coordinates."""
+        if name in self._frames or any(b.name == name for b in self._bodies):
+            raise ModelError(f"duplicate body or frame name {name!r}")
+        index = self._body_index(body, f"body of frame {name!r}")
+        X = _parse_X_tree(X, name)
+        X.setflags(write=False)
+        self._frames[name] = Frame(name, index, X)
+
+    @classmethod
+    def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,
+                    gravity=(0.0, 0.0, -9.81), name="model") -> Model:
+        """Build a model from Featherstone-style arrays in any order.
+
+        The bodies are renumbered so that parents precede children.  A parent
+        array with a cycle or an unknown parent raises :class:`ModelError`
+        naming a body on it.
+        """
+        n = len(parent)
+        if not (len(joints) == len(X_tree) == len(inertias) == n):
+            raise ModelError("parent, joints, X_tree and inertias must have the same length")
+        names = [f"body{i}" for i in range(n)] if names is None else list(names)
+        joint_names = [None] * n if joint_names is None else list(joint_names)
+        for i, p in enumerate(parent):
+            if not -1 <= int(p) < n:
+                raise ModelError(f"body {names[i]!r}: unknown parent {p}")
+        order, state = [], [0] * n  # 0 new, 1 on stack, 2 done
+        for start in range(n):
+            path, i = [], start
+            while i != -1 and state[i] == 0:
+                state[i] = 1
+                path.append(i)
+                i = int(parent[i])
+            if i != -1 and state[i] == 1:
+                raise ModelError(f"body {names[i]!r}: the parent array has a cycle through it")
+            for j in reversed(path):
+                state[j] = 2
+                order.append(j)
+        model = cls(gravity=gravity, name=name)
+        new_index = {}
+        for i in order:
+            p = int(parent[i])
+            new_index[i] = model.add_body(new_index.get(p, -1), joints[i], X_tree[i],
+                                          inertias[i], names[i], joint_names[i])
+        return model
+
+    # --- queries --------------------------------------------------------------
+    @property
+    def nbodies(self) -> int:
+        return len(self._bodies)
+
+    @property
+    def nq(self) -> int:
+        return self._nq
+
+    @property
+    def nv(self) -> int:
+        return self._nv
+
+    @property
+    def gravity(self) -> np.ndarray:
+        return self._gravity
+
+    @gravity.setter
+    def gravity(self, value) -> None:
+        self._gravity = self._check_gravity(value)
+        self._cache.clear()
+
+    @property
+    def bodies(self) -> tuple[Body, ...]:
+        return tuple(self._bodies)
+
+    @property
+    def parent(self) -> tuple[int, ...]:
+        """The parent array λ (``-1`` for the world)."""
+        return tuple(b.parent for b in self._bodies)
+
+    @property
+    def children(self) -> tuple[tuple[int, ...], ...]:
+        """The children sets μ(i)."""
+        kids: list[list[int]] = [[] for _ in self._bodies]
+        for i, b in enumerate(self._bodies):
+            if b.parent >= 0:
+                kids[b.parent].append(i)
+        return tuple(tuple(k) for k in kids)
+
+    @property
+    def joints(self) -> tuple[Joint, ...]:
+        return tuple(b.joint for b in self._bodies)
+
+    @property
+    def X_tree(self) -> tuple[np.ndarray, ...]:
+        return tuple(b.X_tree for b in self._bodies)
+
+    @property
+    def inertias(self) -> tuple[np.ndarray, ...]:
+        return tuple(b.inertia for b in self._bodies)
+
+    @property
+    def body_names(self) -> list[str]:
+        return [b.name for b in self._bodies]
+
+    @property
+    def joint_names(self) -> list[str]:
+        """Names of the joints that have degrees of freedom, in ``q`` order."""
+        return [b.joint_name for b in self._bodies if b.joint.nv > 0]
+
+    @property
+    def frames(self) -> dict[str, Frame]:
+        """Every named frame: the bodies' own frames and the attached ones."""
+        frames = {b.name: Frame(b.name, i, np.eye(6)) for i, b in enumerate(self._bodies)}
+        frames.update(self._frames)
+        return frames
+
+    @property
+    def total_mass(self) -> float:
+        return float(sum(b.mass for b in self._bodies))
+
+    def q_index(self, i: int) -> slice:
+        """Slice of body ``i``'s joint coordinates in ``q``."""
+        return slice(self._q_start[i], self._q_start[i] + self._bodies[i].joint.nq)
+
+    def v_index(self, i: int) -> slice:
+        """Slice of body ``i``'s joint velocities in ``v``."""
+        return slice(self._v_start[i], self._v_start[i] + self._bodies[i].joint.nv)
+
+    def _joint_body(self, name: str) -> int:
+        for i, b in enumerate(self._bodies):
+            if b.joint_name == name:
+                return i
+        for i, b in enumerate(self._bodies):
+            if b.name == name:
+                return i
+        raise ModelError(f"unknown joint {name!r}; joints are {self.joint_names}")
+
+    def q_slice(self, name: str) -> slice:
+        """Slice of the named joint (or of the named body's joint) in ``q``."""
+        return self.q_index(self._joint_body(name))
+
+    def v_slice(self, name: str) -> slice:
+        """Slice of the named joint (or of the named body's joint) in ``v``."""
+        return self.v_index(self._joint_body(name))
+
+    def body_index(self, name: str | int) -> int:
+        """Index of a body given by name or index (a frame name gives its body)."""
+        if isinstance(name, str) and name in self._frames:
+            return self._frames[name].body
+        index = self._body_index(name)
+        if index < 0:
+            raise ModelError(f"{name!r} is the world, not a body")
+        return index
+
+    def subtree(self, i: int) -> list[int]:
+        """Body ``i`` and all its descendants, in increasing order."""
+        inside = {i}
+        for j in range(i + 1, self.nbodies):
+            if self._bodies[j].parent in inside:
+                inside.add(j)
+        return sorted(inside)
+
+    # --- derived copies ---------------------------------------------------------
+    def copy(self) -> Model:
+        new = copy.copy(self)
+        new._bodies = [copy.copy(b) for b in self._bodies]
+        new._frames = dict(self._frames)
+        new._q_start = list(self._q_start)
+        new._v_start = list(self._v_start)
+        new._cache = {}
+        return new
+
+    def replace_joint(self, name: str, joint: Joint) -> Model:
+        """Return a copy with the named joint replaced by ``joint``."""
+        i = self._joint_body(name)
+        new = Model(gravity=self.gravity, name=self.name)
+        for k, b in enumerate(self._bodies):
+            new.add_body(b.parent, joint if k == i else b.joint, b.X_tree, b.inertia, b.name,
+                         b.joint_name)
+        for f in self._frames.values():
+            new.add_frame(f.name, f.body, f.X)
+        return new
+
+    def describe(self) -> str:
+        """A multi-line text description of the tree (used by ``rbd info``)."""
+        lines = [f"model {self.name!r}: {self.nbodies} bodies, nq = {self.nq}, nv = {self.nv},"
+                 f" total mass {self.total_mass:.6g} kg, gravity {self.gravity.tolist()}"]
+        kids = self.children
+
+        def walk(i: int, depth: int) -> None:
+            b = self._bodies[i]
+            lines.append(f"{'  ' * depth}- {b.name} [{b.joint.kind} {b.joint_name}, "
+                         f"nq={b.joint.nq}, nv={b.joint.nv}] mass {b.mass:.6g}")
+            for k in kids[i]:
+                walk(k, depth + 1)
+
+        for i, b in enumerate(self._bodies):
+            if b.parent == -1:
+                walk(i, 0)
+        if self._frames:
+            lines.append("frames: " + ", ".join(
+                f"{f.name} (on {self._bodies[f.body].name})" for f in self._frames.values()))
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<rbd.Model {self.name!r}: {self.nbodies} bodies, nq={self.nq}, nv={self.nv}>"
+
+    # --- kernel support ---------------------------------------------------------
+    def flat_arrays(self) -> dict[str, np.ndarray]:
+        """The flat typed arrays the kernels compile from (cached).
+
+        Keys: ``parent`` (int64, nb), ``jtype`` (int64), ``jparams`` (nb × 9),
+        ``q_start``, ``v_start``, ``nq_j``, ``nv_j`` (int64), ``E_tree``
+        (nb × 3 × 3), ``r_tree`` (nb × 3), ``mass`` (nb), ``com`` (nb × 3),
+        ``I_com`` (nb × 3 × 3), ``inertia`` (nb × 6 × 6), ``gravity`` (3).
+        """
+        if "flat" not in self._cache:
+            nb = self.nbodies
+            E_tree = np.zeros((nb, 3, 3))
+            r_tree = np.zeros((nb, 3))
+            for i, b in enumerate(self._bodies):
+                E_tree[i], r_tree[i] = plux_parts(b.X_tree)
+            self._cache["flat"] = {
+                "parent": np.array(self.parent, dtype=np.int64),
+                "jtype": np.array([b.joint.code for b in self._bodies], dtype=np.int64),
+                "jparams": np.array([b.joint.kernel_params() for b in self._bodies]).reshape(
+                    nb, -1),
+                "q_start": np.array(self._q_start, dtype=np.int64),
+                "v_start": np.array(self._v_start, dtype=np.int64),
+                "nq_j": np.array([b.joint.nq for b in self._bodies], dtype=np.int64),
+                "nv_j": np.array([b.joint.nv for b in self._bodies], dtype=np.int64),
+                "E_tree": E_tree,
+                "r_tree": r_tree,
+                "mass": np.array([b.mass for b in self._bodies], dtype=float),
+                "com": np.array([b.com for b in self._bodies], dtype=float).reshape(nb, 3),
+                "I_com": np.array([b.I_com for b in self._bodies], dtype=float).reshape(nb, 3, 3),
+                "inertia": np.array([b.inertia for b in self._bodies]).reshape(nb, 6, 6),
+                "gravity": np.array(self.gravity, dtype=float),
+            }
+        return self._cache["flat"]
+

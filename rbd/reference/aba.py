@@ -1,0 +1,87 @@
+"""Articulated-body algorithm for forward dynamics (Featherstone, RBDA Table 7.1).
+
+Tags ``S&G (n)`` point at the matching step of Si & Guenter's recursion
+(their Eqs. 8–35, in Lie-group notation); ``RBDA T7.1`` at Featherstone's table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spatial import crf, crm
+
+
+def aba(model, q, qd, tau, f_ext=None):
+    """Joint accelerations ``qdd`` produced by joint forces ``tau``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) ndarray
+    qd, tau : (nv,) ndarray
+    f_ext : (nbodies, 6) ndarray, optional
+        External spatial forces on each body, in body coordinates.
+
+    Returns
+    -------
+    qdd : (nv,) ndarray
+
+    Notes
+    -----
+    Three passes.  Outward: velocities, bias accelerations ``c_i`` and
+    bias forces ``pA_i``.  Inward: articulated inertias
+
+    .. math::
+
+        U_i = I^A_i S_i,\\; D_i = S_i^T U_i,\\; u_i = \\tau_i - S_i^T p^A_i,
+
+        I^a_i = I^A_i - U_i D_i^{-1} U_i^T,\\;
+        p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
+
+    added to the parent through ``X_iᵀ (·) X_i``.  Outward: accelerations
+    ``q̈_i = D_i^{-1}(u_i - U_i^T a')`` with ``a' = X_i a_{λ(i)} + c_i``.
+    These are the articulated inertias that Pai, Ascher & Kry's ABM obtains by
+    sparse block elimination of their augmented system (their Eq. 5); the
+    same articulated inertia appears as Si & Guenter's Eq. (27).
+    """
+    nb = model.nbodies
+    a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
+    X_up, S, v, c = [None] * nb, [None] * nb, [None] * nb, [None] * nb
+    IA, pA, U, D_inv, u = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
+
+    # --- pass 1 (outward): velocities, bias accelerations, bias forces
+    for i, body in enumerate(model.bodies):
+        qi, vi = q[model.q_index(i)], qd[model.v_index(i)]
+        X_J, S[i], v_J, c_J = body.joint.jcalc(qi, vi)
+        X_up[i] = X_J @ body.X_tree                                    # S&G (8)
+        p = body.parent
+        v[i] = X_up[i] @ (np.zeros(6) if p < 0 else v[p]) + v_J        # S&G (8)
+        c[i] = c_J + crm(v[i]) @ v_J                                   # S&G (11)
+        IA[i] = np.array(body.inertia)
+        pA[i] = crf(v[i]) @ body.inertia @ v[i]                        # S&G (21)
+        if f_ext is not None:
+            pA[i] = pA[i] - f_ext[i]
+
+    # --- pass 2 (inward): articulated-body inertias and bias forces
+    for i in range(nb - 1, -1, -1):
+        U[i] = IA[i] @ S[i]                                            # RBDA T7.1
+        D = S[i].T @ U[i]                                              # S&G (28)
+        D_inv[i] = np.linalg.inv(D) if D.size else D
+        u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
+        p = model.bodies[i].parent
+        if p >= 0:
+            Ia = IA[i] - U[i] @ D_inv[i] @ U[i].T                      # S&G (27)
+            pa = pA[i] + Ia @ c[i] + U[i] @ D_inv[i] @ u[i]            # RBDA T7.1
+            IA[p] = IA[p] + X_up[i].T @ Ia @ X_up[i]                   # S&G (27)
+            pA[p] = pA[p] + X_up[i].T @ pa                             # S&G (24)
+
+    # --- pass 3 (outward): accelerations
+    qdd = np.zeros(model.nv)
+    a = [None] * nb
+    for i, body in enumerate(model.bodies):
+        p = body.parent
+        a_prime = X_up[i] @ (a0 if p < 0 else a[p]) + c[i]             # RBDA T7.1
+        qdd_i = D_inv[i] @ (u[i] - U[i].T @ a_prime)                   # RBDA T7.1
+        qdd[model.v_index(i)] = qdd_i
+        a[i] = a_prime + S[i] @ qdd_i
+    return qdd

@@ -1,0 +1,80 @@
+"""Recursive Newton–Euler inverse dynamics (Featherstone, RBDA Table 5.1).
+
+Equation tags ``S&G (n)`` refer to Si & Guenter; ``RBDA T5.1`` to the
+algorithm table in Featherstone's *Rigid Body Dynamics Algorithms* (2008).
+Liu & Jain's §7 (:mod:`rbd.reference.local_frame_id`) gives the same two passes
+written at each link's centre of mass.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..spatial import crf, crm
+
+
+def rnea(model, q, qd, qdd, f_ext=None):
+    """Joint forces ``tau`` that produce ``qdd`` at state ``(q, qd)``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) ndarray
+    qd, qdd : (nv,) ndarray
+    f_ext : (nbodies, 6) ndarray, optional
+        External spatial forces on each body, in body coordinates.
+
+    Returns
+    -------
+    tau : (nv,) ndarray
+
+    Notes
+    -----
+    Outward pass (velocities and accelerations), then inward pass (forces):
+
+    .. math::
+
+        v_i = X_i v_{\\lambda(i)} + S_i \\dot q_i, \\quad
+        a_i = X_i a_{\\lambda(i)} + S_i \\ddot q_i + c_{J,i} + v_i \\times S_i \\dot q_i,
+
+        f_i = I_i a_i + v_i \\times^* I_i v_i - f^{ext}_i, \\quad
+        \\tau_i = S_i^T f_i, \\quad f_{\\lambda(i)} \\mathrel{+}= X_i^T f_i.
+
+    Gravity enters as a fictitious base acceleration ``a_0 = -[0; g]``.
+    """
+    nb = model.nbodies
+    a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
+    X_up, S, v, a, f = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
+
+    # --- outward pass: velocities and accelerations
+    for i, body in enumerate(model.bodies):
+        qi, vi, ai = q[model.q_index(i)], qd[model.v_index(i)], qdd[model.v_index(i)]
+        X_J, S[i], v_J, c_J = body.joint.jcalc(qi, vi)
+        X_up[i] = X_J @ body.X_tree                                    # S&G (8)
+        p = body.parent
+        v_p = np.zeros(6) if p < 0 else v[p]
+        a_p = a0 if p < 0 else a[p]
+        v[i] = X_up[i] @ v_p + v_J                                     # S&G (8)
+        a[i] = X_up[i] @ a_p + S[i] @ ai + c_J + crm(v[i]) @ v_J       # S&G (11)
+        f[i] = body.inertia @ a[i] + crf(v[i]) @ body.inertia @ v[i]   # S&G (21)
+        if f_ext is not None:
+            f[i] = f[i] - f_ext[i]
+
+    # --- inward pass: joint forces
+    tau = np.zeros(model.nv, dtype=np.result_type(f[0] if nb else 0.0))
+    for i in range(nb - 1, -1, -1):
+        tau[model.v_index(i)] = S[i].T @ f[i]                          # RBDA T5.1
+        p = model.bodies[i].parent
+        if p >= 0:
+            f[p] = f[p] + X_up[i].T @ f[i]                             # RBDA T5.1
+    return tau
+
+
+def nonlinear_effects(model, q, qd):
+    """Bias forces ``h = C(q, qd) qd + g(q)``: RNEA with zero acceleration."""
+    return rnea(model, q, qd, np.zeros(model.nv))
+
+
+def gravity_forces(model, q):
+    """Generalized gravity ``g(q)``: RNEA with zero velocity and acceleration."""
+    return rnea(model, q, np.zeros(model.nv), np.zeros(model.nv))

@@ -1,0 +1,101 @@
+"""Every implementation of each dynamics quantity, under one signature.
+
+=====================  ===============================================
+quantity               signature of each registered callable
+=====================  ===============================================
+``inverse_dynamics``   ``fn(model, q, v, a, f_ext=None) -> tau``
+``mass_matrix``        ``fn(model, q) -> M``
+``forward_dynamics``   ``fn(model, q, v, tau, f_ext=None) -> a``
+``bias_forces``        ``fn(model, q, v) -> h``
+=====================  ===============================================
+
+The test suite and ``rbd check`` iterate this registry, so a derivation is
+compared with every other one as soon as it is listed here.  Users may add
+their own with :func:`register`.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+
+from . import _backend
+
+__all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports"]
+
+QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces")
+
+# (quantity, name, "module:function") — the built-in derivations, imported on first use.
+_BUILTIN = [
+    ("inverse_dynamics", "reference", "rbd.reference.rnea:rnea"),
+    ("mass_matrix", "reference", "rbd.reference.crba:crba"),
+    ("forward_dynamics", "reference", "rbd.reference.aba:aba"),
+    ("forward_dynamics", "crba-cholesky", "rbd.reference.crba:forward_dynamics_crba"),
+    ("bias_forces", "reference", "rbd.reference.rnea:nonlinear_effects"),
+]
+
+# Public functions served by the compiled kernels, registered as "kernel".
+_KERNEL = [
+    ("inverse_dynamics", "kernel", "rnea"),
+    ("mass_matrix", "kernel", "crba"),
+    ("forward_dynamics", "kernel", "aba"),
+    ("bias_forces", "kernel", "nonlinear_effects"),
+]
+
+_user: dict[str, dict[str, Callable]] = {q: {} for q in QUANTITIES}
+# Optional predicates: name -> callable(model) -> bool, for derivations limited to some models.
+_supports: dict[tuple[str, str], Callable] = {}
+
+
+def _load(target: str) -> Callable:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+@functools.cache
+def _builtins() -> dict[str, dict[str, Callable]]:
+    table: dict[str, dict[str, Callable]] = {q: {} for q in QUANTITIES}
+    for quantity, name, target in _BUILTIN:
+        table[quantity][name] = _load(target)
+    if _backend.has_kernels():
+        from . import algorithms
+
+        for quantity, name, attr in _KERNEL:
+            table[quantity][name] = functools.partial(getattr(algorithms, attr),
+                                                      backend="kernel")
+    return table
+
+
+def implementations(quantity: str) -> dict[str, Callable]:
+    """Return ``{name: callable}`` for every implementation of ``quantity``."""
+    if quantity not in QUANTITIES:
+        raise KeyError(f"unknown quantity {quantity!r}; choose from {QUANTITIES}")
+    table = dict(_builtins()[quantity])
+    table.update(_user[quantity])
+    return table
+
+
+def register(quantity: str, name: str, fn: Callable,
+             supports: Callable | None = None) -> None:
+    """Add ``fn`` as implementation ``name`` of ``quantity``.
+
+    ``supports(model) -> bool`` may restrict it to the models it handles.
+    """
+    if quantity not in QUANTITIES:
+        raise KeyError(f"unknown quantity {quantity!r}; choose from {QUANTITIES}")
+    _user[quantity][name] = fn
+    if supports is not None:
+        _supports[(quantity, name)] = supports
+
+
+def unregister(quantity: str, name: str) -> None:
+    """Remove a user-registered implementation."""
+    _user[quantity].pop(name, None)
+    _supports.pop((quantity, name), None)
+
+
+def supports(quantity: str, name: str, model) -> bool:
+    """Whether implementation ``name`` of ``quantity`` handles ``model``."""
+    predicate = _supports.get((quantity, name))
+    return True if predicate is None else bool(predicate(model))
