@@ -26,7 +26,9 @@ __all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports"
 
 QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces")
 
-# (quantity, name, "module:function") — the built-in derivations, imported on first use.
+# (quantity, name, "module:function"[, "module:predicate"]) — the built-in derivations,
+# imported on first use.  The optional predicate(model) -> bool says which models
+# a derivation handles (see ``supports``).
 _BUILTIN = [
     ("inverse_dynamics", "reference", "rbd.reference.rnea:rnea"),
     ("mass_matrix", "reference", "rbd.reference.crba:crba"),
@@ -56,8 +58,10 @@ def _load(target: str) -> Callable:
 @functools.cache
 def _builtins() -> dict[str, dict[str, Callable]]:
     table: dict[str, dict[str, Callable]] = {q: {} for q in QUANTITIES}
-    for quantity, name, target in _BUILTIN:
+    for quantity, name, target, *predicate in _BUILTIN:
         table[quantity][name] = _load(target)
+        if predicate:
+            _supports.setdefault((quantity, name), _load(predicate[0]))
     if _backend.has_kernels():
         from . import algorithms
 
@@ -97,5 +101,6 @@ def unregister(quantity: str, name: str) -> None:
 
 def supports(quantity: str, name: str, model) -> bool:
     """Whether implementation ``name`` of ``quantity`` handles ``model``."""
+    _builtins()
     predicate = _supports.get((quantity, name))
     return True if predicate is None else bool(predicate(model))
