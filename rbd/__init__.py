@@ -35,6 +35,19 @@ from .urdf import load_urdf, to_urdf, write_urdf
 
 __version__ = "0.1.0"
 
+# Submodules with heavier dependencies load on first attribute access
+# (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
+_LAZY_SUBMODULES = ("contact", "data", "geometry", "plotting", "reference", "simulate",
+                    "spatial", "joints", "symbolic", "topology", "urdf", "walker")
+
+
+def __getattr__(name: str):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 __all__ = [
     "__version__",
     "Model",
