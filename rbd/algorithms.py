@@ -135,7 +135,7 @@ def _validate(model: Model, specs, values):
             _check_quaternions(model, arr)
         arrays.append(arr)
     if batch is not None:
-        for k, ((name, kind), arr) in enumerate(zip(specs, arrays, strict=True)):
+        for k, ((_, kind), arr) in enumerate(zip(specs, arrays, strict=True)):
             if arr is not None and arr.ndim == len(sizes[kind]):
                 arrays[k] = np.broadcast_to(arr, (batch, *arr.shape))
     return arrays, batch

@@ -152,9 +152,10 @@ class Model:
 
     >>> import numpy as np, rbd
     >>> model = rbd.Model(name="double pendulum")
-    >>> b1 = model.add_body(-1, rbd.Revolute([0, 1, 0]), None, (1.0, [0, 0, -1], np.zeros((3, 3))), "link1")
+    >>> point_mass = (1.0, [0, 0, -1], np.zeros((3, 3)))
+    >>> b1 = model.add_body(-1, rbd.Revolute([0, 1, 0]), None, point_mass, "link1")
     >>> b2 = model.add_body(b1, rbd.Revolute([0, 1, 0]), (np.eye(3), [0, 0, -1]),
-    ...                     (1.0, [0, 0, -1], np.zeros((3, 3))), "link2")
+    ...                     point_mass, "link2")
     >>> model.nq, model.nv, model.nbodies
     (2, 2, 2)
     """

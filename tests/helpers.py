@@ -1,0 +1,36 @@
+"""Named tolerances and model zoos shared by the test modules."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import rbd
+
+#: Two exact algorithms in double precision agree to rounding: O(n) operations of
+#: O(1) terms, each with relative error ~1e-16, leave a margin of 10^5-10^6.
+RTOL_EXACT = 1e-10
+
+#: Finite differences with central steps h = 1e-6 have truncation error O(h^2) and
+#: rounding error O(eps/h) ~ 1e-10 on O(1) quantities.
+RTOL_FD = 1e-6
+
+#: Joint kinds every algorithm supports, and the random trees built from them.
+ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar")
+
+def random_models(seed: int = 0):
+    """A small zoo of random models covering every joint type, chains and trees."""
+    rng = np.random.default_rng(seed)
+    models = [
+        rbd.testing.random_model(rng, 6, ALL_JOINTS),
+        rbd.testing.random_model(rng, 5, ALL_JOINTS, floating_base=True),
+        rbd.testing.random_model(rng, 5, ("revolute", "prismatic"), chain=True),
+        rbd.testing.random_model(rng, 4, ("free", "spherical", "universal")),
+        rbd.testing.random_model(rng, 1, ("revolute",)),
+    ]
+    return models
+
+
+def assert_close(actual, expected, rtol=RTOL_EXACT, what=""):
+    """``max|a - e| <= rtol * max(1, max|e|)``: the suite's relative error measure."""
+    err = rbd.testing.relative_difference(actual, expected)
+    assert err <= rtol, f"{what}: relative difference {err:.3e} exceeds {rtol:.1e}"

@@ -1,0 +1,293 @@
+"""Physics of the public algorithms, on both backends (reference and kernel).
+
+Every test runs on random trees of every joint type (``helpers.random_models``).
+"""
+
+import numpy as np
+import pytest
+from helpers import RTOL_EXACT, RTOL_FD, assert_close, random_models
+
+import rbd
+from rbd import spatial as sp
+
+MODELS = random_models(7)
+IDS = [f"{m.name}-{i}" for i, m in enumerate(MODELS)]
+H = 1e-6
+
+
+@pytest.fixture(params=range(len(MODELS)), ids=IDS)
+def model(request):
+    return MODELS[request.param]
+
+
+def state(model, seed=0):
+    return rbd.testing.random_state(model, np.random.default_rng(seed))
+
+
+def test_mass_matrix_is_symmetric_positive_definite(model, backend):
+    q, _, _ = state(model)
+    M = rbd.crba(model, q, backend=backend)
+    assert M.shape == (model.nv, model.nv)
+    assert np.allclose(M, M.T, rtol=0, atol=1e-12 * np.abs(M).max())
+    assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_forward_then_inverse_is_identity(model, backend):
+    q, v, tau = state(model, 1)
+    qdd = rbd.aba(model, q, v, tau, backend=backend)
+    assert_close(rbd.rnea(model, q, v, qdd, backend=backend), tau, what="rnea(aba(tau))")
+
+
+def test_aba_equals_crba_solve(model, backend):
+    q, v, tau = state(model, 2)
+    M = rbd.crba(model, q, backend=backend)
+    h = rbd.nonlinear_effects(model, q, v, backend=backend)
+    assert_close(rbd.aba(model, q, v, tau, backend=backend), np.linalg.solve(M, tau - h),
+                 what="aba vs solve(crba, tau - h)")
+
+
+def test_rnea_is_M_a_plus_h(model, backend):
+    q, v, a = state(model, 3)
+    M = rbd.crba(model, q, backend=backend)
+    h = rbd.nonlinear_effects(model, q, v, backend=backend)
+    assert_close(rbd.rnea(model, q, v, a, backend=backend), M @ a + h)
+    g = rbd.gravity_forces(model, q, backend=backend)
+    assert_close(g, rbd.rnea(model, q, np.zeros(model.nv), np.zeros(model.nv), backend=backend))
+
+
+def test_mass_matrix_inverse(model, backend):
+    q, _, _ = state(model, 4)
+    Minv = rbd.mass_matrix_inverse(model, q, backend=backend)
+    assert_close(Minv @ rbd.crba(model, q, backend=backend), np.eye(model.nv), rtol=1e-9)
+
+
+def test_external_forces_enter_as_jacobian_transpose(model, backend):
+    # τ(f_ext) − τ(0) = −Σ J_iᵀ f_i, with f_i a body-frame wrench at the body origin
+    q, v, a = state(model, 5)
+    f_ext = np.random.default_rng(5).normal(size=(model.nbodies, 6))
+    dtau = rbd.rnea(model, q, v, a, f_ext, backend=backend) - rbd.rnea(model, q, v, a,
+                                                                       backend=backend)
+    T = rbd.forward_kinematics(model, q, backend="reference")
+    expected = np.zeros(model.nv)
+    for i in range(model.nbodies):
+        J = rbd.jacobian(model, q, i, backend="reference")  # world-aligned [ω; v] at origin
+        R = T[i, :3, :3]
+        wrench_world = np.concatenate([R @ f_ext[i, :3], R @ f_ext[i, 3:]])
+        expected -= J.T @ wrench_world
+    assert_close(dtau, expected)
+    # forward dynamics sees the same forces
+    tau = rbd.rnea(model, q, v, a, f_ext, backend=backend)
+    assert_close(rbd.aba(model, q, v, tau, f_ext, backend=backend), a, rtol=1e-9)
+
+
+def test_kinetic_energy_is_quadratic_form(model, backend):
+    q, v, _ = state(model, 6)
+    M = rbd.crba(model, q, backend=backend)
+    assert np.isclose(rbd.kinetic_energy(model, q, v, backend=backend), 0.5 * v @ M @ v,
+                      rtol=RTOL_EXACT)
+
+
+def test_generalized_gravity_is_gradient_of_potential(model, backend):
+    # g_k = ∂U/∂q along the tangent direction e_k (quaternion joints move on the manifold)
+    q, _, _ = state(model, 7)
+    g = rbd.gravity_forces(model, q, backend=backend)
+    grad = np.zeros(model.nv)
+    for k in range(model.nv):
+        e = np.zeros(model.nv)
+        e[k] = 1.0
+        up = rbd.potential_energy(model, rbd.integrate(model, q, e, H), backend=backend)
+        down = rbd.potential_energy(model, rbd.integrate(model, q, e, -H), backend=backend)
+        grad[k] = (up - down) / (2 * H)
+    assert_close(grad, g, rtol=RTOL_FD)
+
+
+def test_Mdot_minus_2C_is_skew(model, backend):
+    # vᵀ(Ṁ − 2C)v = 0 with C v = h − g: the power identity behind dE/dt = vᵀτ
+    q, v, _ = state(model, 8)
+    Mp = rbd.crba(model, rbd.integrate(model, q, v, H), backend=backend)
+    Mm = rbd.crba(model, rbd.integrate(model, q, v, -H), backend=backend)
+    Mdot = (Mp - Mm) / (2 * H)
+    Cv = rbd.nonlinear_effects(model, q, v, backend=backend) - rbd.gravity_forces(
+        model, q, backend=backend)
+    lhs, rhs = v @ Mdot @ v, 2 * v @ Cv
+    assert abs(lhs - rhs) <= RTOL_FD * max(1.0, abs(rhs))
+
+
+def test_power_balance(model, backend):
+    # dE/dt = vᵀτ along the motion produced by τ (central difference of a tiny RK4 step)
+    q, v, tau = state(model, 9)
+
+    def step(q, v, dt):
+        def f(q, v):
+            return v, rbd.aba(model, q, v, tau, backend=backend)
+
+        k1 = f(q, v)
+        k2 = f(rbd.integrate(model, q, k1[0], dt / 2), v + dt / 2 * k1[1])
+        k3 = f(rbd.integrate(model, q, k2[0], dt / 2), v + dt / 2 * k2[1])
+        k4 = f(rbd.integrate(model, q, k3[0], dt), v + dt * k3[1])
+        vbar = (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6
+        return (rbd.integrate(model, q, vbar, dt),
+                v + dt * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]) / 6)
+
+    def energy(q, v):
+        return (rbd.kinetic_energy(model, q, v, backend=backend)
+                + rbd.potential_energy(model, q, backend=backend))
+
+    dt = 1e-4
+    Ep, Em = energy(*step(q, v, dt)), energy(*step(q, v, -dt))
+    dEdt = (Ep - Em) / (2 * dt)
+    # O(dt²) from the central difference and the manifold RK4 (velocity-averaged) step
+    assert abs(dEdt - v @ tau) <= 1e-4 * max(1.0, abs(v @ tau))
+
+
+def test_jacobian_against_finite_differences(model, backend):
+    q, v, _ = state(model, 10)
+    point = np.array([0.1, -0.2, 0.3])
+    for body in range(model.nbodies):
+        J = rbd.jacobian(model, q, body, point, backend=backend)
+        Tp = rbd.forward_kinematics(model, rbd.integrate(model, q, v, H), backend=backend)[body]
+        Tm = rbd.forward_kinematics(model, rbd.integrate(model, q, v, -H), backend=backend)[body]
+        pdot = ((Tp[:3, :3] - Tm[:3, :3]) @ point + Tp[:3, 3] - Tm[:3, 3]) / (2 * H)
+        omega = sp.so3_log(Tp[:3, :3] @ Tm[:3, :3].T) / (2 * H)
+        assert_close(J @ v, np.concatenate([omega, pdot]), rtol=RTOL_FD, what=f"body {body}")
+
+
+def test_centre_of_mass(model, backend):
+    q, _, _ = state(model, 11)
+    C = rbd.body_centers_of_mass(model, q, backend=backend)
+    T = rbd.forward_kinematics(model, q, backend=backend)
+    for i, b in enumerate(model.bodies):
+        assert np.allclose(C[i], T[i, :3, :3] @ b.com + T[i, :3, 3])
+    masses = np.array([b.mass for b in model.bodies])
+    assert np.allclose(rbd.center_of_mass(model, q, backend=backend),
+                       masses @ C / masses.sum())
+    assert np.isclose(rbd.potential_energy(model, q, backend=backend),
+                      -masses @ C @ model.gravity)
+
+
+def test_backends_agree(model, require_kernels):
+    """The kernel reproduces the reference to double-precision rounding."""
+    q, v, a = state(model, 12)
+    for fn, args in [(rbd.rnea, (q, v, a)), (rbd.crba, (q,)), (rbd.aba, (q, v, a)),
+                     (rbd.nonlinear_effects, (q, v)), (rbd.gravity_forces, (q,)),
+                     (rbd.forward_kinematics, (q,)), (rbd.body_centers_of_mass, (q,)),
+                     (rbd.integrate, (q, v, 0.1)), (rbd.kinetic_energy, (q, v)),
+                     (rbd.potential_energy, (q,)), (rbd.center_of_mass, (q,))]:
+        assert_close(fn(model, *args, backend="kernel"), fn(model, *args, backend="reference"),
+                     what=fn.__name__)
+
+
+def test_batched_equals_per_call(model, backend):
+    rng = np.random.default_rng(13)
+    states = [rbd.testing.random_state(model, rng) for _ in range(4)]
+    Q, V, A = (np.array(x) for x in zip(*states, strict=True))
+    F = rng.normal(size=(4, model.nbodies, 6))
+    cases = [
+        (rbd.rnea, (Q, V, A, F)), (rbd.aba, (Q, V, A, F)), (rbd.crba, (Q,)),
+        (rbd.nonlinear_effects, (Q, V)), (rbd.gravity_forces, (Q,)),
+        (rbd.mass_matrix_inverse, (Q,)), (rbd.kinetic_energy, (Q, V)),
+        (rbd.potential_energy, (Q,)), (rbd.forward_kinematics, (Q,)),
+        (rbd.center_of_mass, (Q,)), (rbd.body_centers_of_mass, (Q,)),
+    ]
+    for fn, args in cases:
+        batched = fn(model, *args, backend=backend)
+        single = np.array([fn(model, *[x[k] for x in args], backend=backend)
+                           for k in range(4)])
+        assert_close(batched, single, what=fn.__name__)
+    batched = rbd.jacobian(model, Q, model.nbodies - 1, backend=backend)
+    single = np.array([rbd.jacobian(model, Q[k], model.nbodies - 1, backend=backend)
+                       for k in range(4)])
+    assert_close(batched, single, what="jacobian")
+    assert_close(rbd.integrate(model, Q, V, 0.1, backend=backend),
+                 np.array([rbd.integrate(model, Q[k], V[k], 0.1, backend=backend)
+                           for k in range(4)]), what="integrate")
+
+
+def test_rotated_world_invariance(backend):
+    # Rotating the world (root placements and gravity together) leaves joint-space
+    # dynamics unchanged.
+    rng = np.random.default_rng(14)
+    model = rbd.testing.random_model(rng, 5, ("revolute", "prismatic", "spherical"))
+    Q = sp.so3_exp(rng.normal(size=3))
+    rotated = rbd.Model(gravity=Q @ model.gravity)
+    for b in model.bodies:
+        X = b.X_tree @ sp.rot(Q.T) if b.parent < 0 else b.X_tree
+        rotated.add_body(b.parent, b.joint, X, b.inertia, b.name)
+    q, v, a = rbd.testing.random_state(model, rng)
+    assert_close(rbd.rnea(rotated, q, v, a, backend=backend),
+                 rbd.rnea(model, q, v, a, backend=backend))
+    assert_close(rbd.crba(rotated, q, backend=backend), rbd.crba(model, q, backend=backend))
+
+
+# --- closed forms -----------------------------------------------------------------------
+def test_single_pendulum_closed_form(backend):
+    m, l, g = 1.7, 0.8, 9.81
+    model = rbd.Model()
+    model.add_body(-1, rbd.Revolute([0, 1, 0]), None, (m, [0, 0, -l], np.zeros((3, 3))))
+    for theta in (-1.0, 0.3, 2.0):
+        q = np.array([theta])
+        assert np.isclose(rbd.crba(model, q, backend=backend)[0, 0], m * l * l)
+        # hanging along -z and turning about +y: the torque of gravity is m g l sin θ
+        assert np.isclose(rbd.gravity_forces(model, q, backend=backend)[0],
+                          m * g * l * np.sin(theta))
+        assert np.isclose(rbd.aba(model, q, [0.5], [0.0], backend=backend)[0],
+                          -g / l * np.sin(theta))
+
+
+def test_double_pendulum_closed_form(backend):
+    m1, m2, l1, l2, g = 1.3, 0.7, 1.1, 0.6, 9.81
+    model = rbd.models.double_pendulum(m1, m2, l1, l2)
+    rng = np.random.default_rng(15)
+    for _ in range(3):
+        t1, t2 = rng.uniform(-np.pi, np.pi, 2)
+        d1, d2 = rng.normal(size=2)
+        q, v = np.array([t1, t2]), np.array([d1, d2])
+        c2, s2 = np.cos(t2), np.sin(t2)
+        M = np.array([
+            [(m1 + m2) * l1**2 + m2 * l2**2 + 2 * m2 * l1 * l2 * c2,
+             m2 * l2**2 + m2 * l1 * l2 * c2],
+            [m2 * l2**2 + m2 * l1 * l2 * c2, m2 * l2**2],
+        ])
+        G = np.array([(m1 + m2) * g * l1 * np.sin(t1) + m2 * g * l2 * np.sin(t1 + t2),
+                      m2 * g * l2 * np.sin(t1 + t2)])
+        C = np.array([-m2 * l1 * l2 * s2 * (2 * d1 * d2 + d2**2), m2 * l1 * l2 * s2 * d1**2])
+        assert_close(rbd.crba(model, q, backend=backend), M)
+        assert_close(rbd.nonlinear_effects(model, q, v, backend=backend), C + G)
+
+
+def test_free_floating_momentum_is_conserved(backend):
+    """No gravity, no joint forces: the world-frame spatial momentum stays constant."""
+    rng = np.random.default_rng(16)
+    model = rbd.testing.random_model(rng, 5, ("revolute", "spherical", "prismatic"),
+                                     floating_base=True, gravity=(0, 0, 0))
+    q, v, _ = rbd.testing.random_state(model, rng)
+    zero = np.zeros(model.nv)
+
+    def momentum(q, v):
+        T = rbd.forward_kinematics(model, q, backend=backend)
+        vb = rbd.reference.kinematics.body_velocities(model, q, v)
+        total = np.zeros(6)
+        for i, b in enumerate(model.bodies):
+            hb = b.inertia @ vb[i]
+            R, p = T[i, :3, :3], T[i, :3, 3]
+            f = R @ hb[3:]
+            total += np.concatenate([R @ hb[:3] + np.cross(p, f), f])
+        return total
+
+    h0 = momentum(q, v)
+    dt = 2e-3
+    for _ in range(50):
+        k1 = (v, rbd.aba(model, q, v, zero, backend=backend))
+        k2 = (v + dt / 2 * k1[1],
+              rbd.aba(model, rbd.integrate(model, q, k1[0], dt / 2), v + dt / 2 * k1[1], zero,
+                      backend=backend))
+        k3 = (v + dt / 2 * k2[1],
+              rbd.aba(model, rbd.integrate(model, q, k2[0], dt / 2), v + dt / 2 * k2[1], zero,
+                      backend=backend))
+        k4 = (v + dt * k3[1],
+              rbd.aba(model, rbd.integrate(model, q, k3[0], dt), v + dt * k3[1], zero,
+                      backend=backend))
+        q = rbd.integrate(model, q, (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0]) / 6, dt)
+        v = v + dt * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1]) / 6
+    # RK4 with dt = 2e-3 over 0.1 s: local error O(dt^5) per step, far below 1e-6
+    assert_close(momentum(q, v), h0, rtol=1e-6, what="momentum drift")

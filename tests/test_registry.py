@@ -1,0 +1,88 @@
+"""Every registered implementation agrees with every other one.
+
+A derivation is tested here the moment it is listed in ``rbd.registry``.
+"""
+
+import numpy as np
+import pytest
+from helpers import ALL_JOINTS, RTOL_EXACT, assert_close
+
+import rbd
+from rbd import registry
+
+MODELS = [
+    rbd.testing.random_model(101, 5, ALL_JOINTS),
+    rbd.testing.random_model(102, 4, ALL_JOINTS, floating_base=True),
+    rbd.testing.random_model(103, 4, ("revolute", "prismatic"), chain=True),
+    rbd.models.double_pendulum(),
+]
+
+#: The registered derivations are all exact algorithms; a few factor or invert
+#: matrices whose condition number on these small random trees stays below ~1e4.
+RTOL_REGISTRY = 1e-9
+
+
+def cases():
+    for quantity in registry.QUANTITIES:
+        for name in registry.implementations(quantity):
+            for k in range(len(MODELS)):
+                yield pytest.param(quantity, name, k, id=f"{quantity}-{name}-model{k}")
+
+
+def evaluate(quantity, fn, model, q, v, a, f_ext=None):
+    if quantity == "inverse_dynamics":
+        return fn(model, q, v, a) if f_ext is None else fn(model, q, v, a, f_ext)
+    if quantity == "forward_dynamics":
+        return fn(model, q, v, a) if f_ext is None else fn(model, q, v, a, f_ext)
+    if quantity == "mass_matrix":
+        return fn(model, q)
+    return fn(model, q, v)
+
+
+@pytest.mark.parametrize("quantity, name, k", list(cases()))
+def test_implementation_agrees_with_reference(quantity, name, k):
+    model = MODELS[k]
+    if not registry.supports(quantity, name, model):
+        pytest.skip(f"{name} does not handle {model.name} (its registry predicate says so)")
+    fn = registry.implementations(quantity)[name]
+    reference = registry.implementations(quantity)["reference"]
+    rng = np.random.default_rng(k)
+    for _ in range(2):
+        q, v, a = rbd.testing.random_state(model, rng)
+        got = np.asarray(evaluate(quantity, fn, model, q, v, a), dtype=float)
+        assert_close(got, evaluate(quantity, reference, model, q, v, a), rtol=RTOL_REGISTRY,
+                     what=f"{name} {quantity}")
+
+
+def test_every_quantity_has_reference_and_kernel():
+    for quantity in registry.QUANTITIES:
+        names = registry.implementations(quantity)
+        assert "reference" in names
+        if rbd.has_kernels():
+            assert "kernel" in names
+
+
+def test_user_registration_and_consistency_report():
+    model = rbd.models.double_pendulum(1.0, 1.0, 1.0, 1.0)
+
+    def hand_derived(model, q):
+        c2 = np.cos(q[1])
+        return np.array([[3 + 2 * c2, 1 + c2], [1 + c2, 1.0]])
+
+    def wrong(model, q):
+        return np.array([[3.0, 1.0], [1.0, 1.0]])
+
+    report = rbd.testing.check_consistency(model, "mass_matrix", hand_derived)
+    assert report.ok and report.max_difference < RTOL_EXACT
+    assert "reference" in str(report)
+    bad = rbd.testing.check_consistency(model, "mass_matrix", wrong)
+    assert not bad.ok and "DIFFERS" in str(bad)
+
+    registry.register("mass_matrix", "student", hand_derived)
+    try:
+        assert "student" in registry.implementations("mass_matrix")
+    finally:
+        registry.unregister("mass_matrix", "student")
+    assert "student" not in registry.implementations("mass_matrix")
+    with pytest.raises(KeyError, match="unknown quantity"):
+        registry.implementations("torque")
