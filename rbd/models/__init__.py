@@ -24,6 +24,7 @@ __all__ = [
     "pendulum",
     "arm7",
     "humanoid",
+    "bundled_urdf",
     "get",
     "names",
     "register_model",
@@ -153,6 +154,18 @@ def humanoid() -> Model:
     return model
 
 
+def bundled_urdf(name: str, floating_base: bool = False) -> Model:
+    """Load the URDF bundled as ``rbd/models/urdf/<name>.urdf`` (``"arm6"``, ``"planar2"``)."""
+    from importlib.resources import files
+
+    from ..urdf import load_urdf
+
+    resource = files(__package__) / "urdf" / f"{name}.urdf"
+    if not str(name).isidentifier() or not resource.is_file():
+        raise ModelError(f"no bundled URDF named {name!r}")
+    return load_urdf(resource.read_text(encoding="utf-8"), floating_base=floating_base)
+
+
 _REGISTRY: dict[str, Callable[[], Model]] = {
     "RC20": lambda: revolute_chain(20),
     "RC50": lambda: revolute_chain(50),
@@ -162,6 +175,8 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "pendulum3": lambda: pendulum(3),
     "arm7": arm7,
     "humanoid": humanoid,
+    "arm6_urdf": lambda: bundled_urdf("arm6"),
+    "planar2_urdf": lambda: bundled_urdf("planar2"),
 }
 
 
