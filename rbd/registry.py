@@ -35,6 +35,21 @@ _BUILTIN = [
     ("forward_dynamics", "reference", "rbd.reference.aba:aba"),
     ("forward_dynamics", "crba-cholesky", "rbd.reference.crba:forward_dynamics_crba"),
     ("bias_forces", "reference", "rbd.reference.rnea:nonlinear_effects"),
+    ("forward_dynamics", "pai-dense", "rbd.reference.block_elimination:forward_dynamics_dense"),
+    ("forward_dynamics", "pai-crbm", "rbd.reference.block_elimination:forward_dynamics_crbm"),
+    ("mass_matrix", "pai-crbm", "rbd.reference.block_elimination:mass_matrix_crbm"),
+    ("forward_dynamics", "pai-abm", "rbd.reference.block_elimination:forward_dynamics_abm"),
+    ("forward_dynamics", "pai-modified-abm",
+     "rbd.reference.block_elimination:forward_dynamics_modified_abm"),
+    ("forward_dynamics", "aba-modified-pivot", "rbd.reference.block_elimination:aba_modified"),
+    ("forward_dynamics", "ploen", "rbd.reference.ploen:forward_dynamics"),
+    ("forward_dynamics", "ploen-factorized", "rbd.reference.ploen:forward_dynamics_factorized"),
+    ("mass_matrix", "ploen-global", "rbd.reference.ploen:mass_matrix_global"),
+    ("bias_forces", "ploen-global", "rbd.reference.ploen:bias_forces_global"),
+    ("forward_dynamics", "ploen-kernel", "rbd._variants:ploen_kernel",
+     "rbd._variants:kernels_available"),
+    ("forward_dynamics", "aba-modified-pivot-kernel", "rbd._variants:aba_modified_kernel",
+     "rbd._variants:kernels_available"),
 ]
 
 # Public functions served by the compiled kernels, registered as "kernel".

@@ -1,0 +1,58 @@
+"""Registry entry points of the compiled forward-dynamics variants.
+
+The compiled Si–Guenter recursion (``rbd/_kernels/ploen.pyx``) and the
+articulated-body algorithm with Pai, Ascher & Kry's modified pivot
+(``rbd/_kernels/block_elimination.pyx``) under the registry's uniform
+signature ``fn(model, q, v, tau, f_ext=None)``.  This module imports without
+the kernels; :func:`kernels_available` is the registry predicate that hides
+the variants when they are not built (or ``RBD_NO_EXTENSIONS=1``).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+
+from . import _backend
+from .errors import InputError
+
+__all__ = ["ploen_kernel", "aba_modified_kernel", "kernels_available"]
+
+
+def _kernel_module(name: str):
+    if not _backend.has_kernels():
+        raise InputError(f"the compiled kernel rbd._kernels.{name} is not available "
+                         f"({_backend.import_error() or 'RBD_NO_EXTENSIONS=1'})")
+    try:
+        return importlib.import_module(f"rbd._kernels.{name}")
+    except ImportError as exc:
+        raise InputError(f"the compiled kernel rbd._kernels.{name} did not build: {exc}") from None
+
+
+def kernels_available(model=None) -> bool:
+    """Whether the compiled variants can run (registry predicate; ``model`` unused)."""
+    if not _backend.has_kernels():
+        return False
+    try:
+        _kernel_module("ploen")
+        _kernel_module("block_elimination")
+    except InputError:
+        return False
+    return True
+
+
+def _compiled(model):
+    from .algorithms import compiled
+
+    return compiled(model)
+
+
+def ploen_kernel(model, q, v, tau, f_ext=None) -> np.ndarray:
+    """Forward dynamics by the compiled Si–Guenter O(n) recursion (S&G Eqs. 18–35)."""
+    return _kernel_module("ploen").forward_dynamics(_compiled(model), q, v, tau, f_ext)
+
+
+def aba_modified_kernel(model, q, v, tau, f_ext=None) -> np.ndarray:
+    """Forward dynamics by the compiled ABA with Pai's modified pivot (Pai §7)."""
+    return _kernel_module("block_elimination").aba_modified(_compiled(model), q, v, tau, f_ext)
