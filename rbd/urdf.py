@@ -46,11 +46,13 @@ composed.
 
 Security
 --------
-The XML is parsed with :mod:`defusedxml`: a document that declares entities
-("billion laughs", quadratic blow-up) or refers to external entities raises
+The XML is parsed with :mod:`defusedxml`, refusing any document type
+declaration: a document that declares entities ("billion laughs", quadratic
+blow-up), refers to external entities or to an external DTD raises
 :class:`~rbd.errors.URDFError` at the declaration, before anything is
-expanded or fetched.  Mesh and other file names in ``<visual>`` and
-``<collision>`` are never read.
+expanded or fetched (URDF defines no DTD, so nothing legitimate is lost).
+Mesh and other file names in ``<visual>`` and ``<collision>`` are never
+read.
 """
 
 from __future__ import annotations
@@ -121,9 +123,9 @@ class _Joint:
 def _read_source(source) -> str | bytes:
     """Return the XML text of ``source`` (an XML string or bytes, or a file path)."""
     if isinstance(source, bytes | bytearray):
-        return bytes(source)
+        return bytes(source).lstrip()
     if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source
+        return source.lstrip()  # an XML declaration must open the document
     if isinstance(source, str | os.PathLike):
         path = os.fspath(source)
         try:
@@ -135,14 +137,14 @@ def _read_source(source) -> str | bytes:
 
 
 def _parse_xml(text: str | bytes) -> ET.Element:
-    """Parse with entity declarations and external references refused."""
+    """Parse with document type declarations (hence entities and external references) refused."""
     try:
-        return _safe_fromstring(text, forbid_dtd=False, forbid_entities=True,
+        return _safe_fromstring(text, forbid_dtd=True, forbid_entities=True,
                                 forbid_external=True)
     except DefusedXmlException as exc:
         raise URDFError(
-            f"unsafe XML refused ({type(exc).__name__}): a URDF may not declare entities "
-            "or refer to external resources"
+            f"unsafe XML refused ({type(exc).__name__}): a URDF may not have a DOCTYPE, "
+            "declare entities or refer to external resources"
         ) from None
     except ET.ParseError as exc:
         raise URDFError(f"malformed XML: {exc}") from None
@@ -392,7 +394,8 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) ->
     Raises
     ------
     URDFError
-        On malformed or unsafe XML (entity declarations, external references),
+        On malformed or unsafe XML (any DOCTYPE, hence entity declarations
+        and external references),
         a root element other than ``<robot>``, an unknown joint type, a joint
         naming an undefined link, a second root, a cycle, a duplicate link or
         joint name, a link with two parents, a bad number (not finite, wrong
