@@ -50,6 +50,12 @@ _BUILTIN = [
      "rbd._variants:kernels_available"),
     ("forward_dynamics", "aba-modified-pivot-kernel", "rbd._variants:aba_modified_kernel",
      "rbd._variants:kernels_available"),
+    ("inverse_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:inverse_dynamics"),
+    ("mass_matrix", "lagrangian-jacobian", "rbd.reference.lagrangian:mass_matrix"),
+    ("forward_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:forward_dynamics"),
+    ("bias_forces", "lagrangian-jacobian", "rbd.reference.lagrangian:bias_forces"),
+    ("inverse_dynamics", "liu-jain-local-frame", "rbd.reference.local_frame_id:inverse_dynamics"),
+    ("bias_forces", "liu-jain-local-frame", "rbd.reference.local_frame_id:bias_forces"),
 ]
 
 # Public functions served by the compiled kernels, registered as "kernel".
