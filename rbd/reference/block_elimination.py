@@ -50,6 +50,7 @@ import scipy.linalg
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from ..errors import InputError
 from ..spatial import crf, crm
 
 __all__ = [
@@ -414,7 +415,7 @@ def eliminate(system: AugmentedSystem, pivot: str = "standard") -> Elimination:
     Elimination
     """
     if pivot not in PIVOTS:
-        raise ValueError(f"pivot must be one of {PIVOTS}, got {pivot!r}")
+        raise InputError(f"pivot must be one of {PIVOTS}, got {pivot!r}")
     nb = system.nbodies
     M_tilde = [np.zeros((6, 6)) for _ in range(nb)]
     b_hat = [np.array(b_i, dtype=float) for b_i in system.b]
