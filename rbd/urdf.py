@@ -604,7 +604,30 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
 
 
 def write_urdf(model: Model, path: str | os.PathLike, *, floating_base: bool = False) -> None:
-    """Write ``to_urdf(model, floating_base=floating_base)`` to the file ``path`` (UTF-8)."""
+    """Write ``to_urdf(model, floating_base=floating_base)`` to the file ``path`` (UTF-8).
+
+    Parameters
+    ----------
+    model : Model
+    path : str or os.PathLike
+        The file to create or overwrite.
+    floating_base : bool, optional
+        See :func:`to_urdf`.
+
+    Raises
+    ------
+    URDFError
+        For a joint URDF cannot express (see :func:`to_urdf`); nothing is written then.
+
+    Examples
+    --------
+    >>> import os, tempfile, rbd
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "arm.urdf")
+    ...     rbd.write_urdf(rbd.models.revolute_chain(3), path)
+    ...     rbd.load_urdf(path).joint_names
+    ['joint1', 'joint2', 'joint3']
+    """
     text = to_urdf(model, floating_base=floating_base)
     with open(os.fspath(path), "w", encoding="utf-8") as fh:
         fh.write(text)
