@@ -1,0 +1,27 @@
+"""Symbolic dynamics: joints as transforms, the Guenter–Lee Lagrangian, generated code.
+
+* :class:`SymbolicJoint` — a joint given by a sympy 4×4 rigid motion ``G(q)``;
+  ``S`` and ``Ṡ`` follow by differentiation (Si & Guenter, Eqs. 9 and 12).
+* :func:`lagrangian` — Guenter & Lee's symbolic equations of motion of a
+  tree: inverse dynamics, ``M`` by coefficient extraction, ``c`` by
+  substitution (GL Eqs. 4–14), with operation counts and generated C.
+* :mod:`~rbd.symbolic.program` — the straight-line programs behind both;
+  :mod:`~rbd.symbolic.build` — compilation into a private, hash-keyed cache.
+"""
+
+from .build import CompilationError, InsecureCacheError, compiler_available
+from .joint import SymbolicJoint, joint_transform, twin, twist_columns
+from .program import OperationCount, Program, count_operations
+
+__all__ = [
+    "SymbolicJoint",
+    "twin",
+    "joint_transform",
+    "twist_columns",
+    "Program",
+    "OperationCount",
+    "count_operations",
+    "CompilationError",
+    "InsecureCacheError",
+    "compiler_available",
+]
