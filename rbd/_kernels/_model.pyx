@@ -1,0 +1,710 @@
+# cython: language_level=3
+"""The compiled twin of a :class:`rbd.Model`: flat typed arrays, a workspace, validation.
+
+``CompiledModel(model)`` copies ``model.flat_arrays()`` into the C record
+``ModelC`` (see ``_model.pxd``) and allocates a workspace (an
+:class:`rbd.data.Data`).  Its methods are the compiled entry points behind
+``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ...: each one checks its arguments in
+compiled code (shape, finiteness, unit quaternions, agreeing batch sizes;
+:class:`rbd.InputError` naming the argument otherwise), then runs the kernel of
+``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` or ``kinematics.pyx``.
+
+* A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
+  with the GIL held; ``CompiledModel.data`` then shows its intermediate
+  quantities.
+* A batch (a leading axis ``N`` on any argument; the others are shared by
+  every state) runs with the GIL released, ``prange`` over the states, one
+  workspace per thread.  ``N = 0`` gives an empty result of shape ``(0, ...)``.
+
+C-contiguous float64 arrays are used in place; anything else is converted
+once.  Inputs are never written to.
+"""
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cython.parallel cimport prange, threadid
+from libc.math cimport fabs, isfinite, sqrt
+from libc.stdlib cimport free, malloc
+from libc.string cimport memset
+
+cimport openmp
+
+from rbd._kernels cimport aba as _aba
+from rbd._kernels cimport crba as _crba
+from rbd._kernels cimport kinematics as _kin
+from rbd._kernels cimport rnea as _rnea
+from libc.stdint cimport int64_t
+
+# ModelC, Work, jcalc_fn and the joint codes come from _model.pxd (included automatically).
+
+import weakref
+
+import numpy as np
+
+from rbd.data import Data
+from rbd.errors import InputError, ModelError
+
+cnp.import_array()
+
+__all__ = ["CompiledModel"]
+
+#: Name of the PyCapsule that carries a generated joint's C jcalc function.
+JCALC_CAPSULE = "rbd.jcalc"
+
+
+cdef enum Task:
+    T_RNEA
+    T_NONLINEAR
+    T_GRAVITY
+    T_CRBA
+    T_ABA
+    T_MINV
+    T_KINETIC
+    T_POTENTIAL
+    T_FK
+    T_COM
+    T_BODY_COM
+    T_JACOBIAN
+    T_INTEGRATE
+
+
+cdef struct Call:
+    # One validated request: up to four inputs (q, x1, x2, f_ext), each with the number
+    # of doubles between consecutive states (0 when shared by the whole batch).
+    Task task
+    const double* x[4]
+    Py_ssize_t stride[4]
+    Py_ssize_t N                  # batch size, -1 for a single state
+    double* out
+    Py_ssize_t out_stride
+    Py_ssize_t body
+    const double* point
+    double dt
+
+
+cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) noexcept nogil:
+    # Run the task of c on state k in workspace w; returns the kernel's status.
+    cdef const double* q = c.x[0] + k * c.stride[0]
+    cdef const double* x1 = NULL
+    cdef const double* x2 = NULL
+    cdef const double* f = NULL
+    cdef double* out = c.out + k * c.out_stride
+    if c.x[1] != NULL:
+        x1 = c.x[1] + k * c.stride[1]
+    if c.x[2] != NULL:
+        x2 = c.x[2] + k * c.stride[2]
+    if c.x[3] != NULL:
+        f = c.x[3] + k * c.stride[3]
+    w.status = 0
+    if c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY:
+        _rnea.rnea(m, w, q, x1, x2, f, out)
+    elif c.task == T_CRBA:
+        _crba.crba(m, w, q, out)
+    elif c.task == T_ABA:
+        return _aba.aba(m, w, q, x1, x2, f, out)
+    elif c.task == T_MINV:
+        return _aba.mass_matrix_inverse(m, w, q, out)
+    elif c.task == T_KINETIC:
+        out[0] = _kin.kinetic_energy(m, w, q, x1)
+    elif c.task == T_POTENTIAL:
+        out[0] = _kin.potential_energy(m, w, q)
+    elif c.task == T_FK:
+        _kin.forward_kinematics(m, w, q, out)
+    elif c.task == T_COM:
+        _kin.center_of_mass(m, w, q, out)
+    elif c.task == T_BODY_COM:
+        _kin.body_centers_of_mass(m, w, q, out)
+    elif c.task == T_JACOBIAN:
+        _kin.jacobian(m, w, q, c.body, c.point, out)
+    elif c.task == T_INTEGRATE:
+        _kin.integrate(m, q, x1, c.dt, out)
+    return 0
+
+
+# --- argument conversion -----------------------------------------------------------------
+
+cdef inline bint _usable(object x):
+    # a C-contiguous, aligned, native-endian float64 ndarray (used without a copy)
+    return (type(x) is cnp.ndarray
+            and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_DOUBLE
+            and cnp.PyArray_ISCARRAY_RO(<cnp.ndarray>x)
+            and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>x))
+
+
+cdef cnp.ndarray _convert(object x, str name):
+    # one np.ascontiguousarray(x, float64), with the failure named
+    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
+        raise InputError(f"{name} must be real, got a complex array")
+    try:
+        return np.ascontiguousarray(x, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise InputError(f"{name} must be a numeric array, got {type(x).__name__}") from None
+
+
+cdef inline cnp.ndarray _as_array(object x, str name):
+    if _usable(x):
+        return <cnp.ndarray>x
+    return _convert(x, name)
+
+
+cdef int _check_finite(cnp.ndarray arr, str name) except -1:
+    cdef const double* p = <const double*>cnp.PyArray_DATA(arr)
+    cdef Py_ssize_t n = cnp.PyArray_SIZE(arr), i
+    for i in range(n):
+        if not isfinite(p[i]):
+            raise InputError(f"{name} has non-finite entries")
+    return 0
+
+
+cdef str _shape_text(tuple shape):
+    return "(" + ", ".join([str(d) for d in shape]) + ("," if len(shape) == 1 else "") + ")"
+
+
+cdef Py_ssize_t _batch_of(cnp.ndarray arr, int nd, Py_ssize_t d0, Py_ssize_t d1,
+                          str name) except -2:
+    # -1 for one state of shape (d0,) or (d0, d1); N for a batch (N, d0[, d1])
+    cdef int ndim = cnp.PyArray_NDIM(arr)
+    cdef cnp.npy_intp* dims = cnp.PyArray_DIMS(arr)
+    if ndim == nd and dims[0] == d0 and (nd == 1 or dims[1] == d1):
+        return -1
+    if ndim == nd + 1 and dims[1] == d0 and (nd == 1 or dims[2] == d1):
+        return dims[0]
+    cdef tuple shape = (d0,)
+    if nd == 2:
+        shape = (d0, d1)
+    raise InputError(
+        f"{name} must have shape {_shape_text(shape)} or "
+        f"(N, {', '.join([str(d) for d in shape])}), got {_shape_text((<object>arr).shape)}"
+    )
+
+
+cdef class CompiledModel:
+    """The compiled twin of an :class:`rbd.Model` (see the module docstring).
+
+    Parameters
+    ----------
+    model : Model
+        Compiled once; build a new ``CompiledModel`` after changing the model
+        (``rbd.algorithms.compiled`` caches one per model and rebuilds it).
+
+    Raises
+    ------
+    ModelError
+        When a joint has more than six degrees of freedom, or a symbolic joint
+        has no compiled C function (``joint.kernel_capsule()``).
+    """
+
+    cdef ModelC m
+    cdef Work w0
+    cdef bint w0_busy
+    cdef Work* works
+    cdef int nworks
+    cdef bint works_busy
+    cdef object _works_buffer
+    cdef object _arrays
+    cdef object _capsules
+    cdef jcalc_fn* jfun
+    cdef Py_ssize_t* quat_start
+    cdef Py_ssize_t nquat
+    cdef double quat_tol
+    cdef object _quat_names
+    cdef object _joint_names
+    cdef object _model_ref
+    cdef readonly object data
+    cdef int _num_threads
+
+    def __cinit__(self):
+        self.works = NULL
+        self.jfun = NULL
+        self.quat_start = NULL
+
+    def __init__(self, model):
+        from rbd.algorithms import QUATERNION_TOLERANCE
+        from rbd.model import Model
+
+        if not isinstance(model, Model):
+            raise ModelError(f"CompiledModel needs an rbd.Model, got {type(model).__name__}")
+        flat = model.flat_arrays()
+        nb = model.nbodies
+        ints = {k: np.array(flat[k], dtype=np.int64) for k in
+                ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j")}
+        reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
+                 ("jparams", "E_tree", "r_tree", "mass", "com", "inertia")}
+        inertia = reals["inertia"].reshape(nb, 6, 6)
+        # h = m c and Ī from the spatial inertia [[Ī, h̃], [h̃ᵀ, m 1]]
+        reals["h"] = np.ascontiguousarray(np.stack(
+            [inertia[:, 2, 4], inertia[:, 0, 5], inertia[:, 1, 3]], axis=-1).reshape(nb, 3))
+        reals["Ibar"] = np.ascontiguousarray(inertia[:, :3, :3])
+        reals["mass"] = np.ascontiguousarray(inertia[:, 5, 5])
+        self._arrays = [ints, reals]
+        self._joint_names = [b.joint_name for b in model.bodies]
+        self._model_ref = weakref.ref(model)
+        self.quat_tol = QUATERNION_TOLERANCE
+
+        self.m.nb = nb
+        self.m.nq = model.nq
+        self.m.nv = model.nv
+        self.m.parent = <const int64_t*>cnp.PyArray_DATA(ints["parent"])
+        self.m.jtype = <const int64_t*>cnp.PyArray_DATA(ints["jtype"])
+        self.m.q_start = <const int64_t*>cnp.PyArray_DATA(ints["q_start"])
+        self.m.v_start = <const int64_t*>cnp.PyArray_DATA(ints["v_start"])
+        self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
+        self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
+        self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])
+        self.m.E_tree = <const double*>cnp.PyArray_DATA(reals["E_tree"])
+        self.m.r_tree = <const double*>cnp.PyArray_DATA(reals["r_tree"])
+        self.m.mass = <const double*>cnp.PyArray_DATA(reals["mass"])
+        self.m.com = <const double*>cnp.PyArray_DATA(reals["com"])
+        self.m.h = <const double*>cnp.PyArray_DATA(reals["h"])
+        self.m.Ibar = <const double*>cnp.PyArray_DATA(reals["Ibar"])
+        self.m.inertia = <const double*>cnp.PyArray_DATA(reals["inertia"])
+        g = np.asarray(flat["gravity"], dtype=np.float64)
+        for k in range(3):
+            self.m.gravity[k] = g[k]
+            # a_0 = [0; -g]
+            self.m.a0[k] = 0.0
+            self.m.a0[3 + k] = -g[k]
+        self._compile_joints(model)
+
+        self.data = Data(model)
+        self._bind(&self.w0, self.data.buffer)
+        self.w0_busy = False
+        self.works_busy = False
+        self.nworks = 0
+        self._num_threads = max(1, openmp.omp_get_max_threads())
+
+    def __dealloc__(self):
+        free(self.works)
+        free(self.jfun)
+        free(self.quat_start)
+
+    cdef int _compile_joints(self, model) except -1:
+        # joint sizes, quaternion positions in q, generated C functions of symbolic joints
+        cdef Py_ssize_t i, nb = self.m.nb
+        cdef object capsule
+        self.jfun = <jcalc_fn*>malloc(max(nb, 1) * sizeof(jcalc_fn))
+        self.quat_start = <Py_ssize_t*>malloc(max(nb, 1) * sizeof(Py_ssize_t))
+        if self.jfun == NULL or self.quat_start == NULL:
+            raise MemoryError()
+        self.m.jfun = self.jfun
+        self._capsules = []
+        self._quat_names = []
+        self.nquat = 0
+        for i, body in enumerate(model.bodies):
+            joint = body.joint
+            self.jfun[i] = NULL
+            if self.m.nv_j[i] > MAX_JOINT_NV:
+                raise ModelError(f"joint {body.joint_name!r} has {self.m.nv_j[i]} degrees of "
+                                 f"freedom; the kernels handle at most {MAX_JOINT_NV}")
+            if self.m.jtype[i] == J_SPHERICAL or self.m.jtype[i] == J_FREE:
+                self.quat_start[self.nquat] = (self.m.q_start[i]
+                                               + (3 if self.m.jtype[i] == J_FREE else 0))
+                self._quat_names.append(body.joint_name)
+                self.nquat += 1
+            elif self.m.jtype[i] == J_SYMBOLIC:
+                make = getattr(joint, "kernel_capsule", None)
+                capsule = make() if make is not None else None
+                if capsule is None or not PyCapsule_IsValid(capsule, b"rbd.jcalc"):
+                    raise ModelError(
+                        f"symbolic joint {body.joint_name!r} has no compiled C function "
+                        f"(joint.kernel_capsule() must return a PyCapsule named "
+                        f"{JCALC_CAPSULE!r}); use backend='reference' for this model"
+                    )
+                if self.m.nq_j[i] != self.m.nv_j[i]:
+                    raise ModelError(f"symbolic joint {body.joint_name!r} must have nq == nv")
+                self.jfun[i] = <jcalc_fn>PyCapsule_GetPointer(capsule, b"rbd.jcalc")
+                self._capsules.append(capsule)
+        return 0
+
+    cdef int _bind(self, Work* w, cnp.ndarray buffer) except -1:
+        # point the workspace's arrays into buffer at the offsets of rbd.data.Data
+        cdef double* base = <double*>cnp.PyArray_DATA(buffer)
+        off = {name: offset for name, (offset, _) in self.data.offsets.items()} \
+            if self.data is not None else None
+        if off is None:
+            raise RuntimeError("workspace layout unknown")
+        w.E_up = base + <Py_ssize_t>off["E_up"]
+        w.r_up = base + <Py_ssize_t>off["r_up"]
+        w.S = base + <Py_ssize_t>off["S_cols"]
+        w.c_J = base + <Py_ssize_t>off["c_J"]
+        w.v = base + <Py_ssize_t>off["v"]
+        w.a = base + <Py_ssize_t>off["a"]
+        w.f = base + <Py_ssize_t>off["f"]
+        w.c = base + <Py_ssize_t>off["c"]
+        w.pA = base + <Py_ssize_t>off["pA"]
+        w.IA = base + <Py_ssize_t>off["IA"]
+        w.U = base + <Py_ssize_t>off["U_cols"]
+        w.D = base + <Py_ssize_t>off["D"]
+        w.D_inv = base + <Py_ssize_t>off["D_inv"]
+        w.u = base + <Py_ssize_t>off["u"]
+        w.IC = base + <Py_ssize_t>off["IC"]
+        w.R = base + <Py_ssize_t>off["R"]
+        w.p = base + <Py_ssize_t>off["p"]
+        w.C = base + <Py_ssize_t>off["C"]
+        w.F = base + <Py_ssize_t>off["F"]
+        w.scratch = base + <Py_ssize_t>off["scratch"]
+        w.status = 0
+        return 0
+
+    # --- properties --------------------------------------------------------------------------
+    @property
+    def nq(self) -> int:
+        return self.m.nq
+
+    @property
+    def nv(self) -> int:
+        return self.m.nv
+
+    @property
+    def nbodies(self) -> int:
+        return self.m.nb
+
+    @property
+    def num_threads(self) -> int:
+        """Threads used for a batch (default: OpenMP's maximum)."""
+        return self._num_threads
+
+    @num_threads.setter
+    def num_threads(self, value):
+        value = int(value)
+        if value < 1:
+            raise InputError(f"num_threads must be at least 1, got {value}")
+        self._num_threads = value
+
+    def __repr__(self):
+        return (f"<rbd CompiledModel: {self.m.nb} bodies, nq={self.m.nq}, nv={self.m.nv}, "
+                f"{self._num_threads} threads>")
+
+    # --- argument checks ------------------------------------------------------------------
+    cdef int _join(self, Call* c, Py_ssize_t n, str name) except -1:
+        # the batch size shared by every argument
+        if n >= 0:
+            if c.N >= 0 and n != c.N:
+                raise InputError(f"{name} has batch size {n}, other arguments have {c.N}")
+            c.N = n
+        return 0
+
+    cdef cnp.ndarray _arg_q(self, object q, Call* c):
+        cdef cnp.ndarray arr = _as_array(q, "q")
+        cdef Py_ssize_t n = _batch_of(arr, 1, self.m.nq, 0, "q")
+        _check_finite(arr, "q")
+        if self.nquat:
+            self._check_quaternions(<const double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
+        c.N = n
+        c.x[0] = <const double*>cnp.PyArray_DATA(arr)
+        c.stride[0] = 0 if n < 0 else self.m.nq
+        c.x[1] = NULL
+        c.x[2] = NULL
+        c.x[3] = NULL
+        return arr
+
+    cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1:
+        cdef Py_ssize_t k, j
+        cdef const double* quat
+        cdef double norm
+        for k in range(N):
+            for j in range(self.nquat):
+                quat = q + k * self.m.nq + self.quat_start[j]
+                norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                            + quat[3] * quat[3])
+                if fabs(norm - 1.0) > self.quat_tol:
+                    start = self.quat_start[j]
+                    raise InputError(
+                        f"q: the quaternion of joint {self._quat_names[j]!r} "
+                        f"(q[{start}:{start + 4}]) has norm {norm:.9g}, not 1"
+                    )
+        return 0
+
+    cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c):
+        cdef cnp.ndarray arr = _as_array(v, name)
+        cdef Py_ssize_t n = _batch_of(arr, 1, self.m.nv, 0, name)
+        _check_finite(arr, name)
+        self._join(c, n, name)
+        c.x[slot] = <const double*>cnp.PyArray_DATA(arr)
+        c.stride[slot] = 0 if n < 0 else self.m.nv
+        return arr
+
+    cdef object _arg_f(self, object f_ext, Call* c):
+        if f_ext is None:
+            c.x[3] = NULL
+            return None
+        cdef cnp.ndarray arr = _as_array(f_ext, "f_ext")
+        cdef Py_ssize_t n = _batch_of(arr, 2, self.m.nb, 6, "f_ext")
+        _check_finite(arr, "f_ext")
+        self._join(c, n, "f_ext")
+        c.x[3] = <const double*>cnp.PyArray_DATA(arr)
+        c.stride[3] = 0 if n < 0 else 6 * self.m.nb
+        return arr
+
+    # --- running ----------------------------------------------------------------------------
+    cdef object _run(self, Call* c, int nd, Py_ssize_t d0, Py_ssize_t d1, Py_ssize_t d2):
+        # allocate the result (shape (d0[, d1[, d2]]) per state, a float when nd == 0)
+        # and run the task on every state
+        cdef cnp.npy_intp dims[4]
+        cdef int k = 0, status
+        cdef double scalar = 0.0
+        cdef cnp.ndarray out
+        if c.N >= 0:
+            dims[0] = c.N
+            k = 1
+        if nd >= 1:
+            dims[k] = d0
+        if nd >= 2:
+            dims[k + 1] = d1
+        if nd >= 3:
+            dims[k + 2] = d2
+        c.out_stride = (d0 if nd >= 1 else 1) * (d1 if nd >= 2 else 1) * (d2 if nd >= 3 else 1)
+        if c.N < 0:
+            if nd == 0:
+                c.out = &scalar
+                self._run_single(c)
+                return scalar
+            out = cnp.PyArray_EMPTY(nd, dims, cnp.NPY_DOUBLE, 0)
+            c.out = <double*>cnp.PyArray_DATA(out)
+            self._run_single(c)
+            return out
+        out = cnp.PyArray_EMPTY(nd + 1, dims, cnp.NPY_DOUBLE, 0)
+        c.out = <double*>cnp.PyArray_DATA(out)
+        if c.N > 0:
+            self._run_batch(c)
+        return out
+
+    cdef int _run_single(self, Call* c) except -1:
+        # one state, GIL held: in the model's workspace (shown by .data), or in a fresh one
+        # when that is in use (a generated joint function that runs Python code)
+        cdef int status
+        cdef Work w
+        if not self.w0_busy:
+            self.w0_busy = True
+            try:
+                status = run_one(&self.m, &self.w0, c, 0)
+            finally:
+                self.w0_busy = False
+        else:
+            buffer = np.zeros(self.data.size)
+            self._bind(&w, buffer)
+            status = run_one(&self.m, &w, c, 0)
+        if status:
+            self._raise_status(status)
+        return 0
+
+    cdef int _run_batch(self, Call* c) except -1:
+        # a batch, GIL released: prange over the states, one workspace per thread
+        cdef int nt = self._num_threads, t
+        cdef Py_ssize_t k, N = c.N
+        cdef Work* works
+        cdef const ModelC* m = &self.m
+        cdef bint own = False
+        cdef int status = 0
+        buffer = None
+        if nt > N:
+            nt = <int>N
+        if not self.works_busy and self.nworks >= nt:
+            works = self.works
+            self.works_busy = True
+        elif not self.works_busy:
+            self._allocate_works(nt)
+            works = self.works
+            self.works_busy = True
+        else:
+            # another thread is running a batch on this model: private workspaces
+            own = True
+            works = <Work*>malloc(nt * sizeof(Work))
+            if works == NULL:
+                raise MemoryError()
+            buffer = np.zeros((nt, self.data.size))
+            for t in range(nt):
+                self._bind(&works[t], buffer[t])
+        try:
+            with nogil:
+                if nt == 1:
+                    for k in range(N):
+                        works[0].status = run_one(m, &works[0], c, k)
+                        if works[0].status:
+                            break
+                else:
+                    for t in range(nt):
+                        works[t].status = 0
+                    for k in prange(N, num_threads=nt, schedule="static"):
+                        if works[threadid()].status == 0:
+                            works[threadid()].status = run_one(m, &works[threadid()], c, k)
+            for t in range(nt):
+                if works[t].status:
+                    status = works[t].status
+        finally:
+            if own:
+                free(works)
+            else:
+                self.works_busy = False
+        if status:
+            self._raise_status(status)
+        return 0
+
+    cdef int _allocate_works(self, int nt) except -1:
+        cdef int t
+        free(self.works)
+        self.works = NULL
+        self.nworks = 0
+        self._works_buffer = np.zeros((nt, self.data.size))
+        self.works = <Work*>malloc(nt * sizeof(Work))
+        if self.works == NULL:
+            raise MemoryError()
+        for t in range(nt):
+            self._bind(&self.works[t], self._works_buffer[t])
+        self.nworks = nt
+        return 0
+
+    cdef int _raise_status(self, int status) except -1:
+        name = self._joint_names[status - 1]
+        raise ModelError(
+            f"forward dynamics is undefined: the articulated inertia D of joint {name!r} "
+            f"is not positive definite (the joint moves no inertia)"
+        )
+
+    # --- dynamics -------------------------------------------------------------------------
+    def rnea(self, q, v, a, f_ext=None):
+        """Inverse dynamics ``tau`` (RBDA Table 5.1); see :func:`rbd.rnea`."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        a = self._arg_v(a, "a", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_RNEA
+        return self._run(&c, 1, self.m.nv, 0, 0)
+
+    def nonlinear_effects(self, q, v):
+        """Bias forces ``h = C(q, v) v + g(q)``: RNEA at zero acceleration."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        c.task = T_NONLINEAR
+        return self._run(&c, 1, self.m.nv, 0, 0)
+
+    def gravity_forces(self, q):
+        """Generalized gravity ``g(q)``: RNEA at zero velocity and acceleration."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_GRAVITY
+        return self._run(&c, 1, self.m.nv, 0, 0)
+
+    def crba(self, q):
+        """Joint-space inertia ``M(q)``, full and symmetric (RBDA Table 6.2)."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_CRBA
+        return self._run(&c, 2, self.m.nv, self.m.nv, 0)
+
+    def aba(self, q, v, tau, f_ext=None):
+        """Forward dynamics ``qdd`` (RBDA Table 7.1); see :func:`rbd.aba`."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        tau = self._arg_v(tau, "tau", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_ABA
+        return self._run(&c, 1, self.m.nv, 0, 0)
+
+    def aba_modified(self, q, v, tau, f_ext=None):
+        """Forward dynamics with Pai, Ascher & Kry's modified pivot (their §7).
+
+        There is no compiled kernel for this variant: the arguments are checked
+        here, then ``rbd.reference.block_elimination.aba_modified`` runs per state.
+        """
+        cdef Call c
+        from rbd.reference.block_elimination import aba_modified
+
+        model = self._model_ref()
+        if model is None:
+            raise ModelError("the model of this CompiledModel no longer exists")
+        qa = self._arg_q(q, &c)
+        va = self._arg_v(v, "v", 1, &c)
+        ta = self._arg_v(tau, "tau", 2, &c)
+        fa = self._arg_f(f_ext, &c)
+        if c.N < 0:
+            return np.asarray(aba_modified(model, qa, va, ta, fa), dtype=np.float64)
+        out = np.empty((c.N, self.m.nv))
+        for k in range(c.N):
+            out[k] = aba_modified(
+                model, qa if qa.ndim == 1 else qa[k], va if va.ndim == 1 else va[k],
+                ta if ta.ndim == 1 else ta[k],
+                None if fa is None else (fa if fa.ndim == 2 else fa[k]))
+        return out
+
+    def mass_matrix_inverse(self, q):
+        """``M(q)⁻¹`` by the ABA-based factorization (Si & Guenter, Appendix B, Eq. 58)."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_MINV
+        return self._run(&c, 2, self.m.nv, self.m.nv, 0)
+
+    # --- kinematics and energy --------------------------------------------------------------
+    def kinetic_energy(self, q, v):
+        """``T = ½ Σ v_iᵀ I_i v_i`` (a float, or ``(N,)``)."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        c.task = T_KINETIC
+        return self._run(&c, 0, 0, 0, 0)
+
+    def potential_energy(self, q):
+        """``U = -Σ m_i gᵀ c_i`` (a float, or ``(N,)``)."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_POTENTIAL
+        return self._run(&c, 0, 0, 0, 0)
+
+    def forward_kinematics(self, q):
+        """World poses of the body frames, ``(nbodies, 4, 4)``."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_FK
+        return self._run(&c, 3, self.m.nb, 4, 4)
+
+    def center_of_mass(self, q):
+        """The system's centre of mass, world coordinates, ``(3,)``."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_COM
+        return self._run(&c, 1, 3, 0, 0)
+
+    def body_centers_of_mass(self, q):
+        """Each body's centre of mass, world coordinates, ``(nbodies, 3)``."""
+        cdef Call c
+        q = self._arg_q(q, &c)
+        c.task = T_BODY_COM
+        return self._run(&c, 2, self.m.nb, 3, 0)
+
+    def jacobian(self, q, body, point=None):
+        """World-aligned ``[ω; v]`` Jacobian ``(6, nv)`` of ``point`` (body frame) on ``body``."""
+        cdef Call c
+        cdef cnp.ndarray p
+        q = self._arg_q(q, &c)
+        if isinstance(body, bool) or not isinstance(body, (int, np.integer)):
+            raise InputError(f"body must be a body index, got {body!r}")
+        if not 0 <= body < self.m.nb:
+            raise InputError(f"body index {body} out of range (model has {self.m.nb} bodies)")
+        if point is None:
+            p = np.zeros(3)
+        else:
+            p = _as_array(point, "point")
+            if cnp.PyArray_NDIM(p) != 1 or cnp.PyArray_DIMS(p)[0] != 3:
+                raise InputError(f"point must have shape (3,), got {_shape_text((<object>p).shape)}")
+            _check_finite(p, "point")
+        c.body = body
+        c.point = <const double*>cnp.PyArray_DATA(p)
+        c.task = T_JACOBIAN
+        return self._run(&c, 2, 6, self.m.nv, 0)
+
+    def integrate(self, q, v, dt=1.0):
+        """``q ⊕ v dt`` on each joint's manifold (quaternions: ``q ⊗ exp(ω dt)``)."""
+        cdef Call c
+        try:
+            c.dt = float(dt)
+        except (TypeError, ValueError):
+            raise InputError(f"dt must be a number, got {dt!r}") from None
+        if not isfinite(c.dt):
+            raise InputError("dt must be finite")
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        c.task = T_INTEGRATE
+        return self._run(&c, 1, self.m.nq, 0, 0)

@@ -1,0 +1,308 @@
+# cython: language_level=3
+"""Inline spatial algebra for the kernels: the compiled twin of ``rbd/spatial.py``.
+
+Storage conventions (shared by every kernel):
+
+* a 3-vector is ``double[3]``; a 3×3 matrix is ``double[9]``, row-major;
+* a spatial vector is ``double[6]`` = ``[angular; linear]`` (motion ``[ω; v]``,
+  force ``[n; f]``);
+* a Plücker motion transform ``X = plux(E, r)`` is held as its rotation ``E``
+  (3×3) and translation ``r`` (3): ``X = [[E, 0], [-E r̃, E]]``;
+* a 6×6 matrix (spatial or articulated inertia) is ``double[36]``, row-major;
+* a rigid-body inertia about the body origin is also held compactly as
+  ``(m, h, Ī)`` with ``h = m c`` and ``Ī = I_c + m c̃ c̃ᵀ``, so
+  ``I = [[Ī, h̃], [h̃ᵀ, m 1]]``.
+
+Output arguments never alias inputs unless a helper says so.
+"""
+
+from libc.math cimport sqrt
+
+
+# --- 3-vectors and 3×3 matrices -------------------------------------------------------
+
+cdef inline double dot3(const double* a, const double* b) noexcept nogil:
+    # a · b
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
+
+
+cdef inline double dot6(const double* a, const double* b) noexcept nogil:
+    # a · b  (a spatial motion paired with a spatial force gives power)
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3] + a[4] * b[4] + a[5] * b[5]
+
+
+cdef inline void cross3(const double* a, const double* b, double* out) noexcept nogil:
+    # out = a × b
+    out[0] = a[1] * b[2] - a[2] * b[1]
+    out[1] = a[2] * b[0] - a[0] * b[2]
+    out[2] = a[0] * b[1] - a[1] * b[0]
+
+
+cdef inline void cross3_add(const double* a, const double* b, double* out) noexcept nogil:
+    # out += a × b
+    out[0] += a[1] * b[2] - a[2] * b[1]
+    out[1] += a[2] * b[0] - a[0] * b[2]
+    out[2] += a[0] * b[1] - a[1] * b[0]
+
+
+cdef inline void mat3_vec(const double* E, const double* x, double* out) noexcept nogil:
+    # out = E x
+    out[0] = E[0] * x[0] + E[1] * x[1] + E[2] * x[2]
+    out[1] = E[3] * x[0] + E[4] * x[1] + E[5] * x[2]
+    out[2] = E[6] * x[0] + E[7] * x[1] + E[8] * x[2]
+
+
+cdef inline void mat3T_vec(const double* E, const double* x, double* out) noexcept nogil:
+    # out = Eᵀ x
+    out[0] = E[0] * x[0] + E[3] * x[1] + E[6] * x[2]
+    out[1] = E[1] * x[0] + E[4] * x[1] + E[7] * x[2]
+    out[2] = E[2] * x[0] + E[5] * x[1] + E[8] * x[2]
+
+
+cdef inline void mat3_mul(const double* A, const double* B, double* out) noexcept nogil:
+    # out = A B
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            out[3 * i + j] = A[3 * i] * B[j] + A[3 * i + 1] * B[3 + j] + A[3 * i + 2] * B[6 + j]
+
+
+cdef inline void mat3_mulT(const double* A, const double* B, double* out) noexcept nogil:
+    # out = A Bᵀ
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            out[3 * i + j] = (A[3 * i] * B[3 * j] + A[3 * i + 1] * B[3 * j + 1]
+                              + A[3 * i + 2] * B[3 * j + 2])
+
+
+cdef inline void mat3T_mul(const double* A, const double* B, double* out) noexcept nogil:
+    # out = Aᵀ B
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            out[3 * i + j] = A[i] * B[j] + A[3 + i] * B[3 + j] + A[6 + i] * B[6 + j]
+
+
+cdef inline void set_identity3(double* E) noexcept nogil:
+    # E = 1
+    E[0] = 1.0; E[1] = 0.0; E[2] = 0.0
+    E[3] = 0.0; E[4] = 1.0; E[5] = 0.0
+    E[6] = 0.0; E[7] = 0.0; E[8] = 1.0
+
+
+cdef inline void skew_sq3(const double* w, double* out) noexcept nogil:
+    # out = w̃ w̃ = w wᵀ - (w·w) 1
+    cdef double ww = dot3(w, w)
+    out[0] = w[0] * w[0] - ww; out[1] = w[0] * w[1];      out[2] = w[0] * w[2]
+    out[3] = w[1] * w[0];      out[4] = w[1] * w[1] - ww; out[5] = w[1] * w[2]
+    out[6] = w[2] * w[0];      out[7] = w[2] * w[1];      out[8] = w[2] * w[2] - ww
+
+
+cdef inline void axis_rotation_T(const double* a, double theta, double s, double c,
+                                 double* E) noexcept nogil:
+    # E = exp(ã θ)ᵀ = c 1 - s ã + (1 - c) a aᵀ   (Rodrigues; s = sin θ, c = cos θ)
+    cdef double t = 1.0 - c
+    E[0] = c + t * a[0] * a[0]
+    E[1] = t * a[0] * a[1] + s * a[2]
+    E[2] = t * a[0] * a[2] - s * a[1]
+    E[3] = t * a[0] * a[1] - s * a[2]
+    E[4] = c + t * a[1] * a[1]
+    E[5] = t * a[1] * a[2] + s * a[0]
+    E[6] = t * a[0] * a[2] + s * a[1]
+    E[7] = t * a[1] * a[2] - s * a[0]
+    E[8] = c + t * a[2] * a[2]
+
+
+cdef inline void quat_to_rot_T(const double* quat, double* E) noexcept nogil:
+    # E = R(quat)ᵀ for the scalar-last quaternion (x, y, z, w)   (spatial.quat_to_rot)
+    cdef double x = quat[0], y = quat[1], z = quat[2], w = quat[3]
+    E[0] = 1.0 - 2.0 * (y * y + z * z)
+    E[1] = 2.0 * (x * y + z * w)
+    E[2] = 2.0 * (x * z - y * w)
+    E[3] = 2.0 * (x * y - z * w)
+    E[4] = 1.0 - 2.0 * (x * x + z * z)
+    E[5] = 2.0 * (y * z + x * w)
+    E[6] = 2.0 * (x * z + y * w)
+    E[7] = 2.0 * (y * z - x * w)
+    E[8] = 1.0 - 2.0 * (x * x + y * y)
+
+
+# --- Plücker transforms -------------------------------------------------------------
+
+cdef inline void plux_compose(const double* E1, const double* r1, const double* E2,
+                              const double* r2, double* E, double* r) noexcept nogil:
+    # plux(E1, r1) plux(E2, r2) = plux(E1 E2, r2 + E2ᵀ r1)
+    mat3_mul(E1, E2, E)
+    mat3T_vec(E2, r1, r)
+    r[0] += r2[0]
+    r[1] += r2[1]
+    r[2] += r2[2]
+
+
+cdef inline void xform_motion(const double* E, const double* r, const double* m,
+                              double* out) noexcept nogil:
+    # out = X m = [E ω; E (v - r × ω)]
+    cdef double t[3]
+    t[0] = m[3] - (r[1] * m[2] - r[2] * m[1])
+    t[1] = m[4] - (r[2] * m[0] - r[0] * m[2])
+    t[2] = m[5] - (r[0] * m[1] - r[1] * m[0])
+    mat3_vec(E, m, out)
+    mat3_vec(E, t, out + 3)
+
+
+cdef inline void xform_motion_inv(const double* E, const double* r, const double* m,
+                                  double* out) noexcept nogil:
+    # out = X⁻¹ m = [Eᵀ ω; Eᵀ v + r × Eᵀ ω]
+    mat3T_vec(E, m, out)
+    mat3T_vec(E, m + 3, out + 3)
+    cross3_add(r, out, out + 3)
+
+
+cdef inline void xform_force_T(const double* E, const double* r, const double* f,
+                               double* out) noexcept nogil:
+    # out = Xᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f]   (a child's force in parent coordinates)
+    mat3T_vec(E, f, out)
+    mat3T_vec(E, f + 3, out + 3)
+    cross3_add(r, out + 3, out)
+
+
+cdef inline void xform_force_T_add(const double* E, const double* r, const double* f,
+                                   double* out) noexcept nogil:
+    # out += Xᵀ f
+    cdef double t[6]
+    xform_force_T(E, r, f, t)
+    out[0] += t[0]; out[1] += t[1]; out[2] += t[2]
+    out[3] += t[3]; out[4] += t[4]; out[5] += t[5]
+
+
+# --- spatial cross products -----------------------------------------------------------
+
+cdef inline void crm_apply(const double* v, const double* m, double* out) noexcept nogil:
+    # out = v × m = [ω × m_ω; ω × m_v + v_lin × m_ω]   (crm(v) m; Lie algebra ad_v m)
+    cross3(v, m, out)
+    cross3(v, m + 3, out + 3)
+    cross3_add(v + 3, m, out + 3)
+
+
+cdef inline void crf_apply(const double* v, const double* f, double* out) noexcept nogil:
+    # out = v ×* f = [ω × n + v_lin × f; ω × f]   (crf(v) f = -ad*_v f)
+    cross3(v, f, out)
+    cross3_add(v + 3, f + 3, out)
+    cross3(v, f + 3, out + 3)
+
+
+# --- inertias ---------------------------------------------------------------------------
+
+cdef inline void rbi_apply(double m, const double* h, const double* Ibar, const double* v,
+                           double* out) noexcept nogil:
+    # out = I v = [Ī ω + h × v_lin; m v_lin - h × ω]
+    mat3_vec(Ibar, v, out)
+    cross3_add(h, v + 3, out)
+    out[3] = m * v[3] - (h[1] * v[2] - h[2] * v[1])
+    out[4] = m * v[4] - (h[2] * v[0] - h[0] * v[2])
+    out[5] = m * v[5] - (h[0] * v[1] - h[1] * v[0])
+
+
+cdef inline void mat6_vec(const double* A, const double* x, double* out) noexcept nogil:
+    # out = A x   (A 6×6 row-major)
+    cdef int i
+    for i in range(6):
+        out[i] = (A[6 * i] * x[0] + A[6 * i + 1] * x[1] + A[6 * i + 2] * x[2]
+                  + A[6 * i + 3] * x[3] + A[6 * i + 4] * x[4] + A[6 * i + 5] * x[5])
+
+
+cdef inline void congruence_add(const double* E, const double* r, const double* I,
+                                double* out) noexcept nogil:
+    # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[A, B], [Bᵀ, C]]:
+    #   rotate:    A' = Eᵀ A E,  B' = Eᵀ B E,  C' = Eᵀ C E
+    #   translate: B'' = B' + r̃ C',  A'' = A' + r̃ B'ᵀ + (r̃ B'ᵀ)ᵀ - r̃ C' r̃
+    cdef double A[9]
+    cdef double B[9]
+    cdef double C[9]
+    cdef double T[9]
+    cdef double Ap[9]
+    cdef double Bp[9]
+    cdef double Cp[9]
+    cdef double G[9]
+    cdef double K[9]
+    cdef double col[3]
+    cdef double res[3]
+    cdef int i, j
+    for i in range(3):
+        for j in range(3):
+            A[3 * i + j] = I[6 * i + j]
+            B[3 * i + j] = I[6 * i + 3 + j]
+            C[3 * i + j] = I[6 * (3 + i) + 3 + j]
+    # A' = Eᵀ A E,  B' = Eᵀ B E,  C' = Eᵀ C E
+    mat3_mul(A, E, T)
+    mat3T_mul(E, T, Ap)
+    mat3_mul(B, E, T)
+    mat3T_mul(E, T, Bp)
+    mat3_mul(C, E, T)
+    mat3T_mul(E, T, Cp)
+    # G = r̃ C'  (column j: r × C'[:, j]);  K = r̃ B'ᵀ  (column j: r × B'[j, :])
+    for j in range(3):
+        col[0] = Cp[j]; col[1] = Cp[3 + j]; col[2] = Cp[6 + j]
+        cross3(r, col, res)
+        G[j] = res[0]; G[3 + j] = res[1]; G[6 + j] = res[2]
+        cross3(r, Bp + 3 * j, res)
+        K[j] = res[0]; K[3 + j] = res[1]; K[6 + j] = res[2]
+    # G r̃ = r̃ C' r̃  (row i: G[i, :] × r)
+    for i in range(3):
+        cross3(G + 3 * i, r, T + 3 * i)
+    for i in range(3):
+        for j in range(3):
+            # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'
+            out[6 * i + j] += Ap[3 * i + j] + K[3 * i + j] + K[3 * j + i] - T[3 * i + j]
+            out[6 * i + 3 + j] += Bp[3 * i + j] + G[3 * i + j]
+            out[6 * (3 + j) + i] += Bp[3 * i + j] + G[3 * i + j]
+            out[6 * (3 + i) + 3 + j] += Cp[3 * i + j]
+
+
+# --- small dense solves ---------------------------------------------------------------------
+
+cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
+                            double* work) noexcept nogil:
+    # Dinv = D⁻¹ for a symmetric positive-definite n×n block (leading dimension ld),
+    # by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  ``work`` holds 2·ld·ld doubles.
+    # Returns 0, or 1 when D is not positive definite.
+    cdef double* L = work
+    cdef double* Li = work + ld * ld
+    cdef int i, j, k
+    cdef double s
+    if n == 1:
+        if not D[0] > 0.0:
+            return 1
+        Dinv[0] = 1.0 / D[0]
+        return 0
+    for j in range(n):
+        # L_jj = sqrt(D_jj - Σ_k L_jk²)
+        s = D[ld * j + j]
+        for k in range(j):
+            s -= L[ld * j + k] * L[ld * j + k]
+        if not s > 0.0:
+            return 1
+        L[ld * j + j] = sqrt(s)
+        for i in range(j + 1, n):
+            # L_ij = (D_ij - Σ_k L_ik L_jk) / L_jj
+            s = D[ld * i + j]
+            for k in range(j):
+                s -= L[ld * i + k] * L[ld * j + k]
+            L[ld * i + j] = s / L[ld * j + j]
+    for j in range(n):
+        # Li = L⁻¹ by forward substitution, column j
+        for i in range(n):
+            s = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                s -= L[ld * i + k] * Li[ld * k + j]
+            Li[ld * i + j] = s / L[ld * i + i] if i >= j else 0.0
+    for i in range(n):
+        for j in range(i, n):
+            # D⁻¹_ij = Σ_k Li_ki Li_kj
+            s = 0.0
+            for k in range(j, n):
+                s += Li[ld * k + i] * Li[ld * k + j]
+            Dinv[ld * i + j] = s
+            Dinv[ld * j + i] = s
+    return 0

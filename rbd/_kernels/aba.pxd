@@ -1,0 +1,7 @@
+# cython: language_level=3
+from rbd._kernels._model cimport ModelC, Work
+
+cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
+             const double* tau, const double* f_ext, double* qdd) noexcept nogil
+cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
+                             double* M_inv) noexcept nogil
