@@ -61,6 +61,7 @@ __all__ = [
     "com_jacobians",
     "com_jacobian_derivatives",
     "mass_matrix",
+    "coriolis_matrix",
     "coriolis_forces",
     "bias_forces",
     "gravity_forces",
@@ -161,18 +162,29 @@ def mass_matrix(model, q) -> np.ndarray:
     return M
 
 
-def coriolis_forces(model, q, v) -> np.ndarray:
-    r"""``C(q, v) = Σ_k (J_kᵀ M_ck J̇_k + J_kᵀ [ω̃_k] M_ck J_k) v``, shape ``(nv,)`` (L&J 59)."""
+def coriolis_matrix(model, q, v) -> np.ndarray:
+    r"""``C(q, v) = Σ_k (J_kᵀ M_ck J̇_k + J_kᵀ [ω̃_k] M_ck J_k)``, shape ``(nv, nv)`` (L&J 59).
+
+    With this factorization :math:`\dot M - 2C` is skew-symmetric: :math:`\dot M_{ck} =
+    [\tilde\omega_k]M_{ck} - M_{ck}[\tilde\omega_k]`, so :math:`\dot M - 2C = \sum_k
+    (\dot J_k^T M_{ck} J_k - J_k^T M_{ck}\dot J_k) - J_k^T([\tilde\omega_k]M_{ck} +
+    M_{ck}[\tilde\omega_k])J_k`, a sum of skew-symmetric matrices.
+    """
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     R0, _, _ = _poses(model, q)
     J, J_dot = com_jacobians(model, q), com_jacobian_derivatives(model, q, v)
-    C = np.zeros(model.nv)
+    C = np.zeros((model.nv, model.nv))
     for k, body in enumerate(model.bodies):
         Mc = _cartesian_mass(body, R0[k])
         W = np.zeros((6, 6))
         W[3:, 3:] = skew(J[k, 3:] @ v)                                     # [ω̃_k], L&J (44)
-        C += (J[k].T @ Mc @ J_dot[k] + J[k].T @ W @ Mc @ J[k]) @ v          # L&J (59)
+        C += J[k].T @ Mc @ J_dot[k] + J[k].T @ W @ Mc @ J[k]               # L&J (59)
     return C
+
+
+def coriolis_forces(model, q, v) -> np.ndarray:
+    """``C(q, v) v``, shape ``(nv,)`` (L&J 59)."""
+    return coriolis_matrix(model, q, v) @ np.asarray(v, dtype=float)
 
 
 def gravity_forces(model, q) -> np.ndarray:

@@ -65,7 +65,7 @@ import numpy as np
 
 from ..spatial import plux_parts
 
-__all__ = ["inverse_dynamics", "bias_forces", "gravity_forces", "link_frames"]
+__all__ = ["inverse_dynamics", "bias_forces", "gravity_forces", "link_frames", "joint_forces"]
 
 
 def link_frames(model, q):
@@ -81,8 +81,9 @@ def link_frames(model, q):
     return R, d, S
 
 
-def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
-    """Joint forces ``τ`` that produce accelerations ``a`` at the state ``(q, v)``.
+def joint_forces(model, q, v, a, f_ext=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""The two passes: force ``f_k`` and torque ``τ_k`` (about link ``k``'s origin) that
+    each parent exerts on link ``k`` through the joint, in link ``k``'s axes.
 
     Parameters
     ----------
@@ -94,15 +95,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
 
     Returns
     -------
-    tau : (nv,) ndarray
-
-    Examples
-    --------
-    >>> import numpy as np, rbd
-    >>> model = rbd.models.double_pendulum()
-    >>> q, v, a = np.array([0.3, -0.2]), np.array([1.0, 0.5]), np.array([0.1, 0.2])
-    >>> np.allclose(inverse_dynamics(model, q, v, a), rbd.rnea(model, q, v, a))
-    True
+    f, tau : (nbodies, 3) ndarray
     """
     q, v, a = (np.asarray(x, dtype=float) for x in (q, v, a))
     nb = model.nbodies
@@ -129,10 +122,9 @@ def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
                      + S[k][3:] @ qdd_k + c_J[3:] + np.cross(2 * w_bar + w_hat, v_hat)
                      + np.cross(w_dot[k], c) + np.cross(w[k], np.cross(w[k], c)))      # L&J (79), (84)
 
-    # --- pass 2 (leaves to root): joint forces and torques from Newton–Euler
-    f, tau_J = [zero] * nb, [zero] * nb
+    # --- pass 2 (leaves to root): forces and torques from Newton–Euler
+    f, tau = np.zeros((nb, 3)), np.zeros((nb, 3))
     children = model.children
-    Q = np.zeros(model.nv)
     for k in range(nb - 1, -1, -1):
         body = model.bodies[k]
         c, Ic = body.com, body.I_com
@@ -140,13 +132,47 @@ def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
         t_k = Ic @ w_dot[k] + np.cross(w[k], Ic @ w[k])                               # L&J (73)
         for i in children[k]:
             f_k = f_k + R[i] @ f[i]                                                   # L&J (72)
-            t_k = t_k + R[i] @ tau_J[i] + np.cross(d[i] - c, R[i] @ f[i])             # L&J (73)
+            t_k = t_k + R[i] @ tau[i] + np.cross(d[i] - c, R[i] @ f[i])               # L&J (73)
         if f_ext is not None:
             n_e, f_e = np.asarray(f_ext[k][:3]), np.asarray(f_ext[k][3:])
             f_k = f_k - f_e
             t_k = t_k - (n_e - np.cross(c, f_e))
-        f[k], tau_J[k] = f_k, t_k + np.cross(c, f_k)                                 # L&J (73)
-        Q[model.v_index(k)] = S[k][:3].T @ tau_J[k] + S[k][3:].T @ f[k]              # L&J (3)
+        f[k], tau[k] = f_k, t_k + np.cross(c, f_k)                                   # L&J (73)
+    return f, tau
+
+
+def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
+    """Joint forces ``τ`` that produce accelerations ``a`` at the state ``(q, v)``.
+
+    :func:`joint_forces` projected on each joint's motion subspace,
+    ``Q_k = S_ωᵀ τ_k + S_vᵀ f_k`` (virtual work, L&J 3).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) ndarray
+    v, a : (nv,) ndarray
+    f_ext : (nbodies, 6) ndarray, optional
+        External spatial forces ``[n; f]`` on each body at its origin, in its axes.
+
+    Returns
+    -------
+    tau : (nv,) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> q, v, a = np.array([0.3, -0.2]), np.array([1.0, 0.5]), np.array([0.1, 0.2])
+    >>> np.allclose(inverse_dynamics(model, q, v, a), rbd.rnea(model, q, v, a))
+    True
+    """
+    q = np.asarray(q, dtype=float)
+    f, tau = joint_forces(model, q, v, a, f_ext)
+    Q = np.zeros(model.nv)
+    for k, body in enumerate(model.bodies):
+        S = body.joint.S(q[model.q_index(k)])
+        Q[model.v_index(k)] = S[:3].T @ tau[k] + S[3:].T @ f[k]                      # L&J (3)
     return Q
 
 
