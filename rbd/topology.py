@@ -55,11 +55,15 @@ Conventions of the returned model
   the tree is kept (SPW (17)–(18)): for ``"spherical"`` at the pivot with the
   root's bind orientation, for ``"free"`` at the pivot's bind position, for
   ``"revolute"`` with the bind orientation turned as close as the axis allows,
-  for ``"fixed"`` at the current pose.  With a spherical or free top joint the
-  bind pose survives exactly, which makes A1 hold to rounding for q itself
-  (up to the sign of quaternions); after a revolute or fixed top joint in a
-  general 3-D pose, re-rooting back gives the same dynamics and poses but the
-  bind pose (hence ``q``) of the top joint may differ.
+  for ``"fixed"`` at the current pose.  A free top joint keeps the whole bind
+  pose and a spherical one its orientations, so re-rooting back through them
+  returns the model and ``q`` to rounding (up to the sign of quaternions;
+  through a spherical joint unless the original top joint was free, whose
+  bind position is lost).  Through a revolute or fixed top joint in a general
+  3-D pose (or back to a free one through a spherical one) re-rooting back
+  gives the same poses and dynamics, but the top joint's bind pose, hence its
+  ``q``, may differ.  In planar trees a revolute top joint about the common
+  axis keeps the bind pose too.
 
 References
 ----------
@@ -391,10 +395,12 @@ def reroot(
     k = _root_index(model, new_root)
     w = _check_kind(joint, axis)
     g = _vector(point, "point")
+    chain = chain_of_inversion(model, k)                                # SPW §6.1
+    for c in chain[:-1]:
+        _check_invertible(model.bodies[c].joint)
     T = forward_kinematics(model, q)                                    # SPW (8)
     q = np.array(q, dtype=float)
     v = _check_velocity(model, v)
-    chain = chain_of_inversion(model, k)                                # SPW §6.1
     parent = _new_parents(model, chain)                                 # SPW §6.1
     on_chain = set(chain)
     bodies = model.bodies
