@@ -53,7 +53,6 @@ import numpy as np
 import sympy as sp
 
 from ..errors import InputError
-from ..spatial import skew
 
 __all__ = [
     "generalized_coordinates",
@@ -149,13 +148,14 @@ class ParticleSystem:
         return sum(((self.mu[i] * (self.velocity(i).T @ self.velocity(i))[0, 0]) / 2
                     for i in range(len(self.r))), sp.S.Zero)               # L&J (10)
 
-    def mass_matrix(self) -> sp.Matrix:
-        r"""``M(q) = Σ μ_i J_iᵀ J_i``, n × n (L&J 16)."""
+    def mass_matrix(self, simplify: bool = True) -> sp.Matrix:
+        r"""``M(q) = Σ μ_i J_iᵀ J_i``, n × n (L&J 16), simplified entry by entry unless
+        ``simplify=False``."""
         M = sp.zeros(self.n, self.n)
         for i in range(len(self.r)):
             J = self.jacobian(i)
             M += self.mu[i] * J.T @ J                                      # L&J (16)
-        return M.applyfunc(sp.simplify)
+        return M.applyfunc(sp.simplify) if simplify else M
 
     def coriolis(self, M: sp.Matrix | None = None) -> sp.Matrix:
         r"""``C(q, q̇) = Ṁ q̇ − ½ (∂M/∂q q̇)ᵀ q̇``, n × 1 (L&J 17).
@@ -192,7 +192,7 @@ class ParticleSystem:
         ``parameters`` substitutes numbers for any other symbols (masses, lengths).
         """
         subs = parameters or {}
-        M = self.mass_matrix()
+        M = self.mass_matrix(simplify=False)
         C = self.coriolis(M)
         Q = self.generalized_forces()
         args = (list(self.q), list(self.qd))
@@ -346,9 +346,11 @@ def rigid_body_from_particles(points: np.ndarray, mu: np.ndarray):
     """
     m = float(np.sum(mu))
     x = mu @ points / m
-    Ic = np.zeros((3, 3))
-    for mu_i, r in zip(mu, points - x, strict=True):
-        Ic -= mu_i * skew(r) @ skew(r)                                    # L&J (19)
+    r = points - x                                                         # r_i' = r_i − x
+    K = np.zeros((len(r), 3, 3))                                           # [r_i'], L&J (20)
+    K[:, 0, 1], K[:, 0, 2], K[:, 1, 2] = -r[:, 2], r[:, 1], -r[:, 0]
+    K -= K.transpose(0, 2, 1)
+    Ic = -np.einsum("i,iab,ibc->ac", mu, K, K)                              # L&J (19), (21)
     return m, x, Ic
 
 
