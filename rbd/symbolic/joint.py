@@ -48,9 +48,9 @@ __all__ = [
 
 #: Tolerance of the rigid-motion test (orthonormality of R, det R = 1) at sample points.
 RIGID_TOL = 1e-9
-#: Entries larger than this (sympy ``count_ops``) are not run through ``trigsimp``.
-SIMPLIFY_LIMIT = 60
-#: Float coefficients smaller than this after ``trigsimp`` are round-off and dropped.
+#: Entries of S up to this size (sympy ``count_ops``) are expanded with sin² = 1 - cos².
+EXPAND_LIMIT = 2000
+#: Float coefficients smaller than this after simplification are round-off and dropped.
 CHOP = 1e-14
 
 
@@ -149,12 +149,19 @@ def joint_expressions(joint: Joint, q: Sequence[sympy.Symbol], qd: Sequence[symp
     return G, S, S_dot
 
 
+def _pythagoras(e: sympy.Expr) -> sympy.Expr:
+    """Expand and replace sin² by 1 - cos² (cheap; settles most rotation twists)."""
+    e = sympy.expand(e)
+    squares = {sympy.sin(f.args[0]) ** 2: 1 - sympy.cos(f.args[0]) ** 2
+               for f in e.atoms(sympy.sin)}
+    return sympy.expand(e.xreplace(squares)) if squares else e
+
+
 def _simplify(e: sympy.Expr) -> sympy.Expr:
-    """``trigsimp`` small entries (cos² + sin² → 1 in S of rotations), keep the cheaper form."""
-    if e.is_Number or sympy.count_ops(e) > SIMPLIFY_LIMIT:
+    """Simplify an entry of S (cos² + sin² → 1 and the like); keep the cheaper form."""
+    if e.is_Number or sympy.count_ops(e) > EXPAND_LIMIT:
         return e
-    t = _chop(sympy.trigsimp(e))
-    return t if sympy.count_ops(t) <= sympy.count_ops(e) else e
+    return min([e, _chop(_pythagoras(e))], key=sympy.count_ops)
 
 
 def twist_columns(G: sympy.Matrix, q: Sequence[sympy.Symbol],
