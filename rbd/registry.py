@@ -56,6 +56,14 @@ _BUILTIN = [
     ("bias_forces", "lagrangian-jacobian", "rbd.reference.lagrangian:bias_forces"),
     ("inverse_dynamics", "liu-jain-local-frame", "rbd.reference.local_frame_id:inverse_dynamics"),
     ("bias_forces", "liu-jain-local-frame", "rbd.reference.local_frame_id:bias_forces"),
+    ("inverse_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:inverse_dynamics",
+     "rbd.symbolic.lagrangian:supports"),
+    ("mass_matrix", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:mass_matrix",
+     "rbd.symbolic.lagrangian:supports"),
+    ("forward_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:forward_dynamics",
+     "rbd.symbolic.lagrangian:supports"),
+    ("bias_forces", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:bias_forces",
+     "rbd.symbolic.lagrangian:supports"),
 ]
 
 # Public functions served by the compiled kernels, registered as "kernel".
