@@ -1,0 +1,387 @@
+"""The ``rbd`` command.
+
+::
+
+    rbd info MODEL               the kinematic tree, degrees of freedom and masses
+    rbd simulate [MODEL]         simulate from a tilted state; print a summary, write a plot
+    rbd check MODEL              every registered implementation against the first one
+    rbd bench [MODEL]            time rnea/crba/aba: kernel, reference, Pinocchio
+    rbd walker [--out DIR]       the passive compass-gait walker
+
+``MODEL`` is a URDF file (a name ending in ``.urdf`` or an existing file) or
+the name of a bundled model (``rbd info`` lists them).  Errors are reported
+on stderr with exit status 2; ``rbd check`` exits with 1 when implementations
+disagree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from . import __version__, _backend, algorithms, models, registry, testing
+from .errors import InputError, RbdError
+from .model import Model
+
+__all__ = ["main", "load_model", "displaced_state"]
+
+#: ``rbd check`` fails when an implementation differs from the reference by more than this.
+CHECK_TOLERANCE = 1e-8
+
+
+# --- shared helpers ------------------------------------------------------------------------------
+def load_model(spec: str) -> Model:
+    """A URDF file (``*.urdf`` or an existing path) or a bundled model name."""
+    if spec.lower().endswith(".urdf") or os.path.isfile(spec):
+        if not os.path.isfile(spec):
+            raise InputError(f"no such URDF file: {spec!r}")
+        from .urdf import load_urdf
+
+        return load_urdf(spec)
+    return models.get(spec)
+
+
+def displaced_state(model: Model, tilt: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
+    """A fixed start away from equilibrium: every joint moved by ``tilt``, at rest.
+
+    ``q0 = neutral ⊕ tilt·1`` (a rotation of ``tilt·√3`` rad about ``(1, 1, 1)``
+    for a ball joint); free joints stay at their neutral pose.
+    """
+    displacement = np.full(model.nv, float(tilt))
+    for i, body in enumerate(model.bodies):
+        if body.joint.kind == "free":
+            displacement[model.v_index(i)] = 0.0
+    q0 = algorithms.integrate(model, algorithms.neutral(model), displacement, 1.0)
+    return q0, np.zeros(model.nv)
+
+
+def _backend_name(backend: str | None) -> str:
+    return _backend.resolve(backend)
+
+
+def _describe_size(model: Model) -> str:
+    return f"{model.nbodies} bodies, nq = {model.nq}, nv = {model.nv}"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
+    """A plain-text table; ``align`` holds one of ``<`` or ``>`` per column."""
+    widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header))]
+    lines = ["  ".join(f"{str(c):{a}{w}}" for c, a, w in zip(row, align, widths, strict=True))
+             .rstrip() for row in [header, *rows]]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+# --- rbd info ----------------------------------------------------------------------------------
+def cmd_info(args) -> int:
+    if args.model is None:
+        print("bundled models: " + ", ".join(models.names()))
+        print("(or give the path of a URDF file)")
+        return 0
+    model = load_model(args.model)
+    print(model.describe())
+    print(f"degrees of freedom: nq = {model.nq}, nv = {model.nv}")
+    print("joints (q order): " + (", ".join(model.joint_names) or "none"))
+    print(f"total mass: {model.total_mass:.6g} kg")
+    print(f"backend: {_backend_name(None)}")
+    return 0
+
+
+# --- rbd simulate ------------------------------------------------------------------------------
+def cmd_simulate(args) -> int:
+    from .plotting import plot_summary
+    from .simulate import simulate
+
+    model = load_model(args.model)
+    if args.save and not args.save.lower().endswith((".npz", ".csv")):
+        raise InputError(f"--save: the path must end in .npz or .csv, got {args.save!r}")
+    q0, v0 = displaced_state(model, args.tilt)
+    backend = _backend_name(args.backend)
+    start = time.perf_counter()
+    traj = simulate(model, q0, v0, args.duration, args.dt, integrator=args.integrator,
+                    progress=args.progress, backend=backend)
+    sim_time = time.perf_counter() - start
+    fig = plot_summary(traj)
+    fig.savefig(args.out, dpi=args.dpi)
+    if args.save:
+        traj.save(args.save)
+    wall = time.perf_counter() - start
+    rows = [
+        ("model", f"{model.name}: {_describe_size(model)}"),
+        ("start", f"every joint coordinate moved by {args.tilt:g} from neutral, at rest"),
+        ("integrator", f"{traj.integrator}, dt = {args.dt:g} s, {traj.steps} steps, "
+                       f"{traj.t[-1]:g} s simulated"),
+        ("backend", backend),
+        ("energy drift", f"{traj.energy_drift:.3e} (relative: max|E - E0| / max(|E0|, max T))"),
+        ("wall time", f"{wall:.2f} s (simulation {sim_time:.2f} s)"),
+        ("plot", str(args.out)),
+    ]
+    if args.save:
+        rows.append(("trajectory", str(args.save)))
+    print("rbd simulate")
+    for key, value in rows:
+        print(f"  {key:<13}{value}")
+    return 0
+
+
+# --- rbd check ---------------------------------------------------------------------------------
+def _evaluate(quantity: str, fn: Callable, model: Model, state) -> np.ndarray:
+    q, v, a = state
+    if quantity == "mass_matrix":
+        return np.asarray(fn(model, q), dtype=float)
+    if quantity == "bias_forces":
+        return np.asarray(fn(model, q, v), dtype=float)
+    return np.asarray(fn(model, q, v, a), dtype=float)   # a is the acceleration or tau
+
+
+def check_rows(model: Model, trials: int, seed: int, tolerance: float):
+    """``(quantity, name, difference or None, status)`` for every registered implementation."""
+    rng = np.random.default_rng(seed)
+    states = [testing.random_state(model, rng) for _ in range(trials)]
+    rows = []
+    for quantity in registry.QUANTITIES:
+        impls = registry.implementations(quantity)
+        usable = [n for n in impls if registry.supports(quantity, n, model)]
+        reference, expected = None, None
+        for name in impls:
+            if name not in usable:
+                rows.append((quantity, name, None, "n/a"))
+                continue
+            try:
+                values = [_evaluate(quantity, impls[name], model, s) for s in states]
+            except Exception as exc:   # a broken derivation is reported, not raised
+                rows.append((quantity, name, None, f"ERROR {type(exc).__name__}: {exc}"))
+                continue
+            if reference is None:
+                reference, expected = name, values
+                rows.append((quantity, name, 0.0, "reference"))
+                continue
+            diff = max(testing.relative_difference(x, y)
+                       for x, y in zip(values, expected, strict=True))
+            rows.append((quantity, name, diff, "ok" if diff <= tolerance else "DIFFERS"))
+    return rows
+
+
+def cmd_check(args) -> int:
+    model = load_model(args.model)
+    rows = check_rows(model, args.trials, args.seed, args.tolerance)
+    print(f"rbd check: {model.name} ({_describe_size(model)}), {args.trials} random states, "
+          f"tolerance {args.tolerance:.0e}")
+    print("max relative difference max|x - x_ref| / max(1, max|x_ref|) against the first "
+          "implementation of each quantity\n")
+    table = [(q, n, "-" if d is None else f"{d:.2e}", status) for q, n, d, status in rows]
+    print(_table(("quantity", "implementation", "max rel. diff", "status"), table, "<<><"))
+    failed = [r for r in rows if r[3] not in ("ok", "reference", "n/a")]
+    print(f"\n{len(rows) - len(failed)} of {len(rows)} rows pass" +
+          ("" if not failed else f"; {len(failed)} FAIL"))
+    return 1 if failed else 0
+
+
+# --- rbd bench ---------------------------------------------------------------------------------
+def _time_call(fn: Callable, budget: float, repeat: int = 5) -> float:
+    """Median seconds per call over ``repeat`` runs taking about ``budget`` seconds in all."""
+    fn()
+    start = time.perf_counter()
+    fn()
+    once = max(time.perf_counter() - start, 1e-9)
+    number = max(1, int(budget / repeat / once))
+    runs = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn()
+        runs.append((time.perf_counter() - start) / number)
+    return statistics.median(runs)
+
+
+def _pinocchio(model: Model):
+    """``(pinocchio module, pinocchio Model)`` built from ``rbd.to_urdf(model)``, or a reason."""
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return None, "n/a (pinocchio not installed)"
+    try:
+        from .urdf import to_urdf
+
+        xml = to_urdf(model)
+    except Exception as exc:   # no URDF writer yet, or a model URDF cannot describe
+        return None, f"n/a (no URDF: {type(exc).__name__})"
+    try:
+        root_free = model.nbodies > 0 and model.bodies[0].joint.kind == "free"
+        pmodel = (pin.buildModelFromXML(xml, pin.JointModelFreeFlyer()) if root_free
+                  else pin.buildModelFromXML(xml))
+    except Exception as exc:   # pinocchio rejects the document
+        return None, f"n/a (pinocchio: {type(exc).__name__})"
+    if pmodel.nv != model.nv:
+        return None, f"n/a (pinocchio nv = {pmodel.nv})"
+    return (pin, pmodel), ""
+
+
+def bench_rows(model: Model, budget: float, seed: int = 0):
+    """``(algorithm, {column: seconds or reason})`` for rnea, crba and aba."""
+    q, v, a = testing.random_state(model, seed)
+    columns: dict[str, dict[str, Callable] | str] = {}
+    if _backend.has_kernels():
+        columns["kernel"] = {
+            "rnea": lambda: algorithms.rnea(model, q, v, a, backend="kernel"),
+            "crba": lambda: algorithms.crba(model, q, backend="kernel"),
+            "aba": lambda: algorithms.aba(model, q, v, a, backend="kernel"),
+        }
+    else:
+        columns["kernel"] = "n/a (not built)"
+    columns["reference"] = {
+        "rnea": lambda: algorithms.rnea(model, q, v, a, backend="reference"),
+        "crba": lambda: algorithms.crba(model, q, backend="reference"),
+        "aba": lambda: algorithms.aba(model, q, v, a, backend="reference"),
+    }
+    peer, reason = _pinocchio(model)
+    if peer is None:
+        columns["pinocchio"] = reason
+    else:
+        pin, pmodel = peer
+        pdata = pmodel.createData()
+        rng = np.random.default_rng(seed)
+        pq = pin.integrate(pmodel, pin.neutral(pmodel), rng.normal(size=pmodel.nv))
+        pv, pa = rng.normal(size=pmodel.nv), rng.normal(size=pmodel.nv)
+        columns["pinocchio"] = {
+            "rnea": lambda: pin.rnea(pmodel, pdata, pq, pv, pa),
+            "crba": lambda: pin.crba(pmodel, pdata, pq),
+            "aba": lambda: pin.aba(pmodel, pdata, pq, pv, pa),
+        }
+    rows = []
+    for algorithm in ("rnea", "crba", "aba"):
+        cells = {}
+        for column, fns in columns.items():
+            cells[column] = fns if isinstance(fns, str) else _time_call(fns[algorithm], budget)
+        rows.append((algorithm, cells))
+    return rows
+
+
+def _format_time(seconds: float) -> str:
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.2f} µs"
+    return f"{seconds * 1e3:.2f} ms"
+
+
+def cmd_bench(args) -> int:
+    model = load_model(args.model)
+    rows = bench_rows(model, args.budget)
+    names = list(rows[0][1])
+    header = ["algorithm", *names, "kernel / pinocchio"]
+    table = []
+    for algorithm, cells in rows:
+        line = [algorithm] + [c if isinstance(c, str) else _format_time(c)
+                              for c in (cells[n] for n in names)]
+        kernel, peer = cells.get("kernel"), cells.get("pinocchio")
+        ratio = (f"{kernel / peer:.2f}" if not isinstance(kernel, str | None)
+                 and not isinstance(peer, str | None) else "n/a")
+        table.append([*line, ratio])
+    print(f"rbd bench: {model.name} ({_describe_size(model)}); median time per call "
+          f"(single state, validation included)\n")
+    print(_table(header, table, "<" + ">" * (len(header) - 1)))
+    return 0
+
+
+# --- rbd walker --------------------------------------------------------------------------------
+def cmd_walker(args) -> int:
+    try:
+        walker = importlib.import_module("rbd.walker")
+    except ImportError as exc:
+        print(f"rbd walker: error: the walker module is not available ({exc})", file=sys.stderr)
+        return 2
+    if not hasattr(walker, "cli"):
+        print("rbd walker: error: rbd.walker has no cli(out) entry point", file=sys.stderr)
+        return 2
+    return int(walker.cli(args.out))
+
+
+# --- the parser --------------------------------------------------------------------------------
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rbd", description="Rigid-body dynamics: models, simulation, cross-checks, timing.",
+        epilog="MODEL: a URDF file or a bundled model name (see 'rbd info').")
+    parser.add_argument("--version", action="version", version=f"rbd {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("info", help="describe a model (no MODEL: list the bundled models)")
+    p.add_argument("model", nargs="?", metavar="MODEL")
+    p.set_defaults(func=cmd_info)
+
+    p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
+    p.add_argument("model", nargs="?", default="pendulum3", metavar="MODEL",
+                   help="default: pendulum3, a 3-link spherical pendulum")
+    p.add_argument("--duration", type=float, default=5.0, help="simulated seconds (default 5)")
+    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3 s)")
+    p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4")
+    p.add_argument("--tilt", type=float, default=0.4,
+                   help="initial displacement of every joint coordinate (default 0.4)")
+    p.add_argument("--out", default="rbd_simulate.png", help="plot file (default %(default)s)")
+    p.add_argument("--dpi", type=int, default=100)
+    p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
+    p.add_argument("--backend", choices=("kernel", "reference"), default=None)
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar (default: on long runs in a terminal)")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("check", help="compare every registered implementation")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("--trials", type=int, default=3, help="random states (default 3)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
+                   help="largest relative difference (default %(default).0e)")
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("bench", help="time rnea, crba and aba")
+    p.add_argument("model", nargs="?", default="RC20", metavar="MODEL",
+                   help="default: RC20, a 20-link revolute chain")
+    p.add_argument("--budget", type=float, default=0.2,
+                   help="seconds spent timing each cell (default 0.2)")
+    p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("walker", help="the passive compass-gait walker")
+    p.add_argument("--out", default=".", help="output directory (default: current)")
+    p.set_defaults(func=cmd_walker)
+    return parser
+
+
+def _validate_args(args) -> None:
+    for name in ("duration", "dt", "budget"):
+        value = getattr(args, name, None)
+        if value is not None and not np.isfinite(value):
+            raise InputError(f"--{name} must be finite, got {value}")
+    if getattr(args, "trials", 1) < 1:
+        raise InputError(f"--trials must be at least 1, got {args.trials}")
+    if getattr(args, "budget", 1.0) <= 0:
+        raise InputError(f"--budget must be > 0, got {args.budget}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``rbd`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:          # --help, --version, or a usage error (status 2)
+        return exc.code if isinstance(exc.code, int) else 2
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        _validate_args(args)
+        return args.func(args)
+    except (RbdError, OSError, NotImplementedError) as exc:
+        print(f"rbd {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rbd {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

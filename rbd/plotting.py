@@ -1,0 +1,202 @@
+"""Matplotlib figures of trajectories, energies and models.
+
+Every function draws into the axes it is given or, without one, into a new
+:class:`matplotlib.figure.Figure` that is not registered with pyplot, so the
+module works headless (no display, any backend) and leaves no global state.
+Each returns the figure.
+
+>>> import rbd
+>>> from rbd.simulate import simulate
+>>> from rbd.plotting import plot_energy
+>>> model = rbd.models.double_pendulum()
+>>> fig = plot_energy(simulate(model, [0.5, 0.0], [0.0, 0.0], 0.5, 0.01))
+>>> len(fig.axes)
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+
+from . import algorithms
+from .model import Model
+from .simulate import Trajectory
+
+__all__ = ["plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary"]
+
+#: Largest number of coordinates drawn individually with a legend entry.
+MAX_LABELLED = 8
+
+
+def _figure(ax: Axes | None, **kwargs) -> tuple[Figure, Axes]:
+    if ax is not None:
+        return ax.figure, ax
+    fig = Figure(**kwargs)
+    return fig, fig.add_subplot()
+
+
+def _lines(ax: Axes, t: np.ndarray, values: np.ndarray, prefix: str, ylabel: str,
+           indices: Sequence[int] | None) -> None:
+    indices = range(values.shape[1]) if indices is None else indices
+    for i in indices:
+        ax.plot(t, values[:, i], lw=1.0, label=f"{prefix}{i}")
+    ax.set_ylabel(ylabel)
+    if 0 < len(indices) <= MAX_LABELLED:
+        ax.legend(loc="upper right", fontsize="small", ncol=min(len(indices), 4))
+    ax.grid(True, alpha=0.3)
+
+
+def plot_trajectory(traj: Trajectory, q_indices: Sequence[int] | None = None,
+                    v_indices: Sequence[int] | None = None, fig: Figure | None = None) -> Figure:
+    """Joint coordinates ``q(t)`` (top) and velocities ``v(t)`` (bottom).
+
+    Parameters
+    ----------
+    traj : Trajectory
+    q_indices, v_indices : sequence of int, optional
+        Which coordinates to draw (all by default).
+    fig : Figure, optional
+        Draw into this (empty) figure instead of a new one.
+    """
+    fig = Figure(figsize=(7, 5), layout="constrained") if fig is None else fig
+    ax_q, ax_v = fig.subplots(2, 1, sharex=True)
+    _lines(ax_q, traj.t, traj.q, "q", "q", q_indices)
+    _lines(ax_v, traj.t, traj.v, "v", "v", v_indices)
+    ax_v.set_xlabel("t [s]")
+    ax_q.set_title(f"{traj.model_name}: {traj.integrator}, dt = {traj.dt:g} s")
+    _mark_events(traj, (ax_q, ax_v))
+    return fig
+
+
+def _mark_events(traj: Trajectory, axes) -> None:
+    for event in traj.events:
+        for ax in axes:
+            ax.axvline(event.t, color="0.5", lw=0.8, ls=":")
+
+
+def plot_phase(traj: Trajectory, q_index: int = 0, v_index: int | None = None,
+               ax: Axes | None = None) -> Figure:
+    """Phase portrait: velocity ``v[v_index]`` against coordinate ``q[q_index]``.
+
+    ``v_index`` defaults to ``q_index``, which pairs a coordinate with its own
+    rate for joints where ``q̇ = v`` (revolute, prismatic, ...).  The start is
+    marked with a circle and events with crosses.
+    """
+    v_index = q_index if v_index is None else v_index
+    fig, ax = _figure(ax, figsize=(5, 4.5), layout="constrained")
+    x, y = traj.q[:, q_index], traj.v[:, v_index]
+    ax.plot(x, y, lw=1.0)
+    ax.plot(x[:1], y[:1], "o", color="C1", label="start")
+    if traj.events:
+        ax.plot([e.q[q_index] for e in traj.events], [e.v[v_index] for e in traj.events],
+                "x", color="C3", label="events")
+    ax.set_xlabel(f"q{q_index}")
+    ax.set_ylabel(f"v{v_index}")
+    ax.set_title(f"{traj.model_name}: phase portrait")
+    ax.legend(loc="best", fontsize="small")
+    ax.grid(True, alpha=0.3)
+    return fig
+
+
+def plot_energy(traj: Trajectory, fig: Figure | None = None) -> Figure:
+    """Kinetic, potential and total energy (top) and the relative energy error (bottom).
+
+    The error is ``(E(t) - E(0)) / max(|E(0)|, max T)``
+    (:attr:`Trajectory.energy_error`), drawn on a symmetric-log axis.
+    """
+    fig = Figure(figsize=(7, 5), layout="constrained") if fig is None else fig
+    ax_e, ax_d = fig.subplots(2, 1, sharex=True)
+    ax_e.plot(traj.t, traj.kinetic, lw=1.0, label="kinetic T")
+    ax_e.plot(traj.t, traj.potential, lw=1.0, label="potential U")
+    ax_e.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
+    ax_e.set_ylabel("energy [J]")
+    ax_e.legend(loc="upper right", fontsize="small", ncol=3)
+    ax_e.grid(True, alpha=0.3)
+    err = traj.energy_error
+    ax_d.plot(traj.t, err, lw=1.0, color="C3")
+    scale = float(np.max(np.abs(err))) if err.size else 0.0
+    ax_d.set_yscale("symlog", linthresh=max(scale * 1e-3, 1e-16))
+    ax_d.set_ylabel("relative error of E")
+    ax_d.set_xlabel("t [s]")
+    ax_d.grid(True, alpha=0.3)
+    ax_e.set_title(f"{traj.model_name}: energy ({traj.integrator}, dt = {traj.dt:g} s; "
+                   f"max drift {traj.energy_drift:.2e})")
+    _mark_events(traj, (ax_e, ax_d))
+    return fig
+
+
+def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None = None,
+               color: str = "C0", label_bodies: bool = False) -> Figure:
+    """A 3-D stick figure: body origins joined parent → child, from the world origin.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) array_like, optional
+        Configuration (neutral by default).
+    ax : 3-D Axes, optional
+        Axes created with ``projection="3d"``; a new figure otherwise.
+    backend : {None, "kernel", "reference"}
+        Passed to :func:`rbd.forward_kinematics`.
+    color : str
+        Line colour (several configurations can share one axes).
+    label_bodies : bool
+        Write each body's name next to its origin.
+    """
+    q = algorithms.neutral(model) if q is None else np.asarray(q, dtype=float)
+    T = algorithms.forward_kinematics(model, q, backend=backend)
+    if ax is None:
+        fig = Figure(figsize=(5, 5), layout="constrained")
+        ax = fig.add_subplot(projection="3d")
+    fig = ax.figure
+    origins = T[:, :3, 3]
+    for i, body in enumerate(model.bodies):
+        start = np.zeros(3) if body.parent < 0 else origins[body.parent]
+        segment = np.stack([start, origins[i]])
+        ax.plot(*segment.T, "-", color=color, lw=2.0)
+        if label_bodies:
+            ax.text(*origins[i], f" {body.name}", fontsize="x-small")
+    ax.plot(*origins.T, "o", color=color, ms=4)
+    ax.plot([0], [0], [0], "s", color="k", ms=5)
+    points = np.vstack([origins, np.zeros((1, 3))])
+    center = 0.5 * (points.max(axis=0) + points.min(axis=0))
+    half = max(0.5 * float(np.ptp(points, axis=0).max()), 1e-3) * 1.1
+    ax.set_xlim(center[0] - half, center[0] + half)
+    ax.set_ylim(center[1] - half, center[1] + half)
+    ax.set_zlim(center[2] - half, center[2] + half)
+    ax.set_box_aspect((1, 1, 1))
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
+    ax.set_zlabel("z")
+    return fig
+
+
+def plot_summary(traj: Trajectory, fig: Figure | None = None) -> Figure:
+    """One page for ``rbd simulate``: ``q(t)``, ``v(t)`` and the energies with their error."""
+    fig = Figure(figsize=(8, 9), layout="constrained") if fig is None else fig
+    ax_q, ax_v, ax_e, ax_d = fig.subplots(4, 1, sharex=True)
+    nq_label = None if traj.nq <= MAX_LABELLED else range(MAX_LABELLED)
+    nv_label = None if traj.nv <= MAX_LABELLED else range(MAX_LABELLED)
+    _lines(ax_q, traj.t, traj.q, "q", "q" if nq_label is None else
+           f"q (first {MAX_LABELLED} of {traj.nq})", nq_label)
+    _lines(ax_v, traj.t, traj.v, "v", "v" if nv_label is None else
+           f"v (first {MAX_LABELLED} of {traj.nv})", nv_label)
+    ax_e.plot(traj.t, traj.kinetic, lw=1.0, label="kinetic T")
+    ax_e.plot(traj.t, traj.potential, lw=1.0, label="potential U")
+    ax_e.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
+    ax_e.set_ylabel("energy [J]")
+    ax_e.legend(loc="upper right", fontsize="small", ncol=3)
+    ax_e.grid(True, alpha=0.3)
+    ax_d.plot(traj.t, traj.energy_error, lw=1.0, color="C3")
+    ax_d.set_ylabel("(E - E₀) / scale")
+    ax_d.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
+    ax_d.grid(True, alpha=0.3)
+    ax_d.set_xlabel("t [s]")
+    ax_q.set_title(f"{traj.model_name}: {traj.integrator}, dt = {traj.dt:g} s, "
+                   f"relative energy drift {traj.energy_drift:.2e}")
+    _mark_events(traj, (ax_q, ax_v, ax_e, ax_d))
+    return fig

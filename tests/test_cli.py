@@ -1,0 +1,246 @@
+"""Tests of the ``rbd`` command (rbd.cli) and of the figures it draws (rbd.plotting)."""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd import registry
+from rbd.cli import main
+from rbd.simulate import Trajectory, simulate
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- rbd info ----------------------------------------------------------------------------------
+def test_info_bundled_model(capsys):
+    code, out, err = run(capsys, "info", "pendulum3")
+    assert code == 0 and err == ""
+    assert "nq = 12, nv = 9" in out
+    for name in ("link1", "link2", "link3", "ball1"):
+        assert name in out
+    assert "total mass: 3 kg" in out
+
+
+def test_info_lists_bundled_models(capsys):
+    code, out, _ = run(capsys, "info")
+    assert code == 0
+    for name in ("pendulum3", "double_pendulum", "RC20"):
+        assert name in out
+
+
+def test_info_urdf_file(capsys, tmp_path):
+    path = tmp_path / "double.urdf"
+    path.write_text(rbd.to_urdf(rbd.models.double_pendulum()))
+    code, out, _ = run(capsys, "info", str(path))
+    assert code == 0
+    assert "nq = 2, nv = 2" in out
+
+
+# --- rbd simulate ------------------------------------------------------------------------------
+def test_simulate_writes_plot_and_prints_summary(capsys, tmp_path):
+    png, saved = tmp_path / "sim.png", tmp_path / "traj.npz"
+    code, out, err = run(capsys, "simulate", "--duration", "0.05", "--dt", "0.01",
+                         "--out", str(png), "--save", str(saved))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == PNG_MAGIC
+    for text in ("pendulum3", "nq = 12, nv = 9", "rk4", "5 steps", "energy drift",
+                 "wall time", str(png), str(saved)):
+        assert text in out
+    traj = Trajectory.load(saved)
+    assert traj.model_name == "pendulum3" and traj.t[-1] == pytest.approx(0.05)
+    drift = float(out.split("energy drift")[1].split()[0])
+    assert drift == pytest.approx(traj.energy_drift, rel=1e-3)
+
+
+def test_simulate_other_model_and_integrator(capsys, tmp_path):
+    png = tmp_path / "dp.png"
+    code, out, _ = run(capsys, "simulate", "double_pendulum", "--integrator", "euler",
+                       "--duration", "0.02", "--dt", "0.01", "--out", str(png),
+                       "--backend", "reference")
+    assert code == 0
+    assert "euler" in out and "reference" in out
+    assert png.exists()
+
+
+# --- rbd check ---------------------------------------------------------------------------------
+def test_check_passes_on_a_bundled_model(capsys):
+    code, out, _ = run(capsys, "check", "double_pendulum", "--trials", "2")
+    assert code == 0
+    assert "reference" in out and "FAIL" not in out
+    for quantity in registry.QUANTITIES:
+        assert quantity in out
+
+
+@pytest.fixture
+def registered():
+    """Register implementations for one test and remove them afterwards."""
+    added = []
+
+    def add(quantity, name, fn, supports=None):
+        registry.register(quantity, name, fn, supports=supports)
+        added.append((quantity, name))
+
+    yield add
+    for quantity, name in added:
+        registry.unregister(quantity, name)
+
+
+def test_check_fails_on_a_wrong_implementation(capsys, registered):
+    registered("mass_matrix", "off-by-1e-6", lambda model, q: rbd.crba(model, q) + 1e-6)
+    code, out, _ = run(capsys, "check", "double_pendulum", "--trials", "2")
+    assert code == 1
+    line = next(ln for ln in out.splitlines() if "off-by-1e-6" in ln)
+    assert "DIFFERS" in line
+    reported = float(line.split()[2])       # 1e-6 / max(1, max|M|), M of order one
+    assert 1e-7 < reported <= 1e-6
+
+
+def test_check_reports_a_crashing_implementation(capsys, registered):
+    def crash(model, q, v):
+        raise RuntimeError("not written yet")
+
+    registered("bias_forces", "crashes", crash)
+    code, out, err = run(capsys, "check", "double_pendulum", "--trials", "1")
+    assert code == 1
+    assert "ERROR RuntimeError: not written yet" in out and "Traceback" not in err
+
+
+def test_check_marks_unsupported_models_not_applicable(capsys, registered):
+    def never(model, q, v, a, f_ext=None):
+        raise rbd.ModelError("chains only")
+
+    registered("inverse_dynamics", "chains-only", never, supports=lambda model: False)
+    code, out, _ = run(capsys, "check", "double_pendulum", "--trials", "1")
+    assert code == 0
+    line = next(ln for ln in out.splitlines() if "chains-only" in ln)
+    assert "n/a" in line
+
+
+def test_check_tolerance_option(capsys, registered):
+    registered("mass_matrix", "off-by-1e-6", lambda model, q: rbd.crba(model, q) + 1e-6)
+    code, _, _ = run(capsys, "check", "double_pendulum", "--trials", "1", "--tolerance", "1e-5")
+    assert code == 0
+
+
+# --- rbd bench ---------------------------------------------------------------------------------
+def test_bench_prints_a_table(capsys):
+    code, out, _ = run(capsys, "bench", "double_pendulum", "--budget", "0.002")
+    assert code == 0
+    for text in ("rnea", "crba", "aba", "kernel", "reference", "pinocchio"):
+        assert text in out
+    if not rbd.has_kernels():
+        assert "n/a (not built)" in out
+
+
+def test_bench_model_without_urdf_prints_na(capsys):
+    code, out, _ = run(capsys, "bench", "pendulum3", "--budget", "0.002")
+    assert code == 0
+    assert "n/a" in out          # ball joints have no URDF form (or Pinocchio is absent)
+
+
+# --- rbd walker --------------------------------------------------------------------------------
+def test_walker_calls_the_walker_module(capsys, monkeypatch, tmp_path):
+    calls = []
+    fake = types.ModuleType("rbd.walker")
+    fake.cli = lambda out=".": calls.append(out) or 0
+    monkeypatch.setitem(sys.modules, "rbd.walker", fake)
+    code, _, _ = run(capsys, "walker", "--out", str(tmp_path))
+    assert code == 0 and calls == [str(tmp_path)]
+
+
+def test_walker_missing_module_is_a_clean_error(capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "rbd.walker", None)   # import raises ImportError
+    code, out, err = run(capsys, "walker")
+    assert code == 2
+    assert "walker module is not available" in err and "Traceback" not in err
+
+
+# --- errors ------------------------------------------------------------------------------------
+@pytest.mark.parametrize(("argv", "message"), [
+    (["info", "no_such_model"], "unknown model 'no_such_model'"),
+    (["info", "missing.urdf"], "no such URDF file: 'missing.urdf'"),
+    (["simulate", "double_pendulum", "--dt", "0"], "dt must be finite and > 0"),
+    (["simulate", "double_pendulum", "--duration", "-1"], "duration must be finite and >= 0"),
+    (["simulate", "double_pendulum", "--duration", "nan"], "--duration must be finite"),
+    (["simulate", "double_pendulum", "--duration", "0.01", "--save", "x.txt"],
+     r".npz or .csv"),
+    (["check", "double_pendulum", "--trials", "0"], "--trials must be at least 1"),
+    (["bench", "double_pendulum", "--budget", "0"], "--budget must be > 0"),
+])
+def test_errors_exit_2_with_a_message(capsys, tmp_path, monkeypatch, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert message in err and "Traceback" not in err
+
+
+def test_bad_urdf_file_is_a_clean_error(capsys, tmp_path):
+    path = tmp_path / "bad.urdf"
+    path.write_text("<robot name='r'><link name='a'/><joint/></robot>")
+    code, _, err = run(capsys, "info", str(path))
+    assert code == 2
+    assert err.startswith("rbd info: error:") and "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [[], ["frobnicate"], ["simulate", "--integrator", "verlet"]])
+def test_usage_errors_exit_2(capsys, argv):
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "usage: rbd" in err
+
+
+def test_help_and_version_exit_0(capsys):
+    assert run(capsys, "--help")[0] == 0
+    code, out, _ = run(capsys, "--version")
+    assert code == 0 and rbd.__version__ in out
+
+
+# --- rbd.plotting ------------------------------------------------------------------------------
+def test_plotting_functions_draw_without_pyplot(tmp_path):
+    import matplotlib.pyplot as plt
+
+    from rbd import plotting
+
+    model = rbd.models.double_pendulum()
+
+    def g(t, q, v):
+        return q[0]
+
+    traj = simulate(model, [0.4, 0.0], [0.0, 0.0], 0.6, 0.02, events=[g])
+    assert traj.events
+    figures = {
+        "trajectory": (plotting.plot_trajectory(traj), 2),
+        "phase": (plotting.plot_phase(traj, q_index=1), 1),
+        "energy": (plotting.plot_energy(traj), 2),
+        "model": (plotting.plot_model(model, traj.q[-1], label_bodies=True), 1),
+        "summary": (plotting.plot_summary(traj), 4),
+    }
+    for name, (fig, n_axes) in figures.items():
+        assert len(fig.axes) == n_axes, name
+        path = tmp_path / f"{name}.png"
+        fig.savefig(path)
+        assert path.read_bytes()[:8] == PNG_MAGIC
+    assert plt.get_fignums() == []            # nothing registered with pyplot
+
+
+def test_plot_model_joins_parent_and_child_origins():
+    from rbd import plotting
+
+    model = rbd.models.double_pendulum()
+    q = np.array([0.3, -0.2])
+    fig = plotting.plot_model(model, q)
+    lines = fig.axes[0].get_lines()
+    origins = rbd.forward_kinematics(model, q)[:, :3, 3]
+    segment = np.array(lines[1].get_data_3d()).T       # link1 origin -> link2 origin
+    np.testing.assert_allclose(segment, origins, atol=1e-12)
