@@ -1,0 +1,721 @@
+r"""The passive compass-gait biped: heel strikes, Poincaré map, limit cycle.
+
+The walker of Stępień, Polański & Wojciechowski §8 (after Goswami et al. and
+Hiskens): two straight legs of length ``l`` joined at a hip, point feet, a
+point mass ``m_h`` at the hip and a point mass ``m`` on each leg, walking
+down a slope of angle γ with no actuation at all.
+
+The model is an ordinary :class:`rbd.Model` of two bodies:
+
+* the *stance* leg, pinned to the ground at its foot by a revolute joint
+  (the paper's B3: resting contact does not slip), carrying the hip mass;
+* the *swing* leg, hinged at the hip.
+
+Both hinges turn about the world's ``-y`` axis, so the joint coordinates are
+the paper's (SPW Fig. 8, Table 1): ``q_st`` is the stance leg's angle from the
+vertical, positive when the leg leans back (the hip behind the foot, uphill),
+and ``q_sw`` is the hip angle, the swing leg's angle relative to the stance
+leg.  The world keeps ``z`` vertical and gravity ``(0, 0, -g)``; the ground is
+the line through the stance foot that falls by γ in the walking direction
+``+x``.  (Tilting gravity instead would make the ground the ``x`` axis; keeping
+gravity vertical keeps the potential energy and the figures in the usual
+frame and makes the leg angles angles from the vertical, as in the paper.)
+
+One step (SPW §8.4–8.5):
+
+1. *Swing phase*: forward dynamics by :func:`rbd.aba` on the current model,
+   integrated with :func:`scipy.integrate.solve_ivp`, until the swing foot
+   reaches the ground.  Scuffing — the swing foot dipping below the ground
+   while the legs pass each other near mid-stance (B2) — is ignored: heel
+   strike only counts with the swing leg ahead of the stance leg by at least
+   :data:`SCUFF_ANGLE`.
+2. *Heel strike*: the tree is re-rooted at the new stance foot
+   (:func:`rbd.topology.reroot`, a revolute top joint) — the legs exchange
+   roles (B4) and the configuration is kept.
+3. *Impact*: a plastic, slipless collision (B1).  No impulse acts about the
+   new contact point on the whole walker, nor about the hip on the leg that
+   leaves the ground, so those two angular momenta are conserved.  In the
+   post-impact coordinates they are the generalized momenta
+   :math:`H(q)\,\dot q^+` (SPW (23), with ``H`` from :func:`rbd.crba`), and the
+   pre-impact momenta are summed over the bodies with point Jacobians
+   (:func:`rbd.jacobian`).
+
+The Poincaré section is the start of a step (just after heel strike); on it
+``q_sw = -2 q_st - 2γ`` (both feet on the ground), so the map acts on
+``(q_st, q̇_st, q̇_sw)``.  :func:`find_limit_cycle` solves ``P(x) = x`` by
+Newton's method with a finite-difference Jacobian, whose eigenvalues are the
+Floquet multipliers of the gait.
+
+References
+----------
+J. Stępień, A. Polański and K. Wojciechowski, "A general on-the-fly
+algorithm for modifying the kinematic tree hierarchy", *Int. J. Appl. Math.
+Comput. Sci.* 22(1), 2012, §8 and Table 1.
+A. Goswami, B. Thuilot and B. Espiau, "Compass-like biped robot, Part I",
+INRIA RR-2996, 1996.  I. Hiskens, "Stability of hybrid system limit cycles:
+application to the compass gait biped robot", CDC 2001.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.integrate import solve_ivp
+
+from .algorithms import aba, crba, forward_kinematics, jacobian, kinetic_energy, potential_energy
+from .errors import InputError
+from .joints import Revolute
+from .model import Model
+from .spatial import mcI, plux_parts
+from .topology import reroot
+
+__all__ = [
+    "PAPER_PARAMETERS",
+    "PAPER_STATE",
+    "WalkerParameters",
+    "Step",
+    "LimitCycle",
+    "Basin",
+    "FallError",
+    "compass_gait",
+    "stance_leg",
+    "swing_leg",
+    "foot_clearance",
+    "angular_momentum",
+    "heel_strike",
+    "step",
+    "walk",
+    "poincare_map",
+    "find_limit_cycle",
+    "phase_portrait_figure",
+    "energy_figure",
+    "basin_of_attraction",
+    "basin_figure",
+    "cli",
+]
+
+#: The hinge axis of both joints, in world coordinates: angles grow as a leg leans back.
+AXIS = np.array([0.0, -1.0, 0.0])
+
+#: Heel strike counts only with the swing leg this far (rad) ahead of the stance leg (B2).
+SCUFF_ANGLE = 0.1
+
+#: The walker has fallen when the hip is lower than this fraction of the leg length.
+FALL_HEIGHT = 0.5
+
+#: Longest step (in units of sqrt(l / g)) before the walker is declared stuck.
+MAX_STEP_TIME = 10.0
+
+#: solve_ivp tolerances of the swing phase.
+RTOL, ATOL = 1e-10, 1e-12
+
+
+@dataclass(frozen=True)
+class WalkerParameters:
+    """Physical parameters of the compass gait (SPW Table 1).
+
+    ``mass_position`` is the distance of each leg's point mass from the hip
+    (the paper's ``d``).  The paper's walker has ``d = l/2``, where measuring
+    from the hip or from the foot (Goswami's ``b`` or ``a``) is the same.
+    """
+
+    slope: float = 0.0524
+    hip_mass: float = 2.0
+    leg_mass: float = 1.0
+    leg_length: float = 1.0
+    mass_position: float = 0.5
+    gravity: float = 9.81
+
+    def __post_init__(self):
+        for name in ("hip_mass", "leg_mass", "leg_length", "gravity"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value <= 0:
+                raise InputError(f"{name} must be a positive number, got {value!r}")
+        if not np.isfinite(self.slope) or not 0 <= self.slope < 0.5:
+            raise InputError(f"slope must be in [0, 0.5) rad, got {self.slope!r}")
+        if not 0 <= self.mass_position <= self.leg_length:
+            raise InputError(f"mass_position must lie on the leg, in [0, {self.leg_length}], "
+                             f"got {self.mass_position!r}")
+
+    @property
+    def normal(self) -> np.ndarray:
+        """Unit normal of the ground (world coordinates)."""
+        return np.array([np.sin(self.slope), 0.0, np.cos(self.slope)])
+
+    @property
+    def downhill(self) -> np.ndarray:
+        """Unit vector along the ground in the walking direction."""
+        return np.array([np.cos(self.slope), 0.0, -np.sin(self.slope)])
+
+    @property
+    def time_scale(self) -> float:
+        return float(np.sqrt(self.leg_length / self.gravity))
+
+
+#: The walker of SPW Table 1.
+PAPER_PARAMETERS = WalkerParameters()
+
+#: The initial state of SPW Table 1 (from Hiskens 2001): ``(q_st, q_sw, q̇_st, q̇_sw)``.
+PAPER_STATE = np.array([-0.3236, 0.5424, -1.4939, -0.3117])
+
+
+class FallError(RuntimeError):
+    """The walker fell (or stopped) before the next heel strike."""
+
+
+# --- the model -----------------------------------------------------------------------------
+def compass_gait(params: WalkerParameters = PAPER_PARAMETERS, foot=(0.0, 0.0, 0.0)) -> Model:
+    """The compass-gait walker as an :class:`rbd.Model` (SPW Fig. 8).
+
+    Body ``leg1`` stands on its foot at ``foot`` (revolute joint ``stance``);
+    body ``leg2`` hangs from the hip (revolute joint ``hip``).  At ``q = 0`` both
+    legs are vertical, ``leg1`` with its hip above its foot.  Frames ``hip``,
+    ``foot1`` and ``foot2`` mark the hip and the feet.
+    """
+    l, d = params.leg_length, params.mass_position
+    z = np.array([0.0, 0.0, 1.0])
+    zero = np.zeros((3, 3))
+    model = Model(gravity=(0.0, 0.0, -params.gravity), name="compass gait")
+    leg1_inertia = mcI(params.hip_mass, l * z, zero) + mcI(params.leg_mass, (l - d) * z, zero)
+    leg1 = model.add_body(-1, Revolute(AXIS), (np.eye(3), np.asarray(foot, dtype=float)),
+                          leg1_inertia, "leg1", "stance")
+    model.add_body(leg1, Revolute(AXIS), (np.eye(3), l * z),
+                   mcI(params.leg_mass, -d * z, zero), "leg2", "hip")
+    model.add_frame("foot1", "leg1", (np.eye(3), np.zeros(3)))
+    model.add_frame("hip", "leg1", (np.eye(3), l * z))
+    model.add_frame("foot2", "leg2", (np.eye(3), -l * z))
+    return model
+
+
+def stance_leg(model: Model) -> str:
+    """Name of the leg pinned to the ground (the root of the tree)."""
+    return model.body_names[0]
+
+
+def swing_leg(model: Model) -> str:
+    """Name of the leg hanging from the hip."""
+    return model.body_names[1]
+
+
+def _foot(leg: str) -> str:
+    return "foot" + leg[-1]
+
+
+def frame_position(model: Model, q, frame: str) -> np.ndarray:
+    """World position of the origin of a named frame."""
+    f = model.frames[frame]
+    T = forward_kinematics(model, q)[f.body]
+    return T[:3, :3] @ plux_parts(f.X)[1] + T[:3, 3]
+
+
+def foot_clearance(model: Model, q, params: WalkerParameters = PAPER_PARAMETERS) -> float:
+    """Height of the swing foot above the ground (along the ground normal)."""
+    stance = frame_position(model, q, _foot(stance_leg(model)))
+    swing = frame_position(model, q, _foot(swing_leg(model)))
+    return float(params.normal @ (swing - stance))
+
+
+def leg_angles(model: Model, q, v) -> dict[str, tuple[float, float]]:
+    """Each leg's angle from the vertical (positive leaning back) and its rate."""
+    T = forward_kinematics(model, q)
+    out = {}
+    for i, name in enumerate(model.body_names):
+        R = T[i, :3, :3]
+        omega = jacobian(model, q, i)[:3] @ v
+        out[name] = (float(np.arctan2(-R[0, 2], R[2, 2])), float(AXIS @ omega))
+    return out
+
+
+def angular_momentum(model: Model, q, v, point, bodies: Sequence[str] | None = None
+                     ) -> np.ndarray:
+    r"""Angular momentum about a world ``point`` of some bodies (all by default).
+
+    :math:`L = \sum_i m_i (c_i - o) \times \dot c_i + R_i I_{c,i} R_i^T \omega_i`, with
+    :math:`[\omega_i; \dot c_i] = J_i(q)\, v` the Jacobian at body ``i``'s centre of mass.
+    """
+    T = forward_kinematics(model, q)
+    L = np.zeros(3)
+    for i, body in enumerate(model.bodies):
+        if bodies is not None and body.name not in bodies:
+            continue
+        twist = jacobian(model, q, i, body.com) @ v
+        c = T[i, :3, :3] @ body.com + T[i, :3, 3]
+        R = T[i, :3, :3]
+        L += body.mass * np.cross(c - point, twist[3:]) + R @ body.I_com @ R.T @ twist[:3]
+    return L
+
+
+# --- heel strike (SPW §8.5) -----------------------------------------------------------------
+def heel_strike(model: Model, q, v, params: WalkerParameters = PAPER_PARAMETERS
+                ) -> tuple[Model, np.ndarray, np.ndarray]:
+    r"""Exchange the legs and apply the impact: the post-impact model and state.
+
+    The tree is re-rooted at the swing foot (revolute top joint about the
+    hinge axis), which keeps the configuration and relabels the legs.  The
+    post-impact velocities solve SPW (23),
+
+    .. math::
+
+        H(q) \begin{bmatrix} \dot q_{st}^+ \\ \dot q_{sw}^+ \end{bmatrix} =
+        \begin{bmatrix} L_{tot}^- \\ L_{sw}^- \end{bmatrix},
+
+    where ``H`` is the post-impact joint-space inertia (:func:`rbd.crba`),
+    :math:`L_{tot}^-` the whole walker's angular momentum about the new stance
+    foot and :math:`L_{sw}^-` that of the leg leaving the ground (the new swing
+    leg) about the hip, both before the impact and about the hinge axis.  The
+    rows of :math:`H\dot q` are exactly these momenta, because ``q_st`` turns
+    the whole walker about the foot and ``q_sw`` the swing leg about the hip.
+    """
+    old_stance, old_swing = stance_leg(model), swing_leg(model)
+    foot = frame_position(model, q, _foot(old_swing))
+    hip = frame_position(model, q, "hip")
+    new_model, q_new, _ = reroot(model, q, v, old_swing, foot, "revolute", axis=AXIS)
+    L_tot = AXIS @ angular_momentum(model, q, v, foot)                        # SPW (23)
+    L_sw = AXIS @ angular_momentum(model, q, v, hip, bodies=[old_stance])     # SPW (23)
+    H = crba(new_model, q_new)                                                # SPW (23)
+    return new_model, q_new, np.linalg.solve(H, np.array([L_tot, L_sw]))
+
+
+# --- one step ---------------------------------------------------------------------------------
+@dataclass
+class Step:
+    """One step: the swing phase from ``t = 0`` to heel strike, and the impact."""
+
+    model: Model                 # the model of the swing phase (stance leg at the root)
+    t: np.ndarray                # (N,) sample times of the swing phase
+    x: np.ndarray                # (N, 4) states (q_st, q_sw, q̇_st, q̇_sw) of ``model``
+    duration: float              # time to heel strike
+    x_minus: np.ndarray          # (4,) pre-impact state, coordinates of ``model``
+    next_model: Model            # the model after the legs exchange roles
+    x_plus: np.ndarray           # (4,) post-impact state, coordinates of ``next_model``
+    length: float                # distance between the feet at heel strike
+
+
+def _events(model: Model, params: WalkerParameters) -> list[Callable]:
+    def strike(t, x):
+        # clearance of the swing foot, masked while the legs pass each other (B2)
+        return max(foot_clearance(model, x[:2], params), SCUFF_ANGLE - x[1])
+
+    def fall(t, x):
+        hip = frame_position(model, x[:2], "hip")
+        foot = frame_position(model, x[:2], _foot(stance_leg(model)))
+        return params.normal @ (hip - foot) - FALL_HEIGHT * params.leg_length
+
+    for event in (strike, fall):
+        event.terminal, event.direction = True, -1
+    return [strike, fall]
+
+
+def swing_dynamics(model: Model) -> Callable:
+    """The first-order system ``ẋ = [q̇; ABA(q, q̇, 0)]`` of the swing phase."""
+    tau = np.zeros(model.nv)
+
+    def f(t, x):
+        return np.concatenate([x[2:], aba(model, x[:2], x[2:], tau)])
+
+    return f
+
+
+def step(model: Model, x, params: WalkerParameters = PAPER_PARAMETERS, samples: int = 0
+         ) -> Step:
+    """Integrate one step from state ``x = (q_st, q_sw, q̇_st, q̇_sw)`` of ``model``.
+
+    ``samples > 0`` also records that many equally spaced states of the swing
+    phase (for plots).  Raises :class:`FallError` if the hip drops below
+    ``FALL_HEIGHT * l`` or no heel strike comes within ``MAX_STEP_TIME``.
+    """
+    x = np.asarray(x, dtype=float)
+    t_max = MAX_STEP_TIME * params.time_scale
+    sol = solve_ivp(swing_dynamics(model), (0.0, t_max), x, method="DOP853", rtol=RTOL,
+                    atol=ATOL, events=_events(model, params), dense_output=samples > 0)
+    if sol.status != 1 or len(sol.t_events[0]) == 0:
+        why = "the hip dropped" if sol.status == 1 else f"no heel strike within {t_max:.3g} s"
+        raise FallError(f"the walker fell: {why}")
+    t_strike, x_minus = float(sol.t_events[0][0]), sol.y_events[0][0]
+    next_model, q_plus, v_plus = heel_strike(model, x_minus[:2], x_minus[2:], params)
+    feet = [frame_position(model, x_minus[:2], _foot(leg)) for leg in model.body_names]
+    t = np.linspace(0.0, t_strike, samples) if samples else np.zeros(0)
+    states = sol.sol(t).T if samples else np.zeros((0, 4))
+    return Step(model, t, states, t_strike, x_minus, next_model, np.concatenate([q_plus, v_plus]),
+                float(np.linalg.norm(feet[1] - feet[0])))
+
+
+def walk(x0, steps: int, params: WalkerParameters = PAPER_PARAMETERS, samples: int = 0,
+         model: Model | None = None) -> list[Step]:
+    """Take ``steps`` steps from the post-impact state ``x0``; the legs swap every step.
+
+    Stops early (returning the steps taken) if the walker falls.
+    """
+    model = compass_gait(params) if model is None else model
+    out: list[Step] = []
+    x = np.asarray(x0, dtype=float)
+    for _ in range(steps):
+        try:
+            s = step(model, x, params, samples)
+        except FallError:
+            break
+        out.append(s)
+        model, x = s.next_model, s.x_plus
+    return out
+
+
+# --- the Poincaré map and its fixed point ----------------------------------------------------
+def on_section(z, params: WalkerParameters = PAPER_PARAMETERS) -> np.ndarray:
+    """Full state from section coordinates ``z = (q_st, q̇_st, q̇_sw)``: both feet down."""
+    z = np.asarray(z, dtype=float)
+    return np.array([z[0], -2.0 * z[0] - 2.0 * params.slope, z[1], z[2]])
+
+
+def poincare_map(x, params: WalkerParameters = PAPER_PARAMETERS) -> np.ndarray:
+    """Post-impact state after one step from the post-impact state ``x``."""
+    return step(compass_gait(params), x, params).x_plus
+
+
+def _section_map(z, params):
+    x = poincare_map(on_section(z, params), params)
+    return x[[0, 2, 3]]
+
+
+def _section_jacobian(z, params, h=1e-6):
+    """Central finite-difference Jacobian of the section map (3 × 3)."""
+    J = np.zeros((3, 3))
+    for j in range(3):
+        dz = np.zeros(3)
+        dz[j] = h
+        J[:, j] = (_section_map(z + dz, params) - _section_map(z - dz, params)) / (2 * h)
+    return J
+
+
+@dataclass
+class LimitCycle:
+    """A period-one gait: fixed point of the Poincaré map and its stability."""
+
+    fixed_point: np.ndarray      # (4,) post-impact state (q_st, q_sw, q̇_st, q̇_sw)
+    pre_impact: np.ndarray       # (4,) the state just before heel strike, same legs
+    step_period: float           # seconds
+    step_length: float           # metres between the feet at heel strike
+    multipliers: np.ndarray      # (3,) eigenvalues of the section map's Jacobian
+    jacobian: np.ndarray         # (3, 3) Jacobian of the map on (q_st, q̇_st, q̇_sw)
+    params: WalkerParameters
+    residual: float              # |P(x) - x| at the fixed point
+    iterations: int
+
+    @property
+    def stable(self) -> bool:
+        return bool(np.max(np.abs(self.multipliers)) < 1.0)
+
+    def __str__(self) -> str:
+        x, xm = self.fixed_point, self.pre_impact
+        fmt = ", ".join
+        return "\n".join([
+            "compass-gait limit cycle "
+            f"(slope {self.params.slope:g} rad, m_h {self.params.hip_mass:g} kg, "
+            f"m {self.params.leg_mass:g} kg, l {self.params.leg_length:g} m, "
+            f"d {self.params.mass_position:g} m)",
+            "  post-impact (q_st, q_sw, dq_st, dq_sw): " + fmt(f"{a:+.6f}" for a in x),
+            "  pre-impact  (q_st, q_sw, dq_st, dq_sw): " + fmt(f"{a:+.6f}" for a in xm),
+            f"  step period {self.step_period:.6f} s, step length {self.step_length:.6f} m",
+            "  Floquet multipliers: " + fmt(f"{m:.6f}" for m in self.multipliers)
+            + f"  (max |λ| = {np.max(np.abs(self.multipliers)):.4f}, "
+            + ("stable)" if self.stable else "unstable)"),
+            f"  Newton iterations {self.iterations}, residual {self.residual:.2e}",
+        ])
+
+
+def _guess(params: WalkerParameters) -> np.ndarray:
+    """A starting point: the impact applied to the paper's pre-impact state, on the section."""
+    model = compass_gait(params)
+    q = np.array([PAPER_STATE[0], -2 * PAPER_STATE[0] - 2 * params.slope])
+    _, q_plus, v_plus = heel_strike(model, q, PAPER_STATE[2:], params)
+    return np.array([q_plus[0], v_plus[0], v_plus[1]])
+
+
+def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: float = 1.0,
+                     leg_length: float = 1.0, mass_position: float = 0.5,
+                     gravity: float = 9.81, guess=None, tol: float = 1e-10,
+                     max_iterations: int = 25) -> LimitCycle:
+    """The period-one gait by Newton shooting on the Poincaré map.
+
+    Parameters
+    ----------
+    slope, hip_mass, leg_mass, leg_length, mass_position, gravity : float
+        The walker (SPW Table 1 by default; ``mass_position`` from the hip).
+    guess : (4,) array_like, optional
+        A post-impact state near the cycle (default: the impact applied to
+        the paper's Table 1 state).
+    tol : float
+        Stop when ``|P(x) - x| < tol``.
+
+    Returns
+    -------
+    LimitCycle
+        ``fixed_point`` (post-impact state), ``step_period`` (s),
+        ``step_length`` (m) and the Floquet ``multipliers``.
+
+    Raises
+    ------
+    FallError
+        If a step from an iterate falls.
+    RuntimeError
+        If Newton's method does not converge.
+    """
+    params = WalkerParameters(slope, hip_mass, leg_mass, leg_length, mass_position, gravity)
+    z = _guess(params) if guess is None else np.asarray(guess, dtype=float)[[0, 2, 3]]
+    iteration = 0
+    for iteration in range(1, max_iterations + 1):  # noqa: B007
+        r = _section_map(z, params) - z
+        J = _section_jacobian(z, params)
+        z = z - np.linalg.solve(J - np.eye(3), r)
+        if np.linalg.norm(r) < tol * 1e3:
+            r = _section_map(z, params) - z
+            if np.linalg.norm(r) < tol:
+                break
+    else:
+        raise RuntimeError(f"no limit cycle found: |P(x) - x| = {np.linalg.norm(r):.3g} after "
+                           f"{max_iterations} Newton iterations")
+    J = _section_jacobian(z, params)
+    multipliers = np.linalg.eigvals(J)
+    multipliers = multipliers[np.argsort(-np.abs(multipliers))]
+    s = step(compass_gait(params), on_section(z, params), params)
+    return LimitCycle(on_section(z, params), s.x_minus, s.duration, s.length, multipliers, J,
+                      params, float(np.linalg.norm(r)), iteration)
+
+
+# --- figures (SPW Figs. 10 and 11) -----------------------------------------------------------
+def _energies(s: Step) -> tuple[np.ndarray, np.ndarray]:
+    T = np.array([kinetic_energy(s.model, x[:2], x[2:]) for x in s.x])
+    U = np.array([potential_energy(s.model, x[:2]) for x in s.x])
+    return T, U
+
+
+def phase_portrait_figure(cycle: LimitCycle | None = None, steps: int = 4, leg: str = "leg1"):
+    """SPW Fig. 10: one leg's angle from the vertical against its rate, over ``steps`` steps.
+
+    The leg alternates between stance (lower branch) and swing (upper branch);
+    dashed segments are the velocity jumps at heel strike.
+    """
+    import matplotlib.pyplot as plt
+
+    cycle = find_limit_cycle() if cycle is None else cycle
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    prev = None
+    for k, s in enumerate(walk(cycle.fixed_point, steps, cycle.params, samples=300)):
+        points = np.array([leg_angles(s.model, x[:2], x[2:])[leg] for x in s.x])
+        role = "stance" if stance_leg(s.model) == leg else "swing"
+        ax.plot(points[:, 0], points[:, 1], color="C0" if role == "stance" else "C1",
+                label=role if k < 2 else None)
+        if prev is not None:
+            ax.plot([prev[0], points[0, 0]], [prev[1], points[0, 1]], "k--", lw=0.8,
+                    label="heel strike" if k == 1 else None)
+        prev = points[-1]
+    ax.set_xlabel(rf"$\theta$ (rad), angle of {leg} from the vertical")
+    ax.set_ylabel(r"$\dot\theta$ (rad/s)")
+    ax.set_title("Compass gait: phase portrait of one leg")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def energy_figure(cycle: LimitCycle | None = None, steps: int = 2):
+    """SPW Fig. 11: potential against kinetic energy over ``steps`` steps.
+
+    Each step climbs to the top of the stance arc (A → B), falls (B → C) along a
+    line of constant total energy, and loses energy at heel strike (C → A′).
+    """
+    import matplotlib.pyplot as plt
+
+    cycle = find_limit_cycle() if cycle is None else cycle
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for k, s in enumerate(walk(cycle.fixed_point, steps, cycle.params, samples=300)):
+        T, U = _energies(s)
+        ax.plot(T, U, color=f"C{k}", label=f"step {k + 1}")
+        tag = "'" * k
+        b = int(np.argmax(U))
+        for i, name in ((0, "A"), (b, "B"), (-1, "C")):
+            ax.annotate(name + tag, (T[i], U[i]), textcoords="offset points", xytext=(5, 5))
+            ax.plot(T[i], U[i], "k.")
+        T_next = kinetic_energy(s.next_model, s.x_plus[:2], s.x_plus[2:])
+        ax.plot([T[-1], T_next], [U[-1], U[-1]], "k--", lw=0.8,
+                label="heel strike" if k == 0 else None)
+    ax.set_xlabel("kinetic energy (J)")
+    ax.set_ylabel("potential energy (J)")
+    ax.set_title("Compass gait: potential against kinetic energy")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+# --- basin of attraction (Dask) --------------------------------------------------------------
+@dataclass
+class Basin:
+    """Outcome of a grid of initial states.
+
+    ``steps_taken[i, j]`` is the number of steps walked from
+    ``(stance_angles[i], swing_rates[j])`` (``steps`` if it did not fall);
+    ``converged[i, j]`` says the state ended within ``tolerance`` of the cycle.
+    """
+
+    stance_angles: np.ndarray
+    swing_rates: np.ndarray
+    steps: int
+    steps_taken: np.ndarray
+    distance: np.ndarray
+    converged: np.ndarray
+    cycle: LimitCycle
+    tolerance: float = 1e-3
+    meta: dict = field(default_factory=dict)
+
+
+def _require_distributed():
+    try:
+        import dask.distributed
+    except ImportError as exc:
+        raise ImportError("basin_of_attraction runs on Dask: install the 'parallel' extra "
+                          "(pip install 'rbd[parallel]', i.e. dask[distributed])") from exc
+    return dask.distributed
+
+
+def basin_cell(stance_angle: float, swing_rate: float, stance_rate: float, steps: int,
+               fixed_point: Sequence[float], params: WalkerParameters) -> tuple[int, float]:
+    """Walk ``steps`` steps from one initial state; return (steps taken, final distance)."""
+    x0 = on_section([stance_angle, stance_rate, swing_rate], params)
+    taken = walk(x0, steps, params)
+    if not taken:
+        return 0, float("inf")
+    distance = float(np.linalg.norm(taken[-1].x_plus - np.asarray(fixed_point)))
+    return len(taken), distance
+
+
+def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[float],
+                        steps: int = 10, cycle: LimitCycle | None = None,
+                        tolerance: float = 1e-3, scheduler=None, progress: bool = True,
+                        n_workers: int | None = None) -> Basin:
+    """Sweep a grid of post-impact states through Dask and classify each one.
+
+    Each cell starts on the Poincaré section with the given stance angle
+    ``q_st`` and swing rate ``q̇_sw`` (the hip angle from the feet-on-the-ground
+    condition, the stance rate from the limit cycle) and walks ``steps``
+    steps.
+
+    Parameters
+    ----------
+    stance_angles, swing_rates : sequence of float
+        The grid axes (rad, rad/s).
+    steps : int
+        Steps simulated per cell.
+    cycle : LimitCycle, optional
+        The gait to converge to (default: :func:`find_limit_cycle`).
+    tolerance : float
+        A cell converged if it walked every step and ended within this
+        distance of the fixed point.
+    scheduler : None, str or dask.distributed.Client
+        ``None`` starts a :class:`dask.distributed.LocalCluster` (one process
+        per worker) for this call; a string is the address of a running
+        scheduler (``"tcp://host:8786"``); a Client is used as is.
+    progress : bool
+        Show a progress bar (tqdm over the finished tasks).
+    n_workers : int, optional
+        Workers of the local cluster (default: the number of CPUs).
+
+    Returns
+    -------
+    Basin
+
+    Raises
+    ------
+    ImportError
+        If ``dask.distributed`` is not installed (extra ``parallel``).
+    """
+    distributed = _require_distributed()
+    from tqdm.auto import tqdm
+
+    cycle = find_limit_cycle() if cycle is None else cycle
+    if int(steps) < 1:
+        raise InputError(f"steps must be at least 1, got {steps!r}")
+    angles = np.asarray(stance_angles, dtype=float).reshape(-1)
+    rates = np.asarray(swing_rates, dtype=float).reshape(-1)
+    client, own = _connect(distributed, scheduler, n_workers)
+    try:
+        futures = {}
+        for i, angle in enumerate(angles):
+            for j, rate in enumerate(rates):
+                future = client.submit(basin_cell, float(angle), float(rate),
+                                       float(cycle.fixed_point[2]), int(steps),
+                                       cycle.fixed_point.tolist(), cycle.params, pure=False)
+                futures[future] = (i, j)
+        taken = np.zeros((angles.size, rates.size), dtype=int)
+        distance = np.full((angles.size, rates.size), np.inf)
+        done = distributed.as_completed(list(futures))
+        for future in tqdm(done, total=len(futures), disable=not progress, desc="basin"):
+            i, j = futures[future]
+            taken[i, j], distance[i, j] = future.result()
+    finally:
+        for thing in own:
+            thing.close()
+    converged = (taken == int(steps)) & (distance < tolerance)
+    return Basin(angles, rates, int(steps), taken, distance, converged, cycle, tolerance)
+
+
+def _connect(distributed, scheduler, n_workers):
+    """A client for ``scheduler`` and the objects this call must close."""
+    if isinstance(scheduler, distributed.Client):
+        return scheduler, []
+    if isinstance(scheduler, str):
+        client = distributed.Client(scheduler)
+        return client, [client]
+    if scheduler is not None:
+        raise InputError("scheduler must be None, a scheduler address or a dask Client, "
+                         f"got {type(scheduler).__name__}")
+    cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
+                                       threads_per_worker=1, dashboard_address=None)
+    client = distributed.Client(cluster)
+    return client, [client, cluster]
+
+
+def basin_figure(basin: Basin):
+    """Steps walked from each grid cell, the converged cells outlined, the cycle marked."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    extent = [basin.swing_rates[0], basin.swing_rates[-1], basin.stance_angles[0],
+              basin.stance_angles[-1]]
+    image = ax.imshow(basin.steps_taken, origin="lower", extent=extent, aspect="auto",
+                      cmap="viridis", vmin=0, vmax=basin.steps, interpolation="nearest")
+    fig.colorbar(image, ax=ax, label="steps before falling")
+    if basin.converged.any() and min(basin.converged.shape) > 1:
+        ax.contour(basin.swing_rates, basin.stance_angles, basin.converged.astype(float),
+                   levels=[0.5], colors="w")
+    x = basin.cycle.fixed_point
+    ax.plot(x[3], x[0], "r*", ms=12, label="limit cycle")
+    ax.set_xlabel(r"swing rate $\dot q_{sw}$ (rad/s)")
+    ax.set_ylabel(r"stance angle $q_{st}$ (rad)")
+    ax.set_title(f"Basin of attraction ({basin.steps} steps)")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
+    return fig
+
+
+# --- command line -----------------------------------------------------------------------------
+def cli(out: str = ".") -> int:
+    """``rbd walker``: the limit cycle of SPW Table 1 and the figures 10 and 11 as PNG files."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cycle = find_limit_cycle()
+    print(cycle)
+    paper = PAPER_STATE
+    print("  SPW Table 1 state (pre-impact):          " + ", ".join(f"{a:+.4f}" for a in paper))
+    os.makedirs(out, exist_ok=True)
+    for name, make in (("walker_phase_portrait.png", phase_portrait_figure),
+                       ("walker_energy.png", energy_figure)):
+        fig = make(cycle)
+        path = os.path.join(out, name)
+        fig.savefig(path, dpi=120)
+        plt.close(fig)
+        print(f"wrote {path}")
+    return 0
