@@ -248,6 +248,20 @@ def bernstein3(t, k: int = 0) -> list:
     return [0 * t] * 4
 
 
+#: Bernstein-to-power change of basis: B_i(t) = Σ_a _BERNSTEIN_POWER[a, i] t^a.
+_BERNSTEIN_POWER = np.array([[1.0, 0.0, 0.0, 0.0],
+                             [-3.0, 3.0, 0.0, 0.0],
+                             [3.0, -6.0, 3.0, 0.0],
+                             [-1.0, 3.0, -3.0, 1.0]])
+
+
+def _power3(t, k: int) -> list:
+    """``[d^k t^a / dt^k for a = 0..3]``: the monomial basis used for symbolic Bézier forms."""
+    z = 0 * t
+    return [[1 + z, t, t**2, t**3], [z, 1 + z, 2 * t, 3 * t**2],
+            [z, z, 2 + z, 6 * t], [z, z, z, 6 + z]][k]
+
+
 def _combine(L, weights, points):
     """``Σ_k weights[k] * points[k]`` for ``points`` of shape ``(n, 3)``."""
     if L is _NUMPY and not _is_symbolic(points):
@@ -426,7 +440,12 @@ class CubicBezier(Curve):
 
     def _derivatives(self, s, L, order):
         P = self.control_points
-        return [_combine(L, bernstein3(s, k), P) for k in range(order + 1)]
+        if L is _NUMPY:
+            return [_combine(L, bernstein3(s, k), P) for k in range(order + 1)]
+        # symbolic: expand in powers of s, which keeps the expressions short
+        C = _BERNSTEIN_POWER @ P if P.dtype != object else P
+        basis = _power3 if P.dtype != object else bernstein3
+        return [_combine(L, basis(s, k), C) for k in range(order + 1)]
 
 
 class BezierSpline(Curve):
@@ -937,6 +956,10 @@ class BezierPatch(Surface):
         if L is _NUMPY and P.dtype != object:
             X = np.einsum("ia,jb,abk->ijk", np.array(Bu, float), np.array(Bv, float), P)
             return {(i, j): X[i, j] for i, j in _orders(order)}
+        if P.dtype != object:  # symbolic: a polynomial in powers of u and v (shorter)
+            P = np.einsum("ai,bj,ijk->abk", _BERNSTEIN_POWER, _BERNSTEIN_POWER, P)
+            Bu = [_power3(u, k) for k in range(order + 1)]
+            Bv = [_power3(v, k) for k in range(order + 1)]
         return {(i, j): _combine(L, [Bu[i][a] * Bv[j][b] for a in range(4) for b in range(4)],
                                  P.reshape(16, 3))
                 for i, j in _orders(order)}
