@@ -47,8 +47,10 @@ def _layout(nbodies: int, nv: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("D_inv", (nb, 6, 6), "D_i⁻¹ in the top-left nv_i × nv_i block"),
         ("u", (nv,), "u_i = τ_i - S_iᵀ pA_i (ABA)"),
         ("IC", (nb, 6, 6), "composite-rigid-body inertia (CRBA)"),
-        ("R", (nb, 3, 3), "body orientation in world coordinates (kinematics)"),
-        ("p", (nb, 3), "body origin in world coordinates (kinematics)"),
+        ("S0", (nv, 6), "S of each degree of freedom in its root body's coordinates (CRBA)"),
+        ("F0", (nv, 6), "IC_i S_i of each degree of freedom in root-body coordinates (CRBA)"),
+        ("R", (nb, 3, 3), "body orientation: world (kinematics) or root-body (CRBA) axes"),
+        ("p", (nb, 3), "body origin: world (kinematics) or root-body (CRBA) coordinates"),
         ("C", (nb, 3), "body centre of mass in world coordinates (kinematics)"),
         ("F", (nb, nv, 6), "per-body force, then acceleration, columns of M⁻¹"),
         ("scratch", (72,), "scratch space of small dense factorizations"),
@@ -75,7 +77,10 @@ class Data:
         ``D_i = S_iᵀ IA_i S_i`` and its inverse, top-left ``nv_i × nv_i`` block.
     u : (nv,) ndarray
         ``u_i = τ_i - S_iᵀ pA_i``.
-    R, p, C : world orientation, origin and centre of mass of each body.
+    S0, F0 : (nv, 6) ndarray
+        CRBA: ``S_i`` and ``IC_i S_i`` per degree of freedom, in root-body coordinates.
+    R, p, C : world orientation, origin and centre of mass of each body
+        (CRBA leaves poses relative to each tree's root body in ``R``, ``p``).
     F : (nbodies, nv, 6) ndarray
         Columns used by the M⁻¹ kernel.
     buffer : (size,) ndarray

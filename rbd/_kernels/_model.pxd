@@ -86,6 +86,8 @@ cdef struct Work:
     double* D_inv                 # nb × 6×6: D_i⁻¹
     double* u                     # nv: u_i = τ_i - S_iᵀ pA_i
     double* IC                    # nb × 6×6: composite inertias (CRBA)
+    double* S0                    # nv × 6: S in the coordinates of the root body (CRBA)
+    double* F0                    # nv × 6: F = IC S in the coordinates of the root body (CRBA)
     double* R                     # nb × 3×3: body orientation in world coordinates
     double* p                     # nb × 3: body origin in world coordinates
     double* C                     # nb × 3: body centre of mass in world coordinates

@@ -338,6 +338,8 @@ cdef class CompiledModel:
         w.D_inv = base + <Py_ssize_t>off["D_inv"]
         w.u = base + <Py_ssize_t>off["u"]
         w.IC = base + <Py_ssize_t>off["IC"]
+        w.S0 = base + <Py_ssize_t>off["S0"]
+        w.F0 = base + <Py_ssize_t>off["F0"]
         w.R = base + <Py_ssize_t>off["R"]
         w.p = base + <Py_ssize_t>off["p"]
         w.C = base + <Py_ssize_t>off["C"]

@@ -157,7 +157,10 @@ cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
         D_inv = w.D_inv + 36 * i
         a_i = w.a + 6 * i
         # a' = X_up[i] a_λ(i) + c_i
-        a_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        if p < 0:
+            a_p = <const double*>&model.a0[0]
+        else:
+            a_p = w.a + 6 * p
         xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
         for k in range(6):
             a_i[k] += w.c[6 * i + k]                                        # RBDA T7.1

@@ -3,7 +3,11 @@
 
 The compiled twin of ``rbd/reference/crba.py`` (RBDA Table 6.2): the joint
 transforms, the inward pass of composite inertias, then one block row of
-``M`` per body, walking to the root.  ``mass_matrix_inverse`` is computed by
+``M`` per body, walking to the root.  On that walk the reference carries
+``F`` up one ``X_upᵀ`` at a time; here ``F`` and the ancestors' ``S`` are
+expressed once in the coordinates of the root body, so each step of the walk
+is a single dot product (the same products, taken once per body instead of
+once per pair).  ``mass_matrix_inverse`` is computed by
 the ABA-based factorization in ``aba.pyx`` rather than by the reference's
 Cholesky solve.
 """
@@ -11,20 +15,34 @@ Cholesky solve.
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
-from rbd._kernels._spatial cimport congruence_add, dot6, mat6_vec, xform_force_T
+from rbd._kernels._spatial cimport (
+    congruence_add,
+    cross3_add,
+    dot6,
+    mat3_mulT,
+    mat3_vec,
+    mat6_vec,
+    set_identity3,
+)
 
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil:
-    """M = CRBA(q), full and symmetric (nv × nv, row-major); writes X_up, S, IC."""
+    """M = CRBA(q), full and symmetric (nv × nv, row-major); writes X_up, S, IC, R, p, S0, F0."""
     cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, p, k, l, nv_i, nv_j, vi, vj
-    cdef double F[36]
-    cdef double t[6]
     cdef double Mji
     cdef double* S_i
-    cdef double* S_j
+    cdef double* R_i
+    cdef double* p_i
+    cdef double F[6]
+    cdef double t[3]
     for i in range(nb):
         # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
         joint_step(model, w, i, q, NULL)
+        root_pose(model, w, i)
+        for k in range(model.nv_j[i]):
+            # S⁰ = X_0,i⁻¹ S_i = [R S_ω; R S_v + p × R S_ω]
+            motion_to_root(w, i, w.S + 6 * (model.v_start[i] + k),
+                           w.S0 + 6 * (model.v_start[i] + k))
 
     # --- inward pass: composite inertias
     # IC_i = I_i
@@ -36,6 +54,8 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
             congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.IC + 36 * i, w.IC + 36 * p)
 
     # --- block rows: project the composite inertia onto every ancestor's joint
+    # The walk's products X_up[j]ᵀ ⋯ X_up[i]ᵀ F are taken once, by carrying F to the
+    # coordinates of the root body (X_0,i): then M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_j · F⁰.
     memset(M, 0, nv * nv * sizeof(double))
     for i in range(nb):
         nv_i = model.nv_j[i]
@@ -43,24 +63,50 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
         S_i = w.S + 6 * vi
         for k in range(nv_i):
             # F = IC_i S_i
-            mat6_vec(w.IC + 36 * i, S_i + 6 * k, F + 6 * k)
-        for k in range(nv_i):
+            mat6_vec(w.IC + 36 * i, S_i + 6 * k, F)
             for l in range(nv_i):
                 # M_ii = S_iᵀ F
-                M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F + 6 * k)
+                M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
+            # F⁰ = X_0,iᵀ F = [R n + p × R f; R f]
+            force_to_root(w, i, F, w.F0 + 6 * (vi + k))
         j = i
         while model.parent[j] >= 0 and nv_i > 0:
-            for k in range(nv_i):
-                # F = X_up[j]ᵀ F
-                xform_force_T(w.E_up + 9 * j, w.r_up + 3 * j, F + 6 * k, t)
-                memcpy(F + 6 * k, t, 6 * sizeof(double))
             j = model.parent[j]
             nv_j = model.nv_j[j]
             vj = model.v_start[j]
-            S_j = w.S + 6 * vj
             for k in range(nv_i):
                 for l in range(nv_j):
-                    # M_ji = S_jᵀ F;  M_ij = M_jiᵀ
-                    Mji = dot6(S_j + 6 * l, F + 6 * k)
+                    # M_ji = S_jᵀ F = S⁰_j · F⁰;  M_ij = M_jiᵀ
+                    Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))
                     M[(vj + l) * nv + vi + k] = Mji
                     M[(vi + k) * nv + vj + l] = Mji
+
+
+cdef inline void root_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept nogil:
+    # R_i, p_i: orientation and origin of body i in its root body's coordinates
+    # (R = 1, p = 0 for a root body; else R_i = R_λ(i) E_upᵀ, p_i = p_λ(i) + R_λ(i) r_up)
+    cdef Py_ssize_t p = model.parent[i], k
+    if p < 0:
+        set_identity3(w.R + 9 * i)
+        w.p[3 * i] = 0.0; w.p[3 * i + 1] = 0.0; w.p[3 * i + 2] = 0.0
+    else:
+        mat3_mulT(w.R + 9 * p, w.E_up + 9 * i, w.R + 9 * i)
+        mat3_vec(w.R + 9 * p, w.r_up + 3 * i, w.p + 3 * i)
+        for k in range(3):
+            w.p[3 * i + k] += w.p[3 * p + k]
+
+
+cdef inline void motion_to_root(Work* w, Py_ssize_t i, const double* m,
+                                double* out) noexcept nogil:
+    # out = X_0,i⁻¹ m = [R ω; R v + p × R ω]
+    mat3_vec(w.R + 9 * i, m, out)
+    mat3_vec(w.R + 9 * i, m + 3, out + 3)
+    cross3_add(w.p + 3 * i, out, out + 3)
+
+
+cdef inline void force_to_root(Work* w, Py_ssize_t i, const double* f,
+                               double* out) noexcept nogil:
+    # out = X_0,iᵀ f = [R n + p × R f; R f]
+    mat3_vec(w.R + 9 * i, f, out)
+    mat3_vec(w.R + 9 * i, f + 3, out + 3)
+    cross3_add(w.p + 3 * i, out + 3, out)

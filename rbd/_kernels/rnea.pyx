@@ -58,7 +58,10 @@ cdef void rnea(const ModelC* model, Work* w, const double* q, const double* qd,
             for k in range(6):
                 v_i[k] += v_J[k]                                            # S&G (8)
         # a_i = X_up[i] a_λ(i) + S_i q̈_i + c_J + v_i × v_J
-        a_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        if p < 0:
+            a_p = <const double*>&model.a0[0]
+        else:
+            a_p = w.a + 6 * p
         xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
         crm_apply(v_i, v_J, t)
         for k in range(6):
