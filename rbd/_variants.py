@@ -42,17 +42,11 @@ def kernels_available(model=None) -> bool:
     return True
 
 
-def _compiled(model):
-    from .algorithms import compiled
-
-    return compiled(model)
-
-
 def ploen_kernel(model, q, v, tau, f_ext=None) -> np.ndarray:
     """Forward dynamics by the compiled Si–Guenter O(n) recursion (S&G Eqs. 18–35)."""
-    return _kernel_module("ploen").forward_dynamics(_compiled(model), q, v, tau, f_ext)
+    return _kernel_module("ploen").forward_dynamics(model, q, v, tau, f_ext)
 
 
 def aba_modified_kernel(model, q, v, tau, f_ext=None) -> np.ndarray:
     """Forward dynamics by the compiled ABA with Pai's modified pivot (Pai §7)."""
-    return _kernel_module("block_elimination").aba_modified(_compiled(model), q, v, tau, f_ext)
+    return _kernel_module("block_elimination").aba_modified(model, q, v, tau, f_ext)

@@ -1,0 +1,262 @@
+# cython: language_level=3
+"""Si & Guenter's O(n) forward dynamics (Ploen's recursion, their Eqs. 18–35), compiled.
+
+The compiled twin of ``forward_dynamics`` in ``rbd/reference/ploen.py``: the
+same six recursions under the same headers.  Workspace use (``Work``):
+``v`` velocities, ``c`` the accelerations ``a_k`` of Eq. (19), ``pA`` the
+forces ``b_k`` of Eq. (21), ``a`` first ``α_k`` (Eq. 22) then ``η_k``
+(Eq. 34), ``f`` first ``p_k`` (Eq. 24) then ``z_k`` (Eq. 31), ``u`` the
+reduced forces ``τ̄_k`` (Eq. 26), ``IA`` the articulated inertias ``J̄_k``
+(Eq. 27), ``D``/``D_inv`` the pivots ``Ω_k`` (Eq. 28), and ``U`` the columns
+of ``P_k = J̄_k S_k Ω_k⁻¹``.  The 6 × 6 operators of Eqs. (29)–(30) are applied,
+not stored:
+
+    Y_{λ(k),k} z = X_kᵀ (z − P_k S_kᵀ z),   Π_{λ(k),k} τ = X_kᵀ P_k τ.
+
+Returns 0, or ``1 + k`` when ``Ω_k`` of body ``k`` is not positive definite.
+"""
+
+cimport numpy as cnp
+from libc.string cimport memcpy, memset
+
+from rbd._kernels._model cimport ModelC, Work, joint_step
+from rbd._kernels._spatial cimport (
+    congruence_add,
+    crf_apply,
+    crm_apply,
+    dot6,
+    mat6_vec,
+    rbi_apply,
+    spd_inverse,
+    xform_force_T_add,
+    xform_motion,
+)
+from rbd._kernels._twin cimport KernelTwin
+
+import numpy as np
+
+from rbd._kernels._twin import arguments, twin
+
+cnp.import_array()
+
+__all__ = ["forward_dynamics"]
+
+
+cdef void bias_recursions(const ModelC* model, Work* w, const double* q, const double* qd,
+                          const double* tau, const double* f_ext) noexcept nogil:
+    # recursions 1–3: τ̄ = τ − C q̇ − φ into w.u;  also X_up, S, J̄_k = J_k (w.IA)
+    cdef Py_ssize_t nb = model.nb, k, j, l, p, vk, nv_k
+    cdef double* v_k
+    cdef double* S_k
+    cdef const double* alpha_p
+    cdef double v_J[6]
+    cdef double t[6]
+
+    # --- recursion 1 (forward): velocities, velocity-product accelerations, bias forces
+    for k in range(nb):
+        joint_step(model, w, k, q, qd)
+        p = model.parent[k]
+        vk = model.v_start[k]
+        nv_k = model.nv_j[k]
+        S_k = w.S + 6 * vk
+        v_k = w.v + 6 * k
+        # v_k = X_up[k] v_λ(k)
+        if p < 0:
+            memset(v_k, 0, 6 * sizeof(double))
+        else:
+            xform_motion(w.E_up + 9 * k, w.r_up + 3 * k, w.v + 6 * p, v_k)  # S&G (18)
+        # v_J = S_k q̇_k
+        memset(v_J, 0, 6 * sizeof(double))
+        for j in range(nv_k):
+            for l in range(6):
+                v_J[l] += S_k[6 * j + l] * qd[vk + j]
+        # a_k = −ad_{S_k q̇_k} v_k + Ṡ_k q̇_k
+        crm_apply(v_J, v_k, t)
+        for l in range(6):
+            w.c[6 * k + l] = w.c_J[6 * k + l] - t[l]                        # S&G (19)
+        # v_k = v_k + S_k q̇_k
+        for l in range(6):
+            v_k[l] += v_J[l]                                                # S&G (20)
+        # b_k = −ad*_{v_k} J_k v_k − f_e,k
+        rbi_apply(model.mass[k], model.h + 3 * k, model.Ibar + 9 * k, v_k, t)
+        crf_apply(v_k, t, w.pA + 6 * k)                                     # S&G (21)
+        if f_ext != NULL:
+            for l in range(6):
+                w.pA[6 * k + l] -= f_ext[6 * k + l]
+        # J̄_k = J_k (recursion 4 starts here)
+        memcpy(w.IA + 36 * k, model.inertia + 36 * k, 36 * sizeof(double))
+
+    # --- recursion 2 (forward): bias accelerations α (α_0 = a_0 carries gravity)
+    for k in range(nb):
+        p = model.parent[k]
+        alpha_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        # α_k = X_up[k] α_λ(k) + a_k
+        xform_motion(w.E_up + 9 * k, w.r_up + 3 * k, alpha_p, w.a + 6 * k)
+        for l in range(6):
+            w.a[6 * k + l] += w.c[6 * k + l]                                # S&G (22)
+        # p_k = ᾱ_k = J_k α_k + b_k
+        rbi_apply(model.mass[k], model.h + 3 * k, model.Ibar + 9 * k, w.a + 6 * k,
+                  w.f + 6 * k)
+        for l in range(6):
+            w.f[6 * k + l] += w.pA[6 * k + l]                               # S&G (23)
+
+    # --- recursion 3 (backward): bias forces p and reduced joint forces τ̄
+    for k in range(nb - 1, -1, -1):
+        vk = model.v_start[k]
+        for j in range(model.nv_j[k]):
+            # τ̄_k = τ_k − S_kᵀ p_k
+            w.u[vk + j] = tau[vk + j] - dot6(w.S + 6 * (vk + j), w.f + 6 * k)  # S&G (25)–(26)
+        p = model.parent[k]
+        if p >= 0:
+            # p_λ(k) += Ad*_{f⁻¹} p_k = X_up[k]ᵀ p_k
+            xform_force_T_add(w.E_up + 9 * k, w.r_up + 3 * k, w.f + 6 * k, w.f + 6 * p)  # S&G (24)
+
+
+cdef int articulated_factors(const ModelC* model, Work* w) noexcept nogil:
+    # recursion 4 (backward): J̄_k, Ω_k, Ω_k⁻¹ and P_k = J̄_k S_k Ω_k⁻¹ (columns in w.U)
+    cdef Py_ssize_t nb = model.nb, k, j, l, r, s, p, vk, nv_k
+    cdef double* S_k
+    cdef double* P_k
+    cdef double* Omega
+    cdef double* Omega_inv
+    cdef double JS[36]
+    cdef double Ja[36]
+    for k in range(nb - 1, -1, -1):
+        vk = model.v_start[k]
+        nv_k = model.nv_j[k]
+        S_k = w.S + 6 * vk
+        P_k = w.U + 6 * vk
+        Omega = w.D + 36 * k
+        Omega_inv = w.D_inv + 36 * k
+        for j in range(nv_k):
+            # J̄_k S_k
+            mat6_vec(w.IA + 36 * k, S_k + 6 * j, JS + 6 * j)
+        for j in range(nv_k):
+            for l in range(nv_k):
+                # Ω_k = S_kᵀ J̄_k S_k
+                Omega[6 * j + l] = dot6(S_k + 6 * j, JS + 6 * l)            # S&G (28)
+        if nv_k > 0 and spd_inverse(Omega, <int>nv_k, 6, Omega_inv, w.scratch):
+            return <int>(1 + k)
+        for j in range(nv_k):
+            for r in range(6):
+                # P_k = J̄_k S_k Ω_k⁻¹   (Π_{λ(k),k} = X_up[k]ᵀ P_k)
+                P_k[6 * j + r] = 0.0
+                for l in range(nv_k):
+                    P_k[6 * j + r] += JS[6 * l + r] * Omega_inv[6 * l + j]   # S&G (30)
+        p = model.parent[k]
+        if p >= 0:
+            # J̄_λ(k) += X_kᵀ (J̄_k − J̄_k S_k Ω_k⁻¹ S_kᵀ J̄_k) X_k = X_kᵀ (J̄_k − P_k (J̄_k S_k)ᵀ) X_k
+            memcpy(Ja, w.IA + 36 * k, 36 * sizeof(double))
+            for j in range(nv_k):
+                for r in range(6):
+                    for s in range(6):
+                        Ja[6 * r + s] -= P_k[6 * j + r] * JS[6 * j + s]
+            congruence_add(w.E_up + 9 * k, w.r_up + 3 * k, Ja, w.IA + 36 * p)  # S&G (27)
+    return 0
+
+
+cdef void apply_inverse(const ModelC* model, Work* w, double* qdd) noexcept nogil:
+    # recursions 5–6: q̈ = M⁻¹ τ̄ (τ̄ in w.u)
+    cdef Py_ssize_t nb = model.nb, k, j, l, p, vk, nv_k
+    cdef double* S_k
+    cdef double* P_k
+    cdef double* z_k
+    cdef double* eta_k
+    cdef double c_k[6]
+    cdef double t[6]
+
+    # --- recursion 5 (backward)
+    memset(w.f, 0, 6 * nb * sizeof(double))
+    for k in range(nb - 1, -1, -1):
+        vk = model.v_start[k]
+        nv_k = model.nv_j[k]
+        S_k = w.S + 6 * vk
+        P_k = w.U + 6 * vk
+        z_k = w.f + 6 * k
+        for j in range(nv_k):
+            # c_k = τ̄_k − S_kᵀ z_k
+            c_k[j] = w.u[vk + j] - dot6(S_k + 6 * j, z_k)                   # S&G (32)
+        for j in range(nv_k):
+            # c̄_k = Ω_k⁻¹ c_k
+            qdd[vk + j] = 0.0
+            for l in range(nv_k):
+                qdd[vk + j] += w.D_inv[36 * k + 6 * j + l] * c_k[l]         # S&G (33)
+        p = model.parent[k]
+        if p >= 0:
+            # z_λ(k) += Y_{λ(k),k} z_k + Π_{λ(k),k} τ̄_k = X_kᵀ (z_k + P_k c_k)
+            memcpy(t, z_k, 6 * sizeof(double))
+            for j in range(nv_k):
+                for l in range(6):
+                    t[l] += P_k[6 * j + l] * c_k[j]
+            xform_force_T_add(w.E_up + 9 * k, w.r_up + 3 * k, t, w.f + 6 * p)  # S&G (31)
+
+    # --- recursion 6 (forward)
+    for k in range(nb):
+        vk = model.v_start[k]
+        nv_k = model.nv_j[k]
+        S_k = w.S + 6 * vk
+        P_k = w.U + 6 * vk
+        eta_k = w.a + 6 * k
+        p = model.parent[k]
+        # t = X_k η_λ(k)   (η of the world is 0)
+        if p < 0:
+            memset(t, 0, 6 * sizeof(double))
+        else:
+            xform_motion(w.E_up + 9 * k, w.r_up + 3 * k, w.a + 6 * p, t)
+        for j in range(nv_k):
+            # q̈_k = c̄_k − Π_{λ(k),k}ᵀ η_λ(k) = c̄_k − P_kᵀ t
+            qdd[vk + j] -= dot6(P_k + 6 * j, t)                             # S&G (35)
+        # η_k = Y_{λ(k),k}ᵀ η_λ(k) + S_k c̄_k = t + S_k q̈_k
+        memcpy(eta_k, t, 6 * sizeof(double))
+        for j in range(nv_k):
+            for l in range(6):
+                eta_k[l] += S_k[6 * j + l] * qdd[vk + j]                    # S&G (34)
+
+
+cdef int c_forward_dynamics(const ModelC* model, Work* w, const double* q, const double* qd,
+                            const double* tau, const double* f_ext, double* qdd) noexcept nogil:
+    """q̈ by S&G Eqs. (18)–(35); returns 0 or 1 + the body whose Ω_k is singular."""
+    cdef int status
+    bias_recursions(model, w, q, qd, tau, f_ext)
+    status = articulated_factors(model, w)
+    if status:
+        w.status = status
+        return status
+    apply_inverse(model, w, qdd)
+    return 0
+
+
+def forward_dynamics(model, q, v, tau, f_ext=None):
+    """Forward dynamics by the compiled S&G recursion: ``(nv,)`` or ``(N, nv)``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v, tau : (nv,) or (N, nv) array_like
+    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a non-unit quaternion.
+    ModelError
+        When a joint moves no inertia (``Ω_k`` not positive definite).
+    """
+    cdef KernelTwin t = twin(model)
+    (qa, va, ta, fa), N = arguments(model, q, v, tau, f_ext)
+    cdef Py_ssize_t rows = 1 if N < 0 else N, k, nq = t.m.nq, nv = t.m.nv, nb = t.m.nb
+    cdef cnp.ndarray out = np.empty((rows, nv))
+    cdef const double* qp = <const double*>cnp.PyArray_DATA(qa)
+    cdef const double* vp = <const double*>cnp.PyArray_DATA(va)
+    cdef const double* tp = <const double*>cnp.PyArray_DATA(ta)
+    cdef const double* fp = NULL if fa is None else <const double*>cnp.PyArray_DATA(fa)
+    cdef double* op = <double*>cnp.PyArray_DATA(out)
+    cdef int status = 0
+    for k in range(rows):
+        t.w.status = 0
+        status = c_forward_dynamics(&t.m, &t.w, qp + k * nq, vp + k * nv, tp + k * nv,
+                                    NULL if fp == NULL else fp + k * 6 * nb, op + k * nv)
+        if status:
+            t.raise_status(status)
+    return out[0] if N < 0 else out
