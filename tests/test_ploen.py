@@ -188,3 +188,67 @@ def test_fixed_joint_is_handled():
     expected = aba_module.aba(model, q, v, tau, f_ext)
     assert_close(ploen.forward_dynamics(model, q, v, tau, f_ext), expected)
     assert_close(ploen.forward_dynamics_factorized(model, q, v, tau, f_ext), expected)
+
+
+# --- the compiled recursion ------------------------------------------------------------------
+#: Kernel and reference evaluate the same recursion in a different operation order
+#: (operators applied instead of formed, compact inertias): rounding-level agreement.
+RTOL_KERNEL = 1e-12
+
+
+def test_kernel_agrees_with_reference(model, require_kernels):
+    from rbd._kernels import ploen as kernel
+
+    for seed in range(2):
+        q, v, tau, f_ext = state(model, 20 + seed)
+        assert_close(kernel.forward_dynamics(model, q, v, tau, f_ext),
+                     ploen.forward_dynamics(model, q, v, tau, f_ext), rtol=RTOL_KERNEL,
+                     what="ploen kernel")
+        assert_close(kernel.forward_dynamics(model, q, v, tau),
+                     ploen.forward_dynamics(model, q, v, tau), rtol=RTOL_KERNEL)
+
+
+def test_kernel_batch_and_registry(require_kernels):
+    from rbd._kernels import ploen as kernel
+
+    model = MODELS[1]
+    rng = np.random.default_rng(3)
+    states = [rbd.testing.random_state(model, rng) for _ in range(3)]
+    Q, V, T = (np.array([s[k] for s in states]) for k in range(3))
+    out = kernel.forward_dynamics(model, Q, V, T)
+    assert out.shape == (3, model.nv)
+    for k in range(3):
+        assert_close(out[k], ploen.forward_dynamics(model, Q[k], V[k], T[k]), rtol=RTOL_KERNEL)
+    fn = rbd.registry.implementations("forward_dynamics")["ploen-kernel"]
+    assert rbd.registry.supports("forward_dynamics", "ploen-kernel", model)
+    assert_close(fn(model, Q[0], V[0], T[0]), out[0], rtol=RTOL_KERNEL)
+
+
+def test_kernel_rejects_bad_input(require_kernels):
+    from rbd._kernels import ploen as kernel
+
+    model = MODELS[1]
+    q, v, tau, _ = state(model, 5)
+    q_before = q.copy()
+    with pytest.raises(rbd.InputError, match=r"tau must have shape"):
+        kernel.forward_dynamics(model, q, v, tau[:-1])
+    bad = q.copy()
+    bad[3:7] *= 2.0
+    with pytest.raises(rbd.InputError, match="quaternion"):
+        kernel.forward_dynamics(model, bad, v, tau)
+    v_nan = v.copy()
+    v_nan[0] = np.nan
+    with pytest.raises(rbd.InputError, match="v has non-finite entries"):
+        kernel.forward_dynamics(model, q, v_nan, tau)
+    assert np.array_equal(q, q_before)
+
+
+def test_kernel_reports_a_joint_without_inertia(require_kernels):
+    from rbd._kernels import ploen as kernel
+
+    model = rbd.Model()
+    inertia = rbd.testing.random_inertia(np.random.default_rng(1))
+    model.add_body(-1, rbd.Revolute([0, 0, 1]), None, inertia, "base")
+    model.add_body(0, rbd.Revolute([0, 0, 1]), None, None, "massless", "idle")
+    with pytest.raises(rbd.ModelError, match="'idle' is not positive definite"):
+        kernel.forward_dynamics(model, np.zeros(2), np.zeros(2), np.zeros(2))
