@@ -7,10 +7,14 @@
   substitution (GL Eqs. 4–14), with operation counts and generated C.
 * :mod:`~rbd.symbolic.program` — the straight-line programs behind both;
   :mod:`~rbd.symbolic.build` — compilation into a private, hash-keyed cache.
+
+The function :func:`lagrangian` shadows its module's name in this namespace;
+the module itself is ``importlib.import_module("rbd.symbolic.lagrangian")``.
 """
 
 from .build import CompilationError, InsecureCacheError, compiler_available
 from .joint import SymbolicJoint, joint_transform, twin, twist_columns
+from .lagrangian import CompiledLagrangian, GuenterLee, lagrangian
 from .program import OperationCount, Program, count_operations
 
 __all__ = [
@@ -18,6 +22,9 @@ __all__ = [
     "twin",
     "joint_transform",
     "twist_columns",
+    "lagrangian",
+    "GuenterLee",
+    "CompiledLagrangian",
     "Program",
     "OperationCount",
     "count_operations",

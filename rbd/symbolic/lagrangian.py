@@ -110,7 +110,7 @@ def _exact_matrix(a: np.ndarray) -> sympy.Matrix:
 
 # --- small vector algebra on lists of sympy scalars, each result bound -------------------------
 def _matvec(P: Program, A, x) -> list:
-    return [P.bind(sum((A[r, k] * x[k] for k in range(len(x))), sympy.Integer(0)))
+    return [P.bind(sympy.Add(*[A[r, k] * x[k] for k in range(len(x))]))
             for r in range(A.rows)]
 
 
@@ -248,8 +248,8 @@ def _trace_recursion(model: Model, P: Program) -> list:
         W_p = sympy.eye(4) if p < 0 else W[p]
         for k, j in enumerate(range(model.v_index(i).start, model.v_index(i).stop)):
             dW = _matmul(P, W_p, dA[i][k])                                  # GL (8)
-            tau[j] = P.bind(sum((dW[r, c] * phi[i][c, r] for r in range(3) for c in range(4)),
-                                sympy.Integer(0)))                          # GL (13)
+            tau[j] = P.bind(sympy.Add(*[dW[r, c] * phi[i][c, r]
+                                        for r in range(3) for c in range(4)]))  # GL (13)
         if p >= 0:
             phi[p] = P.bind_matrix(phi[p] + A[i] * phi[i])                  # GL (13)
     return tau

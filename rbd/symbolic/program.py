@@ -31,8 +31,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import sympy
-from sympy.printing.c import C99CodePrinter
-from sympy.printing.pycode import PythonCodePrinter
 
 __all__ = ["Program", "OperationCount", "count_operations"]
 
@@ -126,31 +124,98 @@ def _diff(e: sympy.Expr, s: sympy.Symbol) -> sympy.Expr:
 
 
 # --- printers -----------------------------------------------------------------------------
-class _CPrinter(C99CodePrinter):
-    def _print_Float(self, expr):
-        return repr(float(expr))
+class _Printer:
+    """Prints the expressions of a program as C or Python, operation for operation.
 
-    def _print_Rational(self, expr):
-        return repr(float(expr))
+    Each printed operator is one counted operation (:func:`count_operations`):
+    integer powers are written out as products, a negative coefficient becomes
+    a subtraction or a unary minus, and terms are not reordered.
+    """
 
-    def _print_Pow(self, expr):
-        if expr.exp.is_Integer and 1 <= abs(int(expr.exp)) <= 4:
-            base = self.parenthesize(expr.base, 100)
-            product = "*".join([base] * abs(int(expr.exp)))
-            return product if expr.exp > 0 else f"1.0/({product})"
-        return super()._print_Pow(expr)
+    def __init__(self, language: str):
+        self.c = language == "c"
+        self.functions = ({"Abs": "fabs"} if self.c else {"Abs": "abs"})
+
+    def number(self, e) -> str:
+        text = repr(float(e))
+        return f"({text})" if text.startswith("-") else text
+
+    def __call__(self, e) -> str:
+        if e.is_Symbol:
+            return e.name
+        if e.is_Number:
+            return self.number(e)
+        if e.is_Add:
+            return self.add(e)
+        if e.is_Mul:
+            return self.mul(e)
+        if e.is_Pow:
+            return self.power(e)
+        if isinstance(e, sympy.Function):
+            name = type(e).__name__
+            name = self.functions.get(name, name)
+            args = ", ".join(self(a) for a in e.args)
+            return f"{name}({args})" if self.c else f"math.{name}({args})"
+        raise TypeError(f"cannot print {type(e).__name__}: {e}")
+
+    def add(self, e) -> str:
+        text = ""
+        for k, term in enumerate(e.args):
+            coeff, rest = term.as_coeff_Mul()
+            if k and coeff.is_negative:
+                text += " - " + self.mul_parts(-coeff, rest)
+            elif k:
+                text += " + " + self(term)
+            else:
+                text = self(term)
+        return text
+
+    def factor(self, e) -> str:
+        return f"({self(e)})" if e.is_Add or (e.is_Number and e.is_negative) else self(e)
+
+    def mul_parts(self, coeff, rest) -> str:
+        if rest == 1:
+            return self.number(coeff)
+        if coeff == 1:
+            return self(rest) if not rest.is_Add else f"({self(rest)})"
+        return f"{self.number(coeff)}*{self.factor(rest)}"
+
+    def mul(self, e) -> str:
+        coeff, factors = e.as_coeff_mul()
+        numerator = [] if coeff in (1, -1) else [self.number(abs(coeff))]
+        denominator = []
+        for f in factors:
+            if f.is_Pow and f.exp.is_Integer and f.exp < 0:
+                denominator.append(self.product(f.base, -int(f.exp)))
+            else:
+                numerator.append(self.factor(f))
+        text = "*".join(numerator) if numerator else "1.0"
+        if denominator:
+            below = "*".join(denominator)
+            text += f"/({below})" if len(denominator) > 1 else f"/{below}"
+        return f"-{text}" if coeff.is_negative else text
+
+    def product(self, base, k: int) -> str:
+        b = self.factor(base) if not (base.is_Mul or base.is_Pow) else f"({self(base)})"
+        return "*".join([b] * k) if k > 1 else b
+
+    def power(self, e) -> str:
+        base, k = e.base, e.exp
+        if k.is_Integer:
+            k = int(k)
+            if k > 0:
+                return self.product(base, k)
+            below = self.product(base, -k)
+            return f"1.0/{below}" if k == -1 else f"1.0/({below})"
+        if k == sympy.S.Half:
+            return f"sqrt({self(base)})" if self.c else f"math.sqrt({self(base)})"
+        if self.c:
+            return f"pow({self(base)}, {self(k)})"
+        return f"{self.factor(base)}**{self.factor(k)}"
 
 
-class _PyPrinter(PythonCodePrinter):
-    def _print_Float(self, expr):
-        return repr(float(expr))
-
-    def _print_Rational(self, expr):
-        return repr(float(expr))
-
-
-_C = _CPrinter()
-_PY = _PyPrinter({"fully_qualified_modules": True})
+_C = _Printer("c")
+_PY = _Printer("python")
 
 
 # --- the program ------------------------------------------------------------------------
@@ -172,6 +237,7 @@ class Program:
         self.assignments: list[tuple[sympy.Symbol, sympy.Expr]] = []
         self.outputs: dict[str, list[sympy.Expr]] = {}
         self._prefix = prefix
+        self._next = 0
         self._known: dict[sympy.Expr, sympy.Symbol] = {}
 
     def __getitem__(self, name: str) -> list[sympy.Symbol]:
@@ -193,7 +259,8 @@ class Program:
         known = self._known.get(e)
         if known is not None:
             return known
-        x = sympy.Symbol(f"{self._prefix}{len(self.assignments)}")
+        x = sympy.Symbol(f"{self._prefix}{self._next}")
+        self._next += 1
         self.assignments.append((x, e))
         self._known[e] = x
         return x
@@ -244,6 +311,7 @@ class Program:
         new.assignments = list(self.assignments)
         new.outputs = {k: list(v) for k, v in self.outputs.items()}
         new._known = dict(self._known)
+        new._next = self._next
         return new
 
     def derivatives(self, var: sympy.Symbol) -> dict[sympy.Symbol, sympy.Expr]:
@@ -276,14 +344,26 @@ class Program:
         return out
 
     def substitute(self, values: dict[sympy.Symbol, sympy.Expr]) -> Program:
-        """A new program with some inputs replaced by constants, propagated through."""
-        new = Program([], self._prefix)
-        new.inputs = dict(self.inputs)
+        """A new program with some inputs replaced by constants, propagated through.
+
+        Assignments that become a number, a symbol or a repeat of an earlier one
+        disappear; the others keep their names.
+        """
+        new = self.copy()
+        new.assignments, new._known = [], {}
         sub = {k: sympy.sympify(v) for k, v in values.items()}
         for x, e in self.assignments:
-            sub[x] = new.bind(e.xreplace(sub))
-        new.outputs = {k: [new.bind(o.xreplace(sub)) for o in v]
-                       for k, v in self.outputs.items()}
+            if not e.free_symbols.isdisjoint(sub):
+                e = e.xreplace(sub)
+                if self._trivial(e):
+                    sub[x] = e
+                    continue
+            if e in new._known:
+                sub[x] = new._known[e]
+                continue
+            new.assignments.append((x, e))
+            new._known[e] = x
+        new.outputs = {k: [o.xreplace(sub) for o in v] for k, v in self.outputs.items()}
         return new
 
     def _ordered(self, assignments: dict, roots: Iterable[sympy.Expr]) -> list:
@@ -326,8 +406,7 @@ class Program:
         table = dict(replacements)
         table.update(zip(names, reduced[:len(names)], strict=True))
         outputs = reduced[len(names):]
-        new = Program([], self._prefix)
-        new.inputs = dict(self.inputs)
+        new = self.copy()
         new.assignments = self._ordered(table, outputs)
         new._known = {e: x for x, e in new.assignments}
         k = 0
@@ -347,9 +426,9 @@ class Program:
         """C definition ``static void name(const double* <inputs>, double* <outputs>)``."""
         args = [f"const double* {n}" for n in self.inputs] + [f"double* {n}" for n in self.outputs]
         lines = [f"static void {name}({', '.join(args)})", "{"]
-        lines += [f"    const double {x} = {_C.doprint(e)};" for x, e in self.assignments]
+        lines += [f"    const double {x} = {_C(e)};" for x, e in self.assignments]
         for out, exprs in self.outputs.items():
-            lines += [f"    {out}[{k}] = {_C.doprint(e)};" for k, e in enumerate(exprs)]
+            lines += [f"    {out}[{k}] = {_C(e)};" for k, e in enumerate(exprs)]
         if body_suffix:
             lines.append(body_suffix)
         lines.append("}")
@@ -358,15 +437,18 @@ class Program:
     def python_source(self, name: str) -> str:
         """Python source of ``def name(<inputs>) -> tuple of output lists``."""
         lines = [f"def {name}({', '.join(self.inputs)}):"]
-        lines += [f"    {x} = {_PY.doprint(e)}" for x, e in self.assignments]
-        results = ", ".join("[" + ", ".join(_PY.doprint(e) for e in exprs) + "]"
+        lines += [f"    {x} = {_PY(e)}" for x, e in self.assignments]
+        results = ", ".join("[" + ", ".join(_PY(e) for e in exprs) + "]"
                             for exprs in self.outputs.values())
         lines.append(f"    return ({results},)")
         return "\n".join(lines)
 
-    def python_function(self, name: str = "generated"):
-        """Compile :meth:`python_source` (our own printed sympy, no outside strings)."""
-        namespace = {"math": math}
+    def python_function(self, name: str = "generated", math_module=math):
+        """Compile :meth:`python_source` (our own printed sympy, no outside strings).
+
+        ``math_module`` supplies ``sin``, ``cos``, ``sqrt``, ... (default :mod:`math`).
+        """
+        namespace = {"math": math_module}
         code = compile(self.python_source(name), f"<rbd.symbolic {name}>", "exec")
         exec(code, namespace)  # noqa: S102 - source printed from sympy expressions built here
         return namespace[name]
