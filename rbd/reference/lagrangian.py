@@ -88,6 +88,42 @@ def _poses(model, q):
     return R0, o, x
 
 
+def _jacobians(model, q, R0, o, x) -> np.ndarray:
+    """:func:`com_jacobians` from poses already computed."""
+    S = [b.joint.S(q[model.q_index(l)]) for l, b in enumerate(model.bodies)]
+    J = np.zeros((model.nbodies, 6, model.nv))
+    for k in range(model.nbodies):
+        for l in _chain(model, k):
+            j_w = R0[l] @ S[l][:3]                                         # L&J (50)
+            J[k, 3:, model.v_index(l)] = j_w                               # L&J (51)
+            J[k, :3, model.v_index(l)] = R0[l] @ S[l][3:] + skew(x[k] - o[l]).T @ j_w  # L&J (57)
+    return J
+
+
+def _jacobian_derivatives(model, q, v, R0, o, x, J) -> np.ndarray:
+    """:func:`com_jacobian_derivatives` from poses and Jacobians already computed."""
+    v_body = body_velocities(model, q, v)
+    omega = np.einsum("kab,kb->ka", R0, v_body[:, :3])                    # ω_l, world axes
+    o_dot = np.einsum("kab,kb->ka", R0, v_body[:, 3:])                    # ȯ_l
+    S, S_dot = [], []
+    for l, b in enumerate(model.bodies):
+        ql, vl = q[model.q_index(l)], v[model.v_index(l)]
+        S.append(b.joint.S(ql))
+        S_dot.append(b.joint.S_dot(ql, vl))
+    J_dot = np.zeros_like(J)
+    for k in range(model.nbodies):
+        x_dot = J[k, :3] @ v                                               # L&J (57)
+        for l in _chain(model, k):
+            W = skew(omega[l])
+            j_w = R0[l] @ S[l][:3]
+            j_w_dot = W @ j_w + R0[l] @ S_dot[l][:3]
+            J_dot[k, 3:, model.v_index(l)] = j_w_dot
+            J_dot[k, :3, model.v_index(l)] = (W @ R0[l] @ S[l][3:] + R0[l] @ S_dot[l][3:]
+                                              + skew(x[k] - o[l]).T @ j_w_dot
+                                              + skew(x_dot - o_dot[l]).T @ j_w)
+    return J_dot
+
+
 def com_jacobians(model, q) -> np.ndarray:
     r"""COM Jacobians ``J_k = (J_vk; J_ωk)`` of every link, shape ``(nbodies, 6, nv)``.
 
@@ -95,15 +131,7 @@ def com_jacobians(model, q) -> np.ndarray:
     velocity (L&J 50–51), both in world axes.
     """
     q = np.asarray(q, dtype=float)
-    R0, o, x = _poses(model, q)
-    J = np.zeros((model.nbodies, 6, model.nv))
-    for k in range(model.nbodies):
-        for l in _chain(model, k):
-            S = model.bodies[l].joint.S(q[model.q_index(l)])
-            j_w = R0[l] @ S[:3]                                            # L&J (50)
-            J[k, 3:, model.v_index(l)] = j_w                               # L&J (51)
-            J[k, :3, model.v_index(l)] = R0[l] @ S[3:] + skew(x[k] - o[l]).T @ j_w  # L&J (57)
-    return J
+    return _jacobians(model, q, *_poses(model, q))
 
 
 def com_jacobian_derivatives(model, q, v) -> np.ndarray:
@@ -115,24 +143,7 @@ def com_jacobian_derivatives(model, q, v) -> np.ndarray:
     """
     q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
     R0, o, x = _poses(model, q)
-    J = com_jacobians(model, q)
-    v_body = body_velocities(model, q, v)
-    omega = np.array([R0[k] @ v_body[k, :3] for k in range(model.nbodies)]).reshape(-1, 3)
-    o_dot = np.array([R0[k] @ v_body[k, 3:] for k in range(model.nbodies)]).reshape(-1, 3)
-    J_dot = np.zeros_like(J)
-    for k in range(model.nbodies):
-        x_dot = J[k, :3] @ v                                               # L&J (57)
-        for l in _chain(model, k):
-            joint, vl = model.bodies[l].joint, model.v_index(l)
-            S, S_dot = joint.S(q[model.q_index(l)]), joint.S_dot(q[model.q_index(l)], v[vl])
-            W = skew(omega[l])
-            j_w = R0[l] @ S[:3]
-            j_w_dot = W @ j_w + R0[l] @ S_dot[:3]
-            J_dot[k, 3:, vl] = j_w_dot
-            J_dot[k, :3, vl] = (W @ R0[l] @ S[3:] + R0[l] @ S_dot[3:]
-                                + skew(x[k] - o[l]).T @ j_w_dot
-                                + skew(x_dot - o_dot[l]).T @ j_w)
-    return J_dot
+    return _jacobian_derivatives(model, q, v, R0, o, x, _jacobians(model, q, R0, o, x))
 
 
 def _cartesian_mass(body, R0_k) -> np.ndarray:
@@ -141,6 +152,26 @@ def _cartesian_mass(body, R0_k) -> np.ndarray:
     Mc[:3, :3] = body.mass * np.eye(3)
     Mc[3:, 3:] = R0_k @ body.I_com @ R0_k.T                               # L&J (21), (27)
     return Mc
+
+
+def _equations_of_motion(model, q, v):
+    r"""``M``, the Coriolis matrix ``C`` and gravity ``g`` of L&J 59 from one set of Jacobians."""
+    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
+    R0, o, x = _poses(model, q)
+    J = _jacobians(model, q, R0, o, x)
+    J_dot = _jacobian_derivatives(model, q, v, R0, o, x, J)
+    g = np.asarray(model.gravity, dtype=float)
+    M = np.zeros((model.nv, model.nv))
+    C = np.zeros((model.nv, model.nv))
+    G = np.zeros(model.nv)
+    for k, body in enumerate(model.bodies):
+        Mc = _cartesian_mass(body, R0[k])
+        W = np.zeros((6, 6))
+        W[3:, 3:] = skew(J[k, 3:] @ v)                                     # [ω̃_k], L&J (44)
+        M += J[k].T @ Mc @ J[k]                                            # L&J (59)
+        C += J[k].T @ Mc @ J_dot[k] + J[k].T @ W @ Mc @ J[k]               # L&J (59)
+        G -= J[k, :3].T @ (body.mass * g)                                  # L&J (3), (67)
+    return M, C, G
 
 
 def mass_matrix(model, q) -> np.ndarray:
@@ -154,8 +185,8 @@ def mass_matrix(model, q) -> np.ndarray:
     True
     """
     q = np.asarray(q, dtype=float)
-    R0, _, _ = _poses(model, q)
-    J = com_jacobians(model, q)
+    R0, o, x = _poses(model, q)
+    J = _jacobians(model, q, R0, o, x)
     M = np.zeros((model.nv, model.nv))
     for k, body in enumerate(model.bodies):
         M += J[k].T @ _cartesian_mass(body, R0[k]) @ J[k]                  # L&J (59)
@@ -170,16 +201,7 @@ def coriolis_matrix(model, q, v) -> np.ndarray:
     (\dot J_k^T M_{ck} J_k - J_k^T M_{ck}\dot J_k) - J_k^T([\tilde\omega_k]M_{ck} +
     M_{ck}[\tilde\omega_k])J_k`, a sum of skew-symmetric matrices.
     """
-    q, v = np.asarray(q, dtype=float), np.asarray(v, dtype=float)
-    R0, _, _ = _poses(model, q)
-    J, J_dot = com_jacobians(model, q), com_jacobian_derivatives(model, q, v)
-    C = np.zeros((model.nv, model.nv))
-    for k, body in enumerate(model.bodies):
-        Mc = _cartesian_mass(body, R0[k])
-        W = np.zeros((6, 6))
-        W[3:, 3:] = skew(J[k, 3:] @ v)                                     # [ω̃_k], L&J (44)
-        C += J[k].T @ Mc @ J_dot[k] + J[k].T @ W @ Mc @ J[k]               # L&J (59)
-    return C
+    return _equations_of_motion(model, q, v)[1]
 
 
 def coriolis_forces(model, q, v) -> np.ndarray:
@@ -198,8 +220,9 @@ def gravity_forces(model, q) -> np.ndarray:
 
 
 def bias_forces(model, q, v) -> np.ndarray:
-    """``h(q, v) = C(q, v) + g(q)``, shape ``(nv,)`` (L&J 59 with gravity on the left)."""
-    return coriolis_forces(model, q, v) + gravity_forces(model, q)
+    """``h(q, v) = C(q, v) v + g(q)``, shape ``(nv,)`` (L&J 59 with gravity on the left)."""
+    _, C, G = _equations_of_motion(model, q, v)
+    return C @ np.asarray(v, dtype=float) + G
 
 
 def external_generalized_forces(model, q, f_ext) -> np.ndarray:
@@ -222,7 +245,7 @@ def external_generalized_forces(model, q, f_ext) -> np.ndarray:
 
 
 def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
-    """``τ = M(q) a + h(q, v) − Q_ext`` (L&J 59), shape ``(nv,)``.
+    """``τ = M(q) a + C(q, v) v + g(q) − Q_ext`` (L&J 59), shape ``(nv,)``.
 
     Parameters
     ----------
@@ -232,16 +255,17 @@ def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
     f_ext : (nbodies, 6) ndarray, optional
         Body-frame spatial forces ``[n; f]`` at each body's origin.
     """
-    a = np.asarray(a, dtype=float)
-    tau = mass_matrix(model, q) @ a + bias_forces(model, q, v)
+    M, C, G = _equations_of_motion(model, q, v)
+    tau = M @ np.asarray(a, dtype=float) + C @ np.asarray(v, dtype=float) + G  # L&J (59)
     if f_ext is not None:
         tau = tau - external_generalized_forces(model, q, f_ext)
     return tau
 
 
 def forward_dynamics(model, q, v, tau, f_ext=None) -> np.ndarray:
-    """``a = M(q)⁻¹ (τ + Q_ext − h(q, v))`` (L&J 59), shape ``(nv,)``."""
-    rhs = np.asarray(tau, dtype=float) - bias_forces(model, q, v)
+    """``a = M(q)⁻¹ (τ + Q_ext − C(q, v) v − g(q))`` (L&J 59), shape ``(nv,)``."""
+    M, C, G = _equations_of_motion(model, q, v)
+    rhs = np.asarray(tau, dtype=float) - C @ np.asarray(v, dtype=float) - G
     if f_ext is not None:
         rhs = rhs + external_generalized_forces(model, q, f_ext)
-    return np.linalg.solve(mass_matrix(model, q), rhs)
+    return np.linalg.solve(M, rhs)
