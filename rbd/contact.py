@@ -550,23 +550,25 @@ class ContactPair:
         p2 = crf(phi2) @ I2 @ phi2 - f2  # Pai (1): b = -[φ]^T M φ, less external forces
         U = I2 @ H
         D = H.T @ U  # Pai (14): H^T M H
-        if not np.all(np.isfinite(D)) or np.linalg.cond(D) > 1e12:
-            raise ModelError("the contact matrix H has lost rank: the relative curvature is "
-                             "singular (e.g. flat on flat) or a surface chart is degenerate")
         u = -H.T @ (I2 @ a + p2)  # Pai (14): r = H^T(f_ext + [φ]^T M φ - M Ḣ q̇)
         base_a = None
-        if not self.free_base:
-            qdd = np.linalg.solve(D, u)  # Pai (14), last row
-            phid2 = H @ qdd + a  # Pai (13), second row
-        else:
-            Dinv_u = np.linalg.solve(D, u)
-            Ia = I2 - U @ np.linalg.solve(D, U.T)  # Pai §5: articulated inertia M̂
-            pa = p2 + I2 @ a + U @ Dinv_u  # Pai §5: b̂ + M̂ a
-            I1 = self.inertia1
-            p1 = crf(phi1) @ I1 @ phi1 - self._gravity_wrench(I1, G1)
-            base_a = -np.linalg.solve(I1 + X21.T @ Ia @ X21, p1 + X21.T @ pa)
-            qdd = Dinv_u - np.linalg.solve(D, U.T @ X21 @ base_a)
-            phid2 = X21 @ base_a + H @ qdd + a
+        try:
+            if not self.free_base:
+                qdd = np.linalg.solve(D, u)  # Pai (14), last row
+                phid2 = H @ qdd + a  # Pai (13), second row
+            else:
+                Dinv_u = np.linalg.solve(D, u)
+                Ia = I2 - U @ np.linalg.solve(D, U.T)  # Pai §5: articulated inertia M̂
+                pa = p2 + I2 @ a + U @ Dinv_u  # Pai §5: b̂ + M̂ a
+                I1 = self.inertia1
+                p1 = crf(phi1) @ I1 @ phi1 - self._gravity_wrench(I1, G1)
+                base_a = -np.linalg.solve(I1 + X21.T @ Ia @ X21, p1 + X21.T @ pa)
+                qdd = Dinv_u - np.linalg.solve(D, U.T @ X21 @ base_a)
+                phid2 = X21 @ base_a + H @ qdd + a
+        except np.linalg.LinAlgError:
+            raise ModelError("the contact matrix H has lost rank: the relative curvature is "
+                             "singular (e.g. flat on flat) or a surface chart is degenerate"
+                             ) from None
         f = I2 @ phid2 + p2  # Pai (13), first row: the contact wrench on body 2
         wrench = Ad(k.E2_1c).T @ f  # to frame 1c: a pure normal force when H^T f = 0
         return ContactDynamics(qdd, base_a, wrench, float(wrench[5]))
