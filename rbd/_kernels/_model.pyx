@@ -136,7 +136,7 @@ cdef cnp.ndarray _convert(object x, str name):
     if isinstance(x, np.ndarray) and x.dtype.kind == "c":
         raise InputError(f"{name} must be real, got a complex array")
     try:
-        return np.ascontiguousarray(x, dtype=np.float64)
+        return np.asarray(x, dtype=np.float64, order="C")
     except (TypeError, ValueError, OverflowError):
         raise InputError(f"{name} must be a numeric array, got {type(x).__name__}") from None
 
@@ -303,12 +303,20 @@ cdef class CompiledModel:
                 self.nquat += 1
             elif self.m.jtype[i] == J_SYMBOLIC:
                 make = getattr(joint, "kernel_capsule", None)
-                capsule = make() if make is not None else None
+                why = "it has no kernel_capsule() method"
+                capsule = None
+                if make is not None:
+                    try:
+                        capsule = make()
+                    except Exception as exc:
+                        why = f"kernel_capsule() failed: {exc}"
+                    else:
+                        why = f"kernel_capsule() returned {type(capsule).__name__}"
                 if capsule is None or not PyCapsule_IsValid(capsule, b"rbd.jcalc"):
                     raise ModelError(
                         f"symbolic joint {body.joint_name!r} has no compiled C function "
-                        f"(joint.kernel_capsule() must return a PyCapsule named "
-                        f"{JCALC_CAPSULE!r}); use backend='reference' for this model"
+                        f"({why}; a PyCapsule named {JCALC_CAPSULE!r} is needed); "
+                        f"use backend='reference' for this model"
                     )
                 if self.m.nq_j[i] != self.m.nv_j[i]:
                     raise ModelError(f"symbolic joint {body.joint_name!r} must have nq == nv")
