@@ -79,7 +79,9 @@ def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
         raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
     scale = max(1e-300, np.abs(Ic).max())
     eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-    tol = 1e-9 * scale
+    # relative to the inertia's size, with an absolute floor far below any physical
+    # moment (1e-15 kg m^2 per kg) so that round-off in written files is accepted
+    tol = max(1e-9 * scale, 1e-15 * max(1.0, m))
     if eig[0] < -tol:
         raise ModelError(
             f"body {body!r}: rotational inertia is not positive semi-definite "
@@ -256,6 +258,8 @@ class Model:
         if name in self._frames or any(b.name == name for b in self._bodies):
             raise ModelError(f"duplicate body or frame name {name!r}")
         index = self._body_index(body, f"body of frame {name!r}")
+        if index < 0:
+            raise ModelError(f"frame {name!r}: frames attach to bodies, not to the world")
         X = _parse_X_tree(X, name)
         X.setflags(write=False)
         self._frames[name] = Frame(name, index, X)

@@ -318,14 +318,15 @@ def rpy_to_rot(rpy: np.ndarray) -> np.ndarray:
 
 
 def rot_to_rpy(R: np.ndarray) -> np.ndarray:
-    """Inverse of :func:`rpy_to_rot` (pitch in [-π/2, π/2])."""
-    pitch = np.arcsin(np.clip(-R[2, 0], -1.0, 1.0))
-    if abs(np.cos(pitch)) > 1e-10:
-        roll = np.arctan2(R[2, 1], R[2, 2])
-        yaw = np.arctan2(R[1, 0], R[0, 0])
-    else:  # gimbal lock: put everything in yaw
-        roll = 0.0
-        yaw = np.arctan2(-R[0, 1], R[1, 1])
+    """Inverse of :func:`rpy_to_rot`, exact to rounding also near gimbal lock.
+
+    Roll is read first; pitch and yaw then come from ``R Rx(roll)ᵀ = Rz(yaw) Ry(pitch)``,
+    whose entries give them through well-conditioned ``atan2`` calls.
+    """
+    roll = np.arctan2(R[2, 1], R[2, 2])
+    M = R @ axis_angle_rotation(np.array([1.0, 0.0, 0.0]), roll).T
+    pitch = np.arctan2(-M[2, 0], M[2, 2])
+    yaw = np.arctan2(-M[0, 1], M[1, 1])
     return np.array([roll, pitch, yaw])
 
 

@@ -69,7 +69,7 @@ from defusedxml.ElementTree import fromstring as _safe_fromstring
 from .errors import InputError, ModelError, URDFError
 from .joints import Fixed, Free, Joint, Planar, Prismatic, Revolute
 from .model import Model
-from .spatial import axis_angle_rotation, mcI, plux, plux_parts, rpy_to_rot
+from .spatial import mcI, plux, plux_parts, rot_to_rpy, rpy_to_rot
 
 __all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BOUND"]
 
@@ -456,23 +456,10 @@ def _fmt(values) -> str:
     return " ".join(repr(float(x) + 0.0) for x in np.ravel(values))
 
 
-def _rpy(R: np.ndarray) -> np.ndarray:
-    """Roll, pitch, yaw with ``rpy_to_rot(rpy) == R`` to rounding, also near gimbal lock.
-
-    Roll is read first; pitch and yaw then come from ``R Rx(roll)ᵀ = Rz(yaw) Ry(pitch)``,
-    whose entries give them through well-conditioned ``atan2`` calls.
-    """
-    roll = math.atan2(R[2, 1], R[2, 2])
-    M = R @ axis_angle_rotation(np.array([1.0, 0.0, 0.0]), roll).T
-    pitch = math.atan2(-M[2, 0], M[2, 2])
-    yaw = math.atan2(-M[0, 1], M[1, 1])
-    return np.array([roll, pitch, yaw])
-
-
 def _origin_element(parent: ET.Element, X: np.ndarray) -> None:
     """``<origin>`` of the frame reached by the motion transform ``X = plux(Rᵀ, p)``."""
     E, r = plux_parts(X)
-    ET.SubElement(parent, "origin", xyz=_fmt(r), rpy=_fmt(_rpy(E.T)))
+    ET.SubElement(parent, "origin", xyz=_fmt(r), rpy=_fmt(rot_to_rpy(E.T)))
 
 
 def _link_element(robot: ET.Element, name: str, mass: float, com, I_com) -> None:
