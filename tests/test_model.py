@@ -116,3 +116,21 @@ def test_named_models():
     assert rbd.models.get("arm7").nv == 7
     with pytest.raises(rbd.ModelError, match="unknown model 'nope'"):
         rbd.models.get("nope")
+
+
+def test_frames_attach_to_bodies_only():
+    model = two_links()
+    with pytest.raises(rbd.ModelError, match="frames attach to bodies"):
+        model.add_frame("ground", -1)
+    assert "ground" not in model.frames
+
+
+def test_round_off_in_inertia_is_accepted_but_not_a_real_violation():
+    # an off-diagonal entry of 1e-35 (round-off in a written file) is not a violation
+    Ic = np.diag([0.0, 0.0, 0.0])
+    Ic[0, 2] = Ic[2, 0] = 2.4e-35
+    model = two_links()
+    model.add_body(0, rbd.Revolute(), None, (0.0, np.zeros(3), Ic), "tiny")
+    with pytest.raises(rbd.ModelError, match="not positive semi-definite"):
+        model.add_body(0, rbd.Revolute(), None, (1.0, np.zeros(3), np.diag([1e-6, 1e-6, -1e-7])),
+                       "bad")
