@@ -528,22 +528,22 @@ class BezierSpline(Curve):
 # ---------------------------------------------------------------------------
 
 
-def _jet(d, i, j, du, dv):
-    """Value, first and second t-derivative of ``∂u^i ∂v^j x`` along ``(u + t du, v + t dv)``."""
-    return (d[i, j],
-            d[i + 1, j] * du + d[i, j + 1] * dv,
-            d[i + 2, j] * du**2 + 2 * d[i + 1, j + 1] * du * dv + d[i, j + 2] * dv**2)
+def _jet(d, i, j, du, dv) -> np.ndarray:
+    """Rows: value, first, second t-derivative of ``∂u^i ∂v^j x`` along ``(u, v) + t (du, dv)``."""
+    return np.array([d[i, j],
+                     d[i + 1, j] * du + d[i, j + 1] * dv,
+                     d[i + 2, j] * du**2 + 2 * d[i + 1, j + 1] * du * dv + d[i, j + 2] * dv**2])
 
 
-def _cross_jet(a, b):
+def _cross_jet(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Second-order jet of ``a × b`` from the jets of ``a`` and ``b`` (Leibniz rule)."""
     cross = _NUMPY.cross
-    return (cross(a[0], b[0]),
-            cross(a[1], b[0]) + cross(a[0], b[1]),
-            cross(a[2], b[0]) + 2 * cross(a[1], b[1]) + cross(a[0], b[2]))
+    return np.array([cross(a[0], b[0]),
+                     cross(a[1], b[0]) + cross(a[0], b[1]),
+                     cross(a[2], b[0]) + 2 * cross(a[1], b[1]) + cross(a[0], b[2])])
 
 
-def _unit_jet(w):
+def _unit_jet(w: np.ndarray) -> np.ndarray:
     r"""Second-order jet of :math:`\hat w = w/\lVert w\rVert`.
 
     With :math:`s = \lVert w\rVert`, :math:`\dot s = \hat w\cdot\dot w` and
@@ -558,7 +558,7 @@ def _unit_jet(w):
     s1 = h0 @ w1
     h1 = (w1 - h0 * s1) / s
     h2 = (w2 - h0 * (h0 @ w2) - 2 * s1 * h1 - h0 * (h1 @ w1)) / s
-    return h0, h1, h2
+    return np.array([h0, h1, h2])
 
 
 def frame_jet(partials: dict, du: float, dv: float) -> tuple:
@@ -577,17 +577,15 @@ def frame_jet(partials: dict, du: float, dv: float) -> tuple:
         :math:`E`, :math:`\dot E`, :math:`\ddot E` of ``frame(u + t du, v + t dv)``
         at ``t = 0``, by second-order Taylor arithmetic on :math:`x_u, x_v`.
     """
-    d = partials
-    p = _jet(d, 0, 0, du, dv)
-    a = _jet(d, 1, 0, du, dv)  # jet of x_u
-    b = _jet(d, 0, 1, du, dv)  # jet of x_v
-    xh = _unit_jet(a)
-    n = _unit_jet(_cross_jet(a, b))
-    yh = _cross_jet(n, xh)
-    E = [np.zeros((4, 4)) for _ in range(3)]
-    for k in range(3):
-        E[k][:3, 0], E[k][:3, 1], E[k][:3, 2], E[k][:3, 3] = xh[k], yh[k], n[k], p[k]
-    E[0][3, 3] = 1.0
+    p = _jet(partials, 0, 0, du, dv)
+    a = _jet(partials, 1, 0, du, dv)  # jet of x_u
+    b = _jet(partials, 0, 1, du, dv)  # jet of x_v
+    xh = _unit_jet(a)  # Pai §6: ¹x = c_s / |c_s|
+    n = _unit_jet(_cross_jet(a, b))  # Pai §6: ¹z
+    yh = _cross_jet(n, xh)  # Pai §6: ¹y
+    E = np.zeros((3, 4, 4))
+    E[:, :3, 0], E[:, :3, 1], E[:, :3, 2], E[:, :3, 3] = xh, yh, n, p
+    E[0, 3, 3] = 1.0
     return E[0], E[1], E[2]
 
 
