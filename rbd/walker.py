@@ -58,6 +58,8 @@ application to the compass gait biped robot", CDC 2001.
 
 from __future__ import annotations
 
+import functools
+import logging
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -206,15 +208,24 @@ def _foot(leg: str) -> str:
 
 def frame_position(model: Model, q, frame: str) -> np.ndarray:
     """World position of the origin of a named frame."""
-    f = model.frames[frame]
-    T = forward_kinematics(model, q)[f.body]
-    return T[:3, :3] @ plux_parts(f.X)[1] + T[:3, 3]
+    return _frame_positions(model, (frame,))(q)[0]
+
+
+def _frame_positions(model: Model, frames: Sequence[str]) -> Callable:
+    """``q -> (len(frames), 3)`` world positions of frame origins, one kinematics pass."""
+    where = [(model.frames[f].body, plux_parts(model.frames[f].X)[1]) for f in frames]
+
+    def positions(q) -> np.ndarray:
+        T = forward_kinematics(model, q)
+        return np.array([T[i, :3, :3] @ r + T[i, :3, 3] for i, r in where])
+
+    return positions
 
 
 def foot_clearance(model: Model, q, params: WalkerParameters = PAPER_PARAMETERS) -> float:
     """Height of the swing foot above the ground (along the ground normal)."""
-    stance = frame_position(model, q, _foot(stance_leg(model)))
-    swing = frame_position(model, q, _foot(swing_leg(model)))
+    stance, swing = _frame_positions(model, (_foot(stance_leg(model)),
+                                             _foot(swing_leg(model))))(q)
     return float(params.normal @ (swing - stance))
 
 
@@ -295,14 +306,18 @@ class Step:
 
 
 def _events(model: Model, params: WalkerParameters) -> list[Callable]:
+    positions = _frame_positions(
+        model, ("hip", _foot(stance_leg(model)), _foot(swing_leg(model))))
+    n = params.normal
+
     def strike(t, x):
         # clearance of the swing foot, masked while the legs pass each other (B2)
-        return max(foot_clearance(model, x[:2], params), SCUFF_ANGLE - x[1])
+        _, stance, swing = positions(x[:2])
+        return max(n @ (swing - stance), SCUFF_ANGLE - x[1])
 
     def fall(t, x):
-        hip = frame_position(model, x[:2], "hip")
-        foot = frame_position(model, x[:2], _foot(stance_leg(model)))
-        return params.normal @ (hip - foot) - FALL_HEIGHT * params.leg_length
+        hip, stance, _ = positions(x[:2])
+        return n @ (hip - stance) - FALL_HEIGHT * params.leg_length
 
     for event in (strike, fall):
         event.terminal, event.direction = True, -1
@@ -369,9 +384,15 @@ def on_section(z, params: WalkerParameters = PAPER_PARAMETERS) -> np.ndarray:
     return np.array([z[0], -2.0 * z[0] - 2.0 * params.slope, z[1], z[2]])
 
 
+@functools.lru_cache(maxsize=8)
+def _standing_model(params: WalkerParameters) -> Model:
+    """The walker on ``leg1`` at the origin, built (and compiled) once per parameter set."""
+    return compass_gait(params)
+
+
 def poincare_map(x, params: WalkerParameters = PAPER_PARAMETERS) -> np.ndarray:
     """Post-impact state after one step from the post-impact state ``x``."""
-    return step(compass_gait(params), x, params).x_plus
+    return step(_standing_model(params), x, params).x_plus
 
 
 def _section_map(z, params):
@@ -484,7 +505,7 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
     J = _section_jacobian(z, params)
     multipliers = np.linalg.eigvals(J)
     multipliers = multipliers[np.argsort(-np.abs(multipliers))]
-    s = step(compass_gait(params), on_section(z, params), params)
+    s = step(_standing_model(params), on_section(z, params), params)
     return LimitCycle(on_section(z, params), s.x_minus, s.duration, s.length, multipliers, J,
                       params, float(np.linalg.norm(r)), iteration)
 
@@ -587,7 +608,7 @@ def basin_cell(stance_angle: float, swing_rate: float, stance_rate: float, steps
                fixed_point: Sequence[float], params: WalkerParameters) -> tuple[int, float]:
     """Walk ``steps`` steps from one initial state; return (steps taken, final distance)."""
     x0 = on_section([stance_angle, stance_rate, swing_rate], params)
-    taken = walk(x0, steps, params)
+    taken = walk(x0, steps, params, model=_standing_model(params))
     if not taken:
         return 0, float("inf")
     distance = float(np.linalg.norm(taken[-1].x_plus - np.asarray(fixed_point)))
@@ -635,7 +656,7 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
         If ``dask.distributed`` is not installed (extra ``parallel``).
     """
     distributed = _require_distributed()
-    from tqdm.auto import tqdm
+    from tqdm import tqdm
 
     cycle = find_limit_cycle() if cycle is None else cycle
     if int(steps) < 1:
@@ -674,8 +695,10 @@ def _connect(distributed, scheduler, n_workers):
     if scheduler is not None:
         raise InputError("scheduler must be None, a scheduler address or a dask Client, "
                          f"got {type(scheduler).__name__}")
+    # worker logs are kept quiet (shutdown chatter); a failing task raises from its result
     cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
-                                       threads_per_worker=1, dashboard_address=None)
+                                       threads_per_worker=1, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     return client, [client, cluster]
 
@@ -685,8 +708,11 @@ def basin_figure(basin: Basin):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    extent = [basin.swing_rates[0], basin.swing_rates[-1], basin.stance_angles[0],
-              basin.stance_angles[-1]]
+    def edges(centres):                       # cell edges around the grid values
+        half = (centres[-1] - centres[0]) / (2 * (len(centres) - 1)) if len(centres) > 1 else 0.5
+        return [centres[0] - half, centres[-1] + half]
+
+    extent = edges(basin.swing_rates) + edges(basin.stance_angles)
     image = ax.imshow(basin.steps_taken, origin="lower", extent=extent, aspect="auto",
                       cmap="viridis", vmin=0, vmax=basin.steps, interpolation="nearest")
     fig.colorbar(image, ax=ax, label="steps before falling")
