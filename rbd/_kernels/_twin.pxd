@@ -8,6 +8,8 @@ way :class:`~rbd._kernels._model.CompiledModel` does, so that the variants can
 be called before they are wired into ``CompiledModel``'s dispatch.
 """
 
+from libc.stdint cimport int64_t
+
 from rbd._kernels._model cimport ModelC, Work, jcalc_fn
 
 
@@ -18,6 +20,9 @@ cdef class KernelTwin:
     cdef object _arrays
     cdef object _capsules
     cdef object _joint_names
+    cdef object _quat_names
+    cdef const int64_t* quat_start
+    cdef Py_ssize_t nquat
     cdef readonly object data
     cdef readonly object model
 

@@ -10,6 +10,7 @@ validates a call exactly as the reference path of :mod:`rbd.algorithms` does.
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from libc.math cimport fabs, isfinite, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memset
@@ -18,10 +19,13 @@ from rbd._kernels._model cimport J_SYMBOLIC, MAX_JOINT_NV, jcalc_fn
 
 import numpy as np
 
+from rbd.algorithms import QUATERNION_TOLERANCE, _validate
 from rbd.data import Data
 from rbd.errors import ModelError
 
 cnp.import_array()
+
+cdef double _QUATERNION_TOLERANCE = QUATERNION_TOLERANCE
 
 __all__ = ["KernelTwin", "twin", "arguments"]
 
@@ -53,8 +57,15 @@ cdef class KernelTwin:
         reals["h"] = np.ascontiguousarray(
             np.stack([inertia[:, 2, 4], inertia[:, 0, 5], inertia[:, 1, 3]], axis=-1))
         reals["Ibar"] = np.ascontiguousarray(inertia[:, :3, :3])
-        self._arrays = (ints, reals)
         self._joint_names = [b.joint_name for b in model.bodies]
+        # where each unit quaternion sits in q (spherical: q_i, free: q_i[3:7])
+        quats = [(model.q_index(i).start + (3 if b.joint.kind == "free" else 0), b.joint_name)
+                 for i, b in enumerate(model.bodies) if b.joint.kind in ("spherical", "free")]
+        ints["quat_start"] = np.array([start for start, _ in quats] or [0], dtype=np.int64)
+        self.nquat = len(quats)
+        self.quat_start = _ints(ints["quat_start"])
+        self._quat_names = [name for _, name in quats]
+        self._arrays = (ints, reals)
         self.model = model
         memset(&self.m, 0, sizeof(ModelC))
         self.m.nb = nb
@@ -148,13 +159,45 @@ def twin(model):
         return model._cache["kernel-twin"]
 
 
+cdef inline bint _plain(object x, Py_ssize_t n):
+    # a C-contiguous float64 vector of length n, usable without a copy
+    return (type(x) is cnp.ndarray and cnp.PyArray_TYPE(<cnp.ndarray>x) == cnp.NPY_DOUBLE
+            and cnp.PyArray_NDIM(<cnp.ndarray>x) == 1 and cnp.PyArray_DIMS(<cnp.ndarray>x)[0] == n
+            and cnp.PyArray_ISCARRAY_RO(<cnp.ndarray>x))
+
+
+cdef bint _finite(object x):
+    cdef const double* p = <const double*>cnp.PyArray_DATA(<cnp.ndarray>x)
+    cdef Py_ssize_t i, n = cnp.PyArray_SIZE(<cnp.ndarray>x)
+    for i in range(n):
+        if not isfinite(p[i]):
+            return False
+    return True
+
+
+cdef bint _unit_quaternions(KernelTwin t, object q):
+    cdef const double* p = <const double*>cnp.PyArray_DATA(<cnp.ndarray>q)
+    cdef const double* quat
+    cdef Py_ssize_t j
+    for j in range(t.nquat):
+        quat = p + t.quat_start[j]
+        if fabs(sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                     + quat[3] * quat[3]) - 1.0) > _QUATERNION_TOLERANCE:
+            return False
+    return True
+
+
 def arguments(model, q, v, tau, f_ext):
     """Validated C-contiguous ``(q, v, tau, f_ext)`` with a leading batch axis, and ``N``.
 
-    ``N`` is ``-1`` for a single state (the arrays then have one row).
+    ``N`` is ``-1`` for a single state (the arrays then have one row).  One state
+    given as float64 vectors is checked here in compiled code; anything else (and
+    every failure, for its message) goes through :func:`rbd.algorithms._validate`.
     """
-    from rbd.algorithms import _validate
-
+    cdef KernelTwin t = twin(model)
+    if (f_ext is None and _plain(q, t.m.nq) and _plain(v, t.m.nv) and _plain(tau, t.m.nv)
+            and _finite(q) and _finite(v) and _finite(tau) and _unit_quaternions(t, q)):
+        return [q.reshape(1, -1), v.reshape(1, -1), tau.reshape(1, -1), None], -1
     specs = (("q", "q"), ("v", "v"), ("tau", "v"), ("f_ext", "f"))
     arrays, batch = _validate(model, specs, (q, v, tau, f_ext))
     rows = 1 if batch is None else batch
