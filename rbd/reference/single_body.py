@@ -33,10 +33,8 @@ Note the ordering: this module keeps L&J's :math:`(v; \omega)`; the rest of
 
 from __future__ import annotations
 
-import functools
-
+import mpmath
 import numpy as np
-import sympy as sp
 
 from ..errors import InputError
 from ..joints import Free
@@ -331,26 +329,38 @@ class RigidBody:
 
 # --- the terms of L&J Eq. 36, from their definitions -------------------------------------
 
-def _symbolic_rotation(kind: str, th):
+def _rotation_mp(kind: str, th) -> mpmath.matrix:
+    """The rotation formula L&J 52 or 53 in mpmath arithmetic."""
+    th = [mpmath.mpf(x) for x in th]
     if kind == "euler":
-        c, s = [sp.cos(t) for t in th], [sp.sin(t) for t in th]
-        Rx = sp.Matrix([[1, 0, 0], [0, c[0], -s[0]], [0, s[0], c[0]]])
-        Ry = sp.Matrix([[c[1], 0, s[1]], [0, 1, 0], [-s[1], 0, c[1]]])
-        Rz = sp.Matrix([[c[2], -s[2], 0], [s[2], c[2], 0], [0, 0, 1]])
-        return Rx @ Ry @ Rz                                                # L&J (52)
-    t = sp.sqrt(th[0] ** 2 + th[1] ** 2 + th[2] ** 2)
-    K = sp.Matrix([[0, -th[2], th[1]], [th[2], 0, -th[0]], [-th[1], th[0], 0]])
-    return sp.eye(3) + sp.sin(t) / t * K + (1 - sp.cos(t)) / t**2 * K @ K   # L&J (53)
+        c, s = [mpmath.cos(x) for x in th], [mpmath.sin(x) for x in th]
+        Rx = mpmath.matrix([[1, 0, 0], [0, c[0], -s[0]], [0, s[0], c[0]]])
+        Ry = mpmath.matrix([[c[1], 0, s[1]], [0, 1, 0], [-s[1], 0, c[1]]])
+        Rz = mpmath.matrix([[c[2], -s[2], 0], [s[2], c[2], 0], [0, 0, 1]])
+        return Rx * Ry * Rz                                                # L&J (52)
+    t = mpmath.sqrt(th[0] ** 2 + th[1] ** 2 + th[2] ** 2)
+    K = mpmath.matrix([[0, -th[2], th[1]], [th[2], 0, -th[0]], [-th[1], th[0], 0]])
+    # sin t / t and (1 − cos t)/t² = ½ sinc(t/2)², both smooth through t = 0
+    return mpmath.eye(3) + mpmath.sinc(t) * K + mpmath.sinc(t / 2) ** 2 / 2 * K * K  # L&J (53)
 
 
-@functools.cache
-def _rotation_derivatives(kind: str):
-    """``R``, ``∂R/∂θ_j`` and ``∂²R/∂θ_j∂θ_k`` differentiated by sympy, as one NumPy function."""
-    th = sp.symbols("theta0:3", real=True)
-    R = _symbolic_rotation(kind, th)
-    dR = [R.diff(t) for t in th]
-    ddR = [[dR[j].diff(t) for t in th] for j in range(3)]
-    return sp.lambdify([th], (R, dR, ddR), "numpy", cse=True)
+def _rotation_derivatives(kind: str, theta: np.ndarray):
+    """``R``, ``∂R/∂θ_j`` and ``∂²R/∂θ_j∂θ_k`` of the rotation formula, differentiated
+    numerically in 40-digit arithmetic (``mpmath.diff``) and rounded to doubles."""
+    theta = [float(x) for x in theta]
+    R, dR, ddR = np.zeros((3, 3)), np.zeros((3, 3, 3)), np.zeros((3, 3, 3, 3))
+    with mpmath.workdps(40):
+        for a in range(3):
+            for b in range(3):
+                def entry(*th, a=a, b=b):
+                    return _rotation_mp(kind, th)[a, b]
+                R[a, b] = float(entry(*theta))
+                for j in range(3):
+                    dR[j, a, b] = float(mpmath.diff(entry, theta, tuple(np.eye(3, dtype=int)[j])))
+                    for k in range(j, 3):
+                        order = tuple(np.eye(3, dtype=int)[j] + np.eye(3, dtype=int)[k])
+                        ddR[j, k, a, b] = ddR[k, j, a, b] = float(mpmath.diff(entry, theta, order))
+    return R, dR, ddR
 
 
 def _rotation_kind(parametrization) -> str:
@@ -364,8 +374,10 @@ def _rotation_kind(parametrization) -> str:
 def lagrange_terms(body: RigidBody, q, qd, qdd) -> dict[str, np.ndarray]:
     r"""The five terms of L&J Eq. 36, each evaluated from its definition.
 
-    The first and second derivatives of :math:`R(\theta)` come from sympy
-    (differentiating L&J Eq. 52 or 53); :math:`J_\omega` (L&J 29), :math:`\partial
+    The first and second derivatives of :math:`R(\theta)` are taken from the
+    rotation formula itself (L&J 52 or 53) by numerical differentiation in
+    40-digit arithmetic (``mpmath.diff``, accurate far beyond double precision);
+    :math:`J_\omega` (L&J 29), :math:`\partial
     J/\partial q_j`, :math:`\dot J`, :math:`\dot M_c` and :math:`\partial M_c/\partial q_j`
     are then assembled from those derivatives by their definitions — none of the
     closed forms used by :class:`RigidBody` enters.
@@ -381,8 +393,7 @@ def lagrange_terms(body: RigidBody, q, qd, qdd) -> dict[str, np.ndarray]:
         ``Jw``: :math:`J_\omega` from L&J Eq. 29.
     """
     q, qd, qdd = (np.asarray(a, dtype=float) for a in (q, qd, qdd))
-    R, dR, ddR = (np.asarray(a, dtype=float)
-                  for a in _rotation_derivatives(_rotation_kind(body.parametrization))(q[3:]))
+    R, dR, ddR = _rotation_derivatives(_rotation_kind(body.parametrization), q[3:])
     Jw = np.column_stack([unskew(dR[j] @ R.T) for j in range(3)])         # L&J (29)
     dJw = [np.column_stack([unskew(ddR[j, k] @ R.T + dR[j] @ dR[k].T) for j in range(3)])
            for k in range(3)]                                              # ∂J_ω/∂θ_k
