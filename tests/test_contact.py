@@ -246,14 +246,14 @@ def test_ball_in_a_bowl_is_a_spherical_pendulum():
 def test_ellipsoid_in_a_bowl_conserves_energy():
     """An ellipsoid rocks, turns and slides in the bowl: every term of H and Ḣq̇ is active.
 
-    Measured (dt = 2 ms, 0.6 s): energy error 2.4e-10 J of |E| = 8.6 J.
+    Measured (dt = 4 ms, 0.6 s): energy error 4.3e-9 J of |E| = 8.6 J.
     """
     ell = geo.Ellipsoid(0.08, 0.12, 0.1).transformed(BOTTOM)
     inertia = mcI(1.0, np.zeros(3), np.diag([0.0044, 0.0033, 0.0041]))
     pair = bowl_pair(ell, inertia)
     q0 = np.array([0.1, -np.pi / 2 + 0.25, 0.15, -0.1, 0.3])
     state0 = ct.ContactState(q0, np.array([0.3, 0.2, -0.5, 0.4, 2.0]))
-    traj = ct.simulate(pair, state0, 0.6, 2e-3)
+    traj = ct.simulate(pair, state0, 0.6, 4e-3)
     assert traj.events == []
     assert np.ptp(traj.q[:, 2:4], axis=0).min() > 0.05  # the contact moves over the ellipsoid
     assert np.abs(traj.energy - traj.energy[0]).max() < 1e-8
