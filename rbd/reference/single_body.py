@@ -349,6 +349,7 @@ def _rotation_derivatives(kind: str, theta: np.ndarray):
     numerically in 40-digit arithmetic (``mpmath.diff``) and rounded to doubles."""
     theta = [float(x) for x in theta]
     R, dR, ddR = np.zeros((3, 3)), np.zeros((3, 3, 3)), np.zeros((3, 3, 3, 3))
+    unit = [tuple(int(i == j) for i in range(3)) for j in range(3)]
     with mpmath.workdps(40):
         for a in range(3):
             for b in range(3):
@@ -356,9 +357,9 @@ def _rotation_derivatives(kind: str, theta: np.ndarray):
                     return _rotation_mp(kind, th)[a, b]
                 R[a, b] = float(entry(*theta))
                 for j in range(3):
-                    dR[j, a, b] = float(mpmath.diff(entry, theta, tuple(np.eye(3, dtype=int)[j])))
+                    dR[j, a, b] = float(mpmath.diff(entry, theta, unit[j]))
                     for k in range(j, 3):
-                        order = tuple(np.eye(3, dtype=int)[j] + np.eye(3, dtype=int)[k])
+                        order = tuple(x + y for x, y in zip(unit[j], unit[k], strict=True))
                         ddR[j, k, a, b] = ddR[k, j, a, b] = float(mpmath.diff(entry, theta, order))
     return R, dR, ddR
 
@@ -368,7 +369,8 @@ def _rotation_kind(parametrization) -> str:
         return "euler"
     if isinstance(parametrization, ExponentialMap):
         return "expmap"
-    raise InputError(f"no symbolic form for parametrization {parametrization!r}")
+    raise InputError("lagrange_terms handles the ExponentialMap and EulerXYZ parametrizations, "
+                     f"got {parametrization!r}")
 
 
 def lagrange_terms(body: RigidBody, q, qd, qdd) -> dict[str, np.ndarray]:
