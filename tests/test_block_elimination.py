@@ -80,7 +80,7 @@ def test_augmented_matrix_blocks(model):
     q, v, tau, f_ext = state(model, 4)
     system = be.augmented_system(model, q, v, tau, f_ext)
     K = be.kkt_matrix(system).toarray()
-    offsets = be._block_offsets(system)
+    offsets = be.block_offsets(system)
     assert K.shape == (12 * model.nbodies + model.nv,) * 2
     for i, body in enumerate(model.bodies):
         o, d = offsets[i], body.joint.nv
@@ -202,7 +202,7 @@ def test_eliminated_system_is_block_upper_triangular(model):
     for pivot in be.PIVOTS:
         elim = be.eliminate(system, pivot)
         U, rhs = be.eliminated_matrix(system, elim)
-        offsets = be._block_offsets(system)
+        offsets = be.block_offsets(system)
         dense = U.toarray()
         for i in range(model.nbodies):
             o, d = offsets[i], model.bodies[i].joint.nv
@@ -212,7 +212,7 @@ def test_eliminated_system_is_block_upper_triangular(model):
             assert_close(block[12:, 12:], elim.D[i], what="D_k on the diagonal")
         assert U.nnz <= be.kkt_matrix(system).nnz + 36 * model.nbodies
         x = spla.spsolve(U.tocsc(), rhs)
-        assert_close(be._unpack(system, x).qdd, aba_module.aba(model, q, v, tau, f_ext),
+        assert_close(be.unpack(system, x).qdd, aba_module.aba(model, q, v, tau, f_ext),
                      what=f"back-substitution ({pivot})")
 
 
@@ -228,7 +228,7 @@ def test_crbm_factor_A_is_si_guenter_G(model):
     """Pai's A (Eq. 7) is Si & Guenter's G_λ = (1 − Γ_λ)⁻¹ (Appendix A, Eq. 44)."""
     q, _, _, _ = state(model, 12)
     zero = np.zeros(model.nv)
-    A_inv, _, H, _, _ = be._global_blocks(be.augmented_system(model, q, zero, zero))
+    A_inv, _, H, _, _ = be.global_blocks(be.augmented_system(model, q, zero, zero))
     g = ploen.global_matrices(model, q)
     assert_close(np.linalg.inv(A_inv.toarray()), g["G"], what="A vs G_λ")
     assert_close(H, g["S"], what="H vs S")

@@ -102,7 +102,7 @@ def test_reduced_torques_are_tau_minus_bias(model):
 def test_articulated_factors(model):
     """J̄ (Eq. 27) are articulated inertias: Ω_k = S_kᵀ J̄_k S_k is ABA's D_k; M⁻¹ τ̄ is q̈."""
     q, _, _, _ = state(model, 3)
-    X_up, S = ploen._kinematics(model, q)
+    X_up, S = ploen.joint_quantities(model, q)
     F = ploen.articulated_factors(model, X_up, S)
     rng = np.random.default_rng(0)
     tau_bar = rng.normal(size=model.nv)
@@ -116,7 +116,7 @@ def test_motion_transform_reading_of_eq_30_is_wrong():
     """Eq. (30) needs the force transform X_upᵀ: the motion transform X_up breaks Eq. (35)."""
     model = MODELS[0]
     q, v, tau, _ = state(model, 4)
-    X_up, S = ploen._kinematics(model, q)
+    X_up, S = ploen.joint_quantities(model, q)
     F = ploen.articulated_factors(model, X_up, S)
     wrong = ploen.Factors(F.J_bar, F.Omega, F.Omega_inv, F.Y,
                           [X_up[k] @ F.J_bar[k] @ S[k] @ F.Omega_inv[k]
@@ -147,7 +147,7 @@ def test_gamma_is_nilpotent_and_G_is_its_series(model):
         series = series + power
     assert not np.any(power @ Gamma), "Γ_λⁿ = 0"
     assert_close(g["G"], series, what="Eq. (45)")
-    X_up, _ = ploen._kinematics(model, q)
+    X_up, _ = ploen.joint_quantities(model, q)
     for i in range(n):
         path, j = np.eye(6), i
         while j >= 0:

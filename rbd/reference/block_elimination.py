@@ -58,16 +58,20 @@ __all__ = [
     "Solution",
     "Elimination",
     "augmented_system",
+    "block_offsets",
     "kkt_matrix",
     "kkt_rhs",
     "symmetric_kkt",
+    "unpack",
     "solve_dense",
+    "global_blocks",
     "crbm_mass_matrix",
     "solve_crbm",
     "eliminate",
     "back_substitute",
     "solve_abm",
     "eliminated_matrix",
+    "crbm_eliminated_matrix",
     "forward_dynamics_dense",
     "forward_dynamics_crbm",
     "mass_matrix_crbm",
@@ -155,6 +159,18 @@ class Solution:
 def augmented_system(model, q, qd, tau, f_ext=None) -> AugmentedSystem:
     """Collect the blocks of Pai's Eq. (5) for ``model`` at state ``(q, qd)``.
 
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> from rbd.reference import block_elimination as be
+    >>> model = rbd.models.double_pendulum()
+    >>> system = be.augmented_system(model, np.array([0.3, -0.2]), np.zeros(2), np.zeros(2))
+    >>> be.kkt_matrix(system).shape          # 12 per body + one per joint
+    (26, 26)
+    >>> qdd = [be.solve_dense(system).qdd, be.solve_crbm(system).qdd, be.solve_abm(system).qdd]
+    >>> all(np.allclose(x, rbd.aba(model, [0.3, -0.2], [0, 0], [0, 0])) for x in qdd)
+    True
+
     Parameters
     ----------
     model : Model
@@ -191,7 +207,7 @@ def augmented_system(model, q, qd, tau, f_ext=None) -> AugmentedSystem:
     return AugmentedSystem(tuple(model.parent), X_up, M, H, b, a, taus)
 
 
-def _block_offsets(system: AugmentedSystem) -> dict[int, int]:
+def block_offsets(system: AugmentedSystem) -> dict[int, int]:
     """Row/column offset of each body's block ``(f, −φ̇, q̈)`` in Pai's order."""
     offsets, start = {}, 0
     for i in system.order:
@@ -218,7 +234,7 @@ def kkt_matrix(system: AugmentedSystem) -> sp.csr_matrix:
     -------
     K : scipy.sparse.csr_matrix, shape (12 nbodies + nv, 12 nbodies + nv)
     """
-    off = _block_offsets(system)
+    off = block_offsets(system)
     n = sum(12 + H.shape[1] for H in system.H)
     K = sp.lil_matrix((n, n))
     for i in system.order:
@@ -243,9 +259,9 @@ def kkt_rhs(system: AugmentedSystem) -> np.ndarray:
                            for i in system.order] or [np.zeros(0)])
 
 
-def _unpack(system: AugmentedSystem, x: np.ndarray) -> Solution:
+def unpack(system: AugmentedSystem, x: np.ndarray) -> Solution:
     """Split a solution vector in Pai's order into ``(q̈, φ̇, f)`` in body order."""
-    off, nb = _block_offsets(system), system.nbodies
+    off, nb = block_offsets(system), system.nbodies
     qdd, phidot, f = np.zeros(system.nv), np.zeros((nb, 6)), np.zeros((nb, 6))
     for i, vs in enumerate(system.v_slices()):
         o = off[i]
@@ -275,7 +291,7 @@ def symmetric_kkt(system: AugmentedSystem) -> tuple[sp.csr_matrix, np.ndarray, n
         :func:`kkt_matrix`; the column permutation swaps the ``f`` and ``−φ̇``
         groups, so a solution ``x`` of Eq. (5) gives ``x[col_perm]``.
     """
-    off, nb = _block_offsets(system), system.nbodies
+    off, nb = block_offsets(system), system.nbodies
     body = [off[i] + k for i in range(nb) for k in range(6)]
     kin = [off[i] + 6 + k for i in range(nb) for k in range(6)]
     joint = [off[i] + 12 + k for i in range(nb) for k in range(system.H[i].shape[1])]
@@ -291,14 +307,26 @@ def symmetric_kkt(system: AugmentedSystem) -> tuple[sp.csr_matrix, np.ndarray, n
 def solve_dense(system: AugmentedSystem) -> Solution:
     """Solve Pai's Eq. (5) by sparse LU (SuperLU): no structure used but sparsity."""
     x = spla.spsolve(kkt_matrix(system).tocsc(), kkt_rhs(system))
-    return _unpack(system, np.atleast_1d(x))
+    return unpack(system, np.atleast_1d(x))
 
 
 # --------------------------------------------------------------------------------------
 # (b) Composite Rigid Body Method: block-row elimination (Pai Eq. 7)
 # --------------------------------------------------------------------------------------
-def _global_blocks(system: AugmentedSystem):
-    """Sparse ``A⁻¹`` (6n × 6n), block-diagonal ``M`` and ``H``, stacked ``a`` and ``b``."""
+def global_blocks(system: AugmentedSystem):
+    """The stacked blocks of Pai's Eq. (7), in body order.
+
+    Returns
+    -------
+    A_inv : csr_matrix, (6n, 6n)
+        Unit block lower triangular, ``-X_up[i]`` at block ``(i, λ(i))`` (Pai Eq. 3).
+    M : csr_matrix, (6n, 6n)
+        Block diagonal of the body inertias.
+    H : (6n, nv) ndarray
+        Block diagonal of the joint matrices.
+    a, b : (6n,) ndarray
+        Stacked known accelerations and gyroscopic/external forces.
+    """
     nb = system.nbodies
     A_inv = sp.lil_matrix((6 * nb, 6 * nb))
     for i in range(nb):
@@ -324,7 +352,7 @@ def _solve_A_inv(A_inv: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
 
 def crbm_mass_matrix(system: AugmentedSystem) -> np.ndarray:
     r"""Joint-space inertia :math:`\mathcal M = H^T A^T M A H` (Pai Eq. 7)."""
-    A_inv, M, H, _, _ = _global_blocks(system)
+    A_inv, M, H, _, _ = global_blocks(system)
     AH = _solve_A_inv(A_inv, H)
     return AH.T @ (M @ AH)                                             # Pai (7)
 
@@ -341,7 +369,7 @@ def solve_crbm(system: AugmentedSystem) -> Solution:
 
     ``𝓜`` is factored by Cholesky.
     """
-    A_inv, M, H, a, b = _global_blocks(system)
+    A_inv, M, H, a, b = global_blocks(system)
     AH = _solve_A_inv(A_inv, H)
     Aa = _solve_A_inv(A_inv, a)
     Mcal = AH.T @ (M @ AH)                                             # Pai (7)
@@ -475,7 +503,7 @@ def eliminated_matrix(system: AugmentedSystem,
         (-\dot\phi_k) + H_k \ddot q_k - X_k(-\dot\phi_{\lambda(k)}) = -a_k, \quad
         D_k \ddot q_k - H_k^T \hat M_k X_k (-\dot\phi_{\lambda(k)}) = \tau_k - c_k.
     """
-    off = _block_offsets(system)
+    off = block_offsets(system)
     n = sum(12 + H.shape[1] for H in system.H)
     U = sp.lil_matrix((n, n))
     rhs = np.zeros(n)
@@ -603,7 +631,7 @@ def aba_modified(model, q, qd, tau, f_ext=None):
 # --------------------------------------------------------------------------------------
 # Pictures
 # --------------------------------------------------------------------------------------
-def _crbm_eliminated(system: AugmentedSystem) -> sp.csr_matrix:
+def crbm_eliminated_matrix(system: AugmentedSystem) -> sp.csr_matrix:
     """Eq. (7) after block-row elimination: the joint rows become ``[0, 0, 𝓜]``."""
     K_sym, _, _ = symmetric_kkt(system)
     n6 = 12 * system.nbodies
@@ -640,7 +668,7 @@ def plot_sparsity(model, q=None, markersize: float = 1.5):
     system = augmented_system(model, q, zero, zero)
     K = kkt_matrix(system)
     U, _ = eliminated_matrix(system, eliminate(system))
-    C = _crbm_eliminated(system)
+    C = crbm_eliminated_matrix(system)
     fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))
     panels = [(K, f"Pai Eq. (5): {K.nnz} non-zeros"),
               (U, f"after ABM elimination: {U.nnz}"),

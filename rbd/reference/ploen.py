@@ -43,6 +43,7 @@ from ..spatial import crf, crm
 
 __all__ = [
     "forward_dynamics",
+    "joint_quantities",
     "reduced_torques",
     "articulated_factors",
     "apply_inverse",
@@ -61,8 +62,14 @@ def _inv(Omega: np.ndarray) -> np.ndarray:
     return np.linalg.inv(Omega) if Omega.size else Omega
 
 
-def _kinematics(model, q):
-    """``X_up[k] = X_J(q_k) X_tree[k]`` (S&G Eq. 8) and ``S_k(q_k)`` (S&G Eq. 9)."""
+def joint_quantities(model, q):
+    """``X_up[k] = X_J(q_k) X_tree[k]`` (S&G Eq. 8) and ``S_k(q_k)`` (S&G Eq. 9).
+
+    Returns
+    -------
+    X_up : list of (6, 6) ndarray
+    S : list of (6, nv_k) ndarray
+    """
     X_up, S = [], []
     for k, body in enumerate(model.bodies):
         qk = q[model.q_index(k)]
@@ -82,7 +89,7 @@ def reduced_torques(model, q, qd, tau, f_ext=None, X_up=None, S=None) -> np.ndar
     tau_bar : (nv,) ndarray
     """
     if X_up is None:
-        X_up, S = _kinematics(model, q)
+        X_up, S = joint_quantities(model, q)
     nb, parent = model.nbodies, model.parent
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
     v, a, b = [None] * nb, [None] * nb, [None] * nb
@@ -216,7 +223,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None) -> np.ndarray:
     ...                  rbd.aba(model, q, qd, tau, backend="reference")))
     True
     """
-    X_up, S = _kinematics(model, q)
+    X_up, S = joint_quantities(model, q)
     tau_bar = reduced_torques(model, q, qd, tau, f_ext, X_up, S)
     return apply_inverse(model, articulated_factors(model, X_up, S), S, tau_bar)
 
@@ -252,7 +259,7 @@ def global_matrices(model, q, qd=None) -> dict[str, np.ndarray]:
     """
     n, N, parent = model.nbodies, model.nv, model.parent
     qd = np.zeros(N) if qd is None else np.asarray(qd, dtype=float)
-    X_up, S = _kinematics(model, q)
+    X_up, S = joint_quantities(model, q)
     S_dot = [b.joint.S_dot(q[model.q_index(k)], qd[model.v_index(k)]).reshape(6, -1)
              for k, b in enumerate(model.bodies)]
     Theta = np.zeros((6 * n, 6 * n))
@@ -328,7 +335,7 @@ def inverse_mass_factors(model, q) -> dict[str, np.ndarray]:
     ``Pi_lambda`` and ``S``.
     """
     n, N, parent = model.nbodies, model.nv, model.parent
-    X_up, S = _kinematics(model, q)
+    X_up, S = joint_quantities(model, q)
     F = articulated_factors(model, X_up, S)
     Y_step, Pi_lambda = np.zeros((6 * n, 6 * n)), np.zeros((6 * n, N))
     for k in range(n):

@@ -148,7 +148,7 @@ def mp_solve(K, rhs: Sequence[float], dps: int = 50) -> list:
 def mp_forward_dynamics(system: be.AugmentedSystem, dps: int = 50) -> np.ndarray:
     """``q̈`` of Pai's Eq. (5) solved in ``dps`` digits, rounded to double at the end."""
     x = mp_solve(be.kkt_matrix(system), be.kkt_rhs(system), dps)
-    return be._unpack(system, np.array([float(xi) for xi in x])).qdd
+    return be.unpack(system, np.array([float(xi) for xi in x])).qdd
 
 
 def mp_condition_number(system: be.AugmentedSystem, dps: int = 50) -> float:
@@ -166,7 +166,7 @@ def mp_condition_number(system: be.AugmentedSystem, dps: int = 50) -> float:
                                   zero6, [tau[s] for s in system.v_slices()])
         K, rhs = be.kkt_matrix(unit), be.kkt_rhs(unit)
         x = mp_solve(K, rhs, dps)
-        offsets = be._block_offsets(unit)
+        offsets = be.block_offsets(unit)
         cols.append([x[offsets[i] + 12 + k] for i, s in enumerate(unit.v_slices())
                      for k in range(s.stop - s.start)])
     with mpmath.workdps(dps):
