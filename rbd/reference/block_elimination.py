@@ -287,9 +287,9 @@ def symmetric_kkt(system: AugmentedSystem) -> tuple[sp.csr_matrix, np.ndarray, n
         The permuted matrix (symmetric).
     rhs : ndarray
     perm : ndarray of int
-        ``K_sym = K[perm][:, col_perm]`` with the row permutation ``perm`` of
-        :func:`kkt_matrix`; the column permutation swaps the ``f`` and ``−φ̇``
-        groups, so a solution ``x`` of Eq. (5) gives ``x[col_perm]``.
+        The row permutation: ``K_sym`` holds the rows ``K[perm]`` of
+        :func:`kkt_matrix`, with the columns of Eq. (5) reordered to
+        ``(−φ̇, f, q̈)``.
     """
     off, nb = block_offsets(system), system.nbodies
     body = [off[i] + k for i in range(nb) for k in range(6)]
