@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial import plux
+from .spatial import plux, skew
 
 __all__ = ["Data"]
 
@@ -46,7 +46,9 @@ def _layout(nbodies: int, nv: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("D", (nb, 6, 6), "D_i = S_iᵀ U_i in the top-left nv_i × nv_i block"),
         ("D_inv", (nb, 6, 6), "D_i⁻¹ in the top-left nv_i × nv_i block"),
         ("u", (nv,), "u_i = τ_i - S_iᵀ pA_i (ABA)"),
-        ("IC", (nb, 6, 6), "composite-rigid-body inertia (CRBA)"),
+        ("m_C", (nb,), "composite-rigid-body inertia IC_i = (m, h, Ī): mass (CRBA)"),
+        ("h_C", (nb, 3), "IC_i: first moment h = m c"),
+        ("I_C", (nb, 3, 3), "IC_i: rotational inertia about the body origin Ī"),
         ("S0", (nv, 6), "S of each degree of freedom in its root body's coordinates (CRBA)"),
         ("F0", (nv, 6), "IC_i S_i of each degree of freedom in root-body coordinates (CRBA)"),
         ("R", (nb, 3, 3), "body orientation: world (kinematics) or root-body (CRBA) axes"),
@@ -71,8 +73,11 @@ class Data:
     v, a, f, c, pA, c_J : (nbodies, 6) ndarray
         Spatial velocities, accelerations, forces, ABA bias accelerations and
         articulated bias forces, joint velocity-product terms.
-    IA, IC : (nbodies, 6, 6) ndarray
-        Articulated-body and composite-rigid-body inertias.
+    IA : (nbodies, 6, 6) ndarray
+        Articulated-body inertias.
+    m_C, h_C, I_C : (nbodies,), (nbodies, 3), (nbodies, 3, 3) ndarray
+        Composite-rigid-body inertias ``IC_i`` as mass, first moment ``h = m c`` and
+        rotational inertia about the body origin (see :attr:`IC`).
     D, D_inv : (nbodies, 6, 6) ndarray
         ``D_i = S_iᵀ IA_i S_i`` and its inverse, top-left ``nv_i × nv_i`` block.
     u : (nv,) ndarray
@@ -126,6 +131,18 @@ class Data:
         """The Plücker transforms ``X_up[i]`` as ``(nbodies, 6, 6)`` matrices (a copy)."""
         return np.array([plux(self.E_up[i], self.r_up[i]) for i in range(self.nbodies)]
                         ).reshape(self.nbodies, 6, 6)
+
+    @property
+    def IC(self) -> np.ndarray:
+        """Composite inertias ``[[Ī, h̃], [h̃ᵀ, m 1]]`` as ``(nbodies, 6, 6)`` matrices (a copy)."""
+        IC = np.zeros((self.nbodies, 6, 6))
+        for i in range(self.nbodies):
+            H = skew(self.h_C[i])
+            IC[i, :3, :3] = self.I_C[i]
+            IC[i, :3, 3:] = H
+            IC[i, 3:, :3] = H.T
+            IC[i, 3:, 3:] = self.m_C[i] * np.eye(3)
+        return IC
 
     def D_block(self, i: int) -> np.ndarray:
         """``D_i`` as its ``nv_i × nv_i`` block (a view)."""

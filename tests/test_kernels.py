@@ -500,6 +500,13 @@ def test_data_shows_the_last_single_call():
     before = data.buffer.copy()
     rbd.aba(model, Q, 2 * v, a, backend="kernel")  # batches use their own workspaces
     np.testing.assert_array_equal(data.buffer, before)
+    rbd.crba(model, q, backend="kernel")
+    X_up = [b.joint.X_J(q[model.q_index(i)]) @ b.X_tree for i, b in enumerate(model.bodies)]
+    IC = [np.array(b.inertia) for b in model.bodies]
+    for i in range(model.nbodies - 1, -1, -1):
+        if model.bodies[i].parent >= 0:
+            IC[model.bodies[i].parent] += X_up[i].T @ IC[i] @ X_up[i]
+    close("IC", data.IC, np.array(IC))
     rbd.aba(model, q, v, a, backend="kernel")
     for i in range(model.nbodies):
         n = model.bodies[i].joint.nv

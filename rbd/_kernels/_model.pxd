@@ -85,7 +85,9 @@ cdef struct Work:
     double* D                     # nb × 6×6: D_i = S_iᵀ U_i (top-left nv_i × nv_i block)
     double* D_inv                 # nb × 6×6: D_i⁻¹
     double* u                     # nv: u_i = τ_i - S_iᵀ pA_i
-    double* IC                    # nb × 6×6: composite inertias (CRBA)
+    double* m_C                   # nb: composite inertia IC_i = (m_C, h_C, I_C) (CRBA) -
+    double* h_C                   # nb × 3:   a rigid-body inertia in the compact form of
+    double* I_C                   # nb × 3×3:   _spatial.pxd
     double* S0                    # nv × 6: S in the coordinates of the root body (CRBA)
     double* F0                    # nv × 6: F = IC S in the coordinates of the root body (CRBA)
     double* R                     # nb × 3×3: body orientation in world coordinates

@@ -345,7 +345,9 @@ cdef class CompiledModel:
         w.D = base + <Py_ssize_t>off["D"]
         w.D_inv = base + <Py_ssize_t>off["D_inv"]
         w.u = base + <Py_ssize_t>off["u"]
-        w.IC = base + <Py_ssize_t>off["IC"]
+        w.m_C = base + <Py_ssize_t>off["m_C"]
+        w.h_C = base + <Py_ssize_t>off["h_C"]
+        w.I_C = base + <Py_ssize_t>off["I_C"]
         w.S0 = base + <Py_ssize_t>off["S0"]
         w.F0 = base + <Py_ssize_t>off["F0"]
         w.R = base + <Py_ssize_t>off["R"]
@@ -501,7 +503,7 @@ cdef class CompiledModel:
     cdef int _run_batch(self, Call* c) except -1:
         # a batch, GIL released: prange over the states, one workspace per thread
         cdef int nt = self._num_threads, t
-        cdef Py_ssize_t k, N = c.N
+        cdef Py_ssize_t k, N = c.N, chunk
         cdef Work* works
         cdef const ModelC* m = &self.m
         cdef bint own = False
@@ -509,6 +511,7 @@ cdef class CompiledModel:
         buffer = None
         if nt > N:
             nt = <int>N
+        chunk = max(1, N // (16 * nt))
         if not self.works_busy and self.nworks >= nt:
             works = self.works
             self.works_busy = True
@@ -535,7 +538,8 @@ cdef class CompiledModel:
                 else:
                     for t in range(nt):
                         works[t].status = 0
-                    for k in prange(N, num_threads=nt, schedule="static"):
+                    # dynamic chunks keep both threads busy on a machine shared with others
+                    for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=chunk):
                         if works[threadid()].status == 0:
                             works[threadid()].status = run_one(m, &works[threadid()], c, k)
             for t in range(nt):

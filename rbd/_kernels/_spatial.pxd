@@ -204,6 +204,29 @@ cdef inline void rbi_apply(double m, const double* h, const double* Ibar, const 
     out[5] = m * v[5] - (h[0] * v[1] - h[1] * v[0])
 
 
+cdef inline void rbi_congruence_add(const double* E, const double* r, double m,
+                                    const double* h, const double* Ibar, double* m_out,
+                                    double* h_out, double* Ibar_out) noexcept nogil:
+    # (m', h', Ī') += Xᵀ (m, h, Ī) X for a rigid-body inertia and X = plux(E, r); with y = Eᵀ h:
+    #   m' = m,  h' = y + m r,  Ī' = Eᵀ Ī E - (y rᵀ + r yᵀ) + 2 (r·y) 1 - m (r rᵀ - (r·r) 1)
+    cdef double y[3]
+    cdef double T[9]
+    cdef double R[9]
+    cdef double ry, rr
+    cdef int i, j
+    mat3T_vec(E, h, y)
+    ry = dot3(r, y)
+    rr = dot3(r, r)
+    mat3_mul(Ibar, E, T)
+    mat3T_mul(E, T, R)
+    m_out[0] += m
+    for i in range(3):
+        h_out[i] += y[i] + m * r[i]
+        for j in range(3):
+            Ibar_out[3 * i + j] += R[3 * i + j] - y[i] * r[j] - r[i] * y[j] - m * r[i] * r[j]
+        Ibar_out[4 * i] += 2.0 * ry + m * rr
+
+
 cdef inline void mat6_vec(const double* A, const double* x, double* out) noexcept nogil:
     # out = A x   (A 6×6 row-major)
     cdef int i

@@ -16,18 +16,18 @@ from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
 from rbd._kernels._spatial cimport (
-    congruence_add,
     cross3_add,
     dot6,
     mat3_mulT,
     mat3_vec,
-    mat6_vec,
+    rbi_apply,
+    rbi_congruence_add,
     set_identity3,
 )
 
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil:
-    """M = CRBA(q), full and symmetric (nv × nv, row-major); writes X_up, S, IC, R, p, S0, F0."""
+    """M = CRBA(q), full and symmetric (nv × nv, row-major); writes X_up, S, IC (m_C, h_C, I_C), R, p, S0, F0."""
     cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, p, k, l, nv_i, nv_j, vi, vj
     cdef double Mji
     cdef double* S_i
@@ -44,14 +44,17 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
             motion_to_root(w, i, w.S + 6 * (model.v_start[i] + k),
                            w.S0 + 6 * (model.v_start[i] + k))
 
-    # --- inward pass: composite inertias
+    # --- inward pass: composite inertias, held as rigid-body inertias (m, h, Ī)
     # IC_i = I_i
-    memcpy(w.IC, model.inertia, 36 * nb * sizeof(double))
+    memcpy(w.m_C, model.mass, nb * sizeof(double))
+    memcpy(w.h_C, model.h, 3 * nb * sizeof(double))
+    memcpy(w.I_C, model.Ibar, 9 * nb * sizeof(double))
     for i in range(nb - 1, -1, -1):
         p = model.parent[i]
         if p >= 0:
             # IC_λ(i) += X_up[i]ᵀ IC_i X_up[i]
-            congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.IC + 36 * i, w.IC + 36 * p)
+            rbi_congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.m_C[i], w.h_C + 3 * i,
+                               w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)
 
     # --- block rows: project the composite inertia onto every ancestor's joint
     # The walk's products X_up[j]ᵀ ⋯ X_up[i]ᵀ F are taken once, by carrying F to the
@@ -63,7 +66,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
         S_i = w.S + 6 * vi
         for k in range(nv_i):
             # F = IC_i S_i
-            mat6_vec(w.IC + 36 * i, S_i + 6 * k, F)
+            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, S_i + 6 * k, F)
             for l in range(nv_i):
                 # M_ii = S_iᵀ F
                 M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
