@@ -492,6 +492,15 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
         If a step from an iterate falls.
     RuntimeError
         If Newton's method does not converge.
+
+    Examples
+    --------
+    >>> from rbd import walker
+    >>> cycle = walker.find_limit_cycle()
+    >>> round(cycle.step_period, 3), round(cycle.step_length, 3), cycle.stable
+    (0.734, 0.536, True)
+    >>> cycle.pre_impact.round(3)          # SPW Table 1: -0.3236, 0.5424, -1.4939, -0.3117
+    array([-0.323,  0.542, -1.495, -0.312])
     """
     params = WalkerParameters(slope, hip_mass, leg_mass, leg_length, mass_position, gravity)
     z = _guess(params) if guess is None else np.asarray(guess, dtype=float)[[0, 2, 3]]
