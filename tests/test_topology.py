@@ -491,3 +491,28 @@ def test_a_joint_that_cannot_be_inverted_raises_model_error():
                    "b")
     with pytest.raises(rbd.ModelError, match="cannot invert a joint of kind 'custom'"):
         reroot(model, np.zeros(2), np.zeros(2), "b", [0.3, 0, 0], "fixed")
+
+
+def test_forest_and_fixed_joints_on_the_chain():
+    """Other trees attached to the world stay as they are; a fixed joint inverts to a fixed one."""
+    rng = np.random.default_rng(51)
+    model = rbd.Model()
+    box = (1.0, [0.1, 0, 0], np.diag([0.01, 0.02, 0.02]))
+    a = model.add_body(-1, rbd.Revolute([0, 0, 1]), None, box, "a")
+    b = model.add_body(a, rbd.Fixed(), (rbd.testing.random_rotation(rng), [0.3, 0, 0]), box, "b")
+    model.add_body(b, rbd.Universal([1, 0, 0], [0, 1, 0]), (np.eye(3), [0.3, 0.1, 0]), box, "c")
+    d = model.add_body(-1, rbd.Spherical(), (np.eye(3), [1, 1, 0]), box, "d")
+    model.add_body(d, rbd.Planar([0, 0, 1]), (np.eye(3), [0.2, 0, 0]), box, "e")
+    q, v, _ = rbd.testing.random_state(model, rng)
+    T = rbd.forward_kinematics(model, q)
+    g = T[2, :3, 3] + T[2, :3, :3] @ [0.05, 0.02, 0.0]
+    new, q_new, v_new = reroot(model, q, v, "c", g, "free")
+    assert new.body_names == ["c", "b", "a", "d", "e"] and new.parent == (-1, 0, 1, -1, 3)
+    assert new.bodies[2].joint.kind == "fixed"
+    before, after = world_twists(model, q, v), world_twists(new, q_new, v_new)
+    for name in model.body_names:
+        assert_close(after[name], before[name], RTOL_EXACT, f"twist of {name}")
+    for name in ("d", "e"):                  # the other tree is untouched
+        i, j = model.body_index(name), new.body_index(name)
+        assert_close(new.bodies[j].X_tree, model.bodies[i].X_tree, 0.0, f"X_tree of {name}")
+        assert_close(q_new[new.q_index(j)], q[model.q_index(i)], 0.0, f"q of {name}")
