@@ -46,6 +46,9 @@ __all__ = [
     "twin",
 ]
 
+#: Transforms up to this size (sympy ``count_ops``) get closed-form, simplified S and Ṡ;
+#: larger ones are differentiated on their straight-line program.
+CLOSED_FORM_LIMIT = 300
 #: Tolerance of the rigid-motion test (orthonormality of R, det R = 1) at sample points.
 RIGID_TOL = 1e-9
 #: Entries of S up to this size (sympy ``count_ops``) are expanded with sin² = 1 - cos².
@@ -116,18 +119,29 @@ def _chop(e: sympy.Expr) -> sympy.Expr:
     return e.xreplace({f: sympy.Integer(0) for f in e.atoms(sympy.Float) if abs(f) < CHOP})
 
 
-def joint_expressions(joint: Joint, q: Sequence[sympy.Symbol], qd: Sequence[sympy.Symbol]
+def joint_expressions(joint: Joint, q: Sequence[sympy.Expr], qd: Sequence[sympy.Expr],
+                      program: Program | None = None
                       ) -> tuple[sympy.Matrix, sympy.Matrix, sympy.Matrix]:
     """``(G, S, Ṡ)`` of a joint as sympy matrices in the symbols ``q`` and ``qd``.
 
-    Built-in joints use their closed forms (the same as :mod:`rbd.joints`);
-    a :class:`SymbolicJoint` its derived ``S_expr`` and ``S_dot_expr``.
+    Built-in joints use their closed forms (the same as :mod:`rbd.joints`).
+    A :class:`SymbolicJoint` contributes its derived program: imported into
+    ``program`` when one is given (entries are then bound symbols of it),
+    otherwise inlined into one expression per entry.
     """
-    G = joint_transform(joint, q)
     if isinstance(joint, SymbolicJoint):
-        sub = dict(zip(joint.coordinates, q, strict=True))
-        sub.update(zip(joint.velocities, qd, strict=True))
-        return G, joint.S_expr.xreplace(sub), joint.S_dot_expr.xreplace(sub)
+        if program is None:
+            sub = dict(zip(joint.coordinates, q, strict=True))
+            sub.update(zip(joint.velocities, qd, strict=True))
+            return (joint.G.xreplace(sub), joint.S_expr.xreplace(sub),
+                    joint.S_dot_expr.xreplace(sub))
+        out = program.import_program(joint.program, {"q": q, "qd": qd})
+        G = sympy.eye(4)
+        G[:3, :3] = sympy.Matrix(3, 3, out["R"])
+        G[:3, 3] = sympy.Matrix(out["p"])
+        return (G, sympy.Matrix(joint.nv, 6, out["S"]).T,
+                sympy.Matrix(joint.nv, 6, out["S_dot"]).T)
+    G = joint_transform(joint, q)
     S, S_dot = sympy.zeros(6, joint.nv), sympy.zeros(6, joint.nv)
     if isinstance(joint, Helical):
         S[:3, 0], S[3:, 0] = _vector(joint.axis), _vector(joint.axis) * _exact(joint.pitch)
@@ -179,6 +193,32 @@ def twist_columns(G: sympy.Matrix, q: Sequence[sympy.Symbol],
         columns.append([W[2, 1], W[0, 2], W[1, 0], v[0], v[1], v[2]])
     S = sympy.Matrix(columns).T if columns else sympy.zeros(6, 0)
     return S.applyfunc(_simplify) if simplify else S
+
+
+def _tape_twists(P: Program, Rp: list, q, qd) -> list:
+    r"""S and Ṡ (column-major) of the bound transform entries ``Rp`` by forward differentiation.
+
+    Column k of S is :math:`[(R^T\partial_k R)^\vee;\ R^T\partial_k p]`
+    (S&G (9)); :math:`\dot S = \sum_k \partial_k S\, \dot q_k` (S&G (12)).
+    """
+    R = sympy.Matrix(3, 3, Rp[:9])
+    p = sympy.Matrix(Rp[9:])
+    upto = len(P)
+    S = []
+    for qk in q:
+        d = P.derivatives(qk, upto=upto)
+        dR = R.applyfunc(lambda e, d=d: P.derivative_of(e, d))
+        dp = p.applyfunc(lambda e, d=d: P.derivative_of(e, d))
+        W = [sympy.Add(*[R[m, i] * dR[m, j] for m in range(3)]) for i, j in ((2, 1), (0, 2),
+                                                                          (1, 0))]
+        v = list(R.T * dp)
+        S += [P.bind(e) for e in W + v]                                     # S&G (9)
+    upto = len(P)
+    S_dot = [sympy.Integer(0)] * len(S)
+    for k, qk in enumerate(q):
+        d = P.derivatives(qk, upto=upto)
+        S_dot = [a + P.derivative_of(e, d) * qd[k] for a, e in zip(S_dot, S, strict=True)]
+    return S + [P.bind(e) for e in S_dot]                                   # S&G (12)
 
 
 def _sample_points(neutral: np.ndarray, rng: np.random.Generator, count: int = 4):
@@ -259,13 +299,8 @@ class SymbolicJoint(Joint):
         self.name = name
         self._neutral = (np.zeros(self.nq) if neutral is None
                          else np.asarray(neutral, dtype=float).reshape(self.nq))
-        self._check_rigid()
-        self.S_expr = twist_columns(G, q)                                   # S&G (9)
-        self.S_dot_expr = sympy.zeros(6, self.nv)                           # S&G (12)
-        for qk, qdk in zip(q, self.velocities, strict=True):
-            self.S_dot_expr += self.S_expr.diff(qk) * qdk
-        self.c_J_expr = self.S_dot_expr * sympy.Matrix(self.velocities)
-        self._lambdify()
+        self._check_bottom_row()
+        self.program = self._derive()
         self._capsule = None
         self._module = None
         self._key = hashlib.sha256(
@@ -299,24 +334,26 @@ class SymbolicJoint(Joint):
             raise ModelError(f"SymbolicJoint: repeated coordinates in {q}")
         return q
 
-    def _check_rigid(self) -> None:
-        G = self.G
+    def _check_bottom_row(self) -> None:
         for j, target in enumerate((0, 0, 0, 1)):
-            e = G[3, j]
+            e = self.G[3, j]
             if e != target and sympy.simplify(e - target) != 0:
                 raise ModelError(
                     f"SymbolicJoint: entry (3, {j}) of the transform is {e}, not {target}: "
                     "the bottom row of a rigid motion must be [0, 0, 0, 1]")
-        f = sympy.lambdify(self.coordinates, G, modules="numpy")
+
+    def _check_rigid(self) -> None:
+        """Orthonormal R with det R = 1 at the neutral configuration and a few points near it."""
         rng = np.random.default_rng(0)
         finite = 0
         for qs in _sample_points(self._neutral, rng):
-            with np.errstate(all="ignore"):
-                T = np.asarray(f(*qs), dtype=float)
-            if not np.all(np.isfinite(T)):
+            try:
+                R, _ = self.transform(qs)
+            except (ValueError, ZeroDivisionError, OverflowError):
+                continue
+            if not np.all(np.isfinite(R)):
                 continue
             finite += 1
-            R = T[:3, :3]
             RtR = R.T @ R
             bad = np.argwhere(np.abs(RtR - np.eye(3)) > RIGID_TOL)
             if bad.size:
@@ -332,12 +369,65 @@ class SymbolicJoint(Joint):
             raise ModelError("SymbolicJoint: the transform is not finite at the neutral "
                              "configuration or near it (give `neutral`)")
 
-    # --- numeric evaluation (reference algorithms) --------------------------------------------
-    def _lambdify(self) -> None:
-        q, qd = self.coordinates, self.velocities
-        self._f_G = sympy.lambdify(q, self.G, modules="numpy", cse=True)
-        self._f_S = sympy.lambdify(q, self.S_expr, modules="numpy", cse=True)
-        self._f_S_dot = sympy.lambdify(q + qd, self.S_dot_expr, modules="numpy", cse=True)
+    # --- derivation ------------------------------------------------------------------------
+    def _derive(self) -> Program:
+        """The program ``q, q̇ → R (row-major), p, S, Ṡ (column-major)`` of this joint.
+
+        Small transforms get closed-form, simplified ``S`` and ``Ṡ``
+        (:func:`twist_columns`, S&G (9) and (12)); large ones are differentiated
+        on the program itself (forward mode), which keeps shared subexpressions
+        shared instead of expanding them.
+        """
+        nv = self.nv
+        P = Program([("q", nv), ("qd", nv)])
+        sub = dict(zip(self.coordinates, P["q"], strict=True))
+        sub.update(zip(self.velocities, P["qd"], strict=True))
+        G = self.G.xreplace(sub)
+        q, qd = P["q"], P["qd"]
+        closed = sympy.count_ops(G) <= CLOSED_FORM_LIMIT
+        Rp = P.bind_all([*G[:3, :3], *G[:3, 3]])
+        P.set_output("R", Rp[:9])
+        P.set_output("p", Rp[9:])
+        self._transform_fn = P.pruned().restricted(("q",)).python_function("transform")
+        self._check_rigid()
+        if closed:
+            S = twist_columns(G, q)                                        # S&G (9)
+            S_dot = sympy.zeros(6, nv)
+            for qk, qdk in zip(q, qd, strict=True):
+                S_dot += S.diff(qk) * qdk                                   # S&G (12)
+            values = P.bind_all([*S.T, *S_dot.T])
+        else:
+            values = _tape_twists(P, Rp, q, qd)
+        P.set_output("S", values[:6 * nv])
+        P.set_output("S_dot", values[6 * nv:])
+        self._closed_form = closed
+        self.program = P
+        self._functions()
+        return P
+
+    def _functions(self) -> None:
+        P = self.program
+        self._transform_fn = P.only(("R", "p")).restricted(("q",)).python_function("transform")
+        self._S_fn = P.only(("S",)).restricted(("q",)).python_function("S")
+        self._S_dot_fn = P.only(("S_dot",)).python_function("S_dot")
+
+    def _inline(self, name: str) -> sympy.Matrix:
+        """An output of the program as one expression per entry, in the joint's own symbols."""
+        sub = dict(zip(self.program["q"], self.coordinates, strict=True))
+        sub.update(zip(self.program["qd"], self.velocities, strict=True))
+        for x, e in self.program.assignments:
+            sub[x] = e.xreplace(sub)
+        return sympy.Matrix(self.nv, 6, [e.xreplace(sub) for e in self.program.outputs[name]]).T
+
+    @property
+    def S_expr(self) -> sympy.Matrix:
+        """``S(q)`` as a 6 × nv sympy matrix in the joint's coordinates (S&G (9))."""
+        return self._inline("S")
+
+    @property
+    def S_dot_expr(self) -> sympy.Matrix:
+        """``Ṡ(q, q̇)`` as a 6 × nv sympy matrix; ``q̇`` are :attr:`velocities` (S&G (12))."""
+        return self._inline("S_dot")
 
     def _q(self, q) -> np.ndarray:
         q = np.asarray(q, dtype=float).reshape(-1)
@@ -346,15 +436,17 @@ class SymbolicJoint(Joint):
         return q
 
     def transform(self, q):
-        T = np.asarray(self._f_G(*self._q(q)), dtype=float)
-        return T[:3, :3], T[:3, 3]
+        R, p = self._transform_fn(self._q(q).tolist())
+        return np.array(R).reshape(3, 3), np.array(p)
 
     def S(self, q):
-        return np.asarray(self._f_S(*self._q(q)), dtype=float).reshape(6, self.nv)
+        (S,) = self._S_fn(self._q(q).tolist())
+        return np.array(S).reshape(self.nv, 6).T
 
     def S_dot(self, q, v):
         v = np.asarray(v, dtype=float).reshape(self.nv)
-        return np.asarray(self._f_S_dot(*self._q(q), *v), dtype=float).reshape(6, self.nv)
+        (S_dot,) = self._S_dot_fn(self._q(q).tolist(), v.tolist())
+        return np.array(S_dot).reshape(self.nv, 6).T
 
     def neutral(self):
         return self._neutral.copy()
@@ -369,19 +461,13 @@ class SymbolicJoint(Joint):
         Inputs ``q``, ``qd`` (nv each); outputs ``E = Rᵀ`` (3×3 row-major),
         ``r = p`` (3), ``S`` (6×nv column-major) and ``cJ = Ṡ q̇`` (6).
         """
-        prog = Program([("q", self.nv), ("qd", self.nv)])
-        sub = dict(zip(self.coordinates, prog["q"], strict=True))
-        sub.update(zip(self.velocities, prog["qd"], strict=True))
-        R, p = self.G[:3, :3], self.G[:3, 3]
-        E = [R[b, a] for a in range(3) for b in range(3)]
-        S = [self.S_expr[row, k] for k in range(self.nv) for row in range(6)]
-        exprs = [e.xreplace(sub) for e in [*E, *p, *S, *self.c_J_expr]]
-        values = prog.bind_all(exprs)
-        prog.set_output("E", values[:9])
-        prog.set_output("r", values[9:12])
-        prog.set_output("S", values[12:12 + 6 * self.nv])
-        prog.set_output("cJ", values[12 + 6 * self.nv:])
-        return prog
+        P = self.program.copy()
+        R, S_dot, qd = P.outputs["R"], P.outputs["S_dot"], P["qd"]
+        E = [R[3 * b + a] for a in range(3) for b in range(3)]
+        cJ = [P.bind(sympy.Add(*[S_dot[6 * k + row] * qd[k] for k in range(self.nv)]))
+              for row in range(6)]                                          # S&G (12)
+        P.outputs = {"E": E, "r": P.outputs["p"], "S": P.outputs["S"], "cJ": cJ}
+        return P
 
     def c_function(self) -> build.CFunction:
         """The generated C ``void jcalc(const double* q, const double* qd, double* E,
@@ -436,13 +522,13 @@ class SymbolicJoint(Joint):
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        for key in ("_f_G", "_f_S", "_f_S_dot", "_capsule", "_module"):
+        for key in ("_transform_fn", "_S_fn", "_S_dot_fn", "_capsule", "_module"):
             state[key] = None
         return state
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        self._lambdify()
+        self._functions()
 
 
 def twin(joint: Joint) -> SymbolicJoint:

@@ -135,10 +135,12 @@ class _Recursion:
         self.P = P
         q, qd = P["q"], P["qd"]
         self.G, self.S, self.S_dot, self.q, self.qd, self.qdd = [], [], [], [], [], []
+        self.start = []
         for i, body in enumerate(model.bodies):
             sl = model.v_index(i)
             qi, qdi = q[sl], qd[sl]
-            G, S, S_dot = joint_expressions(body.joint, qi, qdi)
+            self.start.append(len(P))
+            G, S, S_dot = joint_expressions(body.joint, qi, qdi, P)
             self.G.append(G)
             self.S.append(S)
             self.S_dot.append(S_dot)
@@ -225,13 +227,14 @@ def _trace_recursion(model: Model, P: Program) -> list:
         T_tree[:3, 3] = _exact_matrix(r_t)
         G, qi, qdi, qddi = data.G[i], data.q[i], data.qd[i], data.qdd[i]
         A[i] = P.bind_matrix(T_tree * G)                                    # GL (1)
-        dA[i] = [P.bind_matrix(T_tree * G.diff(x)) for x in qi]
+        dG = _partials(P, G, qi, data.start[i])
+        dA[i] = [P.bind_matrix(T_tree * dGk) for dGk in dG]
         A_dot = P.bind_matrix(sum((dA[i][k] * qdi[k] for k in range(len(qi))),
                                   sympy.zeros(4, 4)))
         A_ddot = sum((dA[i][k] * qddi[k] for k in range(len(qi))), sympy.zeros(4, 4))
         for k in range(len(qi)):
-            for m in range(len(qi)):
-                A_ddot += P.bind_matrix(T_tree * G.diff(qi[k], qi[m])) * qdi[k] * qdi[m]
+            for m, d2G in enumerate(_partials(P, dG[k], qi, data.start[i])):
+                A_ddot += P.bind_matrix(T_tree * d2G) * qdi[k] * qdi[m]
         A_ddot = P.bind_matrix(A_ddot)
         p = body.parent
         if p < 0:
@@ -253,6 +256,18 @@ def _trace_recursion(model: Model, P: Program) -> list:
         if p >= 0:
             phi[p] = P.bind_matrix(phi[p] + A[i] * phi[i])                  # GL (13)
     return tau
+
+
+def _partials(P: Program, G: sympy.Matrix, q, start: int) -> list[sympy.Matrix]:
+    """``[∂G/∂q_k]``: by sympy for closed forms, along the tape for bound entries."""
+    bound = {x for x, _ in P.assignments[start:]}
+    if not any(s in bound for e in G for s in e.free_symbols):
+        return [G.diff(x) for x in q]
+    out = []
+    for x in q:
+        d = P.derivatives(x, start=start)
+        out.append(G.applyfunc(lambda e, d=d: P.derivative_of(e, d)))
+    return out
 
 
 def _local_term(P: Program, body, W, Wd, Wdd, g) -> sympy.Matrix:
@@ -335,8 +350,10 @@ class GuenterLee:
         tau = P.outputs["tau"]
         qdd = P["qdd"]
         M = {}
+        upto = len(P)
         for j in range(self.n):
-            for i, coeff in zip(range(j, self.n), P.coefficient(tau[j:], qdd[j]), strict=True):
+            for i, coeff in zip(range(j, self.n), P.coefficient(tau[j:], qdd[j], upto),
+                                strict=True):
                 M[i, j] = coeff                                             # GL (14)
         P.set_output("M", [M[ij] for ij in _lower(self.n)])
         return P

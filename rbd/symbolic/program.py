@@ -314,14 +314,17 @@ class Program:
         new._next = self._next
         return new
 
-    def derivatives(self, var: sympy.Symbol) -> dict[sympy.Symbol, sympy.Expr]:
+    def derivatives(self, var: sympy.Symbol, upto: int | None = None, start: int = 0
+                    ) -> dict[sympy.Symbol, sympy.Expr]:
         """Append ``d x_k / d var`` for every bound ``x_k`` that depends on ``var``.
 
-        Forward differentiation along the tape; returns ``{symbol: derivative}``
-        (bound) for the symbols with a non-zero derivative, ``var`` included.
+        Forward differentiation along the tape (assignments ``start`` to
+        ``upto``: all by default; the earlier ones must not depend on ``var``);
+        returns ``{symbol: derivative}`` (bound) for the symbols with a
+        non-zero derivative, ``var`` included.
         """
         d: dict[sympy.Symbol, sympy.Expr] = {var: sympy.Integer(1)}
-        for x, e in list(self.assignments):
+        for x, e in self.assignments[start:upto]:
             deps = [s for s in e.free_symbols if s in d]
             if deps:
                 de = self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in deps]))
@@ -329,19 +332,21 @@ class Program:
                     d[x] = de
         return d
 
-    def coefficient(self, exprs: Sequence[sympy.Expr], var: sympy.Symbol) -> list[sympy.Expr]:
+    def derivative_of(self, e: sympy.Expr, d: dict) -> sympy.Expr:
+        """``de/dvar`` of an expression of bound symbols, given ``d = derivatives(var)``."""
+        e = sympy.sympify(e)
+        return self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in e.free_symbols if s in d]))
+
+    def coefficient(self, exprs: Sequence[sympy.Expr], var: sympy.Symbol,
+                    upto: int | None = None) -> list[sympy.Expr]:
         """Coefficients of ``var`` in ``exprs`` (which must be linear in ``var``).
 
         The result is exact at any value of ``var``; substitute ``var = 0``
         (:meth:`substitute`) to drop the parts that only look dependent on it.
         GL (14): ``M_ij`` is the coefficient of :math:`\\ddot q_j` in ``Q_i``.
         """
-        d = self.derivatives(var)
-        out = []
-        for e in exprs:
-            deps = [s for s in e.free_symbols if s in d]
-            out.append(self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in deps])))
-        return out
+        d = self.derivatives(var, upto)
+        return [self.derivative_of(e, d) for e in exprs]
 
     def substitute(self, values: dict[sympy.Symbol, sympy.Expr]) -> Program:
         """A new program with some inputs replaced by constants, propagated through.
@@ -365,6 +370,35 @@ class Program:
             new._known[e] = x
         new.outputs = {k: [o.xreplace(sub) for o in v] for k, v in self.outputs.items()}
         return new
+
+    def only(self, outputs: Sequence[str]) -> Program:
+        """A pruned copy computing only the named outputs."""
+        new = self.copy()
+        new.outputs = {k: new.outputs[k] for k in outputs}
+        return new.pruned()
+
+    def restricted(self, inputs: Sequence[str]) -> Program:
+        """A copy taking only the named inputs (the others must no longer occur)."""
+        dropped = {s for name in self.inputs if name not in inputs for s in self.inputs[name]}
+        used = set().union(*(e.free_symbols for _, e in self.assignments),
+                           *(e.free_symbols for v in self.outputs.values() for e in v))
+        if dropped & used:
+            raise ValueError(f"inputs {sorted(map(str, dropped & used))} are still used")
+        new = self.copy()
+        new.inputs = {k: self.inputs[k] for k in inputs}
+        return new
+
+    def import_program(self, other: Program, inputs: dict) -> dict[str, list[sympy.Expr]]:
+        """Append ``other``'s assignments with its inputs replaced; return its outputs.
+
+        ``inputs`` maps ``other``'s input names to sequences of expressions of
+        this program.  Repeated work is shared through :meth:`bind`.
+        """
+        sub = {s: sympy.sympify(v) for name, values in inputs.items()
+               for s, v in zip(other.inputs[name], values, strict=True)}
+        for x, e in other.assignments:
+            sub[x] = self.bind(e.xreplace(sub))
+        return {k: [self.bind(o.xreplace(sub)) for o in v] for k, v in other.outputs.items()}
 
     def _ordered(self, assignments: dict, roots: Iterable[sympy.Expr]) -> list:
         """Assignments needed by ``roots``, dependencies first (iterative DFS)."""
