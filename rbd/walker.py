@@ -746,15 +746,12 @@ def basin_figure(basin: Basin):
 # --- command line -----------------------------------------------------------------------------
 def cli(out: str = ".") -> int:
     """``rbd walker``: the limit cycle of SPW Table 1 and the figures 10 and 11 as PNG files."""
-    import matplotlib
-
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     cycle = find_limit_cycle()
     print(cycle)
-    paper = PAPER_STATE
-    print("  SPW Table 1 state (pre-impact):          " + ", ".join(f"{a:+.4f}" for a in paper))
+    label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(40)
+    print(f"  {label} " + ", ".join(f"{a:+.4f}" for a in PAPER_STATE))
     os.makedirs(out, exist_ok=True)
     for name, make in (("walker_phase_portrait.png", phase_portrait_figure),
                        ("walker_energy.png", energy_figure)):
