@@ -750,7 +750,7 @@ def cli(out: str = ".") -> int:
 
     cycle = find_limit_cycle()
     print(cycle)
-    label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(40)
+    label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
     print(f"  {label} " + ", ".join(f"{a:+.4f}" for a in PAPER_STATE))
     os.makedirs(out, exist_ok=True)
     for name, make in (("walker_phase_portrait.png", phase_portrait_figure),
