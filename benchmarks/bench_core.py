@@ -103,46 +103,59 @@ def check_agreement(model, pm, rng) -> float:
 
 
 # --- timing ------------------------------------------------------------------------------
-def _block(fn, number: int) -> float:
-    t0 = time.perf_counter()
+def _block(fn, number: int) -> tuple[float, float]:
+    """Seconds per call of ``number`` calls: (wall clock, CPU time of this thread)."""
+    w0, c0 = time.perf_counter(), time.thread_time()
     for _ in range(number):
         fn()
-    return (time.perf_counter() - t0) / number
+    return (time.perf_counter() - w0) / number, (time.thread_time() - c0) / number
 
 
 def _calibrate(fn, target: float) -> int:
     """Calls per block so that a block lasts about ``target`` seconds."""
     number = 1
     while True:
-        t = _block(fn, number) * number
+        t = _block(fn, number)[0] * number
         if t > target / 4 or number > 1 << 20:
             return max(1, int(number * target / max(t, 1e-9)))
         number *= 4
 
 
-def interleaved(candidates: dict, rounds: int, target: float, rng: random.Random) -> dict:
-    """Median seconds per call of each candidate, timed block by block in shuffled order.
+class Timing:
+    """Per-round seconds per call of one candidate, on both clocks."""
 
-    Returns ``{name: (median, per-round times)}``.
-    """
-    numbers = {name: _calibrate(fn, target) for name, fn in candidates.items()}
-    times: dict[str, list[float]] = {name: [] for name in candidates}
+    def __init__(self):
+        self.wall: list[float] = []
+        self.cpu: list[float] = []
+
+    def median(self, clock: str = "cpu") -> float:
+        return float(np.median(getattr(self, clock)))
+
+
+def interleaved(candidates: dict, rounds: int, target: float, rng: random.Random,
+                numbers: dict | None = None) -> dict[str, Timing]:
+    """Time each candidate block by block, in a shuffled order each round."""
+    if numbers is None:
+        numbers = {name: _calibrate(fn, target) for name, fn in candidates.items()}
+    times = {name: Timing() for name in candidates}
     names = list(candidates)
     for _ in range(rounds):
         rng.shuffle(names)
         for name in names:
-            times[name].append(_block(candidates[name], numbers[name]))
-    return {name: (float(np.median(t)), t) for name, t in times.items()}
+            wall, cpu = _block(candidates[name], numbers[name])
+            times[name].wall.append(wall)
+            times[name].cpu.append(cpu)
+    return times
 
 
-def ratio(result: dict, a: str, b: str) -> float:
+def ratio(result: dict[str, Timing], a: str, b: str, clock: str = "cpu") -> float:
     """Median over rounds of time(a) / time(b)."""
-    ta, tb = result[a][1], result[b][1]
+    ta, tb = getattr(result[a], clock), getattr(result[b], clock)
     return float(np.median(np.asarray(ta) / np.asarray(tb)))
 
 
 def per_call(model, pm, rounds: int, target: float, rng: random.Random, with_reference=True):
-    """Rows (algorithm, rbd µs, Pinocchio µs, ratio, reference µs) for one model."""
+    """Rows (algorithm, rbd s, Pinocchio s, CPU ratio, wall ratio, reference s)."""
     import pinocchio as pin
 
     pd = pm.createData()
@@ -159,15 +172,18 @@ def per_call(model, pm, rounds: int, target: float, rng: random.Random, with_ref
         reference = float("nan")
         if with_reference:
             ref = interleaved({"reference": lambda ours=ours, args=args: ours(
-                model, *args, backend="reference")}, max(3, rounds // 4), target, rng)
-            reference = ref["reference"][0]
-        rows.append((name, result["rbd"][0], result["pinocchio"][0],
-                     ratio(result, "rbd", "pinocchio"), reference))
+                model, *args, backend="reference")}, max(3, rounds // 6), target, rng)
+            reference = ref["reference"].median()
+        rows.append((name, result["rbd"].median(), result["pinocchio"].median(),
+                     ratio(result, "rbd", "pinocchio"),
+                     ratio(result, "rbd", "pinocchio", "wall"), reference))
     return rows
 
 
 def batched(model, pm, n_states: int, threads: int, rounds: int, rng: random.Random):
-    """Rows (algorithm, rbd, Pinocchio parallel, Pinocchio loop, ratio): µs per state."""
+    """Rows (algorithm, rbd, Pinocchio parallel, ratio, rbd 1 thread, Pinocchio 1 thread,
+    ratio, Pinocchio Python loop): seconds per state; wall clock with ``threads`` threads,
+    CPU time with one thread."""
     import pinocchio as pin
 
     states = np.random.default_rng(3)
@@ -179,38 +195,51 @@ def batched(model, pm, n_states: int, threads: int, rounds: int, rng: random.Ran
     pool = pin.ModelPool(pm, threads)
     pd = pm.createData()
     kernel = rbd.algorithms.compiled(model)
-    kernel.num_threads = threads
+    saved = kernel.num_threads
     rows = []
-    for name, ours, parallel, single in (
-        ("aba", rbd.aba, pin.abaInParallel, pin.aba),
-        ("rnea", rbd.rnea, pin.rneaInParallel, pin.rnea),
-    ):
-        mine = ours(model, Q, V, A)
-        parallel(threads, pool, QT, VT, AT, out)
-        diff = rbd.testing.relative_difference(mine, out.T)
-        if diff > AGREEMENT:
-            raise SystemExit(f"{model.name} batched {name}: rbd and Pinocchio differ by {diff:.3g}")
-        loop_count = min(n_states, 2000)
+    try:
+        for name, ours, parallel, single in (
+            ("aba", rbd.aba, pin.abaInParallel, pin.aba),
+            ("rnea", rbd.rnea, pin.rneaInParallel, pin.rnea),
+        ):
+            kernel.num_threads = threads
+            mine = ours(model, Q, V, A)
+            parallel(threads, pool, QT, VT, AT, out)
+            diff = rbd.testing.relative_difference(mine, out.T)
+            if diff > AGREEMENT:
+                raise SystemExit(f"{model.name} batched {name}: rbd and Pinocchio differ by "
+                                 f"{diff:.3g}")
+            loop_count = min(n_states, 1000)
 
-        def python_loop(single=single, loop_count=loop_count):
-            for k in range(loop_count):
-                single(pm, pd, Q[k], V[k], A[k])
+            def python_loop(single=single, loop_count=loop_count):
+                for k in range(loop_count):
+                    single(pm, pd, Q[k], V[k], A[k])
 
-        candidates = {
-            "rbd": lambda ours=ours: ours(model, Q, V, A),
-            "pinocchio": lambda parallel=parallel: parallel(threads, pool, QT, VT, AT, out),
-            "loop": python_loop,
-        }
-        numbers = {"rbd": n_states, "pinocchio": n_states, "loop": loop_count}
-        times: dict[str, list[float]] = {k: [] for k in candidates}
-        names = list(candidates)
-        for _ in range(rounds):
-            rng.shuffle(names)
-            for key in names:
-                times[key].append(_block(candidates[key], 1) / numbers[key])
-        med = {k: float(np.median(t)) for k, t in times.items()}
-        r = float(np.median(np.asarray(times["rbd"]) / np.asarray(times["pinocchio"])))
-        rows.append((name, med["rbd"], med["pinocchio"], med["loop"], r))
+            def serial(ours=ours):
+                kernel.num_threads = 1
+                try:
+                    ours(model, Q, V, A)
+                finally:
+                    kernel.num_threads = threads
+
+            candidates = {
+                "rbd": lambda ours=ours: ours(model, Q, V, A),
+                "pinocchio": lambda parallel=parallel: parallel(threads, pool, QT, VT, AT, out),
+                "rbd1": serial,
+                "pinocchio1": lambda parallel=parallel: parallel(1, pool, QT, VT, AT, out),
+                "loop": python_loop,
+            }
+            result = interleaved(candidates, rounds, 0.0, rng, {k: 1 for k in candidates})
+            per_state = {k: n_states for k in candidates}
+            per_state["loop"] = loop_count
+            wall = {k: result[k].median("wall") / per_state[k] for k in candidates}
+            cpu = {k: result[k].median("cpu") / per_state[k] for k in candidates}
+            rows.append((name, wall["rbd"], wall["pinocchio"],
+                         ratio(result, "rbd", "pinocchio", "wall"),
+                         cpu["rbd1"], cpu["pinocchio1"], ratio(result, "rbd1", "pinocchio1"),
+                         wall["loop"]))
+    finally:
+        kernel.num_threads = saved
     return rows
 
 
@@ -246,54 +275,65 @@ def markdown(per_call_rows, batch_rows, overhead_rows, info) -> str:
     lines = [
         SECTION,
         "",
-        f"Measured {info['date']} on {info['machine']} ({info['versions']}), with",
+        f"Measured {info['date']} on {info['machine']} ({info['versions']}) with",
         "",
         "```bash",
         info["command"],
         "```",
         "",
-        "Times are medians over repeated blocks of calls, rbd and Pinocchio interleaved "
-        "block by block; a ratio is the median of the per-round ratios rbd / Pinocchio "
-        "(below 1: rbd is faster). Both libraries agreed to 1e-10 on every model before "
-        f"timing. The machine's {os.cpu_count()} cores were shared with other work while "
-        f"this ran (load average {info['load']}), so single numbers carry noise of "
-        "tens of percent; the interleaved ratios are the robust figures.",
+        "Every figure is a median over repeated blocks of calls, rbd and Pinocchio "
+        "interleaved block by block in a shuffled order; a ratio is the median of the "
+        "per-round ratios rbd / Pinocchio (below 1: rbd is faster). Both libraries agreed "
+        "to 1e-10 on every model before any timing. The machine's "
+        f"{os.cpu_count()} cores were shared with other work while this ran (load average "
+        f"{info['load']} at the end), which inflates wall-clock times and adds noise of "
+        "tens of percent. Single-threaded calls are therefore timed by the CPU time of "
+        "the calling thread (`time.thread_time`, which does not count time spent waiting "
+        "for a core); the wall-clock ratio of the same rounds is shown beside it.",
         "",
         "### Per call from Python",
         "",
         "`rbd.rnea(model, q, v, a)` is the public function (argument checks included), "
         "`pinocchio.rnea(model, data, q, v, a)` Pinocchio's binding with a preallocated "
-        "`Data`; the last column is rbd's pure-Python reference derivation "
-        "(`backend=\"reference\"`) for scale. Times in µs.",
+        "`Data`, and likewise for `crba` and `aba`; the last column is rbd's pure-Python "
+        "reference derivation (`backend=\"reference\"`) for scale. Times in µs "
+        "(thread CPU time).",
         "",
-        "| model | nv | algorithm | rbd | Pinocchio | ratio | reference |",
-        "|---|---:|---|---:|---:|---:|---:|",
+        "| model | nv | algorithm | rbd | Pinocchio | ratio | ratio (wall clock) | reference |",
+        "|---|---:|---|---:|---:|---:|---:|---:|",
     ]
-    for model_name, nv, name, t_rbd, t_pin, r, t_ref in per_call_rows:
+    for model_name, nv, name, t_rbd, t_pin, r_cpu, r_wall, t_ref in per_call_rows:
         lines.append(f"| {model_name} | {nv} | {name} | {us(t_rbd)} | {us(t_pin)} | "
-                     f"{r:.2f} | {us(t_ref)} |")
+                     f"{r_cpu:.2f} | {r_wall:.2f} | {us(t_ref)} |")
     lines += [
         "",
-        f"### Batched: {info['n_states']:,} states, {info['threads']} threads",
+        f"### Batched: {info['n_states']:,} states",
         "",
         "`rbd.aba(model, Q, V, TAU)` with `(N, nv)` arrays against "
-        "`pinocchio.abaInParallel(threads, ModelPool, ...)` (and `rneaInParallel`), and a "
-        "Python loop over `pinocchio.aba`. Times in µs per state.",
+        "`pinocchio.abaInParallel(threads, ModelPool(model, threads), q, v, tau, out)` "
+        "(and `rbd.rnea` against `rneaInParallel`): wall clock with "
+        f"{info['threads']} threads, and CPU time with one thread (the kernels alone, "
+        "free of the machine's load); for scale, a Python loop over `pinocchio.aba` "
+        "(wall clock). Times in µs per state.",
         "",
-        "| model | algorithm | rbd batch | Pinocchio parallel | Pinocchio Python loop | ratio |",
-        "|---|---|---:|---:|---:|---:|",
+        f"| model | algorithm | rbd, {info['threads']} threads | Pinocchio, "
+        f"{info['threads']} threads | ratio | rbd, 1 thread | Pinocchio, 1 thread | ratio "
+        "| Python loop over Pinocchio |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
-    for model_name, name, t_rbd, t_par, t_loop, r in batch_rows:
-        lines.append(f"| {model_name} | {name} | {us(t_rbd)} | {us(t_par)} | {us(t_loop)} | "
-                     f"{r:.2f} |")
+    for model_name, name, w_rbd, w_pin, r_w, c_rbd, c_pin, r_c, t_loop in batch_rows:
+        lines.append(f"| {model_name} | {name} | {us(w_rbd)} | {us(w_pin)} | {r_w:.2f} | "
+                     f"{us(c_rbd)} | {us(c_pin)} | {r_c:.2f} | {us(t_loop)} |")
     lines += [
         "",
-        "### Call overhead (one revolute body)",
+        "### Call overhead",
         "",
-        "The whole cost of a call on a one-body model is almost all overhead: argument "
-        "checks, dispatch, allocation of the result. Times in µs.",
+        "On a one-body model a call costs almost nothing but its overhead: argument "
+        "checks, dispatch and the allocation of the result. `CompiledModel` is the "
+        "compiled entry point that the public function dispatches to "
+        "(`rbd.algorithms.compiled(model).rnea(q, v, a)`). Times in µs (thread CPU time).",
         "",
-        "| algorithm | rbd public | rbd CompiledModel method | Pinocchio |",
+        "| algorithm | rbd public function | rbd CompiledModel method | Pinocchio |",
         "|---|---:|---:|---:|",
     ]
     for name, t_pub, t_meth, t_pin in overhead_rows:
@@ -347,14 +387,15 @@ def main(argv=None) -> int:
         print(f"{name}: nv = {model.nv}, rbd vs Pinocchio max relative difference {worst:.1e}")
         for row in per_call(model, pm, rounds, target, rng):
             per_call_rows.append((name, model.nv, *row))
-            alg, t_rbd, t_pin, r, t_ref = row
-            print(f"  {alg:5s} rbd {us(t_rbd):>7s} µs   Pinocchio {us(t_pin):>7s} µs   "
-                  f"ratio {r:.2f}   reference {us(t_ref):>7s} µs")
+            alg, t_rbd, t_pin, r_cpu, r_wall, t_ref = row
+            print(f"  {alg:5s} rbd {us(t_rbd):>6s} µs  Pinocchio {us(t_pin):>6s} µs  "
+                  f"ratio {r_cpu:.2f} (wall {r_wall:.2f})  reference {us(t_ref):>6s} µs")
         for row in batched(model, pm, args.states, args.threads, max(5, rounds // 3), rng):
             batch_rows.append((name, *row))
-            alg, t_rbd, t_par, t_loop, r = row
-            print(f"  batch {alg:5s} rbd {us(t_rbd):>6s}   Pinocchio parallel {us(t_par):>6s}"
-                  f"   Python loop {us(t_loop):>6s} µs/state   ratio {r:.2f}")
+            alg, w_rbd, w_pin, r_w, c_rbd, c_pin, r_c, t_loop = row
+            print(f"  batch {alg:5s} {args.threads} threads: rbd {us(w_rbd)} Pinocchio "
+                  f"{us(w_pin)} (ratio {r_w:.2f});  1 thread: rbd {us(c_rbd)} Pinocchio "
+                  f"{us(c_pin)} (ratio {r_c:.2f});  Python loop {us(t_loop)} µs/state")
 
     import pinocchio as pin
 
@@ -372,10 +413,11 @@ def main(argv=None) -> int:
             "method": lambda name=name, c=call_args: getattr(kernel, name)(*c),
             "pinocchio": lambda name=name, c=call_args: getattr(pin, name)(pm, pd, *c),
         }, rounds, target, rng)
-        overhead_rows.append((name, result["public"][0], result["method"][0],
-                              result["pinocchio"][0]))
-        print(f"overhead {name:5s} public {us(result['public'][0])} µs   method "
-              f"{us(result['method'][0])} µs   Pinocchio {us(result['pinocchio'][0])} µs")
+        row = (name, result["public"].median(), result["method"].median(),
+               result["pinocchio"].median())
+        overhead_rows.append(row)
+        print(f"overhead {name:5s} public {us(row[1])} µs   method {us(row[2])} µs   "
+              f"Pinocchio {us(row[3])} µs")
 
     info = {
         "date": datetime.date.today().isoformat(),

@@ -513,3 +513,13 @@ def test_data_shows_the_last_single_call():
         S = data.S[:, model.v_index(i)]
         close(f"D[{i}]", data.D_block(i), S.T @ data.IA[i] @ S)
         close(f"D_inv[{i}]", data.D_inv[i, :n, :n] @ data.D_block(i), np.eye(n))
+
+
+def test_modified_pivot_through_the_compiled_model():
+    model = random_model(20, 5, KINDS, floating_base=True)
+    Q, V, A, F = _batch(model, 3)
+    kernel = rbd.algorithms.compiled(model)
+    close("aba_modified", kernel.aba_modified(Q, V, A, F), kernel.aba(Q, V, A, F),
+          solve_tolerance(model, Q[0]))
+    close("aba_modified", rbd.aba(model, Q[0], V[0], A[0], pivot="modified", backend="kernel"),
+          rbd.aba(model, Q[0], V[0], A[0], backend="reference"), solve_tolerance(model, Q[0]))

@@ -621,28 +621,22 @@ cdef class CompiledModel:
     def aba_modified(self, q, v, tau, f_ext=None):
         """Forward dynamics with Pai, Ascher & Kry's modified pivot (their §7).
 
-        There is no compiled kernel for this variant: the arguments are checked
-        here, then ``rbd.reference.block_elimination.aba_modified`` runs per state.
+        Runs the compiled variant ``rbd._kernels.block_elimination.aba_modified``
+        (which checks its own arguments), or the reference derivation
+        ``rbd.reference.block_elimination.aba_modified`` when that is not built.
         """
-        cdef Call c
-        from rbd.reference.block_elimination import aba_modified
-
         model = self._model_ref()
         if model is None:
             raise ModelError("the model of this CompiledModel no longer exists")
-        qa = self._arg_q(q, &c)
-        va = self._arg_v(v, "v", 1, &c)
-        ta = self._arg_v(tau, "tau", 2, &c)
-        fa = self._arg_f(f_ext, &c)
-        if c.N < 0:
-            return np.asarray(aba_modified(model, qa, va, ta, fa), dtype=np.float64)
-        out = np.empty((c.N, self.m.nv))
-        for k in range(c.N):
-            out[k] = aba_modified(
-                model, qa if qa.ndim == 1 else qa[k], va if va.ndim == 1 else va[k],
-                ta if ta.ndim == 1 else ta[k],
-                None if fa is None else (fa if fa.ndim == 2 else fa[k]))
-        return out
+        try:
+            from rbd._kernels.block_elimination import aba_modified
+        except ImportError:
+            from rbd.algorithms import _reference
+            from rbd.reference.block_elimination import aba_modified as reference
+
+            specs = (("q", "q"), ("v", "v"), ("tau", "v"), ("f_ext", "f"))
+            return _reference(reference, model, specs, (q, v, tau, f_ext))
+        return aba_modified(model, q, v, tau, f_ext)
 
     def mass_matrix_inverse(self, q):
         """``M(q)⁻¹`` by the ABA-based factorization (Si & Guenter, Appendix B, Eq. 58)."""
