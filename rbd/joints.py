@@ -309,7 +309,7 @@ class Free(Joint):
     def integrate(self, q, v, dt):
         R, p = self.transform(q)
         T = se3_exp(np.asarray(v, dtype=float) * dt)
-        return np.concatenate([p + R @ T[:3, 3], rot_to_quat(R @ T[:3, :3]) * 1.0])
+        return np.concatenate([p + R @ T[:3, 3], rot_to_quat(R @ T[:3, :3])])
 
     def difference(self, q0, q1):
         R0, p0 = self.transform(q0)
@@ -317,14 +317,12 @@ class Free(Joint):
         w = so3_log(R0.T @ R1)
         theta = np.linalg.norm(w)
         W = skew(w)
-        if theta < 1e-8:
-            V_inv = np.eye(3) - 0.5 * W + W @ W / 12.0
+        # V⁻¹ = 1 − W/2 + β W², β = (1 − (θ/2) cot(θ/2)) / θ²; its series below 1e-3 rad
+        if theta < 1e-3:
+            beta = 1.0 / 12.0 + theta**2 / 720.0
         else:
-            V_inv = (
-                np.eye(3)
-                - 0.5 * W
-                + (1 - theta * np.sin(theta) / (2 * (1 - np.cos(theta)))) / theta**2 * W @ W
-            )
+            beta = (1.0 - 0.5 * theta / np.tan(0.5 * theta)) / theta**2
+        V_inv = np.eye(3) - 0.5 * W + beta * W @ W
         return np.concatenate([w, V_inv @ (R0.T @ (p1 - p0))])
 
     def normalize(self, q):

@@ -97,3 +97,14 @@ def test_bad_axis_raises(bad):
 def test_parallel_universal_axes_raise():
     with pytest.raises(rbd.ModelError, match="parallel"):
         rbd.Universal([1, 0, 0], [2, 0, 0])
+
+
+def test_free_difference_is_accurate_for_small_rotations():
+    rng = np.random.default_rng(6)
+    joint = rbd.Free()
+    q = joint.random(rng)
+    for scale in (1e-2, 1e-4, 1e-6, 1e-8):
+        v = rng.normal(size=6)
+        v[:3] *= scale / np.linalg.norm(v[:3])
+        # relative to |v|: the series keeps the error at rounding level
+        assert np.allclose(joint.difference(q, joint.integrate(q, v, 1.0)), v, atol=1e-12)

@@ -177,7 +177,14 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "humanoid": humanoid,
     "arm6_urdf": lambda: bundled_urdf("arm6"),
     "planar2_urdf": lambda: bundled_urdf("planar2"),
+    "compass_gait": lambda: _walker().compass_gait(),
 }
+
+
+def _walker():
+    from .. import walker  # imported on demand: it needs scipy
+
+    return walker
 
 
 def register_model(name: str, builder: Callable[[], Model]) -> None:
