@@ -86,6 +86,7 @@ cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
 
     # --- pass 1 (outward): velocities, bias accelerations, bias forces
     for i in range(nb):
+        # X_J, S_i, c_J = jcalc(q_i, q̇_i);  X_up[i] = X_J X_tree[i]
         joint_step(model, w, i, q, qd)
         p = model.parent[i]
         nv_i = model.nv_j[i]

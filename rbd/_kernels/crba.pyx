@@ -27,17 +27,18 @@ from rbd._kernels._spatial cimport (
 
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil:
-    """M = CRBA(q), full and symmetric (nv × nv, row-major); writes X_up, S, IC (m_C, h_C, I_C), R, p, S0, F0."""
+    """M = CRBA(q), full and symmetric (nv × nv, row-major).
+
+    Writes X_up, S, IC (m_C, h_C, I_C), R, p (root-body coordinates), S0, F0.
+    """
     cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, p, k, l, nv_i, nv_j, vi, vj
     cdef double Mji
     cdef double* S_i
-    cdef double* R_i
-    cdef double* p_i
     cdef double F[6]
-    cdef double t[3]
     for i in range(nb):
         # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
         joint_step(model, w, i, q, NULL)
+        # R_i = R_λ(i) E_upᵀ,  p_i = p_λ(i) + R_λ(i) r_up   (R = 1, p = 0 at a root body)
         root_pose(model, w, i)
         for k in range(model.nv_j[i]):
             # S⁰ = X_0,i⁻¹ S_i = [R S_ω; R S_v + p × R S_ω]

@@ -80,6 +80,7 @@ cdef void body_velocities(const ModelC* model, Work* w, const double* q,
     cdef Py_ssize_t i, j, k, p, vi
     cdef double* v_i
     for i in range(model.nb):
+        # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
         joint_step(model, w, i, q, qd)
         p = model.parent[i]
         vi = model.v_start[i]

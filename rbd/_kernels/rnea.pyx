@@ -34,6 +34,7 @@ cdef void rnea(const ModelC* model, Work* w, const double* q, const double* qd,
 
     # --- outward pass: velocities and accelerations
     for i in range(nb):
+        # X_J, S_i, c_J = jcalc(q_i, q̇_i);  X_up[i] = X_J X_tree[i]
         joint_step(model, w, i, q, qd)
         p = model.parent[i]
         nv_i = model.nv_j[i]
