@@ -130,7 +130,7 @@ def plot_energy(traj: Trajectory, fig: Figure | None = None) -> Figure:
 
 
 def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None = None,
-               color: str = "C0", label_bodies: bool = False) -> Figure:
+               color: str = "C0", label_bodies: bool = False, show_com: bool = True) -> Figure:
     """A 3-D stick figure: body origins joined parent → child, from the world origin.
 
     Parameters
@@ -139,16 +139,21 @@ def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None
     q : (nq,) array_like, optional
         Configuration (neutral by default).
     ax : 3-D Axes, optional
-        Axes created with ``projection="3d"``; a new figure otherwise.
+        Axes created with ``projection="3d"``; a new figure otherwise.  Several
+        configurations can be drawn into one axes; the limits grow to hold all.
     backend : {None, "kernel", "reference"}
         Passed to :func:`rbd.forward_kinematics`.
     color : str
-        Line colour (several configurations can share one axes).
+        Line colour.
     label_bodies : bool
         Write each body's name next to its origin.
+    show_com : bool
+        Join each body's origin to its centre of mass with a thin line (a
+        pendulum bob or the far end of a link that has no child body).
     """
     q = algorithms.neutral(model) if q is None else np.asarray(q, dtype=float)
     T = algorithms.forward_kinematics(model, q, backend=backend)
+    reuse = ax is not None and ax.has_data()
     if ax is None:
         fig = Figure(figsize=(5, 5), layout="constrained")
         ax = fig.add_subplot(projection="3d")
@@ -156,15 +161,25 @@ def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None
     origins = T[:, :3, 3]
     for i, body in enumerate(model.bodies):
         start = np.zeros(3) if body.parent < 0 else origins[body.parent]
-        segment = np.stack([start, origins[i]])
-        ax.plot(*segment.T, "-", color=color, lw=2.0)
+        ax.plot(*np.stack([start, origins[i]]).T, "-", color=color, lw=2.0)
         if label_bodies:
             ax.text(*origins[i], f" {body.name}", fontsize="x-small")
     ax.plot(*origins.T, "o", color=color, ms=4)
+    points = [origins, np.zeros((1, 3))]
+    if show_com and model.nbodies:
+        coms = algorithms.body_centers_of_mass(model, q, backend=backend)
+        for i in range(model.nbodies):
+            ax.plot(*np.stack([origins[i], coms[i]]).T, "-", color=color, lw=0.8)
+        ax.plot(*coms.T, "o", color=color, mfc="white", ms=5)
+        points.append(coms)
     ax.plot([0], [0], [0], "s", color="k", ms=5)
-    points = np.vstack([origins, np.zeros((1, 3))])
-    center = 0.5 * (points.max(axis=0) + points.min(axis=0))
-    half = max(0.5 * float(np.ptp(points, axis=0).max()), 1e-3) * 1.1
+    points = np.vstack(points)
+    lo, hi = points.min(axis=0), points.max(axis=0)
+    if reuse:
+        limits = np.array([ax.get_xlim(), ax.get_ylim(), ax.get_zlim()])
+        lo, hi = np.minimum(lo, limits[:, 0]), np.maximum(hi, limits[:, 1])
+    center = 0.5 * (lo + hi)
+    half = max(0.5 * float(np.max(hi - lo)), 1e-3) * (1.0 if reuse else 1.1)
     ax.set_xlim(center[0] - half, center[0] + half)
     ax.set_ylim(center[1] - half, center[1] + half)
     ax.set_zlim(center[2] - half, center[2] + half)
