@@ -61,22 +61,28 @@ def variants() -> dict[str, Callable]:
     return table
 
 
-def median_time(fn: Callable, budget: float, min_reps: int = 5, max_reps: int = 20000) -> float:
-    """Median seconds per call over repetitions filling about ``budget`` seconds."""
-    fn()
-    start = time.perf_counter()
-    fn()
-    once = max(time.perf_counter() - start, 1e-7)
-    # time blocks of calls so that a block lasts at least ~20 µs (timer resolution)
-    block = max(1, int(2e-5 / once))
-    reps = int(min(max_reps, max(min_reps, budget / (once * block))))
-    samples = []
-    for _ in range(reps):
+def interleaved(calls: dict[str, Callable], rounds: int, block_seconds: float) -> dict[str, float]:
+    """Median seconds per call of each callable, timed in turn within every round.
+
+    Each callable runs in blocks of repeated calls lasting about ``block_seconds``
+    (at least one call); interleaving the variants round by round exposes them
+    all to the same machine load.
+    """
+    blocks = {}
+    for name, fn in calls.items():
+        fn()
         t0 = time.perf_counter()
-        for _ in range(block):
-            fn()
-        samples.append((time.perf_counter() - t0) / block)
-    return statistics.median(samples)
+        fn()
+        once = max(time.perf_counter() - t0, 1e-7)
+        blocks[name] = max(1, int(block_seconds / once))
+    samples: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            t0 = time.perf_counter()
+            for _ in range(blocks[name]):
+                fn()
+            samples[name].append((time.perf_counter() - t0) / blocks[name])
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
 def batch_per_state(model, N: int = 1000, rounds: int = 15) -> dict[str, float]:
@@ -130,9 +136,8 @@ def machine() -> str:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
-    parser.add_argument("--quick", action="store_true", help="shorter timing budget")
+    parser.add_argument("--quick", action="store_true", help="fewer and shorter rounds")
     args = parser.parse_args(argv)
-    budget = 0.05 if args.quick else 0.3
 
     print(f"# forward dynamics variants, {datetime.date.today().isoformat()}")
     print(f"machine: {machine()}")
@@ -145,15 +150,19 @@ def main(argv=None) -> None:
                         rng.normal(size=model.nv))
 
     table = variants()
-    print("median time per call, µs (one state, including the Python call)\n")
+    rounds, block = (5, 0.005) if args.quick else (11, 0.02)
+    results = {}
+    for name, model in models.items():
+        q, v, tau = states[name]
+        calls = {label: (lambda fn=fn, m=model, q=q, v=v, t=tau: fn(m, q, v, t))
+                 for label, fn in table.items()}
+        results[name] = interleaved(calls, rounds, block)
+    print(f"median time per call over {rounds} interleaved rounds, µs "
+          "(one state, including the Python call)\n")
     print("| variant | " + " | ".join(models) + " |")
     print("|---|" + "---:|" * len(models))
-    for label, fn in table.items():
-        cells = []
-        for name, model in models.items():
-            q, v, tau = states[name]
-            seconds = median_time(lambda fn=fn, m=model, q=q, v=v, t=tau: fn(m, q, v, t), budget)
-            cells.append(f"{seconds * 1e6:,.1f}")
+    for label in table:
+        cells = [f"{results[name][label] * 1e6:,.1f}" for name in models]
         print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
     if rbd.has_kernels():
