@@ -813,8 +813,11 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
             a_s, _ = dyn(s, q_s, v_s)
             return np.concatenate([_chart_velocity(lie, y[:nv], v_s, exact=True), a_s])
 
+        if first_step is not None:   # the last step size, within what is left of the run
+            first_step = min(first_step, run.duration - t)
         solver = solver_class(rhs, t, np.concatenate([np.zeros(nv), v]), run.duration,
-                              rtol=rtol, atol=atol, max_step=max_step, first_step=first_step)
+                              rtol=rtol, atol=atol, max_step=max_step,
+                              first_step=first_step or None)
         while solver.status == "running":
             t0 = solver.t
             message = solver.step()

@@ -225,6 +225,22 @@ def test_impact_map_is_applied_at_each_event():
     assert traj.total[-1] < traj.total[0] - 0.5 * traj.kinetic[traj.t == traj.events[0].t][0]
 
 
+@pytest.mark.parametrize("integrator", ["rk4", "solve_ivp"])
+def test_event_just_before_the_end(integrator):
+    """An impact 1e-7 s before the end: the last (tiny) step still runs and reaches the end."""
+    model = rbd.models.double_pendulum()
+
+    def late(t, q, v):
+        return t - (0.3 - 1e-7)
+
+    traj = simulate(model, [0.3, 0.0], [0.0, 0.0], 0.3, 0.01, integrator=integrator,
+                    events=[late], impact=lambda q, v: (q, -v))
+    assert len(traj.events) == 1
+    assert traj.events[0].t == pytest.approx(0.3 - 1e-7, abs=1e-10)
+    assert traj.t[-1] == 0.3
+    assert np.all(np.diff(traj.t) >= 0)
+
+
 def test_impact_map_may_switch_the_model():
     model = single_pendulum()
     weightless = single_pendulum(gravity=(0.0, 0.0, 0.0))
