@@ -85,11 +85,13 @@ def interleaved(calls: dict[str, Callable], rounds: int, block_seconds: float) -
     return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def batch_per_state(model, N: int = 1000, rounds: int = 15) -> dict[str, float]:
+def batch_per_state(model, N: int = 500, rounds: int = 41) -> dict[str, float]:
     """Seconds per state of the compiled variants over one batch, one thread.
 
-    The variants are timed in turn within each round (interleaved), so a change
-    of machine load affects all of them alike; the median over rounds is kept.
+    The variants are timed back to back within each round, so a change of
+    machine load affects them alike; medians over rounds are kept, and so are
+    the medians of the per-round ratios to the plain-pivot ABA (keys
+    ``"<variant> / plain"``), which are the most robust numbers on a busy machine.
     """
     from rbd._kernels import block_elimination as k_be
     from rbd._kernels import ploen as k_ploen
@@ -116,7 +118,12 @@ def batch_per_state(model, N: int = 1000, rounds: int = 15) -> dict[str, float]:
                 samples[name].append((time.perf_counter() - t0) / N)
     finally:
         cm.num_threads = threads
-    return {name: statistics.median(values) for name, values in samples.items()}
+    out = {name: statistics.median(values) for name, values in samples.items()}
+    plain = samples["ABA plain pivot (kernel)"]
+    for name in list(runs)[1:]:
+        out[f"{name} / plain"] = statistics.median(
+            [t / p for t, p in zip(samples[name], plain, strict=True)])
+    return out
 
 
 def machine() -> str:
@@ -150,7 +157,7 @@ def main(argv=None) -> None:
                         rng.normal(size=model.nv))
 
     table = variants()
-    rounds, block = (5, 0.005) if args.quick else (11, 0.02)
+    rounds, block = (5, 0.005) if args.quick else (21, 0.02)
     results = {}
     for name, model in models.items():
         q, v, tau = states[name]
@@ -166,12 +173,16 @@ def main(argv=None) -> None:
         print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
     if rbd.has_kernels():
-        print("\nper state in a batch of 1000 states, one thread, interleaved rounds, µs\n")
+        per_model = {name: batch_per_state(model) for name, model in models.items()}
+        labels = list(next(iter(per_model.values())))
+        print("\nper state in a batch of 500 states, one thread, median of 41 rounds, µs "
+              "(ratios: median of the per-round ratios)\n")
         print("| variant | " + " | ".join(models) + " |")
         print("|---|" + "---:|" * len(models))
-        per_model = {name: batch_per_state(model) for name, model in models.items()}
-        for label in next(iter(per_model.values())):
-            cells = [f"{per_model[name][label] * 1e6:,.2f}" for name in models]
+        for label in labels:
+            ratio = label.endswith("/ plain")
+            cells = [f"{per_model[name][label]:.2f}" if ratio
+                     else f"{per_model[name][label] * 1e6:,.2f}" for name in models]
             print(f"| {label} | " + " | ".join(cells) + " |", flush=True)
 
 
