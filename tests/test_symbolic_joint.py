@@ -333,3 +333,10 @@ def test_parameters_are_substituted():
                           parameters={length: 0.5})
     R, p = joint.transform(np.array([0.0]))
     assert_close(p, [0.5, 0.0, 0.0], RTOL_TWIN, "p")
+
+
+def test_undefined_configuration_raises_input_error():
+    root = SymbolicJoint(homogeneous(Rz(a), (sympy.sqrt(1 - a**2), 0, 0)), [a])
+    assert_close(root.transform(np.array([0.6]))[1], [0.8, 0.0, 0.0], RTOL_TWIN, "p")
+    with pytest.raises(rbd.InputError, match=r"not defined at q = \[2.0\]"):
+        root.transform(np.array([2.0]))

@@ -51,7 +51,8 @@ __all__ = [
 CLOSED_FORM_LIMIT = 300
 #: Tolerance of the rigid-motion test (orthonormality of R, det R = 1) at sample points.
 RIGID_TOL = 1e-9
-#: Entries of S up to this size (sympy ``count_ops``) are expanded with sin² = 1 - cos².
+#: Entries of S up to this size (sympy ``count_ops``) and free of roots are expanded
+#: with sin² = 1 - cos².
 EXPAND_LIMIT = 2000
 #: Float coefficients smaller than this after simplification are round-off and dropped.
 CHOP = 1e-14
@@ -173,7 +174,8 @@ def _pythagoras(e: sympy.Expr) -> sympy.Expr:
 
 def _simplify(e: sympy.Expr) -> sympy.Expr:
     """Simplify an entry of S (cos² + sin² → 1 and the like); keep the cheaper form."""
-    if e.is_Number or sympy.count_ops(e) > EXPAND_LIMIT:
+    if e.is_Number or sympy.count_ops(e) > EXPAND_LIMIT or any(
+            not f.exp.is_Integer for f in e.atoms(sympy.Pow)):
         return e
     return min([e, _chop(_pythagoras(e))], key=sympy.count_ops)
 
@@ -349,7 +351,7 @@ class SymbolicJoint(Joint):
         for qs in _sample_points(self._neutral, rng):
             try:
                 R, _ = self.transform(qs)
-            except (ValueError, ZeroDivisionError, OverflowError):
+            except InputError:
                 continue
             if not np.all(np.isfinite(R)):
                 continue
@@ -435,17 +437,24 @@ class SymbolicJoint(Joint):
             raise InputError(f"q must have shape ({self.nq},), got {q.shape}")
         return q
 
+    def _evaluate(self, fn, *args):
+        try:
+            return fn(*[a.tolist() for a in args])
+        except (ValueError, ZeroDivisionError, OverflowError) as exc:
+            raise InputError(f"{self!r} is not defined at q = {args[0].tolist()} ({exc})"
+                             ) from None
+
     def transform(self, q):
-        R, p = self._transform_fn(self._q(q).tolist())
+        R, p = self._evaluate(self._transform_fn, self._q(q))
         return np.array(R).reshape(3, 3), np.array(p)
 
     def S(self, q):
-        (S,) = self._S_fn(self._q(q).tolist())
+        (S,) = self._evaluate(self._S_fn, self._q(q))
         return np.array(S).reshape(self.nv, 6).T
 
     def S_dot(self, q, v):
         v = np.asarray(v, dtype=float).reshape(self.nv)
-        (S_dot,) = self._S_dot_fn(self._q(q).tolist(), v.tolist())
+        (S_dot,) = self._evaluate(self._S_dot_fn, self._q(q), v)
         return np.array(S_dot).reshape(self.nv, 6).T
 
     def neutral(self):

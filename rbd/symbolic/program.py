@@ -192,7 +192,7 @@ class _Printer:
         text = "*".join(numerator) if numerator else "1.0"
         if denominator:
             below = "*".join(denominator)
-            text += f"/({below})" if len(denominator) > 1 else f"/{below}"
+            text += f"/({below})" if "*" in below else f"/{below}"
         return f"-{text}" if coeff.is_negative else text
 
     def product(self, base, k: int) -> str:
@@ -206,12 +206,14 @@ class _Printer:
             if k > 0:
                 return self.product(base, k)
             below = self.product(base, -k)
-            return f"1.0/{below}" if k == -1 else f"1.0/({below})"
+            return f"1.0/({below})" if "*" in below else f"1.0/{below}"
         if k == sympy.S.Half:
             return f"sqrt({self(base)})" if self.c else f"math.sqrt({self(base)})"
         if self.c:
             return f"pow({self(base)}, {self(k)})"
-        return f"{self.factor(base)}**{self.factor(k)}"
+        simple = base.is_Symbol or isinstance(base, sympy.Function) or (
+            base.is_Number and not base.is_negative)
+        return f"{self(base) if simple else f'({self(base)})'}**({self(k)})"
 
 
 _C = _Printer("c")

@@ -1,0 +1,272 @@
+r"""Mechanisms with complex joints (Guenter & Lee §5; Si & Guenter §5).
+
+Every joint here is a :class:`~rbd.symbolic.SymbolicJoint` built from
+geometry (:mod:`rbd.symbolic.frames`), so these models run in every
+algorithm — the reference ones through generated Python, the compiled
+kernels through generated C.
+
+===================  ====  ==========================================================
+builder              DoF   joints
+===================  ====  ==========================================================
+``torus_chain(10)``   38   a torus hanging on a peg (2), then torus–torus (4 each): TC10
+``torus_chain(20)``   78   TC20
+``windmill()``        73   a hub on an axle (1) and six arms of three links joined by
+                           sphere–sphere, sphere–ellipsoid, sphere–torus,
+                           torus–ellipsoid and torus–torus contacts (4 each)
+``bead_on_wire()``     1   a bead on a helix with its Frenet frame (GL Fig. 8)
+``rolling_wheels()``   2   a wheel rolling without slip on a fixed circle and a second
+                           wheel rolling on the first (GL Fig. 5c)
+``four_bar_knee()``    2   a thigh on a hip hinge and a shank on a crossed four-bar
+                           linkage with one coordinate (GL §7)
+===================  ====  ==========================================================
+
+The DoF of TC10, TC20 and the windmill are those of Si & Guenter's Table 1.
+:func:`body_shapes` returns the surfaces and curves to draw each body.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import sympy
+
+from .. import geometry
+from ..errors import ModelError
+from ..joints import Revolute
+from ..model import Model
+from ..spatial import plux
+from ..symbolic.frames import (
+    curve_joint,
+    homogeneous,
+    rot_z,
+    surface_point_joint,
+    surface_surface_joint,
+)
+from ..symbolic.joint import SymbolicJoint
+
+__all__ = [
+    "torus_chain",
+    "windmill",
+    "bead_on_wire",
+    "rolling_wheels",
+    "four_bar_knee",
+    "body_shapes",
+    "torus_inertia",
+    "ellipsoid_inertia",
+]
+
+_SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def body_shapes(model: Model) -> dict:
+    """``{body name: geometry}`` of a model built here (surfaces and curves to draw).
+
+    The geometry is in the body frame; a ``("wire", curve)`` entry under the
+    key ``"world"`` is fixed in the world.  Models not built by this module
+    give an empty dict.
+    """
+    return dict(_SHAPES.get(model, {}))
+
+
+def torus_inertia(mass: float, R: float, r: float):
+    """``(mass, com, I_com)`` of a solid torus about its symmetry axis z."""
+    axial = mass * (R**2 + 0.75 * r**2)
+    diametral = mass * (0.5 * R**2 + 0.625 * r**2)
+    return mass, np.zeros(3), np.diag([diametral, diametral, axial])
+
+
+def ellipsoid_inertia(mass: float, a: float, b: float, c: float):
+    """``(mass, com, I_com)`` of a solid ellipsoid with semi-axes ``a, b, c``."""
+    return mass, np.zeros(3), mass / 5 * np.diag([b * b + c * c, a * a + c * c, a * a + b * b])
+
+
+# --- torus chains (TC10, TC20) ----------------------------------------------------------------
+def torus_chain(n: int = 10, R: float = 0.5, r: float = 0.1, mass: float = 1.0) -> Model:
+    """A chain of ``n`` linked tori hanging from a peg (Si & Guenter's TC10/TC20; GL Fig. 5b).
+
+    The first torus hangs on a fixed peg by the inside of its tube: a
+    point-on-surface joint with the torus's two surface coordinates.  Each next
+    torus passes through the previous one's hole, their tubes touching: a
+    surface–surface joint ``S₁ S₂⁻¹`` with four coordinates (GL Eq. 15).  At
+    the neutral configuration the chain hangs straight down, each torus
+    turned 90° from the last.  DoF ``2 + 4 (n - 1)``.
+    """
+    if n < 1:
+        raise ModelError(f"a torus chain needs at least one torus, got n={n}")
+    if not 0 < r < R:
+        raise ModelError(f"torus radii must satisfy 0 < r < R, got R={R}, r={r}")
+    torus = geometry.Torus(R, r)
+    # peg contact frame: tangent along x, normal pointing down (into the hole below the peg)
+    peg = homogeneous(sympy.diag(1, -1, -1), [0, 0, 0])
+    hang = surface_point_joint(torus, peg, neutral=(0.0, np.pi), name="torus on peg")
+    link = surface_surface_joint(torus, torus, neutral=(np.pi, np.pi, 0.0, np.pi),
+                                 name="torus-torus")
+    model = Model(name=f"TC{n}")
+    shapes = {}
+    parent = -1
+    for i in range(n):
+        parent = model.add_body(parent, hang if i == 0 else link, None,
+                                torus_inertia(mass, R, r), f"torus{i + 1}",
+                                "peg" if i == 0 else f"contact{i}")
+        shapes[f"torus{i + 1}"] = torus
+    _SHAPES[model] = shapes
+    return model
+
+
+# --- the windmill (WM) ------------------------------------------------------------------------
+def windmill(arms: int = 6, hub_radius: float = 0.3, mass: float = 0.5) -> Model:
+    """A windmill: a spherical hub on a horizontal axle with ``arms`` arms of three links.
+
+    Arms alternate between sphere → torus → torus and ellipsoid → torus →
+    torus, so the tree has sphere–sphere, sphere–ellipsoid, sphere–torus,
+    torus–ellipsoid and torus–torus contacts (Si & Guenter, Fig. 2), each a
+    four-coordinate surface–surface joint (GL Eq. 15).  With six arms the
+    model has 1 + 6 × 3 × 4 = 73 DoF, Si & Guenter's WM.
+    """
+    if arms < 1:
+        raise ModelError(f"a windmill needs at least one arm, got {arms}")
+    hub = geometry.Sphere(hub_radius)
+    ball = geometry.Sphere(0.12)
+    egg = geometry.Ellipsoid(0.2, 0.1, 0.1)
+    ring = geometry.Torus(0.15, 0.04)
+    # outward contacts: sphere/ellipsoid at (u, v) = (0, 0) and (π, 0) (the ends of the
+    # x axis); a torus's outer equator at u = 0 and its inner equator at u = π (v = π).
+    joints = {
+        ("ball", "hub"): lambda u: surface_surface_joint(hub, ball, (u, 0.0, 0.0, 0.0),
+                                                         "sphere-sphere"),
+        ("egg", "hub"): lambda u: surface_surface_joint(hub, egg, (u, 0.0, 0.0, 0.0),
+                                                        "sphere-ellipsoid"),
+    }
+    ball_ring = surface_surface_joint(ball, ring, (np.pi, 0.0, 0.0, 0.0), "sphere-torus")
+    egg_ring = surface_surface_joint(egg, ring, (np.pi, 0.0, 0.0, 0.0), "ellipsoid-torus")
+    ring_ring = surface_surface_joint(ring, ring, (np.pi, np.pi, 0.0, np.pi), "torus-torus")
+    model = Model(name="windmill")
+    # the hub turns about the world y axis; its own z axis is the axle
+    axle = plux(np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]]), np.zeros(3))
+    h = model.add_body(-1, Revolute([0, 0, 1]), axle, ellipsoid_inertia(
+        4 * mass, hub_radius, hub_radius, hub_radius), "hub", "axle")
+    shapes = {"hub": hub}
+    for k in range(arms):
+        u = 2 * np.pi * k / arms
+        first = "ball" if k % 2 == 0 else "egg"
+        surface = ball if first == "ball" else egg
+        inertia = (ellipsoid_inertia(mass, 0.12, 0.12, 0.12) if first == "ball" else
+                   ellipsoid_inertia(mass, 0.2, 0.1, 0.1))
+        b1 = model.add_body(h, joints[first, "hub"](u), None, inertia, f"arm{k}_{first}",
+                            f"arm{k}_hub_contact")
+        b2 = model.add_body(b1, ball_ring if first == "ball" else egg_ring, None,
+                            torus_inertia(mass, 0.15, 0.04), f"arm{k}_ring1",
+                            f"arm{k}_{first}_contact")
+        model.add_body(b2, ring_ring, None, torus_inertia(mass, 0.15, 0.04), f"arm{k}_ring2",
+                       f"arm{k}_ring_contact")
+        shapes.update({f"arm{k}_{first}": surface, f"arm{k}_ring1": ring,
+                       f"arm{k}_ring2": ring})
+    _SHAPES[model] = shapes
+    return model
+
+
+# --- a bead on a wire -------------------------------------------------------------------------
+def bead_on_wire(curve=None, mass: float = 0.1, roll: bool = False) -> Model:
+    """A bead sliding on a fixed wire, its frame the wire's Frenet frame (GL §5, Fig. 8).
+
+    ``curve`` is any :class:`rbd.geometry.Curve` (default: a helix of radius
+    0.5 m rising 0.1 m per radian about the vertical).  With ``roll=True`` the
+    bead may also spin about the wire (``C(s) Rx(θ)``, two coordinates).
+    """
+    curve = geometry.Helix(0.5, 0.1) if curve is None else curve
+    joint = curve_joint(curve, roll=roll, name="bead")
+    model = Model(name="bead_on_wire")
+    radius = 0.02
+    model.add_body(-1, joint, None, ellipsoid_inertia(mass, radius, radius, radius), "bead",
+                   "wire")
+    _SHAPES[model] = {"world": ("wire", curve), "bead": geometry.Sphere(radius)}
+    return model
+
+
+# --- rolling wheels ---------------------------------------------------------------------------
+def _rolling_joint(track_radius: float, wheel_radius: float, name: str) -> SymbolicJoint:
+    """A wheel rolling without slip on the outside of a circle, in the plane z = 0.
+
+    The wheel's centre sits at angle ``q`` on the circle of radius
+    ``track_radius + wheel_radius``; rolling turns the wheel by
+    ``(track_radius + wheel_radius) / wheel_radius · q`` (GL §5, Fig. 5c).
+    """
+    q = sympy.Symbol("q", real=True)
+    k = sympy.Float(track_radius + wheel_radius)
+    G = homogeneous(rot_z(k / wheel_radius * q), [k * sympy.cos(q), k * sympy.sin(q), 0])
+    return SymbolicJoint(G, [q], neutral=[np.pi / 2], name=name)
+
+
+def rolling_wheels(track_radius: float = 1.0, r1: float = 0.3, r2: float = 0.12,
+                   mass1: float = 1.0, mass2: float = 0.3) -> Model:
+    """A wheel rolling on a fixed circle and a second wheel rolling on the first (GL Fig. 5c).
+
+    The wheels turn in the vertical x-y plane; gravity points along -y.  Each
+    joint has one coordinate: the angle of the wheel's centre about the
+    circle it rolls on (the first wheel's rim, for the second wheel).
+    """
+    model = Model(gravity=(0.0, -9.81, 0.0), name="rolling_wheels")
+    disc = lambda m, a: (m, np.zeros(3), np.diag([m * a * a / 4, m * a * a / 4,  # noqa: E731
+                                                  m * a * a / 2]))
+    w1 = model.add_body(-1, _rolling_joint(track_radius, r1, "wheel on track"), None,
+                        disc(mass1, r1), "wheel1", "track_contact")
+    model.add_body(w1, _rolling_joint(r1, r2, "wheel on wheel"), None, disc(mass2, r2),
+                   "wheel2", "wheel_contact")
+    _SHAPES[model] = {"world": ("wire", geometry.Circle(track_radius)),
+                      "wheel1": ("wire", geometry.Circle(r1)),
+                      "wheel2": ("wire", geometry.Circle(r2))}
+    return model
+
+
+# --- the four-bar knee
+#: Crossed four-bar knee (m): femoral pivots A, D; crank AB, coupler BC (tibial plateau),
+#: rocker DC.  Opposite bars are equal (an anti-parallelogram), so the loop closes for every
+#: crank angle except θ = 0, where B comes closest to D and the two circles touch.
+KNEE = {"ground": 0.03, "crank": 0.04, "coupler": 0.03, "rocker": 0.04}
+
+
+def four_bar_coupler(ground: float, crank: float, coupler: float, rocker: float,
+                     crossed: bool = True) -> SymbolicJoint:
+    r"""The coupler of a four-bar linkage as a one-coordinate joint (GL §5, closed loops).
+
+    Pivots ``A = (0, 0)`` and ``D = (ground, 0)`` are fixed in the parent, in
+    its x-y plane.  The crank turns by ``θ`` about ``A``:
+    :math:`B = crank\,(\cos θ, \sin θ)`; ``C`` is where the circles about ``B``
+    (radius ``coupler``) and ``D`` (radius ``rocker``) meet.  The coupler
+    frame has its origin at ``B`` and its x axis along ``BC``.
+    """
+    theta = sympy.Symbol("theta", real=True)
+    B = sympy.Matrix([crank * sympy.cos(theta), crank * sympy.sin(theta)])
+    delta = sympy.Matrix([ground, 0]) - B
+    L2 = delta.dot(delta)
+    L = sympy.sqrt(L2)
+    along = (coupler**2 + L2 - rocker**2) / (2 * L)             # BC projected on BD
+    across = sympy.sqrt(coupler**2 - along**2) * (-1 if crossed else 1)
+    e = delta / L
+    C = B + along * e + across * sympy.Matrix([-e[1], e[0]])
+    x = (C - B) / coupler
+    R = sympy.Matrix([[x[0], -x[1], 0], [x[1], x[0], 0], [0, 0, 1]])
+    G = homogeneous(R, [B[0], B[1], 0])
+    return SymbolicJoint(G, [theta], neutral=[np.pi / 2], name="four-bar knee")
+
+
+def four_bar_knee(thigh_mass: float = 7.0, shank_mass: float = 3.5) -> Model:
+    """A leg with a four-bar knee: thigh on a hip hinge, shank on the crossed four-bar.
+
+    The knee is a closed loop (two cruciate ligaments as crank and rocker,
+    the tibial plateau as coupler) whose pose is a closed-form function of the
+    crank angle, so the leg has 2 DoF and no loop constraint (GL §7).  The
+    bars themselves are massless.  The leg swings in the x-z plane.
+    """
+    model = Model(name="four_bar_knee")
+    to_plane = np.array([[1.0, 0, 0], [0, 0, -1], [0, 1, 0]])  # joint z along world y
+    thigh = model.add_body(-1, Revolute([0, 1, 0]), None,
+                           (thigh_mass, np.array([0, 0, -0.2]), np.diag([0.1, 0.1, 0.02])),
+                           "thigh", "hip")
+    # the knee's linkage plane is the thigh's x-z plane, its ground link below the thigh
+    model.add_body(thigh, four_bar_coupler(**KNEE), plux(to_plane, [0.0, 0.0, -0.4]),
+                   (shank_mass, np.array([0.0, 0.2, 0.0]), np.diag([0.05, 0.01, 0.05])),
+                   "shank", "knee")
+    _SHAPES[model] = {}
+    return model
