@@ -5,7 +5,6 @@ one linear system (Pai Eq. 5); each is checked against the others, against
 Featherstone's ABA, and against properties of the system itself.
 """
 
-import sys
 
 import numpy as np
 import pytest
@@ -147,20 +146,10 @@ def test_body_accelerations_match_finite_differences():
 
 
 def _featherstone_IA(model, q):
-    """The articulated inertias IA of rbd.reference.aba, read from its frame as it returns."""
-    captured = {}
-
-    def hook(frame, event, arg):
-        if event == "return" and frame.f_code is aba_module.aba.__code__:
-            captured["IA"] = [np.array(x, dtype=float) for x in frame.f_locals["IA"]]
-
-    previous = sys.getprofile()
-    sys.setprofile(hook)
-    try:
-        aba_module.aba(model, q, np.zeros(model.nv), np.zeros(model.nv))
-    finally:
-        sys.setprofile(previous)
-    return captured["IA"]
+    """The articulated inertias IA of rbd.reference.aba, from its inspectable workspace."""
+    data = {}
+    aba_module.aba(model, q, np.zeros(model.nv), np.zeros(model.nv), data=data)
+    return data["IA"]
 
 
 def test_abm_blocks_are_featherstone_articulated_inertias(model):

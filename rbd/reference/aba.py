@@ -11,7 +11,7 @@ import numpy as np
 from ..spatial import crf, crm
 
 
-def aba(model, q, qd, tau, f_ext=None):
+def aba(model, q, qd, tau, f_ext=None, data=None):
     """Joint accelerations ``qdd`` produced by joint forces ``tau``.
 
     Parameters
@@ -21,6 +21,10 @@ def aba(model, q, qd, tau, f_ext=None):
     qd, tau : (nv,) ndarray
     f_ext : (nbodies, 6) ndarray, optional
         External spatial forces on each body, in body coordinates.
+    data : dict, optional
+        When given, receives the per-body quantities of the three passes
+        (``X_up``, ``S``, ``v``, ``c``, ``IA``, ``pA``, ``U``, ``D_inv``, ``u``, ``a``)
+        for a reader to inspect; ``IA`` holds the articulated inertias.
 
     Returns
     -------
@@ -84,4 +88,6 @@ def aba(model, q, qd, tau, f_ext=None):
         qdd_i = D_inv[i] @ (u[i] - U[i].T @ a_prime)                   # RBDA T7.1
         qdd[model.v_index(i)] = qdd_i
         a[i] = a_prime + S[i] @ qdd_i
+    if data is not None:
+        data.update(X_up=X_up, S=S, v=v, c=c, IA=IA, pA=pA, U=U, D_inv=D_inv, u=u, a=a)
     return qdd
