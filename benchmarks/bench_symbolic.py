@@ -1,0 +1,300 @@
+"""Symbolic dynamics: operation counts, preprocessing time and run time.
+
+Prints Markdown tables:
+
+1. Guenter & Lee's Table 1 setting — operation counts of the generated inverse
+   dynamics and equations of motion of the 6-DoF revolute chain, ours beside
+   the paper's;
+2. symbolic preprocessing per model (joint derivation, code generation and
+   compilation, with an empty code cache);
+3. time per forward-dynamics call on Si & Guenter's Table 1 models (RC20, RC50,
+   RC100, TC10, TC20, windmill): the compiled ABA with built-in joints, the same
+   kernel with symbolic joints (generated C ``jcalc``), the compiled
+   Guenter–Lee equations (small chains only: their size grows as n²), the
+   reference Si–Guenter recursion and Pinocchio.
+
+Usage::
+
+    python benchmarks/bench_symbolic.py            # full run, prints the tables
+    python benchmarks/bench_symbolic.py --quick    # fewer repetitions
+    python benchmarks/bench_symbolic.py --write    # also replace the "Symbolic dynamics"
+                                                   # section of docs/benchmarks.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import rbd
+from rbd.models import mechanisms
+from rbd.reference import ploen
+from rbd.symbolic import build, lagrangian, twin
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "benchmarks.md"
+SECTION = "## Symbolic dynamics"
+
+# Guenter & Lee, Table 1 (6-DoF revolute chain): (additions, multiplications)
+PAPER = {
+    "inverse_dynamics": {"GL symbolic, best": (328, 365), "Balafoutis & Patel": (386, 450),
+                         "GL symbolic, worst": (509, 971)},
+    "forward_dynamics": {"GL symbolic, best": (818, 943), "Balafoutis & Patel": (790, 956),
+                         "GL symbolic, worst": (1875, 2389)},
+}
+# Si & Guenter, Table 1: DoF and their Method I (generated code), ms on a 2.67 GHz Core 2
+SG_TABLE = {"RC20": (20, 0.020), "RC50": (50, 0.050), "RC100": (100, 0.112),
+            "TC10": (38, 0.055), "TC20": (78, 0.115), "WM": (73, 0.108)}
+GL_CHAINS = (6, 12, 20)
+RATIO = "ratio: symbolic / built-in joints, kernel ABA (interleaved, median)"
+
+
+def twinned_chain(n: int) -> rbd.Model:
+    """RC<n> with every revolute joint replaced by its symbolic twin (one twin per axis)."""
+    model = rbd.models.revolute_chain(n)
+    twins: dict = {}
+    for body in model.bodies:
+        key = tuple(body.joint.axis)
+        if key not in twins:
+            twins[key] = twin(body.joint)
+        model = model.replace_joint(body.joint_name, twins[key])
+    return model
+
+
+def median_time(fn, repeats: int, target: float = 0.02) -> float:
+    """Median seconds per call over ``repeats`` blocks of about ``target`` seconds each."""
+    fn()
+    number = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        if time.perf_counter() - t0 > target or number > 1 << 20:
+            break
+        number *= 2
+    samples = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number)
+    return statistics.median(samples)
+
+
+# --- 1. operation counts --------------------------------------------------------------------
+def counts_table() -> str:
+    model = rbd.models.revolute_chain(6)
+    rows = []
+    for quantity, label in (("inverse_dynamics", "inverse dynamics τ(q, q̇, q̈)"),
+                            ("forward_dynamics", "M (lower triangle) and c")):
+        for recursion, name in (("body", "rbd, body-frame recursion (default)"),
+                                ("trace", "rbd, trace recursion GL (13) as written")):
+            c = lagrangian(model, recursion).operation_count(detail=True)[quantity]
+            f = c["functions"]
+            rows.append(f"| {label} | {name} | {c['additions']} | {c['multiplications']} | "
+                        f"{f.get('sin', 0)} sin, {f.get('cos', 0)} cos |")
+        for name, (a, m) in PAPER[quantity].items():
+            rows.append(f"| {label} | {name} (GL Table 1) | {a} | {m} | |")
+    return "\n".join(["| equations | code | ± | × | functions |", "|---|---|---:|---:|---|",
+                      *rows])
+
+
+# --- 2. preprocessing -----------------------------------------------------------------------
+MODELS = {
+    "RC20": lambda: twinned_chain(20),
+    "RC50": lambda: twinned_chain(50),
+    "RC100": lambda: twinned_chain(100),
+    "TC10": lambda: mechanisms.torus_chain(10),
+    "TC20": lambda: mechanisms.torus_chain(20),
+    "WM": mechanisms.windmill,
+}
+
+
+def preprocessing(names) -> tuple[dict, str]:
+    """Build every model and compile its joints into a fresh cache; time both stages."""
+    models, rows = {}, []
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["RBD_CACHE_DIR"] = cache
+        for name in names:
+            t0 = time.perf_counter()
+            model = MODELS[name]()
+            t1 = time.perf_counter()
+            joints = {id(b.joint): b.joint for b in model.bodies if b.joint.kind == "symbolic"}
+            for joint in joints.values():
+                joint.kernel_capsule()
+            t2 = time.perf_counter()
+            if rbd.has_kernels():
+                rbd.aba(model, *rbd.testing.random_state(model, 0)[:2], np.zeros(model.nv),
+                        backend="kernel")
+            models[name] = model
+            rows.append(f"| {name} | {model.nv} | {len(joints)} | {t1 - t0:.1f} | "
+                        f"{t2 - t1:.1f} | {t2 - t0:.1f} |")
+        for n in GL_CHAINS:
+            model = rbd.models.revolute_chain(n)
+            t0 = time.perf_counter()
+            gl = lagrangian(model)
+            gl.operation_count()
+            t1 = time.perf_counter()
+            gl.compile()
+            t2 = time.perf_counter()
+            models[f"GL{n}"] = gl
+            rows.append(f"| Guenter–Lee RC{n} | {n} | – | {t1 - t0:.1f} | {t2 - t1:.1f} | "
+                        f"{t2 - t0:.1f} |")
+        del os.environ["RBD_CACHE_DIR"]
+    table = "\n".join(["| model | DoF | distinct symbolic joints | derive (s) | "
+                       "generate C + compile (s) | total (s) |",
+                       "|---|---:|---:|---:|---:|---:|", *rows])
+    return models, table
+
+
+# --- 3. run time ----------------------------------------------------------------------------
+def pinocchio_aba(model):
+    try:
+        import pinocchio as pin
+    except ImportError:
+        return None
+    sys.path.insert(0, str(Path(__file__).parent))
+    from bench_core import to_pinocchio
+
+    try:
+        pm, order = to_pinocchio(model)
+    except ValueError:
+        return None
+    pd = pm.createData()
+    return lambda q, v, tau: pin.aba(pm, pd, q[order], v[order], tau[order])
+
+
+def timed(fn, *args, repeats: int, batch: int = 1) -> float:
+    """Median seconds per state of ``fn(*args)`` (``batch`` states per call)."""
+    return median_time(lambda: fn(*args), repeats) / batch
+
+
+def interleaved_ratio(fa, fb, rounds: int, number: int = 200) -> float:
+    """Median over rounds of time(fa) / time(fb), the two timed back to back."""
+    ratios = []
+    for _ in range(rounds):
+        ta = median_time(fa, 1, target=0.005)
+        tb = median_time(fb, 1, target=0.005)
+        ratios.append(ta / tb)
+    return statistics.median(ratios)
+
+
+def _kernel_aba(model, q, v, tau):
+    return rbd.aba(model, q, v, tau, backend="kernel")
+
+
+def _states(model, seed: int, batch: int = 1000):
+    q, v, tau = rbd.testing.random_state(model, np.random.default_rng(seed), scale=0.3)
+    q = rbd.neutral(model) + 0.1 * (q - rbd.neutral(model))
+    return (q, v, tau), tuple(np.tile(x, (batch, 1)) for x in (q, v, tau))
+
+
+def run_times(models: dict, names, repeats: int) -> str:
+    few = max(3, repeats // 4)
+    rows: dict[str, dict[str, float]] = {}
+    columns = list(names)
+    for name in names:
+        model = models[name]
+        state, batch = _states(model, 1)
+        if rbd.has_kernels():
+            if name.startswith("RC"):
+                builtin = rbd.models.revolute_chain(int(name[2:]))
+                rows.setdefault("ABA kernel, built-in joints", {})[name] = timed(
+                    _kernel_aba, builtin, *state, repeats=repeats)
+            rows.setdefault("ABA kernel, symbolic joints (generated jcalc)", {})[name] = timed(
+                _kernel_aba, model, *state, repeats=repeats)
+            rows.setdefault("ABA kernel, symbolic joints, per state in a batch of 1000", {})[
+                name] = timed(_kernel_aba, model, *batch, repeats=few, batch=1000)
+            if name.startswith("RC"):
+                rows.setdefault(RATIO, {})[name] = (
+                    interleaved_ratio(lambda m=model, s=state: _kernel_aba(m, *s),
+                                             lambda m=builtin, s=state: _kernel_aba(m, *s),
+                                             repeats))
+        if name.startswith("RC"):
+            pin_fn = pinocchio_aba(rbd.models.revolute_chain(int(name[2:])))
+            if pin_fn is not None:
+                rows.setdefault("Pinocchio ABA (Python call)", {})[name] = timed(
+                    pin_fn, *state, repeats=repeats)
+        rows.setdefault("S&G recursion, reference (Python)", {})[name] = timed(
+            ploen.forward_dynamics, model, *state, repeats=few)
+    for n in GL_CHAINS:
+        key = f"RC{n}"
+        if key not in columns:
+            columns.append(key)
+        compiled = models[f"GL{n}"].compile()
+        model = rbd.models.revolute_chain(n)
+        state, batch = _states(model, 2)
+        rows.setdefault("Guenter–Lee generated C (M, c + Cholesky)", {})[key] = timed(
+            compiled.forward_dynamics, *state, repeats=repeats)
+        rows.setdefault("Guenter–Lee generated C, per state in a batch of 1000", {})[key] = (
+            timed(compiled.forward_dynamics, *batch, repeats=few, batch=1000))
+        if rbd.has_kernels():
+            rows.setdefault("ABA kernel, built-in joints", {}).setdefault(key, timed(
+                _kernel_aba, model, *state, repeats=repeats))
+    order = sorted(columns, key=lambda c: (not c.startswith("RC"),
+                                           int(c[2:]) if c.startswith("RC") else 0))
+    lines = ["| µs per call (DoF) | " + " | ".join(
+        f"{c} ({SG_TABLE[c][0] if c in SG_TABLE else c[2:]})" for c in order) + " |",
+             "|---|" + "---:|" * len(order)]
+    for label, values in rows.items():
+        scale = 1.0 if label == RATIO else 1e6
+        lines.append(f"| {label} | " + " | ".join(
+            f"{values[c] * scale:,.2f}" if c in values else "–" for c in order) + " |")
+    lines.append("| S&G Table 1, Method I (2.67 GHz Core 2) | " + " | ".join(
+        f"{SG_TABLE[c][1] * 1e3:,.0f}" if c in SG_TABLE else "–" for c in order) + " |")
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    return (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, load "
+            f"average {load:.1f}; Python {platform.python_version()}, NumPy {np.__version__}, "
+            f"compiler {' '.join(build.compiler_command() or ['none'])} {' '.join(build.CFLAGS)}")
+
+
+def write_section(text: str, path: Path = DOC) -> None:
+    """Replace (or append) the section of ``docs/benchmarks.md`` this script owns."""
+    doc = path.read_text() if path.exists() else "# Benchmarks\n"
+    start = doc.find(SECTION)
+    if start < 0:
+        doc = doc.rstrip("\n") + "\n\n" + text
+    else:
+        end = doc.find("\n## ", start + len(SECTION))
+        doc = doc[:start] + text + ("" if end < 0 else doc[end:])
+    path.write_text(doc.rstrip("\n") + "\n")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--write", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--models", nargs="*", default=list(MODELS), choices=list(MODELS))
+    args = parser.parse_args(argv)
+    repeats = 5 if args.quick else 15
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    counts = counts_table()
+    print(counts, "\n")
+    models, prep = preprocessing(args.models)
+    print(prep, "\n")
+    runs = run_times(models, args.models, repeats)
+    print(runs)
+    print(f"\n{stamp}; {machine()}")
+    if args.write:
+        write_section(f"{SECTION}\n\n<!-- generated by benchmarks/bench_symbolic.py; "
+                      f"{stamp}; {machine()} -->\n\n### Operation counts (GL Table 1 setting)"
+                      f"\n\n{counts}\n\n### Preprocessing\n\n{prep}\n\n### Run time\n\n"
+                      f"{runs}\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
