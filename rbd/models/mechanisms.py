@@ -219,10 +219,10 @@ def rolling_wheels(track_radius: float = 1.0, r1: float = 0.3, r2: float = 0.12,
     return model
 
 
-# --- the four-bar knee
+# --- the four-bar knee ------------------------------------------------------------------------
 #: Crossed four-bar knee (m): femoral pivots A, D; crank AB, coupler BC (tibial plateau),
-#: rocker DC.  Opposite bars are equal (an anti-parallelogram), so the loop closes for every
-#: crank angle except θ = 0, where B comes closest to D and the two circles touch.
+#: rocker DC.  Opposite bars are equal (an anti-parallelogram): the loop closes for crank
+#: angles 0 < θ < π; at θ = 0 and θ = π the two circles touch and the linkage is singular.
 KNEE = {"ground": 0.03, "crank": 0.04, "coupler": 0.03, "rocker": 0.04}
 
 
@@ -264,9 +264,14 @@ def four_bar_knee(thigh_mass: float = 7.0, shank_mass: float = 3.5) -> Model:
     thigh = model.add_body(-1, Revolute([0, 1, 0]), None,
                            (thigh_mass, np.array([0, 0, -0.2]), np.diag([0.1, 0.1, 0.02])),
                            "thigh", "hip")
-    # the knee's linkage plane is the thigh's x-z plane, its ground link below the thigh
-    model.add_body(thigh, four_bar_coupler(**KNEE), plux(to_plane, [0.0, 0.0, -0.4]),
-                   (shank_mass, np.array([0.0, 0.2, 0.0]), np.diag([0.05, 0.01, 0.05])),
+    # The knee's linkage plane is the thigh's x-z plane, its ground link below the thigh
+    # (the linkage frame's +y points down).  The shank hangs straight down when the crank
+    # is at θ = π/2, in the middle of the range where the loop closes.
+    knee = four_bar_coupler(**KNEE)
+    R0, _ = knee.transform(np.array([np.pi / 2]))
+    com = R0.T @ np.array([0.0, 0.2, 0.0])
+    I_com = R0.T @ np.diag([0.05, 0.01, 0.05]) @ R0
+    model.add_body(thigh, knee, plux(to_plane, [0.0, 0.0, -0.4]), (shank_mass, com, I_com),
                    "shank", "knee")
     _SHAPES[model] = {}
     return model

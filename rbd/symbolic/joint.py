@@ -167,9 +167,12 @@ def joint_expressions(joint: Joint, q: Sequence[sympy.Expr], qd: Sequence[sympy.
 def _pythagoras(e: sympy.Expr) -> sympy.Expr:
     """Expand and replace sin² by 1 - cos² (cheap; settles most rotation twists)."""
     e = sympy.expand(e)
-    squares = {sympy.sin(f.args[0]) ** 2: 1 - sympy.cos(f.args[0]) ** 2
-               for f in e.atoms(sympy.sin)}
-    return sympy.expand(e.xreplace(squares)) if squares else e
+    powers = {}
+    for f in e.atoms(sympy.Pow):
+        if isinstance(f.base, sympy.sin) and f.exp.is_Integer and f.exp >= 2:
+            k = int(f.exp)
+            powers[f] = (1 - sympy.cos(f.base.args[0]) ** 2) ** (k // 2) * f.base ** (k % 2)
+    return sympy.expand(e.xreplace(powers)) if powers else e
 
 
 def _simplify(e: sympy.Expr) -> sympy.Expr:
