@@ -337,3 +337,16 @@ def test_printed_code_evaluates_the_expression(expr):
         out = np.zeros(1)
         module.f(1, np.array(values), out)
         assert out[0] == pytest.approx(expected, rel=1e-13)
+
+
+@pytest.mark.skipif(not build.compiler_available(), reason="no C compiler")
+def test_compiled_rejects_bad_input(rc6):
+    compiled = lagrangian(rc6).compile()
+    q = np.zeros(6)
+    bad = q.copy()
+    bad[3] = np.inf
+    with pytest.raises(rbd.InputError, match="qd has non-finite entries"):
+        compiled.forward_dynamics(q, bad, q)
+    with pytest.raises(rbd.InputError, match=r"tau must have shape \(6,\) or \(N, 6\)"):
+        compiled.forward_dynamics(q, q, np.zeros(5))
+    assert np.isinf(bad[3]) and not q.any()

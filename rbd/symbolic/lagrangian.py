@@ -537,21 +537,29 @@ class CompiledLagrangian:
         self.module = module
         self.n = symbolic.n
 
-    def _in(self, x, name: str) -> tuple[np.ndarray, int, bool]:
-        x = np.ascontiguousarray(x, dtype=float)
-        if x.shape[-1:] != (self.n,) or x.ndim > 2:
-            raise InputError(f"{name} must have shape ({self.n},) or (N, {self.n}), "
-                             f"got {x.shape}")
-        return x, (1 if x.ndim == 1 else x.shape[0]), x.ndim == 2
-
     def _call(self, fn: str, args, names, out_size: int):
-        arrays = [self._in(a, n) for a, n in zip(args, names, strict=True)]
-        N = max(a[1] for a in arrays)
-        batched = any(a[2] for a in arrays)
-        ins = [np.ascontiguousarray(np.broadcast_to(a[0], (N, self.n))) for a in arrays]
-        out = np.zeros((N, out_size))
-        getattr(self.module, fn)(N, *ins, out)
-        return out if batched else out[0]
+        arrays = [np.ascontiguousarray(a, dtype=float) for a in args]
+        for a, name in zip(arrays, names, strict=True):
+            if a.ndim not in (1, 2) or a.shape[-1] != self.n:
+                raise InputError(f"{name} must have shape ({self.n},) or (N, {self.n}), "
+                                 f"got {a.shape}")
+        if all(a.ndim == 1 for a in arrays):
+            out = np.empty(out_size)
+            self._run(fn, 1, arrays, out)
+            return out
+        N = max(a.shape[0] for a in arrays if a.ndim == 2)
+        if any(a.ndim == 2 and a.shape[0] != N for a in arrays):
+            raise InputError(f"batch sizes differ: {[a.shape for a in arrays]}")
+        ins = [np.ascontiguousarray(np.broadcast_to(a, (N, self.n))) for a in arrays]
+        out = np.empty((N, out_size))
+        self._run(fn, N, ins, out)
+        return out
+
+    def _run(self, fn: str, N: int, ins, out) -> None:
+        try:
+            getattr(self.module, fn)(N, *ins, out)   # checks that every input is finite
+        except ValueError as exc:
+            raise InputError(str(exc).replace("argument ", "")) from None
 
     def inverse_dynamics(self, q, qd, qdd) -> np.ndarray:
         return self._call("inverse_dynamics", (q, qd, qdd), ("q", "qd", "qdd"), self.n)
