@@ -9,18 +9,18 @@ enters the same recursion.
 Notation dictionary (Si & Guenter → ``rbd``), each entry checked against the
 paper's own definitions (Eqs. 2–5 and Appendix C):
 
-==========================================  ==================================================
-Si & Guenter                                 ``rbd``
-==========================================  ==================================================
-:math:`Ad_{f^{-1}_{\lambda(k),k}}`           ``X_up[k]`` (motion transform parent → k)
-:math:`Ad^*_{f^{-1}_{\lambda(k),k}}`         ``X_up[k].T`` (force transform k → parent)
-:math:`ad_{v}`                               ``crm(v)``
-:math:`-ad^*_{v}`                            ``crf(v)`` (so ``-ad*_v J v = crf(v) @ J @ v``)
-:math:`\mathbf J_k` (Eq. 5)                  ``body.inertia`` (same matrix: ``m[r]ᵀ = -m[r]``)
-:math:`\mathbf S_k, \dot{\mathbf S}_k`       ``joint.S(q_k)``, ``joint.S_dot(q_k, q̇_k)``
-:math:`\mathbf f_{e,k}`                      ``f_ext[k]``; gravity enters as ``α_0 = a_0 = [0; -g]``
+============================================  ==================================================
+Si & Guenter                                  ``rbd``
+============================================  ==================================================
+:math:`Ad_{f^{-1}_{\lambda(k),k}}`            ``X_up[k]`` (motion transform parent → k)
+:math:`Ad^*_{f^{-1}_{\lambda(k),k}}`          ``X_up[k].T`` (force transform k → parent)
+:math:`ad_{v}`                                ``crm(v)``
+:math:`-ad^*_{v}`                             ``crf(v)`` (so ``-ad*_v J v = crf(v) @ J @ v``)
+:math:`\mathbf J_k` (Eq. 5)                   ``body.inertia`` (same matrix: ``m[r]ᵀ = -m[r]``)
+:math:`\mathbf S_k, \dot{\mathbf S}_k`        ``joint.S(q_k)``, ``joint.S_dot(q_k, q̇_k)``
+:math:`\mathbf f_{e,k}`                       ``f_ext[k]``; gravity enters as ``α_0 = a_0 = [0; -g]``
 :math:`\bar{\mathbf J}_k`, :math:`\Omega_k`   articulated inertia ``IA[k]``, pivot ``D[k]``
-==========================================  ==================================================
+============================================  ==================================================
 
 Two remarks on the printed equations, both settled numerically by the tests:
 
