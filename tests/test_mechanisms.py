@@ -202,3 +202,57 @@ def test_bad_arguments():
         mech.torus_chain(3, R=0.1, r=0.2)
     with pytest.raises(rbd.ModelError, match="at least one arm"):
         mech.windmill(arms=0)
+
+
+# --- rolling without slip (GL Eq. 16) ----------------------------------------------------------
+@pytest.fixture(scope="module")
+def bowl():
+    from rbd.symbolic.rolling import ellipsoid_in_bowl
+
+    return ellipsoid_in_bowl()
+
+
+def _admissible_velocity(contact, q, weights):
+    """A velocity in the null space of P(q)."""
+    _, _, Vt = np.linalg.svd(contact.P(q))
+    return Vt[2:].T @ weights
+
+
+def test_rolling_ball_keeps_contact_point_at_rest(bowl):
+    from rbd.symbolic.rolling import simulate_rolling
+
+    model, contact = bowl
+    ball = geometry.Ellipsoid(0.2, 0.15, 0.12)
+    q0 = np.array([0.15, 0.05, 0.0, 0.0])            # released from rest off the bottom
+    t, Q, QD = simulate_rolling(model, contact, q0, np.zeros(4), 0.4, 2e-3)
+    assert np.abs(Q[:, [1, 3]]).max() < 1.0          # clear of the ellipsoid charts' poles
+    E = [energy(model, q, qd) for q, qd in zip(Q, QD, strict=True)]
+    assert np.ptp(E) <= RTOL_ENERGY * max(1.0, abs(E[0]))
+    for q, qd in zip(Q[::25], QD[::25], strict=True):
+        point = ball.position(q[2], q[3])            # the ball's material point at the contact
+        v = rbd.jacobian(model, q, 0, point, backend="reference")[3:] @ qd
+        assert np.abs(v).max() < 1e-8
+    assert np.abs(Q[-1] - q0).max() > 0.05           # it rolled
+
+
+def test_baumgarte_removes_velocity_drift(bowl):
+    """A velocity error e = P q̇ decays as exp(-β t) (velocity-level Baumgarte)."""
+    from rbd.symbolic.rolling import simulate_rolling
+
+    model, contact = bowl
+    q0 = np.array([0.1, -0.05, 0.0, 0.0])
+    qd0 = _admissible_velocity(contact, q0, np.array([0.2, 0.1]))
+    qd0 = qd0 + 0.05 * contact.P(q0)[0] / np.linalg.norm(contact.P(q0)[0])  # violate it
+    beta = 20.0
+    t, Q, QD = simulate_rolling(model, contact, q0, qd0, 0.25, 1e-3, beta=beta)
+    e = np.array([np.linalg.norm(contact.P(q) @ qd) for q, qd in zip(Q, QD, strict=True)])
+    assert e[0] > 1e-2
+    assert e[-1] == pytest.approx(e[0] * np.exp(-beta * t[-1]), rel=1e-3)
+
+
+def test_kkt_rejects_negative_beta(bowl):
+    from rbd.symbolic.rolling import kkt_forward_dynamics
+
+    model, contact = bowl
+    with pytest.raises(rbd.InputError, match="beta must be non-negative"):
+        kkt_forward_dynamics(model, contact, np.zeros(4), np.zeros(4), np.zeros(4), beta=-1.0)

@@ -5,6 +5,8 @@
 * :func:`lagrangian` — Guenter & Lee's symbolic equations of motion of a
   tree: inverse dynamics, ``M`` by coefficient extraction, ``c`` by
   substitution (GL Eqs. 4–14), with operation counts and generated C.
+* :mod:`~rbd.symbolic.frames` — joints from curve and surface frames (GL §5, Eq. 15);
+  :mod:`~rbd.symbolic.rolling` — rolling without slip by multipliers (GL Eq. 16).
 * :mod:`~rbd.symbolic.program` — the straight-line programs behind both;
   :mod:`~rbd.symbolic.build` — compilation into a private, hash-keyed cache.
 
