@@ -49,6 +49,10 @@ __all__ = [
 #: Transforms up to this size (sympy ``count_ops``) get closed-form, simplified S and Ṡ;
 #: larger ones are differentiated on their straight-line program.
 CLOSED_FORM_LIMIT = 300
+#: Derived programs are shared by joints with the same transform (a windmill's arms, a
+#: chain of identical links); at most this many are kept.
+DERIVED_CACHE_SIZE = 128
+_DERIVED: dict[str, tuple] = {}
 #: Tolerance of the rigid-motion test (orthonormality of R, det R = 1) at sample points.
 RIGID_TOL = 1e-9
 #: Entries of S up to this size (sympy ``count_ops``) and free of roots are expanded
@@ -305,11 +309,21 @@ class SymbolicJoint(Joint):
         self._neutral = (np.zeros(self.nq) if neutral is None
                          else np.asarray(neutral, dtype=float).reshape(self.nq))
         self._check_bottom_row()
-        self.program = self._derive()
-        self._capsule = None
-        self._module = None
         self._key = hashlib.sha256(
             (sympy.srepr(G) + repr([s.name for s in q])).encode()).hexdigest()
+        derived = _DERIVED.get(self._key)
+        if derived is None:
+            self._derive()
+            _DERIVED[self._key] = (self.program, self._closed_form, self._transform_fn,
+                                   self._S_fn, self._S_dot_fn)
+            while len(_DERIVED) > DERIVED_CACHE_SIZE:
+                _DERIVED.pop(next(iter(_DERIVED)))
+        else:
+            (self.program, self._closed_form, self._transform_fn, self._S_fn,
+             self._S_dot_fn) = derived
+            self._check_rigid()
+        self._capsule = None
+        self._module = None
         if not build.compiler_available():
             build.warn_no_compiler("symbolic joints")
 
