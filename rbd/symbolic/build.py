@@ -329,13 +329,13 @@ _warned_no_compiler = False
 
 
 def warn_no_compiler(what: str) -> None:
-    """Emit, once per process, the warning that generated code falls back to NumPy."""
+    """Emit, once per process, the warning that generated code falls back to Python."""
     import warnings
 
     global _warned_no_compiler
     if not _warned_no_compiler:
         _warned_no_compiler = True
         warnings.warn(
-            f"no C compiler available: {what} run through lambdified NumPy functions; "
+            f"no C compiler available: {what} run through generated Python functions; "
             "the compiled kernels cannot use symbolic joints until a compiler is installed",
             RuntimeWarning, stacklevel=3)

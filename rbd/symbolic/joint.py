@@ -19,9 +19,10 @@ the joint twist in successor coordinates, ``[ω; v]`` as everywhere in rbd.
 The Plücker transform of the joint is ``X_J = plux(Rᵀ, p)``
 (:math:`\mathrm{Ad}_{G^{-1}}`, S&G Eq. 8).
 
-:class:`SymbolicJoint` derives these once with sympy, lambdifies them for the
-reference algorithms, and on request generates and compiles a C ``jcalc``
-for the compiled kernels (joint code 8).
+:class:`SymbolicJoint` derives these once with sympy and prints them as
+Python functions for the reference algorithms (what ``sympy.lambdify`` does,
+on a straight-line program). On request it generates and compiles a C
+``jcalc`` for the compiled kernels (joint code 8).
 """
 
 from __future__ import annotations
@@ -266,8 +267,9 @@ class SymbolicJoint(Joint):
     Notes
     -----
     ``S(q)`` and ``S_dot(q, v)`` are S&G (9) and (12), see :func:`twist_columns`.
-    The reference algorithms call lambdified NumPy versions; :meth:`kernel_capsule`
-    compiles a C ``jcalc`` for the kernels (this needs a C compiler).
+    The reference algorithms call them as generated Python functions;
+    :meth:`kernel_capsule` compiles a C ``jcalc`` for the kernels (this needs a
+    C compiler).
 
     Examples
     --------
