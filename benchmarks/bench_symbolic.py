@@ -126,7 +126,7 @@ def preprocessing(names) -> tuple[dict, str]:
             t0 = time.perf_counter()
             model = MODELS[name]()
             t1 = time.perf_counter()
-            joints = {id(b.joint): b.joint for b in model.bodies if b.joint.kind == "symbolic"}
+            joints = {b.joint._key: b.joint for b in model.bodies if b.joint.kind == "symbolic"}
             for joint in joints.values():
                 joint.kernel_capsule()
             t2 = time.perf_counter()
@@ -148,7 +148,7 @@ def preprocessing(names) -> tuple[dict, str]:
             rows.append(f"| Guenter–Lee RC{n} | {n} | – | {t1 - t0:.1f} | {t2 - t1:.1f} | "
                         f"{t2 - t0:.1f} |")
         del os.environ["RBD_CACHE_DIR"]
-    table = "\n".join(["| model | DoF | distinct symbolic joints | derive (s) | "
+    table = "\n".join(["| model | DoF | distinct joint transforms | derive (s) | "
                        "generate C + compile (s) | total (s) |",
                        "|---|---:|---:|---:|---:|---:|", *rows])
     return models, table
@@ -255,29 +255,32 @@ def run_times(models: dict, names, repeats: int) -> str:
 NOTES = """Reading the tables:
 
 * **Operation counts.** `rbd.symbolic.lagrangian(model)` generates the 6-DoF
-  chain's inverse dynamics in 235 additions and 293 multiplications after
-  common-subexpression elimination, below both the paper's best symbolic
-  result and Balafoutis & Patel's hand-derived algorithm. The equations of
-  motion (M's lower triangle and c, without the solve) take 419 ± and 515 ×.
-  Rules: a subtraction counts as an addition, a division as a
-  multiplication; a negation is free; sin/cos are counted apart. The default
-  recursion carries GL (13) in body coordinates. The trace recursion as
-  written, with world-frame 4×4 poses and their derivatives, lands near
-  the paper's worst case. `tests/test_guenter_lee.py` pins both counts and
-  checks them by running the printed program on counting numbers.
-* **Preprocessing.** Compiled joint modules are keyed by a hash of their
-  source. RC50 and RC100 reuse the two modules RC20 compiled, and the
-  torus chains share one torus–torus module. The Guenter–Lee equations of
-  motion grow as n², and so do their derivation, common-subexpression
-  elimination and compilation: 37 s for RC20. Larger chains are not run.
+  chain's inverse dynamics with fewer operations than both the paper's best
+  symbolic result and Balafoutis & Patel's hand-derived algorithm, after
+  common-subexpression elimination. The same holds for the equations of
+  motion (M's lower triangle and c, without the solve). Rules: a
+  subtraction counts as an addition, a division as a multiplication; a
+  negation is free; sin/cos are counted apart. The default recursion
+  carries GL (13) in body coordinates. The trace recursion as written, with
+  world-frame 4×4 poses and their derivatives, lands near the paper's worst
+  case. `tests/test_guenter_lee.py` pins both counts and checks them by
+  running the printed program on counting numbers.
+* **Preprocessing.** A derived joint is shared by all joints with the same
+  transform. Its compiled module is keyed by a hash of its source, so every
+  chain here compiles two small modules (one per axis, or one torus contact
+  and one peg), and later models reuse them. The windmill has five distinct
+  contact joints; the two with the egg-shaped ellipsoid have frames with
+  square roots and take longest.
+  The Guenter–Lee equations of motion grow as n², and so do their
+  derivation, common-subexpression elimination and compilation. Chains
+  beyond RC20 are not run.
 * **Run time.** The machine was shared (load average in the header), so
-  single timings scatter by ±30 %. The interleaved ratio is the robust
-  number: the compiled ABA runs symbolic joints (generated `jcalc`, called
-  through a function pointer) as fast as its built-in revolute joints,
-  within ±15 %. The generated Guenter–Lee code costs about 1 µs per state
-  for RC6 in a batch; a single call is dominated by the Python call. For
-  scale, Si & Guenter's generated code took 55–115 µs on TC10, TC20 and the
-  windmill on a 2.67 GHz Core 2; here the kernel takes 20–45 µs per call.
+  single timings scatter. The interleaved ratio is the robust number: the
+  compiled ABA runs symbolic joints (generated `jcalc`, called through a
+  function pointer) as fast as its built-in revolute joints. The generated
+  Guenter–Lee code is fastest per state in a batch; a single call is
+  dominated by the Python call. Si & Guenter's Method I times, from a
+  2.67 GHz Core 2, are given for scale only.
 """
 
 

@@ -253,6 +253,7 @@ def test_compiled_module_is_keyed_by_source(cam, tmp_path, monkeypatch):
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
     assert stat.S_IMODE(os.stat(tmp_path).st_mode) == 0o700
     assert len(list(directory.glob("*.so"))) == 2
+    assert build.clear_cache() == 2 and not list(directory.iterdir())
 
 
 @needs_compiler
