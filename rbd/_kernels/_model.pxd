@@ -203,6 +203,19 @@ cdef inline void joint_step(const ModelC* model, Work* w, Py_ssize_t i, const do
     # X_J, S_i, c_J = jcalc(q_i, q̇_i);  X_up[i] = X_J X_tree[i]   (S&G (8))
     cdef double E_J[9]
     cdef double r_J[3]
+    cdef const double* E_T = model.E_tree + 9 * i
+    cdef const double* r_T = model.r_tree + 3 * i
+    cdef double* E_up = w.E_up + 9 * i
+    cdef double* r_up = w.r_up + 3 * i
+    cdef int k
     jcalc(model, i, q, qd, E_J, r_J, w.S + 6 * model.v_start[i], w.c_J + 6 * i)
-    plux_compose(E_J, r_J, model.E_tree + 9 * i, model.r_tree + 3 * i,
-                 w.E_up + 9 * i, w.r_up + 3 * i)
+    if (E_T[0] == 1.0 and E_T[4] == 1.0 and E_T[8] == 1.0 and E_T[1] == 0.0 and E_T[2] == 0.0
+            and E_T[3] == 0.0 and E_T[5] == 0.0 and E_T[6] == 0.0 and E_T[7] == 0.0):
+        # X_tree a pure translation: E_up = E_J,  r_up = r_tree + r_J
+        for k in range(9):
+            E_up[k] = E_J[k]
+        for k in range(3):
+            r_up[k] = r_T[k] + r_J[k]
+    else:
+        # E_up = E_J E_tree,  r_up = r_tree + E_treeᵀ r_J
+        plux_compose(E_J, r_J, E_T, r_T, E_up, r_up)
