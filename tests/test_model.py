@@ -134,3 +134,10 @@ def test_round_off_in_inertia_is_accepted_but_not_a_real_violation():
     with pytest.raises(rbd.ModelError, match="not positive semi-definite"):
         model.add_body(0, rbd.Revolute(), None, (1.0, np.zeros(3), np.diag([1e-6, 1e-6, -1e-7])),
                        "bad")
+
+
+@pytest.mark.parametrize("name, dof", [("RC20", 20), ("RC50", 50), ("RC100", 100),
+                                       ("TC10", 38), ("TC20", 78), ("windmill", 73)])
+def test_si_guenter_table1_degrees_of_freedom(name, dof):
+    # Si & Guenter, Table 1, row "DOFs"
+    assert rbd.models.get(name).nv == dof

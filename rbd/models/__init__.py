@@ -28,6 +28,11 @@ __all__ = [
     "get",
     "names",
     "register_model",
+    "torus_chain",
+    "windmill",
+    "bead_on_wire",
+    "rolling_wheels",
+    "four_bar_knee",
 ]
 
 _X, _Y, _Z = np.eye(3)
@@ -178,7 +183,29 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "arm6_urdf": lambda: bundled_urdf("arm6"),
     "planar2_urdf": lambda: bundled_urdf("planar2"),
     "compass_gait": lambda: _walker().compass_gait(),
+    "TC10": lambda: _mechanisms().torus_chain(10),
+    "TC20": lambda: _mechanisms().torus_chain(20),
+    "windmill": lambda: _mechanisms().windmill(),
+    "bead_on_wire": lambda: _mechanisms().bead_on_wire(),
+    "rolling_wheels": lambda: _mechanisms().rolling_wheels(),
+    "four_bar_knee": lambda: _mechanisms().four_bar_knee(),
 }
+
+#: Mechanisms with symbolic joints (Guenter & Lee §5), loaded with sympy on first use.
+_MECHANISMS = ("torus_chain", "windmill", "bead_on_wire", "rolling_wheels", "four_bar_knee",
+               "four_bar_coupler", "KNEE", "body_shapes", "torus_inertia", "ellipsoid_inertia")
+
+
+def _mechanisms():
+    from . import mechanisms  # imported on demand: it needs sympy
+
+    return mechanisms
+
+
+def __getattr__(name: str):
+    if name in _MECHANISMS:
+        return getattr(_mechanisms(), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _walker():
