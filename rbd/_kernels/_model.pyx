@@ -282,6 +282,8 @@ cdef class CompiledModel:
         # joint sizes, quaternion positions in q, generated C functions of symbolic joints
         cdef Py_ssize_t i, nb = self.m.nb
         cdef object capsule
+        free(self.jfun)
+        free(self.quat_start)
         self.jfun = <jcalc_fn*>malloc(max(nb, 1) * sizeof(jcalc_fn))
         self.quat_start = <Py_ssize_t*>malloc(max(nb, 1) * sizeof(Py_ssize_t))
         if self.jfun == NULL or self.quat_start == NULL:
@@ -327,10 +329,7 @@ cdef class CompiledModel:
     cdef int _bind(self, Work* w, cnp.ndarray buffer) except -1:
         # point the workspace's arrays into buffer at the offsets of rbd.data.Data
         cdef double* base = <double*>cnp.PyArray_DATA(buffer)
-        off = {name: offset for name, (offset, _) in self.data.offsets.items()} \
-            if self.data is not None else None
-        if off is None:
-            raise RuntimeError("workspace layout unknown")
+        off = {name: offset for name, (offset, _) in self.data.offsets.items()}
         w.E_up = base + <Py_ssize_t>off["E_up"]
         w.r_up = base + <Py_ssize_t>off["r_up"]
         w.S = base + <Py_ssize_t>off["S_cols"]
