@@ -14,10 +14,12 @@ matching shape.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import _backend
-from .errors import InputError
+from .errors import InputError, ModelError
 from .model import Model
 from .reference import aba as _aba
 from .reference import crba as _crba
@@ -67,18 +69,34 @@ def compiled(model: Model):
 
 
 def _kernel(model, backend):
-    """Return the compiled model when the kernel path is selected, else None."""
+    """Return the compiled model when the kernel path is selected, else None.
+
+    The first lines are the hot path of every call: a model compiled before
+    answers with one dictionary lookup.
+    """
     if backend is None:
-        if _HAVE_KERNELS:
-            if not isinstance(model, Model):
-                raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-            return compiled(model)
+        try:
+            return model._cache["kernel"]
+        except (AttributeError, KeyError):
+            if not _HAVE_KERNELS:
+                return None
+    elif _backend.resolve(backend) != "kernel":
         return None
-    if _backend.resolve(backend) == "kernel":
-        if not isinstance(model, Model):
-            raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if backend is None and "kernel_unavailable" in model._cache:
+        return None
+    try:
         return compiled(model)
-    return None
+    except ModelError as exc:
+        if backend is not None or not any(b.joint.kind == "symbolic" for b in model.bodies):
+            raise
+        # A symbolic joint without compiled C (no compiler at run time): the reference
+        # derivations evaluate its generated Python functions instead.
+        model._cache["kernel_unavailable"] = str(exc)
+        warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({exc}); "
+                      "using the reference implementation", RuntimeWarning, stacklevel=3)
+        return None
 
 
 # --- validation for the reference path ----------------------------------------------------
@@ -145,6 +163,10 @@ def _reference(fn, model, specs, values, extra=()):
     arrays, batch = _validate(model, specs, values)
     if batch is None:
         return fn(model, *arrays, *extra)
+    if batch == 0:  # an empty batch: the shape of one result, with a leading 0
+        rest = {"q": _kin.neutral(model), "v": np.zeros(model.nv), "f": None}
+        sample = fn(model, *[rest[kind] for _, kind in specs], *extra)
+        return np.empty((0, *np.shape(sample)))
     out = [fn(model, *[None if a is None else a[k] for a in arrays], *extra)
            for k in range(batch)]
     return np.array(out)

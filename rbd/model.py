@@ -20,7 +20,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .errors import ModelError
-from .joints import Joint
+from .joints import NPARAMS, Joint
 from .spatial import inertia_parts, mcI, plux, plux_parts
 
 __all__ = ["Model", "Body", "Frame"]
@@ -479,7 +479,7 @@ class Model:
                 "parent": np.array(self.parent, dtype=np.int64),
                 "jtype": np.array([b.joint.code for b in self._bodies], dtype=np.int64),
                 "jparams": np.array([b.joint.kernel_params() for b in self._bodies]).reshape(
-                    nb, -1),
+                    nb, NPARAMS),
                 "q_start": np.array(self._q_start, dtype=np.int64),
                 "v_start": np.array(self._v_start, dtype=np.int64),
                 "nq_j": np.array([b.joint.nq for b in self._bodies], dtype=np.int64),

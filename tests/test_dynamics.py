@@ -298,3 +298,43 @@ def test_modified_pivot_gives_the_same_accelerations(model, backend):
     q, v, tau = state(model, 17)
     assert_close(rbd.aba(model, q, v, tau, backend=backend, pivot="modified"),
                  rbd.aba(model, q, v, tau, backend=backend), rtol=1e-9)
+
+
+def test_empty_batch_has_the_shape_of_a_result(backend):
+    model = rbd.testing.random_model(18, 3, ("revolute", "spherical"))
+    Q = np.zeros((0, model.nq))
+    V = np.zeros((0, model.nv))
+    assert rbd.crba(model, Q, backend=backend).shape == (0, model.nv, model.nv)
+    assert rbd.rnea(model, Q, V, V, backend=backend).shape == (0, model.nv)
+    assert rbd.forward_kinematics(model, Q, backend=backend).shape == (0, model.nbodies, 4, 4)
+    assert rbd.kinetic_energy(model, Q, V, backend=backend).shape == (0,)
+
+
+def test_symbolic_joint_without_compiled_code_falls_back_once(monkeypatch, require_kernels):
+    """No C compiler at run time: one warning, then the reference path, same numbers."""
+    import sympy
+
+    from rbd.symbolic import SymbolicJoint
+
+    t = sympy.Symbol("t")
+    c, s = sympy.cos(t), sympy.sin(t)
+    hinge = SymbolicJoint(sympy.Matrix([[c, -s, 0, 0], [s, c, 0, 0], [0, 0, 1, 0],
+                                        [0, 0, 0, 1]]), [t])
+
+    def no_compiler():
+        raise RuntimeError("no C compiler")
+
+    monkeypatch.setattr(hinge, "kernel_capsule", no_compiler)
+    model = rbd.models.revolute_chain(3).replace_joint("joint2", hinge)
+    q, v, tau = rbd.testing.random_state(model, 19)
+    with pytest.warns(RuntimeWarning, match="using the reference implementation"):
+        first = rbd.aba(model, q, v, tau)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        second = rbd.aba(model, q, v, tau)
+    assert_close(first, rbd.aba(model, q, v, tau, backend="reference"))
+    assert_close(second, first)
+    with pytest.raises(rbd.ModelError, match="joint2"):
+        rbd.aba(model, q, v, tau, backend="kernel")
