@@ -5,7 +5,9 @@ Every test runs on random trees of every joint type (``helpers.random_models``).
 
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT, RTOL_FD, assert_close, random_models
+from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close, random_models
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import rbd
 from rbd import spatial as sp
@@ -338,3 +340,19 @@ def test_symbolic_joint_without_compiled_code_falls_back_once(monkeypatch, requi
     assert_close(second, first)
     with pytest.raises(rbd.ModelError, match="joint2"):
         rbd.aba(model, q, v, tau, backend="kernel")
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), nbodies=st.integers(1, 7),
+       kinds=st.sets(st.sampled_from(ALL_JOINTS + ("free",)), min_size=1),
+       floating=st.booleans())
+def test_hypothesis_forward_inverse_and_crba_agree(seed, nbodies, kinds, floating):
+    """Random trees drawn by Hypothesis: aba, rnea and crba tell one consistent story."""
+    model = rbd.testing.random_model(seed, nbodies, sorted(kinds), floating_base=floating)
+    q, v, tau = rbd.testing.random_state(model, seed)
+    qdd = rbd.aba(model, q, v, tau)
+    M = rbd.crba(model, q)
+    h = rbd.nonlinear_effects(model, q, v)
+    # the condition number of M of these trees stays below ~1e6, so 1e-8 is ample
+    assert_close(rbd.rnea(model, q, v, qdd), tau, rtol=1e-8)
+    assert_close(M @ qdd + h, tau, rtol=1e-8)
