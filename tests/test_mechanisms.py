@@ -132,6 +132,8 @@ SMALL = {
     "wheels": mech.rolling_wheels,
     "knee": mech.four_bar_knee,
     "TC2": lambda: mech.torus_chain(2),
+    "TC2 on spline": lambda: mech.torus_chain_on_spline(2),
+    "board": mech.board_on_bezier_surface,
 }
 
 
@@ -202,6 +204,22 @@ def test_bad_arguments():
         mech.torus_chain(3, R=0.1, r=0.2)
     with pytest.raises(rbd.ModelError, match="at least one arm"):
         mech.windmill(arms=0)
+    with pytest.raises(rbd.ModelError, match="at least one torus"):
+        mech.torus_chain_on_spline(0)
+    with pytest.raises(rbd.ModelError, match="0 < length < mast"):
+        mech.board_on_bezier_surface(length=0.3, mast=0.25)
+    with pytest.raises(rbd.ModelError, match="tangent at s = 1/2 is vertical"):
+        mech.torus_chain_on_spline(2, control_points=[[0, 0, 0], [0, 0, 1], [0, 0, 2]])
+    with pytest.raises(rbd.ModelError, match="axis must be 'x' or 'z'"):
+        frames.curve_joint(geometry.Helix(), axis="y")
+    points = mech.SPLINE_POINTS.copy()
+    with pytest.raises(rbd.InputError, match=r"shape \(n \+ 1, 3\)"):
+        frames.BezierCurve(points[:, :2])
+    with pytest.raises(rbd.InputError, match=r"shape \(m \+ 1, n \+ 1, 3\)"):
+        frames.BezierSurface(points)
+    with pytest.raises(rbd.InputError, match="must be finite"):
+        frames.BezierCurve(np.where(points == 0.0, np.nan, points))
+    assert np.array_equal(points, mech.SPLINE_POINTS)
 
 
 # --- rolling without slip (GL Eq. 16) ----------------------------------------------------------
@@ -256,3 +274,134 @@ def test_kkt_rejects_negative_beta(bowl):
     model, contact = bowl
     with pytest.raises(rbd.InputError, match="beta must be non-negative"):
         kkt_forward_dynamics(model, contact, np.zeros(4), np.zeros(4), np.zeros(4), beta=-1.0)
+
+
+# --- Bézier curves and patches of any degree (Si & Guenter, Figs. 3 and 4) ---------------------
+def test_bezier_curve_of_degree_three_is_the_cubic_bezier():
+    """Hodograph (any degree) against the cubic Bernstein polynomials of rbd.geometry."""
+    P = np.random.default_rng(30).normal(size=(4, 3))
+    curve, cubic = frames.BezierCurve(P), geometry.CubicBezier(P)
+    for t in (0.0, 0.3, 0.85, 1.0):
+        for k, (a, b) in enumerate(zip(curve.derivatives(t, 3), cubic.derivatives(t, 3),
+                                       strict=True)):
+            assert_close(a, b, RTOL_FRAME, f"derivative {k}")
+
+
+def test_bezier_surface_of_degree_three_is_the_bicubic_patch():
+    P = np.random.default_rng(31).normal(size=(4, 4, 3))
+    patch, bicubic = frames.BezierSurface(P), geometry.BezierPatch(P)
+    for point in [(0.0, 0.0), (0.2, 0.7), (0.9, 0.4)]:
+        d, e = patch.partials(*point, order=3), bicubic.partials(*point, order=3)
+        for key in e:
+            assert_close(d[key], e[key], RTOL_FRAME, f"partial {key}")
+
+
+def test_bezier_curve_power_form_matches_bernstein_form():
+    """The sextic of SPLINE_POINTS: symbolic power form vs numeric Bernstein form."""
+    curve = frames.BezierCurve(mech.SPLINE_POINTS)
+    assert curve.degree == 6
+    derivatives = sympy.lambdify(s, sympy.Matrix.hstack(*curve.derivatives(s, 3)))
+    frenet = sympy.lambdify(s, frames.curve_frame(curve, s))
+    for t in (0.0, 0.35, 0.5, 1.0):
+        assert_close(derivatives(t).T, curve.derivatives(t, 3), RTOL_FRAME, "derivatives")
+        assert_close(frenet(t), curve.frame(t), RTOL_FRAME, "Frenet frame")
+    assert_close(curve.position(0.0), mech.SPLINE_POINTS[0], RTOL_EXACT, "starts at P0")
+    assert_close(curve.position(1.0), mech.SPLINE_POINTS[-1], RTOL_EXACT, "ends at P6")
+
+
+def test_up_frame_turns_the_normal_towards_up():
+    curve = frames.BezierCurve(mech.SPLINE_POINTS)
+    frame = sympy.lambdify(s, frames.curve_frame(curve, s, up=mech.UP))
+    for t in np.linspace(0.0, 1.0, 7):
+        F = frame(t)
+        T = curve.frenet(t)[0]
+        assert_close(F[:3, 0], T, RTOL_FRAME, "tangent")
+        assert_close(F[:3, 3], curve.position(t), RTOL_FRAME, "point")
+        assert_close(F[:3, :3].T @ F[:3, :3], np.eye(3), RTOL_FRAME, "orthonormal")
+        up_normal = np.array(mech.UP) - (np.array(mech.UP) @ T) * T
+        assert_close(F[:3, 1], up_normal / np.linalg.norm(up_normal), RTOL_FRAME, "N")
+
+
+def test_bezier_patch_power_form_matches_bernstein_form():
+    rng = np.random.default_rng(32)
+    nets = [frames.BezierSurface.from_heights(mech.SURFACE_HEIGHTS),
+            frames.BezierSurface(rng.normal(size=(5, 3, 3)) + np.array([[[0, 0, 0]], [[0, 2, 0]],
+                                                                          [[0, 4, 0]],
+                                                                          [[2, 0, 0]],
+                                                                          [[2, 2, 0]]]))]
+    for patch in nets:
+        frame = sympy.lambdify((u, v), frames.surface_frame(patch, u, v))
+        for point in [(0.5, 0.5), (0.1, 0.8), (0.95, 0.05)]:
+            assert_close(frame(*point), patch.frame(*point), RTOL_FRAME, "surface frame")
+
+
+# --- S&G Fig. 3: a torus chain sliding along a Bézier curve ------------------------------------
+#: Steps of the short simulations that check the contact geometry (RK4, dt = 2e-3).
+STEPS = 150
+
+
+def _short_run(model, seed):
+    from rbd.simulate import simulate
+
+    rng = np.random.default_rng(seed)
+    q0 = rbd.neutral(model) + rng.uniform(-0.2, 0.2, model.nq)
+    qd0 = rng.normal(size=model.nv)
+    traj = simulate(model, q0, qd0, duration=STEPS * 2e-3, dt=2e-3, backend=_backend())
+    assert np.abs(traj.q[-1] - q0).max() > 0.01                  # it moved
+    return traj.q[::15]
+
+
+def test_torus_chain_on_spline_degrees_of_freedom_and_straight_hang():
+    model = mech.torus_chain_on_spline(3)
+    assert model.nq == model.nv == 2 + 4 * 2
+    T = rbd.forward_kinematics(model, rbd.neutral(model), backend="reference")
+    curve = mech.body_shapes(model)["world"][1]
+    centre = curve.position(0.5)
+    # the chain hangs straight down from the middle of the curve, centres 2 (R - r) apart
+    assert_close(T[:, :3, 3], centre + np.outer([0.0, 1.0, 2.0], [0.0, 0.0, -0.8]),
+                 RTOL_EXACT, "centres")
+
+
+def test_first_torus_rides_the_spline():
+    """Its centre is on the curve and its axis on the tangent along a simulation (S&G Fig. 3)."""
+    model = mech.torus_chain_on_spline(2)
+    curve = mech.body_shapes(model)["world"][1]
+    torus = mech.body_shapes(model)["torus1"]
+    for q in _short_run(model, 33):
+        T = rbd.forward_kinematics(model, q, backend="reference")
+        s_ = q[0]
+        assert_close(T[0, :3, 3], curve.position(s_), RTOL_EXACT, "centre on the curve")
+        assert_close(T[0, :3, 2], curve.frenet(s_)[0], RTOL_EXACT, "axis on the tangent")
+        u1, v1, u2, v2 = q[2:6]                                   # the link still in contact
+        parent, child = T[0] @ torus.frame(u1, v1), T[1] @ torus.frame(u2, v2)
+        assert_close(parent[:3, 3], child[:3, 3], RTOL_EXACT, "contact point")
+
+
+# --- S&G Fig. 4: a board sliding on a Bézier surface -------------------------------------------
+def test_board_lies_in_the_tangent_plane():
+    """Origin on the surface, z axis = surface normal, x axis turned by ψ (S&G Fig. 4)."""
+    model = mech.board_on_bezier_surface()
+    assert model.nv == 4
+    patch = mech.body_shapes(model)["world"][1]
+    for q in _short_run(model, 34):
+        uq, vq, psi = q[:3]
+        T = rbd.forward_kinematics(model, q, backend="reference")[0]
+        F = patch.frame(uq, vq)
+        assert_close(T[:3, 3], patch.position(uq, vq), RTOL_EXACT, "origin on the surface")
+        assert_close(T[:3, 2], patch.normal(uq, vq), RTOL_EXACT, "normal")
+        assert_close(T[:3, 0], np.cos(psi) * F[:3, 0] + np.sin(psi) * F[:3, 1], RTOL_EXACT,
+                     "turned by psi")
+
+
+@pytest.mark.skipif(not rbd.has_kernels(), reason="compiled kernels not built")
+@pytest.mark.parametrize("builder", [lambda: mech.torus_chain_on_spline(3),
+                                     mech.board_on_bezier_surface], ids=["spline", "board"])
+def test_bezier_mechanisms_kernel_agrees_with_reference(builder):
+    model = builder()
+    rng = np.random.default_rng(35)
+    q = rbd.neutral(model) + rng.uniform(-0.3, 0.3, model.nq)
+    qd, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    assert_close(rbd.aba(model, q, qd, tau), rbd.aba(model, q, qd, tau, backend="reference"),
+                 RTOL_EXACT, "aba")
+    assert_close(rbd.rnea(model, q, qd, tau, backend="kernel"),
+                 rbd.rnea(model, q, qd, tau, backend="reference"), RTOL_EXACT, "rnea")

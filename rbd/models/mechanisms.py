@@ -18,6 +18,10 @@ builder              DoF   joints
                            wheel rolling on the first (GL Fig. 5c)
 ``four_bar_knee()``    2   a thigh on a hip hinge and a shank on a crossed four-bar
                            linkage with one coordinate (GL §7)
+``torus_chain_on_     14   a torus threaded on a sextic Bézier curve (2: along it and
+spline(4)``                about it), then torus–torus (4 each) (S&G Fig. 3)
+``board_on_bezier_     4   a board sliding on a bi-quartic Bézier patch (3), a pendulum
+surface()``                on a mast (1) (S&G Fig. 4)
 ===================  ====  ==========================================================
 
 The DoF of TC10, TC20 and the windmill are those of Si & Guenter's Table 1.
@@ -37,9 +41,12 @@ from ..joints import Revolute
 from ..model import Model
 from ..spatial import plux
 from ..symbolic.frames import (
+    BezierCurve,
+    BezierSurface,
     curve_joint,
     homogeneous,
     rot_z,
+    surface_frame,
     surface_point_joint,
     surface_surface_joint,
 )
@@ -51,9 +58,14 @@ __all__ = [
     "bead_on_wire",
     "rolling_wheels",
     "four_bar_knee",
+    "torus_chain_on_spline",
+    "board_on_bezier_surface",
+    "SPLINE_POINTS",
+    "SURFACE_HEIGHTS",
     "body_shapes",
     "torus_inertia",
     "ellipsoid_inertia",
+    "box_inertia",
 ]
 
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -62,8 +74,10 @@ _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 def body_shapes(model: Model) -> dict:
     """``{body name: geometry}`` of a model built here (surfaces and curves to draw).
 
-    The geometry is in the body frame; a ``("wire", curve)`` entry under the
-    key ``"world"`` is fixed in the world.  Models not built by this module
+    The geometry is in the body frame (a surface, a ``("wire", curve)`` or a
+    ``("box", half_extents)`` centred at ``(0, 0, half_extents[2])``); a
+    ``("wire", curve)`` or ``("surface", surface)`` entry under the key
+    ``"world"`` is fixed in the world.  Models not built by this module
     give an empty dict.
     """
     return dict(_SHAPES.get(model, {}))
@@ -274,4 +288,118 @@ def four_bar_knee(thigh_mass: float = 7.0, shank_mass: float = 3.5) -> Model:
     model.add_body(thigh, knee, plux(to_plane, [0.0, 0.0, -0.4]), (shank_mass, com, I_com),
                    "shank", "knee")
     _SHAPES[model] = {}
+    return model
+
+
+# --- a torus chain on a Bézier curve (Si & Guenter, Fig. 3) -----------------------------------
+#: The seven control points (m) of the default curve: x evenly spaced, so x(s) = -3 + 6 s
+#: and the tangent is never vertical; z symmetric about s = 1/2 (a valley, lowest at the
+#: middle, where the tangent is horizontal: z(1/2) = 0.047); y antisymmetric (a gentle S
+#: seen from above).  The ends climb with slope -0.9 and 0.9.
+SPLINE_POINTS = np.array([[-3.0, 0.0, 1.2],
+                          [-2.0, 0.8, 0.3],
+                          [-1.0, 0.6, -0.1],
+                          [0.0, 0.0, 0.0],
+                          [1.0, -0.6, -0.1],
+                          [2.0, -0.8, 0.3],
+                          [3.0, 0.0, 1.2]])
+#: The travelling frame's reference direction: its N is the world z made normal to the curve.
+UP = (0.0, 0.0, 1.0)
+
+
+def torus_chain_on_spline(n: int = 4, control_points=None, R: float = 0.5, r: float = 0.1,
+                          mass: float = 1.0) -> Model:
+    """A chain of ``n`` tori whose first torus slides along a Bézier curve (S&G Fig. 3).
+
+    The curve (degree 6 with the default seven :data:`SPLINE_POINTS`, one
+    polynomial in Bernstein form, :class:`~rbd.symbolic.frames.BezierCurve`)
+    passes through the centre of the first torus, whose symmetry axis z
+    stays on the tangent.  Its joint is ``C(s) A Rz(θ)`` (GL §5): ``C`` the
+    curve's travelling frame with ``N`` towards the world's +z
+    (:func:`~rbd.symbolic.frames.curve_frame` with ``up``), ``A`` the turn
+    putting the torus axis on the tangent, ``θ`` a roll about it.  The other
+    tori hang from it by torus–torus contacts as in :func:`torus_chain`
+    (GL (15)).  At the neutral configuration the first torus is at the
+    middle of the curve (``s = 1/2``, ``θ = 0``) and the chain hangs straight
+    down.  DoF ``2 + 4 (n - 1)``.
+    """
+    if n < 1:
+        raise ModelError(f"a torus chain needs at least one torus, got n={n}")
+    if not 0 < r < R:
+        raise ModelError(f"torus radii must satisfy 0 < r < R, got R={R}, r={r}")
+    curve = BezierCurve(SPLINE_POINTS if control_points is None else control_points)
+    tangent = curve.derivatives(0.5, 1)[1]
+    if np.linalg.norm(np.cross(tangent, UP)) < 1e-6 * np.linalg.norm(tangent):
+        raise ModelError("the curve's tangent at s = 1/2 is vertical: the travelling frame "
+                         "turning N towards +z is undefined there")
+    torus = geometry.Torus(R, r)
+    ride = curve_joint(curve, roll=True, neutral=(0.5, 0.0), name="torus on spline", up=UP,
+                       axis="z")
+    link = surface_surface_joint(torus, torus, neutral=(np.pi, np.pi, 0.0, np.pi),
+                                 name="torus-torus")
+    model = Model(name=f"TC{n} on spline")
+    shapes = {"world": ("wire", curve)}
+    parent = -1
+    for i in range(n):
+        parent = model.add_body(parent, ride if i == 0 else link, None,
+                                torus_inertia(mass, R, r), f"torus{i + 1}",
+                                "spline" if i == 0 else f"contact{i}")
+        shapes[f"torus{i + 1}"] = torus
+    _SHAPES[model] = shapes
+    return model
+
+
+# --- a board on a Bézier surface (Si & Guenter, Fig. 4) ---------------------------------------
+#: Heights (m) of the 5 × 5 control net over [-1, 1]² (x with u, y with v, evenly spaced): a
+#: lopsided bowl, lowest near the middle, with slopes up to about 0.6; a height field, so
+#: the patch is regular everywhere (x_u × x_v has z component 4).
+SURFACE_HEIGHTS = np.array([[0.6, 0.3, 0.2, 0.3, 0.6],
+                            [0.3, 0.0, -0.1, 0.0, 0.4],
+                            [0.2, -0.1, -0.2, 0.0, 0.3],
+                            [0.3, 0.0, 0.0, 0.1, 0.4],
+                            [0.7, 0.4, 0.3, 0.4, 0.8]])
+
+
+def box_inertia(mass: float, a: float, b: float, c: float, com=(0.0, 0.0, 0.0)):
+    """``(mass, com, I_com)`` of a solid box with edges ``a, b, c`` along x, y, z."""
+    return mass, np.asarray(com, dtype=float), mass / 12 * np.diag(
+        [b * b + c * c, a * a + c * c, a * a + b * b])
+
+
+def board_on_bezier_surface(control_points=None, pendulum: bool = True,
+                            size=(0.3, 0.2, 0.02), mass: float = 1.0, mast: float = 0.25,
+                            length: float = 0.15, bob_mass: float = 0.2) -> Model:
+    """A board sliding on a Bézier patch, flat on its tangent plane (S&G Fig. 4).
+
+    The patch is one tensor-product Bézier surface of degree 4 × 4 (25
+    control points; default :data:`SURFACE_HEIGHTS` on an evenly spaced grid;
+    :class:`~rbd.symbolic.frames.BezierSurface`).  The board's joint is
+    ``S(u, v) Rz(ψ)``: the surface frame at ``(u, v)`` (GL §5) turned by ``ψ``
+    about the normal, so its origin is on the surface and its z axis is the
+    surface normal; the board lies on top (centre of mass ``size[2]/2`` above).
+    With ``pendulum=True`` a bob hangs from the top of a massless mast of
+    height ``mast`` on a hinge about the board's x axis (rod ``length <
+    mast``, massless): a two-body system with 4 DoF.  Neutral: the middle of
+    the patch, ``(u, v, ψ) = (1/2, 1/2, 0)``, the bob hanging along -z.
+    """
+    P = (BezierSurface.from_heights(SURFACE_HEIGHTS) if control_points is None
+         else BezierSurface(control_points))
+    if pendulum and not 0 < length < mast:
+        raise ModelError(f"the pendulum must clear the board: need 0 < length < mast, got "
+                         f"length={length}, mast={mast}")
+    u, v, psi = sympy.symbols("u v psi", real=True)
+    G = surface_frame(P, u, v) * homogeneous(rot_z(psi), [0, 0, 0])            # GL §5
+    slide = SymbolicJoint(G, [u, v, psi], neutral=(0.5, 0.5, 0.0), name="board on surface")
+    a, b, c = size
+    model = Model(name="board on Bézier surface")
+    board = model.add_body(-1, slide, None, box_inertia(mass, a, b, c, (0.0, 0.0, c / 2)),
+                           "board", "surface")
+    shapes = {"world": ("surface", P), "board": ("box", (a / 2, b / 2, c / 2))}
+    if pendulum:
+        bob = 0.03
+        model.add_body(board, Revolute([1, 0, 0]), plux(np.eye(3), [0.0, 0.0, mast]),
+                       (bob_mass, np.array([0.0, 0.0, -length]),
+                        2 / 5 * bob_mass * bob**2 * np.eye(3)), "bob", "hinge")
+        shapes["bob"] = geometry.Sphere(bob).transformed(np.eye(3), (0.0, 0.0, -length))
+    _SHAPES[model] = shapes
     return model

@@ -16,6 +16,12 @@ instead of :math:`x_u/\lVert x_u\rVert` — which makes the derived joint and
 its generated code many times smaller.  ``tests/test_mechanisms.py`` checks
 each closed form against :mod:`rbd.geometry`.
 
+Bézier curves and tensor-product patches of any degree
+(:class:`BezierCurve`, :class:`BezierSurface`) are defined here as well: in
+Bernstein form for numbers (by their hodographs), and as one polynomial in
+the power basis for sympy, so a seven-point curve is a single sextic and a
+5×5 patch a single bi-quartic (no pieces, no ``Piecewise``).
+
 For two bodies touching from outside, body 2's frame is taken with the
 normal pointing *into* body 2 (:func:`surface_frame` with ``outward=False``:
 the frame of the same surface seen from the other side, ``[ŷ, x̂, -n]``), so
@@ -25,12 +31,13 @@ that aligning the frames puts the outward normals opposite.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import comb, perm
 
 import numpy as np
 import sympy
 
 from .. import geometry
-from ..errors import ModelError
+from ..errors import InputError, ModelError
 from .joint import SymbolicJoint, _exact
 
 __all__ = [
@@ -43,6 +50,10 @@ __all__ = [
     "surface_surface_joint",
     "surface_point_joint",
     "curve_joint",
+    "bernstein",
+    "bernstein_to_power",
+    "BezierCurve",
+    "BezierSurface",
 ]
 
 #: ``[ŷ, x̂, -n]`` from ``[x̂, ŷ, n]``: the surface frame seen from the other side.
@@ -139,12 +150,28 @@ def surface_frame(surface, u, v, outward: bool = True) -> sympy.Matrix:
     return F
 
 
-def curve_frame(curve, s) -> sympy.Matrix:
-    """The Frenet frame ``[[T, N, B, x], [0, 0, 0, 1]]`` of a curve (GL §5, ``C(q)``).
+def curve_frame(curve, s, up=None) -> sympy.Matrix:
+    r"""A frame ``[[T, N, B, x], [0, 0, 0, 1]]`` travelling along a curve (GL §5, ``C(q)``).
 
-    Closed form for :class:`~rbd.geometry.Helix` and :class:`~rbd.geometry.Circle`;
-    any other curve uses :meth:`rbd.geometry.Curve.frame`.
+    With ``up=None`` it is the Frenet frame,
+    :math:`T = x'/\lVert x'\rVert`, :math:`B = x'\times x''/\lVert x'\times x''\rVert`,
+    :math:`N = B\times T` — closed form for :class:`~rbd.geometry.Helix` and
+    :class:`~rbd.geometry.Circle`, :meth:`rbd.geometry.Curve.frame` otherwise.
+
+    With a fixed vector ``up`` (3,), :math:`x''` is replaced by ``up``:
+    :math:`B = x'\times a/\lVert x'\times a\rVert`, so :math:`N` is ``up``
+    made perpendicular to the tangent.  This frame needs no curvature (it is
+    regular through inflection points and on straight stretches, where the
+    Frenet frame is undefined) and only the first derivative; it is singular
+    only where the tangent is parallel to ``up``.
     """
+    if up is not None:
+        a = sympy.Matrix([_num(x) for x in np.asarray(up, dtype=float).reshape(3)])
+        x, dx = curve.derivatives(s, 1, lib="sympy")
+        T = dx / sympy.sqrt(dx.dot(dx))                                  # GL §5: b = f_q/|f_q|
+        w = dx.cross(a)
+        B = w / sympy.sqrt(w.dot(w))
+        return homogeneous(sympy.Matrix.hstack(T, B.cross(T), B), x)
     if isinstance(curve, geometry.Helix):
         r, h = _num(curve.radius), _num(curve.pitch)
         c, sn = sympy.cos(s), sympy.sin(s)
@@ -154,6 +181,164 @@ def curve_frame(curve, s) -> sympy.Matrix:
         B = T.cross(N)
         return homogeneous(sympy.Matrix.hstack(T, N, B), [r * c, r * sn, h * s])
     return sympy.Matrix(curve.frame(s, lib="sympy"))
+
+
+# --- Bézier curves and patches of any degree ---------------------------------------------------
+def bernstein(n: int, t) -> list:
+    r"""The Bernstein polynomials of degree ``n``, :math:`B_i^n(t) = \binom{n}{i} t^i (1-t)^{n-i}`.
+
+    Returns a list of ``n + 1`` values (floats or sympy expressions).
+    """
+    return [comb(n, i) * t**i * (1 - t) ** (n - i) for i in range(n + 1)]
+
+
+def bernstein_to_power(n: int) -> np.ndarray:
+    r"""The matrix ``M`` (n+1, n+1) with :math:`B_i^n(t) = \sum_a M_{ai} t^a`.
+
+    :math:`M_{ai} = \binom{n}{a}\binom{a}{i}(-1)^{a-i}` for :math:`i \le a`: the
+    power coefficients of a Bézier curve are :math:`c = M P`, i.e.
+    :math:`c_a = \binom{n}{a}\Delta^a P_0`.
+    """
+    M = np.zeros((n + 1, n + 1))
+    for a in range(n + 1):
+        for i in range(a + 1):
+            M[a, i] = comb(n, a) * comb(a, i) * (-1) ** (a - i)
+    return M
+
+
+def _control_points(value, ndim: int, what: str) -> np.ndarray:
+    try:
+        P = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{what} must be numeric, got {value!r}") from None
+    if P.ndim != ndim or P.shape[-1] != 3 or any(k < 2 for k in P.shape[:-1]):
+        shape = "(n + 1, 3)" if ndim == 2 else "(m + 1, n + 1, 3)"
+        raise InputError(f"{what} must have shape {shape} with degrees >= 1, got {P.shape}")
+    if not np.all(np.isfinite(P)):
+        raise InputError(f"{what} must be finite")
+    return P
+
+
+def _chopped(C: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """Power coefficients with round-off (below 1e-14 of the control points' size) set to 0."""
+    C = C.copy()
+    C[np.abs(C) < CHOP_POWER * max(1.0, np.abs(P).max())] = 0.0
+    return C
+
+
+#: Power-basis coefficients this small relative to the control points are round-off.
+CHOP_POWER = 1e-14
+
+
+def _polynomial(terms) -> sympy.Expr:
+    """``Σ c · monomial`` over ``(c, monomial)`` pairs, zero coefficients left out."""
+    return sympy.Add(*[_num(c) * m for c, m in terms if c != 0])
+
+
+class BezierCurve(geometry.Curve):
+    r"""The Bézier curve of degree ``n``, :math:`x(s) = \sum_{i=0}^n B_i^n(s) P_i`, ``s ∈ [0, 1]``.
+
+    Parameters
+    ----------
+    control_points : (n + 1, 3) array_like
+        ``P_0 … P_n``; the curve starts at ``P_0`` and ends at ``P_n``.
+
+    Notes
+    -----
+    One polynomial of degree ``n`` (not a piecewise spline).  Numbers are
+    evaluated in Bernstein form through the hodographs,
+    :math:`x^{(k)}(s) = \tfrac{n!}{(n-k)!}\sum_i B_i^{n-k}(s)\,\Delta^k P_i`;
+    sympy arguments get the same polynomial in powers of ``s``
+    (:func:`bernstein_to_power`), which is shorter to differentiate.  The
+    polynomial extends beyond ``[0, 1]``, where the curve keeps going.
+    """
+
+    domain = (0.0, 1.0)
+
+    def __init__(self, control_points):
+        self.control_points = _control_points(control_points, 2, "BezierCurve control_points")
+        self.degree = self.control_points.shape[0] - 1
+        self.power = _chopped(bernstein_to_power(self.degree) @ self.control_points,
+                              self.control_points)
+
+    def _derivatives(self, s, L, order):
+        n, P = self.degree, self.control_points
+        if L.name == "numpy":
+            return [np.array(bernstein(n - k, float(s))) @ (perm(n, k) * np.diff(P, k, axis=0))
+                    if k <= n else np.zeros(3) for k in range(order + 1)]
+        C = self.power
+        return [sympy.Matrix([_polynomial((perm(a, k) * C[a, c], s ** (a - k))
+                                          for a in range(k, n + 1)) for c in range(3)])
+                for k in range(order + 1)]
+
+    def __repr__(self) -> str:
+        return f"BezierCurve(control_points={self.control_points.tolist()})"
+
+
+class BezierSurface(geometry.Surface):
+    r"""The tensor-product Bézier patch :math:`x(u, v) = \sum_{ij} B_i^m(u) B_j^n(v) P_{ij}`.
+
+    Parameters
+    ----------
+    control_points : (m + 1, n + 1, 3) array_like
+        The control net; ``u, v ∈ [0, 1]`` and the normal points along
+        :math:`x_u\times x_v`.
+
+    Notes
+    -----
+    One polynomial of degree ``m`` in ``u`` and ``n`` in ``v``.  Numbers use
+    the Bernstein form with the hodographs in each direction; sympy
+    arguments the power form :math:`\sum_{ab} c_{ab} u^a v^b`,
+    :math:`c = M_m P M_n^T` (:func:`bernstein_to_power`).
+    """
+
+    domain = ((0.0, 1.0), (0.0, 1.0))
+
+    def __init__(self, control_points):
+        self.control_points = _control_points(control_points, 3,
+                                              "BezierSurface control_points")
+        m, n = (k - 1 for k in self.control_points.shape[:2])
+        self.degree = (m, n)
+        self.power = _chopped(np.einsum("ai,bj,ijk->abk", bernstein_to_power(m),
+                                        bernstein_to_power(n), self.control_points),
+                              self.control_points)
+
+    @classmethod
+    def from_heights(cls, heights, half_width: float = 1.0) -> BezierSurface:
+        """Patch over ``[-w, w]²`` with evenly spaced x, y control points and z = ``heights``.
+
+        ``heights`` is (m + 1, n + 1); ``x`` grows with ``u`` and ``y`` with
+        ``v`` — linearly, since evenly spaced control points reproduce a
+        linear function — so the normal points towards +z.
+        """
+        Z = np.asarray(heights, dtype=float)
+        if Z.ndim != 2 or min(Z.shape) < 2:
+            raise InputError(f"heights must be a 2-D array with both sides >= 2, got {Z.shape}")
+        X, Y = np.meshgrid(np.linspace(-half_width, half_width, Z.shape[0]),
+                           np.linspace(-half_width, half_width, Z.shape[1]), indexing="ij")
+        return cls(np.stack([X, Y, Z], axis=-1))
+
+    def _partials(self, u, v, L, order):
+        (m, n), P = self.degree, self.control_points
+        keys = [(i, k - i) for k in range(order + 1) for i in range(k + 1)]
+        if L.name == "numpy":
+            out = {}
+            for i, j in keys:
+                if i > m or j > n:
+                    out[i, j] = np.zeros(3)
+                    continue
+                D = perm(m, i) * perm(n, j) * np.diff(np.diff(P, i, axis=0), j, axis=1)
+                out[i, j] = np.einsum("a,b,abk->k", bernstein(m - i, float(u)),
+                                      bernstein(n - j, float(v)), D)
+            return out
+        C = self.power
+        return {(i, j): sympy.Matrix([_polynomial(
+            (perm(a, i) * perm(b, j) * C[a, b, c], u ** (a - i) * v ** (b - j))
+            for a in range(i, m + 1) for b in range(j, n + 1)) for c in range(3)])
+            for i, j in keys}
+
+    def __repr__(self) -> str:
+        return f"BezierSurface(control_points={self.control_points.tolist()})"
 
 
 def _coordinates(names: str, n: int) -> tuple[sympy.Symbol, ...]:
@@ -197,16 +382,30 @@ def surface_point_joint(surface, anchor: sympy.Matrix, neutral: Sequence[float],
     return SymbolicJoint(G, [u, v], neutral=neutral, name=name)
 
 
-def curve_joint(curve, roll: bool = False, neutral: Sequence[float] | None = None,
-                name: str = "curve") -> SymbolicJoint:
-    """A body riding a curve with its Frenet frame, ``C(s)``, optionally rolled: ``C(s) Rx(θ)``.
+#: Body axes ``(x, y, z)`` onto the curve frame's ``(N, B, T)``: the body's z axis on the tangent.
+AXIS_ON_TANGENT = sympy.Matrix([[0, 0, 1], [1, 0, 0], [0, 1, 0]])
 
-    GL §5: the body's x axis stays on the tangent; with ``roll=True`` it may
-    also turn about it (two coordinates ``s, θ``).
+
+def curve_joint(curve, roll: bool = False, neutral: Sequence[float] | None = None,
+                name: str = "curve", up=None, axis: str = "x") -> SymbolicJoint:
+    """A body riding a curve with a travelling frame, ``C(s)``, optionally rolled (GL §5).
+
+    GL §5: the body's ``axis`` (``"x"``, or ``"z"`` for a ring threaded on
+    the curve) stays on the tangent; with ``roll=True`` the body may also turn
+    about it (two coordinates ``s, θ``): ``C(s) Rx(θ)`` for ``axis="x"``,
+    ``C(s) A Rz(θ)`` for ``axis="z"`` with ``A`` = :data:`AXIS_ON_TANGENT`
+    (then the body's x axis is the frame's ``N`` at ``θ = 0``).  ``C`` is the
+    Frenet frame, or with ``up`` the frame of :func:`curve_frame` that turns
+    ``N`` towards ``up``.
     """
+    if axis not in ("x", "z"):
+        raise ModelError(f"axis must be 'x' or 'z', got {axis!r}")
+    s, theta = _coordinates("s theta", 2)
+    C = curve_frame(curve, s, up=up)
+    if axis == "z":
+        C = C * homogeneous(AXIS_ON_TANGENT, [0, 0, 0])
     if roll:
-        s, theta = _coordinates("s theta", 2)
-        G = curve_frame(curve, s) * homogeneous(rot_x(theta), [0, 0, 0])
+        spin = rot_x(theta) if axis == "x" else rot_z(theta)
+        G = C * homogeneous(spin, [0, 0, 0])
         return SymbolicJoint(G, [s, theta], neutral=neutral, name=name)
-    (s,) = _coordinates("s", 1)
-    return SymbolicJoint(curve_frame(curve, s), [s], neutral=neutral, name=name)
+    return SymbolicJoint(C, [s], neutral=neutral, name=name)
