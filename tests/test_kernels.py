@@ -236,6 +236,8 @@ def _methods(Q, V, A, F):
         "gravity_forces": (Q,),
         "crba": (Q,),
         "aba": (Q, V, A, F),
+        "aba_modified": (Q, V, A, F),
+        "forward_dynamics_ploen": (Q, V, A, F),
         "mass_matrix_inverse": (Q,),
         "kinetic_energy": (Q, V),
         "potential_energy": (Q,),
@@ -282,7 +284,8 @@ def test_batches_of_size_zero_and_one(n):
     nb, nv, nq = model.nbodies, model.nv, model.nq
     shapes = {
         "rnea": (nv,), "nonlinear_effects": (nv,), "gravity_forces": (nv,),
-        "crba": (nv, nv), "aba": (nv,), "mass_matrix_inverse": (nv, nv),
+        "crba": (nv, nv), "aba": (nv,), "aba_modified": (nv,), "forward_dynamics_ploen": (nv,),
+        "mass_matrix_inverse": (nv, nv),
         "kinetic_energy": (), "potential_energy": (), "forward_kinematics": (nb, 4, 4),
         "center_of_mass": (3,), "body_centers_of_mass": (nb, 3), "integrate": (nq,),
     }
@@ -523,3 +526,77 @@ def test_modified_pivot_through_the_compiled_model():
           solve_tolerance(model, Q[0]))
     close("aba_modified", rbd.aba(model, Q[0], V[0], A[0], pivot="modified", backend="kernel"),
           rbd.aba(model, Q[0], V[0], A[0], backend="reference"), solve_tolerance(model, Q[0]))
+
+
+# --- the forward-dynamics variants on the compiled model -------------------------------------
+def _variants():
+    from rbd._kernels import block_elimination, ploen
+
+    return {"aba_modified": block_elimination.aba_modified,
+            "ploen": ploen.forward_dynamics}
+
+
+def test_variant_batches_equal_per_call_on_any_thread_count():
+    """The variants' batches run on the compiled model's threads: bit-for-bit per-call results."""
+    model = random_model(21, 6, KINDS, floating_base=True)
+    Q, V, A, F = _batch(model, 23)
+    kernel = rbd.algorithms.compiled(model)
+    saved = kernel.num_threads
+    try:
+        for name, fn in _variants().items():
+            kernel.num_threads = 2
+            parallel = fn(model, Q, V, A, F)
+            kernel.num_threads = 1
+            serial = fn(model, Q, V, A, F)
+            np.testing.assert_array_equal(parallel, serial, err_msg=name)
+            for k in range(len(Q)):
+                np.testing.assert_array_equal(parallel[k], fn(model, Q[k], V[k], A[k], F[k]),
+                                              err_msg=name)
+            # shared arguments broadcast over the batch
+            np.testing.assert_array_equal(fn(model, Q[0], V, A[0]),
+                                          [fn(model, Q[0], V[k], A[0]) for k in range(len(Q))],
+                                          err_msg=name)
+    finally:
+        kernel.num_threads = saved
+
+
+def test_variants_name_the_bad_argument(floating):
+    q, v, tau = random_state(floating, 5)
+    f = np.zeros((floating.nbodies, 6))
+    Q = np.stack([q, q, q])
+    bad_quaternion = Q.copy()
+    bad_quaternion[1, 3:7] *= 1.01
+    v_nan = v.copy()
+    v_nan[2] = np.nan
+    f_inf = f.copy()
+    f_inf[1, 4] = np.inf
+    nq, nv, nb = floating.nq, floating.nv, floating.nbodies
+    for fn in _variants().values():
+        cases = [
+            (lambda fn=fn: fn(floating, q[:-1], v, tau),
+             rf"^q must have shape \({nq},\) or \(N, {nq}\)", q),
+            (lambda fn=fn: fn(floating, q, v[1:], tau), rf"^v must have shape \({nv},\)", v),
+            (lambda fn=fn: fn(floating, q, v, tau[:, None]), r"^tau must have shape", tau),
+            (lambda fn=fn: fn(floating, q, v, tau, f[:, :5]),
+             rf"^f_ext must have shape \({nb}, 6\)", f),
+            (lambda fn=fn: fn(floating, q, v_nan, tau), r"^v has non-finite entries", v_nan),
+            (lambda fn=fn: fn(floating, q, v, "abc"), r"^tau must be a numeric array"),
+            (lambda fn=fn: fn(floating, q, v, tau, f_inf), r"^f_ext has non-finite", f_inf),
+            (lambda fn=fn: fn(floating, bad_quaternion, v, tau),
+             r"^q: the quaternion of joint 'joint_b0' \(q\[3:7\]\) has norm 1.01",
+             bad_quaternion),
+            (lambda fn=fn: fn(floating, Q, np.stack([v, v]), tau),
+             r"^v has batch size 2, other arguments have 3", Q),
+            (lambda fn=fn: fn(object(), q, v, tau), r"^model must be an rbd.Model"),
+        ]
+        for call, pattern, *arrays in cases:
+            _expect_input_error(call, pattern, *arrays)
+
+
+def test_variants_report_a_joint_without_inertia_in_a_batch():
+    model = rbd.Model()
+    b = model.add_body(-1, rbd.Revolute([0, 0, 1]), None, (1.0, [0.2, 0, 0], 0.01 * np.eye(3)))
+    model.add_body(b, rbd.Revolute([1, 0, 0]), None, None, "massless", "idle_joint")
+    for fn in _variants().values():
+        with pytest.raises(rbd.ModelError, match="'idle_joint' is not positive definite"):
+            fn(model, [[0.1, 0.2]] * 5, [0, 0], [0, 0])

@@ -1,18 +1,23 @@
 """Compiled kernels: the typed Cython twins of :mod:`rbd.reference`.
 
-==================  ==============================  =========================================
-module              reference twin                  C functions (cimported by ``_model``)
-==================  ==============================  =========================================
-``_spatial.pxd``    ``rbd/spatial.py``              inline 3-/6-vector and Plücker algebra
-``_model.pxd``      ``rbd/model.py``, ``joints.py`` ``ModelC``, ``Work``, ``jcalc``
-``rnea.pyx``        ``rbd/reference/rnea.py``       ``rnea``
-``crba.pyx``        ``rbd/reference/crba.py``       ``crba``
-``aba.pyx``         ``rbd/reference/aba.py``        ``aba``, ``mass_matrix_inverse``
-``kinematics.pyx``  ``rbd/reference/kinematics.py`` poses, Jacobian, energies, ``integrate``
-``_model.pyx``      —                               :class:`CompiledModel`: validation, batches
-==================  ==============================  =========================================
+=========================  ==================================  =====================================
+module                     twin of (in ``rbd/``)               C functions (cimported by ``_model``)
+=========================  ==================================  =====================================
+``_spatial.pxd``           ``spatial.py``                      inline 3-/6-vector, Plücker algebra
+``_model.pxd``             ``model.py``, ``joints.py``         ``ModelC``, ``Work``, ``jcalc``
+``rnea.pyx``               ``reference/rnea.py``               ``rnea``
+``crba.pyx``               ``reference/crba.py``               ``crba``
+``aba.pyx``                ``reference/aba.py``                ``aba``, ``mass_matrix_inverse``
+``block_elimination.pyx``  ``reference/block_elimination.py``  ``c_aba_modified`` (modified pivot)
+``ploen.pyx``              ``reference/ploen.py``              ``c_forward_dynamics`` (Si–Guenter)
+``kinematics.pyx``         ``reference/kinematics.py``         poses, Jacobian, energies, integrate
+``_model.pyx``             —                                   :class:`CompiledModel`, batches
+=========================  ==================================  =====================================
 
 Use them through the public functions (``rbd.rnea`` ...) or through
 ``rbd.algorithms.compiled(model)``, which returns the cached
-:class:`~rbd._kernels._model.CompiledModel` of a model.
+:class:`~rbd._kernels._model.CompiledModel` of a model.  The variants run
+through it too: ``block_elimination.aba_modified(model, ...)`` and
+``ploen.forward_dynamics(model, ...)`` call its ``aba_modified`` and
+``forward_dynamics_ploen``.
 """

@@ -7,7 +7,9 @@
 ``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ...: each one checks its arguments in
 compiled code (shape, finiteness, unit quaternions, agreeing batch sizes;
 :class:`rbd.InputError` naming the argument otherwise), then runs the kernel of
-``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` or ``kinematics.pyx``.
+``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, or of the
+forward-dynamics variants ``block_elimination.pyx`` (modified pivot) and
+``ploen.pyx`` (Si–Guenter recursion).
 
 * A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
   with the GIL held; ``CompiledModel.data`` then shows its intermediate
@@ -30,14 +32,14 @@ from libc.string cimport memset
 cimport openmp
 
 from rbd._kernels cimport aba as _aba
+from rbd._kernels cimport block_elimination as _be
 from rbd._kernels cimport crba as _crba
 from rbd._kernels cimport kinematics as _kin
+from rbd._kernels cimport ploen as _ploen
 from rbd._kernels cimport rnea as _rnea
 from libc.stdint cimport int64_t
 
 # ModelC, Work, jcalc_fn and the joint codes come from _model.pxd (included automatically).
-
-import weakref
 
 import numpy as np
 
@@ -46,7 +48,7 @@ from rbd.errors import InputError, ModelError
 
 cnp.import_array()
 
-__all__ = ["CompiledModel"]
+__all__ = ["CompiledModel", "compiled_model"]
 
 #: Name of the PyCapsule that carries a generated joint's C jcalc function.
 JCALC_CAPSULE = "rbd.jcalc"
@@ -58,6 +60,8 @@ cdef enum Task:
     T_GRAVITY
     T_CRBA
     T_ABA
+    T_ABA_MODIFIED
+    T_PLOEN
     T_MINV
     T_KINETIC
     T_POTENTIAL
@@ -102,6 +106,10 @@ cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) n
         _crba.crba(m, w, q, out)
     elif c.task == T_ABA:
         return _aba.aba(m, w, q, x1, x2, f, out)
+    elif c.task == T_ABA_MODIFIED:
+        return _be.c_aba_modified(m, w, q, x1, x2, f, out)
+    elif c.task == T_PLOEN:
+        return _ploen.c_forward_dynamics(m, w, q, x1, x2, f, out)
     elif c.task == T_MINV:
         return _aba.mass_matrix_inverse(m, w, q, out)
     elif c.task == T_KINETIC:
@@ -209,7 +217,6 @@ cdef class CompiledModel:
     cdef double quat_tol
     cdef object _quat_names
     cdef object _joint_names
-    cdef object _model_ref
     cdef readonly object data
     cdef int _num_threads
 
@@ -238,7 +245,6 @@ cdef class CompiledModel:
         reals["mass"] = np.ascontiguousarray(inertia[:, 5, 5])
         self._arrays = [ints, reals]
         self._joint_names = [b.joint_name for b in model.bodies]
-        self._model_ref = weakref.ref(model)
         self.quat_tol = QUATERNION_TOLERANCE
 
         self.m.nb = nb
@@ -620,22 +626,30 @@ cdef class CompiledModel:
     def aba_modified(self, q, v, tau, f_ext=None):
         """Forward dynamics with Pai, Ascher & Kry's modified pivot (their §7).
 
-        Runs the compiled variant ``rbd._kernels.block_elimination.aba_modified``
-        (which checks its own arguments), or the reference derivation
-        ``rbd.reference.block_elimination.aba_modified`` when that is not built.
+        The kernel of ``block_elimination.pyx``; arguments, batches and errors
+        as for :meth:`aba`.
         """
-        model = self._model_ref()
-        if model is None:
-            raise ModelError("the model of this CompiledModel no longer exists")
-        try:
-            from rbd._kernels.block_elimination import aba_modified
-        except ImportError:
-            from rbd.algorithms import _reference
-            from rbd.reference.block_elimination import aba_modified as reference
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        tau = self._arg_v(tau, "tau", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_ABA_MODIFIED
+        return self._run(&c, 1, self.m.nv, 0, 0)
 
-            specs = (("q", "q"), ("v", "v"), ("tau", "v"), ("f_ext", "f"))
-            return _reference(reference, model, specs, (q, v, tau, f_ext))
-        return aba_modified(model, q, v, tau, f_ext)
+    def forward_dynamics_ploen(self, q, v, tau, f_ext=None):
+        """Forward dynamics by Si & Guenter's O(n) recursion (their Eqs. 18–35).
+
+        The kernel of ``ploen.pyx``; arguments, batches and errors as for
+        :meth:`aba` (a singular pivot ``Ω_k`` is reported as ``D`` of joint k).
+        """
+        cdef Call c
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        tau = self._arg_v(tau, "tau", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_PLOEN
+        return self._run(&c, 1, self.m.nv, 0, 0)
 
     def mass_matrix_inverse(self, q):
         """``M(q)⁻¹`` by the ABA-based factorization (Si & Guenter, Appendix B, Eq. 58)."""
@@ -715,3 +729,19 @@ cdef class CompiledModel:
         v = self._arg_v(v, "v", 1, &c)
         c.task = T_INTEGRATE
         return self._run(&c, 1, self.m.nq, 0, 0)
+
+
+def compiled_model(model):
+    """The cached :class:`CompiledModel` of ``model`` (``rbd.algorithms.compiled``).
+
+    Raises
+    ------
+    InputError
+        When ``model`` is not an :class:`rbd.Model`.
+    """
+    from rbd.algorithms import compiled
+    from rbd.model import Model
+
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    return compiled(model)

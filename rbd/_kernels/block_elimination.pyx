@@ -12,7 +12,6 @@ before ``IA_i = I_i + IA~_i`` is stored.  Returns 0, or ``1 + i`` when ``D_i``
 of body ``i`` is not positive definite.
 """
 
-cimport numpy as cnp
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
@@ -27,13 +26,6 @@ from rbd._kernels._spatial cimport (
     xform_force_T_add,
     xform_motion,
 )
-from rbd._kernels._twin cimport KernelTwin
-
-import numpy as np
-
-from rbd._kernels._twin import arguments, twin
-
-cnp.import_array()
 
 __all__ = ["aba_modified"]
 
@@ -191,6 +183,10 @@ cdef int c_aba_modified(const ModelC* model, Work* w, const double* q, const dou
 def aba_modified(model, q, v, tau, f_ext=None):
     """Forward dynamics with the modified pivot: ``(nv,)`` or ``(N, nv)`` for a batch.
 
+    Runs on the model's :class:`~rbd._kernels._model.CompiledModel`
+    (``rbd.algorithms.compiled(model)``): the arguments are checked in compiled
+    code, and a batch runs with the GIL released, in parallel over the states.
+
     Parameters
     ----------
     model : Model
@@ -201,24 +197,11 @@ def aba_modified(model, q, v, tau, f_ext=None):
     Raises
     ------
     InputError
-        On a wrong shape, a non-finite value or a non-unit quaternion.
+        When ``model`` is not an rbd.Model, or on a wrong shape, a non-finite value
+        or a non-unit quaternion (the message names the argument).
     ModelError
         When a joint moves no inertia (``D_i`` not positive definite).
     """
-    cdef KernelTwin t = twin(model)
-    (qa, va, ta, fa), N = arguments(model, q, v, tau, f_ext)
-    cdef Py_ssize_t rows = 1 if N < 0 else N, k, nq = t.m.nq, nv = t.m.nv, nb = t.m.nb
-    cdef cnp.ndarray out = np.empty((rows, nv))
-    cdef const double* qp = <const double*>cnp.PyArray_DATA(qa)
-    cdef const double* vp = <const double*>cnp.PyArray_DATA(va)
-    cdef const double* tp = <const double*>cnp.PyArray_DATA(ta)
-    cdef const double* fp = NULL if fa is None else <const double*>cnp.PyArray_DATA(fa)
-    cdef double* op = <double*>cnp.PyArray_DATA(out)
-    cdef int status = 0
-    for k in range(rows):
-        t.w.status = 0
-        status = c_aba_modified(&t.m, &t.w, qp + k * nq, vp + k * nv, tp + k * nv,
-                                NULL if fp == NULL else fp + k * 6 * nb, op + k * nv)
-        if status:
-            t.raise_status(status)
-    return out[0] if N < 0 else out
+    from rbd._kernels._model import compiled_model
+
+    return compiled_model(model).aba_modified(q, v, tau, f_ext)
