@@ -33,6 +33,8 @@ __all__ = [
     "bead_on_wire",
     "rolling_wheels",
     "four_bar_knee",
+    "torus_chain_on_spline",
+    "board_on_bezier_surface",
 ]
 
 _X, _Y, _Z = np.eye(3)
@@ -189,10 +191,13 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "bead_on_wire": lambda: _mechanisms().bead_on_wire(),
     "rolling_wheels": lambda: _mechanisms().rolling_wheels(),
     "four_bar_knee": lambda: _mechanisms().four_bar_knee(),
+    "torus_chain_on_spline": lambda: _mechanisms().torus_chain_on_spline(),
+    "board_on_bezier_surface": lambda: _mechanisms().board_on_bezier_surface(),
 }
 
 #: Mechanisms with symbolic joints (Guenter & Lee §5), loaded with sympy on first use.
 _MECHANISMS = ("torus_chain", "windmill", "bead_on_wire", "rolling_wheels", "four_bar_knee",
+               "torus_chain_on_spline", "board_on_bezier_surface",
                "four_bar_coupler", "KNEE", "body_shapes", "torus_inertia", "ellipsoid_inertia")
 
 
