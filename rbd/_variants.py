@@ -31,15 +31,13 @@ def _kernel_module(name: str):
 
 
 def kernels_available(model=None) -> bool:
-    """Whether the compiled variants can run (registry predicate; ``model`` unused)."""
-    if not _backend.has_kernels():
-        return False
-    try:
-        _kernel_module("ploen")
-        _kernel_module("block_elimination")
-    except InputError:
-        return False
-    return True
+    """Whether the compiled kernels are enabled (registry predicate; ``model`` unused).
+
+    Only ``RBD_NO_EXTENSIONS=1`` or a failed build of the whole kernel package hides
+    the variants; a variant module that is missing while the kernels are enabled
+    makes its registry entry raise, so the shared tests report it.
+    """
+    return _backend.has_kernels()
 
 
 def ploen_kernel(model, q, v, tau, f_ext=None) -> np.ndarray:

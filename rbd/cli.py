@@ -163,8 +163,8 @@ def check_rows(model: Model, trials: int, seed: int, tolerance: float):
                 reference, expected = name, values
                 rows.append((quantity, name, 0.0, "reference"))
                 continue
-            diff = max(testing.relative_difference(x, y)
-                       for x, y in zip(values, expected, strict=True))
+            diff = max(testing.quantity_difference(quantity, model, s, x, y)
+                       for s, x, y in zip(states, values, expected, strict=True))
             rows.append((quantity, name, diff, "ok" if diff <= tolerance else "DIFFERS"))
     return rows
 
@@ -174,8 +174,9 @@ def cmd_check(args) -> int:
     rows = check_rows(model, args.trials, args.seed, args.tolerance)
     print(f"rbd check: {model.name} ({_describe_size(model)}), {args.trials} random states, "
           f"tolerance {args.tolerance:.0e}")
-    print("max relative difference max|x - x_ref| / max(1, max|x_ref|) against the first "
-          "implementation of each quantity\n")
+    print("max relative difference against the first implementation of each quantity:\n"
+          "max|x - x_ref| / max(1, max|x_ref|); accelerations in torque space,\n"
+          "max|M (a - a_ref)| / max(1, max|tau|, max|h|) (see rbd.testing.quantity_difference)\n")
     table = [(q, n, "-" if d is None else f"{d:.2e}", status) for q, n, d, status in rows]
     print(_table(("quantity", "implementation", "max rel. diff", "status"), table, "<<><"))
     failed = [r for r in rows if r[3] not in ("ok", "reference", "n/a")]

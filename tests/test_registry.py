@@ -86,3 +86,21 @@ def test_user_registration_and_consistency_report():
     assert "student" not in registry.implementations("mass_matrix")
     with pytest.raises(KeyError, match="unknown quantity"):
         registry.implementations("torque")
+
+
+def test_forward_dynamics_compared_in_torque_space():
+    model = MODELS[0]
+    q, v, tau = rbd.testing.random_state(model, 5)
+    a = rbd.aba(model, q, v, tau, backend="reference")
+    M = rbd.crba(model, q, backend="reference")
+    state = (q, v, tau)
+    # a 1e-6 relative error in the accelerations is a torque error of the same order
+    wrong = a * (1 + 1e-6)
+    expected = np.max(np.abs(M @ (wrong - a))) / max(1, np.abs(tau).max(),
+                                                     np.abs(M @ a - tau).max())
+    diff = rbd.testing.quantity_difference("forward_dynamics", model, state, wrong, a)
+    assert np.isclose(diff, expected, rtol=1e-6) and diff > 1e-8
+    assert rbd.testing.quantity_difference("forward_dynamics", model, state, a, a) == 0.0
+    report = rbd.testing.check_consistency(
+        model, "forward_dynamics", lambda m, q, v, t: 1.001 * rbd.aba(m, q, v, t))
+    assert not report.ok
