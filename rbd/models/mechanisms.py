@@ -5,24 +5,24 @@ geometry (:mod:`rbd.symbolic.frames`), so these models run in every
 algorithm — the reference ones through generated Python, the compiled
 kernels through generated C.
 
-===================  ====  ==========================================================
-builder              DoF   joints
-===================  ====  ==========================================================
-``torus_chain(10)``   38   a torus hanging on a peg (2), then torus–torus (4 each): TC10
-``torus_chain(20)``   78   TC20
-``windmill()``        73   a hub on an axle (1) and six arms of three links joined by
-                           sphere–sphere, sphere–ellipsoid, sphere–torus,
-                           torus–ellipsoid and torus–torus contacts (4 each)
-``bead_on_wire()``     1   a bead on a helix with its Frenet frame (GL Fig. 8)
-``rolling_wheels()``   2   a wheel rolling without slip on a fixed circle and a second
-                           wheel rolling on the first (GL Fig. 5c)
-``four_bar_knee()``    2   a thigh on a hip hinge and a shank on a crossed four-bar
-                           linkage with one coordinate (GL §7)
-``torus_chain_on_     14   a torus threaded on a sextic Bézier curve (2: along it and
-spline(4)``                about it), then torus–torus (4 each) (S&G Fig. 3)
-``board_on_bezier_     4   a board sliding on a bi-quartic Bézier patch (3), a pendulum
-surface()``                on a mast (1) (S&G Fig. 4)
-===================  ====  ==========================================================
+===============================  ====  ============================================================
+builder                           DoF  joints
+===============================  ====  ============================================================
+``torus_chain(10)``                38  a torus hanging on a peg (2), then torus–torus (4 each): TC10
+``torus_chain(20)``                78  TC20
+``windmill()``                     73  a hub on an axle (1) and six arms of three links joined by
+                                       sphere–sphere, sphere–ellipsoid, sphere–torus,
+                                       torus–ellipsoid and torus–torus contacts (4 each)
+``bead_on_wire()``                  1  a bead on a helix with its Frenet frame (GL Fig. 8)
+``rolling_wheels()``                2  a wheel rolling without slip on a fixed circle and a second
+                                       wheel rolling on the first (GL Fig. 5c)
+``four_bar_knee()``                 2  a thigh on a hip hinge and a shank on a crossed four-bar
+                                       linkage with one coordinate (GL §7)
+``torus_chain_on_spline(4)``       14  a torus threaded on a sextic Bézier curve (2: along it and
+                                       about it), then torus–torus (4 each) (S&G Fig. 3)
+``board_on_bezier_surface()``       4  a board sliding on a bi-quartic Bézier patch (3), a pendulum
+                                       on a mast (1) (S&G Fig. 4)
+===============================  ====  ============================================================
 
 The DoF of TC10, TC20 and the windmill are those of Si & Guenter's Table 1.
 :func:`body_shapes` returns the surfaces and curves to draw each body.

@@ -132,6 +132,8 @@ def surface_frame(surface, u, v, outward: bool = True) -> sympy.Matrix:
     outward : bool
         ``False`` gives the frame seen from the other side, ``[ŷ, x̂, -n]``.
 
+    Notes
+    -----
     Closed forms for :class:`~rbd.geometry.Torus`, :class:`~rbd.geometry.Ellipsoid`
     (and :class:`~rbd.geometry.Sphere`), :class:`~rbd.geometry.Plane` and their
     :meth:`~rbd.geometry.Surface.transformed` versions; any other surface uses

@@ -71,7 +71,7 @@ class RollingContact:
 
     Attributes
     ----------
-    joint : SymbolicJoint
+    joint : rbd.symbolic.joint.SymbolicJoint
         The four-coordinate contact joint, ``G = S₁ S₂⁻¹`` (GL (15)).
     """
 
