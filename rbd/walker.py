@@ -424,8 +424,8 @@ def _section_jacobian(z, params, h=1e-5):
 class LimitCycle:
     """A period-one gait: fixed point of the Poincaré map and its stability."""
 
-    fixed_point: np.ndarray      # (4,) post-impact state (q_st, q_sw, q̇_st, q̇_sw)
-    pre_impact: np.ndarray       # (4,) the state just before heel strike, same legs
+    fixed_point: np.ndarray      # (4,) (q_st, q_sw, q̇_st, q̇_sw) at heel strike (SPW Table 1)
+    post_impact: np.ndarray      # (4,) the state just after heel strike: a step's initial state
     step_period: float           # seconds
     step_length: float           # metres between the feet at heel strike
     multipliers: np.ndarray      # (3,) eigenvalues of the section map's Jacobian
@@ -439,15 +439,17 @@ class LimitCycle:
         return bool(np.max(np.abs(self.multipliers)) < 1.0)
 
     def __str__(self) -> str:
-        x, xm = self.fixed_point, self.pre_impact
+        x, xm = self.post_impact, self.fixed_point
         fmt = ", ".join
         return "\n".join([
             "compass-gait limit cycle "
             f"(slope {self.params.slope:g} rad, m_h {self.params.hip_mass:g} kg, "
             f"m {self.params.leg_mass:g} kg, l {self.params.leg_length:g} m, "
             f"d {self.params.mass_position:g} m)",
-            "  post-impact (q_st, q_sw, dq_st, dq_sw): " + fmt(f"{a:+.6f}" for a in x),
-            "  pre-impact  (q_st, q_sw, dq_st, dq_sw): " + fmt(f"{a:+.6f}" for a in xm),
+            "  fixed point at heel strike (q_st, q_sw, dq_st, dq_sw): "
+            + fmt(f"{a:+.6f}" for a in xm),
+            "  after the impact           (q_st, q_sw, dq_st, dq_sw): "
+            + fmt(f"{a:+.6f}" for a in x),
             f"  step period {self.step_period:.6f} s, step length {self.step_length:.6f} m",
             "  Floquet multipliers: " + fmt(f"{m:.6f}" for m in self.multipliers)
             + f"  (max |λ| = {np.max(np.abs(self.multipliers)):.4f}, "
@@ -483,7 +485,8 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
     Returns
     -------
     LimitCycle
-        ``fixed_point`` (post-impact state), ``step_period`` (s),
+        ``fixed_point`` (the state at heel strike, before the impact: the
+        section of SPW Table 1), ``post_impact`` (after it), ``step_period`` (s),
         ``step_length`` (m) and the Floquet ``multipliers``.
 
     Raises
@@ -499,7 +502,7 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
     >>> cycle = walker.find_limit_cycle()
     >>> round(cycle.step_period, 3), round(cycle.step_length, 3), cycle.stable
     (0.734, 0.536, True)
-    >>> cycle.pre_impact.round(3)          # SPW Table 1: -0.3236, 0.5424, -1.4939, -0.3117
+    >>> cycle.fixed_point.round(3)         # SPW Table 1: -0.3236, 0.5424, -1.4939, -0.3117
     array([-0.323,  0.542, -1.495, -0.312])
     """
     params = WalkerParameters(slope, hip_mass, leg_mass, leg_length, mass_position, gravity)
@@ -520,7 +523,7 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
     multipliers = np.linalg.eigvals(J)
     multipliers = multipliers[np.argsort(-np.abs(multipliers))]
     s = step(_standing_model(params), on_section(z, params), params)
-    return LimitCycle(on_section(z, params), s.x_minus, s.duration, s.length, multipliers, J,
+    return LimitCycle(s.x_minus, on_section(z, params), s.duration, s.length, multipliers, J,
                       params, float(np.linalg.norm(r)), iteration)
 
 
@@ -542,7 +545,7 @@ def phase_portrait_figure(cycle: LimitCycle | None = None, steps: int = 4, leg: 
     cycle = find_limit_cycle() if cycle is None else cycle
     fig, ax = plt.subplots(figsize=(6, 4.5))
     prev = None
-    for k, s in enumerate(walk(cycle.fixed_point, steps, cycle.params, samples=300)):
+    for k, s in enumerate(walk(cycle.post_impact, steps, cycle.params, samples=300)):
         points = np.array([leg_angles(s.model, x[:2], x[2:])[leg] for x in s.x])
         role = "stance" if stance_leg(s.model) == leg else "swing"
         ax.plot(points[:, 0], points[:, 1], color="C0" if role == "stance" else "C1",
@@ -569,7 +572,7 @@ def energy_figure(cycle: LimitCycle | None = None, steps: int = 2):
 
     cycle = find_limit_cycle() if cycle is None else cycle
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    for k, s in enumerate(walk(cycle.fixed_point, steps, cycle.params, samples=300)):
+    for k, s in enumerate(walk(cycle.post_impact, steps, cycle.params, samples=300)):
         T, U = _energies(s)
         ax.plot(T, U, color=f"C{k}", label=f"step {k + 1}")
         tag = "'" * k
@@ -683,8 +686,8 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
         for i, angle in enumerate(angles):
             for j, rate in enumerate(rates):
                 future = client.submit(basin_cell, float(angle), float(rate),
-                                       float(cycle.fixed_point[2]), int(steps),
-                                       cycle.fixed_point.tolist(), cycle.params, pure=False)
+                                       float(cycle.post_impact[2]), int(steps),
+                                       cycle.post_impact.tolist(), cycle.params, pure=False)
                 futures[future] = (i, j)
         taken = np.zeros((angles.size, rates.size), dtype=int)
         distance = np.full((angles.size, rates.size), np.inf)
@@ -733,7 +736,7 @@ def basin_figure(basin: Basin):
     if basin.converged.any() and min(basin.converged.shape) > 1:
         ax.contour(basin.swing_rates, basin.stance_angles, basin.converged.astype(float),
                    levels=[0.5], colors="w")
-    x = basin.cycle.fixed_point
+    x = basin.cycle.post_impact
     ax.plot(x[3], x[0], "r*", ms=12, label="limit cycle")
     ax.set_xlabel(r"swing rate $\dot q_{sw}$ (rad/s)")
     ax.set_ylabel(r"stance angle $q_{st}$ (rad)")

@@ -187,7 +187,7 @@ def test_heel_strike_matches_an_impulse_on_the_floating_walker():
 
 # --- the limit cycle -------------------------------------------------------------------------
 def test_limit_cycle_entry_point_returns_the_documented_attributes(cycle):
-    assert isinstance(cycle.fixed_point, np.ndarray) and cycle.fixed_point.shape == (4,)
+    assert isinstance(cycle.post_impact, np.ndarray) and cycle.post_impact.shape == (4,)
     assert isinstance(cycle.multipliers, np.ndarray) and cycle.multipliers.shape == (3,)
     assert isinstance(cycle.step_period, float) and isinstance(cycle.step_length, float)
     assert cycle.residual < 1e-10
@@ -195,19 +195,19 @@ def test_limit_cycle_entry_point_returns_the_documented_attributes(cycle):
 
 
 def test_fixed_point_is_a_fixed_point_of_the_closed_form_walker(cycle):
-    x_next, period = closed_form_step(cycle.fixed_point)
-    assert_close(x_next, cycle.fixed_point, RTOL_CYCLE, "P(x*)")
+    x_next, period = closed_form_step(cycle.post_impact)
+    assert_close(x_next, cycle.post_impact, RTOL_CYCLE, "P(x*)")
     assert period == pytest.approx(cycle.step_period, rel=RTOL_CYCLE)
 
 
 def test_limit_cycle_agrees_with_the_paper_table_1(cycle):
     """SPW Table 1 (after Hiskens 2001): the walker's state at heel strike, before the impact."""
     paper = walker.PAPER_STATE              # q_st, q_sw, q̇_st, q̇_sw = -0.3236, 0.5424, ...
-    np.testing.assert_allclose(cycle.pre_impact, paper, atol=ATOL_PAPER, rtol=0)
+    np.testing.assert_allclose(cycle.fixed_point, paper, atol=ATOL_PAPER, rtol=0)
     # both feet on the slope at the strike: q_sw = -2 q_st - 2γ (Table 1 satisfies it too)
     assert paper[1] == pytest.approx(-2 * paper[0] - 2 * P.slope, abs=1e-4)
     assert cycle.step_length == pytest.approx(
-        2 * P.leg_length * np.sin(cycle.fixed_point[1] / -2), rel=RTOL_EXACT)
+        2 * P.leg_length * np.sin(cycle.post_impact[1] / -2), rel=RTOL_EXACT)
 
 
 def test_the_paper_state_walks_onto_the_cycle(cycle):
@@ -217,7 +217,7 @@ def test_the_paper_state_walks_onto_the_cycle(cycle):
     new, q, v = walker.heel_strike(model, x[:2], x[2:])
     steps = walker.walk(np.concatenate([q, v]), 10, model=new)
     assert len(steps) == 10
-    gaps = [np.linalg.norm(s.x_plus - cycle.fixed_point) for s in steps]
+    gaps = [np.linalg.norm(s.x_plus - cycle.post_impact) for s in steps]
     assert gaps[-1] < 1e-4 < ATOL_PAPER
     assert gaps[-1] < gaps[0] * 2 * np.max(np.abs(cycle.multipliers)) ** 8
 
@@ -226,7 +226,7 @@ def test_floquet_multipliers_describe_the_linearized_map(cycle):
     assert cycle.stable and np.max(np.abs(cycle.multipliers)) < 1
     # small kicks along the section come back scaled by the Jacobian (a central difference
     # over 1e-5 of a map integrated to ~1e-10 is good to ~1e-5; 1e-4 leaves a margin)
-    z, dz = cycle.fixed_point[[0, 2, 3]], np.array([1.0, -2.0, 0.5])
+    z, dz = cycle.post_impact[[0, 2, 3]], np.array([1.0, -2.0, 0.5])
     plus = walker.poincare_map(walker.on_section(z + 1e-5 * dz))
     minus = walker.poincare_map(walker.on_section(z - 1e-5 * dz))
     assert_close((plus - minus)[[0, 2, 3]] / 2e-5, cycle.jacobian @ dz, 1e-4, "linearization")
@@ -235,7 +235,7 @@ def test_floquet_multipliers_describe_the_linearized_map(cycle):
 
 
 def test_energy_is_conserved_in_flight_and_the_impact_pays_for_the_descent(cycle):
-    s = walker.step(walker.compass_gait(), cycle.fixed_point, samples=50)
+    s = walker.step(walker.compass_gait(), cycle.post_impact, samples=50)
     E = [rbd.kinetic_energy(s.model, x[:2], x[2:]) + rbd.potential_energy(s.model, x[:2])
          for x in s.x]
     assert np.ptp(E) <= RTOL_ENERGY * abs(E[0])
@@ -246,10 +246,10 @@ def test_energy_is_conserved_in_flight_and_the_impact_pays_for_the_descent(cycle
 
 
 def test_two_steps_return_to_the_fixed_point_with_the_legs_back(cycle):
-    steps = walker.walk(cycle.fixed_point, 2)
+    steps = walker.walk(cycle.post_impact, 2)
     assert [walker.stance_leg(s.model) for s in steps] == ["leg1", "leg2"]
     assert walker.stance_leg(steps[-1].next_model) == "leg1"
-    assert_close(steps[-1].x_plus, cycle.fixed_point, RTOL_CYCLE, "x after two steps")
+    assert_close(steps[-1].x_plus, cycle.post_impact, RTOL_CYCLE, "x after two steps")
 
 
 def test_a_walker_pushed_too_hard_falls():
@@ -295,7 +295,7 @@ def test_cli_prints_the_cycle_and_writes_two_pngs(tmp_path, capsys, monkeypatch,
 # --- basin of attraction on Dask --------------------------------------------------------------
 def test_basin_of_attraction_on_a_local_cluster(cycle):
     distributed = pytest.importorskip("dask.distributed", reason="needs the 'parallel' extra")
-    x = cycle.fixed_point
+    x = cycle.post_impact
     angles = [x[0] - 0.1, x[0], x[0] + 0.1]
     rates = [x[3] - 0.3, x[3], x[3] + 0.3]
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
