@@ -102,6 +102,16 @@ def plot_phase(traj: Trajectory, q_index: int = 0, v_index: int | None = None,
     return fig
 
 
+def _energy_lines(ax, traj: Trajectory) -> None:
+    """Kinetic, potential and total energy against time on ``ax``."""
+    ax.plot(traj.t, traj.kinetic, lw=1.0, label="kinetic T")
+    ax.plot(traj.t, traj.potential, lw=1.0, label="potential U")
+    ax.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
+    ax.set_ylabel("energy [J]")
+    ax.legend(loc="upper right", fontsize="small", ncol=3)
+    ax.grid(True, alpha=0.3)
+
+
 def plot_energy(traj: Trajectory, fig: Figure | None = None) -> Figure:
     """Kinetic, potential and total energy (top) and the relative energy error (bottom).
 
@@ -110,12 +120,7 @@ def plot_energy(traj: Trajectory, fig: Figure | None = None) -> Figure:
     """
     fig = Figure(figsize=(7, 5), layout="constrained") if fig is None else fig
     ax_e, ax_d = fig.subplots(2, 1, sharex=True)
-    ax_e.plot(traj.t, traj.kinetic, lw=1.0, label="kinetic T")
-    ax_e.plot(traj.t, traj.potential, lw=1.0, label="potential U")
-    ax_e.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
-    ax_e.set_ylabel("energy [J]")
-    ax_e.legend(loc="upper right", fontsize="small", ncol=3)
-    ax_e.grid(True, alpha=0.3)
+    _energy_lines(ax_e, traj)
     err = traj.energy_error
     ax_d.plot(traj.t, err, lw=1.0, color="C3")
     scale = float(np.max(np.abs(err))) if err.size else 0.0
@@ -200,12 +205,7 @@ def plot_summary(traj: Trajectory, fig: Figure | None = None) -> Figure:
            f"q (first {MAX_LABELLED} of {traj.nq})", nq_label)
     _lines(ax_v, traj.t, traj.v, "v", "v" if nv_label is None else
            f"v (first {MAX_LABELLED} of {traj.nv})", nv_label)
-    ax_e.plot(traj.t, traj.kinetic, lw=1.0, label="kinetic T")
-    ax_e.plot(traj.t, traj.potential, lw=1.0, label="potential U")
-    ax_e.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
-    ax_e.set_ylabel("energy [J]")
-    ax_e.legend(loc="upper right", fontsize="small", ncol=3)
-    ax_e.grid(True, alpha=0.3)
+    _energy_lines(ax_e, traj)
     ax_d.plot(traj.t, traj.energy_error, lw=1.0, color="C3")
     ax_d.set_ylabel("(E - E₀) / scale")
     ax_d.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
