@@ -51,6 +51,7 @@ from ..symbolic.frames import (
     surface_surface_joint,
 )
 from ..symbolic.joint import SymbolicJoint
+from . import box_inertia
 
 __all__ = [
     "torus_chain",
@@ -65,7 +66,6 @@ __all__ = [
     "body_shapes",
     "torus_inertia",
     "ellipsoid_inertia",
-    "box_inertia",
 ]
 
 _SHAPES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -360,12 +360,6 @@ SURFACE_HEIGHTS = np.array([[0.6, 0.3, 0.2, 0.3, 0.6],
                             [0.7, 0.4, 0.3, 0.4, 0.8]])
 
 
-def box_inertia(mass: float, a: float, b: float, c: float, com=(0.0, 0.0, 0.0)):
-    """``(mass, com, I_com)`` of a solid box with edges ``a, b, c`` along x, y, z."""
-    return mass, np.asarray(com, dtype=float), mass / 12 * np.diag(
-        [b * b + c * c, a * a + c * c, a * a + b * b])
-
-
 def board_on_bezier_surface(control_points=None, pendulum: bool = True,
                             size=(0.3, 0.2, 0.02), mass: float = 1.0, mast: float = 0.25,
                             length: float = 0.15, bob_mass: float = 0.2) -> Model:
@@ -392,7 +386,7 @@ def board_on_bezier_surface(control_points=None, pendulum: bool = True,
     slide = SymbolicJoint(G, [u, v, psi], neutral=(0.5, 0.5, 0.0), name="board on surface")
     a, b, c = size
     model = Model(name="board on Bézier surface")
-    board = model.add_body(-1, slide, None, box_inertia(mass, a, b, c, (0.0, 0.0, c / 2)),
+    board = model.add_body(-1, slide, None, box_inertia(mass, (a, b, c), (0.0, 0.0, c / 2)),
                            "board", "surface")
     shapes = {"world": ("surface", P), "board": ("box", (a / 2, b / 2, c / 2))}
     if pendulum:
