@@ -235,9 +235,7 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
     k = _kernel(model, backend)
     if k is not None:
         if pivot == "modified":
-            from ._kernels.block_elimination import aba_modified as kernel_aba_modified
-
-            return kernel_aba_modified(model, q, v, tau, f_ext)
+            return k.aba_modified(q, v, tau, f_ext)
         return k.aba(q, v, tau, f_ext)
     if pivot == "modified":
         from .reference.block_elimination import aba_modified
