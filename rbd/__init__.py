@@ -28,7 +28,7 @@ from .algorithms import (
     random_configuration,
     rnea,
 )
-from .errors import InputError, ModelError, RbdError, URDFError
+from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
 from .model import Model
 from .urdf import load_urdf, to_urdf, write_urdf
@@ -64,6 +64,8 @@ __all__ = [
     "ModelError",
     "URDFError",
     "InputError",
+    "MJCFError",
+    "SimulationError",
     "load_urdf",
     "to_urdf",
     "write_urdf",

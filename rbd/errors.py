@@ -17,8 +17,24 @@ class URDFError(RbdError):
     """A URDF document is malformed, unsafe or describes an invalid tree."""
 
 
+class MJCFError(RbdError):
+    """An MJCF document is malformed, unsafe or describes an invalid tree."""
+
+
 class InputError(RbdError):
     """An argument to an algorithm has the wrong shape, type or value."""
 
 
-__all__ = ["RbdError", "ModelError", "URDFError", "InputError"]
+class SimulationError(RbdError):
+    """A simulation could not go on: it diverged or exceeded its work limit.
+
+    The attribute ``trajectory`` holds what was computed up to the last finite
+    state (or ``None`` when nothing was), so a long run is not lost.
+    """
+
+    def __init__(self, message: str, trajectory=None):
+        super().__init__(message)
+        self.trajectory = trajectory
+
+
+__all__ = ["RbdError", "ModelError", "URDFError", "MJCFError", "InputError", "SimulationError"]
