@@ -26,7 +26,7 @@ Joint types
 =============  ==============================================  =======  =======
 URDF type      rbd joint                                        nq       nv
 =============  ==============================================  =======  =======
-revolute       :class:`~rbd.joints.Revolute` (limits ignored)    1        1
+revolute       :class:`~rbd.joints.Revolute`                     1        1
 continuous     :class:`~rbd.joints.Revolute` (one angle)         1        1
 prismatic      :class:`~rbd.joints.Prismatic`                    1        1
 planar         :class:`~rbd.joints.Planar` (``normal=axis``)     3        3
@@ -44,6 +44,27 @@ the link frame, and the link stays addressable as a frame of the body
 The joints below a welded link hang from the same body, with the transforms
 composed.
 
+Continuous joints
+-----------------
+A ``continuous`` joint is a revolute joint without position limits, and rbd
+gives it one coordinate, the angle ``θ`` (``nq = nv = 1``; ``model.lower`` and
+``model.upper`` are ``∓inf``).  Pinocchio instead stores the point
+``(cos θ, sin θ)`` on the unit circle (``nq = 2``, ``nv = 1``), so that
+configurations differing by ``2π`` are equal; to pass a configuration across,
+map ``θ ↦ (cos θ, sin θ)`` and back with ``θ = atan2(sin, cos)``.  Velocities
+and forces are the same scalars in both.
+
+Limits and joint dynamics
+-------------------------
+``<limit lower upper velocity effort>`` and ``<dynamics damping friction>``
+are stored with :meth:`~rbd.model.Model.set_joint_properties` (``model.lower``,
+``model.upper``, ``model.velocity_limit``, ``model.effort_limit``,
+``model.damping``, ``model.friction``); an absent attribute means no limit
+(``±inf``) or no damping or friction (``0``).  A ``continuous`` joint has no
+position limits, whatever its ``<limit>`` says.  URDF cannot write an infinite
+number, so the writer puts ``±POSITION_BOUND`` where a limit is infinite, and
+the reader takes any limit of magnitude ``POSITION_BOUND`` or more for no limit.
+
 Security
 --------
 The XML is parsed with :mod:`defusedxml`, refusing any document type
@@ -52,38 +73,68 @@ blow-up), refers to external entities or to an external DTD raises
 :class:`~rbd.errors.URDFError` at the declaration, before anything is
 expanded or fetched (URDF defines no DTD, so nothing legitimate is lost).
 Mesh and other file names in ``<visual>`` and ``<collision>`` are never
-read.
+read.  Messages quote at most a short prefix of a document or file name.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from defusedxml import DefusedXmlException
 from defusedxml.ElementTree import fromstring as _safe_fromstring
 
 from .errors import InputError, ModelError, URDFError
-from .joints import Fixed, Free, Joint, Planar, Prismatic, Revolute
+from .joints import Free, Joint, Planar, Prismatic, Revolute
 from .model import Model
-from .spatial import mcI, plux, plux_parts, rot_to_rpy, rpy_to_rot
+from .spatial import plux, plux_parts, rot_to_rpy, rpy_to_rot
 
-__all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BOUND"]
+__all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BOUND",
+           "INERTIA_POLICIES", "INERTIA_RTOL", "INERTIA_ATOL"]
 
 #: Name of the free joint that ``load_urdf(..., floating_base=True)`` adds at the root.
 ROOT_JOINT_NAME = "root_joint"
 
-#: Position bound written in the ``<limit>`` element that URDF requires for revolute
-#: and prismatic joints.  rbd models carry no limits; this bound is beyond any
-#: configuration of interest, so the written joint is effectively unlimited.
+#: Bound written in a ``<limit>`` for a limit that is infinite (URDF requires the
+#: ``<limit>`` of revolute and prismatic joints and cannot write ``inf``).  It is
+#: beyond any configuration, speed or effort of interest; on reading, a limit of
+#: this magnitude or more means no limit.
 POSITION_BOUND = 1.0e9
 
+#: What :func:`load_urdf` does with a non-physical inertia (see its ``inertia`` argument).
+INERTIA_POLICIES = ("strict", "repair", "ignore")
+
+#: Tolerance of the inertia checks, relative to the largest principal moment: a
+#: principal moment may be below zero, and the two smaller ones may sum to less
+#: than the largest, by this fraction of the largest.  Numbers written with ten
+#: or more significant digits (as tools that export URDF do) stay inside it.
+INERTIA_RTOL = 1e-9
+
+#: Absolute floor of that tolerance, in kg m² per kg of body mass (at least 1 kg):
+#: far below any physical moment, it accepts inertias that are zero up to round-off.
+INERTIA_ATOL = 1e-15
+
 _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "planar")
+_ONE_DOF = ("revolute", "continuous", "prismatic")
 _INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 _AXIS_TOLERANCE = 1e-12
+_LISTED = 12  # massless bodies named in the warning
+_QUOTE = 60  # characters of a document or file name quoted in a message
+_XACRO_REMEDY = "expand it to URDF first: `xacro file.xacro > file.urdf`"
+
+#: The triangle inequalities ``λi + λj - λk ≥ 0`` of the principal moments, one a row.
+_TRIANGLE = np.array([[1.0, 1.0, -1.0], [1.0, -1.0, 1.0], [-1.0, 1.0, 1.0]])
+
+
+def _quote(text) -> str:
+    """``repr`` of the first characters of ``text``: never a whole document in a message."""
+    text = str(text)
+    return repr(text if len(text) <= _QUOTE else text[:_QUOTE] + "...")
 
 
 # --- parsed document ---------------------------------------------------------------------
@@ -94,11 +145,6 @@ class _Link:
     com: np.ndarray
     I_com: np.ndarray
 
-    @property
-    def inertia(self) -> np.ndarray:
-        """Spatial inertia about the link origin, in link coordinates."""
-        return mcI(self.mass, self.com, self.I_com)
-
 
 @dataclass
 class _Joint:
@@ -108,6 +154,7 @@ class _Joint:
     child: str
     X: np.ndarray  # parent link coordinates -> joint frame coordinates
     axis: np.ndarray
+    properties: dict[str, float] = field(default_factory=dict)  # limits and dynamics
 
     def to_rbd(self) -> Joint:
         if self.kind in ("revolute", "continuous"):
@@ -120,19 +167,36 @@ class _Joint:
 
 
 # --- reading the source ------------------------------------------------------------------
+def _xacro_error(what: str) -> URDFError:
+    return URDFError(f"{what} is a xacro file, not URDF: {_XACRO_REMEDY}")
+
+
+def _read_file(path) -> bytes:
+    try:
+        name = os.fspath(path)
+        if str(name).endswith(".xacro"):
+            raise _xacro_error(f"file {_quote(name)}")
+        with open(name, "rb") as fh:
+            return fh.read()
+    except (OSError, ValueError) as exc:  # ValueError: a NUL character in the name
+        if isinstance(exc, URDFError):
+            raise
+        reason = getattr(exc, "strerror", None) or str(exc)
+        hint = ("" if "<" not in str(path) else
+                "; a string is read as XML when its first non-blank character is '<'")
+        raise URDFError(f"cannot read URDF file {_quote(path)}: {reason}{hint}") from None
+
+
 def _read_source(source) -> str | bytes:
     """Return the XML text of ``source`` (an XML string or bytes, or a file path)."""
     if isinstance(source, bytes | bytearray):
         return bytes(source).lstrip()
-    if isinstance(source, str) and source.lstrip().startswith("<"):
-        return source.lstrip()  # an XML declaration must open the document
+    if isinstance(source, str):
+        text = source.lstrip().lstrip("\ufeff").lstrip()  # a byte order mark may open it
+        if text.startswith("<"):
+            return text  # an XML declaration must open the document
     if isinstance(source, str | os.PathLike):
-        path = os.fspath(source)
-        try:
-            with open(path, "rb") as fh:
-                return fh.read()
-        except OSError as exc:
-            raise URDFError(f"cannot read URDF file {path!r}: {exc.strerror or exc}") from None
+        return _read_file(source)
     raise URDFError(f"expected a URDF file path or an XML string, got {type(source).__name__}")
 
 
@@ -147,7 +211,23 @@ def _parse_xml(text: str | bytes) -> ET.Element:
             "declare entities or refer to external resources"
         ) from None
     except ET.ParseError as exc:
+        head = text[:4096] if isinstance(text, str) else text[:4096].decode("latin-1")
+        if "unbound prefix" in str(exc) and "xacro:" in head:
+            raise _xacro_error("the document") from None
         raise URDFError(f"malformed XML: {exc}") from None
+    except LookupError as exc:  # an encoding declaration Python does not know
+        raise URDFError(f"the XML declares an unknown encoding ({_quote(exc)}); "
+                        "save the file as UTF-8") from None
+    except ValueError as exc:
+        raise URDFError(f"cannot parse the XML: {_quote(exc)}") from None
+
+
+def _check_not_xacro(root: ET.Element) -> None:
+    """Refuse a document with elements or attributes in a xacro namespace."""
+    for elem in root.iter():
+        names = [elem.tag if isinstance(elem.tag, str) else "", *elem.attrib]
+        if any(name.startswith("{") and "xacro" in name.split("}")[0] for name in names):
+            raise _xacro_error("the document")
 
 
 # --- elements and attributes ---------------------------------------------------------------
@@ -170,8 +250,12 @@ def _attribute(elem: ET.Element, name: str, where: str) -> str:
     return value.strip()
 
 
-def _numbers(elem, name: str, count: int, where: str, default=None) -> np.ndarray:
-    """Parse ``count`` finite numbers from attribute ``name`` (``default`` if absent)."""
+def _numbers(elem, name: str, count: int, where: str, default=None,
+             infinite: bool = False) -> np.ndarray:
+    """Parse ``count`` numbers from attribute ``name`` (``default`` if absent).
+
+    The numbers must be finite unless ``infinite`` allows ``±inf`` (never NaN).
+    """
     if elem is None or elem.get(name) is None:
         if default is None:
             tag = "element" if elem is None else f"<{elem.tag}>"
@@ -181,12 +265,15 @@ def _numbers(elem, name: str, count: int, where: str, default=None) -> np.ndarra
     try:
         values = [float(token) for token in text.split()]
     except ValueError:
-        raise URDFError(f"{where}: <{elem.tag}> {name}={text!r} is not a list of numbers") from None
+        hint = (f" (an unexpanded xacro expression: {_XACRO_REMEDY})"
+                if "${" in text or "$(" in text else "")
+        raise URDFError(f"{where}: <{elem.tag}> {name}={_quote(text)} is not a list of "
+                        f"numbers{hint}") from None
     if len(values) != count:
-        raise URDFError(f"{where}: <{elem.tag}> {name}={text!r} must hold {count} "
+        raise URDFError(f"{where}: <{elem.tag}> {name}={_quote(text)} must hold {count} "
                         f"number{'s' if count > 1 else ''}, got {len(values)}")
-    if not all(math.isfinite(x) for x in values):
-        raise URDFError(f"{where}: <{elem.tag}> {name}={text!r} has a non-finite value")
+    if not all(math.isfinite(x) or (infinite and math.isinf(x)) for x in values):
+        raise URDFError(f"{where}: <{elem.tag}> {name}={_quote(text)} has a non-finite value")
     return np.array(values)
 
 
@@ -196,14 +283,6 @@ def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
     xyz = _numbers(origin, "xyz", 3, where, default=(0.0, 0.0, 0.0))
     rpy = _numbers(origin, "rpy", 3, where, default=(0.0, 0.0, 0.0))
     return rpy_to_rot(rpy), xyz
-
-
-def _check_physical(name: str, mass: float, com: np.ndarray, I_com: np.ndarray) -> None:
-    """Run the model builder's inertia checks on one link; re-raise as URDFError."""
-    try:
-        Model().add_body(-1, Fixed(), None, (mass, com, I_com), name)
-    except ModelError as exc:
-        raise URDFError(f"link {name!r}: non-physical <inertial>: {exc}") from None
 
 
 def _parse_link(elem: ET.Element) -> _Link:
@@ -216,18 +295,43 @@ def _parse_link(elem: ET.Element) -> _Link:
     R_c, com = _origin(inertial, where)
     mass = float(_numbers(_single(inertial, "mass", where, required=True), "value", 1, where)[0])
     if mass < 0:
-        raise URDFError(f"link {name!r}: negative mass {mass:g}")
+        raise URDFError(f"link {name!r}: negative mass {mass:g} (no inertia policy repairs a "
+                        "negative mass: correct the file)")
     inertia = _single(inertial, "inertia", where, required=True)
     ixx, ixy, ixz, iyy, iyz, izz = (float(_numbers(inertia, key, 1, where)[0])
                                     for key in _INERTIA_KEYS)
     I_frame = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
     I_com = R_c @ I_frame @ R_c.T  # inertia about the COM in link axes
-    _check_physical(name, mass, com, I_com)
-    return _Link(name, mass, com, I_com)
+    return _Link(name, mass, com, 0.5 * (I_com + I_com.T))
 
 
 def _link_ref(elem: ET.Element, tag: str, where: str) -> str:
     return _attribute(_single(elem, tag, where, required=True), "link", where)
+
+
+def _unbounded(x: float) -> float:
+    """A limit of magnitude ``POSITION_BOUND`` or more is no limit."""
+    return math.copysign(math.inf, x) if abs(x) >= POSITION_BOUND else x
+
+
+def _joint_properties(elem: ET.Element, kind: str, where: str) -> dict[str, float]:
+    """``<limit>`` and ``<dynamics>`` of a one-degree-of-freedom joint, as model properties."""
+    if kind not in _ONE_DOF:
+        return {}
+    attributes = {"limit": (("lower", "lower"), ("upper", "upper"),
+                            ("velocity_limit", "velocity"), ("effort_limit", "effort")),
+                  "dynamics": (("damping", "damping"), ("friction", "friction"))}
+    properties = {}
+    for tag, pairs in attributes.items():
+        child = _single(elem, tag, where)
+        for key, attribute in pairs:
+            if child is not None and child.get(attribute) is not None:
+                x = float(_numbers(child, attribute, 1, where, infinite=tag == "limit")[0])
+                properties[key] = _unbounded(x) if tag == "limit" else x
+    if kind == "continuous":  # unbounded by definition, whatever <limit> says
+        properties.pop("lower", None)
+        properties.pop("upper", None)
+    return properties
 
 
 def _parse_joint(elem: ET.Element) -> _Joint:
@@ -235,7 +339,7 @@ def _parse_joint(elem: ET.Element) -> _Joint:
     where = f"joint {name!r}"
     kind = _attribute(elem, "type", where)
     if kind not in _JOINT_TYPES:
-        raise URDFError(f"{where}: unknown joint type {kind!r} "
+        raise URDFError(f"{where}: unknown joint type {_quote(kind)} "
                         f"(supported: {', '.join(_JOINT_TYPES)})")
     parent, child = _link_ref(elem, "parent", where), _link_ref(elem, "child", where)
     R, xyz = _origin(elem, where)
@@ -245,11 +349,13 @@ def _parse_joint(elem: ET.Element) -> _Joint:
         if norm < _AXIS_TOLERANCE:
             raise URDFError(f"{where}: <axis> xyz={axis.tolist()} is zero")
         axis = axis / norm
-    return _Joint(name, kind, parent, child, plux(R.T, xyz), axis)
+    return _Joint(name, kind, parent, child, plux(R.T, xyz), axis,
+                  _joint_properties(elem, kind, where))
 
 
 # --- the tree ------------------------------------------------------------------------------
 def _parse_robot(root: ET.Element) -> tuple[str, dict[str, _Link], list[_Joint]]:
+    _check_not_xacro(root)
     if root.tag != "robot":
         raise URDFError(f"the document's root element is <{root.tag}>, expected <robot>")
     robot_name = _attribute(root, "name", "<robot>")
@@ -260,10 +366,12 @@ def _parse_robot(root: ET.Element) -> tuple[str, dict[str, _Link], list[_Joint]]
             raise URDFError(f"duplicate link name {link.name!r}")
         links[link.name] = link
     joints: list[_Joint] = []
+    names: set[str] = set()
     for elem in root.findall("joint"):
         joint = _parse_joint(elem)
-        if any(j.name == joint.name for j in joints):
+        if joint.name in names:
             raise URDFError(f"duplicate joint name {joint.name!r}")
+        names.add(joint.name)
         joints.append(joint)
     if not links:
         raise URDFError(f"robot {robot_name!r} has no <link>")
@@ -319,10 +427,77 @@ def _unique(base: str, taken) -> str:
     return name
 
 
-def _build(robot_name, links, joints, floating_base: bool) -> Model:
-    """Turn the checked tree into a Model: bodies depth-first, fixed joints merged."""
-    root, _, children = _topology(links, joints)
-    # owner[link] = (link of the body carrying it, or None for the world; X body -> link)
+# --- inertias of the merged bodies -----------------------------------------------------------
+def _merge(parts: list[tuple[_Link, np.ndarray]]) -> tuple[float, np.ndarray, np.ndarray]:
+    r"""Mass, centre of mass and inertia about it (body axes) of links welded into one body.
+
+    ``parts`` pairs each link with ``X``, the motion transform from body to link
+    coordinates, ``X = plux(E, r)``.  Link ``k`` has its centre of mass at
+    ``c_k = r + Eᵀ c'_k`` and the inertia ``Eᵀ I'_k E`` about it, in body
+    coordinates; by the parallel-axis theorem
+
+    .. math::
+
+        m = \sum_k m_k, \quad c = \frac{1}{m} \sum_k m_k c_k, \quad
+        I_c = \sum_k \left(E_k^T I'_k E_k + m_k (\lVert d_k \rVert^2 \mathbf 1
+              - d_k d_k^T)\right), \quad d_k = c_k - c.
+    """
+    placed = []
+    for link, X in parts:
+        E, r = plux_parts(X)
+        placed.append((link.mass, r + E.T @ link.com, E.T @ link.I_com @ E))
+    m = float(sum(mk for mk, _, _ in placed))
+    c = sum(mk * ck for mk, ck, _ in placed) / m if m > 0 else np.zeros(3)
+    Ic = np.zeros((3, 3))
+    for mk, ck, Ik in placed:
+        d = ck - c
+        Ic += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+    return m, np.asarray(c, dtype=float), 0.5 * (Ic + Ic.T)
+
+
+def _violation(m: float, Ic: np.ndarray) -> str | None:
+    """The physical condition ``Ic`` breaks beyond the tolerance, with its numbers, or None."""
+    lam = np.linalg.eigvalsh(Ic)
+    tol = max(INERTIA_RTOL * float(np.abs(lam).max()), INERTIA_ATOL * max(1.0, m))
+    moments = "[" + ", ".join(f"{x:.6g}" for x in lam) + "] kg m^2"
+    if lam[0] < -tol:
+        return (f"principal moments {moments} are not all >= 0 (the rotational inertia is "
+                "not positive semi-definite)")
+    if lam[0] + lam[1] < lam[2] - tol:
+        return (f"principal moments {moments} break the triangle inequality: "
+                f"{lam[0]:.6g} + {lam[1]:.6g} = {lam[0] + lam[1]:.6g} < {lam[2]:.6g}")
+    return None
+
+
+def _nearest_physical(Ic: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The physical rotational inertia nearest to ``Ic`` in the Frobenius norm.
+
+    The valid principal moments form the convex cone ``λi + λj ≥ λk`` (which
+    implies ``λ ≥ 0``), invariant under permutations, so the nearest valid
+    matrix has the principal axes of ``Ic`` and the moments projected onto the
+    cone.  The projection lies on one face of the cone: it is the nearest of the
+    projections onto the faces (sets of active inequalities) that satisfy all
+    inequalities.  Returns ``(Ic_new, moments_before, moments_after)``.
+    """
+    lam, V = np.linalg.eigh(Ic)
+    slack = 1e-12 * float(np.abs(lam).max())  # round-off of the projection
+    best = np.zeros(3)  # every inequality active: the zero inertia
+    for size in (1, 2):
+        for rows in itertools.combinations(range(3), size):
+            A = _TRIANGLE[list(rows)]
+            x = lam - A.T @ np.linalg.solve(A @ A.T, A @ lam)
+            if np.all(_TRIANGLE @ x >= -slack) and (
+                    np.linalg.norm(x - lam) < np.linalg.norm(best - lam)):
+                best = x
+    return (V * best) @ V.T, lam, best
+
+
+# --- building the model ----------------------------------------------------------------------
+def _tree(root: str, children, floating_base: bool):
+    """Walk the tree depth-first: links in preorder, their owner bodies, the moving joints.
+
+    ``owner[link] = (link of the body carrying it, or None for the world; X body -> link)``.
+    """
     owner: dict[str, tuple[str | None, np.ndarray]] = {
         root: (root if floating_base else None, np.eye(6))}
     preorder, moving = [], {}
@@ -338,50 +513,134 @@ def _build(robot_name, links, joints, floating_base: bool) -> Model:
                 owner[joint.child] = (joint.child, np.eye(6))
                 moving[joint.child] = (body_link, joint.X @ X_link, joint)
             stack.append(joint.child)
+    return preorder, owner, moving
 
-    inertia = {link: np.zeros((6, 6)) for link in preorder if owner[link][0] == link}
+
+def _body_inertias(links, preorder, owner, policy: str):
+    """Merged ``(m, c, Ic)`` of each body, checked under ``policy``; the repairs made."""
+    parts: dict[str, list] = {}
     for link in preorder:
         body_link, X = owner[link]
         if body_link is not None:
-            inertia[body_link] += X.T @ links[link].inertia @ X  # I_B += Xᵀ I_L X
+            parts.setdefault(body_link, []).append((links[link], X))
+    inertias, repairs = {}, []
+    for body_link, welded in parts.items():
+        m, c, Ic = _merge(welded)
+        problem = None if policy == "ignore" else _violation(m, Ic)
+        if problem is not None:
+            others = [repr(lk.name) for lk, _ in welded[1:]]
+            names = repr(body_link) + (f" (with its welded link{'s' if len(others) > 1 else ''} "
+                                       + ", ".join(others) + ")" if others else "")
+            if policy == "strict":
+                raise URDFError(
+                    f"link {names}: non-physical inertia: {problem}. Pass inertia='repair' "
+                    "to load_urdf to use the nearest physical inertia instead (or correct "
+                    "the file)")
+            Ic, before, after = _nearest_physical(Ic)
+            change = np.linalg.norm(after - before) / max(float(np.abs(before).max()), 1e-300)
+            repairs.append(f"link {names}: principal moments "
+                           f"[{', '.join(f'{x:.6g}' for x in before)}] -> "
+                           f"[{', '.join(f'{x:.6g}' for x in after)}] kg m^2 "
+                           f"(relative change {change:.2g})")
+        inertias[body_link] = (m, c, Ic)
+    return inertias, repairs
 
+
+def _warn_about(repairs: list[str], massless: list[str]) -> None:
+    if repairs:
+        warnings.warn(f"inertia='repair' replaced {len(repairs)} non-physical inertia"
+                      f"{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
+                      + "; ".join(repairs), RuntimeWarning, stacklevel=4)
+    if massless:
+        shown = ", ".join(repr(name) for name in massless[:_LISTED])
+        more = f" and {len(massless) - _LISTED} more" if len(massless) > _LISTED else ""
+        warnings.warn(f"bod{'ies' if len(massless) > 1 else 'y'} {shown}{more} "
+                      + ("have" if len(massless) > 1 else "has")
+                      + " zero mass and zero inertia (welded links included): unless bodies "
+                      "below carry inertia along the joint, the mass matrix is singular and "
+                      "forward dynamics undefined", RuntimeWarning, stacklevel=4)
+
+
+def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model:
+    """Turn the checked tree into a Model: bodies depth-first, fixed joints merged."""
+    root, _, children = _topology(links, joints)
+    preorder, owner, moving = _tree(root, children, floating_base)
+    inertias, repairs = _body_inertias(links, preorder, owner, policy)
     model = Model(name=robot_name)
     index: dict[str | None, int] = {None: -1}
+    massless = []
     for link in preorder:
         if owner[link][0] != link:
             continue
         if link == root:
-            parent, X_tree = None, None
+            parent, X_tree, urdf_joint = None, None, None
             joint, joint_name = Free(), _unique(ROOT_JOINT_NAME, {j.name for j in joints})
         else:
             parent, X_tree, urdf_joint = moving[link]
             joint, joint_name = urdf_joint.to_rbd(), urdf_joint.name
-        I = inertia[link]
+        m, c, Ic = inertias[link]
+        if m == 0.0 and not np.any(Ic):
+            massless.append(link)
         try:
-            index[link] = model.add_body(index[parent], joint, X_tree, 0.5 * (I + I.T), link,
-                                         joint_name)
+            index[link] = model.add_body(index[parent], joint, X_tree, (m, c, Ic), link,
+                                         joint_name, check_inertia=False)
+            if urdf_joint is not None and urdf_joint.properties:
+                model.set_joint_properties(joint_name, **urdf_joint.properties)
         except ModelError as exc:
             raise URDFError(f"link {link!r}: {exc}") from None
     for link in preorder:
         body_link, X = owner[link]
         if body_link is not None and body_link != link:
             model.add_frame(link, index[body_link], X)
+    _warn_about(repairs, massless)
     return model
 
 
-def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) -> Model:
+def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
+              inertia: str = "strict") -> Model:
     """Build a :class:`~rbd.model.Model` from a URDF file or XML string.
 
     Parameters
     ----------
     source : str, os.PathLike or bytes
         A path to a ``.urdf`` file, or the XML document itself (a string whose
-        first non-blank character is ``<``, or bytes).
+        first non-blank character, after an optional byte order mark, is
+        ``<``, or bytes).
     floating_base : bool, optional
         If True, the root link becomes a body on a :class:`~rbd.joints.Free`
         joint named ``"root_joint"`` (``q = [p; quaternion (x, y, z, w)]``, the
         root link frame's pose in the world).  If False (default), the root link
         *is* the world frame.
+    inertia : {"strict", "repair", "ignore"}, optional
+        What to do with a body whose inertia is not physical.  The inertia of a
+        body is that of its link and of the links welded to it by fixed joints,
+        merged (a non-physical link inertia is harmless when the merged one is
+        physical); it must have principal moments ``λ ≥ 0`` obeying the
+        triangle inequality ``λi + λj ≥ λk``, both up to a tolerance of
+        ``INERTIA_RTOL`` (1e-9) times the largest principal moment (with an
+        absolute floor of ``INERTIA_ATOL`` (1e-15) kg m² per kg).  The root
+        link of a fixed base is the world: its inertia, and that of the links
+        welded to it, is discarded and never checked.
+
+        ``"strict"`` (default)
+            raise :class:`~rbd.errors.URDFError` naming the link, the broken
+            condition and its numbers.
+        ``"repair"``
+            replace each non-physical rotational inertia by the nearest physical
+            one in the Frobenius norm: the same principal axes, mass and centre
+            of mass, and the principal moments projected onto the cone
+            ``λi + λj ≥ λk`` (for sorted moments ``a ≤ b ≤ c`` breaking only
+            ``a + b ≥ c`` by ``d``: ``a`` and ``b`` rise by ``d/3``, ``c``
+            falls by ``d/3``; negative moments end at zero or above).  One
+            :class:`RuntimeWarning` lists every changed link with its moments
+            before and after.
+        ``"ignore"``
+            keep the inertias as written, unchecked.  The dynamics of a model
+            with a non-physical inertia may be meaningless (a mass matrix that
+            is not positive definite, negative kinetic energy).
+
+        A negative mass is an error under every policy: no nearby physical
+        inertia is a reasonable guess for it.
 
     Returns
     -------
@@ -389,18 +648,30 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) ->
         One body per link on a non-fixed joint (body name = child link name,
         joint name = URDF joint name), numbered depth-first in the document
         order of the joints, parents before children.  ``model.name`` is the
-        robot's name; gravity is the default ``(0, 0, -9.81)``.
+        robot's name; gravity is the default ``(0, 0, -9.81)``; joint limits,
+        damping and friction as in the file (see the module notes).
 
     Raises
     ------
     URDFError
         On malformed or unsafe XML (any DOCTYPE, hence entity declarations
-        and external references),
-        a root element other than ``<robot>``, an unknown joint type, a joint
-        naming an undefined link, a second root, a cycle, a duplicate link or
-        joint name, a link with two parents, a bad number (not finite, wrong
-        count), a negative mass, a non-physical inertia, or a zero axis.  The
-        message names the offending link or joint.
+        and external references), an unknown encoding, a xacro file (by its
+        ``.xacro`` suffix or xacro elements: expand it first with ``xacro
+        file.xacro > file.urdf``), a root element other than ``<robot>``, an
+        unknown joint type, a joint naming an undefined link, a second root,
+        a cycle, a duplicate link or joint name, a link with two parents, a
+        bad number (not finite, wrong count), a negative mass, a non-physical
+        inertia (``inertia="strict"``), a zero axis, a lower limit above the
+        upper one or a negative speed or effort limit.  The message names the
+        offending link or joint.
+
+    Warns
+    -----
+    RuntimeWarning
+        Once for the inertias ``inertia="repair"`` changed, and once naming the
+        bodies that have zero mass and zero inertia after merging (with
+        nothing massive below them moving with their joint, the mass matrix is
+        singular).
 
     Notes
     -----
@@ -415,7 +686,9 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) ->
     pose is constant); the joints below them hang from the world with the
     composed transforms.
 
-    Joint limits, ``<dynamics>`` (damping, friction), ``<mimic>``, visual and
+    A ``continuous`` joint has one coordinate, its angle, where Pinocchio has
+    two, ``(cos θ, sin θ)`` (see the module notes).  ``<mimic>`` is not yet
+    honoured: a mimic joint is read as an independent joint.  Visual and
     collision geometry, materials and transmissions are ignored; mesh files
     are never opened.
 
@@ -438,6 +711,7 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) ->
     ...     <parent link="base"/>
     ...     <child link="rod"/>
     ...     <axis xyz="0 1 0"/>
+    ...     <dynamics damping="0.1"/>
     ...   </joint>
     ... </robot>'''
     >>> model = rbd.load_urdf(xml)
@@ -445,9 +719,14 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False) ->
     (['rod'], ['hinge'], 1)
     >>> round(float(rbd.crba(model, [0.0])[0, 0]), 12)  # I_yy + m (0.5)^2
     0.67
+    >>> model.upper.tolist(), model.damping.tolist()
+    ([inf], [0.1])
     """
+    if inertia not in INERTIA_POLICIES:
+        raise InputError(f"inertia must be one of {', '.join(map(repr, INERTIA_POLICIES))}, "
+                         f"got {inertia!r}")
     robot_name, links, joints = _parse_robot(_parse_xml(_read_source(source)))
-    return _build(robot_name, links, joints, bool(floating_base))
+    return _build(robot_name, links, joints, bool(floating_base), inertia)
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -473,15 +752,33 @@ def _link_element(robot: ET.Element, name: str, mass: float, com, I_com) -> None
             _INERTIA_KEYS, ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), strict=True)})
 
 
-def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None) -> None:
+def _bound(x: float) -> float:
+    """A limit as URDF can write it: ``±POSITION_BOUND`` for an infinite one."""
+    return math.copysign(POSITION_BOUND, x) if math.isinf(x) else x
+
+
+def _joint_properties_of(model: Model, i: int) -> dict[str, float]:
+    """Limits, damping and friction of body ``i``'s one-degree-of-freedom joint."""
+    iq, iv = model.q_index(i).start, model.v_index(i).start
+    return {"lower": float(model.lower[iq]), "upper": float(model.upper[iq]),
+            "velocity": float(model.velocity_limit[iv]),
+            "effort": float(model.effort_limit[iv]),
+            "damping": float(model.damping[iv]), "friction": float(model.friction[iv])}
+
+
+def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None,
+                   properties: dict[str, float] | None = None) -> None:
     elem = ET.SubElement(robot, "joint", name=name, type=kind)
     ET.SubElement(elem, "parent", link=parent)
     ET.SubElement(elem, "child", link=child)
     _origin_element(elem, X)
     if kind in ("revolute", "prismatic"):
         ET.SubElement(elem, "axis", xyz=_fmt(joint.axis))
-        ET.SubElement(elem, "limit", effort="0", velocity="0", lower=_fmt([-POSITION_BOUND]),
-                      upper=_fmt([POSITION_BOUND]))
+        ET.SubElement(elem, "limit", **{key: _fmt([_bound(properties[key])]) for key in
+                                        ("lower", "upper", "effort", "velocity")})
+        if properties["damping"] or properties["friction"]:
+            ET.SubElement(elem, "dynamics", damping=_fmt([properties["damping"]]),
+                          friction=_fmt([properties["friction"]]))
     elif kind == "planar":
         ET.SubElement(elem, "axis", xyz=_fmt(joint.normal))
 
@@ -489,10 +786,7 @@ def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None) -> 
 def _urdf_kind(model: Model, i: int) -> str:
     body = model.bodies[i]
     kind = body.joint.kind
-    if kind == "free":
-        if body.parent != -1:
-            raise URDFError(f"joint {body.joint_name!r}: a free joint can only be written "
-                            "at the root (as a URDF floating joint)")
+    if kind == "free":  # a URDF floating joint, at the root or below it
         return "floating"
     if kind not in ("revolute", "prismatic", "fixed", "planar"):
         raise URDFError(f"joint {body.joint_name!r}: a {kind} joint has no URDF equivalent "
@@ -518,8 +812,8 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     Parameters
     ----------
     model : Model
-        Its joints must be revolute, prismatic, fixed, planar, or free at a
-        root body (written as a URDF ``floating`` joint).
+        Its joints must be revolute, prismatic, fixed, planar, or free
+        (written as a URDF ``floating`` joint, at the root or below it).
     floating_base : bool, optional
         If False (default), a link named ``"world"`` (made unique if a body or
         frame has that name) is the URDF root and every root body hangs from
@@ -539,16 +833,26 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     ------
     URDFError
         For a joint URDF cannot express (helical, universal, spherical,
-        symbolic, a free joint below the root), naming the joint.
+        symbolic), naming the joint.
+
+    Warns
+    -----
+    RuntimeWarning
+        When a joint has a non-zero armature, which URDF cannot hold.
 
     Notes
     -----
     Each body is a link with an ``<inertial>`` (mass, centre of mass, inertia
     about the centre of mass in body axes) and its joint; each attached frame
-    is a link of zero mass on a fixed joint.  URDF requires a ``<limit>`` on
-    revolute and prismatic joints: an rbd model has none, so the bounds are
-    ``±POSITION_BOUND`` with zero effort and velocity entries.  Gravity is not
-    part of URDF and is not written.
+    is a link of zero mass on a fixed joint.  A revolute or prismatic joint
+    gets a ``<limit>`` (which URDF requires) from ``model.lower``,
+    ``model.upper``, ``model.velocity_limit`` and ``model.effort_limit``, an
+    infinite limit written as ``±POSITION_BOUND``, and a ``<dynamics>`` when
+    its damping or friction is not zero; a revolute joint is always written as
+    ``revolute``, so a ``continuous`` joint comes back as a revolute joint
+    with bounds ``±POSITION_BOUND``, which the reader takes for no bounds.
+    Gravity, armature and the limits of planar and free joints are not part
+    of URDF and are not written.
 
     ``load_urdf(to_urdf(model))`` has the same bodies, joints, frames and
     dynamics, with bodies renumbered depth-first (the same order when the
@@ -566,6 +870,9 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     kinds = [_urdf_kind(model, i) for i in range(model.nbodies)]
+    if np.any(model.armature):
+        warnings.warn("URDF has no armature: the joints' armature is not written",
+                      RuntimeWarning, stacklevel=2)
     free_root = _floating_root(model) if floating_base else None
     frames = {name: f for name, f in model.frames.items() if name not in model.body_names}
     robot = ET.Element("robot", name=model.name)
@@ -578,8 +885,10 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
         _link_element(robot, body.name, body.mass, body.com, body.I_com)
         if i != free_root:
             parent = world if body.parent == -1 else names[body.parent]
+            properties = (_joint_properties_of(model, i)
+                          if kinds[i] in ("revolute", "prismatic") else None)
             _joint_element(robot, body.joint_name, kinds[i], parent, body.name, body.X_tree,
-                           body.joint)
+                           body.joint, properties)
     joint_names = {b.joint_name for b in model.bodies}
     for name, frame in frames.items():
         _link_element(robot, name, 0.0, np.zeros(3), np.zeros((3, 3)))

@@ -187,9 +187,10 @@ def test_inertial_origin_rotates_the_inertia(rng):
 
 
 def test_link_without_inertial_is_massless():
-    model = rbd.load_urdf(robot(link("a"), link("b"), link("c", 1.0),
-                                joint("j1", "revolute", "a", "b"),
-                                joint("j2", "revolute", "b", "c", xyz=(0, 0, 1))))
+    with pytest.warns(RuntimeWarning, match=r"body 'b' has zero mass and zero inertia"):
+        model = rbd.load_urdf(robot(link("a"), link("b"), link("c", 1.0),
+                                    joint("j1", "revolute", "a", "b"),
+                                    joint("j2", "revolute", "b", "c", xyz=(0, 0, 1))))
     assert model.bodies[0].mass == 0.0
     assert not np.any(model.bodies[0].inertia)
 
@@ -434,9 +435,20 @@ BAD_DOCUMENTS = {
                     r"joint 'j': more than one <origin>"),
     "negative mass": (robot(link("a"), link("b", -1.0), J_AB), r"link 'b': negative mass -1"),
     "not positive": (robot(link("a"), link("b", 1.0, inertia=(-0.1, 0.2, 0.2, 0, 0, 0)), J_AB),
-                     r"link 'b': non-physical <inertial>.*not positive semi-definite"),
+                     r"link 'b': non-physical inertia: principal moments \[-0.1, 0.2, 0.2\] "
+                     r"kg m\^2 are not all >= 0.*Pass inertia='repair'"),
     "triangle": (robot(link("a"), link("b", 1.0, inertia=(0.1, 0.1, 0.3, 0, 0, 0)), J_AB),
-                 r"link 'b': non-physical <inertial>.*triangle inequality"),
+                 r"link 'b': non-physical inertia: .* break the triangle inequality: "
+                 r"0.1 \+ 0.1 = 0.2 < 0.3. Pass inertia='repair'"),
+    "lower above upper": (robot(*ROOT_AND_CHILD, J_AB.replace('lower="-1"', 'lower="2"')),
+                          r"link 'b': joint 'j': lower limit \[2.0\] above upper limit"),
+    "limit nan": (robot(*ROOT_AND_CHILD, J_AB.replace('upper="1"', 'upper="nan"')),
+                  r"joint 'j': <limit> upper='nan' has a non-finite value"),
+    "unexpanded xacro": (robot(*ROOT_AND_CHILD, J_AB.replace('xyz="0.0 0.0 0.0"',
+                                                             'xyz="${x} 0 0"', 1)),
+                         r"joint 'j': <origin> xyz='\$\{x\} 0 0' is not a list of numbers "
+                         r"\(an unexpanded xacro expression: expand it to URDF first: "
+                         r"`xacro file.xacro > file.urdf`\)"),
     "zero axis": (robot(*ROOT_AND_CHILD, joint("j", "revolute", "a", "b", axis=(0, 0, 0))),
                   r"joint 'j': <axis> xyz=\[0.0, 0.0, 0.0\] is zero"),
     "zero planar axis": (robot(*ROOT_AND_CHILD, joint("j", "planar", "a", "b", axis=(0, 0, 0))),
@@ -591,20 +603,33 @@ def test_written_limits_and_massless_frames():
     again = rbd.load_urdf(rbd.to_urdf(model))
     assert again.total_mass == model.total_mass
     root = rbd.urdf._parse_xml(rbd.to_urdf(model))
-    for elem in root.findall("joint"):
-        if elem.get("type") == "revolute":
-            limit = elem.find("limit")
-            assert float(limit.get("upper")) == -float(limit.get("lower")) == 1e9
+    limits = {elem.get("name"): elem.find("limit") for elem in root.findall("joint")
+              if elem.get("type") == "revolute"}
+    # the values stated in planar2.urdf
+    assert float(limits["elbow"].get("upper")) == -float(limits["elbow"].get("lower")) == 2.8
+    assert float(limits["elbow"].get("effort")) == 20.0
+    assert float(limits["shoulder"].get("velocity")) == 4.0
     tip = [e for e in root.findall("link") if e.get("name") == "tip"][0]
     assert float(tip.find("inertial/mass").get("value")) == 0.0
+
+
+def test_infinite_limits_are_written_as_the_bound_and_read_back_as_infinite():
+    chain = rbd.models.revolute_chain(2)
+    root = rbd.urdf._parse_xml(rbd.to_urdf(chain))
+    for elem in root.findall("joint"):
+        limit = elem.find("limit")
+        assert float(limit.get("upper")) == -float(limit.get("lower")) == rbd.urdf.POSITION_BOUND
+        assert float(limit.get("effort")) == float(limit.get("velocity")) == 1e9
+        assert elem.find("dynamics") is None  # no damping, no friction
+    again = rbd.load_urdf(rbd.to_urdf(chain))
+    assert np.all(again.upper == np.inf) and np.all(again.lower == -np.inf)
+    assert np.all(again.effort_limit == np.inf) and np.all(again.velocity_limit == np.inf)
 
 
 WRITER_ERRORS = {
     "spherical": (lambda: rbd.models.pendulum(2), r"joint 'ball1': a spherical joint has no URDF"),
     "helical": (lambda: rbd.testing.random_model(0, 3, ("helical",)),
                 r"joint 'joint_b0': a helical joint has no URDF"),
-    "free below root": (lambda: rbd.testing.random_model(0, 3, ("free",)),
-                        r"joint 'joint_b1': a free joint can only be written at the root"),
 }
 
 
