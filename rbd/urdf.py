@@ -216,8 +216,8 @@ def _parse_xml(text: str | bytes) -> ET.Element:
             raise _xacro_error("the document") from None
         raise URDFError(f"malformed XML: {exc}") from None
     except LookupError as exc:  # an encoding declaration Python does not know
-        raise URDFError(f"the XML declares an unknown encoding ({_quote(exc)}); "
-                        "save the file as UTF-8") from None
+        raise URDFError(f"cannot decode the XML ({_quote(exc)}); save the file as UTF-8"
+                        ) from None
     except ValueError as exc:
         raise URDFError(f"cannot parse the XML: {_quote(exc)}") from None
 

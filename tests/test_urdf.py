@@ -726,3 +726,277 @@ def test_bundled_urdf_names_are_checked():
 def test_docstring_examples_run():
     result = doctest.testmod(rbd.urdf, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+# --- sources that are neither XML nor a file -------------------------------------------------
+DOCUMENT = robot(*ROOT_AND_CHILD, J_AB)
+
+
+def test_byte_order_mark_before_the_document_is_accepted():
+    model = rbd.load_urdf("\ufeff" + DOCUMENT)
+    assert model.joint_names == ["j"]
+    assert rbd.load_urdf(("\ufeff" + DOCUMENT).encode("utf-8")).joint_names == ["j"]
+
+
+def test_unknown_encoding_is_a_urdf_error():
+    document = b'<?xml version="1.0" encoding="no-such-codec"?>' + DOCUMENT.encode()
+    with pytest.raises(rbd.URDFError, match=r"cannot decode the XML \('unknown encoding: "
+                                            r"no-such-codec'\); save the file as UTF-8"):
+        rbd.load_urdf(document)
+
+
+@pytest.mark.parametrize("source", ["robot\x00.urdf", pathlib.Path("robot\x00.urdf")])
+def test_nul_character_in_a_file_name_is_a_urdf_error(source):
+    with pytest.raises(rbd.URDFError, match=r"cannot read URDF file 'robot\\x00.urdf'"):
+        rbd.load_urdf(source)
+
+
+def test_a_string_that_is_not_xml_is_never_echoed_whole():
+    document = "robot: " + DOCUMENT * 50  # does not start with '<': taken for a file name
+    with pytest.raises(rbd.URDFError, match=r"cannot read URDF file .*first non-blank") as info:
+        rbd.load_urdf(document)
+    assert len(str(info.value)) < 300
+
+
+# --- xacro -----------------------------------------------------------------------------------
+XACRO = ('<robot name="r" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+         '<xacro:property name="l" value="1"/><link name="a"/></robot>')
+
+
+def test_xacro_file_is_refused_with_the_command_to_expand_it(tmp_path):
+    path = tmp_path / "arm.urdf.xacro"
+    path.write_text(DOCUMENT)
+    with pytest.raises(rbd.URDFError, match=r"xacro file.*`xacro file.xacro > file.urdf`"):
+        rbd.load_urdf(path)
+
+
+@pytest.mark.parametrize("document", [XACRO, XACRO.replace(' xmlns:xacro="http://www.ros.org'
+                                                            '/wiki/xacro"', "")])
+def test_xacro_elements_are_refused_with_the_command_to_expand_them(document):
+    with pytest.raises(rbd.URDFError, match=r"the document is a xacro file, not URDF: "
+                                            r"expand it to URDF first"):
+        rbd.load_urdf(document)
+
+
+def test_a_xacro_namespace_without_xacro_elements_is_plain_urdf():
+    document = DOCUMENT.replace('<robot name="test"',
+                                '<robot name="test" xmlns:xacro="http://ros.org/wiki/xacro"')
+    assert rbd.load_urdf(document).joint_names == ["j"]
+
+
+# --- inertia policies ------------------------------------------------------------------------
+BAD_I = (0.1, 0.1, 0.3, 0, 0, 0)  # principal moments 0.1 + 0.1 < 0.3
+WELDED = robot(link("a"), link("b", 5.0, inertia=(0.3, 0.4, 0.5, 0, 0, 0)),
+               link("plate", 0.1, com=(0, 0, 0.2), inertia=BAD_I), J_AB,
+               joint("weld", "fixed", "b", "plate", xyz=(0, 0, 0.1)))
+
+
+def test_link_welded_to_a_heavy_body_is_checked_merged():
+    """plate alone breaks the triangle inequality; merged into b it is physical."""
+    with pytest.raises(rbd.URDFError, match="link 'plate'"):
+        rbd.load_urdf(robot(link("a"), link("plate", 0.1, inertia=BAD_I),
+                            joint("j", "revolute", "a", "plate")))
+    model = rbd.load_urdf(WELDED)
+    assert model.bodies[0].mass == pytest.approx(5.1, rel=1e-15)
+    assert np.all(np.linalg.eigvalsh(model.bodies[0].I_com) > 0)
+
+
+def test_root_of_a_fixed_base_is_never_checked():
+    document = robot(link("base", 1.0, inertia=BAD_I), link("b", 1.0),
+                     link("tray", 1.0, inertia=BAD_I), joint("j", "revolute", "base", "b"),
+                     joint("weld", "fixed", "base", "tray"))
+    assert rbd.load_urdf(document).nbodies == 1
+    with pytest.raises(rbd.URDFError, match=r"link 'base' \(with its welded link 'tray'\): "
+                                            r"non-physical inertia"):
+        rbd.load_urdf(document, floating_base=True)
+
+
+def test_strict_tolerance_is_relative_to_the_largest_moment():
+    for scale in (1.0, 1e-3):  # above the absolute floor INERTIA_ATOL
+        inside = tuple(scale * x for x in (0.1, 0.2, 0.3 * (1 + 0.5 * rbd.urdf.INERTIA_RTOL),
+                                           0, 0, 0))
+        outside = tuple(scale * x for x in (0.1, 0.2, 0.3 * (1 + 3 * rbd.urdf.INERTIA_RTOL),
+                                            0, 0, 0))
+        rbd.load_urdf(robot(link("a"), link("b", 1.0, inertia=inside), J_AB))
+        with pytest.raises(rbd.URDFError, match="triangle inequality"):
+            rbd.load_urdf(robot(link("a"), link("b", 1.0, inertia=outside), J_AB))
+
+
+def _nearest_by_optimization(moments):
+    """Independent check: minimize the distance over {λi + λj ≥ λk} numerically."""
+    from scipy.optimize import minimize
+
+    cons = [{"type": "ineq", "fun": (lambda x, r=row: r @ x)} for row in
+            ([1, 1, -1], [1, -1, 1], [-1, 1, 1])]
+    result = minimize(lambda x: np.sum((x - moments) ** 2), np.abs(moments) + 1.0,
+                      constraints=cons, method="SLSQP", options={"ftol": 1e-15, "maxiter": 500})
+    return result.x
+
+
+def test_repair_uses_the_nearest_physical_inertia_and_warns_once(rng):
+    R = rbd.testing.random_rotation(rng)
+    cases = {"b": np.array([0.1, 0.1, 0.3]), "c": np.array([-0.05, 0.2, 0.25]),
+             "d": np.array([-0.3, -0.1, 0.2])}
+    parts, joints = [link("a")], []
+    for name, moments in cases.items():
+        I = R @ np.diag(moments) @ R.T
+        parts.append(link(name, 2.0, com=(0.1, 0, 0), inertia=tuple(
+            float(I[i, j]) for i, j in ((0, 0), (1, 1), (2, 2), (0, 1), (0, 2), (1, 2)))))
+        joints.append(joint(f"j{name}", "revolute", "a", name))
+    with pytest.warns(RuntimeWarning) as record:
+        model = rbd.load_urdf(robot(*parts, link("e", 1.0), *joints,
+                                    joint("je", "revolute", "a", "e")), inertia="repair")
+    assert len(record) == 1
+    message = str(record[0].message)
+    assert "replaced 3 non-physical inertias" in message and "'e'" not in message
+    for name, moments in cases.items():
+        assert f"link {name!r}: principal moments" in message
+        body = model.bodies[model.body_names.index(name)]
+        assert body.mass == 2.0 and np.allclose(body.com, [0.1, 0, 0], rtol=0, atol=1e-15)
+        # the principal axes are kept: R still diagonalizes the repaired inertia
+        D = R.T @ body.I_com @ R
+        assert_close(D - np.diag(np.diag(D)), np.zeros((3, 3)), 1e-12, f"{name} axes")
+        # SLSQP converges to ~1e-8 of the exact projection
+        assert_close(np.sort(np.diag(D)), np.sort(_nearest_by_optimization(moments)), 1e-6,
+                     f"{name} moments")
+    assert_close(np.sort(np.diag(R.T @ model.bodies[0].I_com @ R)), [0.4 / 3, 0.4 / 3, 0.8 / 3],
+                 1e-12, "a, b rise and c falls by d/3")
+    assert np.all(np.linalg.eigvalsh(rbd.crba(model, np.zeros(4))) > 0)
+
+
+def test_repair_leaves_physical_documents_alone(backend, rng):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        repaired = rbd.load_urdf(WELDED, inertia="repair")
+    assert_same_dynamics(rbd.load_urdf(WELDED), repaired, backend, rng, rtol=0.0)
+
+
+def test_ignore_keeps_the_inertia_as_written():
+    document = robot(link("a"), link("b", 1.0, inertia=(-0.1, 0.2, 0.2, 0, 0, 0)), J_AB)
+    model = rbd.load_urdf(document, inertia="ignore")
+    assert np.array_equal(model.bodies[0].I_com, np.diag([-0.1, 0.2, 0.2]))
+
+
+@pytest.mark.parametrize("policy", rbd.urdf.INERTIA_POLICIES)
+def test_negative_mass_is_an_error_under_every_policy(policy):
+    with pytest.raises(rbd.URDFError, match=r"link 'b': negative mass -1 .*correct the file"):
+        rbd.load_urdf(robot(link("a"), link("b", -1.0), J_AB), inertia=policy)
+
+
+def test_unknown_inertia_policy_is_refused():
+    with pytest.raises(rbd.InputError, match=r"inertia must be one of 'strict', 'repair', "
+                                             r"'ignore', got 'fix'"):
+        rbd.load_urdf(DOCUMENT, inertia="fix")
+
+
+def test_massless_moving_bodies_are_named_once():
+    document = robot(link("a"), link("b"), link("c"), link("d", 1.0), link("e"),
+                     joint("j1", "revolute", "a", "b"), joint("j2", "revolute", "b", "c"),
+                     joint("j3", "revolute", "c", "d"), joint("j4", "revolute", "d", "e"),
+                     joint("weld", "fixed", "e", "d_tool"), link("d_tool", 0.5))
+    with pytest.warns(RuntimeWarning) as record:
+        rbd.load_urdf(document)
+    assert len(record) == 1
+    assert "bodies 'b', 'c' have zero mass and zero inertia" in str(record[0].message)
+
+
+# --- limits and joint dynamics ---------------------------------------------------------------
+def test_limits_and_dynamics_are_read():
+    document = robot(
+        link("a"), link("r", 1.0), link("c", 1.0), link("p", 1.0), link("n", 1.0),
+        joint("jr", "revolute", "a", "r").replace(
+            "</joint>", '<dynamics damping="0.5" friction="0.25"/></joint>'),
+        joint("jc", "continuous", "a", "c").replace(
+            "</joint>", '<limit lower="-1" upper="1" effort="7" velocity="3"/></joint>'),
+        joint("jp", "prismatic", "a", "p", limit=False).replace(
+            "</joint>", '<limit upper="0.4" effort="1e9"/><dynamics friction="2"/></joint>'),
+        joint("jn", "revolute", "a", "n", limit=False))
+    model = rbd.load_urdf(document)
+    assert model.joint_names == ["jr", "jc", "jp", "jn"]
+    inf = np.inf
+    assert model.lower.tolist() == [-1.0, -inf, -inf, -inf]
+    assert model.upper.tolist() == [1.0, inf, 0.4, inf]
+    assert model.effort_limit.tolist() == [1.0, 7.0, inf, inf]
+    assert model.velocity_limit.tolist() == [1.0, 3.0, inf, inf]
+    assert model.damping.tolist() == [0.5, 0.0, 0.0, 0.0]
+    assert model.friction.tolist() == [0.25, 0.0, 2.0, 0.0]
+
+
+def _with_properties(model: rbd.Model, rng) -> rbd.Model:
+    """Random finite or infinite limits, damping and friction on the 1-DoF joints."""
+    for body in model.bodies:
+        if body.joint.kind not in ("revolute", "prismatic"):
+            continue
+        lower = -np.inf if rng.random() < 0.3 else -rng.uniform(0.1, 3.0)
+        model.set_joint_properties(
+            body.joint_name, lower=lower, upper=rng.uniform(0.1, 3.0),
+            velocity_limit=np.inf if rng.random() < 0.3 else rng.uniform(0.5, 10),
+            effort_limit=rng.uniform(1, 100), damping=rng.choice([0.0, rng.uniform(0, 2)]),
+            friction=rng.choice([0.0, rng.uniform(0, 2)]))
+    return model
+
+
+PROPERTIES = ("lower", "upper", "velocity_limit", "effort_limit", "damping", "friction")
+
+
+def assert_same_properties(old: rbd.Model, new: rbd.Model):
+    iq, iv = name_permutation(old, new)
+    for key in PROPERTIES:
+        perm = iq if key in ("lower", "upper") else iv
+        assert np.array_equal(getattr(new, key), getattr(old, key)[perm]), key
+
+
+def test_limits_and_dynamics_round_trip(rng):
+    model = _with_properties(rbd.testing.random_model(rng, 6, ("revolute", "prismatic")), rng)
+    again = rbd.load_urdf(rbd.to_urdf(model))
+    assert_same_properties(model, again)
+    assert np.isinf(model.lower).any() and np.isfinite(model.lower).any()  # both kinds tried
+
+
+def test_armature_is_not_written_and_says_so():
+    model = rbd.models.revolute_chain(2)
+    model.set_joint_properties("joint1", armature=0.1)
+    with pytest.warns(RuntimeWarning, match="URDF has no armature"):
+        text = rbd.to_urdf(model)
+    assert rbd.load_urdf(text).armature.tolist() == [0.0, 0.0]
+
+
+# --- write what was read ---------------------------------------------------------------------
+def test_floating_joint_below_the_root_round_trips(backend, rng):
+    document = robot(link("world"), link("arm", 2.0), link("drone", 1.5, com=(0.1, 0, 0)),
+                     joint("shoulder", "revolute", "world", "arm", axis=(0, 1, 0)),
+                     joint("free", "floating", "arm", "drone", xyz=(0.3, 0.1, -0.2),
+                           rpy=(0.2, -0.4, 1.0)))
+    model = rbd.load_urdf(document)
+    assert [b.joint.kind for b in model.bodies] == ["revolute", "free"]
+    text = rbd.to_urdf(model)
+    assert 'type="floating"' in text
+    again = rbd.load_urdf(text)
+    assert [b.joint.kind for b in again.bodies] == ["revolute", "free"]
+    assert_close(again.bodies[1].X_tree, model.bodies[1].X_tree, RTOL_ROUNDTRIP, "X_tree")
+    assert_same_dynamics(model, again, backend, rng, RTOL_ROUNDTRIP)
+
+
+#: Random models written and read back (fuzz of the writer against the reader).
+NFUZZ = 12
+
+
+@pytest.mark.parametrize("seed", range(NFUZZ))
+def test_random_models_round_trip(seed, backend):
+    rng = np.random.default_rng(4000 + seed)
+    kinds = ("revolute", "prismatic", "planar", "free")
+    model = rbd.testing.random_model(rng, int(rng.integers(1, 8)),
+                                     kinds[:int(rng.integers(1, 5))],
+                                     floating_base=bool(rng.integers(2)),
+                                     chain=bool(rng.integers(2)))
+    model = _with_properties(_with_frames(model, rng), rng)
+    again = rbd.load_urdf(rbd.to_urdf(model))
+    assert sorted(again.body_names) == sorted(model.body_names)
+    assert set(again.frames) == set(model.frames)
+    for name in model.body_names:
+        i, j = model.body_names.index(name), again.body_names.index(name)
+        assert again.bodies[j].joint.kind == model.bodies[i].joint.kind
+    assert_same_properties(model, again)
+    assert_same_dynamics(model, again, backend, rng, RTOL_ROUNDTRIP)
