@@ -67,13 +67,37 @@ NPARAMS = 9
 
 
 def _unit(axis, what: str) -> np.ndarray:
-    a = np.asarray(axis, dtype=float).reshape(-1)
+    """``axis / |axis|``, refusing non-numeric, complex, non-finite and zero axes."""
+    if isinstance(axis, str) or np.iscomplexobj(axis):
+        raise ModelError(f"{what} must be a real 3-vector, got {axis!r}")
+    try:
+        a = np.asarray(axis, dtype=float).reshape(-1)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"{what} must be a real 3-vector, got {axis!r}") from None
     if a.shape != (3,) or not np.all(np.isfinite(a)):
         raise ModelError(f"{what} must be a finite 3-vector, got {axis!r}")
+    # scale first: the norm of (1e200, 0, 0) overflows, its direction does not
+    scale = np.abs(a).max()
+    if scale == 0.0:
+        raise ModelError(f"{what} must be non-zero, got {axis!r}")
+    a = a / scale
     n = np.linalg.norm(a)
-    if n < 1e-12:
+    if scale * n < 1e-12:
         raise ModelError(f"{what} must be non-zero, got {axis!r}")
     return a / n
+
+
+def _finite(value, what: str) -> float:
+    """A finite real number, or :class:`ModelError` naming ``what``."""
+    if isinstance(value, str | complex | np.complexfloating):
+        raise ModelError(f"{what} must be a finite real number, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"{what} must be a finite real number, got {value!r}") from None
+    if not np.isfinite(x):
+        raise ModelError(f"{what} must be a finite real number, got {value!r}")
+    return x
 
 
 class Joint:
@@ -82,6 +106,34 @@ class Joint:
     kind = "joint"
     nq = 0
     nv = 0
+    _frozen = False
+
+    # --- immutability ------------------------------------------------------------
+    def freeze(self) -> Joint:
+        """Make the joint read-only (done by :meth:`rbd.Model.add_body`); return it.
+
+        Array attributes become non-writeable and public attributes cannot be
+        reassigned, so a joint inside a model cannot change behind the compiled
+        kernels' back.  Build a new joint and use :meth:`rbd.Model.replace_joint`.
+        """
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
+        object.__setattr__(self, "_frozen", True)
+        return self
+
+    def __setattr__(self, name, value):
+        if self._frozen and not name.startswith("_"):
+            raise AttributeError(
+                f"{type(self).__name__}.{name} is read-only: the joint is part of a model; "
+                "build a new joint and use Model.replace_joint"
+            )
+        object.__setattr__(self, name, value)
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        if self._frozen:
+            self.freeze()
 
     # --- geometry -----------------------------------------------------------
     def transform(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -199,7 +251,7 @@ class Helical(_AxisJoint):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.1):
         super().__init__(axis)
-        self.pitch = float(pitch)
+        self.pitch = _finite(pitch, "Helical pitch")
 
     def transform(self, q):
         return axis_angle_rotation(self.axis, q[0]), self.axis * self.pitch * q[0]

@@ -7,9 +7,17 @@ joints (``jcalc``) and the spatial inertias.  Bodies are numbered so that
 ``parent[i] < i``; the world is ``-1``.
 
 Models are built by appending bodies (:meth:`Model.add_body`) and are not
-changed afterwards by any algorithm; derived data (the compiled flat arrays
-used by the kernels) is cached on the model and rebuilt whenever a body is
-added or the gravity vector changes.
+changed afterwards by any algorithm.  What a model holds is read-only: bodies,
+frames and joints refuse attribute assignment, and their arrays (``X_tree``,
+inertias, joint axes, :meth:`Model.flat_arrays`) are not writeable, so nothing
+can change the numbers behind the compiled kernels' back.  Every change goes
+through a builder method (:meth:`Model.add_body`, :meth:`Model.add_frame`,
+:meth:`Model.set_joint_properties`, the ``gravity`` setter) or makes a new
+model (:meth:`Model.replace_joint`); each of them drops the derived data (the
+compiled flat arrays used by the kernels), which is rebuilt on the next call.
+
+Building is linear in the number of bodies: names are looked up in
+dictionaries, and derived arrays are assembled once, on first use.
 """
 
 from __future__ import annotations
@@ -26,20 +34,38 @@ from .spatial import inertia_parts, mcI, plux, plux_parts
 __all__ = ["Model", "Body", "Frame"]
 
 
+def _read_only(name: str, what: str):
+    raise AttributeError(
+        f"{what}.{name} is read-only: a model does not change once built; use the builder "
+        "(Model.add_body, Model.set_joint_properties) or Model.replace_joint for a new model"
+    )
+
+
 class Body:
-    """One body of the tree and its parent joint."""
+    """One body of the tree and its parent joint (read-only)."""
 
     __slots__ = ("name", "parent", "joint", "joint_name", "X_tree", "inertia", "mass",
                  "com", "I_com")
 
     def __init__(self, name, parent, joint, joint_name, X_tree, inertia):
-        self.name = name
-        self.parent = parent
-        self.joint = joint
-        self.joint_name = joint_name
-        self.X_tree = X_tree
-        self.inertia = inertia
-        self.mass, self.com, self.I_com = inertia_parts(inertia)
+        mass, com, I_com = inertia_parts(inertia)
+        com.setflags(write=False)
+        I_com.setflags(write=False)
+        for key, value in (("name", name), ("parent", parent), ("joint", joint),
+                           ("joint_name", joint_name), ("X_tree", X_tree),
+                           ("inertia", inertia), ("mass", mass), ("com", com),
+                           ("I_com", I_com)):
+            object.__setattr__(self, key, value)
+
+    def __setattr__(self, name, value):
+        _read_only(name, "Body")
+
+    def __delattr__(self, name):
+        _read_only(name, "Body")
+
+    def __reduce__(self):
+        return (Body, (self.name, self.parent, self.joint, self.joint_name, self.X_tree,
+                       self.inertia))
 
     def __repr__(self) -> str:
         return (f"Body({self.name!r}, parent={self.parent}, joint={self.joint!r}, "
@@ -52,24 +78,59 @@ class Frame:
     __slots__ = ("name", "body", "X")
 
     def __init__(self, name: str, body: int, X: np.ndarray):
-        self.name = name
-        self.body = body
-        self.X = X
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "body", body)
+        object.__setattr__(self, "X", X)
+
+    def __setattr__(self, name, value):
+        _read_only(name, "Frame")
+
+    def __delattr__(self, name):
+        _read_only(name, "Frame")
+
+    def __reduce__(self):
+        return (Frame, (self.name, self.body, self.X))
 
     def __repr__(self) -> str:
         return f"Frame({self.name!r}, body={self.body})"
 
 
+#: Largest magnitude accepted for a length, mass or inertia entry: products of a
+#: few such numbers (a spatial inertia moved through a transform) stay finite in
+#: double precision, far beyond any physical system in SI units.
+MAX_MAGNITUDE = 1e100
+
+
 def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
+    if np.iscomplexobj(value):
+        raise ModelError(f"body {body!r}: {what} must be real, got complex values")
     try:
         arr = np.array(value, dtype=float)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ModelError(f"body {body!r}: {what} is not numeric ({exc})") from None
     if arr.shape != shape:
         raise ModelError(f"body {body!r}: {what} must have shape {shape}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
         raise ModelError(f"body {body!r}: {what} has non-finite entries")
+    if arr.size and np.abs(arr).max() > MAX_MAGNITUDE:
+        raise ModelError(f"body {body!r}: {what} has entries above {MAX_MAGNITUDE:g} in "
+                         "magnitude (their products would overflow)")
     return arr
+
+
+def _as_scalar(value, what: str, body: str) -> float:
+    if isinstance(value, complex | np.complexfloating):
+        raise ModelError(f"body {body!r}: {what} must be real, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"body {body!r}: {what} is not a number: {value!r}") from None
+    if not np.isfinite(x):
+        raise ModelError(f"body {body!r}: {what} is not finite")
+    if abs(x) > MAX_MAGNITUDE:
+        raise ModelError(f"body {body!r}: {what} {x:g} is above {MAX_MAGNITUDE:g} in magnitude "
+                         "(its products would overflow)")
+    return x
 
 
 def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
@@ -94,21 +155,21 @@ def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
         )
 
 
-def _parse_inertia(inertia, body: str) -> np.ndarray:
+def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
     if inertia is None:
         return np.zeros((6, 6))
     if isinstance(inertia, tuple | list) and len(inertia) == 3:
         m, c, Ic = inertia
-        try:
-            m = float(m)
-        except (TypeError, ValueError):
-            raise ModelError(f"body {body!r}: mass is not a number: {m!r}") from None
-        if not np.isfinite(m):
-            raise ModelError(f"body {body!r}: mass is not finite")
+        m = _as_scalar(m, "mass", body)
         c = _as_matrix(c, (3,), "centre of mass", body)
         Ic = _as_matrix(Ic, (3, 3), "rotational inertia", body)
-        _check_inertia(m, Ic, body)
-        return mcI(m, c, Ic)
+        if check:
+            _check_inertia(m, Ic, body)
+        I = mcI(m, c, Ic)
+        if not np.all(np.isfinite(I)):
+            raise ModelError(f"body {body!r}: the spatial inertia overflows (mass {m:g}, "
+                             f"centre of mass {c.tolist()})")
+        return I
     I = _as_matrix(inertia, (6, 6), "spatial inertia", body)
     if not np.allclose(I, I.T, atol=1e-9 * max(1.0, np.abs(I).max())):
         raise ModelError(f"body {body!r}: spatial inertia is not symmetric")
@@ -117,7 +178,8 @@ def _parse_inertia(inertia, body: str) -> np.ndarray:
         raise ModelError(f"body {body!r}: negative mass {m:g}")
     if not np.allclose(I, mcI(m, c, Ic), atol=1e-9 * max(1.0, np.abs(I).max())):
         raise ModelError(f"body {body!r}: not a rigid-body spatial inertia")
-    _check_inertia(m, Ic, body)
+    if check:
+        _check_inertia(m, Ic, body)
     return I
 
 
@@ -136,6 +198,53 @@ def _parse_X_tree(X_tree, body: str) -> np.ndarray:
     if not np.allclose(X, plux(E, r), atol=1e-9 * max(1.0, np.abs(X).max())):
         raise ModelError(f"body {body!r}: X_tree is not a Plücker motion transform")
     return plux(E, r)
+
+
+#: Per-joint properties: the joint's size they follow (``nq`` or ``nv``) and the default.
+JOINT_PROPERTIES = {
+    "lower": ("nq", -np.inf),
+    "upper": ("nq", np.inf),
+    "velocity_limit": ("nv", np.inf),
+    "effort_limit": ("nv", np.inf),
+    "damping": ("nv", 0.0),
+    "friction": ("nv", 0.0),
+    "armature": ("nv", 0.0),
+}
+
+
+def _joint_property(value, size: int, key: str, joint: str) -> np.ndarray:
+    """Check one joint property value and return it as a ``(size,)`` array."""
+    if np.iscomplexobj(value):
+        raise ModelError(f"joint {joint!r}: {key} must be real, got {value!r}")
+    try:
+        arr = np.array(value, dtype=float).reshape(-1)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"joint {joint!r}: {key} is not numeric: {value!r}") from None
+    if arr.size == 1 and size != 1:
+        arr = np.full(size, arr[0])
+    if arr.shape != (size,):
+        raise ModelError(f"joint {joint!r}: {key} needs {size} value(s), got {arr.size}")
+    if np.any(np.isnan(arr)):
+        raise ModelError(f"joint {joint!r}: {key} has NaN entries")
+    if key in ("damping", "friction", "armature"):
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ModelError(f"joint {joint!r}: {key} must be finite and non-negative, "
+                             f"got {arr.tolist()}")
+    elif key in ("velocity_limit", "effort_limit") and np.any(arr < 0):
+        raise ModelError(f"joint {joint!r}: {key} must be non-negative, got {arr.tolist()}")
+    arr.setflags(write=False)
+    return arr
+
+
+def _parent_index(p, body: str, n: int) -> int:
+    """A parent entry of ``from_arrays`` as an int in ``[-1, n)``."""
+    if isinstance(p, bool | np.bool_) or not isinstance(p, int | np.integer | float | np.floating):
+        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
+    if not float(p).is_integer():
+        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
+    if not -1 <= int(p) < n:
+        raise ModelError(f"body {body!r}: unknown parent {p}")
+    return int(p)
 
 
 class Model:
@@ -171,25 +280,47 @@ class Model:
         self._v_start: list[int] = []
         self._nq = 0
         self._nv = 0
+        self._body_by_name: dict[str, int] = {}
+        self._joint_by_name: dict[str, int] = {}
+        self._joint_props: dict[str, list[np.ndarray]] = {key: [] for key in JOINT_PROPERTIES}
         self._cache: dict = {}
 
     # --- construction ---------------------------------------------------------
     @staticmethod
     def _check_gravity(gravity) -> np.ndarray:
-        g = np.array(gravity, dtype=float).reshape(-1)
-        if g.shape != (3,) or not np.all(np.isfinite(g)):
+        try:
+            if np.iscomplexobj(gravity):
+                raise TypeError("complex values")
+            g = np.array(gravity, dtype=float).reshape(-1)
+        except (TypeError, ValueError, OverflowError):
+            raise ModelError(f"gravity must be a finite real 3-vector, got {gravity!r}") from None
+        if g.shape != (3,) or not np.all(np.isfinite(g)) or np.abs(g).max() > MAX_MAGNITUDE:
             raise ModelError(f"gravity must be a finite 3-vector, got {gravity!r}")
         g.setflags(write=False)
         return g
+
+    # pickling and deep copies carry the model's definition, never its compiled form
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state["_cache"] = {}
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for b in self._bodies:
+            b.joint.freeze()
+            for array in (b.X_tree, b.inertia, b.com, b.I_com):
+                array.setflags(write=False)
+        for f in self._frames.values():
+            f.X.setflags(write=False)
 
     def _body_index(self, ref, what: str = "body") -> int:
         if ref is None:
             return -1
         if isinstance(ref, str):
-            for i, b in enumerate(self._bodies):
-                if b.name == ref:
-                    return i
-            if ref in ("world", "base") and not any(b.name == ref for b in self._bodies):
+            if ref in self._body_by_name:
+                return self._body_by_name[ref]
+            if ref in ("world", "base"):
                 return -1
             raise ModelError(f"unknown {what} {ref!r}")
         if isinstance(ref, bool) or not isinstance(ref, int | np.integer):
@@ -207,6 +338,8 @@ class Model:
         inertia=None,
         name: str | None = None,
         joint_name: str | None = None,
+        *,
+        check_inertia: bool = True,
     ) -> int:
         """Append a body and its parent joint; return the new body's index.
 
@@ -225,33 +358,92 @@ class Model:
             Unique body name (``"body<i>"`` by default).
         joint_name : str, optional
             Unique joint name (``"joint_<name>"`` by default).
+        check_inertia : bool, optional
+            Check that the inertia is physical (mass ≥ 0, rotational inertia
+            positive semi-definite, principal moments obeying the triangle
+            inequality; default).  ``False`` keeps non-physical data as given
+            (the URDF reader's ``inertia="ignore"``); the dynamics may then be
+            meaningless.
 
         Raises
         ------
         ModelError
             On an unknown parent, a duplicate name, a bad transform or inertia.
+
+        Notes
+        -----
+        The joint becomes part of the model and read-only (:meth:`Joint.freeze`).
         """
         index = len(self._bodies)
         name = f"body{index}" if name is None else str(name)
         joint_name = f"joint_{name}" if joint_name is None else str(joint_name)
         if not isinstance(joint, Joint):
             raise ModelError(f"body {name!r}: joint must be an rbd Joint, got {joint!r}")
-        if name in self._frames or any(b.name == name for b in self._bodies):
+        if name in self._frames or name in self._body_by_name:
             raise ModelError(f"duplicate body or frame name {name!r}")
-        if any(b.joint_name == joint_name for b in self._bodies):
+        if joint_name in self._joint_by_name:
             raise ModelError(f"body {name!r}: duplicate joint name {joint_name!r}")
         parent_index = self._body_index(parent, f"parent of body {name!r}")
         X = _parse_X_tree(X_tree, name)
-        I = _parse_inertia(inertia, name)
+        I = _parse_inertia(inertia, name, check_inertia)
         X.setflags(write=False)
         I.setflags(write=False)
+        joint.freeze()
         self._bodies.append(Body(name, parent_index, joint, joint_name, X, I))
+        self._body_by_name[name] = index
+        self._joint_by_name[joint_name] = index
+        for key, (size, default) in JOINT_PROPERTIES.items():
+            self._joint_props[key].append(np.full(getattr(joint, size), default))
         self._q_start.append(self._nq)
         self._v_start.append(self._nv)
         self._nq += joint.nq
         self._nv += joint.nv
         self._cache.clear()
         return index
+
+    def set_joint_properties(self, joint_name: str, **values) -> None:
+        """Set limits, joint dynamics or rotor inertia of one joint.
+
+        Parameters
+        ----------
+        joint_name : str
+            The joint (or the name of the body it moves).
+        lower, upper : float or (nq_joint,) array_like, optional
+            Position limits, per coordinate (``±inf``: none).
+        velocity_limit, effort_limit : float or (nv_joint,) array_like, optional
+            Largest speed and generalized force magnitude (``inf``: none).
+        damping, friction : float or (nv_joint,) array_like, optional
+            Viscous damping (N m s/rad or N s/m) and dry friction (N m or N)
+            coefficients.  Stored for simulation; the dynamics functions never
+            apply them.
+        armature : float or (nv_joint,) array_like, optional
+            Rotor inertia reflected through the joint, added to the diagonal of
+            the joint-space inertia by every algorithm.
+
+        Raises
+        ------
+        ModelError
+            On an unknown joint or property, a value of the wrong size, ``lower >
+            upper``, a negative or non-finite damping, friction or armature, or a
+            negative limit; the model is left unchanged.
+        """
+        i = self._joint_body(joint_name)
+        joint = self._bodies[i].joint
+        new = {}
+        for key, value in values.items():
+            if key not in JOINT_PROPERTIES:
+                raise ModelError(f"unknown joint property {key!r}; known: "
+                                 f"{', '.join(JOINT_PROPERTIES)}")
+            size = getattr(joint, JOINT_PROPERTIES[key][0])
+            new[key] = _joint_property(value, size, key, self._bodies[i].joint_name)
+        lower = new.get("lower", self._joint_props["lower"][i])
+        upper = new.get("upper", self._joint_props["upper"][i])
+        if np.any(lower > upper):
+            raise ModelError(f"joint {self._bodies[i].joint_name!r}: lower limit {lower.tolist()}"
+                             f" above upper limit {upper.tolist()}")
+        for key, value in new.items():
+            self._joint_props[key][i] = value
+        self._cache.clear()
 
     def add_frame(self, name: str, body: int | str, X=None) -> None:
         """Attach a named frame to ``body``; ``X`` maps body to frame coordinates."""
@@ -278,9 +470,7 @@ class Model:
             raise ModelError("parent, joints, X_tree and inertias must have the same length")
         names = [f"body{i}" for i in range(n)] if names is None else list(names)
         joint_names = [None] * n if joint_names is None else list(joint_names)
-        for i, p in enumerate(parent):
-            if not -1 <= int(p) < n:
-                raise ModelError(f"body {names[i]!r}: unknown parent {p}")
+        parent = [_parent_index(p, names[i], n) for i, p in enumerate(parent)]
         order, state = [], [0] * n  # 0 new, 1 on stack, 2 done
         for start in range(n):
             path, i = [], start
@@ -365,7 +555,9 @@ class Model:
     @property
     def frames(self) -> dict[str, Frame]:
         """Every named frame: the bodies' own frames and the attached ones."""
-        frames = {b.name: Frame(b.name, i, np.eye(6)) for i, b in enumerate(self._bodies)}
+        identity = np.eye(6)
+        identity.setflags(write=False)
+        frames = {b.name: Frame(b.name, i, identity) for i, b in enumerate(self._bodies)}
         frames.update(self._frames)
         return frames
 
@@ -382,12 +574,10 @@ class Model:
         return slice(self._v_start[i], self._v_start[i] + self._bodies[i].joint.nv)
 
     def _joint_body(self, name: str) -> int:
-        for i, b in enumerate(self._bodies):
-            if b.joint_name == name:
-                return i
-        for i, b in enumerate(self._bodies):
-            if b.name == name:
-                return i
+        if name in self._joint_by_name:
+            return self._joint_by_name[name]
+        if name in self._body_by_name:
+            return self._body_by_name[name]
         raise ModelError(f"unknown joint {name!r}; joints are {self.joint_names}")
 
     def q_slice(self, name: str) -> slice:
@@ -415,13 +605,62 @@ class Model:
                 inside.add(j)
         return sorted(inside)
 
+    # --- joint limits and dynamics (q or v order) -----------------------------------
+    def _joint_property(self, key: str) -> np.ndarray:
+        cached = self._cache.get(("prop", key))
+        if cached is None:
+            parts = self._joint_props[key]
+            cached = np.concatenate(parts) if parts else np.zeros(0)
+            cached.setflags(write=False)
+            self._cache[("prop", key)] = cached
+        return cached
+
+    @property
+    def lower(self) -> np.ndarray:
+        """Lower position limits, ``(nq,)``, ``-inf`` where there is none."""
+        return self._joint_property("lower")
+
+    @property
+    def upper(self) -> np.ndarray:
+        """Upper position limits, ``(nq,)``, ``+inf`` where there is none."""
+        return self._joint_property("upper")
+
+    @property
+    def velocity_limit(self) -> np.ndarray:
+        """Speed limits, ``(nv,)``, ``inf`` where there is none."""
+        return self._joint_property("velocity_limit")
+
+    @property
+    def effort_limit(self) -> np.ndarray:
+        """Generalized force limits, ``(nv,)``, ``inf`` where there is none."""
+        return self._joint_property("effort_limit")
+
+    @property
+    def damping(self) -> np.ndarray:
+        """Viscous joint damping, ``(nv,)`` (applied only by a simulation that asks)."""
+        return self._joint_property("damping")
+
+    @property
+    def friction(self) -> np.ndarray:
+        """Dry joint friction, ``(nv,)`` (applied only by a simulation that asks)."""
+        return self._joint_property("friction")
+
+    @property
+    def armature(self) -> np.ndarray:
+        """Rotor inertia, ``(nv,)``: added to the diagonal of M by every algorithm."""
+        return self._joint_property("armature")
+
     # --- derived copies ---------------------------------------------------------
     def copy(self) -> Model:
+        """An independent model with the same definition (bodies are shared: read-only)."""
         new = copy.copy(self)
-        new._bodies = [copy.copy(b) for b in self._bodies]
+        new._bodies = list(self._bodies)
         new._frames = dict(self._frames)
         new._q_start = list(self._q_start)
         new._v_start = list(self._v_start)
+        new._body_by_name = dict(self._body_by_name)
+        new._joint_by_name = dict(self._joint_by_name)
+        new._joint_props = {key: list(parts) for key, parts in self._joint_props.items()}
         new._cache = {}
         return new
 
@@ -434,6 +673,12 @@ class Model:
                          b.joint_name)
         for f in self._frames.values():
             new.add_frame(f.name, f.body, f.X)
+        # limits and joint dynamics carry over where the joint's size allows
+        for key, parts in self._joint_props.items():
+            for k, part in enumerate(parts):
+                if part.shape == new._joint_props[key][k].shape:
+                    new._joint_props[key][k] = part
+        new._cache.clear()
         return new
 
     def describe(self) -> str:
@@ -441,17 +686,14 @@ class Model:
         lines = [f"model {self.name!r}: {self.nbodies} bodies, nq = {self.nq}, nv = {self.nv},"
                  f" total mass {self.total_mass:.6g} kg, gravity {self.gravity.tolist()}"]
         kids = self.children
-
-        def walk(i: int, depth: int) -> None:
+        # depth first, iteratively (a long chain would exhaust Python's recursion limit)
+        stack = [(i, 0) for i in reversed(range(self.nbodies)) if self._bodies[i].parent == -1]
+        while stack:
+            i, depth = stack.pop()
             b = self._bodies[i]
             lines.append(f"{'  ' * depth}- {b.name} [{b.joint.kind} {b.joint_name}, "
                          f"nq={b.joint.nq}, nv={b.joint.nv}] mass {b.mass:.6g}")
-            for k in kids[i]:
-                walk(k, depth + 1)
-
-        for i, b in enumerate(self._bodies):
-            if b.parent == -1:
-                walk(i, 0)
+            stack.extend((k, depth + 1) for k in reversed(kids[i]))
         if self._frames:
             lines.append("frames: " + ", ".join(
                 f"{f.name} (on {self._bodies[f.body].name})" for f in self._frames.values()))
@@ -467,7 +709,8 @@ class Model:
         Keys: ``parent`` (int64, nb), ``jtype`` (int64), ``jparams`` (nb × 9),
         ``q_start``, ``v_start``, ``nq_j``, ``nv_j`` (int64), ``E_tree``
         (nb × 3 × 3), ``r_tree`` (nb × 3), ``mass`` (nb), ``com`` (nb × 3),
-        ``I_com`` (nb × 3 × 3), ``inertia`` (nb × 6 × 6), ``gravity`` (3).
+        ``I_com`` (nb × 3 × 3), ``inertia`` (nb × 6 × 6), ``gravity`` (3),
+        ``armature`` (nv).  The arrays are read-only.
         """
         if "flat" not in self._cache:
             nb = self.nbodies
@@ -491,6 +734,9 @@ class Model:
                 "I_com": np.array([b.I_com for b in self._bodies], dtype=float).reshape(nb, 3, 3),
                 "inertia": np.array([b.inertia for b in self._bodies]).reshape(nb, 6, 6),
                 "gravity": np.array(self.gravity, dtype=float),
+                "armature": np.array(self.armature, dtype=float),
             }
+            for array in self._cache["flat"].values():
+                array.setflags(write=False)
         return self._cache["flat"]
 

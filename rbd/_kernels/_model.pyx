@@ -41,12 +41,34 @@ from libc.stdint cimport int64_t
 
 # ModelC, Work, jcalc_fn and the joint codes come from _model.pxd (included automatically).
 
+import os
+
 import numpy as np
 
 from rbd.data import Data
 from rbd.errors import InputError, ModelError
 
 cnp.import_array()
+
+# --- fork safety -------------------------------------------------------------------------------
+# OpenMP's thread pool does not survive fork(): a child that enters a parallel region
+# after its parent started the pool waits forever for threads that do not exist.  The
+# parent records that it started the pool; a forked child then runs batches serially.
+cdef bint _omp_started = False
+cdef bint _omp_unusable = False
+
+
+def _after_fork_in_child():
+    global _omp_unusable
+    _omp_unusable = _omp_started
+
+
+def parallel_batches_available() -> bool:
+    """False in a child forked after its parent ran a parallel batch (it runs serially)."""
+    return not _omp_unusable
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 __all__ = ["CompiledModel", "compiled_model"]
 
@@ -507,6 +529,7 @@ cdef class CompiledModel:
 
     cdef int _run_batch(self, Call* c) except -1:
         # a batch, GIL released: prange over the states, one workspace per thread
+        global _omp_started
         cdef int nt = self._num_threads, t
         cdef Py_ssize_t k, N = c.N, chunk
         cdef Work* works
@@ -517,13 +540,21 @@ cdef class CompiledModel:
         if nt > N:
             nt = <int>N
         chunk = max(1, N // (16 * nt))
-        if not self.works_busy and self.nworks >= nt:
-            works = self.works
+        if _omp_unusable:
+            # a child forked after this process ran a parallel batch: the OpenMP
+            # thread pool did not survive the fork, so the child runs serially
+            nt = 1
+        if not self.works_busy:
+            # claimed before anything that may release the GIL (the allocation below
+            # calls into NumPy), so no other thread can free or rebind these workspaces
             self.works_busy = True
-        elif not self.works_busy:
-            self._allocate_works(nt)
+            try:
+                if self.nworks < nt:
+                    self._allocate_works(nt)
+            except BaseException:
+                self.works_busy = False
+                raise
             works = self.works
-            self.works_busy = True
         else:
             # another thread is running a batch on this model: private workspaces
             own = True
@@ -533,6 +564,8 @@ cdef class CompiledModel:
             buffer = np.zeros((nt, self.data.size))
             for t in range(nt):
                 self._bind(&works[t], buffer[t])
+        if nt > 1:
+            _omp_started = True
         try:
             with nogil:
                 if nt == 1:
