@@ -79,7 +79,7 @@ import scipy.integrate
 import scipy.optimize
 
 from . import algorithms
-from .errors import InputError
+from .errors import InputError, SimulationError
 from .model import Model
 from .spatial import crm, skew
 
@@ -100,6 +100,10 @@ IVP_METHODS = ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA")
 CHART_RADIUS = 1.0
 #: A run with more steps than this shows a progress bar (when stderr is a terminal).
 PROGRESS_THRESHOLD = 2000
+#: Default ``max_evaluations`` of ``solve_ivp``: this many, plus the two terms below.
+EVALUATION_FLOOR = 10_000
+#: Default ``max_evaluations`` of ``solve_ivp``: this many per simulated second (+2 per sample).
+EVALUATIONS_PER_SECOND = 100_000
 #: Largest accepted deviation of a quaternion's norm from one in ``q0`` and after an impact.
 QUATERNION_TOLERANCE = algorithms.QUATERNION_TOLERANCE
 
@@ -425,38 +429,75 @@ def _chart_angle(lie: list, xi: np.ndarray) -> float:
 
 
 # --- the right-hand side ---------------------------------------------------------------------
-class _Dynamics:
-    """``(t, q, v) -> (a, tau)`` by the articulated-body algorithm."""
+class _StopError(Exception):
+    """Ends a run early: ``kind`` is "diverged", "evaluations", "min_step" or "failed"."""
 
-    def __init__(self, model: Model, tau, f_ext, backend):
+    def __init__(self, kind: str, t: float, detail: str):
+        super().__init__(detail)
+        self.kind, self.t, self.detail = kind, float(t), detail
+
+
+_NONFINITE_A = "the forward dynamics gave a non-finite acceleration"
+
+
+def _finite(*arrays) -> bool:
+    return all(bool(np.all(np.isfinite(x))) for x in arrays)
+
+
+def _require_finite_state(t: float, q, v) -> None:
+    """Raise a divergence stop when ``q`` or ``v`` has a non-finite entry."""
+    for name, x in (("q", q), ("v", v)):
+        if not _finite(x):
+            raise _StopError("diverged", t, f"{name} became non-finite")
+
+
+class _Dynamics:
+    """``(t, q, v) -> (a, tau)`` by the articulated-body algorithm, with a cap on evaluations."""
+
+    def __init__(self, model: Model, tau, f_ext, backend, max_evaluations: float = math.inf):
         self.model, self.tau, self.f_ext, self.backend = model, tau, f_ext, backend
         self.zero = np.zeros(model.nv)
         self.evaluations = 0
+        self.max_evaluations = max_evaluations
+
+    def _callable_force(self, fn, shape: tuple, name: str, t: float, q, v) -> np.ndarray:
+        arr = _checked(fn(t, q, v), shape, name, finite=False)
+        if not _finite(arr):
+            _require_finite_state(t, q, v)
+            raise _StopError("diverged", t, f"{name} returned non-finite entries at a finite state")
+        return arr
 
     def forces(self, t: float, q: np.ndarray, v: np.ndarray):
         tau = self.tau
         if callable(tau):
-            tau = _checked(tau(t, q, v), (self.model.nv,), "tau(t, q, v)")
+            tau = self._callable_force(tau, (self.model.nv,), "tau(t, q, v)", t, q, v)
         f_ext = self.f_ext
         if callable(f_ext):
-            f_ext = _checked(f_ext(t, q, v), (self.model.nbodies, 6), "f_ext(t, q, v)")
+            f_ext = self._callable_force(f_ext, (self.model.nbodies, 6), "f_ext(t, q, v)",
+                                         t, q, v)
         return (self.zero if tau is None else tau), f_ext
 
     def __call__(self, t: float, q: np.ndarray, v: np.ndarray):
+        if self.evaluations >= self.max_evaluations:
+            raise _StopError("evaluations", t, "max_evaluations reached")
         tau, f_ext = self.forces(t, q, v)
         self.evaluations += 1
-        a = algorithms.aba(self.model, q, v, tau, f_ext, backend=self.backend)
+        try:
+            a = algorithms.aba(self.model, q, v, tau, f_ext, backend=self.backend)
+        except InputError:
+            _require_finite_state(t, q, v)   # a genuine input error is re-raised below
+            raise
         return np.asarray(a, dtype=float), tau
 
 
-def _checked(value, shape: tuple, name: str) -> np.ndarray:
+def _checked(value, shape: tuple, name: str, finite: bool = True) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=float)
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
     if arr.shape != shape:
         raise InputError(f"{name} must have shape {shape}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
+    if finite and not _finite(arr):
         raise InputError(f"{name} has non-finite entries")
     return arr
 
@@ -632,10 +673,16 @@ class _Recorder:
         self.segments: list[tuple[int, Model]] = []
 
     def add(self, dyn: _Dynamics, t: float, q, v) -> np.ndarray:
-        """Record ``(t, q, v)`` with its acceleration; return the acceleration."""
+        """Record ``(t, q, v)`` with its acceleration; return the acceleration.
+
+        Nothing is recorded when the state or its acceleration is not finite.
+        """
+        _require_finite_state(t, q, v)
+        a, tau = dyn(t, q, v)
+        if not _finite(a):
+            raise _StopError("diverged", t, _NONFINITE_A)
         if not self.segments or self.segments[-1][1] is not dyn.model:
             self.segments.append((len(self.t), dyn.model))
-        a, tau = dyn(t, q, v)
         self.t.append(t)
         self.q.append(np.array(q, dtype=float))
         self.v.append(np.array(v, dtype=float))
@@ -643,6 +690,10 @@ class _Recorder:
         if self.keep_tau:
             self.tau.append(np.array(tau, dtype=float))
         return a
+
+    @property
+    def last_time(self) -> float:
+        return self.t[-1] if self.t else -math.inf
 
     def trajectory(self, backend, **meta) -> Trajectory:
         t = np.array(self.t, dtype=float)
@@ -742,6 +793,9 @@ class _Run:
         self.records: list[EventRecord] = []
         self.steps = 0
         self.stopped = False
+        self.last: tuple = (0.0, None, None)   # the last accepted state (t, q, v)
+        self.last_step = math.nan                # the last step size
+        self.evaluations_at_stop = 0
 
     def grid(self, k: int) -> float:
         """The k-th sample time ``k dt``, clipped to the duration."""
@@ -769,12 +823,18 @@ def _run_fixed(run: _Run, step, q, v):
     lie = _lie_joints(dyn.model)
     while t < run.duration and not run.stopped:
         t_next = run.grid(k + 1)
-        q1, v1 = step(dyn, lie, t, q, v, a, t_next - t)
         run.steps += 1
+        run.last_step = t_next - t
+        q1, v1 = step(dyn, lie, t, q, v, a, t_next - t)
+        _require_finite_state(t_next, q1, v1)
         found = None
         if events.functions:
             def state_at(s, t0=t, q0=q, v0=v, a0=a, lie=lie):
-                return step(dyn, lie, t0, q0, v0, a0, s - t0) if s > t0 else (q0, v0)
+                if s <= t0:
+                    return q0, v0
+                q_s, v_s = step(dyn, lie, t0, q0, v0, a0, s - t0)
+                _require_finite_state(s, q_s, v_s)
+                return q_s, v_s
 
             found = events.first_crossing(t, t_next, q1, v1, state_at)
         if found is None:
@@ -791,10 +851,24 @@ def _run_fixed(run: _Run, step, q, v):
                 lie = _lie_joints(dyn.model)
                 a = recorder.add(dyn, t, q, v)
             events.reset(t, q, v)
+        run.last = (t, q, v)
         run.progress.advance_to(t)
 
 
-def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_step: float):
+def _ivp_step(run: _Run, solver) -> None:
+    """One accepted step of ``solver``; a failure or a non-finite state stops the run."""
+    t0 = solver.t
+    run.steps += 1
+    message = solver.step()
+    if solver.status == "failed":
+        raise _StopError("failed", t0, str(message))
+    run.last_step = solver.step_size
+    if not _finite(solver.y):
+        raise _StopError("diverged", solver.t, "the solver's state became non-finite")
+
+
+def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_step: float,
+                  min_step: float):
     """An adaptive solve_ivp solver in re-centred charts ``q = q_c ⊕ ξ``; samples at ``k dt``."""
     dyn, recorder, events = run.dyn, run.recorder, run.events
     solver_class = getattr(scipy.integrate, method)
@@ -811,6 +885,8 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
         def rhs(s, y, chart=chart, lie=lie):
             q_s, v_s = chart(y)
             a_s, _ = dyn(s, q_s, v_s)
+            if not _finite(a_s):
+                raise _StopError("diverged", s, _NONFINITE_A)
             return np.concatenate([_chart_velocity(lie, y[:nv], v_s, exact=True), a_s])
 
         if first_step is not None:   # the last step size, within what is left of the run
@@ -820,10 +896,7 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
                               first_step=first_step or None)
         while solver.status == "running":
             t0 = solver.t
-            message = solver.step()
-            if solver.status == "failed":
-                raise RuntimeError(f"solve_ivp ({method}) failed at t = {t0:.6g}: {message}")
-            run.steps += 1
+            _ivp_step(run, solver)
             first_step = solver.step_size or None
             t1, dense = solver.t, solver.dense_output()
 
@@ -831,6 +904,10 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
                 return chart(dense(s))
 
             q1, v1 = chart(solver.y)
+            if solver.step_size < min_step and t1 < solver.t_bound:
+                run.last = (t1, q1, v1)
+                raise _StopError("min_step", t1, f"its step size {solver.step_size:.3g} s fell "
+                                                 f"below min_step = {min_step:g} s")
             found = events.first_crossing(t0, t1, q1, v1, state_at) if events.functions else None
             t_stop = t1 if found is None else found[0]
             # grid samples inside the step (an event sample replaces one at the same time)
@@ -846,6 +923,7 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
             run.progress.advance_to(t_stop)
             if found is None:
                 t, q, v = t1, q1, v1
+                run.last = (t, q, v)
                 if _chart_angle(lie, solver.y[:nv]) > CHART_RADIUS:
                     break                          # re-centre the chart at q
                 continue
@@ -857,8 +935,96 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
             q, v, jumped = run.handle_event(t, index, q, v)
             if jumped:
                 recorder.add(dyn, t, q, v)
+            run.last = (t, q, v)
             events.reset(t, q, v)
             break                                  # restart the solver at the event
+
+
+# --- stopping early ------------------------------------------------------------------------------
+def _evaluation_limit(value, integrator: str, duration: float, dt: float) -> float:
+    """``max_evaluations`` as given, or its default (see :func:`simulate`)."""
+    if value is None:
+        if integrator != "solve_ivp":
+            return math.inf
+        samples = math.ceil(duration / dt) + 1
+        return float(EVALUATION_FLOOR + math.ceil(EVALUATIONS_PER_SECOND * duration)
+                     + 2 * samples)
+    if isinstance(value, bool):
+        raise InputError(f"max_evaluations must be a positive integer or None, got {value!r}")
+    limit = _positive_number(value, "max_evaluations") if value != math.inf else math.inf
+    if limit != math.inf and limit != int(limit):
+        raise InputError(f"max_evaluations must be a positive integer or None, got {value!r}")
+    return limit
+
+
+def _keep_last_state(run: _Run, recorder: _Recorder) -> None:
+    """Record the last accepted state when it lies past the last sample (solve_ivp)."""
+    t, q, v = run.last
+    if q is None or t <= recorder.last_time:
+        return
+    run.dyn.max_evaluations = math.inf
+    try:
+        recorder.add(run.dyn, t, q, v)
+    except _StopError:
+        pass
+
+
+_STIFF_HINT = ("if the system is stiff (fast stable modes), an implicit method handles it: "
+               "integrator='solve_ivp' with method='Radau' or 'BDF'")
+
+
+def _hint(stop: _StopError, adaptive: bool, method: str) -> str:
+    """What to try after ``stop``."""
+    forces = ("tau(t, q, v), f_ext(t, q, v) and the model (a destabilizing gain, a near-zero "
+              "mass or inertia)")
+    if stop.kind == "diverged":
+        if adaptive:
+            return f"Check {forces}; {_STIFF_HINT}."
+        return (f"Try a smaller dt (an explicit method blows up once dt exceeds about 2/|λ| of "
+                f"the fastest mode λ); check {forces}; {_STIFF_HINT}.")
+    if not adaptive:
+        return "Raise max_evaluations or use a larger dt."
+    implicit = method in ("Radau", "BDF", "LSODA")
+    return ("The step size collapsed: the problem is stiff or diverging, and a smaller rtol or "
+            "atol will not help. "
+            + ("" if implicit else "Try method='Radau' or 'BDF' (implicit, for stiff problems) "
+                                   "or a fixed-step integrator with a small dt; ")
+            + f"check {forces}; raise max_evaluations (or lower min_step) only if the run really "
+              "needs that much work.")
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def _magnitudes(state: tuple) -> str:
+    """``max|q|`` and ``max|v|`` of a state, a sign of divergence when huge."""
+    _, q, v = state
+    q_max, v_max = np.max(np.abs(q), initial=0.0), np.max(np.abs(v), initial=0.0)
+    return f"max|q| = {q_max:.3g}, max|v| = {v_max:.3g}"
+
+
+def _stop_message(stop: _StopError, run: _Run, name: str, limits: dict, samples: tuple) -> str:
+    """What happened, what to try, and what the error's trajectory holds."""
+    t_last, count = samples
+    kept = (f"The trajectory up to the last finite state (t = {t_last:.6g} s, "
+            f"{_plural(count, 'sample')}) is in this error's .trajectory." if count
+            else "No state was recorded.")
+    work = f"{_plural(run.steps, 'step')} and {run.evaluations_at_stop} evaluations"
+    if stop.kind == "diverged":
+        head = (f"The simulation diverged at t = {stop.t:.6g} s (step {run.steps}, "
+                f"{name}, dt = {run.dt:g}): {stop.detail}.")
+    elif stop.kind == "evaluations":
+        head = (f"{name} stopped at t = {run.last[0]:.6g} s of {run.duration:g} s after {work}: "
+                f"it reached max_evaluations = {limits['max_evaluations']:.0f} (last step "
+                f"{run.last_step:.3g} s, {_magnitudes(run.last)}).")
+    elif stop.kind == "min_step":
+        head = (f"{name} stopped at t = {stop.t:.6g} s of {run.duration:g} s after {work}: "
+                f"{stop.detail}.")
+    else:
+        head = (f"{name} failed at t = {stop.t:.6g} s of {run.duration:g} s after {work}: "
+                f"{stop.detail}")
+    return f"{head} {limits['hint']} {kept}"
 
 
 def simulate(
@@ -880,6 +1046,8 @@ def simulate(
     rtol: float = 1e-10,
     atol: float = 1e-10,
     max_step: float = np.inf,
+    max_evaluations: int | None = None,
+    min_step: float = 0.0,
 ) -> Trajectory:
     """Integrate the equations of motion of ``model`` from ``(q0, v0)`` for ``duration`` seconds.
 
@@ -920,6 +1088,22 @@ def simulate(
         The solve_ivp method for ``integrator="solve_ivp"`` (one of :data:`IVP_METHODS`).
     rtol, atol, max_step : float, keyword-only
         Tolerances and largest step of ``"solve_ivp"``.
+    max_evaluations : int, optional, keyword-only
+        Largest number of forward-dynamics evaluations (the count in
+        :attr:`Trajectory.evaluations`) before the run stops with a
+        :class:`~rbd.SimulationError`.  Default for ``"solve_ivp"``:
+        ``10_000 + 10⁵ · duration / (1 s) + 2 · (duration / dt + 1)``
+        (:data:`EVALUATION_FLOOR`, :data:`EVALUATIONS_PER_SECOND`): some 100
+        times what a non-stiff run needs (the example pendulums take ~10³ a
+        simulated second at ``rtol = 1e-10``), and reached within seconds of
+        wall time when the step size collapses.  ``"euler"`` and ``"rk4"`` do a fixed amount of work
+        (1 or 4 evaluations a step, plus event location) and have no limit by
+        default.  ``math.inf`` removes the limit.
+    min_step : float, keyword-only
+        Smallest accepted step of ``"solve_ivp"`` (seconds); a shorter step,
+        other than the last one of the run, stops it with a
+        :class:`~rbd.SimulationError`.  Default 0: only the solver's own limit
+        (a step below the floating-point spacing of ``t``) applies.
 
     Returns
     -------
@@ -930,6 +1114,14 @@ def simulate(
     InputError
         On a bad argument (``dt <= 0``, ``duration < 0``, a wrong shape, a
         non-unit quaternion, an unknown integrator, a bad impact map ...).
+    SimulationError
+        When the run cannot go on: the state, the acceleration or ``tau`` /
+        ``f_ext`` became non-finite (the simulation diverged), the run reached
+        ``max_evaluations``, a ``solve_ivp`` step fell below ``min_step``, or the
+        solver failed.  The message says when, at which step, and what to try;
+        the error's ``trajectory`` attribute holds the :class:`Trajectory` up to
+        the last finite state (``None`` when not even the initial state could
+        be evaluated).
 
     Examples
     --------
@@ -948,20 +1140,33 @@ def simulate(
     rtol = _positive_number(rtol, "rtol")
     atol = _positive_number(atol, "atol")
     max_step = _positive_number(max_step, "max_step") if np.isfinite(max_step) else np.inf
+    limit = _evaluation_limit(max_evaluations, integrator, duration, dt)
+    min_step = _positive_number(min_step, "min_step", allow_zero=True)
     if progress is None:
         progress = duration / dt > PROGRESS_THRESHOLD and sys.stderr.isatty()
-    dyn = _Dynamics(model, tau, f_ext, backend)
+    dyn = _Dynamics(model, tau, f_ext, backend, limit)
     recorder = _Recorder(keep_tau=tau is not None)
     bar = _Progress(bool(progress), duration)
     run = _Run(dyn, recorder, _Events(events, event_tol), impacts, bar, duration, dt)
+    run.last = (0.0, q0, v0)
+    name = integrator if integrator != "solve_ivp" else f"solve_ivp ({method})"
+    meta = dict(model_name=model.name, integrator=name, dt=dt)
     try:
         if integrator == "solve_ivp":
-            _run_adaptive(run, q0, v0, method, rtol, atol, max_step)
+            _run_adaptive(run, q0, v0, method, rtol, atol, max_step, min_step)
         else:
             _run_fixed(run, _FIXED_STEP[integrator], q0, v0)
+    except _StopError as stop:
+        run.evaluations_at_stop = dyn.evaluations
+        _keep_last_state(run, recorder)
+        partial = (recorder.trajectory(backend, events=run.records, steps=run.steps,
+                                       evaluations=dyn.evaluations, **meta)
+                   if recorder.t else None)
+        limits = dict(max_evaluations=limit,
+                      hint=_hint(stop, integrator == "solve_ivp", method))
+        message = _stop_message(stop, run, name, limits, (recorder.last_time, len(recorder.t)))
+        raise SimulationError(message, partial) from None
     finally:
         bar.close()
-    name = integrator if integrator != "solve_ivp" else f"solve_ivp ({method})"
-    return recorder.trajectory(backend, events=run.records, model_name=model.name,
-                               integrator=name, dt=dt, steps=run.steps,
-                               evaluations=dyn.evaluations)
+    return recorder.trajectory(backend, events=run.records, steps=run.steps,
+                               evaluations=dyn.evaluations, **meta)
