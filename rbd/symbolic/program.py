@@ -403,11 +403,15 @@ class Program:
         return {k: [self.bind(o.xreplace(sub)) for o in v] for k, v in other.outputs.items()}
 
     def _ordered(self, assignments: dict, roots: Iterable[sympy.Expr]) -> list:
-        """Assignments needed by ``roots``, dependencies first (iterative DFS)."""
+        """Assignments needed by ``roots``, dependencies first (iterative DFS).
+
+        Symbols are visited in name order, not set order, so the same program
+        prints the same source in every process (the code cache is keyed by it).
+        """
         done: set = set()
         order: list = []
         for root in roots:
-            stack = [(s, False) for s in root.free_symbols if s in assignments]
+            stack = [(s, False) for s in sorted(root.free_symbols, key=str) if s in assignments]
             while stack:
                 s, expanded = stack.pop()
                 if s in done:
@@ -417,7 +421,7 @@ class Program:
                     order.append((s, assignments[s]))
                     continue
                 stack.append((s, True))
-                stack.extend((t, False) for t in assignments[s].free_symbols
+                stack.extend((t, False) for t in sorted(assignments[s].free_symbols, key=str)
                              if t in assignments and t not in done)
         return order
 
