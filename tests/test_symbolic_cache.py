@@ -1,0 +1,177 @@
+"""The code cache survives corrupt modules; the generated wrapper rejects overflowing sizes.
+
+Every scenario runs in a child process with its own ``$RBD_CACHE_DIR``: loading a
+corrupt shared object kills the process that loads it (SIGBUS, SIGILL, SIGSEGV),
+and a child that dies must fail the test, not take the test runner down with it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from rbd.symbolic import build
+
+needs_compiler = pytest.mark.skipif(not build.compiler_available(), reason="no C compiler")
+
+#: Deriving the joint with sympy, compiling it and importing rbd take a few seconds;
+#: the margin allows for a loaded two-core machine.
+TIMEOUT = 240
+
+#: Compiled C and the reference algorithms evaluate the same closed forms in double
+#: precision, in a different order: they agree to rounding (see helpers.RTOL_EXACT).
+RTOL = 1e-10
+
+#: A joint with coupled rotation and translation, a one-body model on it, and a
+#: state; prints the compiled and reference results as JSON on the last line.
+CHILD = textwrap.dedent("""
+    import json, sys, warnings
+    import numpy as np
+    import sympy
+    import rbd
+    from rbd.symbolic import SymbolicJoint
+
+    a, b = sympy.symbols("a b")
+    R = sympy.rot_axis3(-a) * sympy.rot_axis1(-b)
+    G = sympy.eye(4)
+    G[:3, :3] = R
+    G[:3, 3] = sympy.Matrix([0.3 * sympy.cos(a) * (1 + 0.2 * sympy.sin(b)),
+                             0.5 * sympy.sin(a), 0.1 * a * b])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        joint = SymbolicJoint(G, [a, b], name="cam")
+        q, qd, qdd = np.array([0.4, -0.3]), np.array([1.5, 0.7]), np.array([-0.2, 0.9])
+        E, r, S, cJ = joint.jcalc_compiled(q, qd)
+        model = rbd.Model()
+        model.add_body(-1, joint, None, (1.3, [0.1, 0.05, -0.2], np.diag([0.02, 0.03, 0.04])))
+        R, p = joint.transform(q)
+        result = {"E": E.tolist(), "r": r.tolist(), "S": S.tolist(), "cJ": cJ.tolist(),
+                  "E_ref": R.T.tolist(), "r_ref": p.tolist(),
+                  "S_ref": joint.S(q).tolist(), "cJ_ref": joint.c_J(q, qd).tolist(),
+                  "tau_ref": rbd.rnea(model, q, qd, qdd, backend="reference").tolist()}
+        if rbd.has_kernels():
+            result["tau"] = rbd.rnea(model, q, qd, qdd, backend="kernel").tolist()
+    result["warnings"] = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    print(json.dumps(result))
+""")
+
+
+def run_child(cache: Path, code: str = CHILD) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RBD_CACHE_DIR=str(cache))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                          timeout=TIMEOUT, check=False)
+
+
+def modules(cache: Path) -> list[Path]:
+    return sorted((cache / "generated").glob("_rbd_generated_*.so"))
+
+
+def assert_digest_matches(module: Path) -> None:
+    recorded = build.digest_path(module).read_text().strip()
+    assert hashlib.sha256(module.read_bytes()).hexdigest() == recorded, (
+        f"{module.name}: the module on disk does not match its recorded digest")
+
+
+def assert_right_numbers(result: dict) -> None:
+    import numpy as np
+
+    for key in ("E", "r", "S", "cJ") + (("tau",) if "tau" in result else ()):
+        compiled, reference = np.array(result[key]), np.array(result[key + "_ref"])
+        err = np.max(np.abs(compiled - reference)) / max(1.0, np.max(np.abs(reference)))
+        assert err <= RTOL, f"{key}: compiled differs from reference by {err:.3e}"
+
+
+def truncate(module: Path) -> None:
+    """Keep the first half of the file: a crash of the compiler or of the disk."""
+    os.truncate(module, module.stat().st_size // 2)
+
+
+def scribble(module: Path) -> None:
+    """Overwrite the middle third with 0xFF (an undefined opcode on x86) in place."""
+    size = module.stat().st_size
+    with open(module, "r+b") as fh:
+        fh.seek(size // 3)
+        fh.write(b"\xff" * (size // 3))
+
+
+@needs_compiler
+@pytest.mark.parametrize("corrupt", [truncate, scribble], ids=["truncated", "overwritten"])
+def test_a_corrupt_cached_module_is_rebuilt(corrupt, tmp_path):
+    built = run_child(tmp_path)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (module,) = modules(tmp_path)
+    original = module.read_bytes()
+    corrupt(module)
+    fresh = run_child(tmp_path)
+    assert fresh.returncode == 0, (
+        f"a process using the corrupt cache died with code {fresh.returncode}:\n"
+        f"{fresh.stderr[-3000:]}")
+    result = json.loads(fresh.stdout.strip().splitlines()[-1])
+    assert_right_numbers(result)
+    assert modules(tmp_path) == [module]
+    assert_digest_matches(module)
+    assert module.read_bytes() == original      # the same source compiles to the same bytes
+    assert any("digest" in w and "rebuil" in w for w in result["warnings"]), result["warnings"]
+    again = run_child(tmp_path)       # the rebuilt module loads without a further rebuild
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert not any("digest" in w for w in json.loads(again.stdout.splitlines()[-1])["warnings"])
+
+
+@needs_compiler
+def test_a_module_without_a_digest_is_rebuilt(tmp_path):
+    """A module cached before digests were recorded (or whose digest was lost)."""
+    built = run_child(tmp_path)
+    assert built.returncode == 0, built.stderr[-3000:]
+    (module,) = modules(tmp_path)
+    build.digest_path(module).unlink()
+    scribble(module)
+    fresh = run_child(tmp_path)
+    assert fresh.returncode == 0, fresh.stderr[-3000:]
+    assert_right_numbers(json.loads(fresh.stdout.strip().splitlines()[-1]))
+    assert_digest_matches(module)
+
+
+@needs_compiler
+def test_clear_cache_removes_modules_and_digests(tmp_path):
+    built = run_child(tmp_path)
+    assert built.returncode == 0, built.stderr[-3000:]
+    count = run_child(tmp_path, "from rbd.symbolic import build; print(build.clear_cache())")
+    assert count.stdout.split() == ["1"], count.stderr[-3000:]
+    assert not list((tmp_path / "generated").iterdir())
+
+
+#: Calls the generated jcalc with n = 2**61 + 1 states and buffers sized for one state.
+#: n * size * 8 wraps around 2**64 to size * 8, so without an overflow check every size
+#: test passes and the loops run far past the buffers.
+OVERFLOW = CHILD + textwrap.dedent("""
+    outcomes = []
+    for n in (2**61 + 1, -1):
+        bufs = [np.zeros(2), np.zeros(2), np.zeros(9), np.zeros(3), np.zeros(12), np.zeros(6)]
+        try:
+            joint.compiled_module().jcalc(n, *bufs)
+        except Exception as exc:
+            outcomes.append({"type": type(exc).__name__, "message": str(exc),
+                             "input_error": isinstance(exc, rbd.InputError)})
+        else:
+            outcomes.append({"type": None})
+    print(json.dumps(outcomes))
+""")
+
+
+@needs_compiler
+def test_wrapper_rejects_a_state_count_whose_size_overflows(tmp_path):
+    child = run_child(tmp_path, OVERFLOW)
+    assert child.returncode == 0, (
+        f"the child died with code {child.returncode}:\n{child.stderr[-3000:]}")
+    huge, negative = json.loads(child.stdout.strip().splitlines()[-1])
+    assert huge["input_error"] and negative["input_error"], (huge, negative)
+    assert huge["message"].startswith(
+        "jcalc: n = 2305843009213693953 states overflow the size of a buffer"), huge
+    assert negative["message"].startswith("jcalc: n = -1 is negative"), negative
