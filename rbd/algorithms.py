@@ -99,15 +99,46 @@ def _kernel(model, backend):
         return None
 
 
-# --- validation for the reference path ----------------------------------------------------
-def _array(value, name: str) -> np.ndarray:
+# --- validation ------------------------------------------------------------------------
+def as_real_array(value, name: str) -> np.ndarray:
+    """``value`` as a float64 array, or :class:`InputError` naming ``name``.
+
+    The one conversion of both backends (the kernels call it for anything that
+    is not already a C-contiguous float64 array): complex values are refused
+    rather than cut to their real part, and numbers beyond the range of a
+    double (a huge Python int) are refused rather than raising
+    ``OverflowError``.  Finiteness is checked by the caller.
+    """
+    if np.iscomplexobj(value):
+        raise InputError(f"{name} must be real, got complex values")
     try:
-        arr = np.asarray(value, dtype=float)
+        return np.asarray(value, dtype=np.float64, order="C")
+    except OverflowError:
+        raise InputError(f"{name} has a value too large for a double") from None
     except (TypeError, ValueError):
         raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+
+
+def _array(value, name: str) -> np.ndarray:
+    arr = as_real_array(value, name)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} has non-finite entries")
     return arr
+
+
+def as_time_step(dt) -> float:
+    """``dt`` as a finite float, or :class:`InputError` (shared by both backends)."""
+    if np.iscomplexobj(dt):
+        raise InputError(f"dt must be a real number, got {dt!r}")
+    try:
+        dt = float(dt)
+    except OverflowError:
+        raise InputError("dt is too large for a double") from None
+    except (TypeError, ValueError):
+        raise InputError(f"dt must be a number, got {dt!r}") from None
+    if not np.isfinite(dt):
+        raise InputError("dt must be finite")
+    return dt
 
 
 def _check_quaternions(model: Model, q: np.ndarray) -> None:
@@ -345,12 +376,7 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
 
     Quaternion joints move on the unit sphere (``q ⊗ exp(ω dt)``); never use ``q + dt*v``.
     """
-    try:
-        dt = float(dt)
-    except (TypeError, ValueError):
-        raise InputError(f"dt must be a number, got {dt!r}") from None
-    if not np.isfinite(dt):
-        raise InputError("dt must be finite")
+    dt = as_time_step(dt)
     k = _kernel(model, backend)
     if k is not None:
         return k.integrate(q, v, dt)

@@ -1,5 +1,7 @@
 """Bad input at the public boundary: InputError naming the argument, inputs untouched."""
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -107,3 +109,97 @@ def test_integrate_dt(model, backend):
         rbd.integrate(model, q, v, float("nan"), backend=backend)
     with pytest.raises(rbd.InputError, match="dt"):
         rbd.integrate(model, q, v, "soon", backend=backend)
+
+
+# --- every public function, every array argument: complex values and huge Python ints ------
+def public_calls(model, q, v, a, f):
+    """``{function: (call(backend, **overrides), argument names)}`` for the public API."""
+    def args(over, **base):
+        return {**base, **over}
+
+    return {
+        "rnea": (lambda b, **o: rbd.rnea(model, **args(o, q=q, v=v, a=a, f_ext=f), backend=b),
+                 ("q", "v", "a", "f_ext")),
+        "aba": (lambda b, **o: rbd.aba(model, **args(o, q=q, v=v, tau=a, f_ext=f), backend=b),
+                ("q", "v", "tau", "f_ext")),
+        "aba(pivot='modified')": (
+            lambda b, **o: rbd.aba(model, **args(o, q=q, v=v, tau=a, f_ext=f), backend=b,
+                                   pivot="modified"), ("q", "v", "tau", "f_ext")),
+        "crba": (lambda b, **o: rbd.crba(model, **args(o, q=q), backend=b), ("q",)),
+        "nonlinear_effects": (
+            lambda b, **o: rbd.nonlinear_effects(model, **args(o, q=q, v=v), backend=b),
+            ("q", "v")),
+        "gravity_forces": (lambda b, **o: rbd.gravity_forces(model, **args(o, q=q), backend=b),
+                           ("q",)),
+        "mass_matrix_inverse": (
+            lambda b, **o: rbd.mass_matrix_inverse(model, **args(o, q=q), backend=b), ("q",)),
+        "kinetic_energy": (
+            lambda b, **o: rbd.kinetic_energy(model, **args(o, q=q, v=v), backend=b),
+            ("q", "v")),
+        "potential_energy": (
+            lambda b, **o: rbd.potential_energy(model, **args(o, q=q), backend=b), ("q",)),
+        "forward_kinematics": (
+            lambda b, **o: rbd.forward_kinematics(model, **args(o, q=q), backend=b), ("q",)),
+        "center_of_mass": (
+            lambda b, **o: rbd.center_of_mass(model, **args(o, q=q), backend=b), ("q",)),
+        "body_centers_of_mass": (
+            lambda b, **o: rbd.body_centers_of_mass(model, **args(o, q=q), backend=b), ("q",)),
+        "jacobian": (
+            lambda b, **o: rbd.jacobian(model, **args(o, q=q, body=2, point=[0.1, 0.0, 0.2]),
+                                        backend=b), ("q", "point")),
+        "integrate": (
+            lambda b, **o: rbd.integrate(model, **args(o, q=q, v=v, dt=0.1), backend=b),
+            ("q", "v", "dt")),
+    }
+
+
+def _bad_values(good_value, kind):
+    """Bad variants of one argument: complex (array and list), and a huge Python int."""
+    arr = np.asarray(good_value, dtype=float)
+    huge = arr.tolist()
+    if kind == "dt":
+        return {"complex": 0.1 + 5j, "huge int": 10**400}
+    flat = huge
+    while isinstance(flat[0], list):
+        flat = flat[0]
+    flat[0] = 10**400
+    as_list = arr.astype(complex).tolist()
+    return {"complex array": arr + 5j, "complex list": as_list, "huge int": huge}
+
+
+@pytest.mark.parametrize("function", sorted(public_calls(None, *[None] * 4)))
+def test_complex_and_huge_values_refused(model, backend, function):
+    """Complex values are refused (never cut to their real part with a warning) and huge
+    Python ints raise InputError (not OverflowError), naming the argument, on both backends;
+    nothing passed in is modified."""
+    q, v, a = good(model)
+    f = np.zeros((model.nbodies, 6))
+    call, names = public_calls(model, q, v, a, f)[function]
+    goods = {"q": q, "v": v, "a": a, "tau": a, "f_ext": f, "point": [0.1, 0.0, 0.2], "dt": 0.1}
+    for name in names:
+        for what, bad in _bad_values(goods[name], name).items():
+            before = [np.array(x, copy=True) for x in (q, v, a, f)]
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # a ComplexWarning would fail here
+                with pytest.raises(rbd.InputError, match=rf"^{name}\b") as info:
+                    call(backend, **{name: bad})
+            assert isinstance(info.value, rbd.InputError), (function, name, what)
+            for x, y in zip((q, v, a, f), before, strict=True):
+                assert np.array_equal(x, y), f"{function}: {name} ({what}) modified an input"
+
+
+def test_same_messages_on_both_backends(model, require_kernels):
+    """The two backends share one conversion: the same message for the same mistake."""
+    q, v, a = good(model)
+    f = np.zeros((model.nbodies, 6))
+    goods = {"q": q, "v": v, "a": a, "tau": a, "f_ext": f, "point": [0.1, 0.0, 0.2], "dt": 0.1}
+    for function, (call, names) in public_calls(model, q, v, a, f).items():
+        for name in names:
+            for what, bad in [*_bad_values(goods[name], name).items(),
+                              ("text", "oops"), ("nan", np.full(np.shape(goods[name]), np.nan))]:
+                messages = []
+                for b in ("reference", "kernel"):
+                    with pytest.raises(rbd.InputError) as info:
+                        call(b, **{name: bad})
+                    messages.append(str(info.value))
+                assert messages[0] == messages[1], (function, name, what, messages)

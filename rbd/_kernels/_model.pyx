@@ -161,14 +161,18 @@ cdef inline bint _usable(object x):
             and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>x))
 
 
+cdef object _shared_conversion = None
+
+
 cdef cnp.ndarray _convert(object x, str name):
-    # one np.ascontiguousarray(x, float64), with the failure named
-    if isinstance(x, np.ndarray) and x.dtype.kind == "c":
-        raise InputError(f"{name} must be real, got a complex array")
-    try:
-        return np.asarray(x, dtype=np.float64, order="C")
-    except (TypeError, ValueError, OverflowError):
-        raise InputError(f"{name} must be a numeric array, got {type(x).__name__}") from None
+    # the conversion of the reference path, rbd.algorithms.as_real_array: one float64
+    # C-contiguous array, complex values and out-of-range numbers refused with the same
+    # messages on both backends
+    global _shared_conversion
+    if _shared_conversion is None:
+        from rbd.algorithms import as_real_array
+        _shared_conversion = as_real_array
+    return _shared_conversion(x, name)
 
 
 cdef inline cnp.ndarray _as_array(object x, str name):
@@ -752,12 +756,9 @@ cdef class CompiledModel:
     def integrate(self, q, v, dt=1.0):
         """``q ⊕ v dt`` on each joint's manifold (quaternions: ``q ⊗ exp(ω dt)``)."""
         cdef Call c
-        try:
-            c.dt = float(dt)
-        except (TypeError, ValueError):
-            raise InputError(f"dt must be a number, got {dt!r}") from None
-        if not isfinite(c.dt):
-            raise InputError("dt must be finite")
+        from rbd.algorithms import as_time_step
+
+        c.dt = as_time_step(dt)
         q = self._arg_q(q, &c)
         v = self._arg_v(v, "v", 1, &c)
         c.task = T_INTEGRATE
