@@ -141,18 +141,32 @@ def as_time_step(dt) -> float:
     return dt
 
 
-def _check_quaternions(model: Model, q: np.ndarray) -> None:
+def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
+    """Refuse a quaternion whose norm is off by more than the tolerance; return ``q`` with
+    every quaternion normalized (a copy when some norm differs from 1, never the caller's
+    array).  The norm is ``sqrt(x² + y² + z² + w²)`` summed in this order, as in the
+    kernels' check, so both backends compute the same normalized configuration."""
+    starts = []
     for i, body in enumerate(model.bodies):
         kind = body.joint.kind
         if kind in ("spherical", "free"):
-            start = model.q_index(i).start + (3 if kind == "free" else 0)
-            norms = np.linalg.norm(q[..., start:start + 4], axis=-1)
-            bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
-            if np.any(bad):
-                raise InputError(
-                    f"q: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}]) "
-                    f"has norm {float(np.ravel(norms)[np.argmax(np.ravel(bad))]):.9g}, not 1"
-                )
+            starts.append((model.q_index(i).start + (3 if kind == "free" else 0), body))
+    scaled = None
+    for start, body in starts:
+        quat = q[..., start:start + 4]
+        norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
+                        + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
+        bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
+        if np.any(bad):
+            raise InputError(
+                f"q: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}]) "
+                f"has norm {float(np.ravel(norms)[np.argmax(np.ravel(bad))]):.9g}, not 1"
+            )
+        if np.any(norms != 1.0):
+            if scaled is None:
+                scaled = np.array(q, dtype=float, copy=True)
+            scaled[..., start:start + 4] /= norms[..., None]
+    return q if scaled is None else scaled
 
 
 def _validate(model: Model, specs, values):
@@ -181,7 +195,7 @@ def _validate(model: Model, specs, values):
         if n is not None:
             batch = n
         if kind == "q":
-            _check_quaternions(model, arr)
+            arr = _check_quaternions(model, arr)
         arrays.append(arr)
     if batch is not None:
         for k, ((_, kind), arr) in enumerate(zip(specs, arrays, strict=True)):
@@ -230,7 +244,8 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
     Raises
     ------
     InputError
-        On a wrong shape, a non-finite value or a non-unit quaternion.
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (one within it is normalized, on a copy).
 
     Examples
     --------

@@ -356,3 +356,30 @@ def test_hypothesis_forward_inverse_and_crba_agree(seed, nbodies, kinds, floatin
     # the condition number of M of these trees stays below ~1e6, so 1e-8 is ample
     assert_close(rbd.rnea(model, q, v, qdd), tau, rtol=1e-8)
     assert_close(M @ qdd + h, tau, rtol=1e-8)
+
+
+def test_quaternions_within_tolerance_are_normalized(require_kernels):
+    """A quaternion off by 1e-7 (accepted: the tolerance is 1e-6) is normalized at the
+    boundary by both backends, on a copy: they agree to 1e-14 (rounding of two exact
+    algorithms on O(1) numbers) and equal the result of the normalized input.  Before,
+    each backend ran on the raw input and they differed by up to 3e-8."""
+    model = rbd.testing.random_model(3, 4, ("spherical", "revolute"), floating_base=True)
+    q, v, tau = state(model, 5)
+    q_off = q.copy()
+    q_off[3:7] *= 1 + 1e-7
+    q_before = q_off.copy()
+    q_unit = q_off.copy()
+    q_unit[3:7] /= np.linalg.norm(q_unit[3:7])
+    for name, call in {
+        "aba": lambda x, b: rbd.aba(model, x, v, tau, backend=b),
+        "rnea": lambda x, b: rbd.rnea(model, x, v, tau, backend=b),
+        "crba": lambda x, b: rbd.crba(model, x, backend=b),
+        "forward_kinematics": lambda x, b: rbd.forward_kinematics(model, x, backend=b),
+        "integrate": lambda x, b: rbd.integrate(model, x, v, 0.01, backend=b),
+        "aba batched": lambda x, b: rbd.aba(model, np.stack([x, x]), v, tau, backend=b)[1],
+    }.items():
+        ref, ker = call(q_off, "reference"), call(q_off, "kernel")
+        assert_close(ker, ref, rtol=1e-14, what=f"{name}: kernel vs reference")
+        for b, result in (("reference", ref), ("kernel", ker)):
+            assert_close(result, call(q_unit, b), rtol=1e-14, what=f"{name} ({b}) vs unit q")
+        assert np.array_equal(q_off, q_before), "q was modified"

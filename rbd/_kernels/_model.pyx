@@ -5,7 +5,8 @@
 ``ModelC`` (see ``_model.pxd``) and allocates a workspace (an
 :class:`rbd.data.Data`).  Its methods are the compiled entry points behind
 ``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ...: each one checks its arguments in
-compiled code (shape, finiteness, unit quaternions, agreeing batch sizes;
+compiled code (shape, finiteness, unit quaternions - normalized on a copy when
+within the tolerance - agreeing batch sizes;
 :class:`rbd.InputError` naming the argument otherwise), then runs the kernel of
 ``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, or of the
 forward-dynamics variants ``block_elimination.pyx`` (modified pivot) and
@@ -431,8 +432,11 @@ cdef class CompiledModel:
         cdef cnp.ndarray arr = _as_array(q, "q")
         cdef Py_ssize_t n = _batch_of(arr, 1, self.m.nq, 0, "q")
         _check_finite(arr, "q")
-        if self.nquat:
-            self._check_quaternions(<const double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
+        if self.nquat and self._check_quaternions(<const double*>cnp.PyArray_DATA(arr),
+                                                  1 if n < 0 else n):
+            # a norm within the tolerance but not 1: normalize a copy (never the caller's q)
+            arr = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
+            self._normalize_quaternions(<double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
         c.N = n
         c.x[0] = <const double*>cnp.PyArray_DATA(arr)
         c.stride[0] = 0 if n < 0 else self.m.nq
@@ -442,12 +446,16 @@ cdef class CompiledModel:
         return arr
 
     cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1:
+        # InputError on a norm off by more than the tolerance; 1 when some norm is not
+        # exactly 1 (the caller normalizes a copy), else 0
         cdef Py_ssize_t k, j
         cdef const double* quat
         cdef double norm
+        cdef int off = 0
         for k in range(N):
             for j in range(self.nquat):
                 quat = q + k * self.m.nq + self.quat_start[j]
+                # |quat| = sqrt(x² + y² + z² + w²)
                 norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
                             + quat[3] * quat[3])
                 if fabs(norm - 1.0) > self.quat_tol:
@@ -456,7 +464,22 @@ cdef class CompiledModel:
                         f"q: the quaternion of joint {self._quat_names[j]!r} "
                         f"(q[{start}:{start + 4}]) has norm {norm:.9g}, not 1"
                     )
-        return 0
+                if norm != 1.0:
+                    off = 1
+        return off
+
+    cdef void _normalize_quaternions(self, double* q, Py_ssize_t N) noexcept:
+        cdef Py_ssize_t k, j, l
+        cdef double* quat
+        cdef double norm
+        for k in range(N):
+            for j in range(self.nquat):
+                quat = q + k * self.m.nq + self.quat_start[j]
+                # quat = quat / |quat|
+                norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                            + quat[3] * quat[3])
+                for l in range(4):
+                    quat[l] = quat[l] / norm
 
     cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c):
         cdef cnp.ndarray arr = _as_array(v, name)
