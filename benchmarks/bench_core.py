@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 import rbd
+from rbd import interop
 from rbd.spatial import plux_parts
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,8 +68,10 @@ def to_pinocchio(model: rbd.Model):
     """Build the Pinocchio model of an rbd model of revolute joints; return ``(pm, order)``.
 
     Pinocchio's CRBA assumes that the degrees of freedom of every subtree are
-    contiguous, so the joints are added in depth-first order: Pinocchio's
-    coordinate ``k`` is rbd's coordinate ``order[k]`` (one per body here).
+    contiguous, so the joints are added in depth-first order; ``order`` is
+    :func:`rbd.interop.pinocchio_permutation` (joints paired by name): Pinocchio's
+    coordinate ``k`` is rbd's coordinate ``order[k]`` (``v_pin = v[order]``, and
+    ``q`` alike for revolute joints).
     Axis-aligned joints become ``JointModelRX/RY/RZ`` (Pinocchio's fastest
     revolute joints), others ``JointModelRevoluteUnaligned``.  The joint
     placement is ``X_tree`` as an SE3 (rotation ``Eᵀ``, translation ``r``);
@@ -78,9 +81,8 @@ def to_pinocchio(model: rbd.Model):
 
     pm = pin.Model()
     pm.gravity = pin.Motion(np.concatenate([model.gravity, np.zeros(3)]))
-    order = depth_first(model)
     ids: dict[int, int] = {}
-    for i in order:
+    for i in depth_first(model):
         body = model.bodies[i]
         if body.joint.kind != "revolute":
             raise ValueError(f"only revolute joints are mapped, got {body.joint.kind}")
@@ -95,7 +97,7 @@ def to_pinocchio(model: rbd.Model):
         ids[i] = pm.addJoint(parent, joint, pin.SE3(E.T.copy(), r.copy()), body.joint_name)
         pm.appendBodyToJoint(ids[i], pin.Inertia(body.mass, body.com.copy(),
                                                  body.I_com.copy()), pin.SE3.Identity())
-    return pm, np.array(order)
+    return pm, interop.pinocchio_permutation(model, pm)
 
 
 def check_agreement(model, pm, order, rng) -> float:
@@ -103,10 +105,15 @@ def check_agreement(model, pm, order, rng) -> float:
     import pinocchio as pin
 
     pd = pm.createData()
+    joint_map = interop.pinocchio_map(model, pm)
+    if not np.array_equal(joint_map.permutation, order):
+        raise SystemExit(f"{model.name}: the coordinate order is not Pinocchio's; not timing")
     worst = 0.0
     for _ in range(3):
         q, v, a = rbd.testing.random_state(model, rng)
-        qp, vp, ap = q[order], v[order], a[order]
+        qp, vp, ap = joint_map.to_q(q), joint_map.to_v(q, v), joint_map.to_a(q, v, a)
+        if not np.array_equal(qp, q[order]):     # the timed calls permute q like v
+            raise SystemExit(f"{model.name}: q does not map by the permutation; not timing")
         pairs = [
             (rbd.rnea(model, q, v, a)[order], pin.rnea(pm, pd, qp, vp, ap)),
             (rbd.crba(model, q)[np.ix_(order, order)], pin.crba(pm, pd, qp)),

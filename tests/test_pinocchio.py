@@ -4,7 +4,8 @@ Random trees are exported with :func:`rbd.to_urdf` and read by Pinocchio's
 URDF parser; real robot URDFs (the ``example-robot-data`` package) are read by
 both libraries.  Every quantity is then compared state by state.
 
-Pinocchio's conventions, mapped here by joint *names* (never by position):
+Pinocchio's conventions, mapped by :mod:`rbd.interop` by joint *names* (never
+by position):
 
 * joints are ordered depth-first as ours, but children in a different order,
   so ``q`` and ``v`` are permuted through ``model.idx_qs`` / ``model.idx_vs``;
@@ -27,6 +28,7 @@ import pytest
 from helpers import RTOL_EXACT, assert_close
 
 import rbd
+from rbd import interop
 from rbd.spatial import homogeneous, plux_parts
 
 pin = pytest.importorskip("pinocchio", reason="the Pinocchio cross-check needs the `pin` package")
@@ -38,50 +40,33 @@ NSTATES = 2
 
 # --- the convention map --------------------------------------------------------------------
 class PinMap:
-    """Pinocchio twin of an rbd model: index maps between the two conventions."""
+    """Pinocchio twin of an rbd model: the conventions mapped by :mod:`rbd.interop`."""
 
     def __init__(self, model: rbd.Model, pmodel):
         self.model, self.pmodel = model, pmodel
         self.pdata = pmodel.createData()
-        assert pmodel.nv == model.nv
-        self.P = np.zeros((model.nv, model.nv))  # v_pin = P v
+        self.map = interop.pinocchio_map(model, pmodel)
+        self.inv = np.argsort(self.map.permutation)   # v = v_pin[inv]
         self.joint_id = {}
         for i, body in enumerate(model.bodies):
             assert body.joint.nv > 0, "bodies on fixed joints are frames in Pinocchio"
-            jid = pmodel.getJointId(body.joint_name)
-            assert jid < pmodel.njoints, f"Pinocchio has no joint {body.joint_name!r}"
-            self.joint_id[i] = jid
-            vs = np.arange(model.nv)[model.v_index(i)]
-            start, nv = pmodel.idx_vs[jid], pmodel.nvs[jid]
-            assert nv == len(vs), body.joint_name
-            order = [3, 4, 5, 0, 1, 2] if body.joint.kind == "free" else range(nv)
-            for row, k in enumerate(order):
-                self.P[start + row, vs[k]] = 1.0
+            self.joint_id[i] = pmodel.getJointId(body.joint_name)
 
     def q(self, q: np.ndarray) -> np.ndarray:
-        qp = np.zeros(self.pmodel.nq)
-        for i, body in enumerate(self.model.bodies):
-            jid = self.joint_id[i]
-            qi = q[self.model.q_index(i)]
-            start, nq = self.pmodel.idx_qs[jid], self.pmodel.nqs[jid]
-            if nq == 2 and body.joint.nq == 1:  # unbounded revolute: (cos θ, sin θ)
-                qp[start:start + 2] = np.cos(qi[0]), np.sin(qi[0])
-            else:
-                qp[start:start + nq] = qi
-        return qp
+        return self.map.to_q(q)
 
     def v(self, v: np.ndarray) -> np.ndarray:
-        return self.P @ v
+        return self.map.to_v(None, v)
 
     def tau_back(self, tau_pin: np.ndarray) -> np.ndarray:
-        return self.P.T @ tau_pin
+        return self.map.from_tau(None, tau_pin)
 
     def M_back(self, M_pin: np.ndarray) -> np.ndarray:
-        return self.P.T @ M_pin @ self.P
+        return M_pin[np.ix_(self.inv, self.inv)]
 
     def J_back(self, J_pin: np.ndarray) -> np.ndarray:
         """[v; ω] rows and Pinocchio columns -> [ω; v] rows and our columns."""
-        return np.vstack([J_pin[3:], J_pin[:3]]) @ self.P
+        return np.vstack([J_pin[3:], J_pin[:3]])[:, self.inv]
 
 
 def compare_all(pm: PinMap, backend: str, rng, nstates: int = NSTATES, rtol=RTOL_EXACT):
