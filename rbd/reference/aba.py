@@ -7,8 +7,24 @@ Tags ``S&G (n)`` point at the matching step of Si & Guenter's recursion
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 from ..spatial import crf, crm
+
+
+def pivot_factor(D):
+    """Cholesky factor of a joint pivot ``D = Sᵀ IA S`` (symmetric positive definite).
+
+    ``D`` is never inverted explicitly: on an ill-conditioned mechanism (a torus
+    chain, cond(M) ~ 1e6) ``inv(D)`` loses digits that the Cholesky solves keep.
+    Raises ``numpy.linalg.LinAlgError`` when ``D`` is not positive definite.
+    """
+    return cho_factor(D, lower=True) if D.size else None
+
+
+def pivot_solve(factor, b):
+    """``D⁻¹ b`` from :func:`pivot_factor` (an empty result for a joint without DoF)."""
+    return cho_solve(factor, b) if factor is not None else np.zeros((0, *np.shape(b)[1:]))
 
 
 def aba(model, q, qd, tau, f_ext=None, data=None):
@@ -23,7 +39,7 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
         External spatial forces on each body, in body coordinates.
     data : dict, optional
         When given, receives the per-body quantities of the three passes
-        (``X_up``, ``S``, ``v``, ``c``, ``IA``, ``pA``, ``U``, ``D_inv``, ``u``, ``a``)
+        (``X_up``, ``S``, ``v``, ``c``, ``IA``, ``pA``, ``U``, ``D``, ``u``, ``a``)
         for a reader to inspect; ``IA`` holds the articulated inertias.
 
     Returns
@@ -44,6 +60,8 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
 
     added to the parent through ``X_iᵀ (·) X_i``.  Outward: accelerations
     ``q̈_i = D_i^{-1}(u_i - U_i^T a')`` with ``a' = X_i a_{λ(i)} + c_i``.
+    Every ``D_i^{-1} x`` is a solve with the Cholesky factor of ``D_i``
+    (:func:`pivot_factor`), never a product with an explicit inverse.
     These are the articulated inertias that Pai, Ascher & Kry's ABM obtains by
     sparse block elimination of their augmented system (their Eq. 5); the
     same articulated inertia appears as Si & Guenter's Eq. (27).
@@ -51,7 +69,8 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     nb = model.nbodies
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
     X_up, S, v, c = [None] * nb, [None] * nb, [None] * nb, [None] * nb
-    IA, pA, U, D_inv, u = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
+    IA, pA, U, D, u = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
+    L = [None] * nb
 
     # --- pass 1 (outward): velocities, bias accelerations, bias forces
     for i, body in enumerate(model.bodies):
@@ -69,13 +88,13 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
         U[i] = IA[i] @ S[i]                                            # RBDA T7.1
-        D = S[i].T @ U[i]                                              # S&G (28)
-        D_inv[i] = np.linalg.inv(D) if D.size else D
+        D[i] = S[i].T @ U[i]                                           # S&G (28)
+        L[i] = pivot_factor(D[i])                                      # D = L Lᵀ
         u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
         p = model.bodies[i].parent
         if p >= 0:
-            Ia = IA[i] - U[i] @ D_inv[i] @ U[i].T                      # S&G (27)
-            pa = pA[i] + Ia @ c[i] + U[i] @ D_inv[i] @ u[i]            # RBDA T7.1
+            Ia = IA[i] - U[i] @ pivot_solve(L[i], U[i].T)              # S&G (27)
+            pa = pA[i] + Ia @ c[i] + U[i] @ pivot_solve(L[i], u[i])    # RBDA T7.1
             IA[p] = IA[p] + X_up[i].T @ Ia @ X_up[i]                   # S&G (27)
             pA[p] = pA[p] + X_up[i].T @ pa                             # S&G (24)
 
@@ -85,9 +104,9 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     for i, body in enumerate(model.bodies):
         p = body.parent
         a_prime = X_up[i] @ (a0 if p < 0 else a[p]) + c[i]             # RBDA T7.1
-        qdd_i = D_inv[i] @ (u[i] - U[i].T @ a_prime)                   # RBDA T7.1
+        qdd_i = pivot_solve(L[i], u[i] - U[i].T @ a_prime)             # RBDA T7.1
         qdd[model.v_index(i)] = qdd_i
         a[i] = a_prime + S[i] @ qdd_i
     if data is not None:
-        data.update(X_up=X_up, S=S, v=v, c=c, IA=IA, pA=pA, U=U, D_inv=D_inv, u=u, a=a)
+        data.update(X_up=X_up, S=S, v=v, c=c, IA=IA, pA=pA, U=U, D=D, u=u, a=a)
     return qdd

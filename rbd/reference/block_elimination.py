@@ -406,8 +406,15 @@ class Elimination:
 
 
 def _inv(D: np.ndarray) -> np.ndarray:
-    """Inverse of a small pivot block (0 × 0 for a fixed joint)."""
-    return np.linalg.inv(D) if D.size else D
+    """Inverse of a small symmetric positive definite pivot block (0 × 0 for a fixed joint).
+
+    Formed from its Cholesky factor, not by LU inversion: on ill-conditioned mechanisms
+    (a torus chain, cond(M) ~ 1e6) the explicit LU inverse lost up to four digits of the
+    torque residual.
+    """
+    if not D.size:
+        return D
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(D, lower=True), np.eye(len(D)))
 
 
 def eliminate(system: AugmentedSystem, pivot: str = "standard") -> Elimination:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import cho_factor, cho_solve
 
 
 def crba(model, q):
@@ -70,6 +71,4 @@ def forward_dynamics_crba(model, q, qd, tau, f_ext=None):
 
     h = rnea(model, q, qd, np.zeros(model.nv), f_ext)
     M = crba(model, q)
-    L = np.linalg.cholesky(M)
-    y = np.linalg.solve(L, tau - h)
-    return np.linalg.solve(L.T, y)
+    return cho_solve(cho_factor(M, lower=True), tau - h)    # M = L Lᵀ, two triangular solves

@@ -58,8 +58,15 @@ __all__ = [
 
 
 def _inv(Omega: np.ndarray) -> np.ndarray:
-    """Inverse of a small pivot block (0 × 0 for a fixed joint)."""
-    return np.linalg.inv(Omega) if Omega.size else Omega
+    """Inverse of a small symmetric positive definite pivot block (0 × 0 for a fixed joint).
+
+    Formed from its Cholesky factor, not by LU inversion: on ill-conditioned mechanisms
+    (a torus chain, cond(M) ~ 1e6) the explicit LU inverse lost up to four digits of the
+    torque residual.
+    """
+    if not Omega.size:
+        return Omega
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(Omega, lower=True), np.eye(len(Omega)))
 
 
 def joint_quantities(model, q):
