@@ -632,6 +632,9 @@ def _inertial_link(elem, R, p, ctx: _Context, body: str) -> _Link:
     if math.isnan(mass):
         raise MJCFError(f"{where}: missing attribute 'mass'")
     if "fullinertia" in a:
+        if any(k in a for k in _ORIENTATIONS):
+            raise MJCFError(f"{where}: fullinertia gives the axes itself; drop the orientation "
+                            "(as MuJoCo requires)")
         xx, yy, zz, xy, xz, yz = _vector(a, "fullinertia", 6, where)
         I = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     elif "diaginertia" in a:
@@ -644,13 +647,12 @@ def _inertial_link(elem, R, p, ctx: _Context, body: str) -> _Link:
 
 def _bounded(link: _Link, compiler: _Compiler, body: str) -> _Link:
     """Apply ``boundmass``, ``boundinertia`` and ``balanceinertia``; check the inertia."""
-    mass, Ic = link.mass, 0.5 * (link.I_com + link.I_com.T)
+    where = f"body {_quote(body)}"
+    if link.mass < 0:  # checked before boundmass, which would hide it
+        raise MJCFError(f"{where}: negative mass {link.mass:g}")
+    mass, Ic = max(link.mass, compiler.boundmass), 0.5 * (link.I_com + link.I_com.T)
     lam, V = np.linalg.eigh(Ic)
     lam = np.maximum(lam, compiler.boundinertia)
-    mass = max(mass, compiler.boundmass)
-    where = f"body {_quote(body)}"
-    if mass < 0:
-        raise MJCFError(f"{where}: negative mass {mass:g}")
     if compiler.balanceinertia and lam[0] + lam[1] < lam[2]:
         lam = np.full(3, lam.mean())
     Ic = (V * lam) @ V.T if (compiler.boundinertia or compiler.balanceinertia) else Ic

@@ -1,0 +1,391 @@
+"""MJCF reader: cross-checks against MuJoCo, conventions, includes, errors and warnings."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import warnings
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd import mjcf
+from rbd.errors import InputError, MJCFError
+from rbd.spatial import plux_parts
+
+mujoco = pytest.importorskip("mujoco", reason="the MuJoCo cross-checks need PyPI 'mujoco'")
+
+DATA = pathlib.Path(__file__).parent / "data" / "mjcf"
+
+# Two exact algorithms in double precision (MuJoCo's CRB/RNE, rbd's CRBA/RNEA) on the same
+# model: the measured disagreement is below 1e-14 relative; 1e-10 leaves room for the
+# conditioning of larger trees without hiding a wrong term (those show at 1e-3 or more).
+RTOL_EXACT = 1e-10
+# Poses compose a handful of rotations: round-off only.
+ATOL_POSE = 1e-12
+STATES = 3  # random states per model
+
+
+def _gymnasium_assets() -> list[pathlib.Path]:
+    try:
+        import gymnasium
+    except ImportError:
+        return []
+    folder = pathlib.Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets"
+    return sorted(folder.glob("*.xml"))
+
+
+ASSETS = _gymnasium_assets()
+
+
+def _crba_adds_armature() -> bool:
+    model = rbd.models.double_pendulum()
+    before = rbd.crba(model, np.zeros(model.nq))
+    model.set_joint_properties(model.joint_names[0], armature=1.0)
+    return bool(np.isclose(rbd.crba(model, np.zeros(model.nq))[0, 0] - before[0, 0], 1.0))
+
+
+ARMATURE_IN_RBD = _crba_adds_armature()
+
+
+def _quiet_load(path) -> rbd.Model:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the unsupported-features warning
+        return mjcf.load_mjcf(path)
+
+
+def _mujoco(path, armature: bool):
+    """MuJoCo model and data with only the tree dynamics left (no constraints or passive forces)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = mujoco.MjModel.from_xml_path(str(path))
+    if not armature:
+        m.dof_armature[:] = 0.0
+    disable = mujoco.mjtDisableBit
+    m.opt.disableflags |= (disable.mjDSBL_CONSTRAINT | disable.mjDSBL_SPRING
+                           | disable.mjDSBL_DAMPER)
+    d = mujoco.MjData(m)
+    mujoco.mj_setConst(m, d)  # MuJoCo caches armature in dof_M0 for simple bodies
+    return m, d
+
+
+def _relative(x, reference) -> float:
+    return float(np.abs(x - reference).max() / max(np.abs(reference).max(), 1e-300))
+
+
+def _compare(model, m, d, rng, backend) -> list[float]:
+    """Largest relative differences of M, bias forces and inverse dynamics over random states."""
+    worst = [0.0, 0.0, 0.0]
+    for _ in range(STATES):
+        q = rbd.random_configuration(model, rng)
+        v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
+        qpos, qvel, qacc = mjcf.to_mujoco_state(model, q, v, a)
+        _, _, qacc0 = mjcf.to_mujoco_state(model, q, v, np.zeros(model.nv))
+        d.qpos[:], d.qvel[:], d.qacc[:] = qpos, qvel, qacc0
+        mujoco.mj_inverse(m, d)  # M qacc0 + qfrc_bias: rbd's bias forces at a = 0
+        h_mj = mjcf.from_mujoco_force(model, qpos, d.qfrc_inverse)
+        M_mj = np.zeros((m.nv, m.nv))
+        mujoco.mj_fullM(m, d, M_mj)
+        d.qacc[:] = qacc
+        mujoco.mj_inverse(m, d)
+        tau_mj = mjcf.from_mujoco_force(model, qpos, d.qfrc_inverse)
+        T = mjcf.mujoco_velocity_map(model, q)
+        worst[0] = max(worst[0], _relative(rbd.crba(model, q, backend=backend), T.T @ M_mj @ T))
+        worst[1] = max(worst[1], _relative(rbd.nonlinear_effects(model, q, v, backend=backend),
+                                           h_mj))
+        worst[2] = max(worst[2], _relative(rbd.rnea(model, q, v, a, backend=backend), tau_mj))
+    return worst
+
+
+def _zero_armature(model) -> None:
+    for name in model.joint_names:
+        model.set_joint_properties(name, armature=0.0)
+
+
+#: The assets whose joints have armature (the others would pass without it).
+ARMATURE_ASSETS = [p for p in ASSETS if np.any(_quiet_load(p).armature)]
+
+
+# --- gymnasium's models -----------------------------------------------------------------------
+def test_gymnasium_assets_found():
+    pytest.importorskip("gymnasium", reason="the asset cross-check needs PyPI 'gymnasium'")
+    assert len(ASSETS) >= 10, f"expected gymnasium's MuJoCo assets, found {ASSETS}"
+
+
+@pytest.mark.parametrize("path", ASSETS, ids=[p.name for p in ASSETS])
+def test_gymnasium_asset_matches_mujoco(path, backend, rng):
+    model = _quiet_load(path)
+    _zero_armature(model)
+    m, d = _mujoco(path, armature=False)
+    assert (model.nq, model.nv) == (m.nq, m.nv)
+    worst = _compare(model, m, d, rng, backend)
+    assert max(worst) < RTOL_EXACT, f"M, h, tau relative differences {worst}"
+
+
+@pytest.mark.parametrize("path", ARMATURE_ASSETS, ids=[p.name for p in ARMATURE_ASSETS])
+@pytest.mark.xfail(not ARMATURE_IN_RBD, strict=True,
+                   reason="rbd's algorithms do not add model.armature to M yet")
+def test_gymnasium_asset_with_armature_matches_mujoco(path, backend, rng):
+    model = _quiet_load(path)
+    m, d = _mujoco(path, armature=True)
+    np.testing.assert_allclose(model.armature, m.dof_armature, rtol=0, atol=0)
+    worst = _compare(model, m, d, rng, backend)
+    assert max(worst) < RTOL_EXACT, f"M, h, tau relative differences {worst}"
+
+
+def test_armature_is_read():
+    """The armature of gymnasium's pusher is 0.04 on every joint (its joint default)."""
+    path = next((p for p in ASSETS if p.name == "pusher.xml"), None)
+    if path is None:
+        pytest.skip("gymnasium's pusher.xml is not installed")
+    model = _quiet_load(path)
+    np.testing.assert_array_equal(model.armature, np.full(model.nv, 0.04))
+
+
+@pytest.mark.parametrize("path", ASSETS, ids=[p.name for p in ASSETS])
+def test_gymnasium_joint_layout_is_mujocos(path):
+    model = _quiet_load(path)
+    m, _ = _mujoco(path, armature=True)
+    kinds = {0: "free", 1: "spherical", 2: "prismatic", 3: "revolute"}
+    for j in range(m.njnt):
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+        i = model.body_index(name) if name in model.body_names else model._joint_body(name)
+        assert model.bodies[i].joint.kind == kinds[int(m.jnt_type[j])]
+        assert model.q_slice(name).start == m.jnt_qposadr[j]
+        assert model.v_slice(name).start == m.jnt_dofadr[j]
+    for b in range(1, m.nbody):  # an unnamed body is called "body<id>"
+        assert (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}") in model.frames
+
+
+def test_humanoid_warns_once_listing_what_is_left_out():
+    path = next((p for p in ASSETS if p.name == "humanoid.xml"), None)
+    if path is None:
+        pytest.skip("gymnasium's humanoid.xml is not installed")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mjcf.load_mjcf(path)
+    assert len(caught) == 1 and caught[0].category is RuntimeWarning
+    text = str(caught[0].message)
+    for expected in ("tendons (2", "left_hipknee", "actuators (17", "joint springs",
+                     "'abdomen_z'"):
+        assert expected in text
+
+
+# --- every construct, against MuJoCo ---------------------------------------------------------
+FEATURE_FILES = ["features.xml", "radian.xml", "with_include.xml"]
+
+
+def _pose(model, X_world, name):
+    """World rotation and position of a body or an attached frame."""
+    if name in model.body_names:
+        T = X_world[model.body_names.index(name)]
+        return T[:3, :3], T[:3, 3]
+    frame = model.frames[name]
+    E, r = plux_parts(frame.X)
+    T = X_world[frame.body]
+    return T[:3, :3] @ E.T, T[:3, 3] + T[:3, :3] @ r
+
+
+@pytest.mark.parametrize("name", FEATURE_FILES)
+def test_feature_model_poses_match_mujoco(name, rng):
+    """Body and site poses: orientations, joint anchors, ref, frames, welded bodies."""
+    model = mjcf.load_mjcf(DATA / name)
+    m, d = _mujoco(DATA / name, armature=False)
+    for _ in range(STATES):
+        q = rbd.random_configuration(model, rng)
+        d.qpos[:] = mjcf.to_mujoco_state(model, q)[0]
+        mujoco.mj_kinematics(m, d)
+        X = rbd.forward_kinematics(model, q)
+        for kind, count, xmat, xpos in ((mujoco.mjtObj.mjOBJ_BODY, m.nbody, d.xmat, d.xpos),
+                                        (mujoco.mjtObj.mjOBJ_SITE, m.nsite, d.site_xmat,
+                                         d.site_xpos)):
+            for i in range(count):
+                label = mujoco.mj_id2name(m, kind, i)
+                if label not in model.frames:
+                    continue  # the world and bodies welded to it
+                R, p = _pose(model, X, label)
+                np.testing.assert_allclose(R, xmat[i].reshape(3, 3), atol=ATOL_POSE,
+                                           err_msg=label)
+                np.testing.assert_allclose(p, xpos[i], atol=ATOL_POSE, err_msg=label)
+
+
+@pytest.mark.parametrize("name", FEATURE_FILES)
+def test_feature_model_dynamics_match_mujoco(name, backend, rng):
+    model = mjcf.load_mjcf(DATA / name)
+    _zero_armature(model)
+    m, d = _mujoco(DATA / name, armature=False)
+    np.testing.assert_allclose(model.gravity, m.opt.gravity, rtol=0, atol=0)
+    worst = _compare(model, m, d, rng, backend)
+    assert max(worst) < RTOL_EXACT, f"M, h, tau relative differences {worst}"
+
+
+def test_feature_model_properties():
+    model = mjcf.load_mjcf(DATA / "features.xml")
+    m, _ = _mujoco(DATA / "features.xml", armature=True)
+    assert model.name == "features"
+    assert model.joint_names == [mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+                                 for j in range(m.njnt)]
+    np.testing.assert_allclose(model.armature, m.dof_armature, rtol=1e-15)
+    np.testing.assert_allclose(model.damping, m.dof_damping, rtol=1e-15)
+    np.testing.assert_allclose(model.friction, m.dof_frictionloss, rtol=1e-15)
+    for j in range(m.njnt):
+        name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+        qs = model.q_slice(name)
+        if m.jnt_limited[j] and m.jnt_type[j] in (2, 3):  # slide, hinge
+            np.testing.assert_allclose([model.lower[qs][0], model.upper[qs][0]],
+                                       m.jnt_range[j], rtol=1e-15)
+        else:
+            assert np.all(np.isinf(model.lower[qs])) and np.all(np.isinf(model.upper[qs]))
+    # the tool welded to "arm" and its inertia, the sites as frames
+    assert {"tool", "tip", "imu"} <= set(model.frames)
+    total = sum(m.body_mass[1:])
+    assert model.total_mass == pytest.approx(total, rel=1e-14)
+
+
+# --- MuJoCo's conventions --------------------------------------------------------------------
+def test_state_conversions_round_trip_and_keep_power(rng):
+    model = mjcf.load_mjcf(DATA / "features.xml")
+    q = np.stack([rbd.random_configuration(model, rng) for _ in range(4)])
+    v, a, tau = (rng.normal(size=(4, model.nv)) for _ in range(3))
+    qpos, qvel, qacc = mjcf.to_mujoco_state(model, q, v, a)
+    back = mjcf.from_mujoco_state(model, qpos, qvel, qacc)
+    # a rotation and its inverse: a few units in the last place of entries up to ~5
+    for x, y in zip(back, (q, v, a), strict=True):
+        np.testing.assert_allclose(x, y, rtol=0, atol=1e-14)
+    qfrc = mjcf.to_mujoco_force(model, q, tau)
+    np.testing.assert_allclose(mjcf.from_mujoco_force(model, qpos, qfrc), tau, atol=1e-14)
+    # power is the same in both coordinates, and qvel = T v
+    np.testing.assert_allclose(np.sum(qfrc * qvel, axis=1), np.sum(tau * v, axis=1),
+                               rtol=1e-14)
+    np.testing.assert_allclose(qvel[0], mjcf.mujoco_velocity_map(model, q[0]) @ v[0],
+                               atol=1e-14)
+    # quaternions: MuJoCo's (w, x, y, z) at rbd's (x, y, z, w)
+    np.testing.assert_array_equal(qpos[:, 3], q[:, 6])
+    np.testing.assert_array_equal(qpos[:, 4:7], q[:, 3:6])
+
+
+def test_conversions_refuse_joints_mujoco_lacks():
+    model = rbd.Model()
+    model.add_body(-1, rbd.Helical([0, 0, 1], 0.1), None, (1.0, [0, 0, 0], np.eye(3)))
+    with pytest.raises(InputError, match="helical joint has no MuJoCo equivalent"):
+        mjcf.to_mujoco_state(model, [0.0])
+    with pytest.raises(InputError, match="qacc needs qvel"):
+        mjcf.from_mujoco_state(mjcf.load_mjcf(DATA / "radian.xml"), [0, 0], None, [0, 0])
+
+
+# --- choosing the reader ----------------------------------------------------------------------
+def test_load_chooses_the_reader(tmp_path):
+    urdf = pathlib.Path(__file__).parent / "data" / "meshes.urdf"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert mjcf.load(urdf).body_names == rbd.load_urdf(urdf).body_names
+    assert mjcf.load(DATA / "radian.xml").joint_names == ["pivot", "second"]
+    copy = tmp_path / "robot.xml"  # a URDF without the suffix: the root element decides
+    copy.write_bytes(urdf.read_bytes())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        assert mjcf.load(copy).body_names == rbd.load_urdf(urdf).body_names
+    text = "<?xml version='1.0'?>\n<!-- a pendulum -->\n" + (DATA / "radian.xml").read_text()
+    assert mjcf.load(text).nq == 2
+    with pytest.raises(InputError, match="root element is <sdf>"):
+        mjcf.load("<sdf version='1.6'/>")
+
+
+# --- bad files ----------------------------------------------------------------------------------
+def _body(inner: str) -> str:
+    return f"<mujoco><worldbody><body name='b'>{inner}</body></worldbody></mujoco>"
+
+
+BAD = {
+    "unknown joint type": (_body("<joint name='j' type='screw'/><geom size='0.1'/>"),
+                           r"<joint name='j'> of body 'b'.*unknown joint type 'screw'"),
+    "non-physical inertia": (_body("<joint/><inertial pos='0 0 0' mass='1' "
+                                   "diaginertia='1 1 3'/>"),
+                             r"body 'b': non-physical inertia.*triangle inequality"),
+    "negative mass": (_body("<joint/><inertial pos='0 0 0' mass='-1' diaginertia='1 1 1'/>"),
+                      r"body 'b': negative mass"),
+    "DOCTYPE": ("<!DOCTYPE mujoco>" + _body("<joint/>"), r"unsafe XML refused.*DOCTYPE"),
+    "entities": ('<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
+                 "<mujoco model='&b;'/>", r"unsafe XML refused"),
+    "mesh without inertial": (_body("<joint/><geom name='shell' type='mesh' mesh='m'/>"),
+                              r"<geom name='shell'> of body 'b'.*give the body an <inertial>"),
+    "free joint below the top": (_body("<geom size='0.1'/><body name='c'><freejoint/>"
+                                       "<geom size='0.1'/></body>"),
+                                 r"body 'c': a free joint is allowed only"),
+    "inverted range": (_body("<joint name='j' range='1 -1'/><geom size='0.1'/>"),
+                       r"<joint name='j'>.*range\[0\] < range\[1\]"),
+    "unknown class": (_body("<joint class='nope'/><geom size='0.1'/>"),
+                      r"unknown default class 'nope'"),
+    "composite": (_body("<composite type='grid' count='2 2 1'/>"),
+                  r"body 'b': <composite> is not supported"),
+    "include from a string": ("<mujoco><include file='x.xml'/></mujoco>",
+                              r"<include file='x.xml'>: a model given as a string"),
+    "wrong root": ("<robot name='r'/>", r"root element is <robot>, expected <mujoco>"),
+    "two orientations": (_body("<joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>"),
+                         r"<geom name='#0'> of body 'b': more than one orientation"),
+}
+
+
+@pytest.mark.parametrize("case", BAD)
+def test_bad_mjcf_is_refused(case):
+    xml, message = BAD[case]
+    with pytest.raises(MJCFError, match=message):
+        mjcf.load_mjcf(xml)
+
+
+def _write(folder: pathlib.Path, name: str, text: str) -> pathlib.Path:
+    path = folder / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+def test_include_outside_the_directory_is_refused(tmp_path):
+    _write(tmp_path, "outside.xml", "<mujoco><worldbody/></mujoco>")
+    for reference in ("../outside.xml", str(tmp_path / "outside.xml")):
+        main = _write(tmp_path, "model/main.xml",
+                      f"<mujoco><include file='{reference}'/></mujoco>")
+        with pytest.raises(MJCFError, match="points outside the model's directory"):
+            mjcf.load_mjcf(main)
+
+
+def test_include_through_a_link_leaving_the_directory_is_refused(tmp_path):
+    _write(tmp_path, "outside.xml", "<mujoco><worldbody/></mujoco>")
+    main = _write(tmp_path, "model/main.xml", "<mujoco><include file='inner.xml'/></mujoco>")
+    try:
+        os.symlink(tmp_path / "outside.xml", tmp_path / "model" / "inner.xml")
+    except OSError:
+        pytest.skip("symbolic links are not available")
+    with pytest.raises(MJCFError, match="points outside the model's directory"):
+        mjcf.load_mjcf(main)
+
+
+def test_include_cycle_is_refused(tmp_path):
+    a = _write(tmp_path, "a.xml", "<mujoco><include file='b.xml'/></mujoco>")
+    _write(tmp_path, "b.xml", "<mujoco><include file='a.xml'/></mujoco>")
+    with pytest.raises(MJCFError, match=r"include cycle: 'a.xml' -> 'b.xml' -> 'a.xml'"):
+        mjcf.load_mjcf(a)
+    self_loop = _write(tmp_path, "self.xml", "<mujoco><include file='self.xml'/></mujoco>")
+    with pytest.raises(MJCFError, match="include cycle"):
+        mjcf.load_mjcf(self_loop)
+
+
+def test_include_with_doctype_is_refused(tmp_path):
+    main = _write(tmp_path, "main.xml", "<mujoco><include file='part.xml'/></mujoco>")
+    _write(tmp_path, "part.xml", "<!DOCTYPE mujoco><mujoco/>")
+    with pytest.raises(MJCFError, match="included file 'part.xml': unsafe XML refused"):
+        mjcf.load_mjcf(main)
+
+
+def test_include_from_a_string_with_a_directory():
+    text = (DATA / "with_include.xml").read_text()
+    model = mjcf.load_mjcf(text, directory=DATA)
+    assert model.joint_names == ["shoulder", "elbow"]
+    np.testing.assert_array_equal(model.damping, [0.5, 0.5])
+
+
+def test_a_clean_model_loads_without_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mjcf.load_mjcf(DATA / "features.xml")
