@@ -153,6 +153,8 @@ _REFUSED = {  # elements that add bodies or degrees of freedom rbd cannot read
     "attach": "expand it in MuJoCo and save the compiled model (mj_saveLastXML)",
     "deformable": "flexible bodies are not rigid: rbd cannot model them",
 }
+_BODY_CHILDREN = ("inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body",
+                  "plugin")
 _MJ_EPS = 1e-14  # MuJoCo's mjEPS: geoms of smaller mass are left out of a body's inertia
 _MJ_MINVAL = 1e-15  # MuJoCo's mjMINVAL
 _LISTED = 8  # items of one kind named in the warning
@@ -486,6 +488,9 @@ def _flatten(body: ET.Element, childclass: str, ctx: _Context, where: str):
         for child in elem:
             if child.tag in _REFUSED:
                 raise MJCFError(f"{where}: <{child.tag}> is not supported: {_REFUSED[child.tag]}")
+            if child.tag not in (*_BODY_CHILDREN, "frame"):
+                raise MJCFError(f"{where}: unknown element <{child.tag}> (MJCF allows "
+                                f"{', '.join(_BODY_CHILDREN)} and frame here)")
             if child.tag == "frame":
                 attrs = _attributes(child, "frame", cls, ctx, f"{where} <frame>")
                 Rf, pf = _pose(attrs, child.attrib, f"{where} <frame>", ctx.compiler)

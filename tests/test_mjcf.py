@@ -321,6 +321,8 @@ BAD = {
                   r"body 'b': <composite> is not supported"),
     "include from a string": ("<mujoco><include file='x.xml'/></mujoco>",
                               r"<include file='x.xml'>: a model given as a string"),
+    "misspelt element": (_body("<jiont/><geom size='0.1'/>"),
+                         r"body 'b': unknown element <jiont>"),
     "wrong root": ("<robot name='r'/>", r"root element is <robot>, expected <mujoco>"),
     "two orientations": (_body("<joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>"),
                          r"<geom name='#0'> of body 'b': more than one orientation"),
