@@ -357,3 +357,177 @@ def test_bad_impact_result():
             impact=lambda q, v: (2 * q, v))
     _raises(r"impact map changed \(nq, nv\)", events=[g],
             impact=lambda q, v: (rbd.models.double_pendulum(), q, v))
+
+
+def test_bad_stop_limits():
+    _raises(r"max_evaluations must be finite and > 0", max_evaluations=0)
+    _raises(r"max_evaluations must be a positive integer or None", max_evaluations=2.5)
+    _raises(r"max_evaluations must be a positive integer or None", max_evaluations=True)
+    _raises(r"min_step must be finite and >= 0", min_step=-1e-3)
+
+
+# --- runs that cannot go on ----------------------------------------------------------------------
+def blow_up_after(t_blow: float):
+    """A torque that is zero, then infinite for t > t_blow (a broken controller)."""
+    def tau(t, q, v):
+        return np.full(q.shape, np.inf) if t > t_blow else np.zeros(q.shape)
+
+    return tau
+
+
+def assert_partial(error: rbd.SimulationError, duration: float):
+    """The error keeps a finite trajectory that ends before the requested duration."""
+    traj = error.trajectory
+    assert isinstance(traj, Trajectory) and len(traj) >= 1
+    for name in ("t", "q", "v", "a"):
+        assert np.all(np.isfinite(getattr(traj, name))), name
+    assert traj.t[-1] < duration
+    assert traj.evaluations > 0
+
+
+STIFF_REPRO = """
+import json, sys, time
+import numpy as np
+import rbd
+from rbd.simulate import simulate
+
+model = rbd.models.double_pendulum()
+start = time.perf_counter()
+try:
+    simulate(model, [0.3, 0.0], [0.0, 0.0], 1e-3, 1e-4, integrator="solve_ivp",
+             tau=lambda t, q, v: 1e6 * v, backend=sys.argv[1])
+    print(json.dumps({"error": None}))
+except rbd.SimulationError as error:
+    traj = error.trajectory
+    print(json.dumps({
+        "error": str(error), "seconds": time.perf_counter() - start,
+        "t_end": float(traj.t[-1]), "evaluations": traj.evaluations,
+        "finite": bool(np.all(np.isfinite(traj.q)) and np.all(np.isfinite(traj.v))),
+    }))
+"""
+
+
+def test_unstable_solve_ivp_run_stops_at_the_evaluation_limit(backend):
+    """τ = 10⁶ v on a double pendulum (growth rate ~6·10⁶ /s): DOP853's step collapses.
+
+    Before the limit this ran for hours (4.7 M evaluations in 40 s reached t = 1e-5 of
+    1e-3 s); with the default limit it stops after ~10⁴ evaluations, about 0.4 s on the
+    kernels and 2 s on the reference here.  The 120 s timeout only guards against a hang
+    on a loaded machine; the measured time is checked against a looser 60 s.
+    """
+    import json
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", STIFF_REPRO, backend], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["error"] is not None
+    assert "max_evaluations" in out["error"]
+    assert "rtol or atol will not help" in out["error"]
+    assert "'Radau'" in out["error"]
+    assert out["finite"]
+    assert 0.0 < out["t_end"] < 1e-3
+    # default limit for duration 1e-3 s, dt 1e-4 s: 10_000 + 100 + 2 * 11 = 10_122, plus the
+    # one evaluation that records the last accepted state
+    assert out["evaluations"] == 10_123
+    assert out["seconds"] < 60.0
+
+
+def test_max_evaluations_and_min_step_are_configurable():
+    model = rbd.models.double_pendulum()
+    args = (model, [0.3, 0.0], [0.0, 0.0], 1.0, 0.01)
+    with pytest.raises(rbd.SimulationError, match=r"max_evaluations = 200\b") as info:
+        simulate(*args, integrator="solve_ivp", max_evaluations=200)
+    assert_partial(info.value, 1.0)
+    assert info.value.trajectory.evaluations == 201   # the limit plus the last state recorded
+    with pytest.raises(rbd.SimulationError, match=r"max_evaluations = 50\b.*larger dt"):
+        simulate(*args, integrator="rk4", max_evaluations=50)
+    # the non-stiff run needs ~10³ evaluations a simulated second (measured: 841)
+    full = simulate(*args, integrator="solve_ivp", max_evaluations=5_000)
+    assert full.t[-1] == 1.0
+    with pytest.raises(rbd.SimulationError, match=r"fell below min_step = 0\.5 s") as info:
+        simulate(*args, integrator="solve_ivp", min_step=0.5)
+    assert_partial(info.value, 1.0)
+
+
+def test_min_step_ignores_the_last_clipped_step():
+    """An event 1e-7 s before the end leaves a 1e-7 s step: it is not a collapse."""
+    model = rbd.models.double_pendulum()
+    traj = simulate(model, [0.3, 0.0], [0.0, 0.0], 0.3, 0.01, integrator="solve_ivp",
+                    events=[lambda t, q, v: t - (0.3 - 1e-7)], impact=lambda q, v: (q, -v),
+                    min_step=1e-4)
+    assert traj.t[-1] == 0.3
+
+
+def test_min_step_stops_a_collapsing_run():
+    model = rbd.models.double_pendulum()
+    with pytest.raises(rbd.SimulationError, match=r"fell below min_step = 1e-08 s") as info:
+        simulate(model, [0.3, 0.0], [0.0, 0.0], 1e-3, 1e-4, integrator="solve_ivp",
+                 tau=lambda t, q, v: 1e6 * v, min_step=1e-8)
+    assert_partial(info.value, 1e-3)
+    assert info.value.trajectory.evaluations < 10_000
+
+
+def crossing(t, q, v):
+    return q[0]
+
+
+@pytest.mark.parametrize("events", [(), (crossing,)], ids=["no-events", "events"])
+@pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
+def test_infinite_torque_is_a_divergence_with_the_trajectory_kept(backend, integrator, events):
+    model = rbd.models.double_pendulum()
+    with pytest.raises(rbd.SimulationError) as info:
+        simulate(model, [0.3, 0.1], [0.0, 0.0], 0.5, 1e-3, integrator=integrator,
+                 tau=blow_up_after(0.1), events=list(events), backend=backend)
+    message = str(info.value)
+    assert message.startswith("The simulation diverged at t = ")
+    assert "tau(t, q, v) returned non-finite entries" in message
+    assert "(step " in message and "check tau(t, q, v)" in message.lower()
+    t_div = float(message.split("t = ")[1].split(" s")[0])
+    assert t_div > 0.1
+    assert_partial(info.value, 0.5)
+    traj = info.value.trajectory
+    assert traj.t[-1] <= 0.1
+    if integrator != "solve_ivp":            # fixed steps record every step up to the last
+        np.testing.assert_allclose(traj.t, np.arange(101) * 1e-3, atol=1e-12)
+
+
+@pytest.mark.parametrize("events", [(), (crossing,)], ids=["no-events", "events"])
+@pytest.mark.parametrize("integrator", ["euler", "rk4"])
+def test_unstable_fixed_step_run_diverges_with_a_clear_error(backend, integrator, events):
+    """τ = 10³ v pumps energy at a rate ~6·10³ /s: the state overflows within 0.2 s."""
+    model = rbd.models.double_pendulum()
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(rbd.SimulationError, match=r"diverged at t = .* \(step \d+, ") as info:
+            simulate(model, [0.3, 0.1], [0.0, 0.0], 1.0, 1e-3, integrator=integrator,
+                     tau=lambda t, q, v: 1e3 * v, events=list(events), backend=backend)
+    assert "smaller dt" in str(info.value)
+    assert_partial(info.value, 1.0)
+    assert np.max(np.abs(info.value.trajectory.v)) > 1e10        # it really ran away
+
+
+@pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
+def test_huge_gain_stops_with_a_simulation_error(backend, integrator):
+    """τ = 10²⁰⁰ v: the first steps overflow (fixed steps) or the step collapses (solve_ivp)."""
+    model = rbd.models.double_pendulum()
+    with np.errstate(over="ignore", invalid="ignore"):
+        with pytest.raises(rbd.SimulationError) as info:
+            simulate(model, [0.3, 0.1], [0.0, 0.0], 0.5, 1e-3, integrator=integrator,
+                     tau=lambda t, q, v: 1e200 * v, backend=backend, max_evaluations=3_000)
+    assert_partial(info.value, 0.5)
+
+
+def test_non_finite_force_at_the_start_keeps_no_trajectory():
+    model = rbd.models.double_pendulum()
+    with pytest.raises(rbd.SimulationError, match="f_ext.*non-finite.*No state was recorded"):
+        simulate(model, [0.3, 0.1], [0.0, 0.0], 0.5, 1e-3,
+                 f_ext=lambda t, q, v: np.full((2, 6), np.nan))
+
+
+def test_progress_bar_is_closed_when_a_run_diverges(capsys):
+    model = single_pendulum()
+    with pytest.raises(rbd.SimulationError):
+        simulate(model, [0.1], [0.0], 0.5, 0.01, tau=blow_up_after(0.2), progress=True)
+    assert "simulated" in capsys.readouterr().err
