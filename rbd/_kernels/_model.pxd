@@ -66,6 +66,9 @@ cdef struct ModelC:
     const double* Ibar            # nb × 3×3: Ī_i = I_c + m c̃ c̃ᵀ (rotational inertia at the origin)
     const double* inertia         # nb × 6×6: spatial inertia I_i about the body origin
     const jcalc_fn* jfun          # nb generated joint functions (NULL unless symbolic)
+    const int64_t* col_slot       # nb: slot of body i's columns F_i in Work.F (M⁻¹ kernel)
+    const int64_t* col_last       # nb: last body whose pass touches F_i (max(i, children))
+    Py_ssize_t ncol_slots         # slots in use: F_i lives from body col_last[i] down to i
     double gravity[3]             # g, world coordinates
     double a0[6]                  # base acceleration [0; -g] (gravity by the base-acceleration trick)
 
@@ -93,7 +96,7 @@ cdef struct Work:
     double* R                     # nb × 3×3: body orientation in world coordinates
     double* p                     # nb × 3: body origin in world coordinates
     double* C                     # nb × 3: body centre of mass in world coordinates
-    double* F                     # nb × nv × 6: force / acceleration columns (M⁻¹)
+    double* F                     # ncol_slots × nv × 6: force / acceleration columns (M⁻¹)
     double* scratch               # 72 doubles for small dense factorizations
     int status                    # 0, or 1 + the body whose D_i is not positive definite
 

@@ -8,9 +8,11 @@ from numpy.typing import ArrayLike, NDArray
 from rbd.data import Data
 from rbd.model import Model
 
-__all__ = ["CompiledModel", "compiled_model"]
+__all__ = ["CompiledModel", "compiled_model", "column_slots"]
 
 JCALC_CAPSULE: str
+
+def column_slots(parent: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64], int]: ...
 
 class CompiledModel:
     """The compiled twin of a Model: flat arrays, a workspace, validated entry points."""

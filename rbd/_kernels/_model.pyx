@@ -71,7 +71,7 @@ def parallel_batches_available() -> bool:
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
-__all__ = ["CompiledModel", "compiled_model"]
+__all__ = ["CompiledModel", "compiled_model", "column_slots"]
 
 #: Name of the PyCapsule that carries a generated joint's C jcalc function.
 JCALC_CAPSULE = "rbd.jcalc"
@@ -213,6 +213,38 @@ cdef Py_ssize_t _batch_of(cnp.ndarray arr, int nd, Py_ssize_t d0, Py_ssize_t d1,
     )
 
 
+def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
+    """Storage slots of the M⁻¹ kernel's per-body columns (``aba.pyx``).
+
+    ``F_i`` (6 × nv) is live from the inward pass's step at ``last[i] = max(i,
+    children of i)`` (the first child that pushes into it) down to step ``i``, and
+    the outward pass uses it over the same bodies.  Overlapping intervals get
+    distinct slots (greedy interval colouring, optimal): a chain needs 2 slots
+    instead of ``nbodies``, a tree as many as its widest cut.
+
+    Returns ``(slot, last, nslots)``.
+    """
+    nb = len(parent)
+    last = np.arange(nb, dtype=np.int64)
+    for i in range(nb):
+        if parent[i] >= 0:
+            last[parent[i]] = max(last[parent[i]], i)
+    slot = np.full(nb, -1, dtype=np.int64)
+    free_slots, nslots = [], 0
+    for t in range(nb - 1, -1, -1):
+        # F_t (a leaf) and F_λ(t) (when t is its last child) come alive at step t
+        for b in (t, parent[t]):
+            if b >= 0 and last[b] == t and slot[b] < 0:
+                if free_slots:
+                    slot[b] = free_slots.pop()
+                else:
+                    slot[b] = nslots
+                    nslots += 1
+        # F_t is dead once step t has pushed it to its parent
+        free_slots.append(slot[t])
+    return slot, last, nslots
+
+
 cdef class CompiledModel:
     """The compiled twin of an :class:`rbd.Model` (see the module docstring).
 
@@ -262,6 +294,7 @@ cdef class CompiledModel:
         nb = model.nbodies
         ints = {k: np.array(flat[k], dtype=np.int64) for k in
                 ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j")}
+        ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
         reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
                  ("jparams", "E_tree", "r_tree", "mass", "com", "inertia")}
         inertia = reals["inertia"].reshape(nb, 6, 6)
@@ -283,6 +316,8 @@ cdef class CompiledModel:
         self.m.v_start = <const int64_t*>cnp.PyArray_DATA(ints["v_start"])
         self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
         self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
+        self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
+        self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])
         self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])
         self.m.E_tree = <const double*>cnp.PyArray_DATA(reals["E_tree"])
         self.m.r_tree = <const double*>cnp.PyArray_DATA(reals["r_tree"])

@@ -12,6 +12,7 @@ Both return 0, or ``1 + i`` when the articulated inertia ``D_i`` of body ``i``
 is not positive definite (a joint that moves no inertia).
 """
 
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
@@ -187,7 +188,9 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
     inward pass carries the bias forces of every column at once in F_i (6 × nv),
     the outward pass their accelerations (in the same storage).  Only the columns
     j ≥ v_start[i] of block row i are computed (bodies are numbered λ(i) < i);
-    the lower triangle is copied from the upper one.
+    the lower triangle is copied from the upper one.  F_i is stored in slot
+    col_slot[i] of w.F, shared by bodies whose F are never needed at the same time
+    (``_model.column_slots``): a chain of n bodies uses 2 slots, not n.
     """
     cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, k, l, p, nv_i, vi
     cdef double* S_i
@@ -200,13 +203,12 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
     cdef double UDinv[36]
     cdef double t[6]
     cdef double s[6]
+    cdef const int64_t* slot = model.col_slot
     for i in range(nb):
         # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
         joint_step(model, w, i, q, NULL)
         # IA_i = I_i
         memcpy(w.IA + 36 * i, model.inertia + 36 * i, 36 * sizeof(double))
-    # F_i = 0
-    memset(w.F, 0, nb * nv * 6 * sizeof(double))
 
     # --- pass 2 (inward): articulated inertias; bias forces of the unit joint forces
     for i in range(nb - 1, -1, -1):
@@ -218,7 +220,10 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
         S_i = w.S + 6 * vi
         U_i = w.U + 6 * vi
         D_inv = w.D_inv + 36 * i
-        F_i = w.F + 6 * nv * i
+        F_i = w.F + 6 * nv * slot[i]
+        if model.col_last[i] == i:
+            # F_i = 0 (no child pushed into it)
+            memset(F_i + 6 * vi, 0, 6 * (nv - vi) * sizeof(double))
         for k in range(nv_i):
             row = M_inv + (vi + k) * nv
             for l in range(nv_i):
@@ -234,7 +239,11 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
             # Ia = IA_i - U_i D_i⁻¹ U_iᵀ;  IA_λ(i) += X_up[i]ᵀ Ia X_up[i]
             articulated_inertia(model, w, i, Ia, UDinv)                     # S&G (27)
             congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, Ia, w.IA + 36 * p)  # S&G (27)
-            F_p = w.F + 6 * nv * p
+            F_p = w.F + 6 * nv * slot[p]
+            if model.col_last[p] == i:
+                # F_λ(i) = 0 before its first (highest-numbered) child pushes
+                memset(F_p + 6 * model.v_start[p], 0,
+                       6 * (nv - model.v_start[p]) * sizeof(double))
             for j in range(vi, nv):
                 # pa = F_i[:, j] + U_i M⁻¹[i, j];  F_λ(i)[:, j] += X_up[i]ᵀ pa
                 memcpy(s, F_i + 6 * j, 6 * sizeof(double))
@@ -250,12 +259,12 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
         S_i = w.S + 6 * vi
         U_i = w.U + 6 * vi
         D_inv = w.D_inv + 36 * i
-        F_i = w.F + 6 * nv * i
+        F_i = w.F + 6 * nv * slot[i]
         p = model.parent[i]
         for j in range(vi, nv):
             if p >= 0:
                 # a' = X_up[i] a_λ(i)
-                xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, w.F + 6 * (nv * p + j), t)
+                xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, w.F + 6 * (nv * slot[p] + j), t)
                 for k in range(nv_i):
                     s[k] = dot6(U_i + 6 * k, t)
                 for k in range(nv_i):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import cho_factor, cho_solve
+from scipy.linalg import cho_factor, cho_solve, lapack
 
 
 def crba(model, q):
@@ -55,11 +55,24 @@ def crba(model, q):
 
 
 def mass_matrix_inverse(model, q):
-    """``M(q)⁻¹`` through a Cholesky factorization of the CRBA matrix."""
+    """``M(q)⁻¹`` through a Cholesky factorization of the CRBA matrix.
+
+    ``M = L Lᵀ`` and ``M⁻¹ = L⁻ᵀ L⁻¹`` are formed in ``M``'s own storage (LAPACK
+    ``potrf`` then ``potri``): no copy of an ``nv × nv`` matrix besides the result.
+    """
     M = crba(model, q)
-    L = np.linalg.cholesky(M)
-    L_inv = np.linalg.solve(L, np.eye(model.nv))
-    return L_inv.T @ L_inv
+    if model.nv == 0:
+        return M
+    # M is symmetric, so its transpose is the same matrix in Fortran order: LAPACK
+    # works on it in place (M = L Lᵀ, lower triangle, then M⁻¹ in the lower triangle)
+    L, info = lapack.dpotrf(M.T, lower=1, clean=0, overwrite_a=1)
+    if info == 0:
+        M_inv, info = lapack.dpotri(L, lower=1, overwrite_c=1)
+    if info != 0:
+        raise np.linalg.LinAlgError("the mass matrix is not positive definite")
+    for j in range(model.nv - 1):
+        M_inv[j, j + 1:] = M_inv[j + 1:, j]   # the upper triangle from the lower one
+    return M_inv.T
 
 
 def forward_dynamics_crba(model, q, qd, tau, f_ext=None):
