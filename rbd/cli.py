@@ -8,10 +8,13 @@
     rbd bench [MODEL]            time rnea/crba/aba: kernel, reference, Pinocchio
     rbd walker [--out DIR]       the passive compass-gait walker
 
-``MODEL`` is a URDF file (a name ending in ``.urdf`` or an existing file) or
-the name of a bundled model (``rbd info`` lists them).  Errors are reported
-on stderr with exit status 2; ``rbd check`` exits with 1 when implementations
-disagree.
+``MODEL`` is a URDF file (``*.urdf``), an MJCF file (``*.xml``, ``*.mjcf``;
+an existing file is recognized by its root element, ``<robot>`` or
+``<mujoco>``) or the name of a bundled model (``rbd info`` lists them; a
+model is also found by the name it reports).  ``--floating-base`` puts a free
+joint at the root of a URDF model.  Output paths are checked before a long
+run starts.  Errors are reported on stderr with exit status 2; ``rbd check``
+exits with 1 when implementations disagree.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import importlib
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 
@@ -29,6 +33,7 @@ import numpy as np
 from . import __version__, _backend, algorithms, models, registry, testing
 from .errors import InputError, RbdError
 from .model import Model
+from .spatial import plux_parts
 
 __all__ = ["main", "load_model", "displaced_state"]
 
@@ -37,15 +42,109 @@ CHECK_TOLERANCE = 1e-8
 
 
 # --- shared helpers ------------------------------------------------------------------------------
-def load_model(spec: str) -> Model:
-    """A URDF file (``*.urdf`` or an existing path) or a bundled model name."""
-    if spec.lower().endswith(".urdf") or os.path.isfile(spec):
-        if not os.path.isfile(spec):
-            raise InputError(f"no such URDF file: {spec!r}")
+URDF_SUFFIXES = (".urdf",)
+MJCF_SUFFIXES = (".xml", ".mjcf")
+
+
+def _file_format(spec: str) -> str | None:
+    """``"urdf"`` or ``"mjcf"`` for a model file (existing or by its suffix), None for a name."""
+    lower = spec.lower()
+    if os.path.isfile(spec):
+        with open(spec, "rb") as f:
+            head = f.read(4096).decode("utf-8", errors="replace")
+        if "<mujoco" in head:
+            return "mjcf"
+        if "<robot" in head:
+            return "urdf"
+        return "mjcf" if lower.endswith(MJCF_SUFFIXES) else "urdf"
+    if lower.endswith(URDF_SUFFIXES):
+        raise InputError(f"no such URDF file: {spec!r}")
+    if lower.endswith(MJCF_SUFFIXES):
+        raise InputError(f"no such MJCF file: {spec!r}")
+    return None
+
+
+def _load_mjcf(path: str) -> Model:
+    """Read an MJCF file with ``rbd.mjcf.load``, or explain why it cannot be read."""
+    try:
+        mjcf = importlib.import_module("rbd.mjcf")
+    except ModuleNotFoundError as exc:
+        if exc.name not in ("rbd.mjcf", None):
+            raise InputError(f"{path!r} is an MJCF file, but the MJCF reader could not be "
+                             f"imported: {exc}") from None
+        raise InputError(f"{path!r} is an MJCF file, but this installation of rbd has no MJCF "
+                         "reader (rbd.mjcf); convert the model to URDF or upgrade rbd") from None
+    load = getattr(mjcf, "load", None) or getattr(mjcf, "load_mjcf", None)
+    if load is None:
+        raise InputError(f"{path!r} is an MJCF file, but rbd.mjcf has no load function")
+    return load(path)
+
+
+def _floating(model: Model) -> bool:
+    return model.nbodies > 0 and all(b.joint.kind == "free" for b in model.bodies
+                                     if b.parent == -1)
+
+
+def load_model(spec: str, floating_base: bool = False) -> Model:
+    """A URDF or MJCF file, or a bundled model name (see the module notes).
+
+    ``floating_base=True`` puts a free joint at the root of a URDF file or a
+    bundled URDF; a model that already floats is returned as it is; any other
+    model raises :class:`~rbd.errors.InputError` (an MJCF file declares its own
+    free joints with ``<freejoint/>``).
+    """
+    kind = _file_format(spec)
+    if kind == "urdf":
         from .urdf import load_urdf
 
-        return load_urdf(spec)
-    return models.get(spec)
+        return load_urdf(spec, floating_base=floating_base)
+    if kind == "mjcf":
+        model = _load_mjcf(spec)
+    else:
+        name = models.resolve(spec)
+        if floating_base and name in _bundled_urdfs():
+            return models.bundled_urdf(name, floating_base=True)
+        model = models.get(name)
+    if floating_base and not _floating(model):
+        what = "an MJCF file declares it with <freejoint/>" if kind else \
+            f"the bundled model {model.name!r} is built with a fixed base"
+        raise InputError(f"--floating-base applies to URDF models; {what}")
+    return model
+
+
+def _bundled_urdfs() -> set[str]:
+    from importlib.resources import files
+
+    folder = files(models.__name__) / "urdf"
+    return {entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".urdf")}
+
+
+def check_output_path(path: str, option: str, directory: bool = False) -> None:
+    """Refuse, before any work, an output path that cannot be written.
+
+    A file's directory must exist and accept a new file (tried with a
+    temporary file), and the file, if it exists, must be a writable file; with
+    ``directory=True`` the path itself is that directory.
+    """
+    target = os.path.abspath(path)
+    if directory:
+        folder = target
+        if os.path.exists(target) and not os.path.isdir(target):
+            raise InputError(f"{option}: {path!r} exists and is not a directory")
+    else:
+        folder = os.path.dirname(target)
+        if os.path.isdir(target):
+            raise InputError(f"{option}: {path!r} is a directory; give a file name")
+        if os.path.exists(target) and not os.access(target, os.W_OK):
+            raise InputError(f"{option}: {path!r} exists and is not writable")
+    if not os.path.isdir(folder):
+        raise InputError(f"{option}: the directory {folder!r} does not exist; create it first")
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise InputError(f"{option}: cannot write in the directory {folder!r} "
+                         f"({exc.strerror or exc})") from None
 
 
 def displaced_state(model: Model, tilt: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
@@ -80,17 +179,88 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> 
 
 
 # --- rbd info ----------------------------------------------------------------------------------
+def _num(x: float) -> str:
+    return f"{x:.4g}" if np.isfinite(x) else ("inf" if x > 0 else "-inf")
+
+
+def _clean(values) -> np.ndarray:
+    """Floats with round-off (below 1e-12 of the largest finite magnitude) set to 0."""
+    x = np.array(values, dtype=float).ravel()
+    finite = np.isfinite(x)
+    scale = np.abs(x[finite]).max(initial=0.0)
+    x[finite & (np.abs(x) <= 1e-12 * scale)] = 0.0
+    return x + 0.0
+
+
+def _vec(values) -> str:
+    return " ".join(_num(x) for x in _clean(values))
+
+
+def _limits(values: np.ndarray) -> str:
+    """A joint's limits: ``-`` when there are none, else one number per coordinate."""
+    return "-" if np.all(np.isinf(values)) else _vec(values)
+
+
+def body_rows(model: Model) -> list[tuple[str, ...]]:
+    """Per body: name, parent, joint, joint axis, offset and distance from the parent's
+    joint origin (the link length), mass and centre of mass (body frame)."""
+    rows = []
+    for b in model.bodies:
+        _, r = plux_parts(b.X_tree)
+        parent = "world" if b.parent < 0 else model.bodies[b.parent].name
+        axis = getattr(b.joint, "axis", None)
+        rows.append((b.name, parent, f"{b.joint.kind} {b.joint_name}",
+                     "-" if axis is None else _vec(axis), _vec(r), _num(float(np.linalg.norm(r))),
+                     _num(b.mass), _vec(b.com)))
+    return rows
+
+
+def inertia_rows(model: Model) -> list[tuple[str, ...]]:
+    """Per body: the rotational inertia about the centre of mass, in body axes."""
+    rows = []
+    for b in model.bodies:
+        I = b.I_com
+        rows.append((b.name, *(_num(x) for x in
+                               _clean([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]))))
+    return rows
+
+
+def limit_rows(model: Model) -> list[tuple[str, ...]]:
+    """Per joint with degrees of freedom: position, speed and effort limits, armature."""
+    rows = []
+    for i, b in enumerate(model.bodies):
+        if b.joint.nv == 0:
+            continue
+        qs, vs = model.q_index(i), model.v_index(i)
+        index = f"q[{qs.start}]" if b.joint.nq == 1 else f"q[{qs.start}:{qs.stop}]"
+        armature = model.armature[vs]
+        rows.append((b.joint_name, b.joint.kind, index,
+                     _limits(model.lower[qs]), _limits(model.upper[qs]),
+                     _limits(model.velocity_limit[vs]), _limits(model.effort_limit[vs]),
+                     "0" if not armature.any() else _vec(armature)))
+    return rows
+
+
 def cmd_info(args) -> int:
     if args.model is None:
         print("bundled models: " + ", ".join(models.names()))
-        print("(or give the path of a URDF file)")
+        print("(or give the path of a URDF or MJCF file)")
         return 0
-    model = load_model(args.model)
+    model = load_model(args.model, args.floating_base)
     print(model.describe())
     print(f"degrees of freedom: nq = {model.nq}, nv = {model.nv}")
     print("joints (q order): " + (", ".join(model.joint_names) or "none"))
-    print(f"total mass: {model.total_mass:.6g} kg")
+    print(f"total mass: {model.total_mass:.6g} kg, gravity {_vec(model.gravity)} m/s^2")
     print(f"backend: {_backend_name(None)}")
+    print("\nbodies (body frame = frame of the body's joint; lengths in m, masses in kg)")
+    print(_table(("body", "parent", "joint", "axis", "joint origin in parent",
+                  "link length", "mass", "centre of mass"), body_rows(model), "<<<<>>>>"))
+    print("\ninertia about the centre of mass, body axes (kg m^2)")
+    print(_table(("body", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz"), inertia_rows(model),
+                 "<>>>>>>"))
+    print("\njoint limits ('-': none; per coordinate, q order for positions)")
+    print(_table(("joint", "kind", "coordinates", "lower", "upper", "max speed", "max effort",
+                  "armature"), limit_rows(model), "<<>>>>>>"))
     return 0
 
 
@@ -99,9 +269,12 @@ def cmd_simulate(args) -> int:
     from .plotting import plot_summary
     from .simulate import simulate
 
-    model = load_model(args.model)
     if args.save and not args.save.lower().endswith((".npz", ".csv")):
         raise InputError(f"--save: the path must end in .npz or .csv, got {args.save!r}")
+    _check_plot_path(args.out)
+    if args.save:
+        check_output_path(args.save, "--save")
+    model = load_model(args.model, args.floating_base)
     q0, v0 = displaced_state(model, args.tilt)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
@@ -129,6 +302,18 @@ def cmd_simulate(args) -> int:
     for key, value in rows:
         print(f"  {key:<13}{value}")
     return 0
+
+
+def _check_plot_path(path: str) -> None:
+    """The plot's directory is writable and matplotlib can write its format."""
+    check_output_path(path, "--out")
+    from matplotlib.figure import Figure
+
+    suffix = os.path.splitext(path)[1].lower().lstrip(".")
+    formats = Figure().canvas.get_supported_filetypes()
+    if suffix and suffix not in formats:
+        raise InputError(f"--out: cannot write a .{suffix} plot; use one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
 
 
 # --- rbd check ---------------------------------------------------------------------------------
@@ -170,7 +355,7 @@ def check_rows(model: Model, trials: int, seed: int, tolerance: float):
 
 
 def cmd_check(args) -> int:
-    model = load_model(args.model)
+    model = load_model(args.model, args.floating_base)
     rows = check_rows(model, args.trials, args.seed, args.tolerance)
     print(f"rbd check: {model.name} ({_describe_size(model)}), {args.trials} random states, "
           f"tolerance {args.tolerance:.0e}")
@@ -272,7 +457,7 @@ def _format_time(seconds: float) -> str:
 
 
 def cmd_bench(args) -> int:
-    model = load_model(args.model)
+    model = load_model(args.model, args.floating_base)
     rows = bench_rows(model, args.budget)
     names = list(rows[0][1])
     header = ["algorithm", *names, "kernel / pinocchio"]
@@ -300,54 +485,80 @@ def cmd_walker(args) -> int:
     if not hasattr(walker, "cli"):
         print("rbd walker: error: rbd.walker has no cli(out) entry point", file=sys.stderr)
         return 2
+    check_output_path(args.out, "--out", directory=True)
     return int(walker.cli(args.out))
 
 
 # --- the parser --------------------------------------------------------------------------------
+MODEL_HELP = ("a URDF file (.urdf), an MJCF file (.xml, .mjcf) or a bundled model name "
+              "(list them with 'rbd info')")
+
+
+def _model_arguments(p: argparse.ArgumentParser, default: str | None, what: str) -> None:
+    """The MODEL positional and ``--floating-base``."""
+    if default is None:
+        p.add_argument("model", metavar="MODEL", help=MODEL_HELP)
+    else:
+        p.add_argument("model", nargs="?", default=default, metavar="MODEL",
+                       help=f"{MODEL_HELP}; default: {default}, {what}")
+    p.add_argument("--floating-base", action="store_true",
+                   help="put a free joint (6 DoF) at the root of a URDF model")
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="rbd", description="Rigid-body dynamics: models, simulation, cross-checks, timing.",
-        epilog="MODEL: a URDF file or a bundled model name (see 'rbd info').")
-    parser.add_argument("--version", action="version", version=f"rbd {__version__}")
+        epilog="MODEL: a URDF or MJCF file or a bundled model name (see 'rbd info').")
+    parser.add_argument("--version", action="version", version=f"rbd {__version__}",
+                        help="print the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("info", help="describe a model (no MODEL: list the bundled models)")
-    p.add_argument("model", nargs="?", metavar="MODEL")
+    p = sub.add_parser("info", help="describe a model: tree, link lengths, masses, centres of "
+                       "mass, inertias, joint limits (no MODEL: list the bundled models)")
+    p.add_argument("model", nargs="?", metavar="MODEL",
+                   help=f"{MODEL_HELP}; omit it to list the bundled models")
+    p.add_argument("--floating-base", action="store_true",
+                   help="put a free joint (6 DoF) at the root of a URDF model")
     p.set_defaults(func=cmd_info)
 
     p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
-    p.add_argument("model", nargs="?", default="pendulum3", metavar="MODEL",
-                   help="default: pendulum3, a 3-link spherical pendulum")
+    _model_arguments(p, "pendulum3", "a 3-link spherical pendulum")
     p.add_argument("--duration", type=float, default=5.0, help="simulated seconds (default 5)")
     p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3 s)")
-    p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4")
+    p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4",
+                   help="time integrator (default %(default)s)")
     p.add_argument("--tilt", type=float, default=0.4,
                    help="initial displacement of every joint coordinate (default 0.4)")
-    p.add_argument("--out", default="rbd_simulate.png", help="plot file (default %(default)s)")
-    p.add_argument("--dpi", type=int, default=100)
+    p.add_argument("--out", default="rbd_simulate.png",
+                   help="plot file, its format from the suffix (default %(default)s)")
+    p.add_argument("--dpi", type=int, default=100,
+                   help="resolution of the plot in dots per inch (default %(default)s)")
     p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
-    p.add_argument("--backend", choices=("kernel", "reference"), default=None)
+    p.add_argument("--backend", choices=("kernel", "reference"), default=None,
+                   help="compiled kernels or the pure-Python reference (default: kernels "
+                        "when built)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar (default: on long runs in a terminal)")
     p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("check", help="compare every registered implementation")
-    p.add_argument("model", metavar="MODEL")
+    _model_arguments(p, None, "")
     p.add_argument("--trials", type=int, default=3, help="random states (default 3)")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the random states (default %(default)s)")
     p.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
                    help="largest relative difference (default %(default).0e)")
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("bench", help="time rnea, crba and aba")
-    p.add_argument("model", nargs="?", default="RC20", metavar="MODEL",
-                   help="default: RC20, a 20-link revolute chain")
+    _model_arguments(p, "RC20", "a 20-link revolute chain")
     p.add_argument("--budget", type=float, default=0.2,
                    help="seconds spent timing each cell (default 0.2)")
     p.set_defaults(func=cmd_bench)
 
     p = sub.add_parser("walker", help="the passive compass-gait walker")
-    p.add_argument("--out", default=".", help="output directory (default: current)")
+    p.add_argument("--out", default=".",
+                   help="existing, writable directory for the figures (default: current)")
     p.set_defaults(func=cmd_walker)
     return parser
 

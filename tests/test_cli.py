@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import sys
 import types
 
@@ -45,6 +46,203 @@ def test_info_urdf_file(capsys, tmp_path):
     code, out, _ = run(capsys, "info", str(path))
     assert code == 0
     assert "nq = 2, nv = 2" in out
+
+
+# A two-link arm whose numbers a student would use to derive M by hand.
+ARM_URDF = """<robot name="two_link">
+  <link name="base">
+    <inertial><mass value="5.0"/><inertia ixx="0.1" iyy="0.1" izz="0.1" ixy="0" ixz="0" iyz="0"/>
+    </inertial>
+  </link>
+  <link name="upper">
+    <inertial><origin xyz="0.25 0 0"/><mass value="2.0"/>
+      <inertia ixx="0.02" iyy="0.05" izz="0.04" ixy="0.002" ixz="0" iyz="0"/></inertial>
+  </link>
+  <link name="fore">
+    <inertial><origin xyz="0.2 0 0"/><mass value="1.5"/>
+      <inertia ixx="0.005" iyy="0.02" izz="0.022" ixy="0" ixz="0" iyz="0"/></inertial>
+  </link>
+  <joint name="shoulder" type="revolute">
+    <parent link="base"/><child link="upper"/><origin xyz="0 0 0.1"/><axis xyz="0 0 1"/>
+    <limit lower="-1.5" upper="2.0" velocity="3.0" effort="40.0"/>
+  </joint>
+  <joint name="elbow" type="continuous">
+    <parent link="upper"/><child link="fore"/><origin xyz="0.3 0.4 0"/><axis xyz="0 0 1"/>
+  </joint>
+</robot>
+"""
+
+
+def table_row(out: str, first: str) -> list[str]:
+    """The cells (split on runs of 2+ spaces) of the table line starting with ``first``."""
+    import re
+
+    line = next(ln for ln in out.splitlines() if ln.split() and ln.split()[0] == first
+                and not ln.startswith("-"))
+    return re.split(r"\s{2,}", line.strip())
+
+
+def test_info_shows_what_a_hand_derivation_needs(capsys, tmp_path):
+    path = tmp_path / "arm.urdf"
+    path.write_text(ARM_URDF)
+    code, out, err = run(capsys, "info", str(path))
+    assert code == 0, err
+    # body, parent, joint, axis, joint origin in parent, link length, mass, centre of mass
+    assert table_row(out, "fore") == ["fore", "upper", "revolute elbow", "0 0 1", "0.3 0.4 0",
+                                      "0.5", "1.5", "0.2 0 0"]
+    assert table_row(out, "upper")[4:] == ["0 0 0.1", "0.1", "2", "0.25 0 0"]
+    # Ixx, Iyy, Izz, Ixy, Ixz, Iyz about the centre of mass
+    inertia_block = out.split("inertia about the centre of mass")[1]
+    assert table_row(inertia_block, "upper") == ["upper", "0.02", "0.05", "0.04", "0.002",
+                                                 "0", "0"]
+    # joint, kind, coordinates, lower, upper, max speed, max effort, armature
+    limits_block = out.split("joint limits")[1]
+    assert table_row(limits_block, "shoulder") == ["shoulder", "revolute", "q[0]", "-1.5", "2",
+                                                   "3", "40", "0"]
+    assert table_row(limits_block, "elbow")[3:5] == ["-", "-"]      # continuous: no limits
+
+
+def test_info_floating_base(capsys, tmp_path):
+    path = tmp_path / "arm.urdf"
+    path.write_text(ARM_URDF)
+    code, out, _ = run(capsys, "info", str(path), "--floating-base")
+    assert code == 0
+    assert "nq = 9, nv = 8" in out
+    assert table_row(out.split("joint limits")[1], "root_joint")[:3] == ["root_joint", "free",
+                                                                       "q[0:7]"]
+    code, out, _ = run(capsys, "info", "arm6", "--floating-base")
+    assert code == 0 and "nq = 13, nv = 12" in out
+    code, out, _ = run(capsys, "info", "humanoid", "--floating-base")    # floats already
+    # free 7/6, neck 1/1, per side ball 4/3 + elbow 1/1 + ball 4/3 + knee 1/1 + ankle 2/2
+    assert code == 0 and "nq = 32, nv = 27" in out
+
+
+def test_floating_base_on_a_fixed_base_builder_is_an_error(capsys):
+    code, _, err = run(capsys, "info", "RC20", "--floating-base")
+    assert code == 2
+    assert "--floating-base applies to URDF models" in err and "'RC20'" in err
+
+
+def test_every_model_is_reachable_by_the_name_it_reports():
+    for name in rbd.models.names():
+        model = rbd.models.get(name)
+        assert rbd.models.resolve(model.name) == name, (name, model.name)
+
+
+def test_bundled_urdf_by_its_reported_name(capsys):
+    code, out, _ = run(capsys, "info", "arm6")
+    assert code == 0 and "model 'arm6'" in out
+    code, out, _ = run(capsys, "info", "arm6_urdf")                   # the earlier name
+    assert code == 0 and "model 'arm6'" in out
+
+
+def test_unknown_name_suggests_close_names(capsys):
+    code, _, err = run(capsys, "info", "arm")
+    assert code == 2
+    assert "unknown model 'arm'; did you mean" in err and "'arm6'" in err and "'arm7'" in err
+    code, _, err = run(capsys, "info", "xyzzy")
+    assert code == 2 and "did you mean" not in err and "known models:" in err
+
+
+# --- MJCF ----------------------------------------------------------------------------------
+MJCF_TEXT = "<mujoco model='m'><worldbody/></mujoco>"
+
+
+def test_mjcf_file_goes_to_the_mjcf_reader(capsys, monkeypatch, tmp_path):
+    calls = []
+    fake = types.ModuleType("rbd.mjcf")
+    fake.load = lambda path: calls.append(path) or rbd.models.double_pendulum()
+    monkeypatch.setitem(sys.modules, "rbd.mjcf", fake)
+    path = tmp_path / "robot.xml"
+    path.write_text(MJCF_TEXT)
+    code, out, err = run(capsys, "info", str(path))
+    assert code == 0, err
+    assert calls == [str(path)] and "nq = 2, nv = 2" in out
+    code, _, err = run(capsys, "info", str(path), "--floating-base")
+    assert code == 2 and "<freejoint/>" in err
+
+
+def test_mjcf_without_a_reader_is_a_clear_error(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "rbd.mjcf", None)            # import raises ImportError
+    path = tmp_path / "robot.mjcf"
+    path.write_text(MJCF_TEXT)
+    code, _, err = run(capsys, "info", str(path))
+    assert code == 2
+    assert "is an MJCF file, but this installation of rbd has no MJCF reader" in err
+    assert "Traceback" not in err
+
+
+def test_an_existing_file_is_read_by_its_root_element(capsys, tmp_path):
+    path = tmp_path / "arm.xml"                                   # a URDF named .xml
+    path.write_text(ARM_URDF)
+    code, out, _ = run(capsys, "info", str(path))
+    assert code == 0 and "model 'two_link'" in out
+
+
+# --- options and output paths ------------------------------------------------------------------
+def test_every_option_has_help_text():
+    from rbd.cli import _parser
+
+    parser = _parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name, sub in [("rbd", parser), *subparsers.choices.items()]:
+        for action in sub._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                continue
+            assert action.help and action.help.strip(), (name, action.dest)
+    for choice in subparsers._choices_actions:
+        assert choice.help, choice.dest
+
+
+@pytest.fixture
+def no_simulation(monkeypatch):
+    """Fail the test if a simulation starts."""
+    import rbd.simulate as simulate_module
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the simulation started before the paths were checked")
+
+    monkeypatch.setattr(simulate_module, "simulate", refuse)
+
+
+@pytest.mark.parametrize(("option", "value", "message"), [
+    ("--out", "{tmp}/missing/plot.png", "does not exist; create it first"),
+    ("--out", "{tmp}", "is a directory; give a file name"),
+    ("--out", "{tmp}/plot.nope", "cannot write a .nope plot"),
+    ("--save", "{tmp}/missing/run.npz", "does not exist; create it first"),
+    ("--out", "{tmp}/file.txt/plot.png", "does not exist; create it first"),
+])
+def test_output_paths_are_checked_before_simulating(capsys, tmp_path, no_simulation, option,
+                                                    value, message):
+    (tmp_path / "file.txt").write_text("")
+    argv = ["simulate", "double_pendulum", "--duration", "1000", option,
+            value.format(tmp=tmp_path)]
+    if option != "--out":
+        argv += ["--out", str(tmp_path / "plot.png")]
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert f"{option}:" in err and message in err
+
+
+def test_unwritable_output_directory(capsys, tmp_path, monkeypatch, no_simulation):
+    import tempfile
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(tempfile, "TemporaryFile", denied)
+    code, _, err = run(capsys, "simulate", "--out", str(tmp_path / "plot.png"))
+    assert code == 2
+    assert "cannot write in the directory" in err and "Permission denied" in err
+
+
+def test_walker_output_directory_is_checked_first(capsys, monkeypatch, tmp_path):
+    calls = []
+    fake = types.ModuleType("rbd.walker")
+    fake.cli = lambda out=".": calls.append(out) or 0
+    monkeypatch.setitem(sys.modules, "rbd.walker", fake)
+    code, _, err = run(capsys, "walker", "--out", str(tmp_path / "missing"))
+    assert code == 2 and "does not exist" in err and calls == []
 
 
 # --- rbd simulate ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ names used on the command line (``"RC50"``, ``"tree31"``, ...) to them.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 
 import numpy as np
@@ -26,6 +27,7 @@ __all__ = [
     "humanoid",
     "bundled_urdf",
     "get",
+    "resolve",
     "names",
     "register_model",
     "torus_chain",
@@ -182,8 +184,8 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "pendulum3": lambda: pendulum(3),
     "arm7": arm7,
     "humanoid": humanoid,
-    "arm6_urdf": lambda: bundled_urdf("arm6"),
-    "planar2_urdf": lambda: bundled_urdf("planar2"),
+    "arm6": lambda: bundled_urdf("arm6"),
+    "planar2": lambda: bundled_urdf("planar2"),
     "compass_gait": lambda: _walker().compass_gait(),
     "TC10": lambda: _mechanisms().torus_chain(10),
     "TC20": lambda: _mechanisms().torus_chain(20),
@@ -193,6 +195,16 @@ _REGISTRY: dict[str, Callable[[], Model]] = {
     "four_bar_knee": lambda: _mechanisms().four_bar_knee(),
     "torus_chain_on_spline": lambda: _mechanisms().torus_chain_on_spline(),
     "board_on_bezier_surface": lambda: _mechanisms().board_on_bezier_surface(),
+}
+
+#: Other names accepted by :func:`get`: earlier names, and the names that models
+#: report (``model.name``) where they differ from the name they are registered under.
+_ALIASES: dict[str, str] = {
+    "arm6_urdf": "arm6",
+    "planar2_urdf": "planar2",
+    "compass gait": "compass_gait",
+    "TC4 on spline": "torus_chain_on_spline",
+    "board on Bézier surface": "board_on_bezier_surface",
 }
 
 #: Mechanisms with symbolic joints (Guenter & Lee §5), loaded with sympy on first use.
@@ -229,9 +241,31 @@ def names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def resolve(name: str) -> str:
+    """The registered name that ``name`` refers to (case-insensitive; aliases accepted).
+
+    Raises
+    ------
+    ModelError
+        For an unknown name, with the closest known names ("did you mean").
+    """
+    wanted = str(name).lower()
+    for key in _REGISTRY:
+        if key.lower() == wanted:
+            return key
+    for alias, key in _ALIASES.items():
+        if alias.lower() == wanted and key in _REGISTRY:
+            return key
+    known = {key.lower(): key for key in [*_REGISTRY, *_ALIASES]}
+    close = [known[k] for k in difflib.get_close_matches(wanted, list(known), n=3, cutoff=0.6)]
+    hint = f"did you mean {' or '.join(map(repr, close))}? " if close else ""
+    raise ModelError(f"unknown model {name!r}; {hint}known models: {', '.join(names())}")
+
+
 def get(name: str) -> Model:
-    """Build the named model (case-insensitive), e.g. ``get("RC50")``."""
-    for key, builder in _REGISTRY.items():
-        if key.lower() == str(name).lower():
-            return builder()
-    raise ModelError(f"unknown model {name!r}; known models: {', '.join(names())}")
+    """Build the named model (case-insensitive), e.g. ``get("RC50")``.
+
+    A model is also found by the name it reports (``get(model.name)``, e.g.
+    ``get("arm6")`` for the bundled URDF); see :func:`resolve`.
+    """
+    return _REGISTRY[resolve(name)]()
