@@ -406,7 +406,12 @@ def neutral(model: Model) -> np.ndarray:
 
 
 def random_configuration(model: Model, rng=None) -> np.ndarray:
-    """A random configuration; ``rng`` is a NumPy Generator or a seed."""
+    """A random configuration within ``model.lower`` / ``model.upper``.
+
+    ``rng`` is a NumPy Generator or a seed.  A coordinate with both limits
+    finite is uniform between them; one with a single finite limit is the
+    joint's own random draw clipped to it; quaternions stay unit quaternions.
+    """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     return _kin.random_configuration(model, np.random.default_rng(rng))

@@ -424,3 +424,35 @@ def test_mass_matrix_inverse_memory(backend, nbodies):
     assert out.returncode == 0, out.stderr
     ratio = float(out.stdout.strip())
     assert ratio < 2.5, f"{backend}: peak {ratio:.2f} × the result"
+
+
+def test_random_configuration_respects_limits():
+    """Both limits finite: uniform between them; one finite: clipped; none: the joint's
+    own draw (angles over (-π, π]); quaternions stay unit.  Before, limits were ignored."""
+    model = rbd.Model(name="limited")
+    inertia = (1.0, [0.1, 0.0, 0.0], 0.01 * np.eye(3))
+    base = model.add_body(-1, rbd.Free(), None, inertia, "base")
+    for name in ("both", "lower_only", "upper_only", "free"):
+        base = model.add_body(base, rbd.Revolute([0, 0, 1]), None, inertia, name)
+    model.set_joint_properties("base", lower=[-1, -2, 0.5, -np.inf, -np.inf, -np.inf, -np.inf],
+                               upper=[1, -1, 0.5, np.inf, np.inf, np.inf, np.inf])
+    model.set_joint_properties("both", lower=0.2, upper=0.5)
+    model.set_joint_properties("lower_only", lower=0.0)
+    model.set_joint_properties("upper_only", upper=-1.0)
+    rng = np.random.default_rng(3)
+    Q = np.array([rbd.random_configuration(model, rng) for _ in range(2000)])
+    assert np.all(Q >= model.lower) and np.all(Q <= model.upper)
+    both = Q[:, model.q_slice("both")][:, 0]
+    # uniform on [0.2, 0.5]: 2000 draws come within 0.01 of each end (miss chance ~1e-26)
+    assert both.min() < 0.21 and both.max() > 0.49
+    assert abs(both.mean() - 0.35) < 0.01  # standard error 0.0019: 5 sigma
+    lower_only = Q[:, model.q_slice("lower_only")][:, 0]
+    assert 0.4 < np.mean(lower_only == 0.0) < 0.6  # half of (-π, π] is clipped to 0
+    upper_only = Q[:, model.q_slice("upper_only")][:, 0]
+    assert np.mean(upper_only == -1.0) > 0.5 and upper_only.min() < -3.0
+    free = Q[:, model.q_slice("free")][:, 0]
+    assert free.min() < -3.0 and free.max() > 3.0
+    position = Q[:, :3]
+    assert position[:, 0].min() < -0.99 and position[:, 0].max() > 0.99
+    assert np.all(position[:, 2] == 0.5)
+    assert np.allclose(np.linalg.norm(Q[:, 3:7], axis=1), 1.0, atol=1e-12)

@@ -12,9 +12,33 @@ def neutral(model):
     return np.concatenate([b.joint.neutral() for b in model.bodies] or [np.zeros(0)])
 
 
+def quaternion_coordinates(model):
+    """Boolean mask ``(nq,)`` of the quaternion coordinates (spherical and free joints)."""
+    mask = np.zeros(model.nq, dtype=bool)
+    for i, body in enumerate(model.bodies):
+        if body.joint.kind in ("spherical", "free"):
+            start = model.q_index(i).start + (3 if body.joint.kind == "free" else 0)
+            mask[start:start + 4] = True
+    return mask
+
+
 def random_configuration(model, rng):
-    """A random configuration (uniform angles, uniform random quaternions)."""
-    return np.concatenate([b.joint.random(rng) for b in model.bodies] or [np.zeros(0)])
+    """A random configuration within the model's position limits.
+
+    Each joint draws its own random value (uniform angles, uniform random
+    quaternions); then a coordinate with both limits finite is drawn uniformly
+    between them instead, and one with a single finite limit is clipped to it.
+    Quaternion coordinates are never limited (a limit there would break the unit
+    norm).
+    """
+    q = np.concatenate([b.joint.random(rng) for b in model.bodies] or [np.zeros(0)])
+    limited = ~quaternion_coordinates(model)
+    lower = np.where(limited, model.lower, -np.inf)
+    upper = np.where(limited, model.upper, np.inf)
+    both = np.isfinite(lower) & np.isfinite(upper)
+    if np.any(both):
+        q[both] = rng.uniform(lower[both], upper[both])
+    return np.clip(q, lower, upper)
 
 
 def integrate(model, q, v, dt=1.0):
