@@ -79,7 +79,7 @@ import scipy.integrate
 import scipy.optimize
 
 from . import algorithms
-from .errors import InputError, SimulationError
+from .errors import InputError, RbdError, SimulationError
 from .model import Model
 from .spatial import crm, skew
 
@@ -484,9 +484,13 @@ class _Dynamics:
         self.evaluations += 1
         try:
             a = algorithms.aba(self.model, q, v, tau, f_ext, backend=self.backend)
-        except InputError:
+        except RbdError:
             _require_finite_state(t, q, v)   # a genuine input error is re-raised below
             raise
+        except (ValueError, ArithmeticError) as exc:   # overflow inside the algorithm
+            _require_finite_state(t, q, v)
+            raise _StopError("diverged", t, f"the forward dynamics failed at "
+                                            f"{_magnitudes((t, q, v))}: {exc}") from exc
         return np.asarray(a, dtype=float), tau
 
 
@@ -891,6 +895,7 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
 
         if first_step is not None:   # the last step size, within what is left of the run
             first_step = min(first_step, run.duration - t)
+        t_start = t
         solver = solver_class(rhs, t, np.concatenate([np.zeros(nv), v]), run.duration,
                               rtol=rtol, atol=atol, max_step=max_step,
                               first_step=first_step or None)
@@ -904,7 +909,7 @@ def _run_adaptive(run: _Run, q, v, method: str, rtol: float, atol: float, max_st
                 return chart(dense(s))
 
             q1, v1 = chart(solver.y)
-            if solver.step_size < min_step and t1 < solver.t_bound:
+            if solver.step_size < min_step and t0 > t_start and t1 < solver.t_bound:
                 run.last = (t1, q1, v1)
                 raise _StopError("min_step", t1, f"its step size {solver.step_size:.3g} s fell "
                                                  f"below min_step = {min_step:g} s")
@@ -1100,9 +1105,10 @@ def simulate(
         (1 or 4 evaluations a step, plus event location) and have no limit by
         default.  ``math.inf`` removes the limit.
     min_step : float, keyword-only
-        Smallest accepted step of ``"solve_ivp"`` (seconds); a shorter step,
-        other than the last one of the run, stops it with a
-        :class:`~rbd.SimulationError`.  Default 0: only the solver's own limit
+        Smallest accepted step of ``"solve_ivp"`` (seconds); a shorter step
+        stops the run with a :class:`~rbd.SimulationError`, except the first
+        step after a (re)start of the solver (its initial guess) and the last
+        step of the run (clipped to the duration).  Default 0: only the solver's own limit
         (a step below the floating-point spacing of ``t``) applies.
 
     Returns
@@ -1165,7 +1171,7 @@ def simulate(
         limits = dict(max_evaluations=limit,
                       hint=_hint(stop, integrator == "solve_ivp", method))
         message = _stop_message(stop, run, name, limits, (recorder.last_time, len(recorder.t)))
-        raise SimulationError(message, partial) from None
+        raise SimulationError(message, partial) from stop.__cause__
     finally:
         bar.close()
     return recorder.trajectory(backend, events=run.records, steps=run.steps,
