@@ -20,48 +20,63 @@ import functools
 import importlib
 from collections.abc import Callable
 
+import numpy as np
+
 from . import _backend
 
-__all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports"]
+__all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports",
+           "without_armature"]
 
 QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces")
 
-# (quantity, name, "module:function"[, "module:predicate"]) — the built-in derivations,
-# imported on first use.  The optional predicate(model) -> bool says which models
-# a derivation handles (see ``supports``).
+# (quantity, name, "module:function"[, "module:predicate", ...]) — the built-in derivations,
+# imported on first use.  The optional predicates(model) -> bool say which models a
+# derivation handles (all must hold; see ``supports``).  Derivations that do not add the
+# joints' rotor inertia (``model.armature``) to M carry ``without_armature``.
 _BUILTIN = [
     ("inverse_dynamics", "reference", "rbd.reference.rnea:rnea"),
     ("mass_matrix", "reference", "rbd.reference.crba:crba"),
     ("forward_dynamics", "reference", "rbd.reference.aba:aba"),
     ("forward_dynamics", "crba-cholesky", "rbd.reference.crba:forward_dynamics_crba"),
     ("bias_forces", "reference", "rbd.reference.rnea:nonlinear_effects"),
-    ("forward_dynamics", "pai-dense", "rbd.reference.block_elimination:forward_dynamics_dense"),
-    ("forward_dynamics", "pai-crbm", "rbd.reference.block_elimination:forward_dynamics_crbm"),
-    ("mass_matrix", "pai-crbm", "rbd.reference.block_elimination:mass_matrix_crbm"),
-    ("forward_dynamics", "pai-abm", "rbd.reference.block_elimination:forward_dynamics_abm"),
+    ("forward_dynamics", "pai-dense", "rbd.reference.block_elimination:forward_dynamics_dense",
+     "rbd.registry:without_armature"),
+    ("forward_dynamics", "pai-crbm", "rbd.reference.block_elimination:forward_dynamics_crbm",
+     "rbd.registry:without_armature"),
+    ("mass_matrix", "pai-crbm", "rbd.reference.block_elimination:mass_matrix_crbm",
+     "rbd.registry:without_armature"),
+    ("forward_dynamics", "pai-abm", "rbd.reference.block_elimination:forward_dynamics_abm",
+     "rbd.registry:without_armature"),
     ("forward_dynamics", "pai-modified-abm",
-     "rbd.reference.block_elimination:forward_dynamics_modified_abm"),
+     "rbd.reference.block_elimination:forward_dynamics_modified_abm",
+     "rbd.registry:without_armature"),
     ("forward_dynamics", "aba-modified-pivot", "rbd.reference.block_elimination:aba_modified"),
     ("forward_dynamics", "ploen", "rbd.reference.ploen:forward_dynamics"),
-    ("forward_dynamics", "ploen-factorized", "rbd.reference.ploen:forward_dynamics_factorized"),
-    ("mass_matrix", "ploen-global", "rbd.reference.ploen:mass_matrix_global"),
+    ("forward_dynamics", "ploen-factorized", "rbd.reference.ploen:forward_dynamics_factorized",
+     "rbd.registry:without_armature"),
+    ("mass_matrix", "ploen-global", "rbd.reference.ploen:mass_matrix_global",
+     "rbd.registry:without_armature"),
     ("bias_forces", "ploen-global", "rbd.reference.ploen:bias_forces_global"),
     ("forward_dynamics", "ploen-kernel", "rbd._variants:ploen_kernel",
      "rbd._variants:kernels_available"),
     ("forward_dynamics", "aba-modified-pivot-kernel", "rbd._variants:aba_modified_kernel",
      "rbd._variants:kernels_available"),
-    ("inverse_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:inverse_dynamics"),
-    ("mass_matrix", "lagrangian-jacobian", "rbd.reference.lagrangian:mass_matrix"),
-    ("forward_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:forward_dynamics"),
+    ("inverse_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:inverse_dynamics",
+     "rbd.registry:without_armature"),
+    ("mass_matrix", "lagrangian-jacobian", "rbd.reference.lagrangian:mass_matrix",
+     "rbd.registry:without_armature"),
+    ("forward_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:forward_dynamics",
+     "rbd.registry:without_armature"),
     ("bias_forces", "lagrangian-jacobian", "rbd.reference.lagrangian:bias_forces"),
-    ("inverse_dynamics", "liu-jain-local-frame", "rbd.reference.local_frame_id:inverse_dynamics"),
+    ("inverse_dynamics", "liu-jain-local-frame", "rbd.reference.local_frame_id:inverse_dynamics",
+     "rbd.registry:without_armature"),
     ("bias_forces", "liu-jain-local-frame", "rbd.reference.local_frame_id:bias_forces"),
     ("inverse_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:inverse_dynamics",
-     "rbd.symbolic.lagrangian:supports"),
+     "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("mass_matrix", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:mass_matrix",
-     "rbd.symbolic.lagrangian:supports"),
+     "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("forward_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:forward_dynamics",
-     "rbd.symbolic.lagrangian:supports"),
+     "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("bias_forces", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:bias_forces",
      "rbd.symbolic.lagrangian:supports"),
 ]
@@ -87,10 +102,10 @@ def _load(target: str) -> Callable:
 @functools.cache
 def _builtins() -> dict[str, dict[str, Callable]]:
     table: dict[str, dict[str, Callable]] = {q: {} for q in QUANTITIES}
-    for quantity, name, target, *predicate in _BUILTIN:
+    for quantity, name, target, *predicates in _BUILTIN:
         table[quantity][name] = _load(target)
-        if predicate:
-            _supports.setdefault((quantity, name), _load(predicate[0]))
+        if predicates:
+            _supports.setdefault((quantity, name), _all_of([_load(p) for p in predicates]))
     if _backend.has_kernels():
         from . import algorithms
 
@@ -98,6 +113,22 @@ def _builtins() -> dict[str, dict[str, Callable]]:
             table[quantity][name] = functools.partial(getattr(algorithms, attr),
                                                       backend="kernel")
     return table
+
+
+def without_armature(model) -> bool:
+    """Registry predicate: the model's joints have no rotor inertia (``model.armature == 0``).
+
+    Carried by the derivations that build ``M`` from the bodies alone (Pai's
+    augmented system, the Lagrangian-Jacobian and Liu–Jain forms, Si–Guenter's
+    global matrices and factorized inverse, the symbolic Guenter–Lee equations).
+    """
+    return not np.any(np.asarray(model.armature))
+
+
+def _all_of(predicates: list[Callable]) -> Callable:
+    if len(predicates) == 1:
+        return predicates[0]
+    return lambda model: all(p(model) for p in predicates)
 
 
 def implementations(quantity: str) -> dict[str, Callable]:

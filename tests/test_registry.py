@@ -17,6 +17,19 @@ MODELS = [
     rbd.models.double_pendulum(),
 ]
 
+
+def _armed(model):
+    """``model`` with a rotor inertia on every joint (refused by the derivations that
+    build M from the bodies alone, through their registry predicate)."""
+    model = model.copy()
+    for k, body in enumerate(model.bodies):
+        if body.joint.nv:
+            model.set_joint_properties(body.joint_name, armature=0.1 * (k + 1))
+    return model
+
+
+MODELS.append(_armed(MODELS[1]))
+
 #: The registered derivations are all exact algorithms; a few factor or invert
 #: matrices whose condition number on these small random trees stays below ~1e4.
 RTOL_REGISTRY = 1e-9

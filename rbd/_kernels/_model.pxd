@@ -65,6 +65,7 @@ cdef struct ModelC:
     const double* h               # nb × 3: h_i = m_i c_i
     const double* Ibar            # nb × 3×3: Ī_i = I_c + m c̃ c̃ᵀ (rotational inertia at the origin)
     const double* inertia         # nb × 6×6: spatial inertia I_i about the body origin
+    const double* armature        # nv: rotor inertia of each degree of freedom (M += diag)
     const jcalc_fn* jfun          # nb generated joint functions (NULL unless symbolic)
     const int64_t* col_slot       # nb: slot of body i's columns F_i in Work.F (M⁻¹ kernel)
     const int64_t* col_last       # nb: last body whose pass touches F_i (max(i, children))

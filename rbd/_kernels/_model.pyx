@@ -296,7 +296,7 @@ cdef class CompiledModel:
                 ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j")}
         ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
         reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
-                 ("jparams", "E_tree", "r_tree", "mass", "com", "inertia")}
+                 ("jparams", "E_tree", "r_tree", "mass", "com", "inertia", "armature")}
         inertia = reals["inertia"].reshape(nb, 6, 6)
         # h = m c and Ī from the spatial inertia [[Ī, h̃], [h̃ᵀ, m 1]]
         reals["h"] = np.ascontiguousarray(np.stack(
@@ -326,6 +326,7 @@ cdef class CompiledModel:
         self.m.h = <const double*>cnp.PyArray_DATA(reals["h"])
         self.m.Ibar = <const double*>cnp.PyArray_DATA(reals["Ibar"])
         self.m.inertia = <const double*>cnp.PyArray_DATA(reals["inertia"])
+        self.m.armature = <const double*>cnp.PyArray_DATA(reals["armature"])
         g = np.asarray(flat["gravity"], dtype=np.float64)
         for k in range(3):
             self.m.gravity[k] = g[k]

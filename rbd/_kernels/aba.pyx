@@ -31,7 +31,7 @@ from rbd._kernels._spatial cimport (
 
 
 cdef inline int articulate(const ModelC* model, Work* w, Py_ssize_t i) noexcept nogil:
-    # U_i = IA_i S_i,  D_i = S_iᵀ U_i,  D_i⁻¹;  returns 1 if D_i is not positive definite
+    # U_i = IA_i S_i,  D_i = S_iᵀ U_i + diag(armature_i),  D_i⁻¹;  returns 1 if D_i is not positive definite
     cdef Py_ssize_t nv_i = model.nv_j[i], k, l
     cdef double* S_i = w.S + 6 * model.v_start[i]
     cdef double* U_i = w.U + 6 * model.v_start[i]
@@ -43,6 +43,9 @@ cdef inline int articulate(const ModelC* model, Work* w, Py_ssize_t i) noexcept 
         for l in range(nv_i):
             # D_i = S_iᵀ U_i
             D[6 * k + l] = dot6(S_i + 6 * k, U_i + 6 * l)                   # S&G (28)
+    for k in range(nv_i):
+        # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
+        D[7 * k] += model.armature[model.v_start[i] + k]
     if nv_i == 0:
         return 0
     return spd_inverse(D, <int>nv_i, 6, w.D_inv + 36 * i, w.scratch)

@@ -46,6 +46,9 @@ cdef inline int modified_pivot(const ModelC* model, Work* w, Py_ssize_t i) noexc
         for l in range(nv_i):
             # D_i = S_iᵀ (I_i S_i) + S_iᵀ (IA~_i S_i)
             D[6 * k + l] = dot6(S_i + 6 * k, IS + 6 * l) + dot6(S_i + 6 * k, U_i + 6 * l)  # Pai §7
+    for k in range(nv_i):
+        # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
+        D[7 * k] += model.armature[model.v_start[i] + k]
     for k in range(6 * nv_i):
         # U_i = I_i S_i + IA~_i S_i
         U_i[k] += IS[k]

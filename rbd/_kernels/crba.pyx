@@ -71,6 +71,8 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
             for l in range(nv_i):
                 # M_ii = S_iᵀ F
                 M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
+            # M_ii += diag(armature_i)   (rotor inertia)
+            M[(vi + k) * nv + vi + k] += model.armature[vi + k]
             # F⁰ = X_0,iᵀ F = [R n + p × R f; R f]
             force_to_root(w, i, F, w.F0 + 6 * (vi + k))
         j = i

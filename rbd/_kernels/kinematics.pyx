@@ -129,7 +129,7 @@ cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t bod
 
 cdef double kinetic_energy(const ModelC* model, Work* w, const double* q,
                            const double* qd) noexcept nogil:
-    """T = ½ Σ v_iᵀ I_i v_i."""
+    """T = ½ Σ v_iᵀ I_i v_i + ½ Σ armature_k q̇_k²  (= ½ q̇ᵀ M q̇, M with the armature)."""
     cdef Py_ssize_t i
     cdef double T = 0.0
     cdef double Iv[6]
@@ -137,6 +137,9 @@ cdef double kinetic_energy(const ModelC* model, Work* w, const double* q,
     for i in range(model.nb):
         rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, w.v + 6 * i, Iv)
         T += 0.5 * dot6(w.v + 6 * i, Iv)
+    for i in range(model.nv):
+        # rotor kinetic energy ½ armature_k q̇_k²
+        T += 0.5 * model.armature[i] * qd[i] * qd[i]
     return T
 
 

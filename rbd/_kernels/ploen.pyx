@@ -127,6 +127,9 @@ cdef int articulated_factors(const ModelC* model, Work* w) noexcept nogil:
             for l in range(nv_k):
                 # Ω_k = S_kᵀ J̄_k S_k
                 Omega[6 * j + l] = dot6(S_k + 6 * j, JS + 6 * l)            # S&G (28)
+        for j in range(nv_k):
+            # Ω_k += diag(armature_k)   (rotor inertia, on the joint's own degrees of freedom)
+            Omega[7 * j] += model.armature[vk + j]
         if nv_k > 0 and spd_inverse(Omega, <int>nv_k, 6, Omega_inv, w.scratch):
             return <int>(1 + k)
         for j in range(nv_k):

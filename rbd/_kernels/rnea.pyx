@@ -89,6 +89,11 @@ cdef void rnea(const ModelC* model, Work* w, const double* q, const double* qd,
         # tau_i = S_iᵀ f_i
         for j in range(nv_i):
             tau[model.v_start[i] + j] = dot6(S_i + 6 * j, f_i)              # RBDA T5.1
+        if qdd != NULL:
+            for j in range(nv_i):
+                # tau_i += armature_i ⊙ q̈_i   (rotor inertia)
+                tau[model.v_start[i] + j] += (model.armature[model.v_start[i] + j]
+                                              * qdd[model.v_start[i] + j])
         # f_λ(i) += X_up[i]ᵀ f_i
         p = model.parent[i]
         if p >= 0:

@@ -53,13 +53,16 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
 
     .. math::
 
-        U_i = I^A_i S_i,\\; D_i = S_i^T U_i,\\; u_i = \\tau_i - S_i^T p^A_i,
+        U_i = I^A_i S_i,\\; D_i = S_i^T U_i + \\mathrm{diag}(a_i),\\;
+        u_i = \\tau_i - S_i^T p^A_i,
 
         I^a_i = I^A_i - U_i D_i^{-1} U_i^T,\\;
         p^a_i = p^A_i + I^a_i c_i + U_i D_i^{-1} u_i,
 
     added to the parent through ``X_iᵀ (·) X_i``.  Outward: accelerations
     ``q̈_i = D_i^{-1}(u_i - U_i^T a')`` with ``a' = X_i a_{λ(i)} + c_i``.
+    ``a_i`` is the joint's rotor inertia (``model.armature``): it adds to
+    the joint pivot only, as it adds to the diagonal of ``M``.
     Every ``D_i^{-1} x`` is a solve with the Cholesky factor of ``D_i``
     (:func:`pivot_factor`), never a product with an explicit inverse.
     These are the articulated inertias that Pai, Ascher & Kry's ABM obtains by
@@ -88,7 +91,7 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
         U[i] = IA[i] @ S[i]                                            # RBDA T7.1
-        D[i] = S[i].T @ U[i]                                           # S&G (28)
+        D[i] = S[i].T @ U[i] + np.diag(model.armature[model.v_index(i)])  # S&G (28), rotor
         L[i] = pivot_factor(D[i])                                      # D = L Lᵀ
         u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
         p = model.bodies[i].parent

@@ -614,7 +614,8 @@ def aba_modified(model, q, qd, tau, f_ext=None):
         I_i = model.bodies[i].inertia
         IA = I_i + IA_tilde[i]                                         # Pai §5: M̂ = M + M̃
         U[i] = IA @ S[i]                                               # RBDA T7.1
-        D = S[i].T @ I_i @ S[i] + S[i].T @ IA_tilde[i] @ S[i]          # Pai §7: modified pivot
+        D = (S[i].T @ I_i @ S[i] + S[i].T @ IA_tilde[i] @ S[i]         # Pai §7: modified pivot
+             + np.diag(model.armature[model.v_index(i)]))              # rotor inertia
         D_inv[i] = _inv(D)
         u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
         p = model.bodies[i].parent

@@ -21,7 +21,8 @@ def crba(model, q):
         F \\leftarrow X_j^T F, \\; M_{ji} = S_j^T F \\text{ for ancestors } j.
 
     This is Pai, Ascher & Kry's CRBM mass matrix ``HᵀAᵀMAH`` (their Eq. 7)
-    computed without forming the sparse factors.
+    computed without forming the sparse factors.  The joints' rotor inertia
+    (``model.armature``) is added to the diagonal: ``M_ii += diag(armature_i)``.
     """
     nb = model.nbodies
     X_up, S = [None] * nb, [None] * nb
@@ -43,7 +44,7 @@ def crba(model, q):
     for i in range(nb):
         vi = model.v_index(i)
         F = IC[i] @ S[i]
-        M[vi, vi] = S[i].T @ F
+        M[vi, vi] = S[i].T @ F + np.diag(model.armature[vi])     # rotor inertia on the diagonal
         j = i
         while model.bodies[j].parent >= 0:
             F = X_up[j].T @ F

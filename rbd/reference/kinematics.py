@@ -110,9 +110,15 @@ def jacobian(model, q, body, point=None):
 
 
 def kinetic_energy(model, q, qd):
-    """``T = ½ Σ v_iᵀ I_i v_i``."""
+    """``T = ½ Σ v_iᵀ I_i v_i + ½ Σ armature_k q̇_k²``, that is ``½ q̇ᵀ M q̇``.
+
+    The rotors' energy is included (MuJoCo's convention, where the energy is
+    ``½ q̇ᵀ M q̇`` with the armature in ``M``), so that ``dT/dt + dU/dt = q̇ᵀ τ``
+    holds with the armature.
+    """
     v = body_velocities(model, q, qd)
-    return float(sum(0.5 * v[i] @ b.inertia @ v[i] for i, b in enumerate(model.bodies)))
+    bodies = sum(0.5 * v[i] @ b.inertia @ v[i] for i, b in enumerate(model.bodies))
+    return float(bodies + 0.5 * np.sum(model.armature * np.square(qd)))
 
 
 def body_centers_of_mass(model, q):

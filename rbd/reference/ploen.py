@@ -160,7 +160,8 @@ def articulated_factors(model, X_up, S) -> Factors:
     Omega, Omega_inv, Y, Pi = [None] * nb, [None] * nb, [None] * nb, [None] * nb
     for k in range(nb - 1, -1, -1):
         X = X_up[k]
-        Omega[k] = S[k].T @ J_bar[k] @ S[k]                                # S&G (28)
+        Omega[k] = (S[k].T @ J_bar[k] @ S[k]                               # S&G (28)
+                    + np.diag(model.armature[model.v_index(k)]))           # rotor inertia
         Omega_inv[k] = _inv(Omega[k])
         Y[k] = X.T @ (np.eye(6) - J_bar[k] @ S[k] @ Omega_inv[k] @ S[k].T)  # S&G (29)
         Pi[k] = X.T @ J_bar[k] @ S[k] @ Omega_inv[k]                       # S&G (30), Ad*

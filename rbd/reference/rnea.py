@@ -40,7 +40,9 @@ def rnea(model, q, qd, qdd, f_ext=None):
         f_i = I_i a_i + v_i \\times^* I_i v_i - f^{ext}_i, \\quad
         \\tau_i = S_i^T f_i, \\quad f_{\\lambda(i)} \\mathrel{+}= X_i^T f_i.
 
-    Gravity enters as a fictitious base acceleration ``a_0 = -[0; g]``.
+    Gravity enters as a fictitious base acceleration ``a_0 = -[0; g]``.  The
+    joints' rotor inertia adds ``armature_i ⊙ q̈_i`` to ``τ_i`` (``M`` gains
+    ``diag(armature)``, see :func:`rbd.reference.crba.crba`).
     """
     nb = model.nbodies
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
@@ -63,7 +65,8 @@ def rnea(model, q, qd, qdd, f_ext=None):
     # --- inward pass: joint forces
     tau = np.zeros(model.nv, dtype=np.result_type(f[0] if nb else 0.0))
     for i in range(nb - 1, -1, -1):
-        tau[model.v_index(i)] = S[i].T @ f[i]                          # RBDA T5.1
+        vi = model.v_index(i)
+        tau[vi] = S[i].T @ f[i] + model.armature[vi] * qdd[vi]         # RBDA T5.1, rotor
         p = model.bodies[i].parent
         if p >= 0:
             f[p] = f[p] + X_up[i].T @ f[i]                             # RBDA T5.1

@@ -1,0 +1,144 @@
+"""Rotor inertia (``model.armature``) in every core algorithm, on both backends.
+
+Convention: the armature ``a_k`` of degree of freedom ``k`` adds ``a_k`` to
+``M_kk`` and nothing else (a rotor spinning with the joint, its gyroscopic terms
+neglected, as in MuJoCo and Pinocchio).  Hence ``rnea`` gains ``a ⊙ q̈``, the ABA
+pivot ``D_i`` gains ``diag(a_i)``, bias forces and gravity are unchanged, and the
+kinetic energy is ``½ q̇ᵀ M q̇`` with the armature in ``M`` (MuJoCo's
+convention; Pinocchio 4.1's ``computeKineticEnergy`` adds the term for some
+joint types only).
+"""
+
+import numpy as np
+import pytest
+from helpers import ALL_JOINTS, RTOL_EXACT, assert_close
+
+import rbd
+from rbd import registry
+
+
+def with_armature(model, seed=0):
+    """A copy of ``model`` with a random armature on every joint; returns (copy, armature)."""
+    model = model.copy()
+    rng = np.random.default_rng(seed)
+    for body in model.bodies:
+        if body.joint.nv:
+            model.set_joint_properties(body.joint_name,
+                                       armature=rng.uniform(0.05, 2.0, body.joint.nv))
+    return model, np.array(model.armature)
+
+
+MODELS = [
+    rbd.testing.random_model(11, 6, ALL_JOINTS),
+    rbd.testing.random_model(12, 5, ALL_JOINTS, floating_base=True),
+    rbd.testing.random_model(13, 5, ("revolute", "prismatic"), chain=True),
+]
+
+
+@pytest.fixture(params=range(len(MODELS)))
+def models(request):
+    plain = MODELS[request.param]
+    armed, armature = with_armature(plain, request.param)
+    return plain, armed, armature
+
+
+def test_mass_matrix_gains_the_diagonal(models, backend):
+    plain, armed, armature = models
+    q, _, _ = rbd.testing.random_state(plain, 1)
+    M0 = rbd.crba(plain, q, backend=backend)
+    M = rbd.crba(armed, q, backend=backend)
+    assert_close(M, M0 + np.diag(armature), what="M(armature) = M(0) + diag(armature)")
+    assert_close(rbd.mass_matrix_inverse(armed, q, backend=backend), np.linalg.inv(M),
+                 rtol=RTOL_EXACT * np.linalg.cond(M), what="M⁻¹ with armature")
+
+
+def test_inverse_dynamics_adds_armature_times_acceleration(models, backend):
+    plain, armed, armature = models
+    q, v, a = rbd.testing.random_state(plain, 2)
+    tau0 = rbd.rnea(plain, q, v, a, backend=backend)
+    assert_close(rbd.rnea(armed, q, v, a, backend=backend), tau0 + armature * a, what="rnea")
+    # bias forces and gravity do not depend on the armature
+    assert_close(rbd.nonlinear_effects(armed, q, v, backend=backend),
+                 rbd.nonlinear_effects(plain, q, v, backend=backend), what="h")
+    assert_close(rbd.gravity_forces(armed, q, backend=backend),
+                 rbd.gravity_forces(plain, q, backend=backend), what="g")
+
+
+@pytest.mark.parametrize("pivot", ["standard", "modified"])
+def test_forward_dynamics_inverts_inverse_dynamics(models, backend, pivot):
+    _, armed, _ = models
+    q, v, tau = rbd.testing.random_state(armed, 3)
+    qdd = rbd.aba(armed, q, v, tau, backend=backend, pivot=pivot)
+    assert_close(rbd.rnea(armed, q, v, qdd, backend=backend), tau, what="rnea(aba(tau))")
+    M = rbd.crba(armed, q, backend=backend)
+    h = rbd.nonlinear_effects(armed, q, v, backend=backend)
+    assert_close(qdd, np.linalg.solve(M, tau - h), rtol=RTOL_EXACT * np.linalg.cond(M),
+                 what="aba = M⁻¹(τ - h)")
+
+
+def test_kinetic_energy_is_half_vMv_with_armature(models, backend):
+    plain, armed, armature = models
+    q, v, _ = rbd.testing.random_state(plain, 4)
+    T = rbd.kinetic_energy(armed, q, v, backend=backend)
+    assert_close(T, 0.5 * v @ rbd.crba(armed, q, backend=backend) @ v, what="½ vᵀ M v")
+    assert_close(T - rbd.kinetic_energy(plain, q, v, backend=backend),
+                 0.5 * armature @ (v * v), what="rotor energy")
+
+
+def test_batches_use_the_armature(backend):
+    armed, _ = with_armature(MODELS[0], 5)
+    states = [rbd.testing.random_state(armed, s) for s in range(3)]
+    Q, V, A = (np.stack(x) for x in zip(*states, strict=True))
+    tau = rbd.rnea(armed, Q, V, A, backend=backend)
+    assert_close(rbd.aba(armed, Q, V, tau, backend=backend), A, what="batched aba(rnea)")
+
+
+def test_registry_implementations_handle_or_refuse_armature():
+    """Every registered derivation either matches the reference on a model with armature
+    or refuses it through its registry predicate (so the cross-checks stay honest)."""
+    armed, _ = with_armature(MODELS[1], 6)
+    q, v, a = rbd.testing.random_state(armed, 7)
+    refused = set()
+    for quantity in registry.QUANTITIES:
+        impls = registry.implementations(quantity)
+        for name, fn in impls.items():
+            if not registry.supports(quantity, name, armed):
+                refused.add((quantity, name))
+                continue
+            args = {"inverse_dynamics": (q, v, a), "forward_dynamics": (q, v, a),
+                    "mass_matrix": (q,), "bias_forces": (q, v)}[quantity]
+            got = np.asarray(fn(armed, *args), dtype=float)
+            assert_close(got, impls["reference"](armed, *args), rtol=1e-9,
+                         what=f"{quantity} {name}")
+    # the derivations that build M from the bodies alone refuse armature ...
+    assert ("mass_matrix", "pai-crbm") in refused
+    assert ("inverse_dynamics", "lagrangian-jacobian") in refused
+    # ... and accept the same model without it
+    assert registry.supports("mass_matrix", "pai-crbm", MODELS[1])
+    # bias forces do not involve the armature: nothing refuses them for it
+    assert not any(quantity == "bias_forces" and registry.supports(quantity, name, MODELS[1])
+                   for quantity, name in refused)
+
+
+def test_against_pinocchio(backend):
+    """Pinocchio (3+) adds ``model.armature`` to M in crba, rnea and aba."""
+    pin = pytest.importorskip("pinocchio")
+    from rbd import interop
+
+    plain = rbd.testing.random_model(5, 5, ("revolute", "prismatic"), chain=True)
+    armed, armature = with_armature(plain, 8)
+    with pytest.warns(RuntimeWarning, match="armature"):
+        P = pin.buildModelFromXML(rbd.to_urdf(armed))
+    mp = interop.pinocchio_map(armed, P)
+    P.armature = mp.to_v(None, armature)
+    D = P.createData()
+    inv = np.argsort(mp.permutation)
+    q, v, a = rbd.testing.random_state(armed, 9)
+    qp, vp, ap = mp.to_q(q), mp.to_v(None, v), mp.to_v(None, a)
+    M_pin = np.triu(pin.crba(P, D, qp))
+    M_pin = M_pin + np.triu(M_pin, 1).T
+    assert_close(rbd.crba(armed, q, backend=backend), M_pin[np.ix_(inv, inv)], what="crba")
+    tau = rbd.rnea(armed, q, v, a, backend=backend)
+    assert_close(tau, mp.from_tau(None, pin.rnea(P, D, qp, vp, ap)), what="rnea")
+    assert_close(rbd.aba(armed, q, v, tau, backend=backend),
+                 mp.from_tau(None, pin.aba(P, D, qp, vp, mp.to_v(None, tau))), what="aba")
