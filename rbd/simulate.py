@@ -440,15 +440,19 @@ class _StopError(Exception):
 _NONFINITE_A = "the forward dynamics gave a non-finite acceleration"
 
 
-def _finite(*arrays) -> bool:
-    return all(bool(np.all(np.isfinite(x))) for x in arrays)
+def _finite(x) -> bool:
+    """Whether every entry of ``x`` is finite, by the sum (a few times faster in the hot loop).
+
+    A sum of finite entries overflows only past ~1e308, a state that has diverged anyway.
+    """
+    return math.isfinite(np.add.reduce(x, axis=None))
 
 
 def _require_finite_state(t: float, q, v) -> None:
     """Raise a divergence stop when ``q`` or ``v`` has a non-finite entry."""
-    for name, x in (("q", q), ("v", v)):
-        if not _finite(x):
-            raise _StopError("diverged", t, f"{name} became non-finite")
+    if not math.isfinite(np.add.reduce(q, axis=None) + np.add.reduce(v, axis=None)):
+        name = "q" if not _finite(q) else "v"
+        raise _StopError("diverged", t, f"{name} became non-finite")
 
 
 class _Dynamics:
@@ -681,7 +685,6 @@ class _Recorder:
 
         Nothing is recorded when the state or its acceleration is not finite.
         """
-        _require_finite_state(t, q, v)
         a, tau = dyn(t, q, v)
         if not _finite(a):
             raise _StopError("diverged", t, _NONFINITE_A)
@@ -830,9 +833,9 @@ def _run_fixed(run: _Run, step, q, v):
         run.steps += 1
         run.last_step = t_next - t
         q1, v1 = step(dyn, lie, t, q, v, a, t_next - t)
-        _require_finite_state(t_next, q1, v1)
         found = None
         if events.functions:
+            _require_finite_state(t_next, q1, v1)   # before the event functions see it
             def state_at(s, t0=t, q0=q, v0=v, a0=a, lie=lie):
                 if s <= t0:
                     return q0, v0
