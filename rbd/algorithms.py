@@ -37,6 +37,7 @@ __all__ = [
     "kinetic_energy",
     "potential_energy",
     "forward_kinematics",
+    "frame_pose",
     "center_of_mass",
     "body_centers_of_mass",
     "jacobian",
@@ -337,6 +338,57 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
     if k is not None:
         return k.forward_kinematics(q)
     return _reference(_kin.forward_kinematics, model, (_Q,), (q,))
+
+
+def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarray:
+    """World pose ``(4, 4)`` of a body, a link merged into a body, or an attached frame.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    name : str or int
+        A body name or index, or a frame name (``model.frames``: links merged by a
+        fixed joint, frames added with :meth:`Model.add_frame`).
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : (4, 4) or (N, 4, 4) ndarray
+        ``[[R, p], [0, 1]]``: the frame's axes ``R`` and origin ``p`` in world
+        coordinates.  With ``X = plux(E, r)`` the frame's transform from its body
+        (``r`` its origin in body coordinates), ``R = R_b Eᵀ`` and ``p = p_b + R_b r``.
+
+    Raises
+    ------
+    InputError
+        On an unknown name, or on a bad ``q`` (as :func:`forward_kinematics`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.frame_pose(model, [0.0, 0.0], model.body_names[-1])[:3, 3].round(12)
+    array([ 0.,  0., -1.])
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if isinstance(name, str) and name in model._frames:
+        frame = model._frames[name]
+        index, offset = frame.body, frame.X
+    else:
+        try:
+            index, offset = model.body_index(name), None
+        except Exception:
+            raise InputError(f"name: no body or frame {name!r} in model {model.name!r} "
+                             "(see model.frames)") from None
+    T = forward_kinematics(model, q, backend=backend)[..., index, :, :]
+    if offset is None:
+        return T
+    E, r = plux_parts(offset)
+    local = np.eye(4)
+    local[:3, :3], local[:3, 3] = E.T, r
+    return T @ local
 
 
 def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:

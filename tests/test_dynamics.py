@@ -456,3 +456,73 @@ def test_random_configuration_respects_limits():
     assert position[:, 0].min() < -0.99 and position[:, 0].max() > 0.99
     assert np.all(position[:, 2] == 0.5)
     assert np.allclose(np.linalg.norm(Q[:, 3:7], axis=1), 1.0, atol=1e-12)
+
+
+def _with_frames(model, seed=0):
+    """A copy of ``model`` with a frame at a random offset on every body."""
+    model = model.copy()
+    rng = np.random.default_rng(seed)
+    for i in range(model.nbodies):
+        model.add_frame(f"tool{i}", i, sp.plux(rbd.testing.random_rotation(rng),
+                                               rng.uniform(-0.5, 0.5, 3)))
+    return model
+
+
+def test_frame_pose(model, backend):
+    """Bodies: the forward-kinematics pose.  Attached frames (X = plux(E, r) maps body to
+    frame coordinates, so a point p_f of the frame is p_b = Eᵀ p_f + r on the body): the
+    body pose applied to p_b.  The frame origin moves with the Jacobian's linear part."""
+    framed = _with_frames(model)
+    q, v, _ = state(model, 11)
+    T = rbd.forward_kinematics(framed, q, backend=backend)
+    p_f = np.array([0.3, -0.2, 0.7])
+    for i, name in enumerate(framed.body_names):
+        assert_close(rbd.frame_pose(framed, q, name, backend=backend), T[i], what=name)
+        assert_close(rbd.frame_pose(framed, q, i, backend=backend), T[i], what=f"body {i}")
+        frame = framed.frames[f"tool{i}"]
+        E, r = sp.plux_parts(frame.X)
+        pose = rbd.frame_pose(framed, q, f"tool{i}", backend=backend)
+        assert pose.shape == (4, 4)
+        assert_close(pose @ np.append(p_f, 1.0), T[i] @ np.append(E.T @ p_f + r, 1.0),
+                     what=f"tool{i}: a point of the frame")
+        assert_close(pose[:3, :3] @ pose[:3, :3].T, np.eye(3), what="rotation")
+        # d/dt origin = J_v v  (central differences, error O(H²))
+        moved = [rbd.frame_pose(framed, rbd.integrate(framed, q, v, s * H), f"tool{i}",
+                                backend=backend)[:3, 3] for s in (1, -1)]
+        J = rbd.jacobian(framed, q, f"tool{i}", backend=backend)
+        assert_close((moved[0] - moved[1]) / (2 * H), J[3:] @ v, rtol=RTOL_FD,
+                     what=f"tool{i}: origin velocity")
+
+
+def test_frame_pose_batches_and_errors(backend):
+    framed = _with_frames(MODELS[1], 3)
+    Q = np.stack([state(framed, s)[0] for s in range(4)])
+    poses = rbd.frame_pose(framed, Q, "tool2", backend=backend)
+    assert poses.shape == (4, 4, 4)
+    for k in range(4):
+        assert_close(poses[k], rbd.frame_pose(framed, Q[k], "tool2", backend=backend))
+    assert rbd.frame_pose(framed, Q[:0], "tool2", backend=backend).shape == (0, 4, 4)
+    with pytest.raises(rbd.InputError, match=r"^name: no body or frame 'nowhere'"):
+        rbd.frame_pose(framed, Q[0], "nowhere", backend=backend)
+    with pytest.raises(rbd.InputError, match=r"\bq\b"):
+        rbd.frame_pose(framed, Q[0, :-1], "tool2", backend=backend)
+
+
+def test_frame_pose_of_merged_urdf_link(backend):
+    """A link welded by a fixed joint is merged into its parent and stays addressable."""
+    urdf = """<robot name="r">
+      <link name="base"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"
+        ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="arm"><inertial><mass value="1"/><inertia ixx="0.1" iyy="0.1" izz="0.1"
+        ixy="0" ixz="0" iyz="0"/></inertial></link>
+      <link name="tip"/>
+      <joint name="j" type="revolute"><parent link="base"/><child link="arm"/>
+        <axis xyz="0 0 1"/><limit lower="-3" upper="3" effort="1" velocity="1"/></joint>
+      <joint name="weld" type="fixed"><parent link="arm"/><child link="tip"/>
+        <origin xyz="1 0 0"/></joint>
+    </robot>"""
+    model = rbd.load_urdf(urdf)
+    pose = rbd.frame_pose(model, [np.pi / 2], "tip", backend=backend)
+    # the arm turns a quarter turn about z: the tip, 1 m along the arm's x, is at (0, 1, 0)
+    assert_close(pose[:3, 3], [0.0, 1.0, 0.0], what="tip position")
+    assert_close(pose[:3, :3], sp.so3_exp([0.0, 0.0, np.pi / 2]), what="tip axes")

@@ -140,6 +140,8 @@ def public_calls(model, q, v, a, f):
             lambda b, **o: rbd.potential_energy(model, **args(o, q=q), backend=b), ("q",)),
         "forward_kinematics": (
             lambda b, **o: rbd.forward_kinematics(model, **args(o, q=q), backend=b), ("q",)),
+        "frame_pose": (
+            lambda b, **o: rbd.frame_pose(model, **args(o, q=q, name="b1"), backend=b), ("q",)),
         "center_of_mass": (
             lambda b, **o: rbd.center_of_mass(model, **args(o, q=q), backend=b), ("q",)),
         "body_centers_of_mass": (
