@@ -31,6 +31,7 @@ from .algorithms import (
 )
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
+from .mjcf import load, load_mjcf
 from .model import Model
 from .urdf import load_urdf, to_urdf, write_urdf
 
@@ -38,8 +39,8 @@ __version__ = "0.1.0"
 
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
-_LAZY_SUBMODULES = ("contact", "data", "geometry", "plotting", "reference", "simulate",
-                    "spatial", "joints", "symbolic", "topology", "urdf", "walker")
+_LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "mjcf", "plotting", "reference",
+                    "simulate", "spatial", "joints", "symbolic", "topology", "urdf", "walker")
 
 
 def __getattr__(name: str):
@@ -70,6 +71,8 @@ __all__ = [
     "load_urdf",
     "to_urdf",
     "write_urdf",
+    "load_mjcf",
+    "load",
     "rnea",
     "crba",
     "aba",

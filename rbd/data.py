@@ -29,7 +29,7 @@ from .spatial import plux, skew
 __all__ = ["Data"]
 
 
-def _layout(nbodies: int, nv: int) -> list[tuple[str, tuple[int, ...], str]]:
+def _layout(nbodies: int, nv: int, nslots: int) -> list[tuple[str, tuple[int, ...], str]]:
     nb = nbodies
     return [
         ("E_up", (nb, 3, 3), "rotation of X_up[i] = X_J(q_i) X_tree[i] = plux(E, r)"),
@@ -54,7 +54,8 @@ def _layout(nbodies: int, nv: int) -> list[tuple[str, tuple[int, ...], str]]:
         ("R", (nb, 3, 3), "body orientation: world (kinematics) or root-body (CRBA) axes"),
         ("p", (nb, 3), "body origin: world (kinematics) or root-body (CRBA) coordinates"),
         ("C", (nb, 3), "body centre of mass in world coordinates (kinematics)"),
-        ("F", (nb, nv, 6), "per-body force, then acceleration, columns of M⁻¹"),
+        ("F", (nslots, nv, 6), "per-body force, then acceleration, columns of M⁻¹, in the "
+                               "slots of _model.column_slots"),
         ("scratch", (72,), "scratch space of small dense factorizations"),
     ]
 
@@ -65,6 +66,8 @@ class Data:
     Parameters
     ----------
     model : Model
+    nslots : int, optional
+        Storage slots of the M⁻¹ columns (default: one per body).
 
     Attributes
     ----------
@@ -86,19 +89,22 @@ class Data:
         CRBA: ``S_i`` and ``IC_i S_i`` per degree of freedom, in root-body coordinates.
     R, p, C : world orientation, origin and centre of mass of each body
         (CRBA leaves poses relative to each tree's root body in ``R``, ``p``).
-    F : (nbodies, nv, 6) ndarray
-        Columns used by the M⁻¹ kernel.
+    F : (nslots, nv, 6) ndarray
+        Columns used by the M⁻¹ kernel; body ``i`` uses slot ``column_slots[i]``
+        (a chain needs 2 slots, a tree as many as its widest cut), so the
+        workspace grows linearly with a chain's length.
     buffer : (size,) ndarray
         The memory behind every array above.
     offsets : dict
         ``name -> (offset, shape)`` in ``buffer``.
     """
 
-    def __init__(self, model):
+    def __init__(self, model, nslots: int | None = None):
         self.nbodies = int(model.nbodies)
         self.nv = int(model.nv)
+        self.nslots = self.nbodies if nslots is None else int(nslots)
         self._nv_j = [b.joint.nv for b in model.bodies]
-        layout = _layout(self.nbodies, self.nv)
+        layout = _layout(self.nbodies, self.nv, self.nslots)
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
         size = 0
         for name, shape, _ in layout:
@@ -111,9 +117,9 @@ class Data:
             setattr(self, name, self.buffer[offset:offset + n].reshape(shape))
 
     @staticmethod
-    def describe(nbodies: int = 0, nv: int = 0) -> str:
+    def describe(nbodies: int = 0, nv: int = 0, nslots: int | None = None) -> str:
         """A table of the workspace arrays: name, shape and meaning."""
-        rows = _layout(nbodies, nv)
+        rows = _layout(nbodies, nv, nbodies if nslots is None else nslots)
         return "\n".join(f"{name:8s} {str(shape):14s} {doc}" for name, shape, doc in rows)
 
     @property

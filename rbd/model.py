@@ -133,10 +133,15 @@ def _as_scalar(value, what: str, body: str) -> float:
     return x
 
 
+def _close(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
+    """``max|a - b| <= atol`` (what the builder's checks need, without allclose's cost)."""
+    return float(np.abs(a - b).max()) <= atol
+
+
 def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
     if m < 0:
         raise ModelError(f"body {body!r}: negative mass {m:g}")
-    if not np.allclose(Ic, Ic.T, atol=1e-9 * max(1.0, np.abs(Ic).max())):
+    if not _close(Ic, Ic.T, 1e-9 * max(1.0, np.abs(Ic).max())):
         raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
     scale = max(1e-300, np.abs(Ic).max())
     eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
@@ -171,12 +176,12 @@ def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
                              f"centre of mass {c.tolist()})")
         return I
     I = _as_matrix(inertia, (6, 6), "spatial inertia", body)
-    if not np.allclose(I, I.T, atol=1e-9 * max(1.0, np.abs(I).max())):
+    if not _close(I, I.T, 1e-9 * max(1.0, np.abs(I).max())):
         raise ModelError(f"body {body!r}: spatial inertia is not symmetric")
     m, c, Ic = inertia_parts(I)
     if m < 0:
         raise ModelError(f"body {body!r}: negative mass {m:g}")
-    if not np.allclose(I, mcI(m, c, Ic), atol=1e-9 * max(1.0, np.abs(I).max())):
+    if not _close(I, mcI(m, c, Ic), 1e-9 * max(1.0, np.abs(I).max())):
         raise ModelError(f"body {body!r}: not a rigid-body spatial inertia")
     if check:
         _check_inertia(m, Ic, body)
@@ -186,18 +191,22 @@ def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
 def _parse_X_tree(X_tree, body: str) -> np.ndarray:
     if X_tree is None:
         return np.eye(6)
+    X = None
     if isinstance(X_tree, tuple) and len(X_tree) == 2:
         E = _as_matrix(X_tree[0], (3, 3), "X_tree rotation", body)
         r = _as_matrix(X_tree[1], (3,), "X_tree translation", body)
-        X = plux(E, r)
     else:
         X = _as_matrix(X_tree, (6, 6), "X_tree", body)
-    E, r = plux_parts(X)
-    if not np.allclose(E @ E.T, np.eye(3), atol=1e-9) or np.linalg.det(E) < 0:
+        E, r = plux_parts(X)
+    if not _close(E @ E.T, _IDENTITY3, 1e-9) or np.linalg.det(E) < 0:
         raise ModelError(f"body {body!r}: X_tree rotation is not a proper rotation")
-    if not np.allclose(X, plux(E, r), atol=1e-9 * max(1.0, np.abs(X).max())):
+    X_checked = plux(E, r)
+    if X is not None and not _close(X, X_checked, 1e-9 * max(1.0, np.abs(X).max())):
         raise ModelError(f"body {body!r}: X_tree is not a Plücker motion transform")
-    return plux(E, r)
+    return X_checked
+
+
+_IDENTITY3 = np.eye(3)
 
 
 #: Per-joint properties: the joint's size they follow (``nq`` or ``nv``) and the default.

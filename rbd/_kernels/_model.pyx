@@ -335,7 +335,7 @@ cdef class CompiledModel:
             self.m.a0[3 + k] = -g[k]
         self._compile_joints(model)
 
-        self.data = Data(model)
+        self.data = Data(model, self.m.ncol_slots)
         self._bind(&self.w0, self.data.buffer)
         self.w0_busy = False
         self.works_busy = False
