@@ -139,7 +139,7 @@ def arm7() -> Model:
 
 
 def humanoid() -> Model:
-    """A free-floating humanoid-like tree: torso, head, two arms, two legs (nq = 32, nv = 6 + 21)."""
+    """A free-floating humanoid-like tree: torso, head, arms, legs (nq = 32, nv = 6 + 21)."""
     model = Model(name="humanoid")
     torso = model.add_body(-1, Free(), None, box_inertia(20.0, (0.3, 0.4, 0.6)), "torso",
                            "root")
