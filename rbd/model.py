@@ -208,6 +208,9 @@ def _parse_X_tree(X_tree, body: str) -> np.ndarray:
 
 _IDENTITY3 = np.eye(3)
 
+#: Deepest indentation of :meth:`Model.describe`'s tree.
+MAX_INDENT = 32
+
 
 #: Per-joint properties: the joint's size they follow (``nq`` or ``nv``) and the default.
 JOINT_PROPERTIES = {
@@ -700,7 +703,11 @@ class Model:
         while stack:
             i, depth = stack.pop()
             b = self._bodies[i]
-            lines.append(f"{'  ' * depth}- {b.name} [{b.joint.kind} {b.joint_name}, "
+            # indentation shows the depth up to MAX_INDENT levels, a number beyond (the
+            # text of a long chain would otherwise grow as its length squared)
+            indent = "  " * min(depth, MAX_INDENT) + (f"[depth {depth}] " if depth > MAX_INDENT
+                                                       else "")
+            lines.append(f"{indent}- {b.name} [{b.joint.kind} {b.joint_name}, "
                          f"nq={b.joint.nq}, nv={b.joint.nv}] mass {b.mass:.6g}")
             stack.extend((k, depth + 1) for k in reversed(kids[i]))
         if self._frames:

@@ -310,6 +310,15 @@ def quat_integrate(quat: np.ndarray, omega_body: np.ndarray, dt: float) -> np.nd
 def rpy_to_rot(rpy: np.ndarray) -> np.ndarray:
     """URDF roll-pitch-yaw to a rotation matrix: ``Rz(yaw) Ry(pitch) Rx(roll)``."""
     r, p, y = rpy
+    if all(isinstance(x, float | int | np.floating | np.integer) for x in (r, p, y)):
+        # the product below written out (numbers only; symbols take the product)
+        c_r, s_r, c_p, s_p = np.cos(r), np.sin(r), np.cos(p), np.sin(p)
+        c_y, s_y = np.cos(y), np.sin(y)
+        return np.array([
+            [c_y * c_p, c_y * s_p * s_r - s_y * c_r, c_y * s_p * c_r + s_y * s_r],
+            [s_y * c_p, s_y * s_p * s_r + c_y * c_r, s_y * s_p * c_r - c_y * s_r],
+            [-s_p, c_p * s_r, c_p * c_r],
+        ])
     return (
         axis_angle_rotation(np.array([0.0, 0.0, 1.0]), y)
         @ axis_angle_rotation(np.array([0.0, 1.0, 0.0]), p)

@@ -874,7 +874,8 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
         warnings.warn("URDF has no armature: the joints' armature is not written",
                       RuntimeWarning, stacklevel=2)
     free_root = _floating_root(model) if floating_base else None
-    frames = {name: f for name, f in model.frames.items() if name not in model.body_names}
+    body_names = set(model.body_names)
+    frames = {name: f for name, f in model.frames.items() if name not in body_names}
     robot = ET.Element("robot", name=model.name)
     world = None
     if free_root is None:

@@ -212,4 +212,4 @@ def test_describe_a_long_chain():
     model = rbd.models.revolute_chain(3000)
     text = model.describe()
     assert len(text.splitlines()) == 3001
-    assert text.splitlines()[-1].startswith("  " * 2999 + "- ")
+    assert text.splitlines()[-1].startswith("  " * 32 + "[depth 2999] - ")
