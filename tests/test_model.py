@@ -141,3 +141,113 @@ def test_round_off_in_inertia_is_accepted_but_not_a_real_violation():
 def test_si_guenter_table1_degrees_of_freedom(name, dof):
     # Si & Guenter, Table 1, row "DOFs"
     assert rbd.models.get(name).nv == dof
+
+
+# --- degenerate parameters: ModelError naming the parameter, nothing added ---------------------
+DEGENERATE_JOINTS = [
+    (lambda: rbd.Revolute("xyz"), "Revolute axis must be a real 3-vector"),
+    (lambda: rbd.Revolute([1j, 0, 0]), "Revolute axis must be a real 3-vector"),
+    (lambda: rbd.Revolute([0.0, 0.0, 0.0]), "Revolute axis must be non-zero"),
+    (lambda: rbd.Prismatic([np.inf, 0, 0]), "Prismatic axis must be a finite 3-vector"),
+    (lambda: rbd.Helical(pitch=float("nan")), "Helical pitch must be a finite real number"),
+    (lambda: rbd.Helical(pitch="fast"), "Helical pitch must be a finite real number"),
+    (lambda: rbd.Planar(normal=[0, 0, 0]), "Planar normal must be non-zero"),
+]
+
+
+@pytest.mark.parametrize("make, message", DEGENERATE_JOINTS)
+def test_degenerate_joint_parameters(make, message):
+    with pytest.raises(rbd.ModelError, match=message):
+        make()
+
+
+def test_a_huge_axis_keeps_its_direction():
+    # |(1e200, 0, 0)| overflows; the direction does not.
+    np.testing.assert_array_equal(rbd.Revolute([1e200, 0, 0]).axis, [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(rbd.Revolute([1e200, 1e200, 0]).axis,
+                               [2**-0.5, 2**-0.5, 0.0], rtol=1e-15)
+
+
+DEGENERATE_BODIES = [
+    (dict(inertia=(1e300, [0, 0, 0], np.eye(3))), "mass 1e\\+300 is above"),
+    (dict(inertia=(1 + 1j, [0, 0, 0], np.eye(3))), "mass must be real"),
+    (dict(inertia=(1.0, [0, 0, 0], np.eye(3) * (1 + 1j))), "rotational inertia must be real"),
+    (dict(inertia=(1.0, [1e200, 0, 0], np.eye(3))), "centre of mass has entries above"),
+    (dict(X_tree=(np.eye(3), [1e300, 0, 0])), "X_tree translation has entries above"),
+    (dict(X_tree=(np.eye(3), [1j, 0, 0])), "X_tree translation must be real"),
+    (dict(inertia=("heavy", [0, 0, 0], np.eye(3))), "mass is not a number"),
+]
+
+
+@pytest.mark.parametrize("kwargs, message", DEGENERATE_BODIES)
+def test_degenerate_body_parameters_add_nothing(kwargs, message):
+    model = rbd.models.double_pendulum()
+    before = (model.nbodies, model.nq, model.body_names)
+    with pytest.raises(rbd.ModelError, match=message):
+        model.add_body(1, rbd.Revolute(), name="extra", **kwargs)
+    assert (model.nbodies, model.nq, model.body_names) == before
+    model.add_body(1, rbd.Revolute(), name="extra")    # the names were not taken
+
+
+@pytest.mark.parametrize("gravity", ["down", [0, 0, 1j], [0, 0, np.nan], [0, 1e300, 0], [0, 0]])
+def test_gravity_must_be_a_finite_real_3_vector(gravity):
+    with pytest.raises(rbd.ModelError, match="gravity must be a finite"):
+        rbd.Model(gravity=gravity)
+
+
+@pytest.mark.parametrize("parent", [0.5, "0", True, float("nan")])
+def test_from_arrays_refuses_non_integer_parents(parent):
+    joints = [rbd.Revolute(), rbd.Revolute()]
+    with pytest.raises(rbd.ModelError, match="parent must be an integer index"):
+        rbd.Model.from_arrays([-1, parent], joints, [None, None], [None, None])
+
+
+def test_from_arrays_accepts_integral_floats():
+    joints = [rbd.Revolute(), rbd.Revolute()]
+    model = rbd.Model.from_arrays([-1.0, np.int32(0)], joints, [None, None], [None, None])
+    assert model.parent == (-1, 0)
+
+
+# --- joint limits, joint dynamics and armature --------------------------------------------------
+def test_joint_properties_default_and_set():
+    model = rbd.models.humanoid()
+    assert model.lower.shape == model.upper.shape == (model.nq,)
+    for key in ("velocity_limit", "effort_limit", "damping", "friction", "armature"):
+        assert getattr(model, key).shape == (model.nv,)
+    assert np.all(model.lower == -np.inf) and np.all(model.upper == np.inf)
+    assert not np.any(model.armature) and not np.any(model.damping)
+    name = model.joint_names[2]                     # a spherical joint: nq 4, nv 3
+    model.set_joint_properties(name, damping=[0.1, 0.2, 0.3], armature=0.05)
+    np.testing.assert_array_equal(model.damping[model.v_slice(name)], [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(model.armature[model.v_slice(name)], [0.05] * 3)
+    assert np.count_nonzero(model.armature) == 3
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(lower=2.0, upper=1.0), "lower limit .* above upper limit"),
+    (dict(damping=-1.0), "damping must be finite and non-negative"),
+    (dict(armature=np.inf), "armature must be finite and non-negative"),
+    (dict(friction=[1.0, 2.0]), "friction needs 1 value"),
+    (dict(effort_limit=-3.0), "effort_limit must be non-negative"),
+    (dict(lower=np.nan), "lower has NaN"),
+    (dict(stiffness=1.0), "unknown joint property 'stiffness'"),
+])
+def test_bad_joint_properties_change_nothing(kwargs, message):
+    model = rbd.models.double_pendulum()
+    model.set_joint_properties(model.joint_names[0], lower=-1.0, upper=1.0, damping=0.5)
+    before = {k: getattr(model, k).copy() for k in ("lower", "upper", "damping", "armature")}
+    with pytest.raises(rbd.ModelError, match=message):
+        model.set_joint_properties(model.joint_names[0], **kwargs)
+    for key, value in before.items():
+        np.testing.assert_array_equal(getattr(model, key), value)
+
+
+def test_replace_joint_keeps_properties_of_the_other_joints():
+    model = rbd.models.double_pendulum()
+    first, second = model.joint_names
+    model.set_joint_properties(first, lower=-1.0, upper=1.0, armature=0.2)
+    model.set_joint_properties(second, damping=0.3)
+    new = model.replace_joint(first, rbd.Revolute([1.0, 0.0, 0.0]))
+    np.testing.assert_array_equal(new.lower, model.lower)
+    np.testing.assert_array_equal(new.armature, model.armature)
+    np.testing.assert_array_equal(new.damping, model.damping)

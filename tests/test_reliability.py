@@ -213,3 +213,12 @@ def test_describe_a_long_chain():
     text = model.describe()
     assert len(text.splitlines()) == 3001
     assert text.splitlines()[-1].startswith("  " * 32 + "[depth 2999] - ")
+
+
+def test_overflowing_velocities_give_non_finite_results_on_both_backends(backend):
+    # Finite but absurd inputs overflow inside the recursion: the answer is non-finite
+    # (a simulation reports the divergence), never a solver's own exception.
+    m = rbd.models.double_pendulum()
+    with np.errstate(over="ignore", invalid="ignore"):
+        qdd = rbd.aba(m, [0.1, 0.2], [1e181, 1e181], [0.0, 0.0], backend=backend)
+    assert qdd.shape == (2,) and not np.all(np.isfinite(qdd))

@@ -24,7 +24,11 @@ def pivot_factor(D):
 
 def pivot_solve(factor, b):
     """``D⁻¹ b`` from :func:`pivot_factor` (an empty result for a joint without DoF)."""
-    return cho_solve(factor, b) if factor is not None else np.zeros((0, *np.shape(b)[1:]))
+    # b may have overflowed to inf on absurd (finite) velocities: the result is then
+    # non-finite, as the kernel's, rather than an exception from the solver's check
+    if factor is None:
+        return np.zeros((0, *np.shape(b)[1:]))
+    return cho_solve(factor, b, check_finite=False)
 
 
 def aba(model, q, qd, tau, f_ext=None, data=None):
