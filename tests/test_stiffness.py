@@ -1,4 +1,4 @@
-"""The formulation-stiffness study (rbd.reference.stiffness).
+"""The formulation-stiffness study (rbd.studies.stiffness).
 
 The 50-digit truth is checked against mpmath's own dense LU and against a
 lower precision; the test chains are checked for the geometry they claim; the
@@ -12,7 +12,7 @@ from helpers import assert_close
 
 import rbd
 from rbd.reference import block_elimination as be
-from rbd.reference import stiffness as st
+from rbd.studies import stiffness as st
 
 EPS = np.finfo(float).eps
 

@@ -36,10 +36,10 @@ from ..errors import InputError
 from ..joints import Revolute
 from ..model import Model
 from ..spatial import plux, so3_exp
-from . import block_elimination as be
-from .aba import aba
-from .crba import forward_dynamics_crba
-from .ploen import forward_dynamics as ploen_forward_dynamics
+from ..reference import block_elimination as be
+from ..reference.aba import aba
+from ..reference.crba import forward_dynamics_crba
+from ..reference.ploen import forward_dynamics as ploen_forward_dynamics
 
 __all__ = [
     "PATTERNS",
