@@ -37,12 +37,11 @@ import sympy
 
 from .. import geometry
 from ..errors import ModelError
+from ..geometry import BezierCurve, BezierSurface
 from ..joints import Revolute
 from ..model import Model
 from ..spatial import plux
 from ..symbolic.frames import (
-    BezierCurve,
-    BezierSurface,
     curve_joint,
     homogeneous,
     rot_z,

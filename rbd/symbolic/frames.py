@@ -16,11 +16,11 @@ instead of :math:`x_u/\lVert x_u\rVert` — which makes the derived joint and
 its generated code many times smaller.  ``tests/test_mechanisms.py`` checks
 each closed form against :mod:`rbd.geometry`.
 
-Bézier curves and tensor-product patches of any degree
-(:class:`BezierCurve`, :class:`BezierSurface`) are defined here as well: in
-Bernstein form for numbers (by their hodographs), and as one polynomial in
-the power basis for sympy, so a seven-point curve is a single sextic and a
-5×5 patch a single bi-quartic (no pieces, no ``Piecewise``).
+Bézier curves and tensor-product patches of any degree are those of
+:mod:`rbd.geometry.bezier` (:class:`~rbd.geometry.BezierCurve`,
+:class:`~rbd.geometry.BezierSurface`; also importable from here): their sympy
+form is one polynomial in the power basis, so a seven-point curve is a single
+sextic and a 5×5 patch a single bi-quartic (no pieces, no ``Piecewise``).
 
 For two bodies touching from outside, body 2's frame is taken with the
 normal pointing *into* body 2 (:func:`surface_frame` with ``outward=False``:
@@ -31,13 +31,14 @@ that aligning the frames puts the outward normals opposite.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from math import comb, perm
 
 import numpy as np
 import sympy
 
 from .. import geometry
-from ..errors import InputError, ModelError
+from ..errors import ModelError
+from ..geometry import bezier
+from ..geometry.surfaces import _Transformed
 from .joint import SymbolicJoint, _exact
 
 __all__ = [
@@ -50,11 +51,11 @@ __all__ = [
     "surface_surface_joint",
     "surface_point_joint",
     "curve_joint",
-    "bernstein",
-    "bernstein_to_power",
-    "BezierCurve",
-    "BezierSurface",
 ]
+
+# The one Bézier family (rbd.geometry.bezier), also importable from here.
+BezierCurve, BezierSurface = bezier.BezierCurve, bezier.BezierSurface
+bernstein, bernstein_to_power = bezier.bernstein, bezier.bernstein_to_power
 
 #: ``[ŷ, x̂, -n]`` from ``[x̂, ŷ, n]``: the surface frame seen from the other side.
 FLIP = sympy.Matrix([[0, 1, 0], [1, 0, 0], [0, 0, -1]])
@@ -139,7 +140,7 @@ def surface_frame(surface, u, v, outward: bool = True) -> sympy.Matrix:
     :meth:`~rbd.geometry.Surface.transformed` versions; any other surface uses
     :meth:`rbd.geometry.Surface.frame`.
     """
-    if isinstance(surface, geometry._Transformed):
+    if isinstance(surface, _Transformed):
         base = surface_frame(surface.base, u, v)
         F = homogeneous([[_exact(x) for x in row] for row in surface.R],
                         [_exact(x) for x in surface.p]) * base
@@ -183,164 +184,6 @@ def curve_frame(curve, s, up=None) -> sympy.Matrix:
         B = T.cross(N)
         return homogeneous(sympy.Matrix.hstack(T, N, B), [r * c, r * sn, h * s])
     return sympy.Matrix(curve.frame(s, lib="sympy"))
-
-
-# --- Bézier curves and patches of any degree ---------------------------------------------------
-def bernstein(n: int, t) -> list:
-    r"""The Bernstein polynomials of degree ``n``, :math:`B_i^n(t) = \binom{n}{i} t^i (1-t)^{n-i}`.
-
-    Returns a list of ``n + 1`` values (floats or sympy expressions).
-    """
-    return [comb(n, i) * t**i * (1 - t) ** (n - i) for i in range(n + 1)]
-
-
-def bernstein_to_power(n: int) -> np.ndarray:
-    r"""The matrix ``M`` (n+1, n+1) with :math:`B_i^n(t) = \sum_a M_{ai} t^a`.
-
-    :math:`M_{ai} = \binom{n}{a}\binom{a}{i}(-1)^{a-i}` for :math:`i \le a`: the
-    power coefficients of a Bézier curve are :math:`c = M P`, i.e.
-    :math:`c_a = \binom{n}{a}\Delta^a P_0`.
-    """
-    M = np.zeros((n + 1, n + 1))
-    for a in range(n + 1):
-        for i in range(a + 1):
-            M[a, i] = comb(n, a) * comb(a, i) * (-1) ** (a - i)
-    return M
-
-
-def _control_points(value, ndim: int, what: str) -> np.ndarray:
-    try:
-        P = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{what} must be numeric, got {value!r}") from None
-    if P.ndim != ndim or P.shape[-1] != 3 or any(k < 2 for k in P.shape[:-1]):
-        shape = "(n + 1, 3)" if ndim == 2 else "(m + 1, n + 1, 3)"
-        raise InputError(f"{what} must have shape {shape} with degrees >= 1, got {P.shape}")
-    if not np.all(np.isfinite(P)):
-        raise InputError(f"{what} must be finite")
-    return P
-
-
-def _chopped(C: np.ndarray, P: np.ndarray) -> np.ndarray:
-    """Power coefficients with round-off (below 1e-14 of the control points' size) set to 0."""
-    C = C.copy()
-    C[np.abs(C) < CHOP_POWER * max(1.0, np.abs(P).max())] = 0.0
-    return C
-
-
-#: Power-basis coefficients this small relative to the control points are round-off.
-CHOP_POWER = 1e-14
-
-
-def _polynomial(terms) -> sympy.Expr:
-    """``Σ c · monomial`` over ``(c, monomial)`` pairs, zero coefficients left out."""
-    return sympy.Add(*[_num(c) * m for c, m in terms if c != 0])
-
-
-class BezierCurve(geometry.Curve):
-    r"""The Bézier curve of degree ``n``, :math:`x(s) = \sum_{i=0}^n B_i^n(s) P_i`, ``s ∈ [0, 1]``.
-
-    Parameters
-    ----------
-    control_points : (n + 1, 3) array_like
-        ``P_0 … P_n``; the curve starts at ``P_0`` and ends at ``P_n``.
-
-    Notes
-    -----
-    One polynomial of degree ``n`` (not a piecewise spline).  Numbers are
-    evaluated in Bernstein form through the hodographs,
-    :math:`x^{(k)}(s) = \tfrac{n!}{(n-k)!}\sum_i B_i^{n-k}(s)\,\Delta^k P_i`;
-    sympy arguments get the same polynomial in powers of ``s``
-    (:func:`bernstein_to_power`), which is shorter to differentiate.  The
-    polynomial extends beyond ``[0, 1]``, where the curve keeps going.
-    """
-
-    domain = (0.0, 1.0)
-
-    def __init__(self, control_points):
-        self.control_points = _control_points(control_points, 2, "BezierCurve control_points")
-        self.degree = self.control_points.shape[0] - 1
-        self.power = _chopped(bernstein_to_power(self.degree) @ self.control_points,
-                              self.control_points)
-
-    def _derivatives(self, s, L, order):
-        n, P = self.degree, self.control_points
-        if L.name == "numpy":
-            return [np.array(bernstein(n - k, float(s))) @ (perm(n, k) * np.diff(P, k, axis=0))
-                    if k <= n else np.zeros(3) for k in range(order + 1)]
-        C = self.power
-        return [sympy.Matrix([_polynomial((perm(a, k) * C[a, c], s ** (a - k))
-                                          for a in range(k, n + 1)) for c in range(3)])
-                for k in range(order + 1)]
-
-    def __repr__(self) -> str:
-        return f"BezierCurve(control_points={self.control_points.tolist()})"
-
-
-class BezierSurface(geometry.Surface):
-    r"""The tensor-product Bézier patch :math:`x(u, v) = \sum_{ij} B_i^m(u) B_j^n(v) P_{ij}`.
-
-    Parameters
-    ----------
-    control_points : (m + 1, n + 1, 3) array_like
-        The control net; ``u, v ∈ [0, 1]`` and the normal points along
-        :math:`x_u\times x_v`.
-
-    Notes
-    -----
-    One polynomial of degree ``m`` in ``u`` and ``n`` in ``v``.  Numbers use
-    the Bernstein form with the hodographs in each direction; sympy
-    arguments the power form :math:`\sum_{ab} c_{ab} u^a v^b`,
-    :math:`c = M_m P M_n^T` (:func:`bernstein_to_power`).
-    """
-
-    domain = ((0.0, 1.0), (0.0, 1.0))
-
-    def __init__(self, control_points):
-        self.control_points = _control_points(control_points, 3,
-                                              "BezierSurface control_points")
-        m, n = (k - 1 for k in self.control_points.shape[:2])
-        self.degree = (m, n)
-        self.power = _chopped(np.einsum("ai,bj,ijk->abk", bernstein_to_power(m),
-                                        bernstein_to_power(n), self.control_points),
-                              self.control_points)
-
-    @classmethod
-    def from_heights(cls, heights, half_width: float = 1.0) -> BezierSurface:
-        """Patch over ``[-w, w]²`` with evenly spaced x, y control points and z = ``heights``.
-
-        ``heights`` is (m + 1, n + 1); ``x`` grows with ``u`` and ``y`` with
-        ``v`` — linearly, since evenly spaced control points reproduce a
-        linear function — so the normal points towards +z.
-        """
-        Z = np.asarray(heights, dtype=float)
-        if Z.ndim != 2 or min(Z.shape) < 2:
-            raise InputError(f"heights must be a 2-D array with both sides >= 2, got {Z.shape}")
-        X, Y = np.meshgrid(np.linspace(-half_width, half_width, Z.shape[0]),
-                           np.linspace(-half_width, half_width, Z.shape[1]), indexing="ij")
-        return cls(np.stack([X, Y, Z], axis=-1))
-
-    def _partials(self, u, v, L, order):
-        (m, n), P = self.degree, self.control_points
-        keys = [(i, k - i) for k in range(order + 1) for i in range(k + 1)]
-        if L.name == "numpy":
-            out = {}
-            for i, j in keys:
-                if i > m or j > n:
-                    out[i, j] = np.zeros(3)
-                    continue
-                D = perm(m, i) * perm(n, j) * np.diff(np.diff(P, i, axis=0), j, axis=1)
-                out[i, j] = np.einsum("a,b,abk->k", bernstein(m - i, float(u)),
-                                      bernstein(n - j, float(v)), D)
-            return out
-        C = self.power
-        return {(i, j): sympy.Matrix([_polynomial(
-            (perm(a, i) * perm(b, j) * C[a, b, c], u ** (a - i) * v ** (b - j))
-            for a in range(i, m + 1) for b in range(j, n + 1)) for c in range(3)])
-            for i, j in keys}
-
-    def __repr__(self) -> str:
-        return f"BezierSurface(control_points={self.control_points.tolist()})"
 
 
 def _coordinates(names: str, n: int) -> tuple[sympy.Symbol, ...]:
