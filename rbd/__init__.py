@@ -40,14 +40,19 @@ __version__ = "0.1.0"
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
 _LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "mjcf", "plotting", "reference",
-                    "simulate", "spatial", "joints", "symbolic", "topology", "urdf", "walker")
+                    "simulation", "spatial", "joints", "sweep", "symbolic", "topology", "urdf",
+                    "walker")
+# Functions of those submodules, also loaded on first access: ``rbd.simulate(...)``.
+_LAZY_FUNCTIONS = {"simulate": "simulation"}
 
 
 def __getattr__(name: str):
-    if name in _LAZY_SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _LAZY_SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _LAZY_FUNCTIONS:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
@@ -94,6 +99,7 @@ __all__ = [
     "forward_dynamics",
     "bias_forces",
     "has_kernels",
+    "simulate",
     "models",
     "registry",
     "testing",

@@ -267,7 +267,7 @@ def cmd_info(args) -> int:
 # --- rbd simulate ------------------------------------------------------------------------------
 def cmd_simulate(args) -> int:
     from .plotting import plot_summary
-    from .simulate import simulate
+    from .simulation import simulate
 
     if args.save and not args.save.lower().endswith((".npz", ".csv")):
         raise InputError(f"--save: the path must end in .npz or .csv, got {args.save!r}")

@@ -6,7 +6,7 @@ module works headless (no display, any backend) and leaves no global state.
 Each returns the figure.
 
 >>> import rbd
->>> from rbd.simulate import simulate
+>>> from rbd import simulate
 >>> from rbd.plotting import plot_energy
 >>> model = rbd.models.double_pendulum()
 >>> fig = plot_energy(simulate(model, [0.5, 0.0], [0.0, 0.0], 0.5, 0.01))
@@ -24,7 +24,7 @@ from matplotlib.figure import Figure
 
 from . import algorithms
 from .model import Model
-from .simulate import Trajectory
+from .simulation import Trajectory
 
 __all__ = ["plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary"]
 

@@ -12,7 +12,7 @@ import pytest
 import rbd
 from rbd import registry
 from rbd.cli import main
-from rbd.simulate import Trajectory, simulate
+from rbd.simulation import Trajectory, simulate
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -197,7 +197,7 @@ def test_every_option_has_help_text():
 @pytest.fixture
 def no_simulation(monkeypatch):
     """Fail the test if a simulation starts."""
-    import rbd.simulate as simulate_module
+    import rbd.simulation as simulate_module
 
     def refuse(*args, **kwargs):
         raise AssertionError("the simulation started before the paths were checked")

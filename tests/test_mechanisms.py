@@ -341,7 +341,7 @@ STEPS = 150
 
 
 def _short_run(model, seed):
-    from rbd.simulate import simulate
+    from rbd import simulate
 
     rng = np.random.default_rng(seed)
     q0 = rbd.neutral(model) + rng.uniform(-0.2, 0.2, model.nq)

@@ -8,7 +8,7 @@ from scipy.special import ellipk
 
 import rbd
 from rbd.reference.kinematics import difference
-from rbd.simulate import Trajectory, simulate
+from rbd.simulation import Trajectory, simulate
 
 G = 9.81
 # RK4's global error is O(dt⁴); at dt = 5 ms on a double pendulum swinging for 1 s the
@@ -108,7 +108,7 @@ def test_solve_ivp_recentres_the_chart_of_a_spinning_free_body():
 @pytest.mark.parametrize("kind", ["spherical", "free"])
 def test_chart_velocity_matches_finite_differences(kind):
     """ξ̇ = dexp⁻¹_{-ξ}(v): moving q = q_c ⊕ ξ at body velocity v moves ξ at ξ̇."""
-    from rbd.simulate import _dexp_inv_exact, _dexp_inv_series
+    from rbd.simulation.lie import dexp_inv_exact, dexp_inv_series
 
     model = rbd.testing.random_model(5, nbodies=1, joint_types=("spherical",),
                                      floating_base=kind == "free")
@@ -119,9 +119,9 @@ def test_chart_velocity_matches_finite_differences(kind):
     eps = 1e-6          # central differences: O(eps²) truncation, O(1e-16/eps) round-off
     fd = (difference(model, q_c, rbd.integrate(model, q, v, eps))
           - difference(model, q_c, rbd.integrate(model, q, v, -eps))) / (2 * eps)
-    np.testing.assert_allclose(_dexp_inv_exact(kind, xi, v), fd, atol=1e-8)
+    np.testing.assert_allclose(dexp_inv_exact(kind, xi, v), fd, atol=1e-8)
     # the truncated series used by RK4 differs at O(|ξ|⁴)
-    assert np.max(np.abs(_dexp_inv_series(kind, xi, v) - fd)) < 0.05
+    assert np.max(np.abs(dexp_inv_series(kind, xi, v) - fd)) < 0.05
 
 
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
@@ -389,7 +389,7 @@ STIFF_REPRO = """
 import json, sys, time
 import numpy as np
 import rbd
-from rbd.simulate import simulate
+from rbd import simulate
 
 model = rbd.models.double_pendulum()
 start = time.perf_counter()
@@ -531,3 +531,15 @@ def test_progress_bar_is_closed_when_a_run_diverges(capsys):
     with pytest.raises(rbd.SimulationError):
         simulate(model, [0.1], [0.0], 0.5, 0.01, tau=blow_up_after(0.2), progress=True)
     assert "simulated" in capsys.readouterr().err
+
+
+def test_rbd_simulate_is_the_function_and_rbd_simulation_the_package():
+    """``rbd.simulate(...)`` as the README writes it; the package under its own name."""
+    import importlib
+
+    import rbd.simulation
+
+    assert callable(rbd.simulate) and rbd.simulate is rbd.simulation.simulate
+    assert importlib.import_module("rbd.simulation").Trajectory is Trajectory
+    traj = rbd.simulate(rbd.models.double_pendulum(), [0.5, -0.3], [0.0, 0.0], 0.1, 0.01)
+    assert isinstance(traj, Trajectory) and traj.q.shape == (11, 2)

@@ -1,0 +1,253 @@
+"""Simulation results: :class:`Trajectory` and :class:`EventRecord`, and their files."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["EventRecord", "Trajectory"]
+
+
+@dataclass
+class EventRecord:
+    """One event: when it happened, which event function fired, the state before any impact.
+
+    Attributes
+    ----------
+    t : float
+        Event time (within ``event_tol`` after the zero crossing).
+    index : int
+        Position of the event function in ``events``.
+    q : (nq,) ndarray
+    v : (nv,) ndarray
+        The state at ``t`` before the impact map.
+    """
+
+    t: float
+    index: int
+    q: np.ndarray
+    v: np.ndarray
+
+    def __eq__(self, other) -> bool:
+        return (isinstance(other, EventRecord) and self.t == other.t
+                and self.index == other.index and np.array_equal(self.q, other.q)
+                and np.array_equal(self.v, other.v))
+
+
+@dataclass(eq=False)
+class Trajectory:
+    """A simulated trajectory: samples of the state, accelerations and energies.
+
+    Samples are taken every ``dt`` (times ``k * dt``), at the final time and at
+    every event (an event with an impact gives two samples at the same time:
+    before and after the impact).
+
+    Attributes
+    ----------
+    t : (N,) ndarray
+        Sample times (non-decreasing).
+    q : (N, nq) ndarray
+    v : (N, nv) ndarray
+    a : (N, nv) ndarray
+        Joint accelerations from the forward dynamics at each sample.
+    tau : (N, nv) ndarray or None
+        Applied joint forces at each sample (None when ``tau`` was not given).
+    kinetic, potential : (N,) ndarray
+        Kinetic energy ``½ vᵀM(q)v`` and gravitational potential energy.
+    events : list of EventRecord
+    model_name : str
+    integrator : str
+    dt : float
+    steps : int
+        Number of integrator steps taken.
+    evaluations : int
+        Number of forward-dynamics (ABA) evaluations, including those that give ``a``.
+    """
+
+    t: np.ndarray
+    q: np.ndarray
+    v: np.ndarray
+    a: np.ndarray
+    kinetic: np.ndarray
+    potential: np.ndarray
+    tau: np.ndarray | None = None
+    events: list[EventRecord] = field(default_factory=list)
+    model_name: str = ""
+    integrator: str = ""
+    dt: float = float("nan")
+    steps: int = 0
+    evaluations: int = 0
+
+    def __len__(self) -> int:
+        return len(self.t)
+
+    @property
+    def nq(self) -> int:
+        return self.q.shape[1]
+
+    @property
+    def nv(self) -> int:
+        return self.v.shape[1]
+
+    @property
+    def total(self) -> np.ndarray:
+        """Total mechanical energy ``kinetic + potential``, ``(N,)``."""
+        return self.kinetic + self.potential
+
+    @property
+    def energy_scale(self) -> float:
+        """``max(|E(0)|, max_t T(t))``: the scale relative energy errors are measured in."""
+        if len(self.t) == 0:
+            return 1.0
+        scale = max(abs(float(self.total[0])), float(np.max(self.kinetic)))
+        return scale if scale > 0 else 1.0
+
+    @property
+    def energy_error(self) -> np.ndarray:
+        """Relative energy error ``(E(t) - E(0)) / energy_scale``, ``(N,)``."""
+        if len(self.t) == 0:
+            return np.zeros(0)
+        return (self.total - self.total[0]) / self.energy_scale
+
+    @property
+    def energy_drift(self) -> float:
+        """Largest relative energy error ``max_t |E(t) - E(0)| / energy_scale``.
+
+        Meaningful for a passive system (no ``tau``, no ``f_ext``, no impacts).
+        """
+        err = self.energy_error
+        return float(np.max(np.abs(err))) if err.size else 0.0
+
+    # --- files ---------------------------------------------------------------------------
+    def _meta(self) -> dict:
+        return {
+            "format": "rbd-trajectory-1",
+            "model_name": self.model_name,
+            "integrator": self.integrator,
+            "dt": self.dt,
+            "steps": self.steps,
+            "evaluations": self.evaluations,
+            "nq": self.nq,
+            "nv": self.nv,
+        }
+
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the trajectory to ``path`` (``.npz`` or ``.csv``, by suffix).
+
+        The ``.csv`` file has one comment line with the metadata and the events
+        (JSON), one header line with the column names ``t, q0.., v0.., a0..,
+        [tau0..,] kinetic, potential, total`` and one row per sample written with
+        17 significant digits, so :meth:`load` restores every number exactly.
+
+        Returns
+        -------
+        Path
+            The path written.
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            self._save_npz(path)
+        elif suffix == ".csv":
+            self._save_csv(path)
+        else:
+            raise InputError(f"path must end in .npz or .csv, got {str(path)!r}")
+        return path
+
+    def _event_arrays(self):
+        k = len(self.events)
+        return (np.array([e.t for e in self.events], dtype=float),
+                np.array([e.index for e in self.events], dtype=np.int64),
+                np.array([e.q for e in self.events], dtype=float).reshape(k, self.nq),
+                np.array([e.v for e in self.events], dtype=float).reshape(k, self.nv))
+
+    def _save_npz(self, path: Path) -> None:
+        event_t, event_index, event_q, event_v = self._event_arrays()
+        arrays = dict(t=self.t, q=self.q, v=self.v, a=self.a, kinetic=self.kinetic,
+                      potential=self.potential, event_t=event_t, event_index=event_index,
+                      event_q=event_q, event_v=event_v, meta=np.array(json.dumps(self._meta())))
+        if self.tau is not None:
+            arrays["tau"] = self.tau
+        with open(path, "wb") as fh:
+            np.savez(fh, **arrays)
+
+    def _columns(self) -> list[str]:
+        names = ["t"] + [f"q{i}" for i in range(self.nq)] + [f"v{i}" for i in range(self.nv)]
+        names += [f"a{i}" for i in range(self.nv)]
+        if self.tau is not None:
+            names += [f"tau{i}" for i in range(self.nv)]
+        return names + ["kinetic", "potential", "total"]
+
+    def _save_csv(self, path: Path) -> None:
+        meta = self._meta()
+        meta["events"] = [{"t": e.t, "index": e.index, "q": e.q.tolist(), "v": e.v.tolist()}
+                          for e in self.events]
+        blocks = [self.t[:, None], self.q, self.v, self.a]
+        if self.tau is not None:
+            blocks.append(self.tau)
+        blocks += [self.kinetic[:, None], self.potential[:, None], self.total[:, None]]
+        data = np.hstack(blocks) if len(self.t) else np.zeros((0, len(self._columns())))
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write("# " + json.dumps(meta) + "\n")
+            fh.write(",".join(self._columns()) + "\n")
+            np.savetxt(fh, data, delimiter=",", fmt="%.17g")
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> Trajectory:
+        """Read a trajectory written by :meth:`save` (``.npz`` or ``.csv``)."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".npz", ".csv"):
+            raise InputError(f"path must end in .npz or .csv, got {str(path)!r}")
+        if not path.is_file():
+            raise InputError(f"no trajectory file at {str(path)!r}")
+        try:
+            return cls._load_npz(path) if suffix == ".npz" else cls._load_csv(path)
+        except (KeyError, ValueError, json.JSONDecodeError) as exc:
+            if isinstance(exc, InputError):
+                raise
+            raise InputError(f"{str(path)!r} is not an rbd trajectory file ({exc})") from None
+
+    @classmethod
+    def _load_npz(cls, path: Path) -> Trajectory:
+        with np.load(path, allow_pickle=False) as data:
+            meta = json.loads(str(data["meta"]))
+            events = [EventRecord(float(t), int(i), q, v) for t, i, q, v in
+                      zip(data["event_t"], data["event_index"], data["event_q"],
+                          data["event_v"], strict=True)]
+            return cls(t=data["t"], q=data["q"], v=data["v"], a=data["a"],
+                       kinetic=data["kinetic"], potential=data["potential"],
+                       tau=data["tau"] if "tau" in data.files else None, events=events,
+                       model_name=meta["model_name"], integrator=meta["integrator"],
+                       dt=float(meta["dt"]), steps=int(meta["steps"]),
+                   evaluations=int(meta.get("evaluations", 0)))
+
+    @classmethod
+    def _load_csv(cls, path: Path) -> Trajectory:
+        with open(path, encoding="utf-8") as fh:
+            first = fh.readline()
+            header = fh.readline().strip().split(",")
+            if not first.startswith("# "):
+                raise ValueError("missing metadata line")
+            meta = json.loads(first[2:])
+            data = np.loadtxt(fh, delimiter=",", ndmin=2).reshape(-1, len(header))
+        col = {name: k for k, name in enumerate(header)}
+
+        def block(prefix: str, n: int) -> np.ndarray:
+            return data[:, [col[f"{prefix}{i}"] for i in range(n)]].reshape(-1, n)
+
+        nq, nv = int(meta["nq"]), int(meta["nv"])
+        events = [EventRecord(float(e["t"]), int(e["index"]), np.array(e["q"], dtype=float),
+                              np.array(e["v"], dtype=float)) for e in meta["events"]]
+        return cls(t=data[:, col["t"]], q=block("q", nq), v=block("v", nv), a=block("a", nv),
+                   kinetic=data[:, col["kinetic"]], potential=data[:, col["potential"]],
+                   tau=block("tau", nv) if "tau0" in col else None, events=events,
+                   model_name=meta["model_name"], integrator=meta["integrator"],
+                   dt=float(meta["dt"]), steps=int(meta["steps"]),
+                   evaluations=int(meta.get("evaluations", 0)))
