@@ -35,11 +35,11 @@ import numpy as np
 from ..errors import InputError
 from ..joints import Revolute
 from ..model import Model
-from ..spatial import plux, so3_exp
 from ..reference import block_elimination as be
 from ..reference.aba import aba
 from ..reference.crba import forward_dynamics_crba
 from ..reference.ploen import forward_dynamics as ploen_forward_dynamics
+from ..spatial import plux, so3_exp
 
 __all__ = [
     "PATTERNS",
