@@ -391,3 +391,52 @@ def test_bad_input_raises_named_errors():
         geo.CubicBezier([[0, 0, 0], [1, 0, 0], [2, np.nan, 0], [3, 0, 0]])
     with pytest.raises(rbd.InputError, match="3-vector"):
         geo.Line(direction=(1.0, 0.0))
+
+
+# --- one Bézier family of any degree -------------------------------------------------
+
+
+def test_cubic_members_belong_to_the_one_bezier_family():
+    from rbd.symbolic import frames
+
+    assert issubclass(geo.CubicBezier, geo.BezierCurve)
+    assert issubclass(geo.BezierPatch, geo.BezierSurface)
+    assert frames.BezierCurve is geo.BezierCurve and frames.BezierSurface is geo.BezierSurface
+    assert frames.bernstein is geo.bernstein
+
+
+def test_bernstein3_is_the_derivative_of_the_cubic_bernstein_basis():
+    """The hodograph formula against sympy's differentiation of B_i^3 (exact, rational t)."""
+    t = sympy.Symbol("t")
+    for k in range(5):
+        exact = [sympy.diff(b, t, k) for b in geo.bernstein(3, t)]
+        for value in (sympy.Rational(0), sympy.Rational(2, 7), sympy.Rational(1)):
+            got = geo.bernstein3(value, k)
+            assert [sympy.nsimplify(g) for g in got] == [e.subs(t, value) for e in exact]
+
+
+def test_bezier_with_symbolic_control_points_is_the_numeric_curve_after_substitution():
+    """Degree 4 with one symbolic control point; derivatives past the degree vanish."""
+    a = sympy.Symbol("a", real=True)
+    P = np.random.default_rng(16).normal(size=(5, 3))
+    curve = geo.BezierCurve([list(P[0]), list(P[1]), [a, P[2, 1], P[2, 2]], list(P[3]),
+                             list(P[4])])
+    numeric = geo.BezierCurve(P)
+    for s in (0.0, 0.4, 1.0):
+        for k, d in enumerate(curve.derivatives(s, 3)):
+            assert np.allclose(np.array(d.subs(a, P[2, 0]), dtype=float).ravel(),
+                               numeric.derivatives(s, 3)[k], atol=RTOL_EXACT)
+    line = geo.BezierCurve([[0, 0, 0], [1, 2, 3]])
+    assert np.array_equal(line.derivatives(0.3, 3)[2:], np.zeros((2, 3)))
+    assert all(d == sympy.zeros(3, 1) for d in line.derivatives(sympy.Symbol("s"), 3)[2:])
+
+
+def test_bezier_surface_power_form_matches_bernstein_form():
+    """Degree (2, 3): sympy power form at numbers against the numeric hodographs."""
+    patch = geo.BezierSurface(np.random.default_rng(17).normal(size=(3, 4, 3)))
+    u, v = sympy.symbols("u v", real=True)
+    d_sym = patch.partials(u, v, 3)
+    for uu, vv in [(0.2, 0.9), (0.7, 0.3)]:
+        d = patch.partials(uu, vv, 3)
+        for key in d:
+            assert np.allclose(at(d_sym[key], {u: uu, v: vv}).ravel(), d[key], atol=RTOL_EXACT)

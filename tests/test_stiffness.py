@@ -104,3 +104,11 @@ def test_stiffness_table_rows():
     assert [(r["pattern"], r["ratio"]) for r in rows] == [("coaxial", 1.0), ("coaxial", 1e-6)]
     for name in st.METHODS:
         assert all(np.isfinite(r[name]) and r[name] >= 0 for r in rows)
+
+
+def test_reference_holds_derivations_only():
+    """The study lives in rbd.studies; rbd.reference has no stiffness module."""
+    import importlib.util
+
+    assert importlib.util.find_spec("rbd.reference.stiffness") is None
+    assert importlib.util.find_spec("rbd.studies.stiffness") is not None
