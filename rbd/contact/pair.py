@@ -1,77 +1,24 @@
-r"""Two smooth rigid bodies in contact, simulated in contact coordinates (Pai §6).
+"""Contact coordinates of two smooth bodies: kinematics and dynamics (Pai §6).
 
-Body 1 and body 2 each carry a parametric surface (:mod:`rbd.geometry`)
-whose normal points out of the body.  While they touch at one point the
-relative configuration is fixed by five *contact coordinates*
-
-.. math:: q = (u_1^T,\ u_2^T,\ \psi)^T,
-
-the surface parameters of the contact point on each body and the angle
-:math:`\psi` between the two contact frames about the common normal.  The
-contact frames are the surface frames of :meth:`rbd.geometry.Surface.frame`
-(Pai's frames ``1c`` and ``2c``); they share their origin and are related by
-the rotation :math:`R_\psi` (Pai, the matrix :math:`{}^{1c}_{2c}E` after Fig. 2),
-so the pose of body 2 in frame 1 is
-
-.. math:: {}^1_2E = {}^1_{1c}E(u_1)\;{}^{1c}_{2c}E(\psi)\;{}^{2}_{2c}E(u_2)^{-1}.
-
-Differentiating gives the contact matrices (Pai Eqs. 9–12)
-
-.. math::
-
-    {}^{1c}\phi(1, 1c) = H_1\dot u_1,\qquad
-    {}^{1c}H_2 = \operatorname{diag}(R_\psi, R_\psi)\,{}^{2c}H_2,\qquad
-    {}^{1c}\phi(1c, 2c) = H_\psi\dot\psi,
-
-    {}^{1c}\phi(1, 2) = H\dot q,\qquad H = [H_1,\ -{}^{1c}H_2,\ H_\psi],
-
-with :math:`H_\psi = (0, 0, -1, 0, 0, 0)^T`.  (Pai's Eq. 12 prints
-:math:`-H_\psi`; with :math:`R_\psi` and Eq. 11 as printed, the relative
-twist of the contact frames is :math:`+H_\psi\dot\psi`, which is what the
-finite-difference tests confirm.)  Each :math:`H_k` has Montana's closed form
-in the metric :math:`M_k`, curvature form :math:`K_k` and torsion form
-:math:`T_k` (:meth:`rbd.geometry.Surface.contact_geometry`):
-
-.. math::
-
-    H_k = \begin{bmatrix} J K_k M_k \\ T_k M_k \\ M_k \\ 0 \end{bmatrix},
-    \qquad J = \begin{bmatrix} 0 & -1 \\ 1 & 0 \end{bmatrix}.
-
-Frictionless dynamics (Pai Eqs. 13–14) follow by block elimination of the
-augmented system: the contact wrench ``f`` on body 2 satisfies
-:math:`H^T f = 0`, so :math:`H^T M H\,\ddot q = H^T(f_{ext} + [\phi]^T M\phi
-- M\dot H\dot q)`, and back-substitution gives ``f``, a pure normal force
-:math:`\lambda` through the contact point.  Contact holds while
-:math:`\lambda \ge 0`; :func:`simulate` stops with a ``"separation"`` event
-where :math:`\lambda` would turn negative.
-
-Conventions are those of :mod:`rbd.spatial`: twists ``[ω; v]``, wrenches
-``[n; f]``, spatial inertias about the body origin.  Pai's adjoint
-:math:`{}^j_i\mathrm{Ad}` of a pose :math:`{}^j_iE` is :func:`Ad`; Pai's
-:math:`[\phi]^T` is ``-crf(φ)``.  Body 1 is either fixed (``inertia1=None``;
-Pai's setup with the labels of the bodies exchanged, so that :math:`\phi(1, 2)`
-is the motion of the free body) or free-floating, in which case the pair is
-the two-body chain of Pai §5 and is solved by the articulated-body
-elimination.
+See :mod:`rbd.contact` for the equations; :mod:`rbd.contact.simulation`
+integrates them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 
-from .errors import InputError, ModelError
-from .geometry import Surface, contact_forms, frame_jet
-from .spatial import (
+from ..errors import InputError, ModelError
+from ..geometry import Surface, contact_forms, frame_jet
+from ..spatial import (
     crf,
     crm,
     inertia_parts,
     mcI,
     quat_multiply,
-    quat_normalize,
     quat_to_rot,
     skew,
     unskew,
@@ -84,10 +31,7 @@ __all__ = [
     "ContactJacobians",
     "ContactState",
     "ContactDynamics",
-    "ContactEvent",
-    "ContactTrajectory",
     "ContactPair",
-    "simulate",
 ]
 
 #: Pai (11): the relative twist of the contact frames is ``H_psi ψ̇``.
@@ -246,37 +190,6 @@ class ContactDynamics(NamedTuple):
     base_a: np.ndarray | None  #: (6,) body-1 acceleration (body coordinates), if free
     wrench: np.ndarray  #: (6,) contact wrench on body 2 in frame 1c, ``[n; f]``
     normal_force: float  #: λ = wrench[5]: the push of body 1 on body 2 along its normal
-
-
-@dataclass
-class ContactEvent:
-    """Something that ends the contact-coordinate description of the motion."""
-
-    time: float
-    kind: str  #: ``"separation"`` (λ would turn negative), ``"chart"`` or ``"singular"``
-    state: ContactState
-    message: str = ""
-
-
-@dataclass
-class ContactTrajectory:
-    """Samples of a contact simulation (one row per time step, events last)."""
-
-    t: np.ndarray
-    q: np.ndarray
-    qd: np.ndarray
-    base_q: np.ndarray | None
-    base_v: np.ndarray | None
-    normal_force: np.ndarray
-    energy: np.ndarray
-    com: np.ndarray  #: (N, 3) world centre of mass of body 2
-    events: list[ContactEvent] = field(default_factory=list)
-
-    def state(self, k: int) -> ContactState:
-        """The state of sample ``k``."""
-        if self.base_q is None:
-            return ContactState(self.q[k], self.qd[k])
-        return ContactState(self.q[k], self.qd[k], self.base_q[k], self.base_v[k])
 
 
 def _spatial_inertia(value, what: str) -> np.ndarray:
@@ -624,136 +537,3 @@ class ContactPair:
                 raise InputError("state.base_q[3:7] must be a unit quaternion (x, y, z, w)")
         elif state.base_q is not None or state.base_v is not None:
             raise InputError("body 1 is fixed: the state must not carry base_q / base_v")
-
-
-# ---------------------------------------------------------------------------
-# Simulation: RK4 in contact coordinates with event location
-# ---------------------------------------------------------------------------
-
-
-def _rk4_step(pair: ContactPair, y: np.ndarray, t: float, h: float, force,
-              k1: np.ndarray | None = None) -> np.ndarray:
-    """One classical Runge–Kutta step; ``k1`` may be passed in when already known."""
-    def f(tk, yk):
-        s = ContactState.from_vector(yk)
-        return pair.derivative(s, None if force is None else force(tk, s))
-
-    k1 = f(t, y) if k1 is None else k1
-    k2 = f(t + h / 2, y + h / 2 * k1)
-    k3 = f(t + h / 2, y + h / 2 * k2)
-    k4 = f(t + h, y + h * k3)
-    y1 = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-    if y1.size > 10:
-        y1[13:17] = quat_normalize(y1[13:17])
-    return y1
-
-
-def simulate(pair: ContactPair, state0: ContactState, duration: float, dt: float,
-             f_ext: np.ndarray | Callable | None = None) -> ContactTrajectory:
-    r"""Integrate the contact dynamics with classical RK4 (as Pai §6) until an event.
-
-    Parameters
-    ----------
-    pair : ContactPair
-    state0 : ContactState
-    duration, dt : float
-        Length of the run and the fixed step.
-    f_ext : (6,) array or callable ``f_ext(t, state) -> (6,)``, optional
-        External wrench on body 2, body-2 coordinates.
-
-    Returns
-    -------
-    ContactTrajectory
-        Samples at every step.  The run stops early at the first event, whose
-        time is located inside the step by root finding on the step length:
-        ``"separation"`` when the normal force λ reaches zero (from then on
-        body 1 would have to pull), ``"chart"`` when a contact parameter
-        reaches the edge of its surface's chart, ``"singular"`` when a step
-        fails (the contact Jacobian lost rank).
-    """
-    from scipy.optimize import brentq
-
-    pair._check_state(state0)
-    if not (np.isfinite(duration) and duration >= 0 and np.isfinite(dt) and dt > 0):
-        raise InputError(f"need duration >= 0 and dt > 0, got duration={duration}, dt={dt}")
-    if f_ext is not None and not callable(f_ext):
-        constant = np.asarray(f_ext, dtype=float)
-        if constant.shape != (6,):
-            raise InputError(f"f_ext must be a (6,) wrench or a callable, got {constant.shape}")
-        f_ext = lambda t, s, w=constant: w  # noqa: E731
-
-    def force_at(t, s):
-        return None if f_ext is None else np.asarray(f_ext(t, s), dtype=float)
-
-    def step(y, t, h, k1=None):
-        return _rk4_step(pair, y, t, h, force_at if f_ext is not None else None, k1)
-
-    def observe(t, y):
-        """State, event functions (positive while the contact model holds), derivative."""
-        s = ContactState.from_vector(y)
-        ydot, dyn = pair._derivative(s, force_at(t, s))
-        return s, {"separation": dyn.normal_force, "chart": pair.chart_margin(s.q)}, ydot
-
-    def locate(kind, y, t, h, g0):
-        """Step length in ``[0, h]`` at which event function ``kind`` reaches zero."""
-        if g0 <= 0:
-            return 0.0
-        k1 = samples[-1][2][2]
-        return brentq(lambda hh: observe(t + hh, step(y, t, hh, k1))[1][kind], 0.0, h,
-                      xtol=1e-12 * max(h, 1.0))
-
-    t, y = 0.0, state0.to_vector()
-    samples = [(t, y, observe(t, y))]
-    events: list[ContactEvent] = []
-    already = [kind for kind, g0 in samples[0][2][1].items() if g0 < 0]
-    if already:  # e.g. a state whose contact would need pulling from the start
-        events.append(ContactEvent(t, already[0], samples[0][2][0], _EVENT_MESSAGES[already[0]]))
-        return _trajectory(pair, samples, events)
-    nsteps = int(np.ceil(duration / dt - 1e-9))
-    for k in range(nsteps):
-        h = min(dt, duration - t)
-        try:
-            y1 = step(y, t, h, samples[-1][2][2])
-            obs1 = observe(t + h, y1) if np.all(np.isfinite(y1)) else None
-        except (ModelError, np.linalg.LinAlgError):
-            obs1 = None
-        if obs1 is None:
-            events.append(ContactEvent(t, "singular", samples[-1][2][0],
-                                       _EVENT_MESSAGES["singular"]))
-            break
-        crossed = [kind for kind, g1 in obs1[1].items() if g1 < 0]
-        if crossed:
-            g = samples[-1][2][1]
-            hstar, kind = min((locate(kind, y, t, h, g[kind]), kind) for kind in crossed)
-            y1 = step(y, t, hstar, samples[-1][2][2]) if hstar > 0 else y
-            obs1 = observe(t + hstar, y1)
-            events.append(ContactEvent(t + hstar, kind, obs1[0], _EVENT_MESSAGES[kind]))
-            samples.append((t + hstar, y1, obs1))
-            break
-        t = (k + 1) * dt if k + 1 < nsteps else duration
-        y = y1
-        samples.append((t, y, obs1))
-    return _trajectory(pair, samples, events)
-
-
-_EVENT_MESSAGES = {
-    "separation": "the normal force reached zero: from here body 1 would have to pull",
-    "chart": "a contact parameter reached the edge of its surface's chart",
-    "singular": "the contact coordinates became singular (a chart pole, or zero relative "
-                "curvature): the step could not be completed",
-}
-
-
-def _trajectory(pair, samples, events) -> ContactTrajectory:
-    ts = np.array([s[0] for s in samples])
-    Y = np.array([s[1] for s in samples])
-    states = [s[2][0] for s in samples]
-    lam = np.array([s[2][1]["separation"] for s in samples])
-    energy = np.array([pair.energy(s) for s in states])
-    com = np.array([pair.center_of_mass(s, 2) for s in states])
-    free = Y.shape[1] > 10
-    return ContactTrajectory(
-        t=ts, q=Y[:, :5], qd=Y[:, 5:10],
-        base_q=Y[:, 10:17] if free else None, base_v=Y[:, 17:23] if free else None,
-        normal_force=lam, energy=energy, com=com, events=events,
-    )
