@@ -10,6 +10,13 @@ once per state of a batch.
 Every function accepts a single state (``q`` of shape ``(nq,)``) or a batch
 with a leading axis (``q`` of shape ``(N, nq)``), and returns a result of the
 matching shape.
+
+A model with mimic joints (:meth:`~rbd.model.Model.add_mimic`) dispatches to
+a :class:`~rbd.coupling.CoupledDynamics`, cached where a compiled model would
+be: it maps the independent coordinates to the full tree (``q_full = G q + o``,
+``v_full = G v``), runs the full tree's algorithm on the selected backend and
+projects back (``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``, ``J = J_full G``;
+forward dynamics and ``M⁻¹`` through the Cholesky factor of ``Gᵀ M_full G``).
 """
 
 from __future__ import annotations
@@ -58,10 +65,16 @@ _HAVE_KERNELS = _backend.has_kernels()
 
 
 def compiled(model: Model):
-    """The compiled twin of ``model`` (flat arrays + workspace), built once and cached."""
+    """The compiled twin of ``model`` (flat arrays + workspace), built once and cached.
+
+    For a model with mimic joints: its :class:`~rbd.coupling.CoupledDynamics` over
+    the compiled full tree.
+    """
     try:
         return model._cache["kernel"]
     except KeyError:
+        if model._mimic:
+            return _coupled(model, "kernel")
         from ._kernels._model import CompiledModel
 
         kernel = CompiledModel(model)
@@ -73,18 +86,24 @@ def _kernel(model, backend):
     """Return the compiled model when the kernel path is selected, else None.
 
     The first lines are the hot path of every call: a model compiled before
-    answers with one dictionary lookup.
+    answers with one dictionary lookup.  A model with mimic joints gets its
+    :class:`~rbd.coupling.CoupledDynamics` on every backend (the one of the
+    default backend is cached under the same key).
     """
     if backend is None:
         try:
             return model._cache["kernel"]
         except (AttributeError, KeyError):
+            if getattr(model, "_mimic", None):
+                return _coupled(model, None)
             if not _HAVE_KERNELS:
                 return None
     elif _backend.resolve(backend) != "kernel":
-        return None
+        return _coupled(model, "reference") if getattr(model, "_mimic", None) else None
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:
+        return _coupled(model, "kernel")
     if backend is None and "kernel_unavailable" in model._cache:
         return None
     try:
@@ -98,6 +117,21 @@ def _kernel(model, backend):
         warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({exc}); "
                       "using the reference implementation", RuntimeWarning, stacklevel=3)
         return None
+
+
+def _coupled(model: Model, backend: str | None):
+    """The :class:`~rbd.coupling.CoupledDynamics` of a model with mimic joints (cached)."""
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    key = "kernel" if backend is None else ("coupled", backend)
+    try:
+        return model._cache[key]
+    except KeyError:
+        from .coupling import CoupledDynamics
+
+        dynamics = CoupledDynamics(model, backend)
+        model._cache[key] = dynamics
+        return dynamics
 
 
 # --- validation ------------------------------------------------------------------------
@@ -454,6 +488,8 @@ def neutral(model: Model) -> np.ndarray:
     """The neutral configuration (zero angles and offsets, identity quaternions)."""
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:  # the independent coordinates of the full tree's neutral configuration
+        return _kin.neutral(model._full_tree())[model.coupling().q_keep]
     return _kin.neutral(model)
 
 
@@ -466,6 +502,9 @@ def random_configuration(model: Model, rng=None) -> np.ndarray:
     """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:  # each independent coordinate within its own limits, as in the full tree
+        full = _kin.random_configuration(model._full_tree(), np.random.default_rng(rng))
+        return full[model.coupling().q_keep]
     return _kin.random_configuration(model, np.random.default_rng(rng))
 
 

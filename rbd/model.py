@@ -18,15 +18,24 @@ compiled flat arrays used by the kernels), which is rebuilt on the next call.
 
 Building is linear in the number of bodies: names are looked up in
 dictionaries, and derived arrays are assembled once, on first use.
+
+Mimic joints (:meth:`Model.add_mimic`, URDF ``<mimic>``) make a joint's
+coordinate an affine function of another's.  The model then keeps its whole
+tree (:meth:`Model.full_model`) and its ``nq``, ``nv``, ``joint_names``,
+``q_slice``/``v_slice``, ``q_index``/``v_index`` and per-coordinate properties
+(limits, damping, armature, ...) are those of the independent coordinates;
+:mod:`rbd.coupling` states how every algorithm maps to the full tree and back.
 """
 
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
+from .coupling import MIMIC_KINDS, Coupling
 from .errors import ModelError
 from .joints import NPARAMS, Joint
 from .spatial import inertia_parts, mcI, plux, plux_parts
@@ -248,6 +257,18 @@ def _joint_property(value, size: int, key: str, joint: str) -> np.ndarray:
     return arr
 
 
+def _mimic_number(value, what: str, joint: str) -> float:
+    """A mimic multiplier or offset as a finite float, or :class:`ModelError`."""
+    try:
+        x = float(value) if not isinstance(value, complex | np.complexfloating) else math.nan
+    except (TypeError, ValueError, OverflowError):
+        x = math.nan
+    if not math.isfinite(x) or abs(x) > MAX_MAGNITUDE:
+        raise ModelError(f"joint {joint!r}: mimic {what} must be a finite real number, "
+                         f"got {value!r}")
+    return x
+
+
 def _parent_index(p, body: str, n: int) -> int:
     """A parent entry of ``from_arrays`` as an int in ``[-1, n)``."""
     if isinstance(p, bool | np.bool_) or not isinstance(p, int | np.integer | float | np.floating):
@@ -295,6 +316,7 @@ class Model:
         self._body_by_name: dict[str, int] = {}
         self._joint_by_name: dict[str, int] = {}
         self._joint_props: dict[str, list[np.ndarray]] = {key: [] for key in JOINT_PROPERTIES}
+        self._mimic: dict[int, tuple[int, float, float]] = {}
         self._cache: dict = {}
 
     # --- construction ---------------------------------------------------------
@@ -318,6 +340,7 @@ class Model:
         return state
 
     def __setstate__(self, state: dict) -> None:
+        state.setdefault("_mimic", {})  # pickled before mimic joints existed
         self.__dict__.update(state)
         for b in self._bodies:
             b.joint.freeze()
@@ -457,6 +480,115 @@ class Model:
             self._joint_props[key][i] = value
         self._cache.clear()
 
+    def add_mimic(self, joint_name: str, mimicked_joint: str, multiplier: float = 1.0,
+                  offset: float = 0.0) -> None:
+        """Make a joint's coordinate follow another's: ``q_j = multiplier * q_k + offset``.
+
+        The joint keeps its body and its place in the full tree
+        (:meth:`full_model`) but loses its own coordinate: ``nq`` and ``nv``
+        drop by one, and every algorithm works on the independent coordinates
+        through the coupling matrix ``G`` (:mod:`rbd.coupling`:
+        ``q_full = G q + o``, ``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``).
+
+        Parameters
+        ----------
+        joint_name : str
+            The mimic joint ``j`` (or the name of the body it moves).
+        mimicked_joint : str
+            The joint ``k`` it follows; it keeps its coordinate.
+        multiplier, offset : float, optional
+            ``m`` and ``o`` of ``q_j = m q_k + o`` (URDF's defaults: 1 and 0).
+
+        Raises
+        ------
+        ModelError
+            On an unknown joint, a joint mimicking itself, a joint that already
+            mimics one or is mimicked (a mimic of a mimic, hence any cycle), a
+            joint other than revolute, prismatic or helical (one coordinate with
+            ``q̇ = v``), or a non-finite multiplier or offset; the model is left
+            unchanged.
+
+        Examples
+        --------
+        A gripper: the right finger moves opposite to the left one.
+
+        >>> import rbd
+        >>> model = rbd.Model()
+        >>> finger = (0.1, [0, 0, 0], [[1e-4, 0, 0], [0, 1e-4, 0], [0, 0, 1e-4]])
+        >>> left = model.add_body(-1, rbd.Prismatic([0, 1, 0]), None, finger, "left")
+        >>> right = model.add_body(-1, rbd.Prismatic([0, 1, 0]), None, finger, "right")
+        >>> model.add_mimic("joint_right", "joint_left", multiplier=-1.0)
+        >>> model.nq, model.joint_names
+        (1, ['joint_left'])
+        """
+        j = self._joint_body(joint_name)
+        k = self._joint_body(mimicked_joint)
+        name_j, name_k = self._bodies[j].joint_name, self._bodies[k].joint_name
+        if j == k:
+            raise ModelError(f"joint {name_j!r} cannot mimic itself")
+        for i, name in ((j, name_j), (k, name_k)):
+            kind = self._bodies[i].joint.kind
+            if kind not in MIMIC_KINDS:
+                raise ModelError(f"joint {name!r} is {kind}: only one-coordinate joints "
+                                 f"({', '.join(MIMIC_KINDS)}) can mimic or be mimicked")
+        if j in self._mimic:
+            raise ModelError(f"joint {name_j!r} already mimics "
+                             f"{self._bodies[self._mimic[j][0]].joint_name!r}")
+        if k in self._mimic:
+            raise ModelError(f"joint {name_j!r} cannot mimic {name_k!r}, which mimics "
+                             f"{self._bodies[self._mimic[k][0]].joint_name!r} itself (a mimic "
+                             "of a mimic): mimic that joint directly")
+        followers = [self._bodies[i].joint_name for i, (src, _, _) in self._mimic.items()
+                     if src == j]
+        if followers:
+            raise ModelError(f"joint {name_j!r} cannot mimic {name_k!r}: {followers[0]!r} "
+                             f"mimics {name_j!r} (a mimic of a mimic): mimic {name_k!r} "
+                             "directly")
+        m = _mimic_number(multiplier, "multiplier", name_j)
+        o = _mimic_number(offset, "offset", name_j)
+        self._mimic[j] = (k, m, o)
+        self._cache.clear()
+
+    @property
+    def mimic(self) -> dict[str, tuple[str, float, float]]:
+        """The mimic joints: ``{joint: (mimicked joint, multiplier, offset)}``."""
+        return {self._bodies[j].joint_name: (self._bodies[k].joint_name, m, o)
+                for j, (k, m, o) in sorted(self._mimic.items())}
+
+    def coupling(self) -> Coupling:
+        """The coupling of the independent coordinates to the full tree (cached).
+
+        Index maps and the matrix ``G`` with ``v_full = G v`` (:class:`rbd.coupling.Coupling`);
+        the identity for a model without mimic joints.
+        """
+        cached = self._cache.get("coupling")
+        if cached is None:
+            cached = Coupling(self._bodies, self._q_start, self._v_start, self._mimic)
+            self._cache["coupling"] = cached
+        return cached
+
+    def _full_tree(self) -> Model:
+        """The full tree as a plain model, shared by the algorithms (cached, never handed out)."""
+        if not self._mimic:
+            return self
+        cached = self._cache.get("full")
+        if cached is None:
+            cached = self.copy()
+            cached._mimic = {}
+            self._cache["full"] = cached
+        return cached
+
+    def full_model(self) -> Model:
+        """A copy of the model with every mimic joint freed: one coordinate per joint.
+
+        The algorithms of a model with mimic joints run this tree and project
+        the results (:mod:`rbd.coupling`); for a model without mimic joints it
+        is an equal copy.
+        """
+        new = self.copy()
+        new._mimic = {}
+        return new
+
     def add_frame(self, name: str, body: int | str, X=None) -> None:
         """Attach a named frame to ``body``; ``X`` maps body to frame coordinates."""
         if name in self._frames or any(b.name == name for b in self._bodies):
@@ -510,11 +642,13 @@ class Model:
 
     @property
     def nq(self) -> int:
-        return self._nq
+        """Number of (independent) configuration coordinates."""
+        return self._nq - len(self._mimic)
 
     @property
     def nv(self) -> int:
-        return self._nv
+        """Number of (independent) velocity coordinates."""
+        return self._nv - len(self._mimic)
 
     @property
     def gravity(self) -> np.ndarray:
@@ -561,8 +695,12 @@ class Model:
 
     @property
     def joint_names(self) -> list[str]:
-        """Names of the joints that have degrees of freedom, in ``q`` order."""
-        return [b.joint_name for b in self._bodies if b.joint.nv > 0]
+        """Names of the joints that have coordinates of their own, in ``q`` order.
+
+        A mimic joint (:attr:`mimic`) has none and is not listed.
+        """
+        return [b.joint_name for i, b in enumerate(self._bodies)
+                if b.joint.nv > 0 and i not in self._mimic]
 
     @property
     def frames(self) -> dict[str, Frame]:
@@ -578,12 +716,29 @@ class Model:
         return float(sum(b.mass for b in self._bodies))
 
     def q_index(self, i: int) -> slice:
-        """Slice of body ``i``'s joint coordinates in ``q``."""
+        """Slice of body ``i``'s joint coordinates in ``q``.
+
+        Raises :class:`ModelError` for a mimic joint, which has none.
+        """
+        if self._mimic:
+            return self._coupled_index(i, "q")
         return slice(self._q_start[i], self._q_start[i] + self._bodies[i].joint.nq)
 
     def v_index(self, i: int) -> slice:
-        """Slice of body ``i``'s joint velocities in ``v``."""
+        """Slice of body ``i``'s joint velocities in ``v`` (:class:`ModelError` for a mimic)."""
+        if self._mimic:
+            return self._coupled_index(i, "v")
         return slice(self._v_start[i], self._v_start[i] + self._bodies[i].joint.nv)
+
+    def _coupled_index(self, i: int, which: str) -> slice:
+        if i in self._mimic:
+            k, m, o = self._mimic[i]
+            raise ModelError(
+                f"joint {self._bodies[i].joint_name!r} has no coordinate of its own: it mimics "
+                f"{self._bodies[k].joint_name!r} (q = {m:g} * q_{self._bodies[k].joint_name} + "
+                f"{o:g}); use that joint's slice, or model.full_model() for every joint")
+        start = int(getattr(self.coupling(), f"{which}_start")[i])
+        return slice(start, start + getattr(self._bodies[i].joint, f"n{which}"))
 
     def _joint_body(self, name: str) -> int:
         if name in self._joint_by_name:
@@ -621,7 +776,7 @@ class Model:
     def _joint_property(self, key: str) -> np.ndarray:
         cached = self._cache.get(("prop", key))
         if cached is None:
-            parts = self._joint_props[key]
+            parts = [p for i, p in enumerate(self._joint_props[key]) if i not in self._mimic]
             cached = np.concatenate(parts) if parts else np.zeros(0)
             cached.setflags(write=False)
             self._cache[("prop", key)] = cached
@@ -673,6 +828,7 @@ class Model:
         new._body_by_name = dict(self._body_by_name)
         new._joint_by_name = dict(self._joint_by_name)
         new._joint_props = {key: list(parts) for key, parts in self._joint_props.items()}
+        new._mimic = dict(self._mimic)
         new._cache = {}
         return new
 
@@ -690,6 +846,8 @@ class Model:
             for k, part in enumerate(parts):
                 if part.shape == new._joint_props[key][k].shape:
                     new._joint_props[key][k] = part
+        for j, (k, m, o) in self._mimic.items():
+            new.add_mimic(self._bodies[j].joint_name, self._bodies[k].joint_name, m, o)
         new._cache.clear()
         return new
 
@@ -707,8 +865,12 @@ class Model:
             # text of a long chain would otherwise grow as its length squared)
             indent = "  " * min(depth, MAX_INDENT) + (f"[depth {depth}] " if depth > MAX_INDENT
                                                        else "")
+            mimic = ""
+            if i in self._mimic:
+                k, m, o = self._mimic[i]
+                mimic = f", mimics {self._bodies[k].joint_name} ({m:g} q + {o:g})"
             lines.append(f"{indent}- {b.name} [{b.joint.kind} {b.joint_name}, "
-                         f"nq={b.joint.nq}, nv={b.joint.nv}] mass {b.mass:.6g}")
+                         f"nq={b.joint.nq}, nv={b.joint.nv}{mimic}] mass {b.mass:.6g}")
             stack.extend((k, depth + 1) for k in reversed(kids[i]))
         if self._frames:
             lines.append("frames: " + ", ".join(
@@ -726,8 +888,12 @@ class Model:
         ``q_start``, ``v_start``, ``nq_j``, ``nv_j`` (int64), ``E_tree``
         (nb × 3 × 3), ``r_tree`` (nb × 3), ``mass`` (nb), ``com`` (nb × 3),
         ``I_com`` (nb × 3 × 3), ``inertia`` (nb × 6 × 6), ``gravity`` (3),
-        ``armature`` (nv).  The arrays are read-only.
+        ``armature`` (nv).  The arrays are read-only.  For a model with mimic
+        joints they are those of the full tree (:meth:`full_model`), which the
+        kernels run.
         """
+        if self._mimic:
+            return self._full_tree().flat_arrays()
         if "flat" not in self._cache:
             nb = self.nbodies
             E_tree = np.zeros((nb, 3, 3))

@@ -65,6 +65,26 @@ position limits, whatever its ``<limit>`` says.  URDF cannot write an infinite
 number, so the writer puts ``±POSITION_BOUND`` where a limit is infinite, and
 the reader takes any limit of magnitude ``POSITION_BOUND`` or more for no limit.
 
+Mimic joints
+------------
+``<mimic joint="k" multiplier="m" offset="o"/>`` in joint ``j`` ties its
+coordinate to joint ``k``'s, ``q_j = m q_k + o`` (``m = 1`` and ``o = 0``
+when absent, as the URDF specification says), through
+:meth:`~rbd.model.Model.add_mimic`: the model's ``nq`` and ``nv`` count the
+independent coordinates and every algorithm works on them (see
+:mod:`rbd.coupling`).  Both joints must be ``revolute``, ``continuous`` or
+``prismatic``; a mimic of an unknown joint, of itself or of another mimic
+joint (hence a cycle), and a multiplier or offset that is not a finite
+number, raise :class:`~rbd.errors.URDFError` naming the joint.  Pinocchio
+(``buildModelFromUrdf(..., mimic=True)``) uses the same convention.
+
+Armature
+--------
+URDF has no rotor inertia.  As an rbd extension, ``<dynamics armature="…">``
+gives a one-degree-of-freedom joint's armature
+(:meth:`~rbd.model.Model.set_joint_properties`); :func:`to_urdf` writes it
+there, and other URDF readers ignore the attribute.
+
 Security
 --------
 The XML is parsed with :mod:`defusedxml`, refusing any document type
@@ -155,6 +175,7 @@ class _Joint:
     X: np.ndarray  # parent link coordinates -> joint frame coordinates
     axis: np.ndarray
     properties: dict[str, float] = field(default_factory=dict)  # limits and dynamics
+    mimic: tuple[str, float, float] | None = None  # (mimicked joint, multiplier, offset)
 
     def to_rbd(self) -> Joint:
         if self.kind in ("revolute", "continuous"):
@@ -320,7 +341,8 @@ def _joint_properties(elem: ET.Element, kind: str, where: str) -> dict[str, floa
         return {}
     attributes = {"limit": (("lower", "lower"), ("upper", "upper"),
                             ("velocity_limit", "velocity"), ("effort_limit", "effort")),
-                  "dynamics": (("damping", "damping"), ("friction", "friction"))}
+                  "dynamics": (("damping", "damping"), ("friction", "friction"),
+                               ("armature", "armature"))}
     properties = {}
     for tag, pairs in attributes.items():
         child = _single(elem, tag, where)
@@ -350,7 +372,48 @@ def _parse_joint(elem: ET.Element) -> _Joint:
             raise URDFError(f"{where}: <axis> xyz={axis.tolist()} is zero")
         axis = axis / norm
     return _Joint(name, kind, parent, child, plux(R.T, xyz), axis,
-                  _joint_properties(elem, kind, where))
+                  _joint_properties(elem, kind, where), _parse_mimic(elem, kind, where))
+
+
+def _parse_mimic(elem: ET.Element, kind: str, where: str) -> tuple[str, float, float] | None:
+    """``(mimicked joint, multiplier, offset)`` of a ``<mimic>``, defaults 1 and 0 (URDF)."""
+    mimic = _single(elem, "mimic", where)
+    if mimic is None:
+        return None
+    if kind not in _ONE_DOF:
+        raise URDFError(f"{where}: a {kind} joint cannot mimic another (mimic joints are "
+                        f"{', '.join(_ONE_DOF)})")
+    target = _attribute(mimic, "joint", where)
+    multiplier = float(_numbers(mimic, "multiplier", 1, where, default=[1.0])[0])
+    offset = float(_numbers(mimic, "offset", 1, where, default=[0.0])[0])
+    return target, multiplier, offset
+
+
+def _check_mimics(joints: list[_Joint]) -> None:
+    """Refuse a mimic of an unknown, fixed or mimic joint (a chain or a cycle)."""
+    by_name = {j.name: j for j in joints}
+    for joint in joints:
+        if joint.mimic is None:
+            continue
+        where, target = f"joint {joint.name!r}: <mimic>", joint.mimic[0]
+        if target == joint.name:
+            raise URDFError(f"{where} names the joint itself")
+        if target not in by_name:
+            raise URDFError(f"{where} names an unknown joint {target!r}")
+        other = by_name[target]
+        if other.kind not in _ONE_DOF:
+            raise URDFError(f"{where} names {target!r}, a {other.kind} joint (mimicked joints "
+                            f"are {', '.join(_ONE_DOF)})")
+        if other.mimic is None:
+            continue
+        chain = [joint.name, target]
+        while by_name[chain[-1]].mimic is not None and chain[-1] not in chain[:-1]:
+            chain.append(by_name[chain[-1]].mimic[0])
+        if chain[-1] in chain[:-1]:
+            raise URDFError(f"{where}: the mimic joints form a cycle "
+                            + " -> ".join(repr(x) for x in chain[chain.index(chain[-1]):]))
+        raise URDFError(f"{where} names {target!r}, which mimics {other.mimic[0]!r} itself "
+                        f"(a mimic of a mimic): mimic {chain[-1]!r} directly")
 
 
 # --- the tree ------------------------------------------------------------------------------
@@ -592,6 +655,12 @@ def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model
         body_link, X = owner[link]
         if body_link is not None and body_link != link:
             model.add_frame(link, index[body_link], X)
+    for joint in joints:
+        if joint.mimic is not None:
+            try:
+                model.add_mimic(joint.name, *joint.mimic)
+            except ModelError as exc:
+                raise URDFError(f"joint {joint.name!r}: <mimic>: {exc}") from None
     _warn_about(repairs, massless)
     return model
 
@@ -662,7 +731,10 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
         a cycle, a duplicate link or joint name, a link with two parents, a
         bad number (not finite, wrong count), a negative mass, a non-physical
         inertia (``inertia="strict"``), a zero axis, a lower limit above the
-        upper one or a negative speed or effort limit.  The message names the
+        upper one, a negative speed or effort limit, or a bad ``<mimic>`` (of
+        an unknown joint, itself, a joint other than revolute, continuous or
+        prismatic, or another mimic joint; a multiplier or offset that is not
+        a finite number).  The message names the
         offending link or joint.
 
     Warns
@@ -687,8 +759,10 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     composed transforms.
 
     A ``continuous`` joint has one coordinate, its angle, where Pinocchio has
-    two, ``(cos θ, sin θ)`` (see the module notes).  ``<mimic>`` is not yet
-    honoured: a mimic joint is read as an independent joint.  Visual and
+    two, ``(cos θ, sin θ)`` (see the module notes).  A ``<mimic>`` joint
+    follows the joint it names and has no coordinate of its own
+    (:meth:`~rbd.model.Model.add_mimic`); ``<dynamics armature>`` is read as
+    the joint's armature (an rbd extension).  Visual and
     collision geometry, materials and transmissions are ignored; mesh files
     are never opened.
 
@@ -726,6 +800,7 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
         raise InputError(f"inertia must be one of {', '.join(map(repr, INERTIA_POLICIES))}, "
                          f"got {inertia!r}")
     robot_name, links, joints = _parse_robot(_parse_xml(_read_source(source)))
+    _check_mimics(joints)
     return _build(robot_name, links, joints, bool(floating_base), inertia)
 
 
@@ -757,17 +832,19 @@ def _bound(x: float) -> float:
     return math.copysign(POSITION_BOUND, x) if math.isinf(x) else x
 
 
-def _joint_properties_of(model: Model, i: int) -> dict[str, float]:
-    """Limits, damping and friction of body ``i``'s one-degree-of-freedom joint."""
-    iq, iv = model.q_index(i).start, model.v_index(i).start
-    return {"lower": float(model.lower[iq]), "upper": float(model.upper[iq]),
-            "velocity": float(model.velocity_limit[iv]),
-            "effort": float(model.effort_limit[iv]),
-            "damping": float(model.damping[iv]), "friction": float(model.friction[iv])}
+def _joint_properties_of(full: Model, i: int) -> dict[str, float]:
+    """Limits and dynamics of body ``i``'s one-degree-of-freedom joint (of the full tree)."""
+    iq, iv = full.q_index(i).start, full.v_index(i).start
+    return {"lower": float(full.lower[iq]), "upper": float(full.upper[iq]),
+            "velocity": float(full.velocity_limit[iv]),
+            "effort": float(full.effort_limit[iv]),
+            "damping": float(full.damping[iv]), "friction": float(full.friction[iv]),
+            "armature": float(full.armature[iv])}
 
 
 def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None,
-                   properties: dict[str, float] | None = None) -> None:
+                   properties: dict[str, float] | None = None,
+                   mimic: tuple[str, float, float] | None = None) -> None:
     elem = ET.SubElement(robot, "joint", name=name, type=kind)
     ET.SubElement(elem, "parent", link=parent)
     ET.SubElement(elem, "child", link=child)
@@ -776,9 +853,13 @@ def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None,
         ET.SubElement(elem, "axis", xyz=_fmt(joint.axis))
         ET.SubElement(elem, "limit", **{key: _fmt([_bound(properties[key])]) for key in
                                         ("lower", "upper", "effort", "velocity")})
-        if properties["damping"] or properties["friction"]:
-            ET.SubElement(elem, "dynamics", damping=_fmt([properties["damping"]]),
-                          friction=_fmt([properties["friction"]]))
+        dynamics = {key: _fmt([properties[key]]) for key in ("damping", "friction", "armature")
+                    if properties[key]}
+        if dynamics:
+            ET.SubElement(elem, "dynamics", **dynamics)
+        if mimic is not None:
+            ET.SubElement(elem, "mimic", joint=mimic[0], multiplier=_fmt([mimic[1]]),
+                          offset=_fmt([mimic[2]]))
     elif kind == "planar":
         ET.SubElement(elem, "axis", xyz=_fmt(joint.normal))
 
@@ -838,7 +919,7 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     Warns
     -----
     RuntimeWarning
-        When a joint has a non-zero armature, which URDF cannot hold.
+        When a planar or free joint has a non-zero armature, which is not written.
 
     Notes
     -----
@@ -847,12 +928,14 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     is a link of zero mass on a fixed joint.  A revolute or prismatic joint
     gets a ``<limit>`` (which URDF requires) from ``model.lower``,
     ``model.upper``, ``model.velocity_limit`` and ``model.effort_limit``, an
-    infinite limit written as ``±POSITION_BOUND``, and a ``<dynamics>`` when
-    its damping or friction is not zero; a revolute joint is always written as
+    infinite limit written as ``±POSITION_BOUND``, a ``<dynamics>`` when its
+    damping, friction or armature is not zero (``armature`` is an rbd
+    extension, see the module notes), and a ``<mimic>`` when it mimics another
+    joint (:attr:`~rbd.model.Model.mimic`); a revolute joint is always written as
     ``revolute``, so a ``continuous`` joint comes back as a revolute joint
     with bounds ``±POSITION_BOUND``, which the reader takes for no bounds.
-    Gravity, armature and the limits of planar and free joints are not part
-    of URDF and are not written.
+    Gravity and the limits of planar and free joints are not part of URDF and
+    are not written.
 
     ``load_urdf(to_urdf(model))`` has the same bodies, joints, frames and
     dynamics, with bodies renumbered depth-first (the same order when the
@@ -870,9 +953,13 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     kinds = [_urdf_kind(model, i) for i in range(model.nbodies)]
-    if np.any(model.armature):
-        warnings.warn("URDF has no armature: the joints' armature is not written",
-                      RuntimeWarning, stacklevel=2)
+    full, mimic = model._full_tree(), model.mimic
+    unwritten = [b.joint_name for i, b in enumerate(full.bodies)
+                 if kinds[i] in ("planar", "floating") and np.any(full.armature[full.v_index(i)])]
+    if unwritten:
+        warnings.warn(f"the armature of planar and floating joints ({', '.join(unwritten)}) "
+                      "is not written: rbd writes armature in <dynamics>, which only "
+                      "revolute and prismatic joints have", RuntimeWarning, stacklevel=2)
     free_root = _floating_root(model) if floating_base else None
     body_names = set(model.body_names)
     frames = {name: f for name, f in model.frames.items() if name not in body_names}
@@ -886,10 +973,10 @@ def to_urdf(model: Model, *, floating_base: bool = False) -> str:
         _link_element(robot, body.name, body.mass, body.com, body.I_com)
         if i != free_root:
             parent = world if body.parent == -1 else names[body.parent]
-            properties = (_joint_properties_of(model, i)
+            properties = (_joint_properties_of(full, i)
                           if kinds[i] in ("revolute", "prismatic") else None)
             _joint_element(robot, body.joint_name, kinds[i], parent, body.name, body.X_tree,
-                           body.joint, properties)
+                           body.joint, properties, mimic.get(body.joint_name))
     joint_names = {b.joint_name for b in model.bodies}
     for name, frame in frames.items():
         _link_element(robot, name, 0.0, np.zeros(3), np.zeros((3, 3)))

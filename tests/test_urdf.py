@@ -95,10 +95,19 @@ def name_permutation(old: rbd.Model, new: rbd.Model):
     return iq, iv
 
 
+def random_state(model: rbd.Model, rng):
+    """``rbd.testing.random_state``, or, with mimic joints, a state of the independent
+    coordinates (that helper draws one value per joint of the full tree)."""
+    if not model.mimic:
+        return rbd.testing.random_state(model, rng)
+    return rbd.random_configuration(model, rng), rng.normal(size=model.nv), rng.normal(
+        size=model.nv)
+
+
 def assert_same_dynamics(old, new, backend, rng, rtol=RTOL_EXACT, trials=3):
     iq, iv = name_permutation(old, new)
     for _ in range(trials):
-        q, v, a = rbd.testing.random_state(old, rng)
+        q, v, a = random_state(old, rng)
         assert_close(rbd.crba(new, q[iq], backend=backend),
                      rbd.crba(old, q, backend=backend)[np.ix_(iv, iv)], rtol, "crba")
         assert_close(rbd.rnea(new, q[iq], v[iv], a[iv], backend=backend),
@@ -955,12 +964,97 @@ def test_limits_and_dynamics_round_trip(rng):
     assert np.isinf(model.lower).any() and np.isfinite(model.lower).any()  # both kinds tried
 
 
-def test_armature_is_not_written_and_says_so():
-    model = rbd.models.revolute_chain(2)
-    model.set_joint_properties("joint1", armature=0.1)
-    with pytest.warns(RuntimeWarning, match="URDF has no armature"):
+def test_limits_dynamics_armature_and_mimic_round_trip(backend, rng):
+    """Everything to_urdf writes comes back: limits, damping, friction, armature (an rbd
+    extension in <dynamics>), and <mimic> with its multiplier and offset."""
+    model = _with_properties(rbd.testing.random_model(rng, 7, ("revolute", "prismatic")), rng)
+    for body in model.bodies:
+        model.set_joint_properties(body.joint_name, armature=rng.choice([0.0, rng.uniform(0, 1)]))
+    names = [b.joint_name for b in model.bodies]
+    model.add_mimic(names[3], names[1], multiplier=-1.5, offset=0.25)
+    model.add_mimic(names[5], names[1], multiplier=0.5)
+    model.set_joint_properties(names[3], armature=0.3)  # a mimic joint's own rotor inertia
+    again = rbd.load_urdf(rbd.to_urdf(model))
+    assert again.mimic == model.mimic == {names[3]: (names[1], -1.5, 0.25),
+                                          names[5]: (names[1], 0.5, 0.0)}
+    assert (again.nq, again.nv) == (model.nq, model.nv) == (5, 5)
+    assert_same_properties(model, again)
+    assert np.array_equal(again.armature, model.armature[name_permutation(model, again)[1]])
+    full, full_again = model.full_model(), again.full_model()
+    assert_same_properties(full, full_again)  # the mimic joints' own limits and armature
+    assert np.array_equal(full_again.armature,
+                          full.armature[name_permutation(full, full_again)[1]])
+    assert_same_dynamics(model, again, backend, rng)
+
+
+def test_armature_is_read_from_dynamics():
+    document = robot(link("world"), link("a", 1.0),
+                     joint("j", "revolute", "world", "a", axis=(0, 0, 1)))
+    document = document.replace("</joint>", '<dynamics damping="0.5" armature="0.2"/></joint>')
+    model = rbd.load_urdf(document)
+    assert model.armature.tolist() == [0.2] and model.damping.tolist() == [0.5]
+    with pytest.raises(rbd.URDFError, match="'j'.*armature"):
+        rbd.load_urdf(document.replace('armature="0.2"', 'armature="-1"'))
+
+
+def test_armature_of_a_planar_joint_is_not_written_and_says_so():
+    model = rbd.Model()
+    model.add_body(-1, rbd.Planar([0, 0, 1]), None, (1.0, [0, 0, 0], np.eye(3)), "slider")
+    model.set_joint_properties("joint_slider", armature=0.1)
+    with pytest.warns(RuntimeWarning, match="armature of planar.*joint_slider"):
         text = rbd.to_urdf(model)
-    assert rbd.load_urdf(text).armature.tolist() == [0.0, 0.0]
+    assert rbd.load_urdf(text).armature.tolist() == [0.0, 0.0, 0.0]
+
+
+# --- mimic joints ----------------------------------------------------------------------------
+def _gripper(*mimics: str, kinds=("prismatic", "prismatic", "revolute")) -> str:
+    """Three joints on the world (a, b, c); each entry of ``mimics`` is put in a joint:
+    ``'b:<mimic .../>'`` adds that element to joint b."""
+    parts = [link("world")]
+    for name, kind in zip("abc", kinds, strict=True):
+        parts += [link(f"l{name}", 0.5, com=(0.1, 0, 0)),
+                  joint(name, kind, "world", f"l{name}", xyz=(0, 0.1, 0), axis=(0, 1, 0))]
+    text = robot(*parts)
+    for item in mimics:
+        name, element = item.split(":", 1)
+        head = f'<joint name="{name}" '
+        start = text.index(head)
+        end = text.index("</joint>", start)
+        text = text[:end] + element + text[end:]
+    return text
+
+
+def test_mimic_is_read_with_the_specification_defaults():
+    model = rbd.load_urdf(_gripper('b:<mimic joint="a"/>',
+                                   'c:<mimic joint="a" multiplier="-2.5" offset="0.1"/>'))
+    assert model.mimic == {"b": ("a", 1.0, 0.0), "c": ("a", -2.5, 0.1)}
+    assert (model.nq, model.nv, model.joint_names) == (1, 1, ["a"])
+    T = rbd.forward_kinematics(model, [0.3])
+    # b slides like a; c turns by -2.5 * 0.3 + 0.1 about y (its child's x axis tilts)
+    assert_close(T[1, :3, 3], T[0, :3, 3], RTOL_EXACT, "b follows a")
+    angle = -2.5 * 0.3 + 0.1
+    assert_close(T[2, :3, 0], [np.cos(angle), 0.0, -np.sin(angle)], RTOL_EXACT, "c's angle")
+
+
+@pytest.mark.parametrize(("mimics", "kinds", "message"), [
+    (['b:<mimic joint="nope"/>'], None, "joint 'b'.*unknown joint 'nope'"),
+    (['b:<mimic joint="b"/>'], None, "joint 'b'.*itself"),
+    (['b:<mimic joint="a"/>', 'c:<mimic joint="b"/>'], None,
+     "joint 'c'.*'b', which mimics 'a'.*mimic 'a' directly"),
+    (['a:<mimic joint="b"/>', 'b:<mimic joint="a"/>'], None, "joint 'a'.*cycle 'a' -> 'b' -> 'a'"),
+    (['b:<mimic joint="a" multiplier="two"/>'], None, "joint 'b'.*multiplier='two'"),
+    (['b:<mimic joint="a" offset="nan"/>'], None, "joint 'b'.*offset='nan'.*non-finite"),
+    (['b:<mimic multiplier="2"/>'], None, "joint 'b'.*no 'joint' attribute"),
+    (['b:<mimic joint="a"/><mimic joint="c"/>'], None, "joint 'b'.*more than one <mimic>"),
+    (['b:<mimic joint="a"/>'], ("fixed", "fixed", "revolute"), "joint 'b'.*fixed joint cannot"),
+    (['c:<mimic joint="a"/>'], ("fixed", "prismatic", "revolute"),
+     "joint 'c'.*'a', a fixed joint"),
+    (['c:<mimic joint="a"/>'], ("planar", "prismatic", "revolute"),
+     "joint 'c'.*'a', a planar joint"),
+])
+def test_bad_mimic_is_refused_naming_the_joint(mimics, kinds, message):
+    with pytest.raises(rbd.URDFError, match=message):
+        rbd.load_urdf(_gripper(*mimics, **({} if kinds is None else {"kinds": kinds})))
 
 
 # --- write what was read ---------------------------------------------------------------------
