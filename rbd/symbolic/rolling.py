@@ -42,7 +42,7 @@ import numpy as np
 import sympy
 
 from .. import algorithms, geometry
-from ..errors import InputError, ModelError
+from ..errors import InputError, ModelError, SimulationError
 from ..model import Model
 from .frames import _coordinates, inverse, surface_frame
 from .joint import SymbolicJoint
@@ -160,26 +160,32 @@ def kkt_forward_dynamics(model: Model, contacts, q, qd, tau, beta: float = BETA,
 
 def simulate_rolling(model: Model, contacts, q0, qd0, duration: float, dt: float,
                      beta: float = BETA, backend: str | None = None):
-    """RK4 on the KKT dynamics; returns ``(t, q, qd)`` arrays (``q`` is flat: vector space)."""
-    steps = int(round(duration / dt))
+    """RK4 on the KKT dynamics; returns ``(t, q, qd)`` arrays (``q`` is flat: vector space).
 
-    def f(x):
+    The steps are those of :func:`rbd.simulation.fixed_steps` (samples at ``k dt``).
+    A state that becomes non-finite raises :class:`~rbd.SimulationError`.
+    """
+    from ..simulation import fixed_steps
+    from ..simulation.dynamics import StopError, finite
+
+    def f(t, x):
+        if not finite(x):
+            raise StopError("diverged", t, "a stage state became non-finite")
         q, qd = x[:model.nq], x[model.nq:]
         qdd, _ = kkt_forward_dynamics(model, contacts, q, qd, np.zeros(model.nv), beta,
                                       backend)
         return np.concatenate([qd, qdd])
 
-    x = np.concatenate([np.asarray(q0, float), np.asarray(qd0, float)])
-    out = [x]
-    for _ in range(steps):
-        k1 = f(x)
-        k2 = f(x + dt / 2 * k1)
-        k3 = f(x + dt / 2 * k2)
-        k4 = f(x + dt * k3)
-        x = x + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-        out.append(x)
-    X = np.array(out)
-    return dt * np.arange(steps + 1), X[:, :model.nq], X[:, model.nq:]
+    x0 = np.concatenate([np.asarray(q0, float), np.asarray(qd0, float)])
+    run = fixed_steps(f, x0, duration, dt)
+    X = np.array(run.y)
+    t, q, qd = np.array(run.t), X[:, :model.nq], X[:, model.nq:]
+    if run.failure is not None:
+        raise SimulationError(f"the rolling simulation diverged at t = {run.t[-1]:.6g} s "
+                              f"({run.failure}); try a smaller dt or beta. The samples up to "
+                              "there are in this error's .trajectory as (t, q, qd).",
+                              (t, q, qd)) from run.failure
+    return t, q, qd
 
 
 def ellipsoid_in_bowl(mass: float = 1.0) -> tuple[Model, RollingContact]:
