@@ -75,7 +75,10 @@ independent coordinates and every algorithm works on them (see
 :mod:`rbd.coupling`).  Both joints must be ``revolute``, ``continuous`` or
 ``prismatic``; a mimic of an unknown joint, of itself or of another mimic
 joint (hence a cycle), and a multiplier or offset that is not a finite
-number, raise :class:`~rbd.errors.URDFError` naming the joint.  Pinocchio
+number, raise :class:`~rbd.errors.URDFError` naming the joint.  A
+``<mimic>`` inside a ``fixed`` joint is ignored, as Pinocchio ignores it:
+the welded joint has no coordinate to tie (files that weld a gripper shut
+keep the element).  Pinocchio
 (``buildModelFromUrdf(..., mimic=True)``) uses the same convention.
 
 Armature
@@ -378,7 +381,7 @@ def _parse_joint(elem: ET.Element) -> _Joint:
 def _parse_mimic(elem: ET.Element, kind: str, where: str) -> tuple[str, float, float] | None:
     """``(mimicked joint, multiplier, offset)`` of a ``<mimic>``, defaults 1 and 0 (URDF)."""
     mimic = _single(elem, "mimic", where)
-    if mimic is None:
+    if mimic is None or kind == "fixed":  # a welded joint has no coordinate to tie
         return None
     if kind not in _ONE_DOF:
         raise URDFError(f"{where}: a {kind} joint cannot mimic another (mimic joints are "

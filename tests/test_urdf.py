@@ -1036,6 +1036,13 @@ def test_mimic_is_read_with_the_specification_defaults():
     assert_close(T[2, :3, 0], [np.cos(angle), 0.0, -np.sin(angle)], RTOL_EXACT, "c's angle")
 
 
+def test_mimic_in_a_fixed_joint_is_ignored():
+    """A welded joint has no coordinate to tie (files that weld a gripper shut keep it)."""
+    model = rbd.load_urdf(_gripper('b:<mimic joint="a"/>', kinds=("prismatic", "fixed",
+                                                                  "revolute")))
+    assert model.mimic == {} and model.joint_names == ["a", "c"]
+
+
 @pytest.mark.parametrize(("mimics", "kinds", "message"), [
     (['b:<mimic joint="nope"/>'], None, "joint 'b'.*unknown joint 'nope'"),
     (['b:<mimic joint="b"/>'], None, "joint 'b'.*itself"),
@@ -1046,7 +1053,8 @@ def test_mimic_is_read_with_the_specification_defaults():
     (['b:<mimic joint="a" offset="nan"/>'], None, "joint 'b'.*offset='nan'.*non-finite"),
     (['b:<mimic multiplier="2"/>'], None, "joint 'b'.*no 'joint' attribute"),
     (['b:<mimic joint="a"/><mimic joint="c"/>'], None, "joint 'b'.*more than one <mimic>"),
-    (['b:<mimic joint="a"/>'], ("fixed", "fixed", "revolute"), "joint 'b'.*fixed joint cannot"),
+    (['c:<mimic joint="a"/>'], ("prismatic", "prismatic", "planar"),
+     "joint 'c'.*planar joint cannot"),
     (['c:<mimic joint="a"/>'], ("fixed", "prismatic", "revolute"),
      "joint 'c'.*'a', a fixed joint"),
     (['c:<mimic joint="a"/>'], ("planar", "prismatic", "revolute"),
