@@ -477,16 +477,21 @@ def cmd_bench(args) -> int:
 
 # --- rbd walker --------------------------------------------------------------------------------
 def cmd_walker(args) -> int:
-    try:
-        walker = importlib.import_module("rbd.walker")
-    except ImportError as exc:
-        print(f"rbd walker: error: the walker module is not available ({exc})", file=sys.stderr)
-        return 2
-    if not hasattr(walker, "cli"):
-        print("rbd walker: error: rbd.walker has no cli(out) entry point", file=sys.stderr)
-        return 2
+    """The limit cycle of SPW Table 1 and the figures 10 and 11 as PNG files."""
+    from . import walker
+    from .plotting import plot_walker_energy, plot_walker_phase_portrait
+
     check_output_path(args.out, "--out", directory=True)
-    return int(walker.cli(args.out))
+    cycle = walker.find_limit_cycle()
+    print(cycle)
+    label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
+    print(f"  {label} " + ", ".join(f"{a:+.4f}" for a in walker.PAPER_STATE))
+    for name, make in (("walker_phase_portrait.png", plot_walker_phase_portrait),
+                       ("walker_energy.png", plot_walker_energy)):
+        path = os.path.join(args.out, name)
+        make(cycle).savefig(path, dpi=120)
+        print(f"wrote {path}")
+    return 0
 
 
 # --- the parser --------------------------------------------------------------------------------

@@ -26,7 +26,8 @@ from . import algorithms
 from .model import Model
 from .simulation import Trajectory
 
-__all__ = ["plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary"]
+__all__ = ["plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary",
+           "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin"]
 
 #: Largest number of coordinates drawn individually with a legend entry.
 MAX_LABELLED = 8
@@ -214,4 +215,94 @@ def plot_summary(traj: Trajectory, fig: Figure | None = None) -> Figure:
     ax_q.set_title(f"{traj.model_name}: {traj.integrator}, dt = {traj.dt:g} s, "
                    f"relative energy drift {traj.energy_drift:.2e}")
     _mark_events(traj, (ax_q, ax_v, ax_e, ax_d))
+    return fig
+
+
+# --- the compass-gait walker (SPW Figs. 10 and 11) -------------------------------------------
+def _walker_steps(cycle, steps: int):
+    """``cycle`` (default: the paper's gait) and ``steps`` sampled steps along it."""
+    from . import walker
+
+    cycle = walker.find_limit_cycle() if cycle is None else cycle
+    return cycle, walker.walk(cycle.post_impact, steps, cycle.params, samples=300)
+
+
+def plot_walker_phase_portrait(cycle=None, steps: int = 4, leg: str = "leg1",
+                               ax: Axes | None = None) -> Figure:
+    """SPW Fig. 10: one leg's angle from the vertical against its rate, over ``steps`` steps.
+
+    The leg alternates between stance (lower branch) and swing (upper branch);
+    dashed segments are the velocity jumps at heel strike.  ``cycle`` is a
+    :class:`rbd.walker.LimitCycle` (default: :func:`rbd.walker.find_limit_cycle`).
+    """
+    from .walker import leg_angles, stance_leg
+
+    fig, ax = _figure(ax, figsize=(6, 4.5))
+    prev = None
+    for k, s in enumerate(_walker_steps(cycle, steps)[1]):
+        points = np.array([leg_angles(s.model, x[:2], x[2:])[leg] for x in s.x])
+        role = "stance" if stance_leg(s.model) == leg else "swing"
+        ax.plot(points[:, 0], points[:, 1], color="C0" if role == "stance" else "C1",
+                label=role if k < 2 else None)
+        if prev is not None:
+            ax.plot([prev[0], points[0, 0]], [prev[1], points[0, 1]], "k--", lw=0.8,
+                    label="heel strike" if k == 1 else None)
+        prev = points[-1]
+    ax.set_xlabel(rf"$\theta$ (rad), angle of {leg} from the vertical")
+    ax.set_ylabel(r"$\dot\theta$ (rad/s)")
+    ax.set_title("Compass gait: phase portrait of one leg")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Figure:
+    """SPW Fig. 11: potential against kinetic energy over ``steps`` steps.
+
+    Each step climbs to the top of the stance arc (A → B), falls (B → C) along a
+    line of constant total energy, and loses energy at heel strike (C → A′).
+    """
+    fig, ax = _figure(ax, figsize=(6, 4.5))
+    for k, s in enumerate(_walker_steps(cycle, steps)[1]):
+        T = algorithms.kinetic_energy(s.model, s.x[:, :2], s.x[:, 2:])
+        U = algorithms.potential_energy(s.model, s.x[:, :2])
+        ax.plot(T, U, color=f"C{k}", label=f"step {k + 1}")
+        tag = "'" * k
+        b = int(np.argmax(U))
+        for i, name in ((0, "A"), (b, "B"), (-1, "C")):
+            ax.annotate(name + tag, (T[i], U[i]), textcoords="offset points", xytext=(5, 5))
+            ax.plot(T[i], U[i], "k.")
+        T_next = algorithms.kinetic_energy(s.next_model, s.x_plus[:2], s.x_plus[2:])
+        ax.plot([T[-1], T_next], [U[-1], U[-1]], "k--", lw=0.8,
+                label="heel strike" if k == 0 else None)
+    ax.set_xlabel("kinetic energy (J)")
+    ax.set_ylabel("potential energy (J)")
+    ax.set_title("Compass gait: potential against kinetic energy")
+    ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_basin(basin, ax: Axes | None = None) -> Figure:
+    """Steps walked from each cell of a :class:`rbd.walker.Basin`, converged cells outlined."""
+    fig, ax = _figure(ax, figsize=(6, 4.5))
+
+    def edges(centres):                       # cell edges around the grid values
+        half = (centres[-1] - centres[0]) / (2 * (len(centres) - 1)) if len(centres) > 1 else 0.5
+        return [centres[0] - half, centres[-1] + half]
+
+    extent = edges(basin.swing_rates) + edges(basin.stance_angles)
+    image = ax.imshow(basin.steps_taken, origin="lower", extent=extent, aspect="auto",
+                      cmap="viridis", vmin=0, vmax=basin.steps, interpolation="nearest")
+    fig.colorbar(image, ax=ax, label="steps before falling")
+    if basin.converged.any() and min(basin.converged.shape) > 1:
+        ax.contour(basin.swing_rates, basin.stance_angles, basin.converged.astype(float),
+                   levels=[0.5], colors="w")
+    x = basin.cycle.post_impact
+    ax.plot(x[3], x[0], "r*", ms=12, label="limit cycle")
+    ax.set_xlabel(r"swing rate $\dot q_{sw}$ (rad/s)")
+    ax.set_ylabel(r"stance angle $q_{st}$ (rad)")
+    ax.set_title(f"Basin of attraction ({basin.steps} steps)")
+    ax.legend(loc="upper right")
+    fig.tight_layout()
     return fig

@@ -24,12 +24,14 @@ frame and makes the leg angles angles from the vertical, as in the paper.)
 One step (SPW §8.4–8.5):
 
 1. *Swing phase*: forward dynamics by :func:`rbd.aba` on the current model,
-   integrated with :func:`scipy.integrate.solve_ivp`, until the swing foot
-   reaches the ground.  Scuffing — the swing foot dipping below the ground
-   while the legs pass each other near mid-stance (B2) — is ignored: heel
+   integrated by :func:`rbd.simulate` (``solve_ivp``, DOP853), until the swing
+   foot reaches the ground (an event of the simulation).  Scuffing — the swing
+   foot dipping below the ground while the legs pass each other near
+   mid-stance (B2) — is ignored: heel
    strike only counts with the swing leg ahead of the stance leg by at least
    :data:`SCUFF_ANGLE`.
-2. *Heel strike*: the tree is re-rooted at the new stance foot
+2. *Heel strike*: the impact map of that event, which switches the model.
+   The tree is re-rooted at the new stance foot
    (:func:`rbd.topology.reroot`, a revolute top joint) — the legs exchange
    roles (B4) and the configuration is kept.
 3. *Impact*: a plastic, slipless collision (B1).  No impulse acts about the
@@ -59,50 +61,23 @@ application to the compass gait biped robot", CDC 2001.
 from __future__ import annotations
 
 import functools
-import logging
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.integrate import solve_ivp
 
-from .algorithms import aba, crba, forward_kinematics, jacobian, kinetic_energy, potential_energy
-from .errors import InputError
+from .algorithms import aba, crba, forward_kinematics, jacobian
+from .errors import InputError, SimulationError
 from .joints import Revolute
 from .model import Model
 from .spatial import mcI, plux_parts
 from .topology import reroot
 
-__all__ = [
-    "PAPER_PARAMETERS",
-    "PAPER_STATE",
-    "WalkerParameters",
-    "Step",
-    "LimitCycle",
-    "Basin",
-    "FallError",
-    "compass_gait",
-    "stance_leg",
-    "swing_leg",
-    "frame_position",
-    "foot_clearance",
-    "leg_angles",
-    "angular_momentum",
-    "swing_dynamics",
-    "on_section",
-    "basin_cell",
-    "heel_strike",
-    "step",
-    "walk",
-    "poincare_map",
-    "find_limit_cycle",
-    "phase_portrait_figure",
-    "energy_figure",
-    "basin_of_attraction",
-    "basin_figure",
-    "cli",
-]
+__all__ = ["PAPER_PARAMETERS", "PAPER_STATE", "WalkerParameters", "Step", "LimitCycle", "Basin",
+           "FallError", "compass_gait", "stance_leg", "swing_leg", "frame_position",
+           "foot_clearance", "leg_angles", "angular_momentum", "swing_dynamics", "on_section",
+           "basin_cell", "heel_strike", "step", "walk", "poincare_map", "find_limit_cycle",
+           "basin_of_attraction"]
 
 #: The hinge axis of both joints, in world coordinates: angles grow as a leg leans back.
 AXIS = np.array([0.0, -1.0, 0.0])
@@ -118,6 +93,10 @@ MAX_STEP_TIME = 10.0
 
 #: solve_ivp tolerances of the swing phase.
 RTOL, ATOL = 1e-10, 1e-12
+
+#: Time tolerance (s) of heel-strike location; far below what the finite-difference
+#: Jacobian of the Poincaré map (steps of 1e-5) can see.
+EVENT_TOL = 1e-13
 
 
 @dataclass(frozen=True)
@@ -311,17 +290,18 @@ class Step:
 
 
 def _events(model: Model, params: WalkerParameters) -> list[Callable]:
+    """Heel strike and fall as event functions ``g(t, q, v)`` of :func:`rbd.simulate`."""
     positions = _frame_positions(
         model, ("hip", _foot(stance_leg(model)), _foot(swing_leg(model))))
     n = params.normal
 
-    def strike(t, x):
+    def strike(t, q, v):
         # clearance of the swing foot, masked while the legs pass each other (B2)
-        _, stance, swing = positions(x[:2])
-        return max(n @ (swing - stance), SCUFF_ANGLE - x[1])
+        _, stance, swing = positions(q)
+        return max(n @ (swing - stance), SCUFF_ANGLE - q[1])
 
-    def fall(t, x):
-        hip, stance, _ = positions(x[:2])
+    def fall(t, q, v):
+        hip, stance, _ = positions(q)
         return n @ (hip - stance) - FALL_HEIGHT * params.leg_length
 
     for event in (strike, fall):
@@ -339,28 +319,52 @@ def swing_dynamics(model: Model) -> Callable:
     return f
 
 
+def _swing(model: Model, x: np.ndarray, duration: float, dt: float, **options):
+    """The swing phase from ``x`` by :func:`rbd.simulate` (DOP853, the walker's tolerances)."""
+    from .simulation import simulate
+
+    try:
+        return simulate(model, x[:2], x[2:], duration, dt, integrator="solve_ivp",
+                        method="DOP853", rtol=RTOL, atol=ATOL, progress=False, **options)
+    except SimulationError as exc:
+        raise FallError(f"the walker fell: the swing phase could not be integrated ({exc})"
+                        ) from exc
+
+
 def step(model: Model, x, params: WalkerParameters = PAPER_PARAMETERS, samples: int = 0
          ) -> Step:
     """Integrate one step from state ``x = (q_st, q_sw, q̇_st, q̇_sw)`` of ``model``.
 
+    The swing phase ends at the heel-strike event, whose impact map
+    (:func:`heel_strike`) switches to the model with the legs exchanged.
     ``samples > 0`` also records that many equally spaced states of the swing
-    phase (for plots).  Raises :class:`FallError` if the hip drops below
-    ``FALL_HEIGHT * l`` or no heel strike comes within ``MAX_STEP_TIME``.
+    phase (for plots; a second run to the strike).  Raises :class:`FallError`
+    if the hip drops below ``FALL_HEIGHT * l`` or no heel strike comes within
+    ``MAX_STEP_TIME``.
     """
     x = np.asarray(x, dtype=float)
     t_max = MAX_STEP_TIME * params.time_scale
-    sol = solve_ivp(swing_dynamics(model), (0.0, t_max), x, method="DOP853", rtol=RTOL,
-                    atol=ATOL, events=_events(model, params), dense_output=samples > 0)
-    if sol.status != 1 or len(sol.t_events[0]) == 0:
-        why = "the hip dropped" if sol.status == 1 else f"no heel strike within {t_max:.3g} s"
+    after: list[Model] = []
+
+    def impact(q, v):
+        new_model, q_plus, v_plus = heel_strike(model, q, v, params)
+        after.append(new_model)
+        return new_model, q_plus, v_plus
+
+    traj = _swing(model, x, t_max, t_max, events=_events(model, params), impact={0: impact},
+                  event_tol=EVENT_TOL)
+    if not after:
+        why = "the hip dropped" if traj.events else f"no heel strike within {t_max:.3g} s"
         raise FallError(f"the walker fell: {why}")
-    t_strike, x_minus = float(sol.t_events[0][0]), sol.y_events[0][0]
-    next_model, q_plus, v_plus = heel_strike(model, x_minus[:2], x_minus[2:], params)
-    feet = [frame_position(model, x_minus[:2], _foot(leg)) for leg in model.body_names]
-    t = np.linspace(0.0, t_strike, samples) if samples else np.zeros(0)
-    states = sol.sol(t).T if samples else np.zeros((0, 4))
-    return Step(model, t, states, t_strike, x_minus, next_model, np.concatenate([q_plus, v_plus]),
-                float(np.linalg.norm(feet[1] - feet[0])))
+    strike = traj.events[0]
+    x_minus = np.concatenate([strike.q, strike.v])
+    feet = [frame_position(model, strike.q, _foot(leg)) for leg in model.body_names]
+    t, states = np.zeros(0), np.zeros((0, 4))
+    if samples:
+        run = _swing(model, x, strike.t, strike.t / max(samples - 1, 1))
+        t, states = run.t[:samples], np.hstack([run.q, run.v])[:samples]
+    return Step(model, t, states, strike.t, x_minus, after[0],
+                np.concatenate([traj.q[-1], traj.v[-1]]), float(np.linalg.norm(feet[1] - feet[0])))
 
 
 def walk(x0, steps: int, params: WalkerParameters = PAPER_PARAMETERS, samples: int = 0,
@@ -527,70 +531,6 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
                       params, float(np.linalg.norm(r)), iteration)
 
 
-# --- figures (SPW Figs. 10 and 11) -----------------------------------------------------------
-def _energies(s: Step) -> tuple[np.ndarray, np.ndarray]:
-    T = np.array([kinetic_energy(s.model, x[:2], x[2:]) for x in s.x])
-    U = np.array([potential_energy(s.model, x[:2]) for x in s.x])
-    return T, U
-
-
-def phase_portrait_figure(cycle: LimitCycle | None = None, steps: int = 4, leg: str = "leg1"):
-    """SPW Fig. 10: one leg's angle from the vertical against its rate, over ``steps`` steps.
-
-    The leg alternates between stance (lower branch) and swing (upper branch);
-    dashed segments are the velocity jumps at heel strike.
-    """
-    import matplotlib.pyplot as plt
-
-    cycle = find_limit_cycle() if cycle is None else cycle
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    prev = None
-    for k, s in enumerate(walk(cycle.post_impact, steps, cycle.params, samples=300)):
-        points = np.array([leg_angles(s.model, x[:2], x[2:])[leg] for x in s.x])
-        role = "stance" if stance_leg(s.model) == leg else "swing"
-        ax.plot(points[:, 0], points[:, 1], color="C0" if role == "stance" else "C1",
-                label=role if k < 2 else None)
-        if prev is not None:
-            ax.plot([prev[0], points[0, 0]], [prev[1], points[0, 1]], "k--", lw=0.8,
-                    label="heel strike" if k == 1 else None)
-        prev = points[-1]
-    ax.set_xlabel(rf"$\theta$ (rad), angle of {leg} from the vertical")
-    ax.set_ylabel(r"$\dot\theta$ (rad/s)")
-    ax.set_title("Compass gait: phase portrait of one leg")
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
-def energy_figure(cycle: LimitCycle | None = None, steps: int = 2):
-    """SPW Fig. 11: potential against kinetic energy over ``steps`` steps.
-
-    Each step climbs to the top of the stance arc (A → B), falls (B → C) along a
-    line of constant total energy, and loses energy at heel strike (C → A′).
-    """
-    import matplotlib.pyplot as plt
-
-    cycle = find_limit_cycle() if cycle is None else cycle
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    for k, s in enumerate(walk(cycle.post_impact, steps, cycle.params, samples=300)):
-        T, U = _energies(s)
-        ax.plot(T, U, color=f"C{k}", label=f"step {k + 1}")
-        tag = "'" * k
-        b = int(np.argmax(U))
-        for i, name in ((0, "A"), (b, "B"), (-1, "C")):
-            ax.annotate(name + tag, (T[i], U[i]), textcoords="offset points", xytext=(5, 5))
-            ax.plot(T[i], U[i], "k.")
-        T_next = kinetic_energy(s.next_model, s.x_plus[:2], s.x_plus[2:])
-        ax.plot([T[-1], T_next], [U[-1], U[-1]], "k--", lw=0.8,
-                label="heel strike" if k == 0 else None)
-    ax.set_xlabel("kinetic energy (J)")
-    ax.set_ylabel("potential energy (J)")
-    ax.set_title("Compass gait: potential against kinetic energy")
-    ax.legend()
-    fig.tight_layout()
-    return fig
-
-
 # --- basin of attraction (Dask) --------------------------------------------------------------
 @dataclass
 class Basin:
@@ -612,15 +552,6 @@ class Basin:
     meta: dict = field(default_factory=dict)
 
 
-def _require_distributed():
-    try:
-        import dask.distributed
-    except ImportError as exc:
-        raise ImportError("basin_of_attraction runs on Dask: install the 'parallel' extra "
-                          "(pip install 'rbd[parallel]', i.e. dask[distributed])") from exc
-    return dask.distributed
-
-
 def basin_cell(stance_angle: float, swing_rate: float, stance_rate: float, steps: int,
                fixed_point: Sequence[float], params: WalkerParameters) -> tuple[int, float]:
     """Walk ``steps`` steps from one initial state; return (steps taken, final distance)."""
@@ -636,7 +567,7 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
                         steps: int = 10, cycle: LimitCycle | None = None,
                         tolerance: float = 1e-3, scheduler=None, progress: bool = True,
                         n_workers: int | None = None) -> Basin:
-    """Sweep a grid of post-impact states through Dask and classify each one.
+    """Sweep a grid of post-impact states through :func:`rbd.sweep.sweep` and classify each.
 
     Each cell starts on the Poincaré section with the given stance angle
     ``q_st`` and swing rate ``q̇_sw`` (the hip angle from the feet-on-the-ground
@@ -672,95 +603,19 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
     ImportError
         If ``dask.distributed`` is not installed (extra ``parallel``).
     """
-    distributed = _require_distributed()
-    from tqdm import tqdm
+    from .sweep import sweep
 
-    cycle = find_limit_cycle() if cycle is None else cycle
     if int(steps) < 1:
         raise InputError(f"steps must be at least 1, got {steps!r}")
+    cycle = find_limit_cycle() if cycle is None else cycle
     angles = np.asarray(stance_angles, dtype=float).reshape(-1)
     rates = np.asarray(swing_rates, dtype=float).reshape(-1)
-    client, own = _connect(distributed, scheduler, n_workers)
-    try:
-        futures = {}
-        for i, angle in enumerate(angles):
-            for j, rate in enumerate(rates):
-                future = client.submit(basin_cell, float(angle), float(rate),
-                                       float(cycle.post_impact[2]), int(steps),
-                                       cycle.post_impact.tolist(), cycle.params, pure=False)
-                futures[future] = (i, j)
-        taken = np.zeros((angles.size, rates.size), dtype=int)
-        distance = np.full((angles.size, rates.size), np.inf)
-        done = distributed.as_completed(list(futures))
-        for future in tqdm(done, total=len(futures), disable=not progress, desc="basin"):
-            i, j = futures[future]
-            taken[i, j], distance[i, j] = future.result()
-    finally:
-        for thing in own:
-            thing.close()
+    cell = functools.partial(basin_cell, stance_rate=float(cycle.post_impact[2]),
+                             steps=int(steps), fixed_point=cycle.post_impact.tolist(),
+                             params=cycle.params)
+    results = sweep(cell, {"stance_angle": angles, "swing_rate": rates}, scheduler=scheduler,
+                    progress=progress, n_workers=n_workers, desc="basin")
+    taken = np.array([[r[0] for r in row] for row in results], dtype=int)
+    distance = np.array([[r[1] for r in row] for row in results], dtype=float)
     converged = (taken == int(steps)) & (distance < tolerance)
     return Basin(angles, rates, int(steps), taken, distance, converged, cycle, tolerance)
-
-
-def _connect(distributed, scheduler, n_workers):
-    """A client for ``scheduler`` and the objects this call must close."""
-    if isinstance(scheduler, distributed.Client):
-        return scheduler, []
-    if isinstance(scheduler, str):
-        client = distributed.Client(scheduler)
-        return client, [client]
-    if scheduler is not None:
-        raise InputError("scheduler must be None, a scheduler address or a dask Client, "
-                         f"got {type(scheduler).__name__}")
-    # worker logs are kept quiet (shutdown chatter); a failing task raises from its result
-    cluster = distributed.LocalCluster(n_workers=n_workers or os.cpu_count() or 1,
-                                       threads_per_worker=1, dashboard_address=None,
-                                       silence_logs=logging.CRITICAL)
-    client = distributed.Client(cluster)
-    return client, [client, cluster]
-
-
-def basin_figure(basin: Basin):
-    """Steps walked from each grid cell, the converged cells outlined, the cycle marked."""
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    def edges(centres):                       # cell edges around the grid values
-        half = (centres[-1] - centres[0]) / (2 * (len(centres) - 1)) if len(centres) > 1 else 0.5
-        return [centres[0] - half, centres[-1] + half]
-
-    extent = edges(basin.swing_rates) + edges(basin.stance_angles)
-    image = ax.imshow(basin.steps_taken, origin="lower", extent=extent, aspect="auto",
-                      cmap="viridis", vmin=0, vmax=basin.steps, interpolation="nearest")
-    fig.colorbar(image, ax=ax, label="steps before falling")
-    if basin.converged.any() and min(basin.converged.shape) > 1:
-        ax.contour(basin.swing_rates, basin.stance_angles, basin.converged.astype(float),
-                   levels=[0.5], colors="w")
-    x = basin.cycle.post_impact
-    ax.plot(x[3], x[0], "r*", ms=12, label="limit cycle")
-    ax.set_xlabel(r"swing rate $\dot q_{sw}$ (rad/s)")
-    ax.set_ylabel(r"stance angle $q_{st}$ (rad)")
-    ax.set_title(f"Basin of attraction ({basin.steps} steps)")
-    ax.legend(loc="upper right")
-    fig.tight_layout()
-    return fig
-
-
-# --- command line -----------------------------------------------------------------------------
-def cli(out: str = ".") -> int:
-    """``rbd walker``: the limit cycle of SPW Table 1 and the figures 10 and 11 as PNG files."""
-    import matplotlib.pyplot as plt
-
-    cycle = find_limit_cycle()
-    print(cycle)
-    label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
-    print(f"  {label} " + ", ".join(f"{a:+.4f}" for a in PAPER_STATE))
-    os.makedirs(out, exist_ok=True)
-    for name, make in (("walker_phase_portrait.png", phase_portrait_figure),
-                       ("walker_energy.png", energy_figure)):
-        fig = make(cycle)
-        path = os.path.join(out, name)
-        fig.savefig(path, dpi=120)
-        plt.close(fig)
-        print(f"wrote {path}")
-    return 0

@@ -237,10 +237,10 @@ def test_unwritable_output_directory(capsys, tmp_path, monkeypatch, no_simulatio
 
 
 def test_walker_output_directory_is_checked_first(capsys, monkeypatch, tmp_path):
+    from rbd import walker
+
     calls = []
-    fake = types.ModuleType("rbd.walker")
-    fake.cli = lambda out=".": calls.append(out) or 0
-    monkeypatch.setitem(sys.modules, "rbd.walker", fake)
+    monkeypatch.setattr(walker, "find_limit_cycle", lambda: calls.append(1))
     code, _, err = run(capsys, "walker", "--out", str(tmp_path / "missing"))
     assert code == 2 and "does not exist" in err and calls == []
 
@@ -348,20 +348,12 @@ def test_bench_model_without_urdf_prints_na(capsys):
 
 
 # --- rbd walker --------------------------------------------------------------------------------
-def test_walker_calls_the_walker_module(capsys, monkeypatch, tmp_path):
-    calls = []
-    fake = types.ModuleType("rbd.walker")
-    fake.cli = lambda out=".": calls.append(out) or 0
-    monkeypatch.setitem(sys.modules, "rbd.walker", fake)
-    code, _, _ = run(capsys, "walker", "--out", str(tmp_path))
-    assert code == 0 and calls == [str(tmp_path)]
-
-
-def test_walker_missing_module_is_a_clean_error(capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "rbd.walker", None)   # import raises ImportError
-    code, out, err = run(capsys, "walker")
-    assert code == 2
-    assert "walker module is not available" in err and "Traceback" not in err
+def test_walker_prints_the_cycle_and_writes_two_pngs(capsys, tmp_path):
+    code, out, _ = run(capsys, "walker", "--out", str(tmp_path))
+    assert code == 0
+    assert "step period" in out and "Floquet multipliers" in out and "SPW Table 1" in out
+    for name in ("walker_phase_portrait.png", "walker_energy.png"):
+        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 # --- errors ------------------------------------------------------------------------------------

@@ -269,27 +269,24 @@ def test_bad_parameters_raise_input_error():
 
 # --- figures and the command ------------------------------------------------------------------
 def test_figures_show_two_branches_and_energy_lines(cycle):
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    pytest.importorskip("matplotlib")
+    from rbd import plotting
 
-    fig = walker.phase_portrait_figure(cycle, steps=2)
+    fig = plotting.plot_walker_phase_portrait(cycle, steps=2)
     lines = [line for line in fig.axes[0].lines if len(line.get_xdata()) > 2]
     assert len(lines) == 2                              # stance and swing branches
-    fig2 = walker.energy_figure(cycle, steps=2)
+    fig2 = plotting.plot_walker_energy(cycle, steps=2)
     assert [t.get_text() for t in fig2.axes[0].texts] == ["A", "B", "C", "A'", "B'", "C'"]
-    plt.close(fig)
-    plt.close(fig2)
 
 
-def test_cli_prints_the_cycle_and_writes_two_pngs(tmp_path, capsys, monkeypatch, cycle):
-    pytest.importorskip("matplotlib")
-    monkeypatch.setattr(walker, "find_limit_cycle", lambda: cycle)   # computed once per module
-    assert walker.cli(str(tmp_path)) == 0
-    out = capsys.readouterr().out
-    assert "step period" in out and "Floquet multipliers" in out
-    for name in ("walker_phase_portrait.png", "walker_energy.png"):
-        assert (tmp_path / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+def test_swing_samples_are_equally_spaced_and_end_at_the_strike(cycle):
+    s = walker.step(walker.compass_gait(), cycle.post_impact, samples=7)
+    assert s.t.shape == (7,) and s.x.shape == (7, 4)
+    np.testing.assert_allclose(np.diff(s.t), s.duration / 6, rtol=1e-12)
+    assert s.t[-1] == s.duration
+    # the sampling run ends at the strike time without the event: the same state to the
+    # solver's tolerance (rtol 1e-10 on states of size ~1)
+    assert_close(s.x[-1], s.x_minus, 1e-8, "last sample")
 
 
 # --- basin of attraction on Dask --------------------------------------------------------------
@@ -306,9 +303,10 @@ def test_basin_of_attraction_on_a_local_cluster(cycle):
     assert basin.converged[1, 1] and basin.distance[1, 1] < 1e-8
     assert basin.steps_taken[2, 1] < 2                 # leaning far back, it falls at once
     assert basin.steps_taken.min() >= 0 and basin.steps_taken.max() <= 2
-    matplotlib = pytest.importorskip("matplotlib")
-    matplotlib.use("Agg")
-    fig = walker.basin_figure(basin)
+    pytest.importorskip("matplotlib")
+    from rbd.plotting import plot_basin
+
+    fig = plot_basin(basin)
     assert fig.axes[0].get_xlabel().startswith("swing rate")
 
 
@@ -326,3 +324,24 @@ def test_basin_rejects_bad_arguments(cycle):
         walker.basin_of_attraction([0.2], [0.7], steps=0, cycle=cycle, progress=False)
     with pytest.raises(rbd.InputError, match="scheduler must be None"):
         walker.basin_of_attraction([0.2], [0.7], cycle=cycle, scheduler=3, progress=False)
+
+
+def _grid_cell(a, b):
+    return 10 * a + b
+
+
+def test_sweep_maps_over_the_grid_in_chunks_and_keeps_its_shape():
+    distributed = pytest.importorskip("dask.distributed", reason="needs the 'parallel' extra")
+    from rbd.sweep import sweep
+
+    with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        out = sweep(_grid_cell, {"a": [1, 2, 3], "b": np.array([0.5, 0.25])}, chunk=4,
+                    scheduler=client, progress=False)
+    assert out.shape == (3, 2)
+    assert out.tolist() == [[10.5, 10.25], [20.5, 20.25], [30.5, 30.25]]
+    with pytest.raises(rbd.InputError, match="chunk must be a positive integer"):
+        sweep(_grid_cell, {"a": [1]}, chunk=0, progress=False)
+    with pytest.raises(rbd.InputError, match="grid must be a non-empty mapping"):
+        sweep(_grid_cell, {}, progress=False)
