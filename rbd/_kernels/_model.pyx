@@ -1,6 +1,13 @@
 # cython: language_level=3
 """The compiled twin of a :class:`rbd.Model`: flat typed arrays, a workspace, validation.
 
+This module is the dispatch and validation layer of the kernels, not a
+derivation: it has no reference twin in ``rbd/reference/`` (the reference
+path validates in :mod:`rbd.algorithms`, with the same conversions and
+tolerance from :mod:`rbd._validation`).  It imports nothing from the Python
+layer above it (only :mod:`rbd.data`, :mod:`rbd.errors` and
+:mod:`rbd._validation`).
+
 ``CompiledModel(model)`` copies ``model.flat_arrays()`` into the C record
 ``ModelC`` (see ``_model.pxd``) and allocates a workspace (an
 :class:`rbd.data.Data`).  Its methods are the compiled entry points behind
@@ -8,8 +15,8 @@
 compiled code (shape, finiteness, unit quaternions - normalized on a copy when
 within the tolerance - agreeing batch sizes;
 :class:`rbd.InputError` naming the argument otherwise), then runs the kernel of
-``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, or of the
-forward-dynamics variants ``block_elimination.pyx`` (modified pivot) and
+``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` (also with Pai's modified pivot,
+the kernel behind ``block_elimination.pyx``), ``kinematics.pyx``, or
 ``ploen.pyx`` (Si–Guenter recursion).
 
 * A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
@@ -28,12 +35,10 @@ from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange, threadid
 from libc.math cimport fabs, isfinite, sqrt
 from libc.stdlib cimport free, malloc
-from libc.string cimport memset
 
 cimport openmp
 
 from rbd._kernels cimport aba as _aba
-from rbd._kernels cimport block_elimination as _be
 from rbd._kernels cimport crba as _crba
 from rbd._kernels cimport kinematics as _kin
 from rbd._kernels cimport ploen as _ploen
@@ -46,6 +51,7 @@ import os
 
 import numpy as np
 
+from rbd._validation import QUATERNION_TOLERANCE, as_real_array, as_time_step
 from rbd.data import Data
 from rbd.errors import InputError, ModelError
 
@@ -128,9 +134,9 @@ cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) n
     elif c.task == T_CRBA:
         _crba.crba(m, w, q, out)
     elif c.task == T_ABA:
-        return _aba.aba(m, w, q, x1, x2, f, out)
+        return _aba.aba(m, w, q, x1, x2, f, out, False)
     elif c.task == T_ABA_MODIFIED:
-        return _be.c_aba_modified(m, w, q, x1, x2, f, out)
+        return _aba.aba(m, w, q, x1, x2, f, out, True)
     elif c.task == T_PLOEN:
         return _ploen.c_forward_dynamics(m, w, q, x1, x2, f, out)
     elif c.task == T_MINV:
@@ -162,18 +168,11 @@ cdef inline bint _usable(object x):
             and cnp.PyArray_ISNOTSWAPPED(<cnp.ndarray>x))
 
 
-cdef object _shared_conversion = None
-
-
 cdef cnp.ndarray _convert(object x, str name):
-    # the conversion of the reference path, rbd.algorithms.as_real_array: one float64
+    # the conversion of the reference path (rbd._validation.as_real_array): one float64
     # C-contiguous array, complex values and out-of-range numbers refused with the same
     # messages on both backends
-    global _shared_conversion
-    if _shared_conversion is None:
-        from rbd.algorithms import as_real_array
-        _shared_conversion = as_real_array
-    return _shared_conversion(x, name)
+    return as_real_array(x, name)
 
 
 cdef inline cnp.ndarray _as_array(object x, str name):
@@ -285,10 +284,7 @@ cdef class CompiledModel:
         self.quat_start = NULL
 
     def __init__(self, model):
-        from rbd.algorithms import QUATERNION_TOLERANCE
-        from rbd.model import Model
-
-        if not isinstance(model, Model):
+        if not _is_model(model):
             raise ModelError(f"CompiledModel needs an rbd.Model, got {type(model).__name__}")
         flat = model.flat_arrays()
         nb = model.nbodies
@@ -815,8 +811,6 @@ cdef class CompiledModel:
     def integrate(self, q, v, dt=1.0):
         """``q ⊕ v dt`` on each joint's manifold (quaternions: ``q ⊗ exp(ω dt)``)."""
         cdef Call c
-        from rbd.algorithms import as_time_step
-
         c.dt = as_time_step(dt)
         q = self._arg_q(q, &c)
         v = self._arg_v(v, "v", 1, &c)
@@ -824,17 +818,28 @@ cdef class CompiledModel:
         return self._run(&c, 1, self.m.nq, 0, 0)
 
 
+def _is_model(model) -> bool:
+    # an rbd.Model, recognized by what the kernels use of it (this layer does not import
+    # rbd.model): flat_arrays(), bodies and the per-model cache
+    return all(hasattr(model, name) for name in ("flat_arrays", "bodies", "_cache"))
+
+
 def compiled_model(model):
-    """The cached :class:`CompiledModel` of ``model`` (``rbd.algorithms.compiled``).
+    """The :class:`CompiledModel` of ``model``, built once and cached on the model.
+
+    The cache is the one of ``rbd.algorithms.compiled`` (``model._cache["kernel"]``,
+    emptied when the model changes).
 
     Raises
     ------
     InputError
         When ``model`` is not an :class:`rbd.Model`.
     """
-    from rbd.algorithms import compiled
-    from rbd.model import Model
-
-    if not isinstance(model, Model):
+    if not _is_model(model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-    return compiled(model)
+    try:
+        return model._cache["kernel"]
+    except KeyError:
+        kernel = CompiledModel(model)
+        model._cache["kernel"] = kernel
+        return kernel

@@ -13,10 +13,14 @@ Storage conventions (shared by every kernel):
   ``(m, h, Ī)`` with ``h = m c`` and ``Ī = I_c + m c̃ c̃ᵀ``, so
   ``I = [[Ī, h̃], [h̃ᵀ, m 1]]``.
 
-Output arguments never alias inputs unless a helper says so.
+Output arguments never alias inputs unless a helper says so.  A helper that
+renders a function of ``spatial.py`` carries its name (``so3_exp``, ``se3_exp``,
+``quat_multiply``, ``quat_normalize``, ``quat_integrate``, ``rot_to_quat``) and
+its formula; the ``_T`` helpers return the transpose ``E = Rᵀ`` that a Plücker
+transform holds.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport cos, sin, sqrt
 
 
 # --- 3-vectors and 3×3 matrices -------------------------------------------------------
@@ -329,3 +333,115 @@ cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
             Dinv[ld * i + j] = s
             Dinv[ld * j + i] = s
     return 0
+
+
+# --- SO(3), SE(3) and quaternions (the same names and formulas as rbd/spatial.py) ------------
+
+cdef inline void so3_exp(const double* w, double* R) noexcept nogil:
+    # R = exp(w̃) = 1 + sin θ/θ w̃ + (1 - cos θ)/θ² w̃²   (θ < 1e-8: 1 + w̃ + ½ w̃²)
+    cdef double theta = sqrt(dot3(w, w)), a, b
+    cdef double W2[9]
+    cdef int k
+    skew_sq3(w, W2)
+    if theta < 1e-8:
+        a = 1.0
+        b = 0.5
+    else:
+        a = sin(theta) / theta
+        b = (1.0 - cos(theta)) / (theta * theta)
+    set_identity3(R)
+    for k in range(9):
+        R[k] += b * W2[k]
+    R[1] -= a * w[2]; R[2] += a * w[1]
+    R[3] += a * w[2]; R[5] -= a * w[0]
+    R[6] -= a * w[1]; R[7] += a * w[0]
+
+
+cdef inline void se3_exp(const double* xi, double* R, double* p) noexcept nogil:
+    # exp of the twist ξ = [ω; v]:  R = exp(ω̃),  p = V v with
+    # V = 1 + (1 - cos θ)/θ² ω̃ + (θ - sin θ)/θ³ ω̃²   (θ < 1e-8: 1 + ½ ω̃ + ω̃²/6)
+    cdef double theta = sqrt(dot3(xi, xi)), a, b
+    cdef double V[9]
+    cdef int k
+    skew_sq3(xi, V)
+    if theta < 1e-8:
+        a = 0.5
+        b = 1.0 / 6.0
+    else:
+        a = (1.0 - cos(theta)) / (theta * theta)
+        b = (theta - sin(theta)) / (theta * theta * theta)
+    for k in range(9):
+        V[k] *= b
+    V[0] += 1.0; V[4] += 1.0; V[8] += 1.0
+    V[1] -= a * xi[2]; V[2] += a * xi[1]
+    V[3] += a * xi[2]; V[5] -= a * xi[0]
+    V[6] -= a * xi[1]; V[7] += a * xi[0]
+    so3_exp(xi, R)
+    mat3_vec(V, xi + 3, p)
+
+
+cdef inline void quat_multiply(const double* a, const double* b, double* out) noexcept nogil:
+    # out = a ⊗ b   (scalar-last Hamilton product)
+    out[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1]
+    out[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0]
+    out[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3]
+    out[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]
+
+
+cdef inline void quat_normalize(double* quat) noexcept nogil:
+    # quat = quat / |quat|
+    cdef double n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                         + quat[3] * quat[3])
+    cdef int k
+    for k in range(4):
+        quat[k] /= n
+
+
+cdef inline void quat_integrate(const double* quat, const double* omega, double dt,
+                                double* out) noexcept nogil:
+    # out = quat ⊗ exp(ω dt), normalized;  exp(w) = [sin(θ/2) w/θ; cos(θ/2)]  (θ < 1e-12: [w/2; 1])
+    cdef double w[3]
+    cdef double dq[4]
+    cdef double theta, s
+    cdef int k
+    for k in range(3):
+        w[k] = omega[k] * dt
+    theta = sqrt(dot3(w, w))
+    if theta < 1e-12:
+        dq[0] = 0.5 * w[0]; dq[1] = 0.5 * w[1]; dq[2] = 0.5 * w[2]; dq[3] = 1.0
+    else:
+        s = sin(theta / 2.0)
+        dq[0] = s * (w[0] / theta); dq[1] = s * (w[1] / theta); dq[2] = s * (w[2] / theta)
+        dq[3] = cos(theta / 2.0)
+    quat_multiply(quat, dq, out)
+    quat_normalize(out)
+
+
+cdef inline void rot_to_quat(const double* R, double* quat) noexcept nogil:
+    # unit quaternion (x, y, z, w) of R with w ≥ 0
+    cdef double tr = R[0] + R[4] + R[8], s
+    cdef int i, j, k
+    if tr > 0:
+        s = 2.0 * sqrt(tr + 1.0)
+        quat[0] = (R[7] - R[5]) / s
+        quat[1] = (R[2] - R[6]) / s
+        quat[2] = (R[3] - R[1]) / s
+        quat[3] = 0.25 * s
+    else:
+        # i = argmax diag(R)
+        i = 0
+        if R[4] > R[0]:
+            i = 1
+        if R[8] > R[4 * i]:
+            i = 2
+        j = (i + 1) % 3
+        k = (i + 2) % 3
+        s = 2.0 * sqrt(1.0 + R[4 * i] - R[4 * j] - R[4 * k])
+        quat[i] = 0.25 * s
+        quat[j] = (R[3 * j + i] + R[3 * i + j]) / s
+        quat[k] = (R[3 * k + i] + R[3 * i + k]) / s
+        quat[3] = (R[3 * k + j] - R[3 * j + k]) / s
+    if quat[3] < 0:
+        for i in range(4):
+            quat[i] = -quat[i]
+    quat_normalize(quat)

@@ -1,141 +1,100 @@
 # cython: language_level=3
-"""Articulated-body algorithm for forward dynamics, compiled.
+"""Articulated-body algorithm for forward dynamics and ``M⁻¹``, compiled.
 
 The compiled twin of ``rbd/reference/aba.py`` (RBDA Table 7.1): three passes
-under the same headers and symbols.  ``mass_matrix_inverse`` runs the same
-inward pass on the unit joint forces (all columns at once, zero velocity and
-gravity), which yields Si & Guenter's factorization of ``M⁻¹`` (their
-Appendix B, Eq. 58) in O(n·nv) operations; the reference computes ``M⁻¹``
-by a Cholesky solve of the CRBA matrix (``rbd/reference/crba.py``).
+under the same headers and symbols.  Pass 1 is the shared outward step of
+``rnea.pxd``; pass 2 the shared articulated-inertia step of ``aba.pxd``.
+
+* ``aba(..., modified_pivot)``: with ``modified_pivot`` the pivot is Pai,
+  Ascher & Kry's (their §7; the reference ``aba(..., modified_pivot=True)``,
+  entry point ``rbd/_kernels/block_elimination.pyx``).
+* ``mass_matrix_inverse``: the same passes run on the unit joint forces, all
+  columns at once, at zero velocity and gravity (twin:
+  ``rbd.reference.aba.mass_matrix_inverse``).  The product it assembles is Si
+  & Guenter's factorization ``M⁻¹ = Lᵀ Ω⁻¹ L`` (their Eq. 58, rendered in
+  global matrix form by ``rbd.reference.ploen``), in O(n·nv) operations.  It
+  differs from its reference in storage only: the kernel computes the columns
+  ``j ≥ v_start[i]`` of block row ``i`` and copies the lower triangle, and
+  keeps the per-body columns ``F_i`` in shared slots.
 
 Both return 0, or ``1 + i`` when the articulated inertia ``D_i`` of body ``i``
 is not positive definite (a joint that moves no inertia).
 """
 
-from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
 from rbd._kernels._spatial cimport (
     congruence_add,
-    crf_apply,
-    crm_apply,
     dot6,
     mat6_vec,
-    rbi_apply,
-    spd_inverse,
-    xform_force_T,
     xform_force_T_add,
     xform_motion,
 )
+from rbd._kernels.rnea cimport outward_step
 
 
-cdef inline int articulate(const ModelC* model, Work* w, Py_ssize_t i) noexcept nogil:
-    # U_i = IA_i S_i,  D_i = S_iᵀ U_i + diag(armature_i),  D_i⁻¹;  returns 1 if D_i is not positive definite
-    cdef Py_ssize_t nv_i = model.nv_j[i], k, l
-    cdef double* S_i = w.S + 6 * model.v_start[i]
-    cdef double* U_i = w.U + 6 * model.v_start[i]
-    cdef double* D = w.D + 36 * i
-    for k in range(nv_i):
-        # U_i = IA_i S_i
-        mat6_vec(w.IA + 36 * i, S_i + 6 * k, U_i + 6 * k)                  # RBDA T7.1
-    for k in range(nv_i):
-        for l in range(nv_i):
-            # D_i = S_iᵀ U_i
-            D[6 * k + l] = dot6(S_i + 6 * k, U_i + 6 * l)                   # S&G (28)
-    for k in range(nv_i):
-        # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
-        D[7 * k] += model.armature[model.v_start[i] + k]
-    if nv_i == 0:
-        return 0
-    return spd_inverse(D, <int>nv_i, 6, w.D_inv + 36 * i, w.scratch)
-
-
-cdef inline void articulated_inertia(const ModelC* model, Work* w, Py_ssize_t i,
-                                     double* Ia, double* UDinv) noexcept nogil:
-    # Ia = IA_i - U_i D_i⁻¹ U_iᵀ;  UDinv = U_i D_i⁻¹ (6 × nv_i, column-major)
-    cdef Py_ssize_t nv_i = model.nv_j[i], k, l, r, s
-    cdef double* U_i = w.U + 6 * model.v_start[i]
-    cdef double* D_inv = w.D_inv + 36 * i
-    memcpy(Ia, w.IA + 36 * i, 36 * sizeof(double))
-    for k in range(nv_i):
-        for r in range(6):
-            UDinv[6 * k + r] = 0.0
-            for l in range(nv_i):
-                UDinv[6 * k + r] += U_i[6 * l + r] * D_inv[6 * l + k]
-    for k in range(nv_i):
-        for r in range(6):
-            for s in range(6):
-                Ia[6 * r + s] -= UDinv[6 * k + r] * U_i[6 * k + s]          # S&G (27)
-
-
-cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
-             const double* tau, const double* f_ext, double* qdd) noexcept nogil:
-    """qdd = FD(q, q̇, τ, f_ext); writes X_up, S, v, c, IA, pA, U, D, D_inv, u, a."""
-    cdef Py_ssize_t nb = model.nb, i, j, k, p, nv_i, vi
-    cdef double* v_i
-    cdef double* c_i
-    cdef double* a_i
+cdef inline void accelerations(const ModelC* model, Work* w, double* qdd) noexcept nogil:
+    # pass 3 (outward): a' = X_up[i] a_λ(i) + c_i;  q̈_i = D_i⁻¹ (u_i - U_iᵀ a');
+    # a_i = a' + S_i q̈_i
+    cdef Py_ssize_t i, j, k, p, nv_i, vi
     cdef const double* a_p
-    cdef double* S_i
-    cdef double* U_i
-    cdef double* D_inv
-    cdef double v_J[6]
-    cdef double t[6]
-    cdef double Iv[6]
-    cdef double pa[6]
-    cdef double Ia[36]
-    cdef double UDinv[36]
+    cdef double* a_i
     cdef double r_i[6]
-
-    # --- pass 1 (outward): velocities, bias accelerations, bias forces
-    for i in range(nb):
-        # X_J, S_i, c_J = jcalc(q_i, q̇_i);  X_up[i] = X_J X_tree[i]
-        joint_step(model, w, i, q, qd)
+    for i in range(model.nb):
         p = model.parent[i]
         nv_i = model.nv_j[i]
         vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        v_i = w.v + 6 * i
-        c_i = w.c + 6 * i
-        # v_J = S_i q̇_i
+        a_i = w.a + 6 * i
+        # a' = X_up[i] a_λ(i) + c_i
+        a_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
         for k in range(6):
-            v_J[k] = 0.0
+            a_i[k] += w.c[6 * i + k]                                        # RBDA T7.1
+        # q̈_i = D_i⁻¹ (u_i - U_iᵀ a')
+        for j in range(nv_i):
+            r_i[j] = w.u[vi + j] - dot6(w.U + 6 * (vi + j), a_i)
+        for j in range(nv_i):
+            qdd[vi + j] = 0.0
+            for k in range(nv_i):
+                qdd[vi + j] += w.D_inv[36 * i + 6 * j + k] * r_i[k]        # RBDA T7.1
+        # a_i = a' + S_i q̈_i
         for j in range(nv_i):
             for k in range(6):
-                v_J[k] += S_i[6 * j + k] * qd[vi + j]
-        # v_i = X_up[i] v_λ(i) + v_J
-        if p < 0:
-            memcpy(v_i, v_J, 6 * sizeof(double))                           # S&G (8)
-        else:
-            xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, w.v + 6 * p, v_i)
-            for k in range(6):
-                v_i[k] += v_J[k]                                            # S&G (8)
-        # c_i = c_J + v_i × v_J
-        crm_apply(v_i, v_J, c_i)
-        for k in range(6):
-            c_i[k] += w.c_J[6 * i + k]                                      # S&G (11)
-        # IA_i = I_i
-        memcpy(w.IA + 36 * i, model.inertia + 36 * i, 36 * sizeof(double))
+                a_i[k] += w.S[6 * (vi + j) + k] * qdd[vi + j]
+
+
+cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
+             const double* tau, const double* f_ext, double* qdd,
+             bint modified_pivot) noexcept nogil:
+    """qdd = FD(q, q̇, τ, f_ext); writes X_up, S, v, c, IA, pA, U, D, D_inv, u, a."""
+    cdef Py_ssize_t nb = model.nb, i, j, k, p, nv_i, vi
+    cdef double pa[6]
+    cdef double Ia[36]
+    cdef double UDinv[36]
+
+    # --- pass 1 (outward): velocities, bias accelerations, bias forces
+    for i in range(nb):
+        # v_i = X_up[i] v_λ(i) + S_i q̇_i;  c_i = c_J + v_i × S_i q̇_i;
         # pA_i = v_i ×* I_i v_i - f_ext_i
-        rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, v_i, Iv)
-        crf_apply(v_i, Iv, w.pA + 6 * i)                                    # S&G (21)
-        if f_ext != NULL:
-            for k in range(6):
-                w.pA[6 * i + k] -= f_ext[6 * i + k]
+        outward_step(model, w, i, q, qd, f_ext, w.c + 6 * i, w.pA + 6 * i)
+        # IA_i = I_i   (modified pivot: IA~_i = 0, the children's part only)
+        if modified_pivot:
+            memset(w.IA + 36 * i, 0, 36 * sizeof(double))
+        else:
+            memcpy(w.IA + 36 * i, model.inertia + 36 * i, 36 * sizeof(double))
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
-        if articulate(model, w, i):
+        # U_i = IA_i S_i;  D_i = S_iᵀ U_i (+ armature);  D_i⁻¹
+        if pivot(model, w, i, modified_pivot):
             w.status = <int>(1 + i)
             return w.status
         nv_i = model.nv_j[i]
         vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        D_inv = w.D_inv + 36 * i
         for k in range(nv_i):
             # u_i = τ_i - S_iᵀ pA_i
-            w.u[vi + k] = tau[vi + k] - dot6(S_i + 6 * k, w.pA + 6 * i)     # RBDA T7.1
+            w.u[vi + k] = tau[vi + k] - dot6(w.S + 6 * (vi + k), w.pA + 6 * i)  # RBDA T7.1
         p = model.parent[i]
         if p >= 0:
             # Ia = IA_i - U_i D_i⁻¹ U_iᵀ
@@ -153,34 +112,77 @@ cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
             xform_force_T_add(w.E_up + 9 * i, w.r_up + 3 * i, pa, w.pA + 6 * p)  # S&G (24)
 
     # --- pass 3 (outward): accelerations
-    for i in range(nb):
-        p = model.parent[i]
-        nv_i = model.nv_j[i]
-        vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        U_i = w.U + 6 * vi
-        D_inv = w.D_inv + 36 * i
-        a_i = w.a + 6 * i
-        # a' = X_up[i] a_λ(i) + c_i
-        if p < 0:
-            a_p = <const double*>&model.a0[0]
-        else:
-            a_p = w.a + 6 * p
-        xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
-        for k in range(6):
-            a_i[k] += w.c[6 * i + k]                                        # RBDA T7.1
-        # q̈_i = D_i⁻¹ (u_i - U_iᵀ a')
-        for j in range(nv_i):
-            r_i[j] = w.u[vi + j] - dot6(U_i + 6 * j, a_i)
-        for j in range(nv_i):
-            qdd[vi + j] = 0.0
-            for k in range(nv_i):
-                qdd[vi + j] += D_inv[6 * j + k] * r_i[k]                    # RBDA T7.1
-        # a_i = a' + S_i q̈_i
-        for j in range(nv_i):
-            for k in range(6):
-                a_i[k] += S_i[6 * j + k] * qdd[vi + j]
+    accelerations(model, w, qdd)
     return 0
+
+
+cdef inline void unit_force_columns(const ModelC* model, Work* w, Py_ssize_t i,
+                                    double* M_inv) noexcept nogil:
+    # pass 2 of M⁻¹ at body i, columns j ≥ v_start[i]:  row i of M⁻¹ = D_i⁻¹ u_i with
+    # u_i = e_i - S_iᵀ F_i;  F_λ(i) += X_up[i]ᵀ (F_i + U_i D_i⁻¹ u_i)
+    cdef Py_ssize_t nv = model.nv, nv_i = model.nv_j[i], vi = model.v_start[i]
+    cdef Py_ssize_t p = model.parent[i], j, k, l
+    cdef const double* D_inv = w.D_inv + 36 * i
+    cdef double* F_i = w.F + 6 * nv * model.col_slot[i]
+    cdef double* F_p
+    cdef double* row
+    cdef double s[6]
+    if model.col_last[i] == i:
+        # F_i = 0 (no child pushed into it)
+        memset(F_i + 6 * vi, 0, 6 * (nv - vi) * sizeof(double))
+    for k in range(nv_i):
+        row = M_inv + (vi + k) * nv
+        for l in range(nv_i):
+            # M⁻¹_ii = D_i⁻¹   (u_i = 1 on the joint's own columns)
+            row[vi + l] = D_inv[6 * k + l]
+        for j in range(vi + nv_i, nv):
+            # M⁻¹_ij = -D_i⁻¹ S_iᵀ F_i[:, j]   (u_i = -S_iᵀ pA_i)
+            row[j] = 0.0
+            for l in range(nv_i):
+                row[j] -= D_inv[6 * k + l] * dot6(w.S + 6 * (vi + l), F_i + 6 * j)
+    if p < 0:
+        return
+    F_p = w.F + 6 * nv * model.col_slot[p]
+    if model.col_last[p] == i:
+        # F_λ(i) = 0 before its first (highest-numbered) child pushes
+        memset(F_p + 6 * model.v_start[p], 0, 6 * (nv - model.v_start[p]) * sizeof(double))
+    for j in range(vi, nv):
+        # pa = F_i[:, j] + U_i M⁻¹[i, j];  F_λ(i)[:, j] += X_up[i]ᵀ pa
+        memcpy(s, F_i + 6 * j, 6 * sizeof(double))
+        for l in range(nv_i):
+            for k in range(6):
+                s[k] += w.U[6 * (vi + l) + k] * M_inv[(vi + l) * nv + j]    # RBDA T7.1
+        xform_force_T_add(w.E_up + 9 * i, w.r_up + 3 * i, s, F_p + 6 * j)  # S&G (24)
+
+
+cdef inline void unit_force_accelerations(const ModelC* model, Work* w, Py_ssize_t i,
+                                          double* M_inv) noexcept nogil:
+    # pass 3 of M⁻¹ at body i, columns j ≥ v_start[i]:  a' = X_up[i] a_λ(i);
+    # M⁻¹_ij -= D_i⁻¹ U_iᵀ a';  a_i = a' + S_i M⁻¹_ij   (a_i kept in F_i)
+    cdef Py_ssize_t nv = model.nv, nv_i = model.nv_j[i], vi = model.v_start[i]
+    cdef Py_ssize_t p = model.parent[i], j, k, l
+    cdef const double* D_inv = w.D_inv + 36 * i
+    cdef double* F_i = w.F + 6 * nv * model.col_slot[i]
+    cdef double t[6]
+    cdef double s[6]
+    for j in range(vi, nv):
+        if p >= 0:
+            # a' = X_up[i] a_λ(i)
+            xform_motion(w.E_up + 9 * i, w.r_up + 3 * i,
+                         w.F + 6 * (nv * model.col_slot[p] + j), t)
+            for k in range(nv_i):
+                s[k] = dot6(w.U + 6 * (vi + k), t)
+            for k in range(nv_i):
+                # M⁻¹_ij -= D_i⁻¹ U_iᵀ a'
+                for l in range(nv_i):
+                    M_inv[(vi + k) * nv + j] -= D_inv[6 * k + l] * s[l]     # RBDA T7.1
+        else:
+            memset(t, 0, 6 * sizeof(double))
+        for l in range(nv_i):
+            for k in range(6):
+                # a_i = a' + S_i M⁻¹[i, j]
+                t[k] += w.S[6 * (vi + l) + k] * M_inv[(vi + l) * nv + j]
+        memcpy(F_i + 6 * j, t, 6 * sizeof(double))
 
 
 cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
@@ -195,93 +197,32 @@ cdef int mass_matrix_inverse(const ModelC* model, Work* w, const double* q,
     col_slot[i] of w.F, shared by bodies whose F are never needed at the same time
     (``_model.column_slots``): a chain of n bodies uses 2 slots, not n.
     """
-    cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, k, l, p, nv_i, vi
-    cdef double* S_i
-    cdef double* U_i
-    cdef double* D_inv
-    cdef double* F_i
-    cdef double* F_p
-    cdef double* row
+    cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, p
     cdef double Ia[36]
     cdef double UDinv[36]
-    cdef double t[6]
-    cdef double s[6]
-    cdef const int64_t* slot = model.col_slot
+
+    # --- pass 1 (outward): joint transforms
     for i in range(nb):
-        # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
+        # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i);  IA_i = I_i
         joint_step(model, w, i, q, NULL)
-        # IA_i = I_i
         memcpy(w.IA + 36 * i, model.inertia + 36 * i, 36 * sizeof(double))
 
     # --- pass 2 (inward): articulated inertias; bias forces of the unit joint forces
     for i in range(nb - 1, -1, -1):
-        if articulate(model, w, i):
+        # U_i = IA_i S_i;  D_i = S_iᵀ U_i (+ armature);  D_i⁻¹
+        if pivot(model, w, i, False):
             w.status = <int>(1 + i)
             return w.status
-        nv_i = model.nv_j[i]
-        vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        U_i = w.U + 6 * vi
-        D_inv = w.D_inv + 36 * i
-        F_i = w.F + 6 * nv * slot[i]
-        if model.col_last[i] == i:
-            # F_i = 0 (no child pushed into it)
-            memset(F_i + 6 * vi, 0, 6 * (nv - vi) * sizeof(double))
-        for k in range(nv_i):
-            row = M_inv + (vi + k) * nv
-            for l in range(nv_i):
-                # M⁻¹_ii = D_i⁻¹   (u_i = 1 on the joint's own columns)
-                row[vi + l] = D_inv[6 * k + l]
-            for j in range(vi + nv_i, nv):
-                # M⁻¹_ij = -D_i⁻¹ S_iᵀ F_i[:, j]   (u_i = -S_iᵀ pA_i)
-                row[j] = 0.0
-                for l in range(nv_i):
-                    row[j] -= D_inv[6 * k + l] * dot6(S_i + 6 * l, F_i + 6 * j)
+        unit_force_columns(model, w, i, M_inv)
         p = model.parent[i]
         if p >= 0:
             # Ia = IA_i - U_i D_i⁻¹ U_iᵀ;  IA_λ(i) += X_up[i]ᵀ Ia X_up[i]
             articulated_inertia(model, w, i, Ia, UDinv)                     # S&G (27)
             congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, Ia, w.IA + 36 * p)  # S&G (27)
-            F_p = w.F + 6 * nv * slot[p]
-            if model.col_last[p] == i:
-                # F_λ(i) = 0 before its first (highest-numbered) child pushes
-                memset(F_p + 6 * model.v_start[p], 0,
-                       6 * (nv - model.v_start[p]) * sizeof(double))
-            for j in range(vi, nv):
-                # pa = F_i[:, j] + U_i M⁻¹[i, j];  F_λ(i)[:, j] += X_up[i]ᵀ pa
-                memcpy(s, F_i + 6 * j, 6 * sizeof(double))
-                for l in range(nv_i):
-                    for k in range(6):
-                        s[k] += U_i[6 * l + k] * M_inv[(vi + l) * nv + j]
-                xform_force_T_add(w.E_up + 9 * i, w.r_up + 3 * i, s, F_p + 6 * j)  # S&G (24)
 
     # --- pass 3 (outward): accelerations of the unit joint forces
     for i in range(nb):
-        nv_i = model.nv_j[i]
-        vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        U_i = w.U + 6 * vi
-        D_inv = w.D_inv + 36 * i
-        F_i = w.F + 6 * nv * slot[i]
-        p = model.parent[i]
-        for j in range(vi, nv):
-            if p >= 0:
-                # a' = X_up[i] a_λ(i)
-                xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, w.F + 6 * (nv * slot[p] + j), t)
-                for k in range(nv_i):
-                    s[k] = dot6(U_i + 6 * k, t)
-                for k in range(nv_i):
-                    # M⁻¹_ij -= D_i⁻¹ U_iᵀ a'
-                    for l in range(nv_i):
-                        M_inv[(vi + k) * nv + j] -= D_inv[6 * k + l] * s[l]     # S&G (58)
-            else:
-                for k in range(6):
-                    t[k] = 0.0
-            for l in range(nv_i):
-                for k in range(6):
-                    # a_i = a' + S_i M⁻¹[i, j]
-                    t[k] += S_i[6 * l + k] * M_inv[(vi + l) * nv + j]
-            memcpy(F_i + 6 * j, t, 6 * sizeof(double))
+        unit_force_accelerations(model, w, i, M_inv)
 
     for i in range(nv):
         for j in range(i + 1, nv):

@@ -1,15 +1,14 @@
 # cython: language_level=3
 """Composite-rigid-body algorithm for the joint-space inertia matrix, compiled.
 
-The compiled twin of ``rbd/reference/crba.py`` (RBDA Table 6.2): the joint
-transforms, the inward pass of composite inertias, then one block row of
-``M`` per body, walking to the root.  On that walk the reference carries
-``F`` up one ``X_upᵀ`` at a time; here ``F`` and the ancestors' ``S`` are
-expressed once in the coordinates of the root body, so each step of the walk
-is a single dot product (the same products, taken once per body instead of
-once per pair).  ``mass_matrix_inverse`` is computed by
-the ABA-based factorization in ``aba.pyx`` rather than by the reference's
-Cholesky solve.
+The compiled twin of ``rbd/reference/crba.py`` (RBDA Table 6.2 with the block
+rows taken in root-body coordinates): the same three passes under the same
+headers.  The joint transforms also give each body's pose ``X_0,i`` relative
+to its root body, so ``S`` and ``F = IC_i S_i`` are expressed once in root
+coordinates and each step of the walk to the root is a single dot product
+``M_ji = S⁰_j · F⁰`` (the same products as RBDA's ``F ← X_upᵀ F`` walk, taken
+once per body instead of once per pair).  ``mass_matrix_inverse`` is the
+ABA on unit forces in ``aba.pyx`` (twin: ``rbd.reference.aba``).
 """
 
 from libc.string cimport memcpy, memset
@@ -35,6 +34,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
     cdef double Mji
     cdef double* S_i
     cdef double F[6]
+    # --- outward pass: joint transforms, root-body coordinates
     for i in range(nb):
         # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
         joint_step(model, w, i, q, NULL)
@@ -58,8 +58,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
                                w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)
 
     # --- block rows: project the composite inertia onto every ancestor's joint
-    # The walk's products X_up[j]ᵀ ⋯ X_up[i]ᵀ F are taken once, by carrying F to the
-    # coordinates of the root body (X_0,i): then M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_j · F⁰.
+    # (in root-body coordinates: M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_j · F⁰)
     memset(M, 0, nv * nv * sizeof(double))
     for i in range(nb):
         nv_i = model.nv_j[i]

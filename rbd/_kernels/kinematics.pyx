@@ -2,13 +2,15 @@
 """Forward kinematics, Jacobians, energies and integration on the joint manifolds, compiled.
 
 The compiled twin of ``rbd/reference/kinematics.py``: the same functions with
-the same formulas.  World poses are kept as ``R_i`` (body axes in world
+the same formulas.  The manifold maps (``quat_integrate``, ``se3_exp``,
+``rot_to_quat``) are the ``_spatial.pxd`` twins of ``rbd/spatial.py``, used as
+the joints of ``rbd/joints.py`` use them; the body velocities are the shared
+outward step ``velocity_step`` (``rnea.pxd``).  World poses are kept as ``R_i`` (body axes in world
 coordinates) and ``p_i`` (body origin in world coordinates):
 ``R_i = R_λ(i) E_upᵀ`` and ``p_i = p_λ(i) + R_λ(i) r_up`` for
 ``X_up[i] = plux(E_up, r_up)``.
 """
 
-from libc.math cimport cos, sin, sqrt
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport (
@@ -22,15 +24,17 @@ from rbd._kernels._spatial cimport (
     cross3,
     dot3,
     dot6,
-    mat3_mul,
     mat3_mulT,
     mat3_vec,
+    mat3T_mul,
+    mat3T_vec,
+    quat_integrate,
     quat_to_rot_T,
     rbi_apply,
-    set_identity3,
-    skew_sq3,
-    xform_motion,
+    rot_to_quat,
+    se3_exp,
 )
+from rbd._kernels.rnea cimport velocity_step
 
 
 cdef void world_poses(const ModelC* model, Work* w, const double* q,
@@ -77,21 +81,11 @@ cdef void forward_kinematics(const ModelC* model, Work* w, const double* q,
 cdef void body_velocities(const ModelC* model, Work* w, const double* q,
                           const double* qd) noexcept nogil:
     """v_i = X_up[i] v_λ(i) + S_i q̇_i, body coordinates (fills w.v)."""
-    cdef Py_ssize_t i, j, k, p, vi
-    cdef double* v_i
+    cdef Py_ssize_t i
+    cdef double v_J[6]
     for i in range(model.nb):
-        # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
-        joint_step(model, w, i, q, qd)
-        p = model.parent[i]
-        vi = model.v_start[i]
-        v_i = w.v + 6 * i
-        if p < 0:
-            memset(v_i, 0, 6 * sizeof(double))
-        else:
-            xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, w.v + 6 * p, v_i)
-        for j in range(model.nv_j[i]):
-            for k in range(6):
-                v_i[k] += w.S[6 * (vi + j) + k] * qd[vi + j]                # S&G (8)
+        # X_up[i] = X_J(q_i) X_tree[i];  v_i = X_up[i] v_λ(i) + S_i q̇_i
+        velocity_step(model, w, i, q, qd, v_J)                              # S&G (8)
 
 
 cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t body,
@@ -182,138 +176,27 @@ cdef double potential_energy(const ModelC* model, Work* w, const double* q) noex
     return U
 
 
-cdef inline void so3_exp(const double* w, double* R) noexcept nogil:
-    # R = exp(w̃) = 1 + sin θ/θ w̃ + (1 - cos θ)/θ² w̃²   (θ < 1e-8: 1 + w̃ + ½ w̃²)
-    cdef double theta = sqrt(dot3(w, w)), a, b
-    cdef double W2[9]
-    cdef int k
-    skew_sq3(w, W2)
-    if theta < 1e-8:
-        a = 1.0
-        b = 0.5
-    else:
-        a = sin(theta) / theta
-        b = (1.0 - cos(theta)) / (theta * theta)
-    set_identity3(R)
-    for k in range(9):
-        R[k] += b * W2[k]
-    R[1] -= a * w[2]; R[2] += a * w[1]
-    R[3] += a * w[2]; R[5] -= a * w[0]
-    R[6] -= a * w[1]; R[7] += a * w[0]
-
-
-cdef inline void quat_multiply(const double* a, const double* b, double* out) noexcept nogil:
-    # out = a ⊗ b   (scalar-last Hamilton product)
-    out[0] = a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1]
-    out[1] = a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0]
-    out[2] = a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3]
-    out[3] = a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]
-
-
-cdef inline void quat_normalize(double* quat) noexcept nogil:
-    # quat = quat / |quat|
-    cdef double n = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
-                         + quat[3] * quat[3])
-    cdef int k
-    for k in range(4):
-        quat[k] /= n
-
-
-cdef inline void quat_integrate(const double* quat, const double* omega, double dt,
-                                double* out) noexcept nogil:
-    # out = quat ⊗ exp(ω dt), normalized   (spatial.quat_integrate)
-    cdef double w[3]
-    cdef double dq[4]
-    cdef double theta, s
-    cdef int k
-    for k in range(3):
-        w[k] = omega[k] * dt
-    theta = sqrt(dot3(w, w))
-    if theta < 1e-12:
-        dq[0] = 0.5 * w[0]; dq[1] = 0.5 * w[1]; dq[2] = 0.5 * w[2]; dq[3] = 1.0
-    else:
-        s = sin(theta / 2.0)
-        dq[0] = s * (w[0] / theta); dq[1] = s * (w[1] / theta); dq[2] = s * (w[2] / theta)
-        dq[3] = cos(theta / 2.0)
-    quat_multiply(quat, dq, out)
-    quat_normalize(out)
-
-
-cdef inline void rot_to_quat(const double* R, double* quat) noexcept nogil:
-    # unit quaternion (x, y, z, w) of R with w ≥ 0   (spatial.rot_to_quat)
-    cdef double tr = R[0] + R[4] + R[8], s
-    cdef int i, j, k
-    if tr > 0:
-        s = 2.0 * sqrt(tr + 1.0)
-        quat[0] = (R[7] - R[5]) / s
-        quat[1] = (R[2] - R[6]) / s
-        quat[2] = (R[3] - R[1]) / s
-        quat[3] = 0.25 * s
-    else:
-        i = 0
-        if R[4] > R[0]:
-            i = 1
-        if R[8] > R[4 * i]:
-            i = 2
-        j = (i + 1) % 3
-        k = (i + 2) % 3
-        s = 2.0 * sqrt(1.0 + R[4 * i] - R[4 * j] - R[4 * k])
-        quat[i] = 0.25 * s
-        quat[j] = (R[3 * j + i] + R[3 * i + j]) / s
-        quat[k] = (R[3 * k + i] + R[3 * i + k]) / s
-        quat[3] = (R[3 * k + j] - R[3 * j + k]) / s
-    if quat[3] < 0:
-        for i in range(4):
-            quat[i] = -quat[i]
-    quat_normalize(quat)
-
-
 cdef inline void free_integrate(const double* q, const double* v, double dt,
                                 double* out) noexcept nogil:
-    # [p; quat] ← T exp(ξ dt):  R' = R exp(ω̃ dt),  p' = p + R V(ω dt) v dt   (spatial.se3_exp)
+    # [p; quat] ← T exp(ξ dt):  p' = p + R p_ξ,  quat' = quat(R R_ξ)   (joints.Free.integrate)
+    cdef double xi[6]
     cdef double E[9]
-    cdef double R[9]
-    cdef double Rw[9]
+    cdef double R_xi[9]
     cdef double R_next[9]
-    cdef double W2[9]
-    cdef double V[9]
-    cdef double w[3]
-    cdef double u[3]
-    cdef double Vu[3]
+    cdef double p_xi[3]
     cdef double t[3]
-    cdef double theta, a, b
-    cdef int k, l
-    for k in range(3):
-        w[k] = v[k] * dt
-        u[k] = v[3 + k] * dt
-    theta = sqrt(dot3(w, w))
-    skew_sq3(w, W2)
-    # V = 1 + (1 - cos θ)/θ² w̃ + (θ - sin θ)/θ³ w̃²   (θ < 1e-8: 1 + ½ w̃ + w̃²/6)
-    if theta < 1e-8:
-        a = 0.5
-        b = 1.0 / 6.0
-    else:
-        a = (1.0 - cos(theta)) / (theta * theta)
-        b = (theta - sin(theta)) / (theta * theta * theta)
-    set_identity3(V)
-    for k in range(9):
-        V[k] += b * W2[k]
-    V[1] -= a * w[2]; V[2] += a * w[1]
-    V[3] += a * w[2]; V[5] -= a * w[0]
-    V[6] -= a * w[1]; V[7] += a * w[0]
-    so3_exp(w, Rw)
-    # R = R(quat) = Eᵀ
+    cdef int k
+    for k in range(6):
+        xi[k] = v[k] * dt
+    # R_ξ, p_ξ = se3_exp(ξ dt)
+    se3_exp(xi, R_xi, p_xi)
+    # R = R(quat) = Eᵀ;  p' = p + R p_ξ
     quat_to_rot_T(q + 3, E)
-    for k in range(3):
-        for l in range(3):
-            R[3 * k + l] = E[3 * l + k]
-    # p' = p + R (V u)
-    mat3_vec(V, u, Vu)
-    mat3_vec(R, Vu, t)
+    mat3T_vec(E, p_xi, t)
     for k in range(3):
         out[k] = q[k] + t[k]
-    # quat' = quat(R exp(ω̃ dt))
-    mat3_mul(R, Rw, R_next)
+    # quat' = rot_to_quat(R R_ξ)
+    mat3T_mul(E, R_xi, R_next)
     rot_to_quat(R_next, out + 3)
 
 

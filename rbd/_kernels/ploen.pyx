@@ -2,13 +2,22 @@
 """Si & Guenter's O(n) forward dynamics (Ploen's recursion, their Eqs. 18–35), compiled.
 
 The compiled twin of ``forward_dynamics`` in ``rbd/reference/ploen.py``: the
-same six recursions under the same headers.  Workspace use (``Work``):
-``v`` velocities, ``c`` the accelerations ``a_k`` of Eq. (19), ``pA`` the
-forces ``b_k`` of Eq. (21), ``a`` first ``α_k`` (Eq. 22) then ``η_k``
-(Eq. 34), ``f`` first ``p_k`` (Eq. 24) then ``z_k`` (Eq. 31), ``u`` the
-reduced forces ``τ̄_k`` (Eq. 26), ``IA`` the articulated inertias ``J̄_k``
-(Eq. 27), ``D``/``D_inv`` the pivots ``Ω_k`` (Eq. 28), and ``U`` the columns
-of ``P_k = J̄_k S_k Ω_k⁻¹``.  The 6 × 6 operators of Eqs. (29)–(30) are applied,
+same six recursions under the same headers, in the twins ``reduced_torques``
+(recursions 1–3), ``articulated_factors`` (4) and ``apply_inverse`` (5–6);
+``c_forward_dynamics`` is the nogil body of the entry point
+``forward_dynamics``.  Recursion 1 is the outward step shared with RNEA and
+ABA (``outward_step``, ``rnea.pxd``) and recursion 4 the articulated-inertia
+step shared with ABA (``pivot``, ``articulated_inertia``, ``aba.pxd``): Eqs.
+(18)–(21) are Eqs. (8), (11) and (21) (``−ad_{S_k q̇_k} v_k = v_k × S_k q̇_k``
+for the velocity ``v_k`` before or after adding ``S_k q̇_k``).
+
+Workspace use (``Work``): ``v`` velocities, ``c`` the accelerations ``a_k``
+of Eq. (19), ``pA`` the forces ``b_k`` of Eq. (21), ``a`` first ``α_k``
+(Eq. 22) then ``η_k`` (Eq. 34), ``f`` first ``p_k`` (Eq. 24) then ``z_k``
+(Eq. 31), ``u`` the reduced forces ``τ̄_k`` (Eq. 26), ``IA`` the articulated
+inertias ``J̄_k`` (Eq. 27), ``U`` the columns of ``J̄_k S_k``, ``D``/``D_inv``
+the pivots ``Ω_k`` (Eq. 28), and ``F0`` the columns of
+``P_k = J̄_k S_k Ω_k⁻¹``.  The 6 × 6 operators of Eqs. (29)–(30) are applied,
 not stored:
 
     Y_{λ(k),k} z = X_kᵀ (z − P_k S_kᵀ z),   Π_{λ(k),k} τ = X_kᵀ P_k τ.
@@ -18,63 +27,31 @@ Returns 0, or ``1 + k`` when ``Ω_k`` of body ``k`` is not positive definite.
 
 from libc.string cimport memcpy, memset
 
-from rbd._kernels._model cimport ModelC, Work, joint_step
+from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport (
     congruence_add,
-    crf_apply,
-    crm_apply,
     dot6,
-    mat6_vec,
     rbi_apply,
-    spd_inverse,
     xform_force_T_add,
     xform_motion,
 )
+from rbd._kernels.aba cimport articulated_inertia, pivot
+from rbd._kernels.rnea cimport outward_step
 
 __all__ = ["forward_dynamics"]
 
 
-cdef void bias_recursions(const ModelC* model, Work* w, const double* q, const double* qd,
+cdef void reduced_torques(const ModelC* model, Work* w, const double* q, const double* qd,
                           const double* tau, const double* f_ext) noexcept nogil:
     # recursions 1–3: τ̄ = τ − C q̇ − φ into w.u;  also X_up, S, J̄_k = J_k (w.IA)
-    cdef Py_ssize_t nb = model.nb, k, j, l, p, vk, nv_k
-    cdef double* v_k
-    cdef double* S_k
+    cdef Py_ssize_t nb = model.nb, k, j, l, p, vk
     cdef const double* alpha_p
-    cdef double v_J[6]
-    cdef double t[6]
 
     # --- recursion 1 (forward): velocities, velocity-product accelerations, bias forces
     for k in range(nb):
-        joint_step(model, w, k, q, qd)
-        p = model.parent[k]
-        vk = model.v_start[k]
-        nv_k = model.nv_j[k]
-        S_k = w.S + 6 * vk
-        v_k = w.v + 6 * k
-        # v_k = X_up[k] v_λ(k)
-        if p < 0:
-            memset(v_k, 0, 6 * sizeof(double))
-        else:
-            xform_motion(w.E_up + 9 * k, w.r_up + 3 * k, w.v + 6 * p, v_k)  # S&G (18)
-        # v_J = S_k q̇_k
-        memset(v_J, 0, 6 * sizeof(double))
-        for j in range(nv_k):
-            for l in range(6):
-                v_J[l] += S_k[6 * j + l] * qd[vk + j]
-        # a_k = −ad_{S_k q̇_k} v_k + Ṡ_k q̇_k
-        crm_apply(v_J, v_k, t)
-        for l in range(6):
-            w.c[6 * k + l] = w.c_J[6 * k + l] - t[l]                        # S&G (19)
-        # v_k = v_k + S_k q̇_k
-        for l in range(6):
-            v_k[l] += v_J[l]                                                # S&G (20)
+        # v_k = X_up[k] v_λ(k) + S_k q̇_k;  a_k = Ṡ_k q̇_k + v_k × S_k q̇_k;
         # b_k = −ad*_{v_k} J_k v_k − f_e,k
-        rbi_apply(model.mass[k], model.h + 3 * k, model.Ibar + 9 * k, v_k, t)
-        crf_apply(v_k, t, w.pA + 6 * k)                                     # S&G (21)
-        if f_ext != NULL:
-            for l in range(6):
-                w.pA[6 * k + l] -= f_ext[6 * k + l]
+        outward_step(model, w, k, q, qd, f_ext, w.c + 6 * k, w.pA + 6 * k)  # S&G (18)–(21)
         # J̄_k = J_k (recursion 4 starts here)
         memcpy(w.IA + 36 * k, model.inertia + 36 * k, 36 * sizeof(double))
 
@@ -105,47 +82,18 @@ cdef void bias_recursions(const ModelC* model, Work* w, const double* q, const d
 
 
 cdef int articulated_factors(const ModelC* model, Work* w) noexcept nogil:
-    # recursion 4 (backward): J̄_k, Ω_k, Ω_k⁻¹ and P_k = J̄_k S_k Ω_k⁻¹ (columns in w.U)
-    cdef Py_ssize_t nb = model.nb, k, j, l, r, s, p, vk, nv_k
-    cdef double* S_k
-    cdef double* P_k
-    cdef double* Omega
-    cdef double* Omega_inv
-    cdef double JS[36]
+    # recursion 4 (backward): J̄_k, Ω_k, Ω_k⁻¹ and P_k = J̄_k S_k Ω_k⁻¹ (columns in w.F0)
+    cdef Py_ssize_t k, p
     cdef double Ja[36]
-    for k in range(nb - 1, -1, -1):
-        vk = model.v_start[k]
-        nv_k = model.nv_j[k]
-        S_k = w.S + 6 * vk
-        P_k = w.U + 6 * vk
-        Omega = w.D + 36 * k
-        Omega_inv = w.D_inv + 36 * k
-        for j in range(nv_k):
-            # J̄_k S_k
-            mat6_vec(w.IA + 36 * k, S_k + 6 * j, JS + 6 * j)
-        for j in range(nv_k):
-            for l in range(nv_k):
-                # Ω_k = S_kᵀ J̄_k S_k
-                Omega[6 * j + l] = dot6(S_k + 6 * j, JS + 6 * l)            # S&G (28)
-        for j in range(nv_k):
-            # Ω_k += diag(armature_k)   (rotor inertia, on the joint's own degrees of freedom)
-            Omega[7 * j] += model.armature[vk + j]
-        if nv_k > 0 and spd_inverse(Omega, <int>nv_k, 6, Omega_inv, w.scratch):
+    for k in range(model.nb - 1, -1, -1):
+        # J̄_k S_k (w.U);  Ω_k = S_kᵀ J̄_k S_k (+ armature);  Ω_k⁻¹
+        if pivot(model, w, k, False):                                       # S&G (28)
             return <int>(1 + k)
-        for j in range(nv_k):
-            for r in range(6):
-                # P_k = J̄_k S_k Ω_k⁻¹   (Π_{λ(k),k} = X_up[k]ᵀ P_k)
-                P_k[6 * j + r] = 0.0
-                for l in range(nv_k):
-                    P_k[6 * j + r] += JS[6 * l + r] * Omega_inv[6 * l + j]   # S&G (30)
+        # P_k = J̄_k S_k Ω_k⁻¹   (Π_{λ(k),k} = X_up[k]ᵀ P_k);  Ja = J̄_k − P_k (J̄_k S_k)ᵀ
+        articulated_inertia(model, w, k, Ja, w.F0 + 6 * model.v_start[k])   # S&G (30)
         p = model.parent[k]
         if p >= 0:
-            # J̄_λ(k) += X_kᵀ (J̄_k − J̄_k S_k Ω_k⁻¹ S_kᵀ J̄_k) X_k = X_kᵀ (J̄_k − P_k (J̄_k S_k)ᵀ) X_k
-            memcpy(Ja, w.IA + 36 * k, 36 * sizeof(double))
-            for j in range(nv_k):
-                for r in range(6):
-                    for s in range(6):
-                        Ja[6 * r + s] -= P_k[6 * j + r] * JS[6 * j + s]
+            # J̄_λ(k) += X_kᵀ (J̄_k − J̄_k S_k Ω_k⁻¹ S_kᵀ J̄_k) X_k
             congruence_add(w.E_up + 9 * k, w.r_up + 3 * k, Ja, w.IA + 36 * p)  # S&G (27)
     return 0
 
@@ -166,7 +114,7 @@ cdef void apply_inverse(const ModelC* model, Work* w, double* qdd) noexcept nogi
         vk = model.v_start[k]
         nv_k = model.nv_j[k]
         S_k = w.S + 6 * vk
-        P_k = w.U + 6 * vk
+        P_k = w.F0 + 6 * vk
         z_k = w.f + 6 * k
         for j in range(nv_k):
             # c_k = τ̄_k − S_kᵀ z_k
@@ -190,7 +138,7 @@ cdef void apply_inverse(const ModelC* model, Work* w, double* qdd) noexcept nogi
         vk = model.v_start[k]
         nv_k = model.nv_j[k]
         S_k = w.S + 6 * vk
-        P_k = w.U + 6 * vk
+        P_k = w.F0 + 6 * vk
         eta_k = w.a + 6 * k
         p = model.parent[k]
         # t = X_k η_λ(k)   (η of the world is 0)
@@ -212,7 +160,7 @@ cdef int c_forward_dynamics(const ModelC* model, Work* w, const double* q, const
                             const double* tau, const double* f_ext, double* qdd) noexcept nogil:
     """q̈ by S&G Eqs. (18)–(35); returns 0 or 1 + the body whose Ω_k is singular."""
     cdef int status
-    bias_recursions(model, w, q, qd, tau, f_ext)
+    reduced_torques(model, w, q, qd, tau, f_ext)
     status = articulated_factors(model, w)
     if status:
         w.status = status

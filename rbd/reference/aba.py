@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
-from ..spatial import crf, crm
+from .rnea import outward_step
 
 
 def pivot_factor(D):
@@ -31,7 +31,33 @@ def pivot_solve(factor, b):
     return cho_solve(factor, b, check_finite=False)
 
 
-def aba(model, q, qd, tau, f_ext=None, data=None):
+def pivot(model, i, IA, S_i, modified_pivot=False):
+    """``U_i = IA_i S_i``, the joint pivot ``D_i`` and its Cholesky factor.
+
+    With ``modified_pivot`` (Pai, Ascher & Kry §7) ``IA[i]`` holds only the
+    children's contribution ``IA~_i`` on entry; the pivot is formed in two parts,
+    ``D_i = S_iᵀ I_i S_i + S_iᵀ IA~_i S_i``, before ``IA[i] = I_i + IA~_i`` is
+    stored.  Compiled twin ``pivot`` in ``rbd/_kernels/aba.pxd``.
+    Returns ``(U_i, D_i, L_i)``.
+    """
+    I_i = model.bodies[i].inertia
+    armature = np.diag(model.armature[model.v_index(i)])               # rotor inertia
+    if modified_pivot:
+        D = S_i.T @ I_i @ S_i + S_i.T @ IA[i] @ S_i + armature         # Pai §7
+        IA[i] = I_i + IA[i]                                            # Pai §5: M̂ = M + M̃
+        U = IA[i] @ S_i                                                # RBDA T7.1
+    else:
+        U = IA[i] @ S_i                                                # RBDA T7.1
+        D = S_i.T @ U + armature                                       # S&G (28)
+    return U, D, pivot_factor(D)
+
+
+def articulated_inertia(IA_i, U_i, L_i):
+    """``Ia = IA_i − U_i D_i⁻¹ U_iᵀ`` (twin ``articulated_inertia`` in ``aba.pxd``)."""
+    return IA_i - U_i @ pivot_solve(L_i, U_i.T)                        # S&G (27)
+
+
+def aba(model, q, qd, tau, f_ext=None, data=None, modified_pivot=False):
     """Joint accelerations ``qdd`` produced by joint forces ``tau``.
 
     Parameters
@@ -45,6 +71,9 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
         When given, receives the per-body quantities of the three passes
         (``X_up``, ``S``, ``v``, ``c``, ``IA``, ``pA``, ``U``, ``D``, ``u``, ``a``)
         for a reader to inspect; ``IA`` holds the articulated inertias.
+    modified_pivot : bool, optional
+        Form each pivot with Pai, Ascher & Kry's modified pivot (their §7, see
+        :func:`pivot`): ``rbd.reference.block_elimination.aba_modified``.
 
     Returns
     -------
@@ -53,7 +82,8 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     Notes
     -----
     Three passes.  Outward: velocities, bias accelerations ``c_i`` and
-    bias forces ``pA_i``.  Inward: articulated inertias
+    bias forces ``pA_i`` (:func:`rbd.reference.rnea.outward_step`).  Inward:
+    articulated inertias (:func:`pivot`, :func:`articulated_inertia`)
 
     .. math::
 
@@ -81,26 +111,16 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
 
     # --- pass 1 (outward): velocities, bias accelerations, bias forces
     for i, body in enumerate(model.bodies):
-        qi, vi = q[model.q_index(i)], qd[model.v_index(i)]
-        X_J, S[i], v_J, c_J = body.joint.jcalc(qi, vi)
-        X_up[i] = X_J @ body.X_tree                                    # S&G (8)
-        p = body.parent
-        v[i] = X_up[i] @ (np.zeros(6) if p < 0 else v[p]) + v_J        # S&G (8)
-        c[i] = c_J + crm(v[i]) @ v_J                                   # S&G (11)
-        IA[i] = np.array(body.inertia)
-        pA[i] = crf(v[i]) @ body.inertia @ v[i]                        # S&G (21)
-        if f_ext is not None:
-            pA[i] = pA[i] - f_ext[i]
+        c[i], pA[i] = outward_step(model, i, q, qd, f_ext, X_up, S, v)
+        IA[i] = np.zeros((6, 6)) if modified_pivot else np.array(body.inertia)  # IA~_i or I_i
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
-        U[i] = IA[i] @ S[i]                                            # RBDA T7.1
-        D[i] = S[i].T @ U[i] + np.diag(model.armature[model.v_index(i)])  # S&G (28), rotor
-        L[i] = pivot_factor(D[i])                                      # D = L Lᵀ
+        U[i], D[i], L[i] = pivot(model, i, IA, S[i], modified_pivot)  # D = L Lᵀ
         u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
         p = model.bodies[i].parent
         if p >= 0:
-            Ia = IA[i] - U[i] @ pivot_solve(L[i], U[i].T)              # S&G (27)
+            Ia = articulated_inertia(IA[i], U[i], L[i])                # S&G (27)
             pa = pA[i] + Ia @ c[i] + U[i] @ pivot_solve(L[i], u[i])    # RBDA T7.1
             IA[p] = IA[p] + X_up[i].T @ Ia @ X_up[i]                   # S&G (27)
             pA[p] = pA[p] + X_up[i].T @ pa                             # S&G (24)
@@ -117,3 +137,48 @@ def aba(model, q, qd, tau, f_ext=None, data=None):
     if data is not None:
         data.update(X_up=X_up, S=S, v=v, c=c, IA=IA, pA=pA, U=U, D=D, u=u, a=a)
     return qdd
+
+
+def mass_matrix_inverse(model, q):
+    """``M(q)⁻¹``: the ABA's three passes run on the unit joint forces, all columns at once.
+
+    Column ``j`` of ``M⁻¹`` is :func:`aba`'s ``q̈`` for ``τ = e_j`` at zero velocity
+    and gravity.  The inward pass carries the bias forces of every column in
+    ``F_i`` (6 × nv), the outward pass their accelerations ``A_i``.  The product it
+    assembles is Si & Guenter's factorization ``M⁻¹ = Lᵀ Ω⁻¹ L`` (their Eq. 58,
+    :func:`rbd.reference.ploen.mass_matrix_inverse_factorized`).  Compiled twin:
+    ``mass_matrix_inverse`` in ``rbd/_kernels/aba.pyx``, which fills only the
+    columns ``j ≥ v_start[i]`` of block row ``i`` and copies the lower triangle.
+    """
+    nb, nv = model.nbodies, model.nv
+    X_up, S = [None] * nb, [None] * nb
+    IA = [np.array(body.inertia) for body in model.bodies]
+    F = [np.zeros((6, nv)) for _ in range(nb)]
+    U, L, A = [None] * nb, [None] * nb, [None] * nb
+    M_inv = np.zeros((nv, nv))
+
+    # --- pass 1 (outward): joint transforms
+    for i, body in enumerate(model.bodies):
+        qi = q[model.q_index(i)]
+        S[i] = body.joint.S(qi)
+        X_up[i] = body.joint.X_J(qi) @ body.X_tree                     # S&G (8)
+
+    # --- pass 2 (inward): articulated inertias; bias forces of the unit joint forces
+    for i in range(nb - 1, -1, -1):
+        U[i], _, L[i] = pivot(model, i, IA, S[i])
+        vi = model.v_index(i)
+        u = np.eye(nv)[vi] - S[i].T @ F[i]                             # RBDA T7.1: u = τ − Sᵀ pA
+        M_inv[vi] = pivot_solve(L[i], u)
+        p = model.bodies[i].parent
+        if p >= 0:
+            Ia = articulated_inertia(IA[i], U[i], L[i])                # S&G (27)
+            IA[p] = IA[p] + X_up[i].T @ Ia @ X_up[i]                   # S&G (27)
+            F[p] = F[p] + X_up[i].T @ (F[i] + U[i] @ M_inv[vi])        # S&G (24)
+
+    # --- pass 3 (outward): accelerations of the unit joint forces
+    for i, body in enumerate(model.bodies):
+        p, vi = body.parent, model.v_index(i)
+        a_prime = X_up[i] @ A[p] if p >= 0 else np.zeros((6, nv))      # RBDA T7.1
+        M_inv[vi] = M_inv[vi] - pivot_solve(L[i], U[i].T @ a_prime)    # RBDA T7.1
+        A[i] = a_prime + S[i] @ M_inv[vi]
+    return M_inv

@@ -51,7 +51,8 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import InputError
-from ..spatial import crf, crm
+from .aba import aba
+from .rnea import outward_step
 
 __all__ = [
     "AugmentedSystem",
@@ -185,22 +186,15 @@ def augmented_system(model, q, qd, tau, f_ext=None) -> AugmentedSystem:
     """
     nb = model.nbodies
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
-    X_up, M, H, b, a, v, taus = [], [], [], [], [], [None] * nb, []
+    X_up, S, v = [None] * nb, [None] * nb, [None] * nb
+    M, H, b, a, taus = [], [], [], [], []
     for i, body in enumerate(model.bodies):
-        qi, vi = q[model.q_index(i)], qd[model.v_index(i)]
-        X_J, S, v_J, c_J = body.joint.jcalc(qi, vi)
-        X = X_J @ body.X_tree
-        p = body.parent
-        v[i] = X @ (np.zeros(6) if p < 0 else v[p]) + v_J              # Pai (3) velocity
-        a_i = c_J + crm(v[i]) @ v_J                                    # Pai (3): a_k
-        if p < 0:
-            a_i = a_i + X @ a0                                         # gravity: base accel.
-        b_i = crf(v[i]) @ body.inertia @ v[i]                          # Pai (2): b_k
-        if f_ext is not None:
-            b_i = b_i - np.asarray(f_ext[i], dtype=float)
-        X_up.append(X)
+        # the outward step of RNEA and ABA: Pai (3) velocity and a_k, Pai (2) b_k
+        a_i, b_i = outward_step(model, i, q, qd, f_ext, X_up, S, v)
+        if body.parent < 0:
+            a_i = a_i + X_up[i] @ a0                                   # gravity: base accel.
         M.append(np.array(body.inertia, dtype=float))
-        H.append(np.asarray(S, dtype=float).reshape(6, -1))
+        H.append(np.asarray(S[i], dtype=float).reshape(6, -1))
         b.append(b_i)
         a.append(a_i)
         taus.append(np.asarray(tau[model.v_index(i)], dtype=float))
@@ -578,7 +572,10 @@ def aba_modified(model, q, qd, tau, f_ext=None):
     articulated inertias are kept apart from the body's own inertia
     (``IA_i = I_i + IA~_i``) and the pivot is formed as
     ``D_i = S_iᵀ I_i S_i + S_iᵀ IA~_i S_i``, so the body's own contribution to
-    the joint pivot is never rounded away against large outboard terms.
+    the joint pivot is never rounded away against large outboard terms: it is
+    ``aba(..., modified_pivot=True)`` (see :func:`rbd.reference.aba.pivot`), as
+    the compiled entry point ``rbd/_kernels/block_elimination.pyx`` runs the
+    ABA kernel with the same flag.
 
     Parameters
     ----------
@@ -591,49 +588,7 @@ def aba_modified(model, q, qd, tau, f_ext=None):
     -------
     qdd : (nv,) ndarray
     """
-    nb = model.nbodies
-    a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
-    X_up, S, v, c, pA = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
-    IA_tilde = [np.zeros((6, 6)) for _ in range(nb)]
-    U, D_inv, u = [None] * nb, [None] * nb, [None] * nb
-
-    # --- pass 1 (outward): velocities, bias accelerations, bias forces
-    for i, body in enumerate(model.bodies):
-        qi, vi = q[model.q_index(i)], qd[model.v_index(i)]
-        X_J, S[i], v_J, c_J = body.joint.jcalc(qi, vi)
-        X_up[i] = X_J @ body.X_tree                                    # S&G (8)
-        p = body.parent
-        v[i] = X_up[i] @ (np.zeros(6) if p < 0 else v[p]) + v_J        # S&G (8)
-        c[i] = c_J + crm(v[i]) @ v_J                                   # S&G (11)
-        pA[i] = crf(v[i]) @ body.inertia @ v[i]                        # S&G (21)
-        if f_ext is not None:
-            pA[i] = pA[i] - f_ext[i]
-
-    # --- pass 2 (inward): articulated inertias with the two-part pivot
-    for i in range(nb - 1, -1, -1):
-        I_i = model.bodies[i].inertia
-        IA = I_i + IA_tilde[i]                                         # Pai §5: M̂ = M + M̃
-        U[i] = IA @ S[i]                                               # RBDA T7.1
-        D = (S[i].T @ I_i @ S[i] + S[i].T @ IA_tilde[i] @ S[i]         # Pai §7: modified pivot
-             + np.diag(model.armature[model.v_index(i)]))              # rotor inertia
-        D_inv[i] = _inv(D)
-        u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1
-        p = model.bodies[i].parent
-        if p >= 0:
-            Ia = IA - U[i] @ D_inv[i] @ U[i].T                         # S&G (27)
-            pa = pA[i] + Ia @ c[i] + U[i] @ D_inv[i] @ u[i]            # RBDA T7.1
-            IA_tilde[p] = IA_tilde[p] + X_up[i].T @ Ia @ X_up[i]       # Pai §7: M̃
-            pA[p] = pA[p] + X_up[i].T @ pa                             # S&G (24)
-
-    # --- pass 3 (outward): accelerations
-    qdd, a = np.zeros(model.nv), [None] * nb
-    for i, body in enumerate(model.bodies):
-        p = body.parent
-        a_prime = X_up[i] @ (a0 if p < 0 else a[p]) + c[i]             # RBDA T7.1
-        qdd_i = D_inv[i] @ (u[i] - U[i].T @ a_prime)                   # RBDA T7.1
-        qdd[model.v_index(i)] = qdd_i
-        a[i] = a_prime + S[i] @ qdd_i
-    return qdd
+    return aba(model, q, qd, tau, f_ext, modified_pivot=True)
 
 
 # --------------------------------------------------------------------------------------

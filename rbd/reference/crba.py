@@ -5,31 +5,44 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, lapack
 
+from ..spatial import inv_plux
+
 
 def crba(model, q):
     """Joint-space inertia matrix ``M(q)`` (symmetric, nv × nv).
 
     Notes
     -----
-    Inward pass accumulating composite inertias, then for each body a walk
-    to the root filling one block row:
+    The joint transforms, with each body's transform ``X_0,i`` from its root
+    body's coordinates; the inward pass accumulating composite inertias; then
+    one block row per body, walking to the root:
 
     .. math::
 
         I^C_{\\lambda(i)} \\mathrel{+}= X_i^T I^C_i X_i, \\quad
         F = I^C_i S_i, \\quad M_{ii} = S_i^T F, \\quad
-        F \\leftarrow X_j^T F, \\; M_{ji} = S_j^T F \\text{ for ancestors } j.
+        M_{ji} = S_j^T X_{j,i}^T F = (X_{0,j}^{-1} S_j)^T (X_{0,i}^T F)
+        \\text{ for ancestors } j.
 
-    This is Pai, Ascher & Kry's CRBM mass matrix ``HᵀAᵀMAH`` (their Eq. 7)
-    computed without forming the sparse factors.  The joints' rotor inertia
-    (``model.armature``) is added to the diagonal: ``M_ii += diag(armature_i)``.
+    RBDA Table 6.2 carries ``F ← X_jᵀ F`` up the walk, one transform per
+    (body, ancestor) pair; here ``S⁰_j = X_{0,j}^{-1} S_j`` and ``F⁰ = X_{0,i}^T F``
+    are formed once per body, in root-body coordinates (``X_{j,i} = X_{0,i}
+    X_{0,j}^{-1}``), and each step of the walk is one product ``S⁰_jᵀ F⁰``, as in
+    the compiled twin ``rbd/_kernels/crba.pyx``.  This is Pai, Ascher & Kry's
+    CRBM mass matrix ``HᵀAᵀMAH`` (their Eq. 7) computed without forming the
+    sparse factors.  The joints' rotor inertia (``model.armature``) is added to
+    the diagonal: ``M_ii += diag(armature_i)``.
     """
     nb = model.nbodies
-    X_up, S = [None] * nb, [None] * nb
+    X_up, S, X_0, S0, F0 = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
+
+    # --- outward pass: joint transforms, root-body coordinates
     for i, body in enumerate(model.bodies):
-        qi = q[model.q_index(i)]
+        qi, p = q[model.q_index(i)], body.parent
         S[i] = body.joint.S(qi)
-        X_up[i] = body.joint.X_J(qi) @ body.X_tree
+        X_up[i] = body.joint.X_J(qi) @ body.X_tree                     # S&G (8)
+        X_0[i] = X_up[i] @ X_0[p] if p >= 0 else np.eye(6)             # X_0,i (root body: 1)
+        S0[i] = inv_plux(X_0[i]) @ S[i]                                # S⁰_i = X_0,i⁻¹ S_i
 
     # --- inward pass: composite inertias
     IC = [np.array(body.inertia, dtype=np.result_type(X_up[0] if nb else 0.0))
@@ -37,26 +50,30 @@ def crba(model, q):
     for i in range(nb - 1, -1, -1):
         p = model.bodies[i].parent
         if p >= 0:
-            IC[p] = IC[p] + X_up[i].T @ IC[i] @ X_up[i]
+            IC[p] = IC[p] + X_up[i].T @ IC[i] @ X_up[i]                # RBDA T6.2
 
     # --- block rows: project the composite inertia onto every ancestor's joint
+    # (in root-body coordinates: M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_jᵀ F⁰)
     M = np.zeros((model.nv, model.nv), dtype=IC[0].dtype if nb else float)
     for i in range(nb):
         vi = model.v_index(i)
-        F = IC[i] @ S[i]
-        M[vi, vi] = S[i].T @ F + np.diag(model.armature[vi])     # rotor inertia on the diagonal
+        F = IC[i] @ S[i]                                               # RBDA T6.2
+        M[vi, vi] = S[i].T @ F + np.diag(model.armature[vi])           # rotor inertia
+        F0[i] = X_0[i].T @ F                                           # F⁰ = X_0,iᵀ F
         j = i
         while model.bodies[j].parent >= 0:
-            F = X_up[j].T @ F
             j = model.bodies[j].parent
             vj = model.v_index(j)
-            M[vj, vi] = S[j].T @ F
+            M[vj, vi] = S0[j].T @ F0[i]                                # RBDA T6.2
             M[vi, vj] = M[vj, vi].T
     return M
 
 
 def mass_matrix_inverse(model, q):
     """``M(q)⁻¹`` through a Cholesky factorization of the CRBA matrix.
+
+    The compiled ``M⁻¹`` renders another text, the ABA on unit forces
+    (:func:`rbd.reference.aba.mass_matrix_inverse`).
 
     ``M = L Lᵀ`` and ``M⁻¹ = L⁻ᵀ L⁻¹`` are formed in ``M``'s own storage (LAPACK
     ``potrf`` then ``potri``): no copy of an ``nv × nv`` matrix besides the result.

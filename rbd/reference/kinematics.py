@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..spatial import plux_parts
+from .rnea import velocity_step
 
 
 def neutral(model):
@@ -57,33 +58,43 @@ def difference(model, q0, q1):
     )
 
 
-def forward_kinematics(model, q):
-    """World poses of the body frames, shape ``(nbodies, 4, 4)``.
+def world_poses(model, q, last=None):
+    """World orientation ``R_i`` and origin ``p_i`` of bodies ``0..last`` (default: all).
 
     With ``X_up[i] = plux(E, r)`` (``E`` maps parent to body coordinates, ``r``
     is the body origin in parent coordinates), ``R_i = R_λ(i) Eᵀ`` and
-    ``p_i = p_λ(i) + R_λ(i) r``.
+    ``p_i = p_λ(i) + R_λ(i) r``; the ancestors of ``last`` have smaller indices.
+    Returns two lists.
     """
+    last = model.nbodies - 1 if last is None else last
+    R, p = [None] * (last + 1), [None] * (last + 1)
+    for i, body in enumerate(model.bodies[:last + 1]):
+        E, r = plux_parts(body.joint.X_J(q[model.q_index(i)]) @ body.X_tree)   # S&G (8)
+        R_p, p_p = (np.eye(3), np.zeros(3)) if body.parent < 0 else (R[body.parent],
+                                                                     p[body.parent])
+        R[i] = R_p @ E.T
+        p[i] = p_p + R_p @ r
+    return R, p
+
+
+def forward_kinematics(model, q):
+    """World poses of the body frames, shape ``(nbodies, 4, 4)``: ``[[R_i, p_i], [0, 1]]``."""
+    R, p = world_poses(model, q)
     T = np.zeros((model.nbodies, 4, 4))
-    for i, body in enumerate(model.bodies):
-        X_up = body.joint.X_J(q[model.q_index(i)]) @ body.X_tree
-        E, r = plux_parts(X_up)
-        p = body.parent
-        R_p, p_p = (np.eye(3), np.zeros(3)) if p < 0 else (T[p, :3, :3], T[p, :3, 3])
-        T[i, :3, :3] = R_p @ E.T
-        T[i, :3, 3] = p_p + R_p @ r
+    for i in range(model.nbodies):
+        T[i, :3, :3] = R[i]
+        T[i, :3, 3] = p[i]
         T[i, 3, 3] = 1.0
     return T
 
 
 def body_velocities(model, q, qd):
     """Spatial velocities of the bodies in body coordinates, ``(nbodies, 6)``."""
-    v = np.zeros((model.nbodies, 6))
-    for i, body in enumerate(model.bodies):
-        X_J, S, v_J, _ = body.joint.jcalc(q[model.q_index(i)], qd[model.v_index(i)])
-        p = body.parent
-        v[i] = X_J @ body.X_tree @ (np.zeros(6) if p < 0 else v[p]) + v_J    # S&G (8)
-    return v
+    nb = model.nbodies
+    X_up, S, v = [None] * nb, [None] * nb, [None] * nb
+    for i in range(nb):
+        velocity_step(model, i, q, qd, X_up, S, v)                      # S&G (8)
+    return np.array(v, dtype=float).reshape(nb, 6)
 
 
 def jacobian(model, q, body, point=None):
@@ -93,18 +104,17 @@ def jacobian(model, q, body, point=None):
     block ``j`` (an ancestor joint) is the joint's motion subspace rotated to
     world axes and shifted to the point: ``ω = R_j S_ω``, ``v = R_j S_v + ω × (p - o_j)``.
     """
-    T = forward_kinematics(model, q)
     i = model.body_index(body)
+    R, o = world_poses(model, q, i)
     local = np.zeros(3) if point is None else np.asarray(point, dtype=float)
-    p_world = T[i, :3, :3] @ local + T[i, :3, 3]
+    p_world = R[i] @ local + o[i]
     J = np.zeros((6, model.nv))
     j = i
     while j >= 0:
         S = model.bodies[j].joint.S(q[model.q_index(j)])
-        R, o = T[j, :3, :3], T[j, :3, 3]
-        w = R @ S[:3]
+        w = R[j] @ S[:3]
         J[:3, model.v_index(j)] = w
-        J[3:, model.v_index(j)] = R @ S[3:] + np.cross(w.T, p_world - o).T
+        J[3:, model.v_index(j)] = R[j] @ S[3:] + np.cross(w.T, p_world - o[j]).T
         j = model.bodies[j].parent
     return J
 
@@ -123,8 +133,8 @@ def kinetic_energy(model, q, qd):
 
 def body_centers_of_mass(model, q):
     """World position of each body's centre of mass, ``(nbodies, 3)``."""
-    T = forward_kinematics(model, q)
-    return np.array([T[i, :3, :3] @ b.com + T[i, :3, 3] for i, b in enumerate(model.bodies)]
+    R, p = world_poses(model, q)
+    return np.array([R[i] @ b.com + p[i] for i, b in enumerate(model.bodies)]
                     ).reshape(model.nbodies, 3)
 
 

@@ -40,6 +40,8 @@ import numpy as np
 import scipy.linalg
 
 from ..spatial import crf, crm
+from .aba import articulated_inertia, pivot, pivot_solve
+from .rnea import outward_step
 
 __all__ = [
     "forward_dynamics",
@@ -95,22 +97,17 @@ def reduced_torques(model, q, qd, tau, f_ext=None, X_up=None, S=None) -> np.ndar
     -------
     tau_bar : (nv,) ndarray
     """
-    if X_up is None:
-        X_up, S = joint_quantities(model, q)
     nb, parent = model.nbodies, model.parent
+    X_up = [None] * nb if X_up is None else X_up
+    S = [None] * nb if S is None else S
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
-    v, a, b = [None] * nb, [None] * nb, [None] * nb
-    alpha, p = [None] * nb, [None] * nb
+    v, a, b, alpha, p = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
 
     # --- recursion 1 (forward): velocities, velocity-product accelerations, bias forces
-    for k, body in enumerate(model.bodies):
-        qk, qdk = q[model.q_index(k)], qd[model.v_index(k)]
-        v[k] = X_up[k] @ v[parent[k]] if parent[k] >= 0 else np.zeros(6)   # S&G (18)
-        a[k] = -crm(S[k] @ qdk) @ v[k] + body.joint.S_dot(qk, qdk) @ qdk   # S&G (19)
-        v[k] = v[k] + S[k] @ qdk                                           # S&G (20)
-        b[k] = crf(v[k]) @ body.inertia @ v[k]                             # S&G (21)
-        if f_ext is not None:
-            b[k] = b[k] - f_ext[k]                                         # S&G (21): − f_e
+    for k in range(nb):
+        # X_up[k], S_k, v_k (Eqs. 18, 20), a_k (Eq. 19), b_k (Eq. 21): the outward step of
+        # RNEA and ABA, where a_k = Ṡ_k q̇_k + v_k × S_k q̇_k (= −ad_{S_k q̇_k} X_up[k] v_λ(k))
+        a[k], b[k] = outward_step(model, k, q, qd, f_ext, X_up, S, v)     # S&G (18)–(21)
 
     # --- recursion 2 (forward): bias accelerations (gravity as α_0 = a_0)
     for k, body in enumerate(model.bodies):
@@ -160,14 +157,13 @@ def articulated_factors(model, X_up, S) -> Factors:
     Omega, Omega_inv, Y, Pi = [None] * nb, [None] * nb, [None] * nb, [None] * nb
     for k in range(nb - 1, -1, -1):
         X = X_up[k]
-        Omega[k] = (S[k].T @ J_bar[k] @ S[k]                               # S&G (28)
-                    + np.diag(model.armature[model.v_index(k)]))           # rotor inertia
-        Omega_inv[k] = _inv(Omega[k])
-        Y[k] = X.T @ (np.eye(6) - J_bar[k] @ S[k] @ Omega_inv[k] @ S[k].T)  # S&G (29)
-        Pi[k] = X.T @ J_bar[k] @ S[k] @ Omega_inv[k]                       # S&G (30), Ad*
+        JS, Omega[k], L = pivot(model, k, J_bar, S[k])                     # S&G (28), rotor
+        Omega_inv[k] = pivot_solve(L, np.eye(len(Omega[k])))
+        Y[k] = X.T @ (np.eye(6) - JS @ Omega_inv[k] @ S[k].T)             # S&G (29)
+        Pi[k] = X.T @ JS @ Omega_inv[k]                                    # S&G (30), Ad*
         if parent[k] >= 0:
-            J_bar[parent[k]] = (J_bar[parent[k]] + X.T @ J_bar[k] @ X
-                                - X.T @ J_bar[k] @ S[k] @ Omega_inv[k] @ S[k].T @ J_bar[k] @ X)  # S&G (27)
+            J_a = articulated_inertia(J_bar[k], JS, L)                     # S&G (27)
+            J_bar[parent[k]] = J_bar[parent[k]] + X.T @ J_a @ X            # S&G (27)
     return Factors(J_bar, Omega, Omega_inv, Y, Pi)
 
 

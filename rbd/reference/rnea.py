@@ -13,6 +13,36 @@ import numpy as np
 from ..spatial import crf, crm
 
 
+def velocity_step(model, i, q, qd, X_up, S, v):
+    """Outward step of body ``i``: fills ``X_up[i]``, ``S[i]``, ``v[i]``; returns ``(v_J, c_J)``.
+
+    The first lines of every recursive algorithm here (RNEA, ABA, Si & Guenter's
+    recursion 1, the body velocities); compiled twin ``velocity_step`` in
+    ``rbd/_kernels/rnea.pxd``.
+    """
+    body = model.bodies[i]
+    X_J, S[i], v_J, c_J = body.joint.jcalc(q[model.q_index(i)], qd[model.v_index(i)])
+    X_up[i] = X_J @ body.X_tree                                        # S&G (8)
+    p = body.parent
+    v[i] = X_up[i] @ (np.zeros(6) if p < 0 else v[p]) + v_J            # S&G (8)
+    return v_J, c_J
+
+
+def outward_step(model, i, q, qd, f_ext, X_up, S, v):
+    """:func:`velocity_step`, then the bias acceleration ``c_i`` and bias force ``pA_i``.
+
+    ``c_i = c_J + v_i × v_J`` and ``pA_i = v_i ×* I_i v_i − f_ext_i``; compiled
+    twin ``outward_step`` in ``rbd/_kernels/rnea.pxd``.  Returns ``(c_i, pA_i)``.
+    """
+    v_J, c_J = velocity_step(model, i, q, qd, X_up, S, v)
+    inertia = model.bodies[i].inertia
+    c = c_J + crm(v[i]) @ v_J                                          # S&G (11)
+    pA = crf(v[i]) @ inertia @ v[i]                                    # S&G (21)
+    if f_ext is not None:
+        pA = pA - f_ext[i]
+    return c, pA
+
+
 def rnea(model, q, qd, qdd, f_ext=None):
     """Joint forces ``tau`` that produce ``qdd`` at state ``(q, qd)``.
 
@@ -30,12 +60,14 @@ def rnea(model, q, qd, qdd, f_ext=None):
 
     Notes
     -----
-    Outward pass (velocities and accelerations), then inward pass (forces):
+    Outward pass (velocities, accelerations and forces; its first lines are
+    :func:`outward_step`), then inward pass (joint forces):
 
     .. math::
 
         v_i = X_i v_{\\lambda(i)} + S_i \\dot q_i, \\quad
-        a_i = X_i a_{\\lambda(i)} + S_i \\ddot q_i + c_{J,i} + v_i \\times S_i \\dot q_i,
+        c_i = c_{J,i} + v_i \\times S_i \\dot q_i, \\quad
+        a_i = X_i a_{\\lambda(i)} + S_i \\ddot q_i + c_i,
 
         f_i = I_i a_i + v_i \\times^* I_i v_i - f^{ext}_i, \\quad
         \\tau_i = S_i^T f_i, \\quad f_{\\lambda(i)} \\mathrel{+}= X_i^T f_i.
@@ -48,19 +80,13 @@ def rnea(model, q, qd, qdd, f_ext=None):
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
     X_up, S, v, a, f = [None] * nb, [None] * nb, [None] * nb, [None] * nb, [None] * nb
 
-    # --- outward pass: velocities and accelerations
+    # --- outward pass: velocities, accelerations and forces
     for i, body in enumerate(model.bodies):
-        qi, vi, ai = q[model.q_index(i)], qd[model.v_index(i)], qdd[model.v_index(i)]
-        X_J, S[i], v_J, c_J = body.joint.jcalc(qi, vi)
-        X_up[i] = X_J @ body.X_tree                                    # S&G (8)
+        c_i, f[i] = outward_step(model, i, q, qd, f_ext, X_up, S, v)   # f_i = v ×* I v − f_ext
         p = body.parent
-        v_p = np.zeros(6) if p < 0 else v[p]
-        a_p = a0 if p < 0 else a[p]
-        v[i] = X_up[i] @ v_p + v_J                                     # S&G (8)
-        a[i] = X_up[i] @ a_p + S[i] @ ai + c_J + crm(v[i]) @ v_J       # S&G (11)
-        f[i] = body.inertia @ a[i] + crf(v[i]) @ body.inertia @ v[i]   # S&G (21)
-        if f_ext is not None:
-            f[i] = f[i] - f_ext[i]
+        a[i] = X_up[i] @ (a0 if p < 0 else a[p]) + c_i                 # S&G (11)
+        a[i] = a[i] + S[i] @ qdd[model.v_index(i)]                     # S&G (11)
+        f[i] = body.inertia @ a[i] + f[i]                              # RBDA T5.1
 
     # --- inward pass: joint forces
     tau = np.zeros(model.nv, dtype=np.result_type(f[0] if nb else 0.0))

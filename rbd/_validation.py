@@ -1,0 +1,52 @@
+"""Input conversions and tolerances shared by both backends, below every other layer.
+
+The compiled kernels (``rbd/_kernels/_model.pyx``) and the public functions of
+:mod:`rbd.algorithms` both check their arguments with what is here, so that
+the two backends accept and refuse the same inputs with the same messages.
+This module imports nothing from ``rbd`` but :mod:`rbd.errors`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import InputError
+
+__all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_time_step"]
+
+#: Largest accepted deviation of a quaternion's norm from one.
+QUATERNION_TOLERANCE = 1e-6
+
+
+def as_real_array(value, name: str) -> np.ndarray:
+    """``value`` as a float64 array, or :class:`InputError` naming ``name``.
+
+    The one conversion of both backends (the kernels call it for anything that
+    is not already a C-contiguous float64 array): complex values are refused
+    rather than cut to their real part, and numbers beyond the range of a
+    double (a huge Python int) are refused rather than raising
+    ``OverflowError``.  Finiteness is checked by the caller.
+    """
+    if np.iscomplexobj(value):
+        raise InputError(f"{name} must be real, got complex values")
+    try:
+        return np.asarray(value, dtype=np.float64, order="C")
+    except OverflowError:
+        raise InputError(f"{name} has a value too large for a double") from None
+    except (TypeError, ValueError):
+        raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+
+
+def as_time_step(dt) -> float:
+    """``dt`` as a finite float, or :class:`InputError` (shared by both backends)."""
+    if np.iscomplexobj(dt):
+        raise InputError(f"dt must be a real number, got {dt!r}")
+    try:
+        dt = float(dt)
+    except OverflowError:
+        raise InputError("dt is too large for a double") from None
+    except (TypeError, ValueError):
+        raise InputError(f"dt must be a number, got {dt!r}") from None
+    if not np.isfinite(dt):
+        raise InputError("dt must be finite")
+    return dt
