@@ -282,6 +282,11 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
         On a wrong shape, a non-finite value or a quaternion whose norm is off by more
         than ``QUATERNION_TOLERANCE`` (one within it is normalized, on a copy).
 
+    Notes
+    -----
+    With mimic joints, ``tau = Gᵀ rnea_full(G q + o, G v, G a, f_ext)`` on the
+    independent coordinates (:mod:`rbd.coupling`).
+
     Examples
     --------
     >>> import rbd
@@ -297,7 +302,10 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
 
 
 def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """Joint-space inertia matrix ``M(q)``, ``(nv, nv)`` (or ``(N, nv, nv)``), symmetric."""
+    """Joint-space inertia matrix ``M(q)``, ``(nv, nv)`` (or ``(N, nv, nv)``), symmetric.
+
+    With mimic joints, ``M = Gᵀ M_full G`` (:mod:`rbd.coupling`).
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.crba(q)
@@ -310,6 +318,8 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
 
     ``pivot="modified"`` selects Pai, Ascher & Kry's modified articulated-body
     pivot (§7), which is better conditioned for chains of very uneven masses.
+    With mimic joints (either pivot) it solves ``(Gᵀ M_full G) q̈ = tau − Gᵀ h_full``
+    by a Cholesky factorization (:mod:`rbd.coupling`).
     """
     if pivot not in ("standard", "modified"):
         raise InputError(f"pivot must be 'standard' or 'modified', got {pivot!r}")
@@ -342,7 +352,7 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
 
 
 def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """``M(q)⁻¹``, ``(nv, nv)``."""
+    """``M(q)⁻¹``, ``(nv, nv)``; with mimic joints ``(Gᵀ M_full G)⁻¹`` by Cholesky."""
     k = _kernel(model, backend)
     if k is not None:
         return k.mass_matrix_inverse(q)
@@ -454,6 +464,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
     """Jacobian ``(6, nv)`` of a point on ``body``: world-aligned ``[ω; v]`` at the point.
 
     ``body`` is a body index or a body/frame name; ``point`` is in the body frame.
+    With mimic joints, ``J = J_full G`` (:mod:`rbd.coupling`).
     """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
