@@ -436,7 +436,27 @@ def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarr
 
 
 def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """The system's centre of mass in world coordinates, ``(3,)``."""
+    r"""The system's centre of mass in world coordinates, ``(3,)``.
+
+    :math:`c = \sum_i m_i c_i / \sum_i m_i` over the bodies' centres of mass
+    :math:`c_i` (world coordinates).
+
+    Raises
+    ------
+    ModelError
+        When the model has no mass (its centre of mass is undefined).
+    InputError
+        On a bad ``q``.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.center_of_mass(model, [0.0, 0.0]).round(6).tolist()
+    [0.0, 0.0, -1.5]
+    """
+    if isinstance(model, Model) and model.total_mass <= 0.0:
+        raise ModelError(f"{model.name}: the model has no mass, so no centre of mass")
     k = _kernel(model, backend)
     if k is not None:
         return k.center_of_mass(q)

@@ -334,6 +334,9 @@ def _rbd_joints(model: Model) -> dict[str, int]:
     """Joint name → body index, for the joints that have degrees of freedom."""
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model.mimic:
+        raise ModelError("the model has mimic joints, whose coordinates follow others; map "
+                         "model.full_model() (every joint independent) instead")
     return {b.joint_name: i for i, b in enumerate(model.bodies) if b.joint.nv > 0}
 
 

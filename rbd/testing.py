@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .algorithms import random_configuration
 from .joints import Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
 from .model import Model
 from .spatial import plux, so3_exp
@@ -105,7 +106,7 @@ def random_model(
 def random_state(model: Model, rng: np.random.Generator | int | None = None, scale: float = 1.0):
     """Random ``(q, v, a)`` (use ``a`` as ``tau`` where a force is needed)."""
     rng = np.random.default_rng(rng)
-    q = np.concatenate([b.joint.random(rng) for b in model.bodies] or [np.zeros(0)])
+    q = random_configuration(model, rng)
     v = scale * rng.normal(size=model.nv)
     a = scale * rng.normal(size=model.nv)
     return q, v, a

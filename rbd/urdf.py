@@ -859,6 +859,8 @@ def _joint_element(robot, name, kind, parent, child, X, joint: Joint | None,
         dynamics = {key: _fmt([properties[key]]) for key in ("damping", "friction", "armature")
                     if properties[key]}
         if dynamics:
+            # readers built on urdfdom refuse a <dynamics> without damping or friction
+            dynamics.setdefault("damping", "0")
             ET.SubElement(elem, "dynamics", **dynamics)
         if mimic is not None:
             ET.SubElement(elem, "mimic", joint=mimic[0], multiplier=_fmt([mimic[1]]),

@@ -251,3 +251,10 @@ def test_replace_joint_keeps_properties_of_the_other_joints():
     np.testing.assert_array_equal(new.lower, model.lower)
     np.testing.assert_array_equal(new.armature, model.armature)
     np.testing.assert_array_equal(new.damping, model.damping)
+
+
+def test_a_massless_model_has_no_centre_of_mass(backend):
+    model = rbd.Model()
+    model.add_body(-1, rbd.Revolute())
+    with pytest.raises(rbd.ModelError, match="no mass, so no centre of mass"):
+        rbd.center_of_mass(model, [0.0], backend=backend)
