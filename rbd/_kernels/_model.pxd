@@ -102,6 +102,49 @@ cdef struct Work:
     int status                    # 0, or 1 + the body whose D_i is not positive definite
 
 
+cdef inline void jcalc_universal(const double* par, const double* qi, const double* qdi,
+                                 double* E, double* S, double* c_J) noexcept nogil:
+    # E = (exp(ã₁q₁) exp(ã₂q₂))ᵀ = E₂ E₁;  S = [[E₂ a₁, a₂]; 0]   (rbd.joints.Universal)
+    cdef double E1[9]
+    cdef double E2[9]
+    cdef double t[3]
+    axis_rotation_T(par, qi[0], sin(qi[0]), cos(qi[0]), E1)
+    axis_rotation_T(par + 3, qi[1], sin(qi[1]), cos(qi[1]), E2)
+    mat3_mul(E2, E1, E)
+    mat3_vec(E2, par, S)
+    S[3] = 0.0; S[4] = 0.0; S[5] = 0.0
+    S[6] = par[3]; S[7] = par[4]; S[8] = par[5]; S[9] = 0.0; S[10] = 0.0; S[11] = 0.0
+    if qdi != NULL:
+        # c_J = [-(a₂ × E₂ a₁) q̇₁ q̇₂; 0]
+        cross3(par + 3, S, t)
+        c_J[0] = -t[0] * qdi[0] * qdi[1]
+        c_J[1] = -t[1] * qdi[0] * qdi[1]
+        c_J[2] = -t[2] * qdi[0] * qdi[1]
+
+
+cdef inline void jcalc_planar(const double* par, const double* qi, const double* qdi,
+                              double* E, double* r, double* S, double* c_J) noexcept nogil:
+    # E = exp(ñ θ)ᵀ, r = x e₁ + y e₂;  S = [[0, 0, n]; [E e₁, E e₂, 0]]   (rbd.joints.Planar)
+    cdef double s = sin(qi[2]), co = cos(qi[2]), w0, w1
+    cdef int k
+    axis_rotation_T(par, qi[2], s, co, E)
+    for k in range(3):
+        r[k] = qi[0] * par[3 + k] + qi[1] * par[6 + k]
+        S[k] = 0.0
+        S[3 + k] = co * par[3 + k] - s * par[6 + k]
+        S[6 + k] = 0.0
+        S[9 + k] = s * par[3 + k] + co * par[6 + k]
+        S[12 + k] = par[k]
+        S[15 + k] = 0.0
+    if qdi != NULL:
+        # c_J = Ṡ q̇ = [0; ((-s e₁ - c e₂) q̇_x + (c e₁ - s e₂) q̇_y) θ̇]
+        w0 = qdi[0] * qdi[2]
+        w1 = qdi[1] * qdi[2]
+        for k in range(3):
+            c_J[3 + k] = ((-s * par[3 + k] - co * par[6 + k]) * w0
+                          + (co * par[3 + k] - s * par[6 + k]) * w1)
+
+
 cdef inline void jcalc(const ModelC* model, Py_ssize_t i, const double* q, const double* qd,
                        double* E, double* r, double* S, double* c_J) noexcept nogil:
     # X_J = plux(E, r), S (6 × nv_i, column-major) and c_J = Ṡ q̇ of joint i at q_i
@@ -111,10 +154,6 @@ cdef inline void jcalc(const ModelC* model, Py_ssize_t i, const double* q, const
     cdef const double* qi = q + model.q_start[i]
     cdef const double* qdi = NULL
     cdef int64_t code = model.jtype[i]
-    cdef double s, co, s2, c2, x, y, w0, w1
-    cdef double E1[9]
-    cdef double E2[9]
-    cdef double t[3]
     cdef double zero[MAX_JOINT_NV]
     cdef double cJ_unused[6]
     cdef int k
@@ -140,19 +179,8 @@ cdef inline void jcalc(const ModelC* model, Py_ssize_t i, const double* q, const
         S[0] = par[0]; S[1] = par[1]; S[2] = par[2]
         S[3] = par[3] * par[0]; S[4] = par[3] * par[1]; S[5] = par[3] * par[2]
     elif code == J_UNIVERSAL:
-        # E = (exp(ã₁q₁) exp(ã₂q₂))ᵀ = E₂ E₁;  S = [[E₂ a₁, a₂]; 0]
-        axis_rotation_T(par, qi[0], sin(qi[0]), cos(qi[0]), E1)
-        axis_rotation_T(par + 3, qi[1], sin(qi[1]), cos(qi[1]), E2)
-        mat3_mul(E2, E1, E)
-        mat3_vec(E2, par, S)
-        S[3] = 0.0; S[4] = 0.0; S[5] = 0.0
-        S[6] = par[3]; S[7] = par[4]; S[8] = par[5]; S[9] = 0.0; S[10] = 0.0; S[11] = 0.0
-        if qdi != NULL:
-            # c_J = [-(a₂ × E₂ a₁) q̇₁ q̇₂; 0]
-            cross3(par + 3, S, t)
-            c_J[0] = -t[0] * qdi[0] * qdi[1]
-            c_J[1] = -t[1] * qdi[0] * qdi[1]
-            c_J[2] = -t[2] * qdi[0] * qdi[1]
+        # E = (exp(ã₁q₁) exp(ã₂q₂))ᵀ = E₂ E₁;  S = [[E₂ a₁, a₂]; 0];  c_J
+        jcalc_universal(par, qi, qdi, E, S, c_J)
     elif code == J_SPHERICAL:
         # E = R(quat)ᵀ, r = 0;  S = [1; 0]
         quat_to_rot_T(qi, E)
@@ -168,27 +196,8 @@ cdef inline void jcalc(const ModelC* model, Py_ssize_t i, const double* q, const
         for k in range(6):
             S[7 * k] = 1.0
     elif code == J_PLANAR:
-        # E = exp(ñ θ)ᵀ, r = x e₁ + y e₂;  S = [[0, 0, n]; [E e₁, E e₂, 0]]
-        s = sin(qi[2])
-        co = cos(qi[2])
-        axis_rotation_T(par, qi[2], s, co, E)
-        x = qi[0]
-        y = qi[1]
-        for k in range(3):
-            r[k] = x * par[3 + k] + y * par[6 + k]
-            S[k] = 0.0
-            S[3 + k] = co * par[3 + k] - s * par[6 + k]
-            S[6 + k] = 0.0
-            S[9 + k] = s * par[3 + k] + co * par[6 + k]
-            S[12 + k] = par[k]
-            S[15 + k] = 0.0
-        if qdi != NULL:
-            # c_J = Ṡ q̇ = [0; ((-s e₁ - c e₂) q̇_x + (c e₁ - s e₂) q̇_y) θ̇]
-            w0 = qdi[0] * qdi[2]
-            w1 = qdi[1] * qdi[2]
-            for k in range(3):
-                c_J[3 + k] = ((-s * par[3 + k] - co * par[6 + k]) * w0
-                              + (co * par[3 + k] - s * par[6 + k]) * w1)
+        # E = exp(ñ θ)ᵀ, r = x e₁ + y e₂;  S = [[0, 0, n]; [E e₁, E e₂, 0]];  c_J
+        jcalc_planar(par, qi, qdi, E, r, S, c_J)
     elif code == J_SYMBOLIC:
         # the generated C function of the joint
         if qdi == NULL:

@@ -55,7 +55,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
         if p >= 0:
             # IC_λ(i) += X_up[i]ᵀ IC_i X_up[i]
             rbi_congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.m_C[i], w.h_C + 3 * i,
-                               w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)
+                               w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)  # RBDA T6.2
 
     # --- block rows: project the composite inertia onto every ancestor's joint
     # (in root-body coordinates: M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_j · F⁰)
@@ -66,7 +66,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
         S_i = w.S + 6 * vi
         for k in range(nv_i):
             # F = IC_i S_i
-            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, S_i + 6 * k, F)
+            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, S_i + 6 * k, F)  # RBDA T6.2
             for l in range(nv_i):
                 # M_ii = S_iᵀ F
                 M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
@@ -82,7 +82,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
             for k in range(nv_i):
                 for l in range(nv_j):
                     # M_ji = S_jᵀ F = S⁰_j · F⁰;  M_ij = M_jiᵀ
-                    Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))
+                    Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))        # RBDA T6.2
                     M[(vj + l) * nv + vi + k] = Mji
                     M[(vi + k) * nv + vj + l] = Mji
 

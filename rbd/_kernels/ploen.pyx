@@ -89,8 +89,9 @@ cdef int articulated_factors(const ModelC* model, Work* w) noexcept nogil:
         # J̄_k S_k (w.U);  Ω_k = S_kᵀ J̄_k S_k (+ armature);  Ω_k⁻¹
         if pivot(model, w, k, False):                                       # S&G (28)
             return <int>(1 + k)
-        # P_k = J̄_k S_k Ω_k⁻¹   (Π_{λ(k),k} = X_up[k]ᵀ P_k);  Ja = J̄_k − P_k (J̄_k S_k)ᵀ
-        articulated_inertia(model, w, k, Ja, w.F0 + 6 * model.v_start[k])   # S&G (30)
+        # P_k = J̄_k S_k Ω_k⁻¹:  Π_{λ(k),k} = X_up[k]ᵀ P_k,  Y_{λ(k),k} = X_up[k]ᵀ (1 − P_k S_kᵀ);
+        # Ja = J̄_k − P_k (J̄_k S_k)ᵀ
+        articulated_inertia(model, w, k, Ja, w.F0 + 6 * model.v_start[k])   # S&G (29)–(30)
         p = model.parent[k]
         if p >= 0:
             # J̄_λ(k) += X_kᵀ (J̄_k − J̄_k S_k Ω_k⁻¹ S_kᵀ J̄_k) X_k

@@ -227,7 +227,7 @@ def forward_dynamics(model, q, qd, tau, f_ext=None) -> np.ndarray:
     ...                  rbd.aba(model, q, qd, tau, backend="reference")))
     True
     """
-    X_up, S = joint_quantities(model, q)
+    X_up, S = [None] * model.nbodies, [None] * model.nbodies     # filled by recursion 1
     tau_bar = reduced_torques(model, q, qd, tau, f_ext, X_up, S)
     return apply_inverse(model, articulated_factors(model, X_up, S), S, tau_bar)
 

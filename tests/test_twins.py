@@ -1,0 +1,244 @@
+"""Every compiled kernel renders a reference text: the twin rules, checked on the sources.
+
+The kernels (``rbd/_kernels/X.pyx``) and the reference derivations
+(``rbd/reference/X.py``) are two renderings of one text (docs: DESIGN.md,
+"Reference and kernel of one algorithm").  These tests read the sources (no
+build needed) and check the rules a reader relies on:
+
+* each ``X.pyx`` has a ``reference/X.py``, except ``_model.pyx``, the
+  dispatch and validation layer (its docstring says so);
+* each compiled entry point of a kernel module (a module-level ``def``,
+  ``cpdef`` or non-inline ``cdef`` function) has a reference function of the
+  same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it;
+* twins have the same passes (``# --- <pass>:`` headers) in the same order and
+  the same equation tags;
+* no kernel module imports the Python layer above it;
+* functions stay small: kernels ≤ 80 lines, reference functions ≤ 60 lines of code.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "rbd"
+KERNELS = ROOT / "_kernels"
+REFERENCE = ROOT / "reference"
+
+#: The dispatch / validation layer: no derivation, so no reference twin.
+NO_TWIN = {"_model"}
+
+#: What a kernel module may import at run time (``import`` / ``from … import``, not
+#: ``cimport``): the standard library and NumPy, its own package, and the low layers.
+ALLOWED_RBD_IMPORTS = ("rbd._kernels", "rbd.data", "rbd.errors", "rbd._validation")
+
+KERNEL_MAX_LINES = 80
+REFERENCE_MAX_CODE_LINES = 60
+
+_ENTRY = re.compile(
+    r"^(?:def\s+|cpdef\s+[\w\.\*\s]*?\b|cdef\s+(?!inline\b|class\b|struct\b|enum\b|extern\b)"
+    r"[\w\.\*\s]*?\b)(\w+)\s*\(")
+_ANY_FUNCTION = re.compile(r"^(\s*)(?:def|cpdef|cdef)\s+(?!class\b|struct\b|enum\b)"
+                           r"[\w\.\*\s]*?\b(\w+)\s*\(")
+_HEADER = re.compile(r"^\s*# --- ([^:]+?)\s*(?::|$)")
+_TAG = re.compile(r"S&G \(\d+\)(?:–\(\d+\))?|RBDA T\d\.\d|Pai §\d|Pai \(\d+\)")
+_IMPORT = re.compile(r"^\s*(?:from\s+([\w\.]+)\s+import\b|import\s+([\w\.]+))")
+
+
+def kernel_modules() -> list[Path]:
+    return sorted(KERNELS.glob("*.pyx"))
+
+
+def twin_modules() -> list[Path]:
+    return [p for p in kernel_modules() if p.stem not in NO_TWIN]
+
+
+def entry_points(source: str) -> list[str]:
+    """Names of the module-level def, cpdef and non-inline cdef functions."""
+    return [m.group(1) for line in source.splitlines() if (m := _ENTRY.match(line))]
+
+
+def kernel_functions(source: str) -> dict[str, list[str]]:
+    """Every function (also inline, also methods) of a .pyx/.pxd: name -> its lines."""
+    lines = source.splitlines()
+    functions = {}
+    for k, line in enumerate(lines):
+        m = _ANY_FUNCTION.match(line)
+        if not m:
+            continue
+        indent, end = len(m.group(1)), k + 1
+        while end < len(lines) and lines[end - 1].count("(") > lines[end - 1].count(")") \
+                or lines[end - 1].rstrip().endswith(","):
+            end += 1       # the rest of the signature
+        if not lines[end - 1].rstrip().endswith(":"):
+            continue       # a declaration (.pxd), not a definition
+        while end < len(lines):
+            text = lines[end]
+            if text.strip() and not text.lstrip().startswith("#") \
+                    and len(text) - len(text.lstrip()) <= indent:
+                break
+            end += 1
+        functions[m.group(2)] = [t for t in lines[k:end] if t.strip()]
+    return functions
+
+
+def reference_functions(path: Path) -> dict[str, tuple[ast.FunctionDef, list[str]]]:
+    source = path.read_text()
+    lines = source.splitlines()
+    return {node.name: (node, lines[node.lineno - 1:node.end_lineno])
+            for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)}
+
+
+_CALL = re.compile(r"\b(\w+)\s*\(")
+_CIMPORT = re.compile(r"from rbd\._kernels\.(\w+) cimport (\([^)]*\)|[\w, ]+)")
+_REF_IMPORT = re.compile(r"^from \.(\w+) import ([\w, ]+)$", re.M)
+
+#: Entry points that only hand their arguments to the compiled model, and the kernel
+#: function that runs for them (``c_X`` runs for ``def X`` without being listed).
+DELEGATES = {("block_elimination", "aba_modified"): ("aba", "aba")}
+
+
+def kernel_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
+    """The functions a kernel module can call (its own, its .pxd's, those it cimports):
+    name -> (lines, the module that defines it)."""
+    own = "".join((KERNELS / f"{stem}{ext}").read_text()
+                  for ext in (".pxd", ".pyx") if (KERNELS / f"{stem}{ext}").exists())
+    table = {}
+    for module, names in _CIMPORT.findall(own):
+        theirs = kernel_namespace(module) if module != stem else {}
+        table.update({n: theirs[n] for n in re.findall(r"\w+", names) if n in theirs})
+    table.update({name: (lines, stem) for name, lines in kernel_functions(own).items()})
+    return table
+
+
+def reference_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
+    """The functions a reference module can call (its own, those it imports from a
+    sibling): name -> (lines, the module that defines it)."""
+    path = REFERENCE / f"{stem}.py"
+    table = {}
+    for module, names in _REF_IMPORT.findall(path.read_text()):
+        theirs = reference_namespace(module)
+        table.update({n.strip(): theirs[n.strip()] for n in names.split(",")
+                      if n.strip() in theirs})
+    table.update({name: (text, stem) for name, (_, text) in reference_functions(path).items()})
+    return table
+
+
+def tags_with_helpers(name: str, stem: str, namespace) -> set[str]:
+    """The equation tags of ``name`` (module ``stem``) and of every function it calls,
+    each callee looked up where its caller is defined."""
+    seen, todo, found = {(name, stem)}, [(name, stem)], set()
+    while todo:
+        fname, module = todo.pop()
+        table = namespace(module)
+        lines, _ = table[fname]
+        found |= tags(lines)
+        for line in lines[1:]:
+            for callee in _CALL.findall(line.split("#")[0]):
+                if callee in table and (callee, table[callee][1]) not in seen:
+                    seen.add((callee, table[callee][1]))
+                    todo.append((callee, table[callee][1]))
+    return found
+
+
+def passes(lines: list[str]) -> list[str]:
+    return [m.group(1) for line in lines if (m := _HEADER.match(line))]
+
+
+def tags(lines: list[str]) -> set[str]:
+    """The equation tags at the ends of ``lines``; a range ``S&G (18)–(21)`` counts each."""
+    found = set()
+    for line in lines:
+        if "#" not in line:
+            continue
+        for tag in _TAG.findall(line.split("#", 1)[1]):
+            if m := re.fullmatch(r"S&G \((\d+)\)–\((\d+)\)", tag):
+                found |= {f"S&G ({n})" for n in range(int(m[1]), int(m[2]) + 1)}
+            else:
+                found.add(tag)
+    return found
+
+
+def twins():
+    """(module, kernel name, reference name) for every compiled entry point."""
+    for path in twin_modules():
+        source = path.read_text()
+        defs = set(entry_points(source))
+        for name in entry_points(source):
+            target = name[2:] if name.startswith("c_") and name[2:] in defs else name
+            yield pytest.param(path.stem, name, target, id=f"{path.stem}.{name}")
+
+
+# --- the rules -------------------------------------------------------------------------------
+@pytest.mark.parametrize("path", twin_modules(), ids=lambda p: p.name)
+def test_every_kernel_module_has_a_reference_module(path):
+    assert (REFERENCE / f"{path.stem}.py").is_file(), \
+        f"{path.name} has no twin rbd/reference/{path.stem}.py"
+
+
+def test_the_dispatch_layer_says_it_has_no_twin():
+    for stem in NO_TWIN:
+        doc = (KERNELS / f"{stem}.pyx").read_text()
+        assert "no reference twin" in doc, f"{stem}.pyx must say it has no reference twin"
+        assert not (REFERENCE / f"{stem}.py").exists()
+
+
+def test_the_parser_finds_entry_points_and_skips_the_rest():
+    source = ("cdef int aba(const ModelC* m) noexcept nogil:\n"
+              "cdef inline void pivot(double* x) noexcept nogil:\n"
+              "cdef double* scratch(int n) noexcept nogil:\n"
+              "cdef bint _flag = False\ncdef class K:\n    def method(self):\n"
+              "cpdef double energy(double x):\ndef forward_dynamics(model, q):\n")
+    assert entry_points(source) == ["aba", "scratch", "energy", "forward_dynamics"]
+
+
+@pytest.mark.parametrize("module, name, target", list(twins()))
+def test_every_entry_point_has_a_reference_twin(module, name, target):
+    reference = reference_functions(REFERENCE / f"{module}.py")
+    assert target in reference, \
+        f"rbd/_kernels/{module}.pyx:{name} has no rbd.reference.{module}.{target}"
+    kernel = kernel_functions((KERNELS / f"{module}.pyx").read_text())[name]
+    _, text = reference[target]
+    assert passes(kernel) == passes(text), f"{module}.{name}: passes differ"
+    kernel_module, runs = DELEGATES.get((module, name), (module, name))
+    if f"c_{name}" in entry_points((KERNELS / f"{module}.pyx").read_text()):
+        runs = f"c_{name}"
+    kernel_tags = tags_with_helpers(runs, kernel_module, kernel_namespace)
+    reference_tags = tags_with_helpers(target, module, reference_namespace)
+    assert kernel_tags == reference_tags, (
+        f"{module}.{name}: equation tags differ: kernel only "
+        f"{sorted(kernel_tags - reference_tags)}, reference only "
+        f"{sorted(reference_tags - kernel_tags)}")
+
+
+@pytest.mark.parametrize("path", sorted(KERNELS.glob("*.p[yx][xd]")), ids=lambda p: p.name)
+def test_no_kernel_module_imports_the_python_layer(path):
+    for line in path.read_text().splitlines():
+        m = _IMPORT.match(line)
+        if not m or "cimport" in line:
+            continue
+        module = m.group(1) or m.group(2)
+        if module == "rbd" or module.startswith("rbd."):
+            assert module.startswith(ALLOWED_RBD_IMPORTS), \
+                f"{path.name} imports {module}, above the kernels: {line.strip()}"
+
+
+@pytest.mark.parametrize("path", sorted(KERNELS.glob("*.p[yx][xd]")), ids=lambda p: p.name)
+def test_kernel_functions_are_small(path):
+    for name, lines in kernel_functions(path.read_text()).items():
+        assert len(lines) <= KERNEL_MAX_LINES, \
+            f"{path.name}:{name} has {len(lines)} lines (at most {KERNEL_MAX_LINES})"
+
+
+@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.py")), ids=lambda p: p.name)
+def test_reference_functions_are_small(path):
+    for name, (node, lines) in reference_functions(path).items():
+        skip = node.body[0].end_lineno - node.lineno + 1 if ast.get_docstring(node) else 0
+        code = [t for t in lines[skip:] if t.strip() and not t.lstrip().startswith("#")]
+        if not ast.get_docstring(node):
+            code = code[1:]   # the def line
+        assert len(code) <= REFERENCE_MAX_CODE_LINES, \
+            f"{path.name}:{name} has {len(code)} lines of code (at most 60)"
