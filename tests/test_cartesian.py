@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd.reference import cartesian, rnea
 from rbd.testing import random_model, random_state, relative_difference
-
-#: Exact linear algebra (products, least squares on well-conditioned n × 6m systems).
-RTOL_EXACT = 1e-10
 
 ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
 

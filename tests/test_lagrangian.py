@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd import registry
 from rbd.reference import aba, crba, kinematics, lagrangian, rnea
 from rbd.testing import random_model, random_state, relative_difference
 
-#: Two exact algorithms in double precision on small trees (≤ 7 bodies): O(n²) sums of
-#: O(1) terms, each with relative error ~1e-16.
-RTOL_EXACT = 1e-10
 #: Central differences with h = 1e-6: truncation O(h²) ~ 1e-12, rounding O(eps/h) ~ 1e-10.
 RTOL_FD = 1e-7
 

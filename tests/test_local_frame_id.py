@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd import registry
 from rbd.reference import kinematics, lagrangian, local_frame_id, rnea
 from rbd.testing import random_model, random_state, relative_difference
-
-#: Two exact O(n) recursions in double precision on small trees.
-RTOL_EXACT = 1e-10
 
 ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
 

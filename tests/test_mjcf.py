@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd import mjcf
@@ -18,10 +19,6 @@ mujoco = pytest.importorskip("mujoco", reason="the MuJoCo cross-checks need PyPI
 
 DATA = pathlib.Path(__file__).parent / "data" / "mjcf"
 
-# Two exact algorithms in double precision (MuJoCo's CRB/RNE, rbd's CRBA/RNEA) on the same
-# model: the measured disagreement is below 1e-14 relative; 1e-10 leaves room for the
-# conditioning of larger trees without hiding a wrong term (those show at 1e-3 or more).
-RTOL_EXACT = 1e-10
 # Poses compose a handful of rotations: round-off only.
 ATOL_POSE = 1e-12
 STATES = 3  # random states per model

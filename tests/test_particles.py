@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd.reference import crba, rnea
@@ -18,10 +19,6 @@ from rbd.reference.particles import (
     sample_box_random,
 )
 from rbd.testing import relative_difference
-
-#: Two exact computations in double precision (a lambdified formula against another,
-#: or against a recursive algorithm): O(10) operations on O(1) numbers.
-RTOL_EXACT = 1e-10
 
 #: The midpoint rule on a uniform grid of n cells integrates x² with relative error
 #: exactly 1/n², so the observed order from n to 2n is 2 up to rounding in the sums.

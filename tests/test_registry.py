@@ -36,8 +36,12 @@ RTOL_REGISTRY = 1e-9
 
 
 def cases():
+    """Every implementation but the reference, each compared with the reference below: the
+    reference itself is then checked against all the others, and never with itself."""
     for quantity in registry.QUANTITIES:
         for name in registry.implementations(quantity):
+            if name == "reference":
+                continue
             for k in range(len(MODELS)):
                 yield pytest.param(quantity, name, k, id=f"{quantity}-{name}-model{k}")
 
@@ -73,6 +77,17 @@ def test_every_quantity_has_reference_and_kernel():
         assert "reference" in names
         if rbd.has_kernels():
             assert "kernel" in names
+
+
+def test_no_implementation_is_compared_with_itself():
+    """Each case pairs a derivation with a different one (the reference), and every
+    derivation of every quantity, the reference included, takes part in some case."""
+    ids = [(p.values[0], p.values[1]) for p in cases()]
+    assert all(name != "reference" for _, name in ids)
+    for quantity in registry.QUANTITIES:
+        others = {name for q, name in ids if q == quantity}
+        assert others == set(registry.implementations(quantity)) - {"reference"}
+        assert others, f"{quantity}: the reference is compared with nothing"
 
 
 def test_user_registration_and_consistency_report():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd.reference import aba, kinematics
@@ -19,8 +20,6 @@ from rbd.reference.single_body import (
 from rbd.spatial import so3_exp, unskew
 from rbd.testing import random_inertia, relative_difference
 
-#: Two exact computations in double precision on O(1) numbers of a 6-DoF body.
-RTOL_EXACT = 1e-10
 #: Central differences with h = 1e-6: truncation O(h²), rounding O(eps/h).
 RTOL_FD = 1e-7
 #: A fixed-step RK4 integration of 0.3 s at dt = 3e-3: global error O(dt⁴) ≈ 1e-10 times

@@ -13,7 +13,8 @@ build needed) and check the rules a reader relies on:
 * twins have the same passes (``# --- <pass>:`` headers) in the same order and
   the same equation tags;
 * no kernel module imports the Python layer above it;
-* functions stay small: kernels ≤ 80 lines, reference functions ≤ 60 lines of code.
+* functions stay small: kernels ≤ 80 lines, reference functions ≤ 60 lines of code;
+* the suite's named tolerance ``RTOL_EXACT`` is defined once (``tests/helpers.py``).
 """
 
 from __future__ import annotations
@@ -242,3 +243,10 @@ def test_reference_functions_are_small(path):
             code = code[1:]   # the def line
         assert len(code) <= REFERENCE_MAX_CODE_LINES, \
             f"{path.name}:{name} has {len(code)} lines of code (at most 60)"
+
+
+def test_the_exact_tolerance_is_defined_once():
+    tests = Path(__file__).resolve().parent
+    defining = sorted(path.name for path in tests.glob("*.py")
+                      if re.search(r"^RTOL_EXACT\s*=", path.read_text(), re.M))
+    assert defining == ["helpers.py"], f"RTOL_EXACT defined in {defining}"
