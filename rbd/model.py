@@ -661,12 +661,19 @@ class Model:
 
     @property
     def bodies(self) -> tuple[Body, ...]:
-        return tuple(self._bodies)
+        # cached: ``model.bodies[i]`` in a loop over the bodies must not copy the list
+        cached = self._cache.get("bodies")
+        if cached is None:
+            cached = self._cache["bodies"] = tuple(self._bodies)
+        return cached
 
     @property
     def parent(self) -> tuple[int, ...]:
         """The parent array λ (``-1`` for the world)."""
-        return tuple(b.parent for b in self._bodies)
+        cached = self._cache.get("parent")
+        if cached is None:
+            cached = self._cache["parent"] = tuple(b.parent for b in self._bodies)
+        return cached
 
     @property
     def children(self) -> tuple[tuple[int, ...], ...]:
