@@ -141,24 +141,22 @@ class BezierCurve(Curve):
     def __init__(self, control_points):
         what = f"{type(self).__name__} control_points"
         self.control_points = _control_net(control_points, 2, what)
-        self.degree = self.control_points.shape[0] - 1
-        self.power = _power_form(bernstein_to_power(self.degree) @ self.control_points,
-                                 self.control_points)
+        P, n = self.control_points, self.control_points.shape[0] - 1
+        self.degree = n
+        #: :math:`\tfrac{n!}{(n-k)!}\Delta^k P`: the control points of :math:`x^{(k)}`.
+        self.hodographs = [perm(n, k) * np.diff(P, k, axis=0) for k in range(n + 1)]
+        self.power = _power_form(bernstein_to_power(n) @ P, P)
 
     def _params(self):
         return (self.control_points,)
 
-    def _hodograph(self, k: int) -> np.ndarray:
-        """:math:`\\tfrac{n!}{(n-k)!}\\Delta^k P`, the control points of :math:`x^{(k)}`."""
-        return perm(self.degree, k) * np.diff(self.control_points, k, axis=0)
-
     def _derivatives(self, s, L, order):
-        n = self.degree
+        n, H = self.degree, self.hodographs
         if L is NUMPY:
-            return [np.array(bernstein(n - k, float(s))) @ self._hodograph(k)
+            return [np.array(bernstein(n - k, float(s))) @ H[k]
                     if k <= n else np.zeros(3) for k in range(order + 1)]
         if self.power is None:
-            return [_weighted(L, bernstein(n - k, s), self._hodograph(k))
+            return [_weighted(L, bernstein(n - k, s), H[k])
                     if k <= n else L.vector(0, 0, 0) for k in range(order + 1)]
         C = self.power
         return [L.vector(*[L.polynomial((perm(a, k) * C[a, c], s ** (a - k))
@@ -191,11 +189,16 @@ class BezierSurface(Surface):
     def __init__(self, control_points):
         what = f"{type(self).__name__} control_points"
         self.control_points = _control_net(control_points, 3, what)
-        m, n = (k - 1 for k in self.control_points.shape[:2])
+        P = self.control_points
+        m, n = (k - 1 for k in P.shape[:2])
         self.degree = (m, n)
+        #: Control nets of :math:`\partial_u^i\partial_v^j x`: differences in each direction.
+        self.hodographs = {(i, j): perm(m, i) * perm(n, j)
+                           * np.diff(np.diff(P, i, axis=0), j, axis=1)
+                           for i in range(m + 1) for j in range(n + 1)}
         self.power = _power_form(np.einsum("ai,bj,ijk->abk", bernstein_to_power(m),
-                                           bernstein_to_power(n), self.control_points),
-                                 self.control_points)
+                                           bernstein_to_power(n), P), P)
+        self._stacked = None if P.dtype == object else _stack(self.hodographs, m, n)
 
     @classmethod
     def from_heights(cls, heights, half_width: float = 1.0) -> BezierSurface:
@@ -215,21 +218,16 @@ class BezierSurface(Surface):
     def _params(self):
         return (self.control_points,)
 
-    def _hodograph(self, i: int, j: int) -> np.ndarray:
-        """Control net of :math:`\\partial_u^i\\partial_v^j x` (differences in each direction)."""
-        (m, n), P = self.degree, self.control_points
-        return perm(m, i) * perm(n, j) * np.diff(np.diff(P, i, axis=0), j, axis=1)
-
     def _partials(self, u, v, L, order):
-        (m, n), keys = self.degree, orders(order)
+        (m, n), keys, H = self.degree, orders(order), self.hodographs
         if L is NUMPY:
-            return {(i, j): np.einsum("a,b,abk->k", bernstein(m - i, float(u)),
-                                      bernstein(n - j, float(v)), self._hodograph(i, j))
-                    if i <= m and j <= n else np.zeros(3) for i, j in keys}
+            X = np.einsum("ia,jb,ijabk->ijk", _hodograph_basis(m, float(u)),
+                          _hodograph_basis(n, float(v)), self._stacked)
+            return {(i, j): X[i, j] for i, j in keys}
         if self.power is None:
             return {(i, j): _weighted(L, [a * b for a in bernstein(m - i, u)
                                           for b in bernstein(n - j, v)],
-                                      self._hodograph(i, j).reshape(-1, 3))
+                                      H[i, j].reshape(-1, 3))
                     if i <= m and j <= n else L.vector(0, 0, 0) for i, j in keys}
         C = self.power
         return {(i, j): L.vector(*[L.polynomial(
@@ -239,6 +237,27 @@ class BezierSurface(Surface):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(control_points={self.control_points.tolist()})"
+
+
+#: Highest derivative order the surfaces evaluate (:meth:`Surface.partials`).
+_MAX_ORDER = 3
+
+
+def _hodograph_basis(n: int, t: float) -> np.ndarray:
+    """Row ``k`` (0 to 3): :math:`B^{n-k}(t)`, zero-padded to ``n + 1`` (zero for ``k > n``)."""
+    B = np.zeros((_MAX_ORDER + 1, n + 1))
+    for k in range(min(n, _MAX_ORDER) + 1):
+        B[k, :n + 1 - k] = bernstein(n - k, t)
+    return B
+
+
+def _stack(hodographs: dict, m: int, n: int) -> np.ndarray:
+    """The nets of the partials, zero-padded into one array ``(4, 4, m + 1, n + 1, 3)``."""
+    out = np.zeros((_MAX_ORDER + 1, _MAX_ORDER + 1, m + 1, n + 1, 3))
+    for (i, j), D in hodographs.items():
+        if i <= _MAX_ORDER and j <= _MAX_ORDER:
+            out[i, j, :m + 1 - i, :n + 1 - j] = D
+    return out
 
 
 class CubicBezier(BezierCurve):
