@@ -40,6 +40,22 @@ def test_kernels_built():
     assert isinstance(rbd.algorithms.compiled(rbd.models.arm7()), CompiledModel)
 
 
+def test_kernels_import_nothing_above_them():
+    """``_model.pyx`` takes its conversions and tolerance from ``rbd._validation``, the same
+    values the public layer uses, and caches the compiled model where it does (the
+    sources' imports are checked in tests/test_twins.py)."""
+    from rbd import _validation
+    from rbd._kernels import _model
+
+    assert rbd.algorithms.QUATERNION_TOLERANCE == _validation.QUATERNION_TOLERANCE
+    model = rbd.models.arm7()
+    assert _model.compiled_model(model) is rbd.algorithms.compiled(model)
+    with pytest.raises(rbd.InputError, match="model must be an rbd.Model, got str"):
+        _model.compiled_model("arm7")
+    with pytest.raises(rbd.ModelError, match="needs an rbd.Model"):
+        _model.CompiledModel(object())
+
+
 def test_quaternion_tolerance_matches_the_public_one():
     model = rbd.models.pendulum(1)
     q = np.array([0.0, 0.0, 0.0, 1.0 + 0.9 * rbd.algorithms.QUATERNION_TOLERANCE])

@@ -250,3 +250,61 @@ def test_the_exact_tolerance_is_defined_once():
     defining = sorted(path.name for path in tests.glob("*.py")
                       if re.search(r"^RTOL_EXACT\s*=", path.read_text(), re.M))
     assert defining == ["helpers.py"], f"RTOL_EXACT defined in {defining}"
+
+
+def test_rnea_tags_the_bias_force_not_the_force_line():
+    """S&G (21) is the bias force ``v ×* I v``; the force ``f = I a + …`` is RBDA T5.1."""
+    source = (REFERENCE / "rnea.py").read_text().splitlines()
+    bias = [line for line in source if "crf(" in line and "=" in line]
+    force = [line for line in source if "inertia @ a[i]" in line]
+    assert bias and all("S&G (21)" in line for line in bias)
+    assert force and all("RBDA T5.1" in line and "S&G (21)" not in line for line in force)
+
+
+# --- the renderings that gained a reference text compute the same numbers ------------------
+#: Exact algorithms on these small trees (κ(M) ≲ 1e4): see tests/helpers.py.
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_reference_mass_matrix_inverse_by_the_aba_on_unit_forces(seed):
+    import numpy as np
+    from helpers import ALL_JOINTS, RTOL_EXACT, assert_close
+
+    import rbd
+    from rbd.reference import aba, crba, ploen
+
+    model = rbd.testing.random_model(seed, 6, ALL_JOINTS, floating_base=seed == 1)
+    q, _, _ = rbd.testing.random_state(model, seed)
+    M_inv = aba.mass_matrix_inverse(model, q)
+    assert_close(M_inv, crba.mass_matrix_inverse(model, q), RTOL_EXACT, "ABA vs Cholesky")
+    assert_close(M_inv, ploen.mass_matrix_inverse_factorized(model, q), RTOL_EXACT,
+                 "ABA on unit forces vs S&G (58)")
+    assert_close(M_inv @ crba.crba(model, q), np.eye(model.nv), RTOL_EXACT, "M⁻¹ M")
+
+
+def test_reference_modified_pivot_is_the_aba_flag():
+    from helpers import ALL_JOINTS, RTOL_EXACT, assert_close
+
+    import rbd
+    from rbd.reference import aba, block_elimination
+
+    model = rbd.testing.random_model(4, 6, ALL_JOINTS)
+    q, v, tau = rbd.testing.random_state(model, 4)
+    plain = aba.aba(model, q, v, tau)
+    assert_close(block_elimination.aba_modified(model, q, v, tau), plain, RTOL_EXACT,
+                 "modified pivot")
+    assert_close(aba.aba(model, q, v, tau, modified_pivot=True), plain, RTOL_EXACT, "flag")
+
+
+def test_reference_world_poses_are_the_forward_kinematics():
+    from helpers import ALL_JOINTS, RTOL_EXACT, assert_close
+
+    import rbd
+    from rbd.reference import kinematics
+
+    model = rbd.testing.random_model(5, 6, ALL_JOINTS, floating_base=True)
+    q, _, _ = rbd.testing.random_state(model, 5)
+    T = kinematics.forward_kinematics(model, q)
+    R, p = kinematics.world_poses(model, q, 3)
+    assert len(R) == 4
+    for i in range(4):
+        assert_close(R[i], T[i, :3, :3], RTOL_EXACT, f"R_{i}")
+        assert_close(p[i], T[i, :3, 3], RTOL_EXACT, f"p_{i}")

@@ -1,4 +1,7 @@
-"""Compiled articulated-body algorithm with Pai, Ascher & Kry's modified pivot (§7)."""
+"""Compiled articulated-body algorithm with Pai, Ascher & Kry's modified pivot (§7).
+
+The kernel is ``aba(..., modified_pivot=True)`` of ``rbd._kernels.aba``.
+"""
 
 import numpy as np
 from numpy.typing import ArrayLike
