@@ -39,9 +39,9 @@ __version__ = "0.1.0"
 
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
-_LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "mjcf", "plotting", "reference",
-                    "simulation", "spatial", "joints", "sweep", "symbolic", "topology", "urdf",
-                    "walker")
+_LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "joints", "mjcf", "plotting",
+                    "reference", "simulation", "spatial", "studies", "sweep", "symbolic",
+                    "topology", "urdf", "walker")
 # Functions of those submodules, also loaded on first access: ``rbd.simulate(...)``.
 _LAZY_FUNCTIONS = {"simulate": "simulation"}
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 import rbd
-from rbd.reference import stiffness as st
+from rbd.studies import stiffness as st
 
 EPS = np.finfo(float).eps
 

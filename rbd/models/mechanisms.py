@@ -311,7 +311,7 @@ def torus_chain_on_spline(n: int = 4, control_points=None, R: float = 0.5, r: fl
     """A chain of ``n`` tori whose first torus slides along a Bézier curve (S&G Fig. 3).
 
     The curve (degree 6 with the default seven :data:`SPLINE_POINTS`, one
-    polynomial in Bernstein form, :class:`~rbd.symbolic.frames.BezierCurve`)
+    polynomial in Bernstein form, :class:`~rbd.geometry.BezierCurve`)
     passes through the centre of the first torus, whose symmetry axis z
     stays on the tangent.  Its joint is ``C(s) A Rz(θ)`` (GL §5): ``C`` the
     curve's travelling frame with ``N`` towards the world's +z
@@ -366,7 +366,7 @@ def board_on_bezier_surface(control_points=None, pendulum: bool = True,
 
     The patch is one tensor-product Bézier surface of degree 4 × 4 (25
     control points; default :data:`SURFACE_HEIGHTS` on an evenly spaced grid;
-    :class:`~rbd.symbolic.frames.BezierSurface`).  The board's joint is
+    :class:`~rbd.geometry.BezierSurface`).  The board's joint is
     ``S(u, v) Rz(ψ)``: the surface frame at ``(u, v)`` (GL §5) turned by ``ψ``
     about the normal, so its origin is on the surface and its z axis is the
     surface normal; the board lies on top (centre of mass ``size[2]/2`` above).
