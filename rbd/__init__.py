@@ -40,10 +40,10 @@ __version__ = "0.1.0"
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
 _LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "joints", "mjcf", "plotting",
-                    "reference", "simulation", "spatial", "studies", "sweep", "symbolic",
+                    "reference", "simulation", "spatial", "studies", "sweeps", "symbolic",
                     "topology", "urdf", "walker")
 # Functions of those submodules, also loaded on first access: ``rbd.simulate(...)``.
-_LAZY_FUNCTIONS = {"simulate": "simulation"}
+_LAZY_FUNCTIONS = {"simulate": "simulation", "sweep": "sweeps"}
 
 
 def __getattr__(name: str):
@@ -100,6 +100,7 @@ __all__ = [
     "bias_forces",
     "has_kernels",
     "simulate",
+    "sweep",
     "models",
     "registry",
     "testing",

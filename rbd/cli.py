@@ -228,8 +228,9 @@ def inertia_rows(model: Model) -> list[tuple[str, ...]]:
 def limit_rows(model: Model) -> list[tuple[str, ...]]:
     """Per joint with degrees of freedom: position, speed and effort limits, armature."""
     rows = []
+    mimic = model.mimic
     for i, b in enumerate(model.bodies):
-        if b.joint.nv == 0:
+        if b.joint.nv == 0 or b.joint_name in mimic:    # a mimic joint has no coordinate
             continue
         qs, vs = model.q_index(i), model.v_index(i)
         index = f"q[{qs.start}]" if b.joint.nq == 1 else f"q[{qs.start}:{qs.stop}]"

@@ -567,7 +567,7 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
                         steps: int = 10, cycle: LimitCycle | None = None,
                         tolerance: float = 1e-3, scheduler=None, progress: bool = True,
                         n_workers: int | None = None) -> Basin:
-    """Sweep a grid of post-impact states through :func:`rbd.sweep.sweep` and classify each.
+    """Sweep a grid of post-impact states through :func:`rbd.sweeps.sweep` and classify each.
 
     Each cell starts on the Poincaré section with the given stance angle
     ``q_st`` and swing rate ``q̇_sw`` (the hip angle from the feet-on-the-ground
@@ -603,7 +603,7 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
     ImportError
         If ``dask.distributed`` is not installed (extra ``parallel``).
     """
-    from .sweep import sweep
+    from .sweeps import sweep
 
     if int(steps) < 1:
         raise InputError(f"steps must be at least 1, got {steps!r}")

@@ -332,7 +332,7 @@ def _grid_cell(a, b):
 
 def test_sweep_maps_over_the_grid_in_chunks_and_keeps_its_shape():
     distributed = pytest.importorskip("dask.distributed", reason="needs the 'parallel' extra")
-    from rbd.sweep import sweep
+    from rbd.sweeps import sweep
 
     with distributed.LocalCluster(processes=False, n_workers=1, threads_per_worker=1,
                                   dashboard_address=None) as cluster, \
