@@ -63,7 +63,7 @@ cdef struct ModelC:
     const double* mass            # m_i
     const double* com             # nb × 3: c_i, body frame
     const double* h               # nb × 3: h_i = m_i c_i
-    const double* Ibar            # nb × 3×3: Ī_i = I_c + m c̃ c̃ᵀ (rotational inertia at the origin)
+    const double* Ibar            # nb × 3×3: Ī_i = I_c + m c̃ c̃ᵀ (rotational inertia, origin)
     const double* inertia         # nb × 6×6: spatial inertia I_i about the body origin
     const double* armature        # nv: rotor inertia of each degree of freedom (M += diag)
     const jcalc_fn* jfun          # nb generated joint functions (NULL unless symbolic)
@@ -71,7 +71,7 @@ cdef struct ModelC:
     const int64_t* col_last       # nb: last body whose pass touches F_i (max(i, children))
     Py_ssize_t ncol_slots         # slots in use: F_i lives from body col_last[i] down to i
     double gravity[3]             # g, world coordinates
-    double a0[6]                  # base acceleration [0; -g] (gravity by the base-acceleration trick)
+    double a0[6]                  # base acceleration [0; -g] (gravity as a base acceleration)
 
 
 cdef struct Work:

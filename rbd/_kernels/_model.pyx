@@ -539,7 +539,7 @@ cdef class CompiledModel:
         # allocate the result (shape (d0[, d1[, d2]]) per state, a float when nd == 0)
         # and run the task on every state
         cdef cnp.npy_intp dims[4]
-        cdef int k = 0, status
+        cdef int k = 0
         cdef double scalar = 0.0
         cdef cnp.ndarray out
         if c.N >= 0:
@@ -801,7 +801,8 @@ cdef class CompiledModel:
         else:
             p = _as_array(point, "point")
             if cnp.PyArray_NDIM(p) != 1 or cnp.PyArray_DIMS(p)[0] != 3:
-                raise InputError(f"point must have shape (3,), got {_shape_text((<object>p).shape)}")
+                raise InputError(
+                    f"point must have shape (3,), got {_shape_text((<object>p).shape)}")
             _check_finite(p, "point")
         c.body = body
         c.point = <const double*>cnp.PyArray_DATA(p)

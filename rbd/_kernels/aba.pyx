@@ -47,7 +47,7 @@ cdef inline void accelerations(const ModelC* model, Work* w, double* qdd) noexce
         vi = model.v_start[i]
         a_i = w.a + 6 * i
         # a' = X_up[i] a_λ(i) + c_i
-        a_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        a_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
         xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
         for k in range(6):
             a_i[k] += w.c[6 * i + k]                                        # RBDA T7.1

@@ -58,7 +58,7 @@ cdef void reduced_torques(const ModelC* model, Work* w, const double* q, const d
     # --- recursion 2 (forward): bias accelerations α (α_0 = a_0 carries gravity)
     for k in range(nb):
         p = model.parent[k]
-        alpha_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        alpha_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
         # α_k = X_up[k] α_λ(k) + a_k
         xform_motion(w.E_up + 9 * k, w.r_up + 3 * k, alpha_p, w.a + 6 * k)
         for l in range(6):

@@ -36,7 +36,7 @@ cdef void rnea(const ModelC* model, Work* w, const double* q, const double* qd,
         # f_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, q, qd, f_ext, c_i, f_i)
         # a_i = X_up[i] a_λ(i) + S_i q̈_i + c_i
-        a_p = &model.a0[0] if p < 0 else w.a + 6 * p
+        a_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
         xform_motion(w.E_up + 9 * i, w.r_up + 3 * i, a_p, a_i)
         for k in range(6):
             a_i[k] += c_i[k]                                                # S&G (11)
