@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 
 from . import _backend
+from ._validation import QUATERNION_TOLERANCE, as_real_array, as_time_step
 from .errors import InputError, ModelError
 from .model import Model
 from .reference import aba as _aba
@@ -58,8 +59,6 @@ __all__ = [
     "compiled",
 ]
 
-#: Largest accepted deviation of a quaternion's norm from one.
-QUATERNION_TOLERANCE = 1e-6
 
 _HAVE_KERNELS = _backend.has_kernels()
 
@@ -135,45 +134,11 @@ def _coupled(model: Model, backend: str | None):
 
 
 # --- validation ------------------------------------------------------------------------
-def as_real_array(value, name: str) -> np.ndarray:
-    """``value`` as a float64 array, or :class:`InputError` naming ``name``.
-
-    The one conversion of both backends (the kernels call it for anything that
-    is not already a C-contiguous float64 array): complex values are refused
-    rather than cut to their real part, and numbers beyond the range of a
-    double (a huge Python int) are refused rather than raising
-    ``OverflowError``.  Finiteness is checked by the caller.
-    """
-    if np.iscomplexobj(value):
-        raise InputError(f"{name} must be real, got complex values")
-    try:
-        return np.asarray(value, dtype=np.float64, order="C")
-    except OverflowError:
-        raise InputError(f"{name} has a value too large for a double") from None
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
-
-
 def _array(value, name: str) -> np.ndarray:
     arr = as_real_array(value, name)
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} has non-finite entries")
     return arr
-
-
-def as_time_step(dt) -> float:
-    """``dt`` as a finite float, or :class:`InputError` (shared by both backends)."""
-    if np.iscomplexobj(dt):
-        raise InputError(f"dt must be a real number, got {dt!r}")
-    try:
-        dt = float(dt)
-    except OverflowError:
-        raise InputError("dt is too large for a double") from None
-    except (TypeError, ValueError):
-        raise InputError(f"dt must be a number, got {dt!r}") from None
-    if not np.isfinite(dt):
-        raise InputError("dt must be finite")
-    return dt
 
 
 def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
