@@ -186,12 +186,34 @@ def compare(model: rbd.Model, pmodel, backend: str, seed: int) -> None:
         assert_close(tau, pm.tau_back(pin.rnea(P, D, qp, vp, pm.v(a))), RTOL_DIRECT, "rnea")
         assert_close(rbd.nonlinear_effects(model, q, v, backend=backend),
                      pm.tau_back(pin.nonLinearEffects(P, D, qp, vp)), RTOL_DIRECT, "h")
+        compare_frames(model, P, D, q, qp, backend)
         eig = np.linalg.eigvalsh(M)
         if eig[0] <= SINGULAR * eig[-1]:
             continue  # bodies without inertia: forward dynamics is undefined (both libraries)
         rtol = RTOL_ABA * max(1.0, eig[-1] / eig[0] / COND_ABA)
         assert_close(rbd.aba(model, q, v, tau, backend=backend),
                      pm.tau_back(pin.aba(P, D, qp, vp, pm.v(tau))), rtol, "aba")
+
+
+#: Frame poses: products of O(depth) rotations and translations of O(1 m), so rounding
+#: of a few eps per joint; 1e-12 on positions (metres) and rotation entries.
+RTOL_POSE = 1e-12
+
+
+def compare_frames(model: rbd.Model, P, D, q, qp, backend: str) -> int:
+    """Every link frame's world pose (bodies and welded links) against Pinocchio's."""
+    pin = pytest.importorskip("pinocchio")
+    pin.framesForwardKinematics(P, D, qp)
+    compared = 0
+    for name in model.frames:
+        if not P.existFrame(name, pin.FrameType.BODY):
+            continue   # rbd's root body of a floating base, named after the world link
+        T_pin = D.oMf[P.getFrameId(name, pin.FrameType.BODY)].homogeneous
+        assert_close(rbd.frame_pose(model, q, name, backend=backend), T_pin, RTOL_POSE,
+                     f"pose of {name}")
+        compared += 1
+    assert compared > 0
+    return compared
 
 
 def pinocchio_model(relative: str, floating: bool):
@@ -321,6 +343,7 @@ def compare_mimic(model: rbd.Model, p_full, p_mimic, backend: str, seed: int) ->
         checks = [("M", M, M_pin, RTOL_DIRECT),
                   ("rnea", tau, pm.back(pin.rnea(p_mimic, D, qp, vp, pm.v(a))), RTOL_DIRECT),
                   ("h", rbd.nonlinear_effects(model, q, v, backend=backend), h_pin, RTOL_DIRECT)]
+        compare_frames(model, p_mimic, D, q, qp, backend)
         eig = np.linalg.eigvalsh(M)
         if eig[0] > SINGULAR * eig[-1]:  # forward dynamics defined (as in compare above)
             rtol = RTOL_ABA * max(1.0, eig[-1] / eig[0] / COND_ABA)
