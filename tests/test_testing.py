@@ -1,0 +1,138 @@
+"""rbd.testing.check_consistency finds the wrong term of a hand derivation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy
+
+import rbd
+from rbd.errors import InputError
+from rbd.testing import check_consistency, state_symbols
+
+# Unit masses and lengths, masses at the link tips, gravity 9.81 along -z: the textbook
+# double pendulum, whose M has the closed form below (Spong, Hutchinson & Vidyasagar §7.4).
+PENDULUM = rbd.models.double_pendulum(1.0, 1.0, 1.0, 1.0)
+
+
+def textbook_M(model, q):
+    c = np.cos(q[1])
+    return np.array([[3 + 2 * c, 1 + c], [1 + c, 1.0]])
+
+
+def with_entry(value):
+    """The textbook M with entry (0, 1) replaced by ``value(q, M)``."""
+    def fn(model, q):
+        M = textbook_M(model, q)
+        M[0, 1] = value(q, M)
+        return M
+    return fn
+
+
+def test_the_textbook_matrix_agrees():
+    report = check_consistency(PENDULUM, "mass_matrix", textbook_M)
+    assert report.ok and report.compared >= 2 and "agreement: yes" in str(report)
+
+
+@pytest.mark.parametrize("planted, slip", [
+    (with_entry(lambda q, M: -M[0, 1]), "a sign"),
+    (with_entry(lambda q, M: 2 * M[0, 1]), "a factor of 2 (yours is twice"),
+    (with_entry(lambda q, M: 0.5 * M[0, 1]), "a factor of 2 (yours is half"),
+    (with_entry(lambda q, M: 1 + np.sin(q[1])), "a transpose"),
+])
+def test_a_planted_slip_in_M_is_named_at_its_entry(planted, slip):
+    report = check_consistency(PENDULUM, "mass_matrix", planted)
+    assert not report.ok
+    worst = report.worst
+    assert worst.entry == "M[0, 1]" and worst.index == (0, 1)
+    q = worst.state["q"]
+    assert worst.yours == pytest.approx(planted(PENDULUM, q)[0, 1], rel=1e-12)
+    assert worst.expected == pytest.approx(1 + np.cos(q[1]), rel=1e-12)
+    assert any(s.startswith(slip) for s in worst.slips), worst.slips
+    text = str(report)
+    assert "worst entry: M[0, 1] at q = [" in text and "yours" in text and "expected" in text
+    assert "likely slip: " + slip in text
+
+
+def gravity_and_coriolis(model, q, v):
+    g = rbd.gravity_forces(model, q, backend="reference")
+    return g, rbd.nonlinear_effects(model, q, v, backend="reference") - g
+
+
+@pytest.mark.parametrize("quantity, planted, slip", [
+    ("inverse_dynamics",
+     lambda m, q, v, a: rbd.rnea(m, q, v, a) - gravity_and_coriolis(m, q, v)[0],
+     "a missing gravity term"),
+    ("inverse_dynamics",
+     lambda m, q, v, a: rbd.rnea(m, q, v, a) - 0.5 * gravity_and_coriolis(m, q, v)[1],
+     "the Coriolis/centrifugal term C(q, v) v halved"),
+    ("bias_forces",
+     lambda m, q, v: rbd.nonlinear_effects(m, q, v) - 2 * gravity_and_coriolis(m, q, v)[0],
+     "gravity with the wrong sign"),
+    ("forward_dynamics",
+     lambda m, q, v, tau: rbd.aba(m, q, v, tau + gravity_and_coriolis(m, q, v)[0]),
+     "a missing gravity term"),
+    ("forward_dynamics",
+     lambda m, q, v, tau: rbd.aba(m, q, v, tau + 0.5 * gravity_and_coriolis(m, q, v)[1]),
+     "the Coriolis/centrifugal term C(q, v) v halved"),
+])
+def test_missing_gravity_and_halved_coriolis_are_named(quantity, planted, slip):
+    model = rbd.testing.random_model(3, 3, ("revolute", "prismatic"), chain=True)
+    report = check_consistency(model, quantity, planted)
+    assert not report.ok
+    assert [s for s in report.worst.slips if s.startswith(slip)], report.worst.slips
+    assert report.worst.slips[0].endswith("in every entry") or len(report.worst.slips) > 1
+
+
+def test_a_symbolic_slip_is_reported_as_a_formula():
+    q, _, _ = state_symbols(PENDULUM)
+    c = sympy.cos(q[1])
+    right = sympy.Matrix([[3 + 2 * c, 1 + c], [1 + c, 1]])
+    assert check_consistency(PENDULUM, "mass_matrix", right).ok
+    wrong = sympy.Matrix([[3 + 2 * c, 1 + 2 * c], [1 + 2 * c, 1]])
+    report = check_consistency(PENDULUM, "mass_matrix", wrong)
+    assert not report.ok
+    assert set(report.formulas) == {(0, 1), (1, 0)}
+    assert sympy.simplify(report.formulas[(0, 1)] - c) == 0
+    assert "M[0, 1] = cos(q1)" in str(report)
+
+
+def test_a_function_returning_sympy_and_the_users_own_symbol_names():
+    q1 = sympy.Symbol("q_1")
+    qd0, qd1 = sympy.symbols("qd0 qd1")
+
+    def h(model, q, v):   # the centrifugal term of the second joint forgotten
+        g0 = 2 * 9.81 * sympy.sin(q[0]) + 9.81 * sympy.sin(q[0] + q1)
+        return sympy.Matrix([-2 * qd0 * qd1 * sympy.sin(q1) + g0,
+                             9.81 * sympy.sin(q[0] + q1)])
+
+    report = check_consistency(PENDULUM, "bias_forces", h)
+    assert not report.ok and set(report.formulas) == {(0,), (1,)}
+    v0, v1 = sympy.symbols("v0 v1")
+    q = state_symbols(PENDULUM)[0]
+    assert sympy.simplify(report.formulas[(0,)] - v1 ** 2 * sympy.sin(q[1])) == 0
+    assert sympy.simplify(report.formulas[(1,)] + v0 ** 2 * sympy.sin(q[1])) == 0
+
+
+def test_implementations_that_do_not_handle_the_model_are_counted_apart():
+    model = rbd.testing.random_model(1, 3, ("spherical", "revolute"))
+    report = check_consistency(model, "mass_matrix", rbd.crba)
+    na = [name for name, _, note in report.rows if note]
+    assert "symbolic-guenter-lee" in na
+    assert report.ok and report.not_applicable == len(na) and report.compared >= 2
+    assert f"{report.compared} compared, {len(na)} n/a" in str(report)
+    assert "n/a (does not handle this model)" in str(report)
+
+
+def test_clear_errors():
+    with pytest.raises(InputError, match="did you mean 'mass_matrix'"):
+        check_consistency(PENDULUM, "mass matrix", textbook_M)
+    with pytest.raises(InputError, match=r"fn\(model, q, v, a\).*inverse_dynamics"):
+        check_consistency(PENDULUM, "inverse_dynamics", textbook_M)
+    with pytest.raises(InputError, match=r"shape \(3,\).*expected \(2, 2\)"):
+        check_consistency(PENDULUM, "mass_matrix", lambda model, q: np.zeros(3))
+    with pytest.raises(InputError, match="not a state symbol"):
+        check_consistency(PENDULUM, "mass_matrix", sympy.Matrix([[sympy.Symbol("x"), 0],
+                                                                 [0, 1]]))
+    with pytest.raises(InputError, match="a function or a sympy Matrix"):
+        check_consistency(PENDULUM, "mass_matrix", np.eye(2))
