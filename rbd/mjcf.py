@@ -137,7 +137,7 @@ from .errors import InputError, MJCFError, ModelError
 from .joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical
 from .model import Model
 from .spatial import axis_angle_rotation, plux, quat_to_rot
-from .urdf import _Link, _merge, _quote, _unique, _violation
+from ._robotfile import Link as _Link, merge as _merge, quote as _quote, unique as _unique, violation as _violation  # noqa: E501
 
 __all__ = ["load_mjcf", "load", "from_mujoco_state", "to_mujoco_state", "from_mujoco_force",
            "to_mujoco_force", "mujoco_velocity_map"]
