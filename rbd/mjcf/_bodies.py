@@ -1,0 +1,173 @@
+"""The body tree of an MJCF document: bodies, joints and sites, depth-first (MuJoCo's order)."""
+
+from __future__ import annotations
+
+import math
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._robotfile import Link, quote
+from ..errors import MJCFError
+from ..spatial import plux
+from ._inertia import _body_link
+from ._options import _MJ_EPS, _attributes, _Context, _ignore
+from ._orientation import _pose, _site_pose
+from ._xml import _flag, _scalar, _vector
+
+_JOINT_KINDS = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
+_REFUSED = {  # elements that add bodies or degrees of freedom rbd cannot read
+    "composite": "expand it in MuJoCo and save the compiled model (mj_saveLastXML)",
+    "flexcomp": "flexible bodies are not rigid: rbd cannot model them",
+    "replicate": "expand it in MuJoCo and save the compiled model (mj_saveLastXML)",
+    "attach": "expand it in MuJoCo and save the compiled model (mj_saveLastXML)",
+    "deformable": "flexible bodies are not rigid: rbd cannot model them",
+}
+_BODY_CHILDREN = ("inertial", "joint", "freejoint", "geom", "site", "camera", "light", "body",
+                  "plugin")
+
+
+@dataclass
+class _MJJoint:
+    name: str
+    kind: str  # hinge, slide, ball, free
+    axis: np.ndarray
+    pos: np.ndarray
+    ref: float
+    properties: dict = field(default_factory=dict)
+
+
+@dataclass
+class _MJBody:
+    name: str
+    parent: int  # index of the parent MJCF body, -1 for the world
+    X: np.ndarray  # motion transform: parent body frame -> this body's reference frame
+    joints: list
+    link: Link  # mass, centre of mass and inertia about it, in the body frame
+    sites: list  # (name, X body -> site)
+
+
+def _flatten(body: ET.Element, childclass: str, ctx: _Context, where: str):
+    """Children of ``body`` with ``<frame>`` elements resolved: (elem, R, p, childclass)."""
+    out = []
+
+    def visit(elem, R, p, cls):
+        for child in elem:
+            if child.tag in _REFUSED:
+                raise MJCFError(f"{where}: <{child.tag}> is not supported: {_REFUSED[child.tag]}")
+            if child.tag not in (*_BODY_CHILDREN, "frame"):
+                raise MJCFError(f"{where}: unknown element <{child.tag}> (MJCF allows "
+                                f"{', '.join(_BODY_CHILDREN)} and frame here)")
+            if child.tag == "frame":
+                attrs = _attributes(child, "frame", cls, ctx, f"{where} <frame>")
+                Rf, pf = _pose(attrs, child.attrib, f"{where} <frame>", ctx.compiler)
+                visit(child, R @ Rf, p + R @ pf, child.get("childclass", cls))
+            else:
+                out.append((child, R, p, cls))
+
+    visit(body, np.eye(3), np.zeros(3), childclass)
+    return out
+
+
+def _joint_properties(kind: str, attrs: dict, where: str, ctx: _Context, name: str) -> dict:
+    props = {key: _scalar(attrs, attr, where, 0.0) for key, attr in
+             (("armature", "armature"), ("damping", "damping"), ("friction", "frictionloss"))}
+    if kind == "free":
+        return props
+    limited = _flag(attrs, "limited", where, "auto", ("true", "false", "auto"))
+    rng = _vector(attrs, "range", 2, where, [0.0, 0.0])
+    if limited == "auto":
+        limited = "true" if ctx.compiler.autolimits and np.any(rng) else "false"
+    if limited == "true" and kind == "ball":
+        _ignore(ctx.ignored, "ball-joint cone limits (range)", quote(name))
+    elif limited == "true":
+        if rng[0] >= rng[1]:
+            raise MJCFError(f"{where}: range {rng.tolist()} must have range[0] < range[1]")
+        scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
+        props.update(lower=rng[0] * scale, upper=rng[1] * scale)
+    return props
+
+
+def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
+    free = elem.tag == "freejoint"
+    name = elem.get("name") or f"{body}_joint{k}"
+    where = f"<{elem.tag} name={quote(name)}> of body {quote(body)}"
+    attrs = dict(elem.attrib) if free else _attributes(elem, "joint", cls, ctx, where)
+    kind = "free" if free else attrs.get("type", "hinge").strip()
+    if kind not in _JOINT_KINDS:
+        raise MJCFError(f"{where}: unknown joint type {quote(kind)} (MJCF joint types: "
+                        f"{', '.join(_JOINT_KINDS)})")
+    if _flag(attrs, "align", where, "auto", ("true", "false", "auto")) == "true":
+        raise MJCFError(f"{where}: align='true' moves the body frame to the inertial frame, "
+                        "which rbd does not do: remove it")
+    axis = R @ _vector(attrs, "axis", 3, where, [0, 0, 1])
+    if kind in ("hinge", "slide") and np.linalg.norm(axis) < _MJ_EPS:
+        raise MJCFError(f"{where}: axis is zero")
+    scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
+    ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
+    if _scalar(attrs, "stiffness", where, 0.0) or np.any(
+            _vector(attrs, "springdamper", 2, where, [0, 0])):
+        _ignore(ctx.ignored, "joint springs (stiffness or springdamper, with springref)",
+                quote(name))
+    pos = p + R @ _vector(attrs, "pos", 3, where, [0, 0, 0]) if kind != "free" else np.zeros(3)
+    norm = float(np.linalg.norm(axis))
+    return _MJJoint(name, kind, axis / norm if norm else axis, pos, ref,
+                    _joint_properties(kind, attrs, where, ctx, name))
+
+
+def _read_body(elem, R, p, cls, parent: int, ctx: _Context) -> None:
+    """Append the body ``elem`` and, depth-first, its descendants to ``ctx.bodies``."""
+    index = len(ctx.bodies)
+    name = elem.get("name") or f"body{index + 1}"
+    where = f"body {quote(name)}"
+    attrs = _attributes(elem, "body", cls, ctx, where)
+    Rb, pb = _pose(attrs, elem.attrib, where, ctx.compiler)
+    Rb, pb = R @ Rb, p + R @ pb
+    cls = elem.get("childclass", cls)
+    if cls not in ctx.classes:
+        raise MJCFError(f"{where}: unknown childclass {quote(cls)}")
+    if _scalar(attrs, "gravcomp", where, 0.0):
+        _ignore(ctx.ignored, "gravity compensation (gravcomp) of bodies", quote(name))
+    if _flag(attrs, "mocap", where, "false") == "true":
+        _ignore(ctx.ignored, "mocap motion (welded to the world) of bodies", quote(name))
+    kids = _flatten(elem, cls, ctx, where)
+    joints = [_read_joint(e, Rk, pk, c, ctx, name, k) for k, (e, Rk, pk, c) in
+              enumerate(x for x in kids if x[0].tag in ("joint", "freejoint"))]
+    _check_joints(joints, parent, where)
+    sites = []
+    for e, Rk, pk, c in kids:
+        if e.tag == "site" and e.get("name"):
+            where_site = f"<site name={quote(e.get('name'))}> of {where}"
+            site_attrs = _attributes(e, "site", c, ctx, where_site)
+            Rs, ps = _site_pose(site_attrs, e.attrib, where_site, ctx.compiler)
+            sites.append((e.get("name"), plux((Rk @ Rs).T, pk + Rk @ ps)))
+    ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints, _body_link(kids, name, ctx),
+                              sites))
+    if any(e.tag == "plugin" for e, *_ in kids):
+        _ignore(ctx.ignored, "plugins of bodies", quote(name))
+    for e, Rk, pk, c in kids:
+        if e.tag == "body":
+            _read_body(e, Rk, pk, c, index, ctx)
+
+
+def _check_joints(joints: list, parent: int, where: str) -> None:
+    kinds = [j.kind for j in joints]
+    if "free" in kinds and len(kinds) > 1:
+        raise MJCFError(f"{where}: a free joint must be the body's only joint")
+    if "free" in kinds and parent != -1:
+        raise MJCFError(f"{where}: a free joint is allowed only in a child of the worldbody "
+                        "(as in MuJoCo)")
+    if "ball" in kinds and any(k in ("ball", "hinge") for k in kinds[kinds.index("ball") + 1:]):
+        raise MJCFError(f"{where}: a ball joint followed by a rotation (MuJoCo refuses this)")
+
+
+def _read_world(root: ET.Element, ctx: _Context) -> None:
+    for world in root.findall("worldbody"):
+        for e, R, p, cls in _flatten(world, "main", ctx, "<worldbody>"):
+            if e.tag in ("joint", "freejoint"):
+                raise MJCFError("<worldbody> cannot have joints: put them in a <body>")
+            if e.tag == "body":
+                _read_body(e, R, p, cls, -1, ctx)
+
+

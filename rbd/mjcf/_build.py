@@ -1,0 +1,115 @@
+"""Building the model of a read MJCF body tree: one rbd body per joint, welded bodies merged."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._robotfile import Link, merge, quote, unique
+from ..errors import MJCFError, ModelError
+from ..joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical
+from ..model import Model
+from ..spatial import axis_angle_rotation, plux
+from ._bodies import _MJBody, _MJJoint
+from ._options import _MJ_MINVAL
+
+
+@dataclass
+class _Spec:
+    parent: int
+    joint: Joint
+    X_tree: np.ndarray
+    name: str
+    joint_name: str
+    properties: dict = field(default_factory=dict)
+    parts: list = field(default_factory=list)  # (Link, X body -> part frame)
+
+
+def _rbd_joint(joint: _MJJoint) -> Joint:
+    if joint.kind == "hinge":
+        return Revolute(joint.axis)
+    if joint.kind == "slide":
+        return Prismatic(joint.axis)
+    return Spherical() if joint.kind == "ball" else Free()
+
+
+def _chain(body: _MJBody, parent: int, X_base: np.ndarray, specs: list, taken: set) -> int:
+    r"""Specs for a body's joints, composed in order (module notes); the carrying spec's index.
+
+    Body ``k``'s frame is ``G_k = F_k T(c_k)`` with ``c_k`` the anchor of a hinge or ball
+    and zero for a slide; ``X_tree`` reaches its predecessor frame from ``G_{k-1}``.
+    """
+    if body.joints[0].kind == "free":
+        specs.append(_Spec(parent, Free(), np.eye(6), body.name, body.joints[0].name,
+                           body.joints[0].properties))
+        return len(specs) - 1
+    X_prev, c_prev = X_base, np.zeros(3)
+    for k, joint in enumerate(body.joints):
+        if joint.kind == "slide":
+            X_rel, c = plux(np.eye(3), -c_prev - joint.axis * joint.ref), np.zeros(3)
+        else:
+            turn = axis_angle_rotation(joint.axis, -joint.ref)
+            X_rel, c = plux(turn.T, joint.pos - c_prev), joint.pos
+        carries = k == len(body.joints) - 1 and not np.any(c)
+        name = body.name if carries else unique(f"{body.name}/{joint.name}", taken)
+        taken.add(name)
+        specs.append(_Spec(parent, _rbd_joint(joint), X_rel @ X_prev, name, joint.name,
+                           joint.properties))
+        parent, X_prev, c_prev = len(specs) - 1, np.eye(6), c
+    if np.any(c_prev):
+        specs.append(_Spec(parent, Fixed(), plux(np.eye(3), -c_prev), body.name,
+                           unique(f"{body.name}/weld", taken)))
+        taken.add(specs[-1].joint_name)
+    return len(specs) - 1
+
+
+def _plan(bodies: list) -> tuple[list, list]:
+    """Specs of the rbd bodies with their inertia parts, and the frames ``(name, spec, X)``."""
+    specs: list[_Spec] = []
+    frames = []
+    taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
+    owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
+    for body in bodies:
+        base, X_up = (-1, np.eye(6)) if body.parent == -1 else owner[body.parent]
+        X_base = body.X @ X_up
+        if body.joints:
+            owner.append((_chain(body, base, X_base, specs, taken), np.eye(6)))
+        else:
+            owner.append((base, X_base))
+            if base >= 0:
+                frames.append((body.name, base, X_base))
+        spec, X = owner[-1]
+        if spec >= 0:
+            specs[spec].parts.append((body.link, X))
+            for site, X_site in body.sites:
+                name = unique(site, taken)
+                taken.add(name)
+                frames.append((name, spec, X_site @ X))
+    return specs, frames
+
+
+def _scale_masses(bodies: list, total: float) -> None:
+    """``<compiler settotalmass>``: scale every mass and inertia (MuJoCo's mj_setTotalmass)."""
+    current = sum(b.link.mass for b in bodies)
+    scale = max(_MJ_MINVAL, total / max(_MJ_MINVAL, current))
+    for b in bodies:
+        b.link = Link(b.name, b.link.mass * scale, b.link.com, b.link.I_com * scale)
+
+
+def _build(name: str, gravity, bodies: list) -> Model:
+    specs, frames = _plan(bodies)
+    model = Model(gravity=gravity, name=name)
+    for spec in specs:
+        inertia = merge(spec.parts) if spec.parts else None
+        try:
+            model.add_body(spec.parent, spec.joint, spec.X_tree, inertia, spec.name,
+                           spec.joint_name, check_inertia=False)
+            if spec.properties:
+                model.set_joint_properties(spec.joint_name, **spec.properties)
+        except ModelError as exc:
+            raise MJCFError(f"body {quote(spec.name)}: {exc}") from None
+    for frame_name, spec, X in frames:
+        model.add_frame(frame_name, spec, X)
+    return model
+

@@ -1,0 +1,154 @@
+"""The model-wide settings of an MJCF document: ``<compiler>``, ``<option>``, ``<default>``.
+
+Also the reading context the body tree is read in (:class:`_Context`) and the
+record of what rbd's dynamics leaves out (:func:`_ignore`).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .._robotfile import quote
+from ..errors import MJCFError
+from ._xml import _flag, _numbers, _scalar, _vector
+
+_MJ_EPS = 1e-14  # MuJoCo's mjEPS: geoms of smaller mass are left out of a body's inertia
+_MJ_MINVAL = 1e-15  # MuJoCo's mjMINVAL
+_LISTED = 8  # items of one kind named in the warning
+
+
+@dataclass
+class _Compiler:
+    degree: bool = True
+    eulerseq: str = "xyz"
+    inertiafromgeom: str = "auto"
+    group_range: tuple[int, int] = (0, 5)
+    boundmass: float = 0.0
+    boundinertia: float = 0.0
+    balanceinertia: bool = False
+    settotalmass: float = -1.0
+    autolimits: bool = True
+
+
+
+# --- compiler, option, defaults ---------------------------------------------------------------
+def _read_compiler(root: ET.Element) -> _Compiler:
+    c, where = _Compiler(), "<compiler>"
+    for elem in root.findall("compiler"):
+        a = elem.attrib
+        if a.get("coordinate", "local").strip() != "local":
+            raise MJCFError(f"{where}: coordinate={quote(a['coordinate'])} is not supported "
+                            "(MuJoCo itself only reads local coordinates): convert the model")
+        if _flag(a, "alignfree", where, "false") == "true":
+            raise MJCFError(f"{where}: alignfree='true' moves free bodies' frames to their "
+                            "inertial frames, which rbd does not do: remove it")
+        if "angle" in a:
+            c.degree = _flag(a, "angle", where, "degree", ("degree", "radian")) == "degree"
+        if "eulerseq" in a:
+            c.eulerseq = a["eulerseq"].strip()
+            if len(c.eulerseq) != 3 or set(c.eulerseq) - set("xyzXYZ"):
+                raise MJCFError(f"{where}: eulerseq={quote(c.eulerseq)} must be three of "
+                                "x, y, z, X, Y, Z")
+        if "inertiafromgeom" in a:
+            c.inertiafromgeom = _flag(a, "inertiafromgeom", where, "auto",
+                                      ("true", "false", "auto"))
+        if "inertiagrouprange" in a:
+            low, high = _numbers(a["inertiagrouprange"], where, "inertiagrouprange", 2)
+            c.group_range = (int(low), int(high))
+        c.boundmass = _scalar(a, "boundmass", where, c.boundmass)
+        c.boundinertia = _scalar(a, "boundinertia", where, c.boundinertia)
+        c.settotalmass = _scalar(a, "settotalmass", where, c.settotalmass)
+        if "balanceinertia" in a:
+            c.balanceinertia = _flag(a, "balanceinertia", where, "false") == "true"
+        if "autolimits" in a:
+            c.autolimits = _flag(a, "autolimits", where, "true") == "true"
+    return c
+
+
+def _read_option(root: ET.Element, ignored: dict) -> np.ndarray:
+    gravity = np.array([0.0, 0.0, -9.81])
+    for elem in root.findall("option"):
+        gravity = _vector(elem.attrib, "gravity", 3, "<option>", gravity)
+        fluid = [k for k in ("density", "viscosity") if _scalar(elem.attrib, k, "<option>", 0)]
+        if np.any(_vector(elem.attrib, "wind", 3, "<option>", [0, 0, 0])):
+            fluid.append("wind")
+        if fluid:
+            _ignore(ignored, "fluid forces", f"<option {' '.join(fluid)}>")
+        for flag in elem.findall("flag"):
+            if _flag(flag.attrib, "gravity", "<option><flag>", "enable",
+                     ("enable", "disable")) == "disable":
+                gravity = np.zeros(3)
+    return gravity
+
+
+def _read_defaults(elem: ET.Element, inherited: dict, classes: dict) -> None:
+    """Class ``elem``: its parent's attributes overridden by its own; nested classes recurse."""
+    name = elem.get("class", "main")
+    if name in classes:
+        raise MJCFError(f"<default class={quote(name)}> is defined twice")
+    values = {tag: dict(attrs) for tag, attrs in inherited.items()}
+    for child in elem:
+        if child.tag != "default":
+            values.setdefault(child.tag, {}).update(child.attrib)
+    classes[name] = values
+    for child in elem.findall("default"):
+        if "class" not in child.attrib:
+            raise MJCFError(f"a nested <default> inside class {quote(name)} has no 'class'")
+        _read_defaults(child, values, classes)
+
+
+def _defaults(root: ET.Element) -> dict:
+    classes: dict = {}
+    for elem in root.findall("default"):
+        _read_defaults(elem, classes.get("main", {}), classes)
+    classes.setdefault("main", {})
+    return classes
+
+
+
+@dataclass
+class _Context:
+    compiler: _Compiler
+    classes: dict
+    ignored: dict
+    bodies: list = field(default_factory=list)
+
+
+def _attributes(elem: ET.Element, tag: str, childclass: str, ctx: _Context, where: str) -> dict:
+    """The element's attributes over those of its class (its own, or the inherited childclass)."""
+    name = elem.get("class", childclass)
+    if name not in ctx.classes:
+        raise MJCFError(f"{where}: unknown default class {quote(name)}")
+    attrs = dict(ctx.classes[name].get(tag, {}))
+    attrs.update(elem.attrib)
+    return attrs
+
+
+
+def _ignore(ignored: dict, category: str, item: str) -> None:
+    """Note ``item`` under ``category`` of what the dynamics leaves out."""
+    ignored.setdefault(category, []).append(item)
+
+
+def _dynamics_sections(root: ET.Element, ignored: dict) -> None:
+    for section, what in (("equality", "equality constraints"), ("tendon", "tendons"),
+                          ("actuator", "actuators"), ("contact", "contact pairs and excludes")):
+        for e in (e for s in root.findall(section) for e in s):
+            _ignore(ignored, what, f"<{e.tag}" + (f" {quote(e.get('name'))}>"
+                                                  if e.get("name") else ">"))
+    if root.findall("extension"):
+        _ignore(ignored, "plugins", "<extension>")
+
+
+def _ignored_message(name: str, ignored: dict) -> str:
+    parts = []
+    for category, items in ignored.items():
+        shown = ", ".join(items[:_LISTED]) + (f" and {len(items) - _LISTED} more"
+                                              if len(items) > _LISTED else "")
+        parts.append(f"{category} ({len(items)}: {shown})")
+    return (f"MJCF model {name!r}: rbd's tree dynamics leaves out " + "; ".join(parts)
+            + " (they are not part of the model)")
+
