@@ -249,6 +249,10 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
 
     Notes
     -----
+    The recursive Newton–Euler algorithm: velocities and accelerations outward,
+    forces inward, ``tau_i = S_iᵀ f_i`` (:ref:`RBDA Table 5.1 <rbda-t5-1>`;
+    S&G (8), (11), (14) in Lie-group notation).
+
     With mimic joints, ``tau = Gᵀ rnea_full(G q + o, G v, G a, f_ext)`` on the
     independent coordinates (:mod:`rbd.coupling`).
 
@@ -269,7 +273,39 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
 def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """Joint-space inertia matrix ``M(q)``, ``(nv, nv)`` (or ``(N, nv, nv)``), symmetric.
 
+    The composite-rigid-body algorithm: composite inertias accumulate from the
+    leaves, and each column of ``M`` is the projection of a composite inertia
+    on the joints up to the root (:ref:`RBDA Table 6.2 <rbda-t6-2>`).  The
+    joints' rotor inertia ``model.armature`` is added to the diagonal.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    M : (nv, nv) or (N, nv, nv) ndarray
+        Symmetric positive definite; ``T = ½ vᵀ M v``.
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Notes
+    -----
     With mimic joints, ``M = Gᵀ M_full G`` (:mod:`rbd.coupling`).
+
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> model = rbd.models.double_pendulum()   # unit masses at unit-length tips
+    >>> rbd.crba(model, [0.0, np.pi / 2]).round(12)  # [[3 + 2 cos q1, 1 + cos q1], [., 1]]
+    array([[3., 1.],
+           [1., 1.]])
     """
     k = _kernel(model, backend)
     if k is not None:
@@ -281,10 +317,54 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
         pivot: str = "standard") -> np.ndarray:
     """Forward dynamics: the accelerations produced by joint forces ``tau``.
 
-    ``pivot="modified"`` selects Pai, Ascher & Kry's modified articulated-body
-    pivot (§7), which is better conditioned for chains of very uneven masses.
+    The articulated-body algorithm: velocities outward, articulated inertias
+    and bias forces inward, accelerations outward
+    (:ref:`RBDA Table 7.1 <rbda-t7-1>`; S&G (17) states the result,
+    ``qdd = M⁻¹ (tau − C v − g)``).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v, tau : (nv,) or (N, nv) array_like
+    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
+        External spatial forces ``[n; f]`` on each body, in body coordinates.
+    backend : {None, "kernel", "reference"}
+    pivot : {"standard", "modified"}
+        ``"modified"`` selects Pai, Ascher & Kry's modified articulated-body
+        pivot (§7, :ref:`the modified pivot <pai-modified-pivot>`), which keeps
+        the body's own inertia apart from its children's when forming
+        ``D = Sᵀ I S + Sᵀ Ĩ S``.  Tutorial 21 measured it on chains of very
+        uneven masses (a light link carrying a coaxial heavy one, mass ratios
+        down to 1e-10): the standard and modified pivots had errors of the same
+        size, pivot by pivot and in ``qdd`` (sometimes one smaller, sometimes the
+        other), because the rounding that matters happens while the articulated
+        inertia is formed, before the pivot is assembled.  The compiled kernel
+        costs 2–6 % more with it (:doc:`/benchmarks`).  It is kept as a faithful
+        rendering of the paper, not as an accuracy fix.
+
+    Returns
+    -------
+    qdd : (nv,) or (N, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On an unknown ``pivot``, or on bad arrays (as :func:`rnea`).
+
+    Notes
+    -----
     With mimic joints (either pivot) it solves ``(Gᵀ M_full G) q̈ = tau − Gᵀ h_full``
     by a Cholesky factorization (:mod:`rbd.coupling`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.aba(model, [0.0, 0.0], [0.0, 0.0], [1.0, 0.0]).round(12)  # M⁻¹ [1, 0]
+    array([ 1., -2.])
+    >>> rbd.aba(model, [0.0, 0.0], [0.0, 0.0], [1.0, 0.0], pivot="modified").round(12)
+    array([ 1., -2.])
     """
     if pivot not in ("standard", "modified"):
         raise InputError(f"pivot must be 'standard' or 'modified', got {pivot!r}")
@@ -301,7 +381,36 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
 
 
 def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.ndarray:
-    """Bias forces ``h(q, v) = C(q, v) v + g(q)``."""
+    """Bias forces ``h(q, v) = C(q, v) v + g(q)``: the joint forces at zero acceleration.
+
+    The recursive Newton–Euler algorithm with ``a = 0``
+    (:ref:`RBDA Table 5.1 <rbda-t5-1>`; S&G (17) names the terms).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v : (nv,) or (N, nv) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    h : (nv,) or (N, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> # elbow at 90°, shoulder turning: gravity (9.81, 9.81) plus the centrifugal 1 at the elbow
+    >>> rbd.nonlinear_effects(model, [0.0, np.pi / 2], [1.0, 0.0]).round(12)
+    array([ 9.81, 10.81])
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.nonlinear_effects(q, v)
@@ -309,7 +418,34 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
 
 
 def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """Generalized gravity ``g(q) = ∂U/∂q`` (as a force in velocity coordinates)."""
+    """Generalized gravity ``g(q) = ∂U/∂q`` (as a force in velocity coordinates).
+
+    The recursive Newton–Euler algorithm with ``v = a = 0``
+    (:ref:`RBDA Table 5.1 <rbda-t5-1>`; the term ``φ(q)`` of S&G (17)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    g : (nv,) or (N, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.gravity_forces(model, [np.pi / 2, 0.0]).round(12)  # arm horizontal: (1+2) g, 1 g
+    array([29.43,  9.81])
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.gravity_forces(q)
@@ -317,7 +453,40 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
 
 
 def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """``M(q)⁻¹``, ``(nv, nv)``; with mimic joints ``(Gᵀ M_full G)⁻¹`` by Cholesky."""
+    """``M(q)⁻¹``, ``(nv, nv)``, without forming ``M``.
+
+    The articulated-body recursion applied to unit forces, the factorization
+    ``M⁻¹ = (1 − Sᵀ Y Π)ᵀ Ω⁻¹ (1 − Sᵀ Y Π)`` of S&G (58).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    Minv : (nv, nv) or (N, nv, nv) ndarray
+        Symmetric positive definite.
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Notes
+    -----
+    With mimic joints, ``(Gᵀ M_full G)⁻¹`` by a Cholesky factorization.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.mass_matrix_inverse(model, [0.0, 0.0]).round(12)  # inv([[5, 2], [2, 1]])
+    array([[ 1., -2.],
+           [-2.,  5.]])
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.mass_matrix_inverse(q)
@@ -326,7 +495,32 @@ def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.nd
 
 # --- kinematics and energy ------------------------------------------------------------------
 def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
-    """Kinetic energy ``½ vᵀ M(q) v`` (a float, or ``(N,)`` for a batch)."""
+    """Kinetic energy ``T = ½ vᵀ M(q) v = ½ Σᵢ vᵢᵀ Iᵢ vᵢ`` (body velocities by S&G (8)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v : (nv,) or (N, nv) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : float or (N,) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> float(rbd.kinetic_energy(model, [0.0, 0.0], [1.0, 0.0]))  # ½ · 1 · M[0, 0] = ½ · 5
+    2.5
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.kinetic_energy(q, v)
@@ -334,7 +528,34 @@ def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
 
 
 def potential_energy(model: Model, q, *, backend: str | None = None):
-    """Gravitational potential energy, zero at the world origin."""
+    """Gravitational potential energy ``U(q) = −Σᵢ mᵢ gᵀ cᵢ``, zero at the world origin.
+
+    Its gradient is :func:`gravity_forces` (``g(q) = ∂U/∂q``, the term ``φ(q)``
+    of S&G (17)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    U : float or (N,) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> round(float(rbd.potential_energy(model, [0.0, 0.0])), 12)  # masses at z = -1, -2
+    -29.43
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.potential_energy(q)
@@ -342,7 +563,36 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
 
 
 def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """World poses of the body frames as 4×4 matrices, ``(nbodies, 4, 4)``."""
+    """World poses of the body frames as 4×4 matrices, ``(nbodies, 4, 4)``.
+
+    Each pose composes the parent's with the tree and joint transforms,
+    ``X_up[i] = X_J(q_i) X_tree[i]`` (S&G (8); :doc:`/conventions` for frames).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : (nbodies, 4, 4) or (N, nbodies, 4, 4) ndarray
+        ``[[R, p], [0, 1]]``: body ``i``'s axes ``R`` and origin ``p`` in world coordinates.
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.forward_kinematics(model, [0.0, 0.0])[:, :3, 3].round(12)  # body origins
+    array([[ 0.,  0.,  0.],
+           [ 0.,  0., -1.]])
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.forward_kinematics(q)
@@ -367,6 +617,7 @@ def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarr
         ``[[R, p], [0, 1]]``: the frame's axes ``R`` and origin ``p`` in world
         coordinates.  With ``X = plux(E, r)`` the frame's transform from its body
         (``r`` its origin in body coordinates), ``R = R_b Eᵀ`` and ``p = p_b + R_b r``.
+        The body pose ``(R_b, p_b)`` is that of :func:`forward_kinematics` (S&G (8)).
 
     Raises
     ------
@@ -404,7 +655,7 @@ def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray
     r"""The system's centre of mass in world coordinates, ``(3,)``.
 
     :math:`c = \sum_i m_i c_i / \sum_i m_i` over the bodies' centres of mass
-    :math:`c_i` (world coordinates).
+    :math:`c_i` (world coordinates, :func:`body_centers_of_mass`; poses by S&G (8)).
 
     Raises
     ------
@@ -429,7 +680,34 @@ def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray
 
 
 def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
-    """Each body's centre of mass in world coordinates, ``(nbodies, 3)``."""
+    """Each body's centre of mass in world coordinates, ``(nbodies, 3)``.
+
+    ``cᵢ = pᵢ + Rᵢ c_local,i`` with the poses of :func:`forward_kinematics` (S&G (8)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    C : (nbodies, 3) or (N, nbodies, 3) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.body_centers_of_mass(model, [0.0, 0.0]).round(12)  # point masses at the tips
+    array([[ 0.,  0., -1.],
+           [ 0.,  0., -2.]])
+    """
     k = _kernel(model, backend)
     if k is not None:
         return k.body_centers_of_mass(q)
@@ -448,8 +726,44 @@ def _point(point) -> np.ndarray:
 def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -> np.ndarray:
     """Jacobian ``(6, nv)`` of a point on ``body``: world-aligned ``[ω; v]`` at the point.
 
-    ``body`` is a body index or a body/frame name; ``point`` is in the body frame.
+    Column ``j`` is joint ``j``'s motion subspace ``S_j`` carried to the world
+    and shifted to the point, for the joints on the path to the root
+    (``v_body = Σ_j X S_j q̇_j``, S&G (8) unrolled; L&J (61) inverts it).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    body : int or str
+        A body index or a body/frame name.
+    point : (3,) array_like, optional
+        The point in the body's (or frame's) coordinates; default its origin.
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    J : (6, nv) or (N, 6, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On an unknown body, a point of the wrong shape, or bad ``q``.
+
+    Notes
+    -----
     With mimic joints, ``J = J_full G`` (:mod:`rbd.coupling`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()   # joints about y, hanging along -z
+    >>> rbd.jacobian(model, [0.0, 0.0], 1, point=[0.0, 0.0, -0.5]).round(12)
+    array([[ 0. ,  0. ],
+           [ 1. ,  1. ],
+           [ 0. ,  0. ],
+           [-1.5, -0.5],
+           [ 0. ,  0. ],
+           [ 0. ,  0. ]])
     """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
@@ -471,7 +785,33 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
 def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None) -> np.ndarray:
     """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
 
-    Quaternion joints move on the unit sphere (``q ⊗ exp(ω dt)``); never use ``q + dt*v``.
+    Each joint moves on its own manifold: angles and offsets add ``v dt``;
+    quaternion joints move on the unit sphere, ``q ⊗ exp(ω dt)`` (the
+    exponential map of S&G (1)); never use ``q + dt*v``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v : (nv,) or (N, nv) array_like
+    dt : float
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    q_next : (nq,) or (N, nq) ndarray
+
+    Raises
+    ------
+    InputError
+        On a non-finite ``dt``, or on bad ``q``, ``v`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.integrate(model, [0.0, 0.0], [1.0, 2.0], 0.1)
+    array([0.1, 0.2])
     """
     dt = as_time_step(dt)
     k = _kernel(model, backend)
@@ -481,7 +821,30 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
 
 
 def neutral(model: Model) -> np.ndarray:
-    """The neutral configuration (zero angles and offsets, identity quaternions)."""
+    """The neutral configuration (zero angles and offsets, identity quaternions).
+
+    The configuration where every joint transform is the identity,
+    ``X_J(q) = 1`` (S&G (8) then reduces to the tree transforms).
+
+    Parameters
+    ----------
+    model : Model
+
+    Returns
+    -------
+    q : (nq,) ndarray
+
+    Raises
+    ------
+    InputError
+        When ``model`` is not an :class:`rbd.Model`.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> rbd.neutral(rbd.models.double_pendulum())
+    array([0., 0.])
+    """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     if model._mimic:  # the independent coordinates of the full tree's neutral configuration
@@ -492,9 +855,32 @@ def neutral(model: Model) -> np.ndarray:
 def random_configuration(model: Model, rng=None) -> np.ndarray:
     """A random configuration within ``model.lower`` / ``model.upper``.
 
-    ``rng`` is a NumPy Generator or a seed.  A coordinate with both limits
-    finite is uniform between them; one with a single finite limit is the
-    joint's own random draw clipped to it; quaternions stay unit quaternions.
+    A coordinate with both limits finite is uniform between them; one with a
+    single finite limit is the joint's own random draw clipped to it;
+    quaternions stay unit quaternions (uniform rotations, the group of S&G (1)).
+
+    Parameters
+    ----------
+    model : Model
+    rng : numpy.random.Generator or int, optional
+        A NumPy Generator or a seed.
+
+    Returns
+    -------
+    q : (nq,) ndarray
+
+    Raises
+    ------
+    InputError
+        When ``model`` is not an :class:`rbd.Model`.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> q = rbd.random_configuration(model, 0)
+    >>> q.shape, bool(((q >= model.lower) & (q <= model.upper)).all())
+    ((2,), True)
     """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
