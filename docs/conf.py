@@ -3,20 +3,29 @@
 The tutorials live in ``../tutorials`` (MyST notebooks, text files).  Sphinx
 only reads sources inside ``docs/``, so each build first mirrors every
 ``tutorials/NN_*.md`` into ``docs/tutorials/`` (a generated directory) and
-myst-nb executes them there.
+myst-nb executes them there.  Each is also converted to a Jupyter notebook in
+``docs/tutorials/notebooks/`` (excluded from the sources), which every tutorial
+page offers for download through a line inserted under its title.
+
+MathJax is served from the build itself (``_static/mathjax``), so formulas
+render without a network connection.
 """
 
 from __future__ import annotations
 
 import filecmp
+import re
 import shutil
 from pathlib import Path
+
+import jupytext
 
 import rbd
 
 DOCS = Path(__file__).resolve().parent
 TUTORIALS = DOCS.parent / "tutorials"
 TUTORIALS_COPY = DOCS / "tutorials"
+NOTEBOOKS = TUTORIALS_COPY / "notebooks"
 
 
 def mirror_tutorials() -> None:
@@ -32,7 +41,46 @@ def mirror_tutorials() -> None:
             shutil.copy2(source, target)
 
 
+def write_notebooks() -> None:
+    """Convert each tutorial to ``docs/tutorials/notebooks/NN_*.ipynb`` (when it changed)."""
+    NOTEBOOKS.mkdir(parents=True, exist_ok=True)
+    sources = {p.stem: p for p in sorted(TUTORIALS.glob("[0-9][0-9]_*.md"))}
+    for stale in NOTEBOOKS.glob("*.ipynb"):
+        if stale.stem not in sources:
+            stale.unlink()
+    for stem, source in sources.items():
+        text = jupytext.writes(jupytext.read(source), fmt="ipynb")
+        target = NOTEBOOKS / f"{stem}.ipynb"
+        if not target.exists() or target.read_text(encoding="utf-8") != text:
+            target.write_text(text, encoding="utf-8")
+
+
 mirror_tutorials()
+write_notebooks()
+
+# A tutorial's title line, before its first code cell.
+TITLE = re.compile(r"^# .+$", flags=re.M)
+
+
+def offer_notebook(app, docname: str, source: list[str]) -> None:
+    """Insert a download link to the tutorial's notebook under its title."""
+    if not docname.startswith("tutorials/") or docname.count("/") != 1:
+        return
+    stem = docname.split("/", 1)[1]
+    if not (NOTEBOOKS / f"{stem}.ipynb").exists():
+        return
+    head, fence, rest = source[0].partition("```")
+    title = TITLE.search(head)
+    if title is None:
+        return
+    link = (f"\n\n{{download}}`Download this tutorial as a Jupyter notebook "
+            f"<notebooks/{stem}.ipynb>` ({stem}.ipynb; see the README to open all of them "
+            f"in JupyterLab).\n")
+    source[0] = head[:title.end()] + link + head[title.end():] + fence + rest
+
+
+def setup(app) -> None:
+    app.connect("source-read", offer_notebook)
 
 # --- project ---------------------------------------------------------------------------------
 project = "rbd"
@@ -48,9 +96,11 @@ extensions = [
     "sphinx.ext.napoleon",
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
+    "sphinx-mathjax-offline",
+    "sphinx_design",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "myst-nb"}
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md"]
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "README.md", "tutorials/notebooks"]
 root_doc = "index"
 
 # --- MyST and notebook execution ----------------------------------------------------------------
@@ -62,6 +112,9 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
 nb_merge_streams = True
+
+# MathJax from the build, not a CDN (the extension copies it into _static/mathjax).
+mathjax_path = "mathjax/tex-chtml.js"
 
 # --- API reference -------------------------------------------------------------------------------
 autosummary_generate = True

@@ -6,6 +6,8 @@ import os
 import re
 import shutil
 import subprocess
+import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -123,3 +125,108 @@ def test_tutorials_are_numbered_myst_notebooks():
         assert "format_name: myst" in text and "name: python3" in text, path.name
         assert "```{code-cell} ipython3" in text, f"{path.name}: no code cells"
         assert re.search(r"^# \S", text, flags=re.M), f"{path.name}: no title"
+
+
+# --- the built HTML: math rendered offline, no raw LaTeX ----------------------------------------
+BUILT_HTML = ROOT / "docs" / "_build" / "html"
+RAW_MATH = re.compile(r"\\\(|\\\[|\$\$")
+VOID_TAGS = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
+             "source", "track", "wbr"}
+
+
+class _PageText(HTMLParser):
+    """The text of a page outside math, code and scripts, and its remote resources."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self._open: list[bool] = []
+        self._hidden = 0
+        self.text: list[str] = []
+        self.remote: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attributes = {k: v or "" for k, v in attrs}
+        source = attributes.get("src", "") if tag == "script" else (
+            attributes.get("href", "") if tag == "link"
+            and "stylesheet" in attributes.get("rel", "") else "")
+        if source.startswith(("http:", "https:", "//")):
+            self.remote.append(f"<{tag}> {source}")
+        if tag in VOID_TAGS:
+            return
+        hidden = (tag in {"script", "style", "pre", "code", "textarea"}
+                  or "math" in attributes.get("class", "").split())
+        self._open.append(hidden)
+        self._hidden += hidden
+
+    def handle_endtag(self, tag):
+        if tag not in VOID_TAGS and self._open:
+            self._hidden -= self._open.pop()
+
+    def handle_data(self, data):
+        if not self._hidden:
+            self.text.append(data)
+
+
+def html_problems(root: Path) -> list[str]:
+    """Raw ``\\(``, ``\\[`` or ``$$`` outside math elements, and remote scripts or styles."""
+    problems = []
+    for page in sorted(root.rglob("*.html")):
+        parser = _PageText()
+        parser.feed(page.read_text(encoding="utf-8"))
+        text = "".join(parser.text)
+        name = page.relative_to(root)
+        for match in RAW_MATH.finditer(text):
+            context = " ".join(text[max(0, match.start() - 50):match.end() + 50].split())
+            problems.append(f"{name}: raw math {match.group()!r} in '{context}'")
+        problems += [f"{name}: remote {source}" for source in parser.remote]
+    if not (root / "_static" / "mathjax" / "tex-chtml.js").exists():
+        problems.append(f"{root}: _static/mathjax/tex-chtml.js missing (MathJax not bundled)")
+    return problems
+
+
+def test_the_html_checker_finds_raw_math_and_remote_scripts(tmp_path):
+    (tmp_path / "_static" / "mathjax").mkdir(parents=True)
+    (tmp_path / "_static" / "mathjax" / "tex-chtml.js").write_text("")
+    (tmp_path / "good.html").write_text(
+        '<title>M⁻¹</title><span class="math notranslate">\\(M^{-1}\\)</span>'
+        '<pre>print("$$")</pre><script src="_static/mathjax/tex-chtml.js"></script>')
+    assert html_problems(tmp_path) == []
+    (tmp_path / "bad.html").write_text(
+        '<title>\\(M^{-1}\\) - rbd</title><p>hence $$x</p>'
+        '<script src="https://cdn.example/mathjax.js"></script>')
+    problems = html_problems(tmp_path)
+    assert len(problems) == 3 and all(p.startswith("bad.html") for p in problems)
+
+
+@pytest.mark.skipif(not (BUILT_HTML / "index.html").exists(),
+                    reason="no built documentation in docs/_build/html (CI checks it after "
+                           "sphinx-build with `python tests/test_docs.py docs/_build/html`)")
+def test_built_html_has_no_raw_math_and_no_remote_scripts():
+    problems = html_problems(BUILT_HTML)
+    assert not problems, "\n".join(problems[:30])
+
+
+@pytest.mark.skipif(not (BUILT_HTML / "index.html").exists(),
+                    reason="no built documentation in docs/_build/html")
+def test_every_built_tutorial_offers_its_notebook():
+    pages = sorted((BUILT_HTML / "tutorials").glob("[0-9][0-9]_*.html"))
+    assert len(pages) == len(list(TUTORIALS.glob("[0-9][0-9]_*.md")))
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        link = re.search(r'href="(\.\./_downloads/[0-9a-f]+/' + page.stem + r'\.ipynb)"', html)
+        assert link, f"{page.name}: no notebook download link"
+        assert (page.parent / link.group(1)).resolve().is_file(), link.group(1)
+
+
+def main(argv: list[str]) -> int:
+    """``python tests/test_docs.py HTML_DIR``: list the problems of a built HTML tree."""
+    if len(argv) != 1 or not Path(argv[0]).is_dir():
+        print("usage: python tests/test_docs.py HTML_DIR", file=sys.stderr)
+        return 2
+    problems = html_problems(Path(argv[0]))
+    print("\n".join(problems) or f"{argv[0]}: no raw math, no remote scripts")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
