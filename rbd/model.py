@@ -30,254 +30,28 @@ tree (:meth:`Model.full_model`) and its ``nq``, ``nv``, ``joint_names``,
 from __future__ import annotations
 
 import copy
-import math
 from collections.abc import Sequence
 
 import numpy as np
 
-from .coupling import MIMIC_KINDS, Coupling
+from ._body import Body, Frame
+from ._joint_properties import JOINT_PROPERTIES, _checked_properties
+from ._mimic import _check_mimic, _mimic_number
+from ._model_checks import MAX_MAGNITUDE as MAX_MAGNITUDE
+from ._model_checks import (
+    _build_order,
+    _check_gravity,
+    _parent_index,
+    _parse_inertia,
+    _parse_X_tree,
+)
+from ._model_views import MAX_INDENT as MAX_INDENT
+from ._model_views import _flat_arrays, _tree_lines
+from .coupling import Coupling
 from .errors import ModelError
-from .joints import NPARAMS, Joint
-from .spatial import inertia_parts, mcI, plux, plux_parts
+from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]
-
-
-def _read_only(name: str, what: str):
-    raise AttributeError(
-        f"{what}.{name} is read-only: a model does not change once built; use the builder "
-        "(Model.add_body, Model.set_joint_properties) or Model.replace_joint for a new model"
-    )
-
-
-class Body:
-    """One body of the tree and its parent joint (read-only)."""
-
-    __slots__ = ("name", "parent", "joint", "joint_name", "X_tree", "inertia", "mass",
-                 "com", "I_com")
-
-    def __init__(self, name, parent, joint, joint_name, X_tree, inertia):
-        mass, com, I_com = inertia_parts(inertia)
-        com.setflags(write=False)
-        I_com.setflags(write=False)
-        for key, value in (("name", name), ("parent", parent), ("joint", joint),
-                           ("joint_name", joint_name), ("X_tree", X_tree),
-                           ("inertia", inertia), ("mass", mass), ("com", com),
-                           ("I_com", I_com)):
-            object.__setattr__(self, key, value)
-
-    def __setattr__(self, name, value):
-        _read_only(name, "Body")
-
-    def __delattr__(self, name):
-        _read_only(name, "Body")
-
-    def __reduce__(self):
-        return (Body, (self.name, self.parent, self.joint, self.joint_name, self.X_tree,
-                       self.inertia))
-
-    def __repr__(self) -> str:
-        return (f"Body({self.name!r}, parent={self.parent}, joint={self.joint!r}, "
-                f"mass={self.mass:g})")
-
-
-class Frame:
-    """A named frame rigidly attached to a body: ``X`` maps body to frame coordinates."""
-
-    __slots__ = ("name", "body", "X")
-
-    def __init__(self, name: str, body: int, X: np.ndarray):
-        object.__setattr__(self, "name", name)
-        object.__setattr__(self, "body", body)
-        object.__setattr__(self, "X", X)
-
-    def __setattr__(self, name, value):
-        _read_only(name, "Frame")
-
-    def __delattr__(self, name):
-        _read_only(name, "Frame")
-
-    def __reduce__(self):
-        return (Frame, (self.name, self.body, self.X))
-
-    def __repr__(self) -> str:
-        return f"Frame({self.name!r}, body={self.body})"
-
-
-#: Largest magnitude accepted for a length, mass or inertia entry: products of a
-#: few such numbers (a spatial inertia moved through a transform) stay finite in
-#: double precision, far beyond any physical system in SI units.
-MAX_MAGNITUDE = 1e100
-
-
-def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
-    if np.iscomplexobj(value):
-        raise ModelError(f"body {body!r}: {what} must be real, got complex values")
-    try:
-        arr = np.array(value, dtype=float)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ModelError(f"body {body!r}: {what} is not numeric ({exc})") from None
-    if arr.shape != shape:
-        raise ModelError(f"body {body!r}: {what} must have shape {shape}, got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise ModelError(f"body {body!r}: {what} has non-finite entries")
-    if arr.size and np.abs(arr).max() > MAX_MAGNITUDE:
-        raise ModelError(f"body {body!r}: {what} has entries above {MAX_MAGNITUDE:g} in "
-                         "magnitude (their products would overflow)")
-    return arr
-
-
-def _as_scalar(value, what: str, body: str) -> float:
-    if isinstance(value, complex | np.complexfloating):
-        raise ModelError(f"body {body!r}: {what} must be real, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"body {body!r}: {what} is not a number: {value!r}") from None
-    if not np.isfinite(x):
-        raise ModelError(f"body {body!r}: {what} is not finite")
-    if abs(x) > MAX_MAGNITUDE:
-        raise ModelError(f"body {body!r}: {what} {x:g} is above {MAX_MAGNITUDE:g} in magnitude "
-                         "(its products would overflow)")
-    return x
-
-
-def _close(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
-    """``max|a - b| <= atol`` (what the builder's checks need, without allclose's cost)."""
-    return float(np.abs(a - b).max()) <= atol
-
-
-def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
-    if m < 0:
-        raise ModelError(f"body {body!r}: negative mass {m:g}")
-    if not _close(Ic, Ic.T, 1e-9 * max(1.0, np.abs(Ic).max())):
-        raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
-    scale = max(1e-300, np.abs(Ic).max())
-    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-    # relative to the inertia's size, with an absolute floor far below any physical
-    # moment (1e-15 kg m^2 per kg) so that round-off in written files is accepted
-    tol = max(1e-9 * scale, 1e-15 * max(1.0, m))
-    if eig[0] < -tol:
-        raise ModelError(
-            f"body {body!r}: rotational inertia is not positive semi-definite "
-            f"(eigenvalues {eig.tolist()})"
-        )
-    a, b, c = eig
-    if a + b < c - tol:
-        raise ModelError(
-            f"body {body!r}: principal moments {eig.tolist()} break the triangle inequality"
-        )
-
-
-def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
-    if inertia is None:
-        return np.zeros((6, 6))
-    if isinstance(inertia, tuple | list) and len(inertia) == 3:
-        m, c, Ic = inertia
-        m = _as_scalar(m, "mass", body)
-        c = _as_matrix(c, (3,), "centre of mass", body)
-        Ic = _as_matrix(Ic, (3, 3), "rotational inertia", body)
-        if check:
-            _check_inertia(m, Ic, body)
-        I = mcI(m, c, Ic)
-        if not np.all(np.isfinite(I)):
-            raise ModelError(f"body {body!r}: the spatial inertia overflows (mass {m:g}, "
-                             f"centre of mass {c.tolist()})")
-        return I
-    I = _as_matrix(inertia, (6, 6), "spatial inertia", body)
-    if not _close(I, I.T, 1e-9 * max(1.0, np.abs(I).max())):
-        raise ModelError(f"body {body!r}: spatial inertia is not symmetric")
-    m, c, Ic = inertia_parts(I)
-    if m < 0:
-        raise ModelError(f"body {body!r}: negative mass {m:g}")
-    if not _close(I, mcI(m, c, Ic), 1e-9 * max(1.0, np.abs(I).max())):
-        raise ModelError(f"body {body!r}: not a rigid-body spatial inertia")
-    if check:
-        _check_inertia(m, Ic, body)
-    return I
-
-
-def _parse_X_tree(X_tree, body: str) -> np.ndarray:
-    if X_tree is None:
-        return np.eye(6)
-    X = None
-    if isinstance(X_tree, tuple) and len(X_tree) == 2:
-        E = _as_matrix(X_tree[0], (3, 3), "X_tree rotation", body)
-        r = _as_matrix(X_tree[1], (3,), "X_tree translation", body)
-    else:
-        X = _as_matrix(X_tree, (6, 6), "X_tree", body)
-        E, r = plux_parts(X)
-    if not _close(E @ E.T, _IDENTITY3, 1e-9) or np.linalg.det(E) < 0:
-        raise ModelError(f"body {body!r}: X_tree rotation is not a proper rotation")
-    X_checked = plux(E, r)
-    if X is not None and not _close(X, X_checked, 1e-9 * max(1.0, np.abs(X).max())):
-        raise ModelError(f"body {body!r}: X_tree is not a Plücker motion transform")
-    return X_checked
-
-
-_IDENTITY3 = np.eye(3)
-
-#: Deepest indentation of :meth:`Model.describe`'s tree.
-MAX_INDENT = 32
-
-
-#: Per-joint properties: the joint's size they follow (``nq`` or ``nv``) and the default.
-JOINT_PROPERTIES = {
-    "lower": ("nq", -np.inf),
-    "upper": ("nq", np.inf),
-    "velocity_limit": ("nv", np.inf),
-    "effort_limit": ("nv", np.inf),
-    "damping": ("nv", 0.0),
-    "friction": ("nv", 0.0),
-    "armature": ("nv", 0.0),
-}
-
-
-def _joint_property(value, size: int, key: str, joint: str) -> np.ndarray:
-    """Check one joint property value and return it as a ``(size,)`` array."""
-    if np.iscomplexobj(value):
-        raise ModelError(f"joint {joint!r}: {key} must be real, got {value!r}")
-    try:
-        arr = np.array(value, dtype=float).reshape(-1)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"joint {joint!r}: {key} is not numeric: {value!r}") from None
-    if arr.size == 1 and size != 1:
-        arr = np.full(size, arr[0])
-    if arr.shape != (size,):
-        raise ModelError(f"joint {joint!r}: {key} needs {size} value(s), got {arr.size}")
-    if np.any(np.isnan(arr)):
-        raise ModelError(f"joint {joint!r}: {key} has NaN entries")
-    if key in ("damping", "friction", "armature"):
-        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
-            raise ModelError(f"joint {joint!r}: {key} must be finite and non-negative, "
-                             f"got {arr.tolist()}")
-    elif key in ("velocity_limit", "effort_limit") and np.any(arr < 0):
-        raise ModelError(f"joint {joint!r}: {key} must be non-negative, got {arr.tolist()}")
-    arr.setflags(write=False)
-    return arr
-
-
-def _mimic_number(value, what: str, joint: str) -> float:
-    """A mimic multiplier or offset as a finite float, or :class:`ModelError`."""
-    try:
-        x = float(value) if not isinstance(value, complex | np.complexfloating) else math.nan
-    except (TypeError, ValueError, OverflowError):
-        x = math.nan
-    if not math.isfinite(x) or abs(x) > MAX_MAGNITUDE:
-        raise ModelError(f"joint {joint!r}: mimic {what} must be a finite real number, "
-                         f"got {value!r}")
-    return x
-
-
-def _parent_index(p, body: str, n: int) -> int:
-    """A parent entry of ``from_arrays`` as an int in ``[-1, n)``."""
-    if isinstance(p, bool | np.bool_) or not isinstance(p, int | np.integer | float | np.floating):
-        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
-    if not float(p).is_integer():
-        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
-    if not -1 <= int(p) < n:
-        raise ModelError(f"body {body!r}: unknown parent {p}")
-    return int(p)
 
 
 class Model:
@@ -308,7 +82,7 @@ class Model:
         self.name = str(name)
         self._bodies: list[Body] = []
         self._frames: dict[str, Frame] = {}
-        self._gravity = self._check_gravity(gravity)
+        self._gravity = _check_gravity(gravity)
         self._q_start: list[int] = []
         self._v_start: list[int] = []
         self._nq = 0
@@ -320,20 +94,6 @@ class Model:
         self._cache: dict = {}
 
     # --- construction ---------------------------------------------------------
-    @staticmethod
-    def _check_gravity(gravity) -> np.ndarray:
-        try:
-            if np.iscomplexobj(gravity):
-                raise TypeError("complex values")
-            g = np.array(gravity, dtype=float).reshape(-1)
-        except (TypeError, ValueError, OverflowError):
-            raise ModelError(f"gravity must be a finite real 3-vector, got {gravity!r}") from None
-        if g.shape != (3,) or not np.all(np.isfinite(g)) or np.abs(g).max() > MAX_MAGNITUDE:
-            raise ModelError(f"gravity must be a finite 3-vector, got {gravity!r}")
-        g.setflags(write=False)
-        return g
-
-    # pickling and deep copies carry the model's definition, never its compiled form
     def __getstate__(self) -> dict:
         state = dict(self.__dict__)
         state["_cache"] = {}
@@ -463,19 +223,9 @@ class Model:
             negative limit; the model is left unchanged.
         """
         i = self._joint_body(joint_name)
-        joint = self._bodies[i].joint
-        new = {}
-        for key, value in values.items():
-            if key not in JOINT_PROPERTIES:
-                raise ModelError(f"unknown joint property {key!r}; known: "
-                                 f"{', '.join(JOINT_PROPERTIES)}")
-            size = getattr(joint, JOINT_PROPERTIES[key][0])
-            new[key] = _joint_property(value, size, key, self._bodies[i].joint_name)
-        lower = new.get("lower", self._joint_props["lower"][i])
-        upper = new.get("upper", self._joint_props["upper"][i])
-        if np.any(lower > upper):
-            raise ModelError(f"joint {self._bodies[i].joint_name!r}: lower limit {lower.tolist()}"
-                             f" above upper limit {upper.tolist()}")
+        body = self._bodies[i]
+        new = _checked_properties(body.joint, body.joint_name, values,
+                                  self._joint_props["lower"][i], self._joint_props["upper"][i])
         for key, value in new.items():
             self._joint_props[key][i] = value
         self._cache.clear()
@@ -523,27 +273,8 @@ class Model:
         """
         j = self._joint_body(joint_name)
         k = self._joint_body(mimicked_joint)
-        name_j, name_k = self._bodies[j].joint_name, self._bodies[k].joint_name
-        if j == k:
-            raise ModelError(f"joint {name_j!r} cannot mimic itself")
-        for i, name in ((j, name_j), (k, name_k)):
-            kind = self._bodies[i].joint.kind
-            if kind not in MIMIC_KINDS:
-                raise ModelError(f"joint {name!r} is {kind}: only one-coordinate joints "
-                                 f"({', '.join(MIMIC_KINDS)}) can mimic or be mimicked")
-        if j in self._mimic:
-            raise ModelError(f"joint {name_j!r} already mimics "
-                             f"{self._bodies[self._mimic[j][0]].joint_name!r}")
-        if k in self._mimic:
-            raise ModelError(f"joint {name_j!r} cannot mimic {name_k!r}, which mimics "
-                             f"{self._bodies[self._mimic[k][0]].joint_name!r} itself (a mimic "
-                             "of a mimic): mimic that joint directly")
-        followers = [self._bodies[i].joint_name for i, (src, _, _) in self._mimic.items()
-                     if src == j]
-        if followers:
-            raise ModelError(f"joint {name_j!r} cannot mimic {name_k!r}: {followers[0]!r} "
-                             f"mimics {name_j!r} (a mimic of a mimic): mimic {name_k!r} "
-                             "directly")
+        _check_mimic(self._bodies, self._mimic, j, k)
+        name_j = self._bodies[j].joint_name
         m = _mimic_number(multiplier, "multiplier", name_j)
         o = _mimic_number(offset, "offset", name_j)
         self._mimic[j] = (k, m, o)
@@ -615,18 +346,7 @@ class Model:
         names = [f"body{i}" for i in range(n)] if names is None else list(names)
         joint_names = [None] * n if joint_names is None else list(joint_names)
         parent = [_parent_index(p, names[i], n) for i, p in enumerate(parent)]
-        order, state = [], [0] * n  # 0 new, 1 on stack, 2 done
-        for start in range(n):
-            path, i = [], start
-            while i != -1 and state[i] == 0:
-                state[i] = 1
-                path.append(i)
-                i = int(parent[i])
-            if i != -1 and state[i] == 1:
-                raise ModelError(f"body {names[i]!r}: the parent array has a cycle through it")
-            for j in reversed(path):
-                state[j] = 2
-                order.append(j)
+        order = _build_order(parent, names)
         model = cls(gravity=gravity, name=name)
         new_index = {}
         for i in order:
@@ -656,7 +376,7 @@ class Model:
 
     @gravity.setter
     def gravity(self, value) -> None:
-        self._gravity = self._check_gravity(value)
+        self._gravity = _check_gravity(value)
         self._cache.clear()
 
     @property
@@ -862,26 +582,7 @@ class Model:
         """A multi-line text description of the tree (used by ``rbd info``)."""
         lines = [f"model {self.name!r}: {self.nbodies} bodies, nq = {self.nq}, nv = {self.nv},"
                  f" total mass {self.total_mass:.6g} kg, gravity {self.gravity.tolist()}"]
-        kids = self.children
-        # depth first, iteratively (a long chain would exhaust Python's recursion limit)
-        stack = [(i, 0) for i in reversed(range(self.nbodies)) if self._bodies[i].parent == -1]
-        while stack:
-            i, depth = stack.pop()
-            b = self._bodies[i]
-            # indentation shows the depth up to MAX_INDENT levels, a number beyond (the
-            # text of a long chain would otherwise grow as its length squared)
-            indent = "  " * min(depth, MAX_INDENT) + (f"[depth {depth}] " if depth > MAX_INDENT
-                                                       else "")
-            mimic = ""
-            if i in self._mimic:
-                k, m, o = self._mimic[i]
-                mimic = f", mimics {self._bodies[k].joint_name} ({m:g} q + {o:g})"
-            lines.append(f"{indent}- {b.name} [{b.joint.kind} {b.joint_name}, "
-                         f"nq={b.joint.nq}, nv={b.joint.nv}{mimic}] mass {b.mass:.6g}")
-            stack.extend((k, depth + 1) for k in reversed(kids[i]))
-        if self._frames:
-            lines.append("frames: " + ", ".join(
-                f"{f.name} (on {self._bodies[f.body].name})" for f in self._frames.values()))
+        lines += _tree_lines(self._bodies, self.children, self._mimic, self._frames)
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -902,30 +603,6 @@ class Model:
         if self._mimic:
             return self._full_tree().flat_arrays()
         if "flat" not in self._cache:
-            nb = self.nbodies
-            E_tree = np.zeros((nb, 3, 3))
-            r_tree = np.zeros((nb, 3))
-            for i, b in enumerate(self._bodies):
-                E_tree[i], r_tree[i] = plux_parts(b.X_tree)
-            self._cache["flat"] = {
-                "parent": np.array(self.parent, dtype=np.int64),
-                "jtype": np.array([b.joint.code for b in self._bodies], dtype=np.int64),
-                "jparams": np.array([b.joint.kernel_params() for b in self._bodies]).reshape(
-                    nb, NPARAMS),
-                "q_start": np.array(self._q_start, dtype=np.int64),
-                "v_start": np.array(self._v_start, dtype=np.int64),
-                "nq_j": np.array([b.joint.nq for b in self._bodies], dtype=np.int64),
-                "nv_j": np.array([b.joint.nv for b in self._bodies], dtype=np.int64),
-                "E_tree": E_tree,
-                "r_tree": r_tree,
-                "mass": np.array([b.mass for b in self._bodies], dtype=float),
-                "com": np.array([b.com for b in self._bodies], dtype=float).reshape(nb, 3),
-                "I_com": np.array([b.I_com for b in self._bodies], dtype=float).reshape(nb, 3, 3),
-                "inertia": np.array([b.inertia for b in self._bodies]).reshape(nb, 6, 6),
-                "gravity": np.array(self.gravity, dtype=float),
-                "armature": np.array(self.armature, dtype=float),
-            }
-            for array in self._cache["flat"].values():
-                array.setflags(write=False)
+            self._cache["flat"] = _flat_arrays(self._bodies, self._q_start, self._v_start,
+                                               self.gravity, self.armature)
         return self._cache["flat"]
-

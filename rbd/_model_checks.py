@@ -1,0 +1,168 @@
+"""The model builder's parameter checks: numbers, transforms, inertias, gravity, parent arrays.
+
+Each check returns the checked value as a float array, or raises
+:class:`~rbd.errors.ModelError` naming the body and what is wrong.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .errors import ModelError
+from .spatial import inertia_parts, mcI, plux, plux_parts
+
+#: Largest magnitude accepted for a length, mass or inertia entry: products of a
+#: few such numbers (a spatial inertia moved through a transform) stay finite in
+#: double precision, far beyond any physical system in SI units.
+MAX_MAGNITUDE = 1e100
+
+
+def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
+    if np.iscomplexobj(value):
+        raise ModelError(f"body {body!r}: {what} must be real, got complex values")
+    try:
+        arr = np.array(value, dtype=float)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelError(f"body {body!r}: {what} is not numeric ({exc})") from None
+    if arr.shape != shape:
+        raise ModelError(f"body {body!r}: {what} must have shape {shape}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ModelError(f"body {body!r}: {what} has non-finite entries")
+    if arr.size and np.abs(arr).max() > MAX_MAGNITUDE:
+        raise ModelError(f"body {body!r}: {what} has entries above {MAX_MAGNITUDE:g} in "
+                         "magnitude (their products would overflow)")
+    return arr
+
+
+def _as_scalar(value, what: str, body: str) -> float:
+    if isinstance(value, complex | np.complexfloating):
+        raise ModelError(f"body {body!r}: {what} must be real, got {value!r}")
+    try:
+        x = float(value)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"body {body!r}: {what} is not a number: {value!r}") from None
+    if not np.isfinite(x):
+        raise ModelError(f"body {body!r}: {what} is not finite")
+    if abs(x) > MAX_MAGNITUDE:
+        raise ModelError(f"body {body!r}: {what} {x:g} is above {MAX_MAGNITUDE:g} in magnitude "
+                         "(its products would overflow)")
+    return x
+
+
+def _close(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
+    """``max|a - b| <= atol`` (what the builder's checks need, without allclose's cost)."""
+    return float(np.abs(a - b).max()) <= atol
+
+
+def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
+    if m < 0:
+        raise ModelError(f"body {body!r}: negative mass {m:g}")
+    if not _close(Ic, Ic.T, 1e-9 * max(1.0, np.abs(Ic).max())):
+        raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
+    scale = max(1e-300, np.abs(Ic).max())
+    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
+    # relative to the inertia's size, with an absolute floor far below any physical
+    # moment (1e-15 kg m^2 per kg) so that round-off in written files is accepted
+    tol = max(1e-9 * scale, 1e-15 * max(1.0, m))
+    if eig[0] < -tol:
+        raise ModelError(
+            f"body {body!r}: rotational inertia is not positive semi-definite "
+            f"(eigenvalues {eig.tolist()})"
+        )
+    a, b, c = eig
+    if a + b < c - tol:
+        raise ModelError(
+            f"body {body!r}: principal moments {eig.tolist()} break the triangle inequality"
+        )
+
+
+def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
+    if inertia is None:
+        return np.zeros((6, 6))
+    if isinstance(inertia, tuple | list) and len(inertia) == 3:
+        m, c, Ic = inertia
+        m = _as_scalar(m, "mass", body)
+        c = _as_matrix(c, (3,), "centre of mass", body)
+        Ic = _as_matrix(Ic, (3, 3), "rotational inertia", body)
+        if check:
+            _check_inertia(m, Ic, body)
+        I = mcI(m, c, Ic)
+        if not np.all(np.isfinite(I)):
+            raise ModelError(f"body {body!r}: the spatial inertia overflows (mass {m:g}, "
+                             f"centre of mass {c.tolist()})")
+        return I
+    I = _as_matrix(inertia, (6, 6), "spatial inertia", body)
+    if not _close(I, I.T, 1e-9 * max(1.0, np.abs(I).max())):
+        raise ModelError(f"body {body!r}: spatial inertia is not symmetric")
+    m, c, Ic = inertia_parts(I)
+    if m < 0:
+        raise ModelError(f"body {body!r}: negative mass {m:g}")
+    if not _close(I, mcI(m, c, Ic), 1e-9 * max(1.0, np.abs(I).max())):
+        raise ModelError(f"body {body!r}: not a rigid-body spatial inertia")
+    if check:
+        _check_inertia(m, Ic, body)
+    return I
+
+
+def _parse_X_tree(X_tree, body: str) -> np.ndarray:
+    if X_tree is None:
+        return np.eye(6)
+    X = None
+    if isinstance(X_tree, tuple) and len(X_tree) == 2:
+        E = _as_matrix(X_tree[0], (3, 3), "X_tree rotation", body)
+        r = _as_matrix(X_tree[1], (3,), "X_tree translation", body)
+    else:
+        X = _as_matrix(X_tree, (6, 6), "X_tree", body)
+        E, r = plux_parts(X)
+    if not _close(E @ E.T, _IDENTITY3, 1e-9) or np.linalg.det(E) < 0:
+        raise ModelError(f"body {body!r}: X_tree rotation is not a proper rotation")
+    X_checked = plux(E, r)
+    if X is not None and not _close(X, X_checked, 1e-9 * max(1.0, np.abs(X).max())):
+        raise ModelError(f"body {body!r}: X_tree is not a Plücker motion transform")
+    return X_checked
+
+
+_IDENTITY3 = np.eye(3)
+
+
+def _check_gravity(gravity) -> np.ndarray:
+    """``gravity`` as a read-only finite real 3-vector (:class:`ModelError` otherwise)."""
+    try:
+        if np.iscomplexobj(gravity):
+            raise TypeError("complex values")
+        g = np.array(gravity, dtype=float).reshape(-1)
+    except (TypeError, ValueError, OverflowError):
+        raise ModelError(f"gravity must be a finite real 3-vector, got {gravity!r}") from None
+    if g.shape != (3,) or not np.all(np.isfinite(g)) or np.abs(g).max() > MAX_MAGNITUDE:
+        raise ModelError(f"gravity must be a finite 3-vector, got {gravity!r}")
+    g.setflags(write=False)
+    return g
+
+
+def _parent_index(p, body: str, n: int) -> int:
+    """A parent entry of ``from_arrays`` as an int in ``[-1, n)``."""
+    if isinstance(p, bool | np.bool_) or not isinstance(p, int | np.integer | float | np.floating):
+        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
+    if not float(p).is_integer():
+        raise ModelError(f"body {body!r}: parent must be an integer index, got {p!r}")
+    if not -1 <= int(p) < n:
+        raise ModelError(f"body {body!r}: unknown parent {p}")
+    return int(p)
+
+
+def _build_order(parent: list[int], names: list[str]) -> list[int]:
+    """The bodies of a checked parent array in an order with parents first (cycles refused)."""
+    n = len(parent)
+    order, state = [], [0] * n  # 0 new, 1 on stack, 2 done
+    for start in range(n):
+        path, i = [], start
+        while i != -1 and state[i] == 0:
+            state[i] = 1
+            path.append(i)
+            i = int(parent[i])
+        if i != -1 and state[i] == 1:
+            raise ModelError(f"body {names[i]!r}: the parent array has a cycle through it")
+        for j in reversed(path):
+            state[j] = 2
+            order.append(j)
+    return order
