@@ -39,11 +39,11 @@ __version__ = "0.1.0"
 
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
-_LAZY_SUBMODULES = ("contact", "data", "geometry", "interop", "joints", "mjcf", "plotting",
-                    "reference", "simulation", "spatial", "studies", "sweeps", "symbolic",
-                    "topology", "urdf", "walker")
+_LAZY_SUBMODULES = ("animation", "contact", "data", "geometry", "interop", "joints", "mjcf",
+                    "plotting", "reference", "simulation", "spatial", "studies", "sweeps",
+                    "symbolic", "topology", "urdf", "walker")
 # Functions of those submodules, also loaded on first access: ``rbd.simulate(...)``.
-_LAZY_FUNCTIONS = {"simulate": "simulation", "sweep": "sweeps"}
+_LAZY_FUNCTIONS = {"simulate": "simulation", "sweep": "sweeps", "animate": "animation"}
 
 
 def __getattr__(name: str):
@@ -101,6 +101,7 @@ __all__ = [
     "has_kernels",
     "simulate",
     "sweep",
+    "animate",
     "models",
     "registry",
     "testing",

@@ -4,9 +4,10 @@
 
     rbd info MODEL               the kinematic tree, degrees of freedom and masses
     rbd simulate [MODEL]         simulate from a tilted state; print a summary, write a plot
+                                 (and, with --animate, an HTML page or a GIF of the motion)
     rbd check MODEL              every registered implementation against the first one
     rbd bench [MODEL]            time rnea/crba/aba: kernel, reference, Pinocchio
-    rbd walker [--out DIR]       the passive compass-gait walker
+    rbd walker [--out DIR]       the passive compass-gait walker (--animate: it walks)
 
 ``MODEL`` is a URDF file (``*.urdf``), an MJCF file (``*.xml``, ``*.mjcf``;
 an existing file is recognized by its root element, ``<robot>`` or
@@ -275,7 +276,9 @@ def cmd_simulate(args) -> int:
     _check_plot_path(args.out)
     if args.save:
         check_output_path(args.save, "--save")
+    _check_animation_path(args.animate)
     model = load_model(args.model, args.floating_base)
+    _refuse_walker(model)
     q0, v0 = displaced_state(model, args.tilt)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
@@ -286,6 +289,10 @@ def cmd_simulate(args) -> int:
     fig.savefig(args.out, dpi=args.dpi)
     if args.save:
         traj.save(args.save)
+    if args.animate:
+        from .animation import animate
+
+        animate(model, traj, args.animate)
     wall = time.perf_counter() - start
     rows = [
         ("model", f"{model.name}: {_describe_size(model)}"),
@@ -299,10 +306,35 @@ def cmd_simulate(args) -> int:
     ]
     if args.save:
         rows.append(("trajectory", str(args.save)))
+    if args.animate:
+        rows.append(("animation", str(args.animate)))
     print("rbd simulate")
     for key, value in rows:
         print(f"  {key:<13}{value}")
     return 0
+
+
+def _check_animation_path(path: str | None) -> None:
+    """``--animate``: a writable ``.html``, ``.gif`` or ``.mp4`` path whose writer is installed."""
+    if not path:
+        return
+    from .animation import SUFFIXES, check_output
+
+    if not path.lower().endswith(SUFFIXES):
+        raise InputError(f"--animate: the path must end in {', '.join(SUFFIXES)}, got {path!r}")
+    check_output_path(path, "--animate")
+    try:
+        check_output(path)
+    except ImportError as exc:
+        raise InputError(f"--animate: {exc}") from None
+
+
+def _refuse_walker(model: Model) -> None:
+    """The compass gait falls over without its heel strikes: ``rbd walker`` walks it."""
+    if model.name == "compass gait":
+        raise InputError("the compass gait walks only with its heel-strike impacts, which "
+                         "'rbd simulate' does not apply; run 'rbd walker' (with --animate "
+                         "walk.html to watch it walk)")
 
 
 def _check_plot_path(path: str) -> None:
@@ -483,6 +515,7 @@ def cmd_walker(args) -> int:
     from .plotting import plot_walker_energy, plot_walker_phase_portrait
 
     check_output_path(args.out, "--out", directory=True)
+    _check_animation_path(args.animate)
     cycle = walker.find_limit_cycle()
     print(cycle)
     label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
@@ -492,6 +525,13 @@ def cmd_walker(args) -> int:
         path = os.path.join(args.out, name)
         make(cycle).savefig(path, dpi=120)
         print(f"wrote {path}")
+    if args.animate:
+        from .animation import animate, walker_motion
+
+        models, q, t = walker_motion(cycle, steps=args.steps)
+        title = f"compass gait: {args.steps} steps down a slope of {cycle.params.slope:g} rad"
+        animate(models, q, args.animate, t=t, trail="hip", title=title)
+        print(f"wrote {args.animate}")
     return 0
 
 
@@ -540,6 +580,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dpi", type=int, default=100,
                    help="resolution of the plot in dots per inch (default %(default)s)")
     p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
+    p.add_argument("--animate", metavar="PATH",
+                   help="also write an animation: .html (3-D, time slider; opens offline), "
+                        ".gif or .mp4 (needs ffmpeg)")
     p.add_argument("--backend", choices=("kernel", "reference"), default=None,
                    help="compiled kernels or the pure-Python reference (default: kernels "
                         "when built)")
@@ -565,6 +608,11 @@ def _parser() -> argparse.ArgumentParser:
     p = sub.add_parser("walker", help="the passive compass-gait walker")
     p.add_argument("--out", default=".",
                    help="existing, writable directory for the figures (default: current)")
+    p.add_argument("--animate", metavar="PATH",
+                   help="also write the walker walking: .html (3-D, time slider; opens "
+                        "offline), .gif or .mp4 (needs ffmpeg)")
+    p.add_argument("--steps", type=int, default=6,
+                   help="steps walked in the animation (default %(default)s)")
     p.set_defaults(func=cmd_walker)
     return parser
 
@@ -574,6 +622,8 @@ def _validate_args(args) -> None:
         value = getattr(args, name, None)
         if value is not None and not np.isfinite(value):
             raise InputError(f"--{name} must be finite, got {value}")
+    if getattr(args, "steps", 1) < 1:
+        raise InputError(f"--steps must be at least 1, got {args.steps}")
     if getattr(args, "trials", 1) < 1:
         raise InputError(f"--trials must be at least 1, got {args.trials}")
     if getattr(args, "budget", 1.0) <= 0:

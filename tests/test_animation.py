@@ -1,0 +1,274 @@
+"""Tests of rbd.animation (HTML, GIF, MP4), of ``--animate`` on the command line and of the
+readable static plots (rbd.plotting)."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import numpy as np
+import pytest
+
+import rbd
+import rbd.cli
+from rbd import animation
+from rbd.cli import main
+
+# Geometry is compared to the kinematics it is drawn from: the same floating-point
+# operations in another order, so agreement to 1e-12 m on metre-sized models.
+ATOL_GEOMETRY = 1e-12
+
+plotly = pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not installed")
+
+
+@pytest.fixture(scope="module")
+def swing():
+    """A double pendulum swinging for 1 s, 101 samples."""
+    model = rbd.models.double_pendulum()
+    return model, rbd.simulate(model, [1.2, -0.4], [0.0, 0.0], 1.0, 0.01)
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- the inertia-equivalent box ----------------------------------------------------------------
+def test_inertia_box_recovers_a_box():
+    """The inertia of a uniform 2 kg box 0.1 × 0.2 × 0.3 m, turned, gives back its sides."""
+    m, sides = 2.0, np.array([0.1, 0.2, 0.3])
+    I_box = m / 12 * np.diag([sides[1]**2 + sides[2]**2, sides[0]**2 + sides[2]**2,
+                              sides[0]**2 + sides[1]**2])
+    R = np.linalg.qr(np.random.default_rng(0).normal(size=(3, 3)))[0]
+    found, axes = animation.inertia_box(m, R @ I_box @ R.T)
+    np.testing.assert_allclose(np.sort(found), sides, rtol=1e-12)
+    np.testing.assert_allclose(axes @ axes.T, np.eye(3), atol=1e-12)
+    assert np.linalg.det(axes) > 0
+    # each side lies along the principal axis it belongs to
+    for k in range(3):
+        assert np.isclose(axes[:, k] @ (R @ I_box @ R.T) @ axes[:, k],
+                          m / 12 * (np.sum(found**2) - found[k]**2), rtol=1e-10)
+
+
+def test_inertia_box_of_a_point_mass_and_a_massless_body():
+    assert np.all(animation.inertia_box(3.0, np.zeros((3, 3)))[0] == 0)
+    assert np.all(animation.inertia_box(0.0, np.eye(3))[0] == 0)
+
+
+# --- the geometry drawn --------------------------------------------------------------------------
+def test_motion_follows_the_kinematics(swing, backend):
+    model, traj = swing
+    m = animation.motion(model, traj, frames=11, trail="link2")
+    keep = np.linspace(0, len(traj.t) - 1, 11).round().astype(int)
+    np.testing.assert_array_equal(m.t, traj.t[keep])
+    q = traj.q[keep]
+    T = rbd.forward_kinematics(model, q, backend=backend)
+    np.testing.assert_allclose(np.array(m.origins), T[:, :, :3, 3], atol=ATOL_GEOMETRY)
+    np.testing.assert_allclose(m.com, rbd.center_of_mass(model, q, backend=backend),
+                               atol=ATOL_GEOMETRY)
+    np.testing.assert_allclose(m.trail, rbd.body_centers_of_mass(model, q)[:, 1],
+                               atol=ATOL_GEOMETRY)
+    # every link segment ends at a body origin or at the leaf's centre of mass, and the
+    # link from the first body to the second has the fixed length of the first link
+    for f in range(len(m)):
+        ends = np.vstack([T[f, :, :3, 3], rbd.body_centers_of_mass(model, q[f])])
+        for a, b in m.segments[f]:
+            for p in (a, b):
+                assert np.min(np.linalg.norm(ends - p, axis=1)) < 1e-9
+    lengths = [np.linalg.norm(T[f, 1, :3, 3] - T[f, 0, :3, 3]) for f in range(len(m))]
+    assert np.ptp(lengths) < 1e-12
+
+
+def test_boxes_are_rigid_and_move_with_their_body():
+    """A box keeps its shape; its centre is its body's centre of mass; point masses are dots."""
+    model = rbd.models.get("pendulum3")            # three rods on ball joints
+    q0, v0 = rbd.cli.displaced_state(model, 0.8)
+    traj = rbd.simulate(model, q0, v0, 0.4, 0.01)
+    m = animation.motion(model, traj, frames=5)
+    coms = rbd.body_centers_of_mass(model, traj.q[np.linspace(0, 40, 5).round().astype(int)])
+    first = None
+    for f in range(len(m)):
+        assert [k for k, _ in m.boxes[f]] == [0, 1, 2] and m.masses[f].shape == (0, 3)
+        for k, c in m.boxes[f]:
+            np.testing.assert_allclose(c.mean(axis=0), coms[f, k], atol=ATOL_GEOMETRY)
+        c = m.boxes[f][2][1]
+        shape = np.linalg.norm(c[:, None] - c[None], axis=2)
+        first = shape if first is None else first
+        np.testing.assert_allclose(shape, first, atol=1e-12)
+    # its edges are the sides of the body's inertia box: as long as the rod (0.5 m)
+    edges = np.sort(np.linalg.norm(c[[4, 2, 1]] - c[0], axis=1))
+    sides = np.sort(animation.inertia_box(model.bodies[2].mass, model.bodies[2].I_com)[0])
+    np.testing.assert_allclose(edges, sides, rtol=1e-12)
+    assert np.isclose(sides[2], 0.5, rtol=1e-9)
+    point = animation.motion(rbd.models.double_pendulum(), np.zeros((2, 2)))
+    assert point.boxes == [[], []] and point.masses[0].shape == (2, 3)
+
+
+@pytest.mark.parametrize("gravity", [(9.81, 0.0, 0.0), (0.0, 3.0, -4.0), (0.0, 0.0, 9.81)])
+def test_view_turns_gravity_down(gravity):
+    """The view is a rotation of the world that makes height against gravity its z."""
+    model = rbd.models.double_pendulum()
+    model.gravity = gravity
+    q = np.array([[0.3, -1.1], [1.0, 0.2]])
+    m = animation.motion(model, q)
+    np.testing.assert_array_equal(m.t, [0.0, 1.0])
+    up = -np.asarray(gravity) / np.linalg.norm(gravity)
+    for f in range(2):
+        world = rbd.center_of_mass(model, q[f])
+        assert np.isclose(m.com[f][2], world @ up, atol=1e-12)
+        assert np.isclose(np.linalg.norm(m.com[f]), np.linalg.norm(world), atol=1e-12)
+
+
+def test_at_most_max_frames_first_and_last_kept(swing):
+    model, traj = swing
+    m = animation.motion(model, traj, frames=7)
+    assert len(m) == 7 and m.t[0] == traj.t[0] and m.t[-1] == traj.t[-1]
+    with pytest.raises(rbd.InputError, match="frames must be between 1 and 200"):
+        animation.motion(model, traj, frames=animation.MAX_FRAMES + 1)
+
+
+# --- the HTML page ----------------------------------------------------------------------------
+def test_html_is_self_contained_with_slider_and_buttons(swing, tmp_path):
+    model, traj = swing
+    out = rbd.animate(model, traj, tmp_path / "swing.html", frames=30, trail="link2")
+    html = out.read_text()
+    assert not re.search(r"<script[^>]+src=", html), "a script is loaded from elsewhere"
+    assert not re.search(r"<link[^>]+href=[\"']?https?:", html)
+    assert "Plotly.newPlot" in html and "data-rbd-frame" in html
+    fig = animation.figure(model, traj, frames=30, trail="link2")
+    assert len(fig.frames) == 30
+    assert [b.label for b in fig.layout.updatemenus[0].buttons] == ["▶ play", "❚❚ pause"]
+    assert len(fig.layout.sliders[0].steps) == 30
+    assert fig.layout.sliders[0].steps[-1].label == f"{traj.t[-1]:.2f}"
+    # the page is dominated by plotly's JavaScript, not by the frames
+    assert out.stat().st_size < 6_000_000
+
+
+def test_walker_motion_keeps_each_stance_foot_still():
+    models, q, t = animation.walker_motion(steps=3, samples=8)
+    assert len(models) == len(q) == 3 and len(t) == 24 and np.all(np.diff(t) >= 0)
+    m = animation.motion(models, q, t=t, trail="foot1")
+    # the feet land further and further downhill: one anchor (footprint) per step
+    assert len(m.anchors) == 3 and np.all(np.diff(m.anchors[:, 0]) > 0.3)
+    # during each step the stance leg's root does not move
+    for k in range(3):
+        roots = np.array(m.origins[8 * k:8 * k + 8])[:, 0]
+        assert np.ptp(roots, axis=0).max() < 1e-12
+
+
+# --- movies ------------------------------------------------------------------------------------
+def test_gif_has_its_frames_and_they_move(swing, tmp_path):
+    from PIL import Image, ImageChops
+
+    model, traj = swing
+    out = rbd.animate(model, traj, tmp_path / "swing.gif", frames=12, size=3, dpi=50)
+    with Image.open(out) as im:
+        assert im.n_frames == 12 and im.size == (150, 150)
+        im.seek(0)
+        first = im.convert("RGB")
+        im.seek(11)
+        last = im.convert("RGB")
+    assert ImageChops.difference(first, last).getbbox() is not None
+
+
+def test_mp4_without_ffmpeg_is_a_clear_error(swing, tmp_path, monkeypatch):
+    monkeypatch.setattr(animation.shutil, "which", lambda name: None)
+    with pytest.raises(rbd.InputError, match="ffmpeg"):
+        rbd.animate(*swing, tmp_path / "swing.mp4")
+    assert not (tmp_path / "swing.mp4").exists()
+
+
+@pytest.mark.skipif(animation.shutil.which("ffmpeg") is None, reason="ffmpeg is not installed")
+def test_mp4_with_ffmpeg(swing, tmp_path):
+    out = rbd.animate(*swing, tmp_path / "swing.mp4", frames=10, size=2, dpi=50)
+    assert out.stat().st_size > 1000
+
+
+# --- errors ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(out="run.png"), r"write a \.html, \.gif, \.mp4 file"),
+    (dict(out="no_such_dir/run.html"), "does not exist"),
+    (dict(out="run.html", trail="hand"), "trail='hand' is neither a body nor a frame"),
+    (dict(out="run.html", frames=0), "frames must be between"),
+    (dict(out="run.html", speed=0.0), "speed must be a positive number"),
+    (dict(out="run.gif", fps=-1.0), "fps must be a positive number"),
+])
+def test_bad_arguments_write_nothing(swing, tmp_path, monkeypatch, kwargs, match):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(rbd.InputError, match=match):
+        rbd.animate(*swing, **kwargs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_bad_trajectories(swing, tmp_path):
+    model, traj = swing
+    out = tmp_path / "x.html"
+    with pytest.raises(rbd.InputError, match=r"batch of 3 rollouts.*traj\.q\[k\]"):
+        rbd.animate(model, np.zeros((3, 5, model.nq)), out)
+    with pytest.raises(rbd.InputError, match=r"shape \(T, nq\) = \(T, 2\)"):
+        rbd.animate(model, np.zeros((5, 3)), out)
+    with pytest.raises(rbd.InputError, match="non-finite"):
+        rbd.animate(model, np.full((5, 2), np.nan), out)
+    with pytest.raises(rbd.InputError, match="one model per piece"):
+        rbd.animate([model, model], [traj], out)
+    with pytest.raises(rbd.InputError, match="t must hold 5 finite non-decreasing times"):
+        rbd.animate(model, np.zeros((5, 2)), out, t=[0, 1, 2])
+    assert not out.exists()
+
+
+def test_without_plotly_the_error_names_the_extra(swing, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "plotly", None)
+    monkeypatch.setitem(sys.modules, "plotly.graph_objects", None)
+    with pytest.raises(ImportError, match=r'pip install "rbd\[animate\]"'):
+        rbd.animate(*swing, tmp_path / "x.html")
+    with pytest.raises(ImportError, match="animate"):
+        animation.figure(*swing)
+
+
+def test_animate_is_exported_lazily():
+    assert rbd.animate is animation.animate
+    assert "animate" in rbd.__all__
+
+
+# --- the command line --------------------------------------------------------------------------
+def test_simulate_animate_html_and_gif(capsys, tmp_path):
+    for name in ("run.html", "run.gif"):
+        code, out, err = run(capsys, "simulate", "double_pendulum", "--duration", "0.5",
+                             "--dt", "0.01", "--out", str(tmp_path / "plot.png"),
+                             "--animate", str(tmp_path / name))
+        assert code == 0, err
+        assert re.search(rf"animation +{re.escape(str(tmp_path / name))}", out)
+        assert (tmp_path / name).stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("path, match", [("run.png", r"must end in \.html, \.gif, \.mp4"),
+                                         ("missing/run.html", "does not exist")])
+def test_simulate_animate_path_checked_before_the_run(capsys, tmp_path, monkeypatch, path,
+                                                      match):
+    import rbd.simulation
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the simulation ran before the path was checked")
+
+    monkeypatch.setattr(rbd.simulation, "simulate", refuse)
+    code, _, err = run(capsys, "simulate", "--out", str(tmp_path / "p.png"),
+                       "--animate", str(tmp_path / path))
+    assert code == 2 and re.search(match, err)
+
+
+def test_simulate_compass_gait_points_to_the_walker(capsys, tmp_path):
+    code, _, err = run(capsys, "simulate", "compass_gait", "--out", str(tmp_path / "p.png"))
+    assert code == 2 and "rbd walker" in err and "heel-strike" in err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_walker_animate(capsys, tmp_path):
+    code, out, err = run(capsys, "walker", "--out", str(tmp_path), "--steps", "2",
+                         "--animate", str(tmp_path / "walk.html"))
+    assert code == 0, err
+    html = (tmp_path / "walk.html").read_text()
+    assert "compass gait: 2 steps" in html
+    code, _, err = run(capsys, "walker", "--out", str(tmp_path), "--animate",
+                       str(tmp_path / "walk.png"))
+    assert code == 2 and "--animate" in err
