@@ -402,8 +402,8 @@ def rnea_derivatives(model: Model, q, v, a, f_ext=None, *, backend: str | None =
     >>> import rbd
     >>> model = rbd.models.double_pendulum()
     >>> dq, dv, da = rbd.rnea_derivatives(model, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0])
-    >>> dq.round(6)   # hanging at rest: the gravity stiffness ∂g/∂q, symmetric
-    array([[19.62,  9.81],
+    >>> dq.round(6)   # hanging at rest: ∂²U/∂q² = g [[m₁l₁ + m₂(l₁ + l₂), m₂l₂], [m₂l₂, m₂l₂]]
+    array([[29.43,  9.81],
            [ 9.81,  9.81]])
     """
     k = _kernel(model, backend)
