@@ -9,6 +9,7 @@ from . import models, registry, testing
 from ._backend import has_kernels
 from .algorithms import (
     aba,
+    aba_derivatives,
     bias_forces,
     body_centers_of_mass,
     center_of_mass,
@@ -21,6 +22,7 @@ from .algorithms import (
     inverse_dynamics,
     jacobian,
     kinetic_energy,
+    linearize,
     mass_matrix,
     mass_matrix_inverse,
     neutral,
@@ -28,6 +30,7 @@ from .algorithms import (
     potential_energy,
     random_configuration,
     rnea,
+    rnea_derivatives,
 )
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
@@ -84,6 +87,9 @@ __all__ = [
     "nonlinear_effects",
     "gravity_forces",
     "mass_matrix_inverse",
+    "rnea_derivatives",
+    "aba_derivatives",
+    "linearize",
     "kinetic_energy",
     "potential_energy",
     "forward_kinematics",

@@ -16,8 +16,9 @@ compiled code (shape, finiteness, unit quaternions - normalized on a copy when
 within the tolerance - agreeing batch sizes;
 :class:`rbd.InputError` naming the argument otherwise), then runs the kernel of
 ``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` (also with Pai's modified pivot,
-the kernel behind ``block_elimination.pyx``), ``kinematics.pyx``, or
-``ploen.pyx`` (Si–Guenter recursion).
+the kernel behind ``block_elimination.pyx``), ``kinematics.pyx``,
+``ploen.pyx`` (Si–Guenter recursion) or ``derivatives.pyx`` (analytical
+derivatives).
 
 * A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
   with the GIL held; ``CompiledModel.data`` then shows its intermediate
@@ -40,6 +41,7 @@ cimport openmp
 
 from rbd._kernels cimport aba as _aba
 from rbd._kernels cimport crba as _crba
+from rbd._kernels cimport derivatives as _deriv
 from rbd._kernels cimport kinematics as _kin
 from rbd._kernels cimport ploen as _ploen
 from rbd._kernels cimport rnea as _rnea
@@ -99,6 +101,8 @@ cdef enum Task:
     T_BODY_COM
     T_JACOBIAN
     T_INTEGRATE
+    T_RNEA_DERIVATIVES
+    T_ABA_DERIVATIVES
 
 
 cdef struct Call:
@@ -155,6 +159,10 @@ cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) n
         _kin.jacobian(m, w, q, c.body, c.point, out)
     elif c.task == T_INTEGRATE:
         _kin.integrate(m, q, x1, c.dt, out)
+    elif c.task == T_RNEA_DERIVATIVES:
+        return _deriv.rnea_derivatives(m, w, q, x1, x2, f, out)
+    elif c.task == T_ABA_DERIVATIVES:
+        return _deriv.aba_derivatives(m, w, q, x1, x2, f, out)
     return 0
 
 
@@ -419,6 +427,13 @@ cdef class CompiledModel:
         w.C = base + <Py_ssize_t>off["C"]
         w.F = base + <Py_ssize_t>off["F"]
         w.scratch = base + <Py_ssize_t>off["scratch"]
+        w.v_J = base + <Py_ssize_t>off["v_J"]
+        w.dv = base + <Py_ssize_t>off["dv"]
+        w.da = base + <Py_ssize_t>off["da"]
+        w.df = base + <Py_ssize_t>off["df"]
+        w.inside = base + <Py_ssize_t>off["inside"]
+        w.qdd = base + <Py_ssize_t>off["qdd"]
+        w.col = base + <Py_ssize_t>off["col"]
         w.status = 0
         return 0
 
@@ -749,6 +764,47 @@ cdef class CompiledModel:
         q = self._arg_q(q, &c)
         c.task = T_MINV
         return self._run(&c, 2, self.m.nv, self.m.nv, 0)
+
+    # --- derivatives ----------------------------------------------------------------------
+    cdef int _check_differentiable(self) except -1:
+        # the derivative kernels know the joint types of rbd.joints, not generated joints
+        cdef Py_ssize_t i
+        for i in range(self.m.nb):
+            if self.m.jtype[i] == J_SYMBOLIC:
+                raise ModelError(
+                    f"joint {self._joint_names[i]!r}: the analytical derivatives handle the "
+                    "joint kinds fixed, revolute, prismatic, helical, universal, spherical, "
+                    "free, planar, not 'symbolic'; differentiate such a model by finite "
+                    "differences of rbd.rnea / rbd.aba")
+        return 0
+
+    cdef tuple _split3(self, object out, Py_ssize_t N):
+        # three (nv, nv) blocks of one result array, as views
+        if N < 0:
+            return (out[0], out[1], out[2])
+        return (out[:, 0], out[:, 1], out[:, 2])
+
+    def rnea_derivatives(self, q, v, a, f_ext=None):
+        """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)``; see :func:`rbd.rnea_derivatives`."""
+        cdef Call c
+        self._check_differentiable()
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        a = self._arg_v(a, "a", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_RNEA_DERIVATIVES
+        return self._split3(self._run(&c, 3, 3, self.m.nv, self.m.nv), c.N)
+
+    def aba_derivatives(self, q, v, tau, f_ext=None):
+        """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)``; see :func:`rbd.aba_derivatives`."""
+        cdef Call c
+        self._check_differentiable()
+        q = self._arg_q(q, &c)
+        v = self._arg_v(v, "v", 1, &c)
+        tau = self._arg_v(tau, "tau", 2, &c)
+        f_ext = self._arg_f(f_ext, &c)
+        c.task = T_ABA_DERIVATIVES
+        return self._split3(self._run(&c, 3, 3, self.m.nv, self.m.nv), c.N)
 
     # --- kinematics and energy --------------------------------------------------------------
     def kinetic_energy(self, q, v):

@@ -23,7 +23,7 @@ __all__ = ["simulate", "INTEGRATORS", "IVP_METHODS", "PROGRESS_THRESHOLD", "EVAL
            "EVALUATIONS_PER_SECOND"]
 
 #: Names accepted by ``simulate(..., integrator=...)``.
-INTEGRATORS = ("euler", "rk4", "solve_ivp")
+INTEGRATORS = ("euler", "rk4", "implicit_euler", "solve_ivp")
 #: Adaptive methods of :func:`scipy.integrate.solve_ivp` usable with ``integrator="solve_ivp"``.
 IVP_METHODS = ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA")
 #: A run with more steps than this shows a progress bar (when stderr is a terminal).
@@ -178,10 +178,12 @@ def simulate(
     duration : float
         Simulated time in seconds, ``>= 0``.
     dt : float
-        Step size of ``"euler"`` and ``"rk4"``; sampling interval of the
+        Step size of ``"euler"``, ``"rk4"`` and ``"implicit_euler"``; sampling interval of the
         trajectory for every integrator (``"solve_ivp"`` chooses its own steps).
-    integrator : {"rk4", "euler", "solve_ivp"}
-        See the module documentation.
+    integrator : {"rk4", "euler", "implicit_euler", "solve_ivp"}
+        See the module documentation; ``"implicit_euler"`` is backward Euler solved
+        by Newton's method with the analytical Jacobian of :func:`rbd.aba_derivatives`
+        (stable on stiff mechanisms; dissipates energy).
     tau : (nv,) array_like or callable, optional
         Joint forces: constant, or ``tau(t, q, v) -> (nv,)`` (zero by default).
     f_ext : (nbodies, 6) array_like or callable, optional
