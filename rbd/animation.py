@@ -256,7 +256,8 @@ def _trail_point(model: Model, trail: str):
 def _link_ends(model: Model, i: int) -> list[np.ndarray]:
     """Points of body ``i`` (body coordinates) its link is drawn to from its origin."""
     ends = [plux_parts(model.bodies[c].X_tree)[1] for c in model.children[i]]
-    ends += [plux_parts(f.X)[1] for f in model.frames.values() if f.body == i]
+    ends += [r for f in model.frames.values() if f.body == i
+             and np.any((r := plux_parts(f.X)[1]) != 0)]
     if not ends:
         ends.append(np.asarray(model.bodies[i].com, dtype=float))
     return ends
@@ -375,10 +376,15 @@ def _digits(m: Motion) -> int:
     return int(5 - np.floor(np.log10(max(float(np.max(hi - lo)), 1e-9))))
 
 
-def _mesh(boxes) -> dict:
-    """One mesh of every box of a frame: vertices, triangles and a colour per triangle."""
+def _mesh(boxes, point: np.ndarray) -> dict:
+    """One mesh of every box of a frame: vertices, triangles and a colour per triangle.
+
+    Without boxes, one triangle of zero area at ``point`` (plotly cannot draw an
+    empty mesh).
+    """
     if not boxes:
-        return dict(x=[], y=[], z=[], i=[], j=[], k=[], facecolor=[])
+        x, y, z = ([float(point[k])] * 3 for k in range(3))
+        return dict(x=x, y=y, z=z, i=[0], j=[1], k=[2], facecolor=["rgba(0,0,0,0)"])
     corners = np.vstack([c for _, c in boxes])
     tri = np.vstack([_BOX_TRIANGLES + 8 * n for n in range(len(boxes))])
     colors = [PALETTE[k % len(PALETTE)] for k, _ in boxes for _ in range(12)]
@@ -395,8 +401,8 @@ def _frame_traces(go, m: Motion, f: int, digits: int) -> list:
     return [
         go.Scatter3d(x=x, y=y, z=z, mode="lines", line=dict(color="#333333", width=6),
                      name="links", hoverinfo="skip"),
-        go.Mesh3d(**_mesh(boxes), opacity=0.55, flatshading=True,
-                  name="inertia boxes", showlegend=True, hoverinfo="skip"),
+        go.Mesh3d(**_mesh(boxes, c), opacity=0.55, flatshading=True,
+                  name="inertia boxes", showlegend=any(m.boxes), hoverinfo="skip"),
         go.Scatter3d(x=o[:, 0], y=o[:, 1], z=o[:, 2], mode="markers", name="joints",
                      marker=dict(size=4, color="#333333")),
         go.Scatter3d(x=d[:, 0], y=d[:, 1], z=d[:, 2], mode="markers", name="point masses",
@@ -427,7 +433,8 @@ def _camera(m: Motion) -> dict:
 
 def _scene(m: Motion) -> dict:
     lo, hi = m.bounds()
-    centre, half = 0.5 * (lo + hi), 0.5 * (hi - lo) * 1.1 + 1e-3 * max(np.max(hi - lo), 1e-9)
+    centre, half = 0.5 * (lo + hi), 0.55 * (hi - lo)
+    half = np.maximum(half, 0.15 * max(float(half.max()), 1e-9))   # a flat motion's thin axis
     ratio = half / half.max()
     axes = {f"{a}axis": dict(range=[float(centre[k] - half[k]), float(centre[k] + half[k])],
                              title=f"{a} [m]", autorange=False)

@@ -78,6 +78,21 @@ def test_motion_follows_the_kinematics(swing, backend):
                 assert np.min(np.linalg.norm(ends - p, axis=1)) < 1e-9
     lengths = [np.linalg.norm(T[f, 1, :3, 3] - T[f, 0, :3, 3]) for f in range(len(m))]
     assert np.ptp(lengths) < 1e-12
+    # the last link reaches its bob (its centre of mass; the body's own frame, at its
+    # origin, is no end)
+    bob = rbd.body_centers_of_mass(model, q)[:, 1]
+    for f in range(len(m)):
+        assert len(m.segments[f]) == 2
+        np.testing.assert_allclose(m.segments[f][1], [T[f, 1, :3, 3], bob[f]],
+                                   atol=ATOL_GEOMETRY)
+
+
+def test_a_model_of_point_masses_still_has_a_mesh(swing):
+    """plotly draws nothing at all when a mesh is empty: a zero-area triangle stands in."""
+    fig = animation.figure(*swing, frames=3)
+    for data in [fig.data, *(frame.data for frame in fig.frames)]:
+        mesh = next(trace for trace in data if trace.type == "mesh3d")
+        assert len(mesh.i) >= 1 and len(mesh.x) >= 3
 
 
 def test_boxes_are_rigid_and_move_with_their_body():
