@@ -117,13 +117,27 @@ cdef inline void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
             tau_total[j] = tau[j] - ctl.damping[j] * v[j]
 
 
+cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if not isfinite(x[j]):
+            return False
+    return True
+
+
 cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
                          const double* q, const double* v, double* a,
                          double* scratch) noexcept nogil:
-    # a = ABA(q, v, τ(k, q, v), f_ext);  τ in scratch[0:nv], τ_total and q_ref ⊖ q after it
+    # a = ABA(q, v, τ(k, q, v), f_ext);  τ in scratch[0:nv], τ_total and q_ref ⊖ q after it;
+    # a non-finite state (a stage of a diverging step) is a divergence (-1), not a pivot error
     cdef Py_ssize_t nv = m.nv
+    cdef int status
     joint_force(m, ctl, k, q, v, scratch, scratch + nv, scratch + 2 * nv)
-    return aba(m, w, q, v, scratch + nv, ctl.f_ext, a, False)
+    status = aba(m, w, q, v, scratch + nv, ctl.f_ext, a, False)
+    if status and not (all_finite(q, m.nq) and all_finite(v, nv)
+                       and all_finite(scratch + nv, nv)):
+        return -1
+    return status
 
 
 # --- the steps -----------------------------------------------------------------------------
@@ -214,14 +228,6 @@ cdef inline void euler_step(const ModelC* m, double h, double* q, double* v, con
 
 
 # --- samples -------------------------------------------------------------------------------
-cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(n):
-        if not isfinite(x[j]):
-            return False
-    return True
-
-
 cdef inline void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
                         const double* q, const double* v, const double* a,
                         const double* tau) noexcept nogil:
