@@ -18,7 +18,8 @@ within the tolerance - agreeing batch sizes;
 ``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` (also with Pai's modified pivot,
 the kernel behind ``block_elimination.pyx``), ``kinematics.pyx``,
 ``ploen.pyx`` (Si–Guenter recursion) or ``derivatives.pyx`` (analytical
-derivatives).
+derivatives).  ``CompiledModel.rollout`` runs whole fixed-step simulations
+(``rollout.pyx``), one or a batch.
 
 * A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
   with the GIL held; ``CompiledModel.data`` then shows its intermediate
@@ -45,6 +46,7 @@ from rbd._kernels cimport derivatives as _deriv
 from rbd._kernels cimport kinematics as _kin
 from rbd._kernels cimport ploen as _ploen
 from rbd._kernels cimport rnea as _rnea
+from rbd._kernels cimport rollout as _rollout
 from libc.stdint cimport int64_t
 
 # ModelC, Work, jcalc_fn and the joint codes come from _model.pxd (included automatically).
@@ -250,6 +252,43 @@ def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
         # F_t is dead once step t has pushed it to its parent
         free_slots.append(slot[t])
     return slot, last, nslots
+
+
+cdef struct RolloutJob:
+    # a batch of rollouts (CompiledModel.rollout): shared inputs, per-thread workspaces
+    const ModelC* m
+    const _rollout.Control* ctl
+    const _rollout.Plan* plan
+    Work* works
+    Py_ssize_t tau_step           # doubles between the τ tables of consecutive rollouts
+    const double* q0
+    const double* v0
+    double* scratch               # nthreads × nscratch
+    Py_ssize_t nscratch
+    Py_ssize_t rows               # samples per rollout
+    double* out[6]                # q, v, a, τ (or NULL), kinetic, potential
+    int* status
+
+
+cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcept nogil:
+    # rollout k in the workspace of thread t; its status in job.status[k]
+    cdef const ModelC* m = job.m
+    cdef _rollout.Control ctl = job.ctl[0]
+    cdef _rollout.Record rec
+    cdef Py_ssize_t rows = job.rows, samples = 0
+    if ctl.tau != NULL:
+        ctl.tau = ctl.tau + k * job.tau_step
+    rec.q = job.out[0] + k * rows * m.nq
+    rec.v = job.out[1] + k * rows * m.nv
+    rec.a = job.out[2] + k * rows * m.nv
+    rec.tau = NULL if job.out[3] == NULL else job.out[3] + k * rows * m.nv
+    rec.kinetic = job.out[4] + k * rows
+    rec.potential = job.out[5] + k * rows
+    job.status[k] = _rollout.rollout(m, &job.works[t], &ctl, job.plan, job.q0 + k * m.nq,
+                                     job.v0 + k * m.nv, job.scratch + t * job.nscratch,
+                                     &rec, &samples)
+    if job.status[k] == 0 and samples != rows:
+        job.status[k] = -1
 
 
 cdef class CompiledModel:
@@ -873,6 +912,208 @@ cdef class CompiledModel:
         v = self._arg_v(v, "v", 1, &c)
         c.task = T_INTEGRATE
         return self._run(&c, 1, self.m.nq, 0, 0)
+
+    # --- rollouts ---------------------------------------------------------------------------
+    def rollout(self, q0, v0, times, bint rk4=True, Py_ssize_t stride=1, tau=None,
+                f_ext=None, q_ref=None, kp=None, kd=None, damping=None,
+                bint keep_tau=False, num_threads=None):
+        """Fixed-step simulations from ``(q0, v0)`` over the grid ``times`` (``rollout.pyx``).
+
+        ``q0`` of shape ``(nq,)`` runs one rollout, ``(N, nq)`` (with ``v0`` of
+        shape ``(N, nv)``) N rollouts in threads, ``prange`` over the rollouts, one
+        workspace per thread (serially in a child forked after a parallel batch).
+        The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
+        ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
+        ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come
+        together.  Samples: every ``stride``-th step and the last one.
+
+        Returns
+        -------
+        tuple
+            ``(q, v, a, tau, kinetic, potential, status)``: the samples (a leading
+            ``N`` axis for a batch; ``tau`` is None unless ``keep_tau``), and per
+            rollout 0 or -1 when it diverged (its samples are then incomplete).
+
+        Raises
+        ------
+        InputError
+            On a bad argument, named.
+        ModelError
+            When the forward dynamics is undefined (see :meth:`aba`).
+        """
+        cdef _rollout.Control ctl
+        cdef _rollout.Plan plan
+        cdef Py_ssize_t tau_step = 0
+        cdef Py_ssize_t N
+        keep = []
+        q0, v0, N = self._rollout_states(q0, v0)
+        keep.append(self._rollout_plan(times, rk4, stride, &plan))
+        tau_step, tau_arr = self._rollout_tau(tau, N, plan.n_steps, &ctl)
+        keep.append(self._rollout_law(q_ref, kp, kd, damping, f_ext, &ctl))
+        rows = plan.n_steps // stride + 1 + (1 if plan.n_steps % stride else 0)
+        lead = () if N < 0 else (N,)
+        out = [np.empty(lead + (rows, d)) for d in (self.m.nq, self.m.nv, self.m.nv)]
+        out.append(np.empty(lead + (rows, self.m.nv)) if keep_tau else None)
+        out += [np.empty(lead + (rows,)), np.empty(lead + (rows,))]
+        status = np.zeros(max(N, 1), dtype=np.intc)
+        nt = self._num_threads if num_threads is None else int(num_threads)
+        if nt < 1:
+            raise InputError(f"num_threads must be at least 1, got {num_threads!r}")
+        self._rollouts(&ctl, &plan, q0, v0, tau_step, out, rows, status, min(nt, max(N, 1)))
+        bad = status[status > 0]
+        if bad.size:
+            self._raise_status(int(bad[0]))
+        return (*out, int(status[0]) if N < 0 else status)
+
+    cdef tuple _rollout_states(self, object q0, object v0):
+        # q0 (with its quaternions checked, normalized on a copy) and v0, one state or N
+        cdef cnp.ndarray q = _as_array(q0, "q0")
+        cdef cnp.ndarray v = _as_array(v0, "v0")
+        cdef Py_ssize_t N = _batch_of(q, 1, self.m.nq, 0, "q0")
+        if _batch_of(v, 1, self.m.nv, 0, "v0") != N:
+            want = (<object>q).shape[:1] + (self.m.nv,) if N >= 0 else (self.m.nv,)
+            raise InputError(f"v0 must have shape {_shape_text(want)} to match q0, got "
+                             f"{_shape_text((<object>v).shape)}")
+        _check_finite(q, "q0")
+        _check_finite(v, "v0")
+        if self.nquat and self._check_quaternions(<const double*>cnp.PyArray_DATA(q),
+                                                  1 if N < 0 else N):
+            q = cnp.PyArray_NewCopy(q, cnp.NPY_CORDER)
+            self._normalize_quaternions(<double*>cnp.PyArray_DATA(q), 1 if N < 0 else N)
+        return q, v, N
+
+    cdef object _rollout_plan(self, object times, bint rk4, Py_ssize_t stride,
+                              _rollout.Plan* plan):
+        # the grid t_0 ≤ t_1 ≤ ... (one step between consecutive times), the method, the stride
+        cdef cnp.ndarray t = _as_array(times, "times")
+        cdef Py_ssize_t i
+        if cnp.PyArray_NDIM(t) != 1 or cnp.PyArray_DIMS(t)[0] < 1:
+            raise InputError(f"times must be a non-empty 1-D array, got shape "
+                             f"{_shape_text((<object>t).shape)}")
+        _check_finite(t, "times")
+        if np.any(np.diff(t) < 0):
+            raise InputError("times must be non-decreasing")
+        if stride < 1:
+            raise InputError(f"stride must be a positive integer, got {stride}")
+        plan.t = <const double*>cnp.PyArray_DATA(t)
+        plan.n_steps = cnp.PyArray_DIMS(t)[0] - 1
+        plan.stride = stride
+        plan.rk4 = rk4
+        plan.curved = False
+        for i in range(self.m.nb):
+            if self.m.jtype[i] == J_SPHERICAL or self.m.jtype[i] == J_FREE:
+                plan.curved = True
+        return t
+
+    cdef tuple _rollout_tau(self, object tau, Py_ssize_t N, Py_ssize_t n_steps,
+                            _rollout.Control* ctl):
+        # τ_ff: None, (nv,), (n_steps, nv) or (N, n_steps, nv); returns (rollout stride, array)
+        cdef cnp.ndarray arr
+        cdef tuple want
+        ctl.tau = NULL
+        ctl.tau_rows = 0
+        if tau is None:
+            return 0, None
+        arr = _as_array(tau, "tau")
+        shape = (<object>arr).shape
+        nv = self.m.nv
+        if shape == (nv,):
+            ctl.tau_rows = 1
+        elif shape == (n_steps, nv) or (N >= 0 and shape == (N, n_steps, nv)):
+            ctl.tau_rows = n_steps
+        else:
+            want = "(nv,) = " + _shape_text((nv,)) + f" or (steps, nv) = ({n_steps}, {nv})"
+            if N >= 0:
+                want = want + f" or (N, steps, nv) = ({N}, {n_steps}, {nv})"
+            raise InputError(f"tau must have shape {want}, got {_shape_text(shape)}")
+        _check_finite(arr, "tau")
+        ctl.tau = <const double*>cnp.PyArray_DATA(arr)
+        return (n_steps * nv if len(shape) == 3 else 0), arr
+
+    cdef list _rollout_law(self, object q_ref, object kp, object kd, object damping,
+                           object f_ext, _rollout.Control* ctl):
+        # the PD law (q_ref, kp, kd), the damping D and f_ext; returns the arrays to keep
+        cdef list keep = []
+        ctl.q_ref = NULL
+        ctl.kp = NULL
+        ctl.kd = NULL
+        ctl.damping = NULL
+        ctl.f_ext = NULL
+        if (q_ref is None) != (kp is None) or (q_ref is None) != (kd is None):
+            raise InputError("q_ref, kp and kd go together: give all three or none")
+        if q_ref is not None:
+            keep += [self._vector(q_ref, "q_ref", self.m.nq), self._vector(kp, "kp", self.m.nv),
+                     self._vector(kd, "kd", self.m.nv)]
+            if self.nquat:
+                self._check_quaternions(<const double*>cnp.PyArray_DATA(keep[0]), 1)
+            ctl.q_ref = <const double*>cnp.PyArray_DATA(keep[0])
+            ctl.kp = <const double*>cnp.PyArray_DATA(keep[1])
+            ctl.kd = <const double*>cnp.PyArray_DATA(keep[2])
+        if damping is not None:
+            arr = self._vector(damping, "damping", self.m.nv)
+            keep.append(arr)
+            ctl.damping = <const double*>cnp.PyArray_DATA(arr)
+        if f_ext is not None:
+            arr = _as_array(f_ext, "f_ext")
+            if (<object>arr).shape != (self.m.nb, 6):
+                raise InputError(f"f_ext must have shape ({self.m.nb}, 6), got "
+                                 f"{_shape_text((<object>arr).shape)}")
+            _check_finite(arr, "f_ext")
+            keep.append(arr)
+            ctl.f_ext = <const double*>cnp.PyArray_DATA(arr)
+        return keep
+
+    cdef cnp.ndarray _vector(self, object x, str name, Py_ssize_t n):
+        cdef cnp.ndarray arr = _as_array(x, name)
+        if (<object>arr).shape != (n,):
+            raise InputError(f"{name} must have shape ({n},), got "
+                             f"{_shape_text((<object>arr).shape)}")
+        _check_finite(arr, name)
+        return arr
+
+    cdef int _rollouts(self, _rollout.Control* ctl, _rollout.Plan* plan, cnp.ndarray q0,
+                       cnp.ndarray v0, Py_ssize_t tau_step, list out, Py_ssize_t rows,
+                       cnp.ndarray status, int nt) except -1:
+        # every rollout, GIL released: prange over the rollouts, one workspace per thread
+        global _omp_started
+        cdef Py_ssize_t N = 1 if cnp.PyArray_NDIM(q0) == 1 else cnp.PyArray_DIMS(q0)[0]
+        cdef Py_ssize_t k, nscratch = 2 * self.m.nq + 16 * self.m.nv
+        cdef int t
+        cdef RolloutJob job
+        if _omp_unusable:
+            nt = 1       # the fork rule of _run_batch
+        buffer = np.zeros((nt, self.data.size))
+        scratch = np.empty((nt, nscratch))
+        job.works = <Work*>malloc(nt * sizeof(Work))
+        if job.works == NULL:
+            raise MemoryError()
+        for t in range(nt):
+            self._bind(&job.works[t], buffer[t])
+        job.m = &self.m
+        job.ctl = ctl
+        job.plan = plan
+        job.tau_step = tau_step
+        job.q0 = <const double*>cnp.PyArray_DATA(q0)
+        job.v0 = <const double*>cnp.PyArray_DATA(v0)
+        job.scratch = <double*>cnp.PyArray_DATA(scratch)
+        job.nscratch = nscratch
+        job.rows = rows
+        for t in range(6):
+            job.out[t] = NULL if out[t] is None else <double*>cnp.PyArray_DATA(out[t])
+        job.status = <int*>cnp.PyArray_DATA(status)
+        if nt > 1:
+            _omp_started = True
+        try:
+            with nogil:
+                if nt == 1:
+                    for k in range(N):
+                        rollout_one(&job, k, 0)
+                else:
+                    for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=1):
+                        rollout_one(&job, k, threadid())
+        finally:
+            free(job.works)
+        return 0
 
 
 def _is_model(model) -> bool:

@@ -9,7 +9,11 @@ The package behind :func:`rbd.simulate`:
 * :mod:`~rbd.simulation.events` — the one event locator and the impact maps;
 * :mod:`~rbd.simulation.drivers` — fixed-step and adaptive (``solve_ivp``) runs;
 * :mod:`~rbd.simulation.lie` — charts of the joint manifolds (``dexp⁻¹``);
-* :mod:`~rbd.simulation.trajectory` — :class:`Trajectory` and its ``.npz`` / ``.csv`` files.
+* :mod:`~rbd.simulation.trajectory` — :class:`Trajectory` and its ``.npz`` / ``.csv`` files;
+* :mod:`~rbd.simulation.control` — joint forces evaluated in the run: tables per step,
+  the :class:`PD` law, joint damping;
+* :mod:`~rbd.simulation.rollouts` — the compiled path: whole fixed-step runs, and
+  batches of them in threads, in ``rbd/_kernels/rollout.pyx``.
 
 :func:`simulate` integrates
 
@@ -76,6 +80,7 @@ return a new model (for example a walker re-rooted on its new stance foot).
 """
 
 
+from .control import PD
 from .core import (
     EVALUATION_FLOOR,
     EVALUATIONS_PER_SECOND,
@@ -98,6 +103,7 @@ __all__ = [
     "PROGRESS_THRESHOLD",
     "EVALUATION_FLOOR",
     "EVALUATIONS_PER_SECOND",
+    "PD",
     "rk4",
     "fixed_steps",
     "FixedRun",

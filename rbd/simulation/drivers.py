@@ -37,14 +37,16 @@ class Recorder:
         self.keep_tau = keep_tau
         self.segments: list[tuple[int, Model]] = []
 
-    def add(self, dyn: Dynamics, t: float, q, v) -> np.ndarray:
-        """Record ``(t, q, v)`` with its acceleration; return the acceleration.
+    def add(self, dyn: Dynamics, t: float, q, v, keep: bool = True) -> np.ndarray:
+        """Record ``(t, q, v)`` with its acceleration (unless not ``keep``); return it.
 
         Nothing is recorded when the state or its acceleration is not finite.
         """
         a, tau = dyn(t, q, v)
         if not finite(a):
             raise StopError("diverged", t, NONFINITE_A)
+        if not keep:
+            return a
         if not self.segments or self.segments[-1][1] is not dyn.model:
             self.segments.append((len(self.t), dyn.model))
         self.t.append(t)
@@ -98,9 +100,10 @@ class Progress:
 class Run:
     """State shared by the drivers: the current model, recorder, events, impacts, clock."""
 
-    def __init__(self, dyn, recorder, events, impacts, progress, duration, dt):
+    def __init__(self, dyn, recorder, events, impacts, progress, duration, dt, stride=1):
         self.dyn, self.recorder, self.events, self.impacts = dyn, recorder, events, impacts
         self.progress, self.duration, self.dt = progress, duration, dt
+        self.stride = stride                     # fixed steps: a grid sample every stride steps
         self.records: list[EventRecord] = []
         self.steps = 0
         self.stopped = False
@@ -126,13 +129,18 @@ class Run:
 
 
 def run_fixed(run: Run, step, q, v):
-    """Fixed steps of ``dt`` (shorter before an event or at the end), samples at ``k dt``."""
+    """Fixed steps of ``dt`` (shorter before an event or at the end), samples at ``k dt``.
+
+    A grid sample is kept every ``run.stride`` steps and at the end; event samples always.
+    """
     dyn, recorder, events = run.dyn, run.recorder, run.events
     t, k = 0.0, 0
+    dyn.at_step(0)
     a = recorder.add(dyn, t, q, v)
     events.reset(t, (q, v))
     lie = lie_joints(dyn.model)
     while t < run.duration and not run.stopped:
+        dyn.at_step(k)
         t_next = run.grid(k + 1)
         run.steps += 1
         run.last_step = t_next - t
@@ -150,7 +158,8 @@ def run_fixed(run: Run, step, q, v):
             found = events.first_crossing(t, t_next, (q1, v1), state_at)
         if found is None:
             t, q, v, k = t_next, q1, v1, k + 1
-            a = recorder.add(dyn, t, q, v)
+            dyn.at_step(k)
+            a = recorder.add(dyn, t, q, v, keep=k % run.stride == 0 or t >= run.duration)
         else:
             t, index = found
             q, v = state_at(t)

@@ -67,7 +67,12 @@ def checked(value, shape: tuple, name: str, finite_only: bool = True) -> np.ndar
 
 
 class Dynamics:
-    """``(t, q, v) -> (a, tau)`` by the articulated-body algorithm, with a cap on evaluations."""
+    """``(t, q, v) -> (a, tau)`` by the articulated-body algorithm, with a cap on evaluations.
+
+    ``tau`` is None, a constant, a callable ``tau(t, q, v)`` or a
+    :class:`~rbd.simulation.control.Forcing` (a table per step, a PD law, the
+    damping); the returned ``tau`` is the commanded force, without the damping.
+    """
 
     def __init__(self, model: Model, tau, f_ext, backend, max_evaluations: float = math.inf):
         self.model, self.tau, self.f_ext, self.backend = model, tau, f_ext, backend
@@ -83,22 +88,33 @@ class Dynamics:
         return arr
 
     def forces(self, t: float, q: np.ndarray, v: np.ndarray):
+        """``(τ, τ_total, f_ext)``: the commanded joint force, with the damping, and f_ext."""
         tau = self.tau
-        if callable(tau):
+        total = None
+        if hasattr(tau, "command"):     # a Forcing (rbd.simulation.control)
+            tau, total = tau.command(self.model, q, v), tau
+            total = total.total(tau, v)
+        elif callable(tau):
             tau = self._callable_force(tau, (self.model.nv,), "tau(t, q, v)", t, q, v)
         f_ext = self.f_ext
         if callable(f_ext):
             f_ext = self._callable_force(f_ext, (self.model.nbodies, 6), "f_ext(t, q, v)",
                                          t, q, v)
-        return (self.zero if tau is None else tau), f_ext
+        tau = self.zero if tau is None else tau
+        return tau, (tau if total is None else total), f_ext
+
+    def at_step(self, k: int) -> None:
+        """Select row ``k`` of a per-step ``tau`` table (the fixed-step driver's step)."""
+        if hasattr(self.tau, "step"):
+            self.tau.step = k
 
     def __call__(self, t: float, q: np.ndarray, v: np.ndarray):
         if self.evaluations >= self.max_evaluations:
             raise StopError("evaluations", t, "max_evaluations reached")
-        tau, f_ext = self.forces(t, q, v)
+        tau, total, f_ext = self.forces(t, q, v)
         self.evaluations += 1
         try:
-            a = algorithms.aba(self.model, q, v, tau, f_ext, backend=self.backend)
+            a = algorithms.aba(self.model, q, v, total, f_ext, backend=self.backend)
         except RbdError:
             require_finite_state(t, q, v)   # a genuine input error is re-raised below
             raise

@@ -51,7 +51,10 @@ class Trajectory:
     Attributes
     ----------
     t : (N,) ndarray
-        Sample times (non-decreasing).
+        Sample times (non-decreasing).  A batch of ``B`` rollouts
+        (:func:`rbd.simulate` with ``q0`` of shape ``(B, nq)``) shares them and
+        has a leading axis ``B`` on ``q``, ``v``, ``a``, ``tau``, ``kinetic``
+        and ``potential``.
     q : (N, nq) ndarray
     v : (N, nv) ndarray
     a : (N, nv) ndarray
@@ -89,31 +92,41 @@ class Trajectory:
 
     @property
     def nq(self) -> int:
-        return self.q.shape[1]
+        return self.q.shape[-1]
 
     @property
     def nv(self) -> int:
-        return self.v.shape[1]
+        return self.v.shape[-1]
+
+    @property
+    def batch(self) -> int | None:
+        """The number of rollouts of a batch (``q`` of shape ``(B, N, nq)``), else None."""
+        return self.q.shape[0] if self.q.ndim == 3 else None
 
     @property
     def total(self) -> np.ndarray:
-        """Total mechanical energy ``kinetic + potential``, ``(N,)``."""
+        """Total mechanical energy ``kinetic + potential``, ``(N,)`` (``(B, N)``)."""
         return self.kinetic + self.potential
 
     @property
-    def energy_scale(self) -> float:
-        """``max(|E(0)|, max_t T(t))``: the scale relative energy errors are measured in."""
+    def energy_scale(self) -> float | np.ndarray:
+        """``max(|E(0)|, max_t T(t))``: the scale relative energy errors are measured in.
+
+        One per rollout, ``(B, 1)``, for a batch.
+        """
         if len(self.t) == 0:
             return 1.0
-        scale = max(abs(float(self.total[0])), float(np.max(self.kinetic)))
-        return scale if scale > 0 else 1.0
+        total, kinetic = np.atleast_2d(self.total), np.atleast_2d(self.kinetic)
+        scale = np.maximum(np.abs(total[:, :1]), np.max(kinetic, axis=1, keepdims=True))
+        scale = np.where(scale > 0, scale, 1.0)
+        return float(scale[0, 0]) if self.batch is None else scale
 
     @property
     def energy_error(self) -> np.ndarray:
-        """Relative energy error ``(E(t) - E(0)) / energy_scale``, ``(N,)``."""
+        """Relative energy error ``(E(t) - E(0)) / energy_scale``, ``(N,)`` (``(B, N)``)."""
         if len(self.t) == 0:
-            return np.zeros(0)
-        return (self.total - self.total[0]) / self.energy_scale
+            return np.zeros(self.total.shape)
+        return (self.total - self.total[..., :1]) / self.energy_scale
 
     @property
     def energy_drift(self) -> float:
@@ -185,6 +198,8 @@ class Trajectory:
         return names + ["kinetic", "potential", "total"]
 
     def _save_csv(self, path: Path) -> None:
+        if self.batch is not None:
+            raise InputError("a batch trajectory is saved as .npz (a .csv file holds one run)")
         meta = self._meta()
         meta["events"] = [{"t": e.t, "index": e.index, "q": e.q.tolist(), "v": e.v.tolist()}
                           for e in self.events]
