@@ -285,7 +285,7 @@ def cmd_simulate(args) -> int:
     traj = simulate(model, q0, v0, args.duration, args.dt, integrator=args.integrator,
                     progress=args.progress, backend=backend)
     sim_time = time.perf_counter() - start
-    fig = plot_summary(traj)
+    fig = plot_summary(traj, model=model)
     fig.savefig(args.out, dpi=args.dpi)
     if args.save:
         traj.save(args.save)

@@ -26,8 +26,8 @@ from . import algorithms
 from .model import Model
 from .simulation import Trajectory
 
-__all__ = ["plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary",
-           "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin"]
+__all__ = ["plot_trajectory", "readable_coordinates", "plot_phase", "plot_energy", "plot_model",
+           "plot_summary", "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin"]
 
 #: Largest number of coordinates drawn individually with a legend entry.
 MAX_LABELLED = 8
@@ -40,33 +40,129 @@ def _figure(ax: Axes | None, **kwargs) -> tuple[Figure, Axes]:
     return fig, fig.add_subplot()
 
 
-def _lines(ax: Axes, t: np.ndarray, values: np.ndarray, prefix: str, ylabel: str,
+# --- coordinates a person can read ------------------------------------------------------------
+# Per joint kind: the names and units of the drawn position and velocity components.  Ball
+# and free joints are drawn as rotation vectors θ (axis × angle, from their quaternions),
+# not as quaternion components.
+_ROT = ("θx", "θy", "θz")
+_POSITIONS = {"revolute": (("",), ("rad",)), "prismatic": (("",), ("m",)),
+              "helical": (("",), ("rad",)), "universal": (("1", "2"), ("rad", "rad")),
+              "spherical": (_ROT, ("rad",) * 3),
+              "free": (("x", "y", "z", *_ROT), ("m",) * 3 + ("rad",) * 3),
+              "planar": (("x", "y", "θ"), ("m", "m", "rad"))}
+_VELOCITIES = {"spherical": (("ωx", "ωy", "ωz"), ("rad/s",) * 3),
+               "free": (("ωx", "ωy", "ωz", "vx", "vy", "vz"), ("rad/s",) * 3 + ("m/s",) * 3)}
+
+
+def _rotation_vectors(quaternions: np.ndarray) -> np.ndarray:
+    """Rotation vectors (axis × angle) of unit quaternions ``(x, y, z, w)``, ``(T, 3)``."""
+    from scipy.spatial.transform import Rotation
+
+    return Rotation.from_quat(quaternions).as_rotvec()
+
+
+def readable_coordinates(model: Model, q: np.ndarray, v: np.ndarray):
+    """The trajectory as drawn: joint-named components with units.
+
+    Ball and free joints become rotation vectors (axis × angle, rad) instead of
+    quaternion components; a joint's velocity components keep their meaning
+    (body-frame ω and v for ball and free joints).
+
+    Parameters
+    ----------
+    model : Model
+    q : (T, nq) ndarray
+    v : (T, nv) ndarray
+
+    Returns
+    -------
+    positions, velocities : (T, n) ndarray, (T, nv) ndarray
+    position_labels, velocity_labels : list of str
+        ``"elbow [rad]"``, ``"ball1 θx [rad]"``, ``"base vx [m/s]"``, ...
+    position_units, velocity_units : list of str
+    """
+    columns, labels, units = [], [], []
+    v_labels, v_units = [], []
+    mimic = model.mimic
+    for i, body in enumerate(model.bodies):
+        joint = body.joint
+        if joint.nv == 0 or body.joint_name in mimic:
+            continue
+        qs, name, kind = q[:, model.q_index(i)], body.joint_name, joint.kind
+        if kind in ("spherical", "free"):
+            qs = _rotation_vectors(qs) if kind == "spherical" else np.hstack(
+                [qs[:, :3], _rotation_vectors(qs[:, 3:7])])
+        parts, part_units = _POSITIONS.get(kind, ((f"[{k}]" for k in range(joint.nq)),
+                                                  ("",) * joint.nq))
+        for k, (part, unit) in enumerate(zip(parts, part_units, strict=True)):
+            columns.append(qs[:, k])
+            labels.append(_label(name, part, unit))
+            units.append(unit)
+        default = (tuple(parts)[:joint.nv] if joint.nv == joint.nq else
+                   tuple(f"[{k}]" for k in range(joint.nv)),
+                   tuple(u + "/s" if u else "" for u in part_units)[:joint.nv])
+        vparts, vunits = _VELOCITIES.get(kind, default)
+        v_labels += [_label(name, part, unit) for part, unit in zip(vparts, vunits, strict=True)]
+        v_units += list(vunits)
+    positions = np.column_stack(columns) if columns else np.zeros((len(q), 0))
+    return positions, np.asarray(v, float), labels, v_labels, units, v_units
+
+
+def _label(joint: str, part: str, unit: str) -> str:
+    name = f"{joint} {part}" if part and not part.startswith("[") else joint + part
+    return f"{name} [{unit}]" if unit else name
+
+
+def _axis_label(symbol: str, units: Sequence[str]) -> str:
+    """``"q [rad]"``, or ``"q [rad, m]"`` when the drawn coordinates mix units."""
+    found = list(dict.fromkeys(u for u in units if u))
+    return f"{symbol} [{', '.join(found)}]" if found else symbol
+
+
+def _lines(ax: Axes, t: np.ndarray, values: np.ndarray, labels: Sequence[str], ylabel: str,
            indices: Sequence[int] | None) -> None:
+    """Curves of ``values[:, indices]`` against ``t``, their legend beside the axes."""
     indices = range(values.shape[1]) if indices is None else indices
     for i in indices:
-        ax.plot(t, values[:, i], lw=1.0, label=f"{prefix}{i}")
+        ax.plot(t, values[:, i], lw=1.0, label=labels[i])
     ax.set_ylabel(ylabel)
     if 0 < len(indices) <= MAX_LABELLED:
-        ax.legend(loc="upper right", fontsize="small", ncol=min(len(indices), 4))
+        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small",
+                  frameon=False)
     ax.grid(True, alpha=0.3)
 
 
+def _coordinates(traj: Trajectory, model: Model | None):
+    """``(q values, v values, q labels, v labels, q axis label, v axis label)`` to draw."""
+    if model is None:
+        return (traj.q, traj.v, [f"q{i}" for i in range(traj.nq)],
+                [f"v{i}" for i in range(traj.nv)], "q", "v")
+    q, v, q_labels, v_labels, q_units, v_units = readable_coordinates(model, traj.q, traj.v)
+    return q, v, q_labels, v_labels, _axis_label("q", q_units), _axis_label("v", v_units)
+
+
 def plot_trajectory(traj: Trajectory, q_indices: Sequence[int] | None = None,
-                    v_indices: Sequence[int] | None = None, fig: Figure | None = None) -> Figure:
+                    v_indices: Sequence[int] | None = None, fig: Figure | None = None,
+                    model: Model | None = None) -> Figure:
     """Joint coordinates ``q(t)`` (top) and velocities ``v(t)`` (bottom).
 
     Parameters
     ----------
     traj : Trajectory
     q_indices, v_indices : sequence of int, optional
-        Which coordinates to draw (all by default).
+        Which coordinates to draw (all by default); with ``model``, indices of
+        the drawn coordinates (see :func:`readable_coordinates`).
     fig : Figure, optional
         Draw into this (empty) figure instead of a new one.
+    model : Model, optional
+        The simulated model: curves named after its joints, units on the axes,
+        ball and free joints as rotation vectors (without it: ``q0, q1, ...``).
     """
-    fig = Figure(figsize=(7, 5), layout="constrained") if fig is None else fig
+    fig = Figure(figsize=(8, 5), layout="constrained") if fig is None else fig
     ax_q, ax_v = fig.subplots(2, 1, sharex=True)
-    _lines(ax_q, traj.t, traj.q, "q", "q", q_indices)
-    _lines(ax_v, traj.t, traj.v, "v", "v", v_indices)
+    q, v, q_labels, v_labels, q_axis, v_axis = _coordinates(traj, model)
+    _lines(ax_q, traj.t, q, q_labels, q_axis, q_indices)
+    _lines(ax_v, traj.t, v, v_labels, v_axis, v_indices)
     ax_v.set_xlabel("t [s]")
     ax_q.set_title(f"{traj.model_name}: {traj.integrator}, dt = {traj.dt:g} s")
     _mark_events(traj, (ax_q, ax_v))
@@ -109,7 +205,7 @@ def _energy_lines(ax, traj: Trajectory) -> None:
     ax.plot(traj.t, traj.potential, lw=1.0, label="potential U")
     ax.plot(traj.t, traj.total, lw=1.5, color="k", label="total E")
     ax.set_ylabel("energy [J]")
-    ax.legend(loc="upper right", fontsize="small", ncol=3)
+    ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small", frameon=False)
     ax.grid(True, alpha=0.3)
 
 
@@ -196,19 +292,26 @@ def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None
     return fig
 
 
-def plot_summary(traj: Trajectory, fig: Figure | None = None) -> Figure:
-    """One page for ``rbd simulate``: ``q(t)``, ``v(t)`` and the energies with their error."""
-    fig = Figure(figsize=(8, 9), layout="constrained") if fig is None else fig
+def plot_summary(traj: Trajectory, fig: Figure | None = None,
+                 model: Model | None = None) -> Figure:
+    """One page for ``rbd simulate``: ``q(t)``, ``v(t)`` and the energies with their error.
+
+    With ``model``, the curves are named after its joints, the axes carry
+    units and ball and free joints are drawn as rotation vectors (as in
+    :func:`plot_trajectory`).
+    """
+    fig = Figure(figsize=(9, 9), layout="constrained") if fig is None else fig
     ax_q, ax_v, ax_e, ax_d = fig.subplots(4, 1, sharex=True)
-    nq_label = None if traj.nq <= MAX_LABELLED else range(MAX_LABELLED)
-    nv_label = None if traj.nv <= MAX_LABELLED else range(MAX_LABELLED)
-    _lines(ax_q, traj.t, traj.q, "q", "q" if nq_label is None else
-           f"q (first {MAX_LABELLED} of {traj.nq})", nq_label)
-    _lines(ax_v, traj.t, traj.v, "v", "v" if nv_label is None else
-           f"v (first {MAX_LABELLED} of {traj.nv})", nv_label)
+    q, v, q_labels, v_labels, q_axis, v_axis = _coordinates(traj, model)
+    nq_label = None if q.shape[1] <= MAX_LABELLED else range(MAX_LABELLED)
+    nv_label = None if v.shape[1] <= MAX_LABELLED else range(MAX_LABELLED)
+    _lines(ax_q, traj.t, q, q_labels, q_axis if nq_label is None else
+           f"{q_axis} (first {MAX_LABELLED} of {q.shape[1]})", nq_label)
+    _lines(ax_v, traj.t, v, v_labels, v_axis if nv_label is None else
+           f"{v_axis} (first {MAX_LABELLED} of {v.shape[1]})", nv_label)
     _energy_lines(ax_e, traj)
     ax_d.plot(traj.t, traj.energy_error, lw=1.0, color="C3")
-    ax_d.set_ylabel("(E - E₀) / scale")
+    ax_d.set_ylabel("(E - E₀) / scale [1]")
     ax_d.ticklabel_format(axis="y", style="sci", scilimits=(-2, 2))
     ax_d.grid(True, alpha=0.3)
     ax_d.set_xlabel("t [s]")

@@ -287,3 +287,48 @@ def test_walker_animate(capsys, tmp_path):
     code, _, err = run(capsys, "walker", "--out", str(tmp_path), "--animate",
                        str(tmp_path / "walk.png"))
     assert code == 2 and "--animate" in err
+
+
+# --- static plots a person can read ---------------------------------------------------------
+def test_ball_joints_are_drawn_as_rotation_vectors():
+    """A ball joint turned by θ = 0.4 about each axis (rotation vector (0.4, 0.4, 0.4))."""
+    from rbd.plotting import readable_coordinates
+
+    model = rbd.models.get("pendulum3")
+    q0, v0 = rbd.cli.displaced_state(model, 0.4)
+    q, v, q_labels, v_labels, q_units, v_units = readable_coordinates(
+        model, q0[None], v0[None])
+    np.testing.assert_allclose(q[0], np.full(9, 0.4), atol=1e-12)   # exact exp/log pair
+    assert q_labels[:3] == ["ball1 θx [rad]", "ball1 θy [rad]", "ball1 θz [rad]"]
+    assert v_labels[0] == "ball1 ωx [rad/s]" and set(v_units) == {"rad/s"}
+
+
+def test_free_and_prismatic_joints_have_units():
+    from rbd.plotting import readable_coordinates
+
+    model = rbd.Model()
+    base = model.add_body(-1, rbd.Free(), np.eye(6), rbd.spatial.mcI(1.0, [0, 0, 0],
+                                                                      np.eye(3)), "base", "root")
+    model.add_body(base, rbd.Prismatic([1.0, 0, 0]), np.eye(6),
+                   rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)), "slider", "rail")
+    q = rbd.neutral(model)[None]
+    _, _, q_labels, v_labels, q_units, _ = readable_coordinates(model, q, np.zeros((1, 7)))
+    assert q_labels == ["root x [m]", "root y [m]", "root z [m]", "root θx [rad]",
+                        "root θy [rad]", "root θz [rad]", "rail [m]"]
+    assert v_labels[3:] == ["root vx [m/s]", "root vy [m/s]", "root vz [m/s]", "rail [m/s]"]
+
+
+def test_summary_names_joints_and_puts_legends_beside_the_data():
+    from rbd.plotting import plot_summary
+
+    model = rbd.models.double_pendulum()
+    traj = rbd.simulate(model, [0.5, 0.0], [0.0, 0.0], 0.2, 0.01)
+    fig = plot_summary(traj, model=model)
+    ax_q, ax_v = fig.axes[:2]
+    assert [t.get_text() for t in ax_q.get_legend().get_texts()] == [
+        f"{name} [rad]" for name in model.joint_names]
+    assert ax_q.get_ylabel() == "q [rad]" and ax_v.get_ylabel() == "v [rad/s]"
+    fig.canvas.draw()
+    for ax in fig.axes[:3]:
+        legend = ax.get_legend().get_window_extent()
+        assert legend.x0 >= ax.get_window_extent().x1        # beside, not over, the curves
