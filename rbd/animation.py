@@ -570,7 +570,7 @@ def _write_movie(m: Motion, out: Path, fps: float, size: float, dpi: int) -> Non
     com, = ax.plot([], [], [], "D", color="#d62728", ms=6, label="centre of mass")
     trail, = ax.plot([], [], [], "-", color="#2ca02c", lw=1.5)
     ax.legend(loc="upper left", fontsize="small")
-    title = ax.set_title("")
+    title = ax.set_title("", fontsize="small")
     if out.suffix.lower() == ".gif":
         writer = mpl_animation.PillowWriter(fps=fps)
     else:
