@@ -129,8 +129,8 @@ def implicit_euler_step(dyn, lie, t, q, v, a, h, tol=1e-12, max_iterations=20):
     for _ in range(max_iterations):
         if np.max(np.abs(r)) <= tol * max(1.0, np.max(np.abs(v1))):
             return q1, v1
-        _, f_ext = dyn.forces(t + h, q1, v1)
-        dq, dv, _ = algorithms.aba_derivatives(model, q1, v1, tau, f_ext, backend=backend)
+        _, total, f_ext = dyn.forces(t + h, q1, v1)   # total: the commanded force + damping
+        dq, dv, _ = algorithms.aba_derivatives(model, q1, v1, total, f_ext, backend=backend)
         step = np.linalg.solve(np.eye(model.nv) - h * dv - h * h * dq, r)
         for _ in range(12):   # damped Newton: halve the step until |r| decreases
             trial = residual(v1 - step)
