@@ -38,3 +38,25 @@ def assert_close(actual, expected, rtol=RTOL_EXACT, what=""):
     """``max|a - e| <= rtol * max(1, max|e|)``: the suite's relative error measure."""
     err = rbd.testing.relative_difference(actual, expected)
     assert err <= rtol, f"{what}: relative difference {err:.3e} exceeds {rtol:.1e}"
+
+
+def python_child(code: str, *args: str, timeout: float = 120, env=None, check: bool = False):
+    """Run ``code`` as a script in a new interpreter, in an empty temporary directory.
+
+    The child imports the same ``rbd`` as this process does (the installed package,
+    or the editable checkout), never the source tree that the current directory
+    might hold: in CI the tests run from a clone whose ``rbd/`` has no compiled
+    kernels.  A script file (rather than ``-c``) lets ``spawn`` workers import the
+    functions it defines.  Returns the :class:`subprocess.CompletedProcess` (text).
+    """
+    import subprocess
+    import sys
+    import tempfile
+    import textwrap
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="rbd-child-") as folder:
+        script = Path(folder) / "child.py"
+        script.write_text(textwrap.dedent(code))
+        return subprocess.run([sys.executable, str(script), *args], cwd=folder, env=env,
+                              capture_output=True, text=True, timeout=timeout, check=check)

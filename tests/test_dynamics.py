@@ -5,7 +5,7 @@ Every test runs on random trees of every joint type (``helpers.random_models``).
 
 import numpy as np
 import pytest
-from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close, random_models
+from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close, python_child, random_models
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -416,11 +416,8 @@ def test_mass_matrix_inverse_memory(backend, nbodies):
     (5000 bodies: 201 MiB, 1.05×) and the reference factors and inverts in M's storage.
     2.5× leaves room for the resident-set noise of a process (a few MiB against 31 MiB).
     """
-    import subprocess
-    import sys
 
-    out = subprocess.run([sys.executable, "-c", _MEMORY_SCRIPT, backend,
-                          str(nbodies[backend])], capture_output=True, text=True, timeout=300)
+    out = python_child(_MEMORY_SCRIPT, backend, str(nbodies[backend]), timeout=300)
     assert out.returncode == 0, out.stderr
     ratio = float(out.stdout.strip())
     assert ratio < 2.5, f"{backend}: peak {ratio:.2f} × the result"

@@ -9,12 +9,9 @@ the MJCF text below, written independently with the same numbers.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT, assert_close
+from helpers import RTOL_EXACT, assert_close, python_child
 
 import rbd
 from rbd import interop
@@ -134,8 +131,7 @@ def states(robot):
 def test_peers_are_not_imported_with_the_module():
     code = ("import sys, rbd.interop; "
             "print(sorted(m for m in ('pinocchio', 'mujoco') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120, check=True).stdout
+    out = python_child(code, timeout=120, check=True).stdout
     assert out.strip() == "[]"
 
 

@@ -11,11 +11,10 @@ import multiprocessing
 import os
 import pickle
 import subprocess
-import sys
-import textwrap
 
 import numpy as np
 import pytest
+from helpers import python_child
 
 import rbd
 
@@ -26,8 +25,7 @@ CHILD_TIMEOUT = 120
 def run_child(code: str, timeout: float = CHILD_TIMEOUT) -> str:
     """Run ``code`` in a new interpreter; fail on a crash, a hang or a non-zero exit."""
     try:
-        done = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], timeout=timeout,
-                              capture_output=True, text=True)
+        done = python_child(code, timeout=timeout)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the child process hung (no exit within {timeout} s)")
     assert done.returncode == 0, (f"child exited with status {done.returncode}\n"
@@ -103,13 +101,18 @@ def test_worker_pools_after_a_batched_call(method, require_kernels):
     out = run_child(f"""
         import multiprocessing
         import numpy as np, rbd
-        import tests.test_reliability as t
-        m = rbd.models.arm7()
-        Q = np.array([rbd.random_configuration(m, k) for k in range(32)])
-        expected = rbd.crba(m, Q)
-        with multiprocessing.get_context({method!r}).Pool(2) as pool:
-            results = pool.map(t._batched_mass_matrices, [(m, Q)] * 4)
-        print(all(np.array_equal(r, expected) for r in results))
+
+        def batched_mass_matrices(args):
+            model, Q = args
+            return rbd.crba(model, Q)
+
+        if __name__ == "__main__":
+            m = rbd.models.arm7()
+            Q = np.array([rbd.random_configuration(m, k) for k in range(32)])
+            expected = rbd.crba(m, Q)
+            with multiprocessing.get_context({method!r}).Pool(2) as pool:
+                results = pool.map(batched_mass_matrices, [(m, Q)] * 4)
+            print(all(np.array_equal(r, expected) for r in results))
     """, timeout=180)
     assert out.split() == ["True"]
 

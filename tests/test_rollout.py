@@ -6,12 +6,11 @@ both agree to round-off; batches equal single rollouts bit for bit.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import textwrap
 
 import numpy as np
 import pytest
+from helpers import python_child
 
 import rbd
 from rbd.reference.rollout import rollout as reference_rollout
@@ -228,5 +227,5 @@ def test_a_forked_child_runs_batches_serially():
         _, status = os.waitpid(pid, 0)
         raise SystemExit(os.waitstatus_to_exitcode(status))
     """)
-    result = subprocess.run([sys.executable, "-c", script], timeout=120, capture_output=True)
-    assert result.returncode == 0, result.stderr.decode()
+    result = python_child(script, timeout=120)
+    assert result.returncode == 0, result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from helpers import python_child
 from scipy.special import ellipk
 
 import rbd
@@ -416,11 +417,8 @@ def test_unstable_solve_ivp_run_stops_at_the_evaluation_limit(backend):
     on a loaded machine; the measured time is checked against a looser 60 s.
     """
     import json
-    import subprocess
-    import sys
 
-    done = subprocess.run([sys.executable, "-c", STIFF_REPRO, backend], capture_output=True,
-                          text=True, timeout=120)
+    done = python_child(STIFF_REPRO, backend, timeout=120)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["error"] is not None

@@ -11,11 +11,11 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from helpers import python_child
 
 from rbd.symbolic import build
 
@@ -65,8 +65,7 @@ CHILD = textwrap.dedent("""
 
 def run_child(cache: Path, code: str = CHILD) -> subprocess.CompletedProcess:
     env = dict(os.environ, RBD_CACHE_DIR=str(cache))
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
-                          timeout=TIMEOUT, check=False)
+    return python_child(code, timeout=TIMEOUT, env=env)
 
 
 def modules(cache: Path) -> list[Path]:
