@@ -26,7 +26,21 @@ except ImportError as exc:  # pragma: no cover - exercised with RBD_NO_EXTENSION
 
 
 def has_kernels() -> bool:
-    """Return True when the compiled kernels are importable and enabled."""
+    """Return True when the compiled kernels are importable and enabled.
+
+    ``RBD_NO_EXTENSIONS=1`` in the environment disables them (every public
+    function then runs its reference derivation), as does a build without a C
+    compiler; :func:`import_error` says why they are missing.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> rbd.has_kernels() in (True, False)
+    True
+    >>> rbd.aba(rbd.models.double_pendulum(), [0.0, 0.0], [0.0, 0.0], [0.0, 0.0],
+    ...         backend="reference").tolist()
+    [0.0, 0.0]
+    """
     return _HAVE_KERNELS
 
 

@@ -106,6 +106,19 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int = 1, scheduler=
         If ``dask.distributed`` is not installed (extra ``parallel``).
     InputError
         On an empty grid, a bad ``chunk`` or ``scheduler``.
+
+    Examples
+    --------
+    The period of a pendulum released from rest at a few amplitudes, on a local
+    cluster of two worker processes (``fn`` must be importable by the workers,
+    so it lives in a module, not in the interactive session)::
+
+        import numpy as np, rbd
+        from mymodule import period          # period(amplitude) -> float
+
+        periods = rbd.sweep(period, {"amplitude": np.linspace(0.1, 2.0, 20)},
+                            chunk=5, n_workers=2)
+        periods.shape                        # (20,)
     """
     names, axes = _axes(grid)
     if isinstance(chunk, bool) or not isinstance(chunk, int | np.integer) or chunk < 1:
