@@ -50,8 +50,8 @@ from .errors import InputError
 from .model import Model
 from .spatial import plux_parts
 
-__all__ = ["animate", "figure", "walker_motion", "inertia_box", "Motion", "motion",
-           "MAX_FRAMES", "SUFFIXES"]
+__all__ = ["animate", "figure", "embed", "Embedded", "walker_motion", "inertia_box", "Motion",
+           "motion", "MAX_FRAMES", "SUFFIXES"]
 
 #: At most this many frames are kept (the trajectory is subsampled evenly).
 MAX_FRAMES = 200
@@ -513,6 +513,26 @@ def figure(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str |
                       legend=dict(x=1.0, xanchor="right", y=0.95),
                       scene_camera=_camera(m))
     return fig
+
+
+class Embedded:
+    """A plotly figure shown in a notebook or a documentation page as self-contained HTML.
+
+    ``_repr_html_`` embeds plotly's JavaScript and no MathJax, so a page built
+    from the notebook (Sphinx, myst-nb) shows the figure offline.
+    """
+
+    def __init__(self, fig):
+        self.figure = fig
+
+    def _repr_html_(self) -> str:
+        return self.figure.to_html(include_plotlyjs=True, full_html=False,
+                                   include_mathjax=False, auto_play=False)
+
+
+def embed(fig) -> Embedded:
+    """``fig`` (from :func:`figure`) as a self-contained HTML cell output (:class:`Embedded`)."""
+    return Embedded(fig)
 
 
 # The page reads ``#frame=K`` or ``?frame=K`` and shows frame K; it then marks the plot

@@ -332,3 +332,10 @@ def test_summary_names_joints_and_puts_legends_beside_the_data():
     for ax in fig.axes[:3]:
         legend = ax.get_legend().get_window_extent()
         assert legend.x0 >= ax.get_window_extent().x1        # beside, not over, the curves
+
+
+def test_embedded_figure_is_offline_html(swing):
+    """The notebook/docs output: plotly's JavaScript inside, no script fetched from elsewhere."""
+    html = animation.embed(animation.figure(*swing, frames=3))._repr_html_()
+    assert "Plotly.newPlot" in html and len(html) > 1_000_000
+    assert not re.search(r"<script[^>]+src=", html)
