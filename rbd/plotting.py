@@ -409,3 +409,46 @@ def plot_basin(basin, ax: Axes | None = None) -> Figure:
     ax.legend(loc="upper right")
     fig.tight_layout()
     return fig
+
+
+def plot_sparsity(model: Model, q=None, markersize: float = 1.5) -> Figure:
+    """Non-zero pattern of Pai's system before and after each elimination.
+
+    Three panels from :mod:`rbd.reference.block_elimination`: the augmented
+    matrix of Pai Eq. (5) (children first); the block upper-triangular matrix
+    left by the ABM elimination (the ``D_k`` pivots on the diagonal); the
+    symmetric arrangement of Pai Eq. (7) after CRBM block-row elimination (the
+    dense joint-space inertia in the corner).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) ndarray, optional
+        Configuration (a random one by default, so no entry is zero by accident).
+    markersize : float, optional
+        Size of a non-zero's dot.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from .reference import block_elimination as be
+
+    if q is None:
+        q = algorithms.random_configuration(model, np.random.default_rng(0))
+    zero = np.zeros(model.nv)
+    system = be.augmented_system(model, q, zero, zero)
+    K = be.kkt_matrix(system)
+    U, _ = be.eliminated_matrix(system, be.eliminate(system))
+    C = be.crbm_eliminated_matrix(system)
+    fig = Figure(figsize=(12, 4.2))
+    axes = fig.subplots(1, 3)
+    panels = [(K, f"Pai Eq. (5): {K.nnz} non-zeros"),
+              (U, f"after ABM elimination: {U.nnz}"),
+              (C, f"Eq. (7) after CRBM elimination: {C.nnz}")]
+    for ax, (A, title) in zip(axes, panels, strict=True):
+        ax.spy(A, markersize=markersize)
+        ax.set_title(title, fontsize=10)
+    fig.suptitle(f"{model.name}: {K.shape[0]} unknowns")
+    fig.tight_layout(rect=(0, 0, 1, 0.93))   # room for the title above the panel titles
+    return fig

@@ -241,19 +241,15 @@ def test_unknown_pivot_is_rejected():
 
 
 def test_sparsity_figure():
-    import matplotlib.pyplot as plt
+    from rbd.plotting import plot_sparsity
 
     model = rbd.models.revolute_chain(4)
     q = np.array([0.1, 0.2, 0.3, 0.4])
-    fig = be.plot_sparsity(model, q)
-    try:
-        axes = fig.get_axes()
-        assert len(axes) == 3
-        assert "Eq. (5)" in axes[0].get_title()
-        K = be.kkt_matrix(be.augmented_system(model, q, np.zeros(4), np.zeros(4)))
-        assert f"{K.nnz} non-zeros" in axes[0].get_title()
-    finally:
-        plt.close(fig)
+    axes = plot_sparsity(model, q).get_axes()
+    assert len(axes) == 3
+    assert "Eq. (5)" in axes[0].get_title()
+    K = be.kkt_matrix(be.augmented_system(model, q, np.zeros(4), np.zeros(4)))
+    assert f"{K.nnz} non-zeros" in axes[0].get_title()
 
 
 # --- the compiled modified-pivot ABA --------------------------------------------------------

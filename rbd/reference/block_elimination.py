@@ -80,7 +80,6 @@ __all__ = [
     "forward_dynamics_modified_abm",
     "articulated_inertias",
     "aba_modified",
-    "plot_sparsity",
 ]
 
 PIVOTS = ("standard", "modified")
@@ -602,43 +601,3 @@ def crbm_eliminated_matrix(system: AugmentedSystem) -> sp.csr_matrix:
     K[n6:, :] = 0.0
     K[n6:, n6:] = crbm_mass_matrix(system)
     return K.tocsr()
-
-
-def plot_sparsity(model, q=None, markersize: float = 1.5):
-    """Non-zero pattern of Pai's system before and after each elimination.
-
-    Three panels: the augmented matrix of Eq. (5) (children first); the block
-    upper-triangular matrix left by the ABM elimination (the ``D_k`` pivots on
-    the diagonal); the symmetric arrangement of Eq. (7) after CRBM block-row
-    elimination (the dense joint-space inertia in the corner).
-
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray, optional
-        Configuration (a random one by default, so no entry is zero by accident).
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    import matplotlib.pyplot as plt
-
-    if q is None:
-        rng = np.random.default_rng(0)
-        q = np.concatenate([b.joint.random(rng) for b in model.bodies] or [np.zeros(0)])
-    zero = np.zeros(model.nv)
-    system = augmented_system(model, q, zero, zero)
-    K = kkt_matrix(system)
-    U, _ = eliminated_matrix(system, eliminate(system))
-    C = crbm_eliminated_matrix(system)
-    fig, axes = plt.subplots(1, 3, figsize=(12, 4.2))
-    panels = [(K, f"Pai Eq. (5): {K.nnz} non-zeros"),
-              (U, f"after ABM elimination: {U.nnz}"),
-              (C, f"Eq. (7) after CRBM elimination: {C.nnz}")]
-    for ax, (A, title) in zip(axes, panels, strict=True):
-        ax.spy(A, markersize=markersize)
-        ax.set_title(title, fontsize=10)
-    fig.suptitle(f"{model.name}: {K.shape[0]} unknowns")
-    fig.tight_layout()
-    return fig
