@@ -5,8 +5,9 @@ The kernels (``rbd/_kernels/X.pyx``) and the reference derivations
 "Reference and kernel of one algorithm").  These tests read the sources (no
 build needed) and check the rules a reader relies on:
 
-* each ``X.pyx`` has a ``reference/X.py``, except ``_model.pyx``, the
-  dispatch and validation layer (its docstring says so);
+* each ``X.pyx`` has a ``reference/X.py``, except the modules of the
+  dispatch and validation layer (``_model.pyx`` and the ``_args``, ``_base``
+  and ``_rollout_batch`` modules split from it; their docstrings say so);
 * each compiled entry point of a kernel module (a module-level ``def``,
   ``cpdef`` or non-inline ``cdef`` function) has a reference function of the
   same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it;
@@ -30,7 +31,7 @@ KERNELS = ROOT / "_kernels"
 REFERENCE = ROOT / "reference"
 
 #: The dispatch / validation layer: no derivation, so no reference twin.
-NO_TWIN = {"_model"}
+NO_TWIN = {"_model", "_args", "_base", "_rollout_batch"}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.

@@ -1,0 +1,38 @@
+# cython: language_level=3
+"""The state of a compiled model (``_base.pyx``), shared by ``_model.pyx`` and
+``_rollout_batch.pyx``: ``CompiledBase`` and the fork rule of threaded batches."""
+
+cimport numpy as cnp
+
+from rbd._kernels._model cimport ModelC, Work, jcalc_fn
+
+
+cdef bint omp_unusable() noexcept
+cdef void omp_starting() noexcept
+
+
+cdef class CompiledBase:
+    cdef ModelC m
+    cdef Work w0
+    cdef bint w0_busy
+    cdef Work* works
+    cdef int nworks
+    cdef bint works_busy
+    cdef object _works_buffer
+    cdef object _arrays
+    cdef object _capsules
+    cdef jcalc_fn* jfun
+    cdef Py_ssize_t* quat_start
+    cdef Py_ssize_t nquat
+    cdef double quat_tol
+    cdef object _quat_names
+    cdef object _joint_names
+    cdef readonly object data
+    cdef int _num_threads
+
+    cdef int _compile_joints(self, model) except -1
+    cdef int _bind(self, Work* w, cnp.ndarray buffer) except -1
+    cdef int _allocate_works(self, int nt) except -1
+    cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1
+    cdef void _normalize_quaternions(self, double* q, Py_ssize_t N) noexcept
+    cdef int _raise_status(self, int status) except -1

@@ -1,0 +1,358 @@
+# cython: language_level=3
+"""The state of a compiled model: flat typed arrays, joint functions, workspaces.
+
+Part of the dispatch and validation layer of the kernels (see ``_model.pyx``),
+not a derivation: it has no reference twin in ``rbd/reference/``.
+
+``CompiledBase(model)`` copies ``model.flat_arrays()`` into the C record
+``ModelC`` (see ``_model.pxd``), looks up the C functions of generated joints
+and the quaternions' positions in ``q``, and allocates a workspace (an
+:class:`rbd.data.Data`); ``_bind`` points a ``Work`` record into such a
+buffer.  :class:`rbd._kernels._model.CompiledModel` adds the checked entry
+points on top of it, and ``_rollout_batch.pyx`` runs its rollouts.
+
+The fork rule of threaded batches lives here too (``omp_unusable``,
+``omp_starting``), shared by the batches of ``_model.pyx`` and the rollouts.
+"""
+
+cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from libc.math cimport fabs, sqrt
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+
+cimport openmp
+
+from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
+
+import os
+
+import numpy as np
+
+from rbd._validation import QUATERNION_TOLERANCE
+from rbd.data import Data
+from rbd.errors import InputError, ModelError
+
+cnp.import_array()
+
+# --- fork safety -------------------------------------------------------------------------------
+# OpenMP's thread pool does not survive fork(): a child that enters a parallel region
+# after its parent started the pool waits forever for threads that do not exist.  The
+# parent records that it started the pool; a forked child then runs batches serially.
+cdef bint _omp_started = False
+cdef bint _omp_unusable = False
+
+
+def _after_fork_in_child():
+    global _omp_unusable
+    _omp_unusable = _omp_started
+
+
+def parallel_batches_available() -> bool:
+    """False in a child forked after its parent ran a parallel batch (it runs serially)."""
+    return not _omp_unusable
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+cdef bint omp_unusable() noexcept:
+    # a child forked after this process ran a parallel batch: run batches serially
+    return _omp_unusable
+
+
+cdef void omp_starting() noexcept:
+    # called before a batch enters a parallel region
+    global _omp_started
+    _omp_started = True
+
+
+__all__ = ["CompiledBase", "column_slots", "parallel_batches_available"]
+
+#: Name of the PyCapsule that carries a generated joint's C jcalc function.
+JCALC_CAPSULE = "rbd.jcalc"
+
+
+def _is_model(model) -> bool:
+    # an rbd.Model, recognized by what the kernels use of it (this layer does not import
+    # rbd.model): flat_arrays(), bodies and the per-model cache
+    return all(hasattr(model, name) for name in ("flat_arrays", "bodies", "_cache"))
+
+
+def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
+    """Storage slots of the M⁻¹ kernel's per-body columns (``aba.pyx``).
+
+    ``F_i`` (6 × nv) is live from the inward pass's step at ``last[i] = max(i,
+    children of i)`` (the first child that pushes into it) down to step ``i``, and
+    the outward pass uses it over the same bodies.  Overlapping intervals get
+    distinct slots (greedy interval colouring, optimal): a chain needs 2 slots
+    instead of ``nbodies``, a tree as many as its widest cut.
+
+    Returns ``(slot, last, nslots)``.
+    """
+    nb = len(parent)
+    last = np.arange(nb, dtype=np.int64)
+    for i in range(nb):
+        if parent[i] >= 0:
+            last[parent[i]] = max(last[parent[i]], i)
+    slot = np.full(nb, -1, dtype=np.int64)
+    free_slots, nslots = [], 0
+    for t in range(nb - 1, -1, -1):
+        # F_t (a leaf) and F_λ(t) (when t is its last child) come alive at step t
+        for b in (t, parent[t]):
+            if b >= 0 and last[b] == t and slot[b] < 0:
+                if free_slots:
+                    slot[b] = free_slots.pop()
+                else:
+                    slot[b] = nslots
+                    nslots += 1
+        # F_t is dead once step t has pushed it to its parent
+        free_slots.append(slot[t])
+    return slot, last, nslots
+
+
+cdef class CompiledBase:
+    """The arrays, joint functions and workspaces of a compiled model.
+
+    The base of :class:`rbd._kernels._model.CompiledModel` (its parameters and
+    errors); it has no entry points of its own.
+    """
+
+    def __cinit__(self):
+        self.works = NULL
+        self.jfun = NULL
+        self.quat_start = NULL
+
+    def __init__(self, model):
+        if not _is_model(model):
+            raise ModelError(f"CompiledModel needs an rbd.Model, got {type(model).__name__}")
+        flat = model.flat_arrays()
+        nb = model.nbodies
+        ints = {k: np.array(flat[k], dtype=np.int64) for k in
+                ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j")}
+        ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
+        reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
+                 ("jparams", "E_tree", "r_tree", "mass", "com", "inertia", "armature")}
+        inertia = reals["inertia"].reshape(nb, 6, 6)
+        # h = m c and Ī from the spatial inertia [[Ī, h̃], [h̃ᵀ, m 1]]
+        reals["h"] = np.ascontiguousarray(np.stack(
+            [inertia[:, 2, 4], inertia[:, 0, 5], inertia[:, 1, 3]], axis=-1).reshape(nb, 3))
+        reals["Ibar"] = np.ascontiguousarray(inertia[:, :3, :3])
+        reals["mass"] = np.ascontiguousarray(inertia[:, 5, 5])
+        self._arrays = [ints, reals]
+        self._joint_names = [b.joint_name for b in model.bodies]
+        self.quat_tol = QUATERNION_TOLERANCE
+
+        self.m.nb = nb
+        self.m.nq = model.nq
+        self.m.nv = model.nv
+        self.m.parent = <const int64_t*>cnp.PyArray_DATA(ints["parent"])
+        self.m.jtype = <const int64_t*>cnp.PyArray_DATA(ints["jtype"])
+        self.m.q_start = <const int64_t*>cnp.PyArray_DATA(ints["q_start"])
+        self.m.v_start = <const int64_t*>cnp.PyArray_DATA(ints["v_start"])
+        self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
+        self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
+        self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
+        self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])
+        self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])
+        self.m.E_tree = <const double*>cnp.PyArray_DATA(reals["E_tree"])
+        self.m.r_tree = <const double*>cnp.PyArray_DATA(reals["r_tree"])
+        self.m.mass = <const double*>cnp.PyArray_DATA(reals["mass"])
+        self.m.com = <const double*>cnp.PyArray_DATA(reals["com"])
+        self.m.h = <const double*>cnp.PyArray_DATA(reals["h"])
+        self.m.Ibar = <const double*>cnp.PyArray_DATA(reals["Ibar"])
+        self.m.inertia = <const double*>cnp.PyArray_DATA(reals["inertia"])
+        self.m.armature = <const double*>cnp.PyArray_DATA(reals["armature"])
+        g = np.asarray(flat["gravity"], dtype=np.float64)
+        for k in range(3):
+            self.m.gravity[k] = g[k]
+            # a_0 = [0; -g]
+            self.m.a0[k] = 0.0
+            self.m.a0[3 + k] = -g[k]
+        self._compile_joints(model)
+
+        self.data = Data(model, self.m.ncol_slots)
+        self._bind(&self.w0, self.data.buffer)
+        self.w0_busy = False
+        self.works_busy = False
+        self.nworks = 0
+        self._num_threads = max(1, openmp.omp_get_max_threads())
+
+    def __dealloc__(self):
+        free(self.works)
+        free(self.jfun)
+        free(self.quat_start)
+
+    cdef int _compile_joints(self, model) except -1:
+        # joint sizes, quaternion positions in q, generated C functions of symbolic joints
+        cdef Py_ssize_t i, nb = self.m.nb
+        cdef object capsule
+        free(self.jfun)
+        free(self.quat_start)
+        self.jfun = <jcalc_fn*>malloc(max(nb, 1) * sizeof(jcalc_fn))
+        self.quat_start = <Py_ssize_t*>malloc(max(nb, 1) * sizeof(Py_ssize_t))
+        if self.jfun == NULL or self.quat_start == NULL:
+            raise MemoryError()
+        self.m.jfun = self.jfun
+        self._capsules = []
+        self._quat_names = []
+        self.nquat = 0
+        for i, body in enumerate(model.bodies):
+            joint = body.joint
+            self.jfun[i] = NULL
+            if self.m.nv_j[i] > MAX_JOINT_NV:
+                raise ModelError(f"joint {body.joint_name!r} has {self.m.nv_j[i]} degrees of "
+                                 f"freedom; the kernels handle at most {MAX_JOINT_NV}")
+            if self.m.jtype[i] == J_SPHERICAL or self.m.jtype[i] == J_FREE:
+                self.quat_start[self.nquat] = (self.m.q_start[i]
+                                               + (3 if self.m.jtype[i] == J_FREE else 0))
+                self._quat_names.append(body.joint_name)
+                self.nquat += 1
+            elif self.m.jtype[i] == J_SYMBOLIC:
+                make = getattr(joint, "kernel_capsule", None)
+                why = "it has no kernel_capsule() method"
+                capsule = None
+                if make is not None:
+                    try:
+                        capsule = make()
+                    except Exception as exc:
+                        why = f"kernel_capsule() failed: {exc}"
+                    else:
+                        why = f"kernel_capsule() returned {type(capsule).__name__}"
+                if capsule is None or not PyCapsule_IsValid(capsule, b"rbd.jcalc"):
+                    raise ModelError(
+                        f"symbolic joint {body.joint_name!r} has no compiled C function "
+                        f"({why}; a PyCapsule named {JCALC_CAPSULE!r} is needed); "
+                        f"use backend='reference' for this model"
+                    )
+                if self.m.nq_j[i] != self.m.nv_j[i]:
+                    raise ModelError(f"symbolic joint {body.joint_name!r} must have nq == nv")
+                self.jfun[i] = <jcalc_fn>PyCapsule_GetPointer(capsule, b"rbd.jcalc")
+                self._capsules.append(capsule)
+        return 0
+
+    cdef int _bind(self, Work* w, cnp.ndarray buffer) except -1:
+        # point the workspace's arrays into buffer at the offsets of rbd.data.Data
+        cdef double* base = <double*>cnp.PyArray_DATA(buffer)
+        off = {name: offset for name, (offset, _) in self.data.offsets.items()}
+        w.E_up = base + <Py_ssize_t>off["E_up"]
+        w.r_up = base + <Py_ssize_t>off["r_up"]
+        w.S = base + <Py_ssize_t>off["S_cols"]
+        w.c_J = base + <Py_ssize_t>off["c_J"]
+        w.v = base + <Py_ssize_t>off["v"]
+        w.a = base + <Py_ssize_t>off["a"]
+        w.f = base + <Py_ssize_t>off["f"]
+        w.c = base + <Py_ssize_t>off["c"]
+        w.pA = base + <Py_ssize_t>off["pA"]
+        w.IA = base + <Py_ssize_t>off["IA"]
+        w.U = base + <Py_ssize_t>off["U_cols"]
+        w.D = base + <Py_ssize_t>off["D"]
+        w.D_inv = base + <Py_ssize_t>off["D_inv"]
+        w.u = base + <Py_ssize_t>off["u"]
+        w.m_C = base + <Py_ssize_t>off["m_C"]
+        w.h_C = base + <Py_ssize_t>off["h_C"]
+        w.I_C = base + <Py_ssize_t>off["I_C"]
+        w.S0 = base + <Py_ssize_t>off["S0"]
+        w.F0 = base + <Py_ssize_t>off["F0"]
+        w.R = base + <Py_ssize_t>off["R"]
+        w.p = base + <Py_ssize_t>off["p"]
+        w.C = base + <Py_ssize_t>off["C"]
+        w.F = base + <Py_ssize_t>off["F"]
+        w.scratch = base + <Py_ssize_t>off["scratch"]
+        w.v_J = base + <Py_ssize_t>off["v_J"]
+        w.dv = base + <Py_ssize_t>off["dv"]
+        w.da = base + <Py_ssize_t>off["da"]
+        w.df = base + <Py_ssize_t>off["df"]
+        w.inside = base + <Py_ssize_t>off["inside"]
+        w.qdd = base + <Py_ssize_t>off["qdd"]
+        w.col = base + <Py_ssize_t>off["col"]
+        w.status = 0
+        return 0
+
+    cdef int _allocate_works(self, int nt) except -1:
+        # the per-thread workspaces of a batch (kept for the next one)
+        cdef int t
+        free(self.works)
+        self.works = NULL
+        self.nworks = 0
+        self._works_buffer = np.zeros((nt, self.data.size))
+        self.works = <Work*>malloc(nt * sizeof(Work))
+        if self.works == NULL:
+            raise MemoryError()
+        for t in range(nt):
+            self._bind(&self.works[t], self._works_buffer[t])
+        self.nworks = nt
+        return 0
+
+    # --- properties --------------------------------------------------------------------------
+    @property
+    def nq(self) -> int:
+        return self.m.nq
+
+    @property
+    def nv(self) -> int:
+        return self.m.nv
+
+    @property
+    def nbodies(self) -> int:
+        return self.m.nb
+
+    @property
+    def num_threads(self) -> int:
+        """Threads used for a batch (default: OpenMP's maximum)."""
+        return self._num_threads
+
+    @num_threads.setter
+    def num_threads(self, value):
+        value = int(value)
+        if value < 1:
+            raise InputError(f"num_threads must be at least 1, got {value}")
+        self._num_threads = value
+
+    def __repr__(self):
+        return (f"<rbd {type(self).__name__}: {self.m.nb} bodies, nq={self.m.nq}, nv={self.m.nv}, "
+                f"{self._num_threads} threads>")
+
+    # --- unit quaternions and failures ------------------------------------------------------
+    cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1:
+        # InputError on a norm off by more than the tolerance; 1 when some norm is not
+        # exactly 1 (the caller normalizes a copy), else 0
+        cdef Py_ssize_t k, j
+        cdef const double* quat
+        cdef double norm
+        cdef int off = 0
+        for k in range(N):
+            for j in range(self.nquat):
+                quat = q + k * self.m.nq + self.quat_start[j]
+                # |quat| = sqrt(x² + y² + z² + w²)
+                norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                            + quat[3] * quat[3])
+                if fabs(norm - 1.0) > self.quat_tol:
+                    start = self.quat_start[j]
+                    raise InputError(
+                        f"q: the quaternion of joint {self._quat_names[j]!r} "
+                        f"(q[{start}:{start + 4}]) has norm {norm:.9g}, not 1"
+                    )
+                if norm != 1.0:
+                    off = 1
+        return off
+
+    cdef void _normalize_quaternions(self, double* q, Py_ssize_t N) noexcept:
+        cdef Py_ssize_t k, j, l
+        cdef double* quat
+        cdef double norm
+        for k in range(N):
+            for j in range(self.nquat):
+                quat = q + k * self.m.nq + self.quat_start[j]
+                # quat = quat / |quat|
+                norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                            + quat[3] * quat[3])
+                for l in range(4):
+                    quat[l] = quat[l] / norm
+
+    cdef int _raise_status(self, int status) except -1:
+        name = self._joint_names[status - 1]
+        raise ModelError(
+            f"forward dynamics is undefined: the articulated inertia D of joint {name!r} "
+            f"is not positive definite (the joint moves no inertia)"
+        )
