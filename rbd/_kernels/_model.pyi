@@ -1,4 +1,9 @@
-"""Type stubs for ``rbd._kernels._model`` (see ``_model.pyx``)."""
+"""Type stubs for ``rbd._kernels._model`` (see ``_model.pyx``).
+
+``CompiledModel`` derives from ``rbd._kernels._base.CompiledBase`` (its state
+and properties, listed here with it); ``column_slots``, ``JCALC_CAPSULE`` and
+``parallel_batches_available`` are defined in ``_base.pyx`` and re-exported.
+"""
 
 from typing import Any
 
@@ -13,6 +18,7 @@ __all__ = ["CompiledModel", "compiled_model", "column_slots"]
 JCALC_CAPSULE: str
 
 def column_slots(parent: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64], int]: ...
+def parallel_batches_available() -> bool: ...
 
 class CompiledModel:
     """The compiled twin of a Model: flat arrays, a workspace, validated entry points."""
@@ -52,5 +58,12 @@ class CompiledModel:
     def jacobian(self, q: ArrayLike, body: int,
                  point: ArrayLike | None = None) -> NDArray[np.float64]: ...
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: Any = 1.0) -> NDArray[np.float64]: ...
+    def rollout(
+        self, q0: ArrayLike, v0: ArrayLike, times: ArrayLike, rk4: bool = True, stride: int = 1,
+        tau: ArrayLike | None = None, f_ext: ArrayLike | None = None,
+        q_ref: ArrayLike | None = None, kp: ArrayLike | None = None,
+        kd: ArrayLike | None = None, damping: ArrayLike | None = None, keep_tau: bool = False,
+        num_threads: int | None = None,
+    ) -> tuple[Any, ...]: ...
 
 def compiled_model(model: Model) -> CompiledModel: ...
