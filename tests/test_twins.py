@@ -103,14 +103,17 @@ _REF_IMPORT = re.compile(r"^from \.(\w+) import ([\w, ]+)$", re.M)
 DELEGATES = {("block_elimination", "aba_modified"): ("aba", "aba")}
 
 
-def kernel_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
+def kernel_namespace(stem: str,
+                     _visiting: frozenset = frozenset()) -> dict[str, tuple[list[str], str]]:
     """The functions a kernel module can call (its own, its .pxd's, those it cimports):
-    name -> (lines, the module that defines it)."""
+    name -> (lines, the module that defines it).  ``.pxd`` files may cimport each other
+    both ways; a module already being read is not followed again."""
     own = "".join((KERNELS / f"{stem}{ext}").read_text()
                   for ext in (".pxd", ".pyx") if (KERNELS / f"{stem}{ext}").exists())
     table = {}
+    visiting = _visiting | {stem}
     for module, names in _CIMPORT.findall(own):
-        theirs = kernel_namespace(module) if module != stem else {}
+        theirs = kernel_namespace(module, visiting) if module not in visiting else {}
         table.update({n: theirs[n] for n in re.findall(r"\w+", names) if n in theirs})
     table.update({name: (lines, stem) for name, lines in kernel_functions(own).items()})
     return table

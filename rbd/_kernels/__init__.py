@@ -11,7 +11,12 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``block_elimination.pyx``  ``reference/block_elimination.py``  ``c_aba_modified`` (modified pivot)
 ``ploen.pyx``              ``reference/ploen.py``              ``c_forward_dynamics`` (Si–Guenter)
 ``kinematics.pyx``         ``reference/kinematics.py``         poses, Jacobian, energies, integrate
+``derivatives.pyx``        ``reference/derivatives.py``        analytical RNEA and ABA derivatives
+``rollout.pyx``            ``reference/rollout.py``            fixed-step rollouts (Euler, RK4)
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
+``_base.pyx``              —                                   model setup, workspaces, fork safety
+``_args.pyx``              —                                   argument conversion and checks
+``_rollout_batch.pyx``     —                                   rollouts one by one or in a batch
 =========================  ==================================  =====================================
 
 Use them through the public functions (``rbd.rnea`` ...) or through
