@@ -1,0 +1,185 @@
+"""3-D animations of a motion: an offline HTML page to turn and scrub, a GIF or MP4 for slides.
+
+:func:`animate` writes a file; :func:`figure` returns the interactive
+plotly figure itself (the last expression of a notebook cell displays it).
+
+The HTML page is self-contained: plotly's JavaScript is embedded, so it plays
+offline, from a file, without a server.  It holds a 3-D view (drag to turn,
+scroll to zoom), a time slider and play/pause buttons.  Opening it as
+``run.html#frame=K`` (or ``run.html?frame=K``) shows frame ``K`` first.
+
+Shapes
+------
+A :class:`~rbd.model.Model` keeps no visual geometry (the URDF and MJCF
+readers keep only the inertias), so every body is drawn from its kinematics
+and its inertia:
+
+* a **link**: line segments from the body's origin to the joint origins of its
+  children and to the origins of the frames attached to it (or, with neither,
+  to its centre of mass), and from the parent's origin to the body's own joint
+  origin;
+* its **inertia-equivalent box**: the uniform box with the body's mass and
+  principal moments of inertia, centred at its centre of mass along its
+  principal axes.  For principal moments :math:`I_1, I_2, I_3` of mass
+  :math:`m`, :math:`I_1 = m (b^2 + c^2) / 12` and its two companions give the
+  sides :math:`a^2 = 6 (I_2 + I_3 - I_1) / m` (and cyclically).  A slender rod
+  becomes a thin box as long as the rod; a point mass (no inertia) is drawn as
+  a dot.
+
+The system's centre of mass (:func:`rbd.center_of_mass`) is marked, and
+``trail=`` traces the path of a body's centre of mass or a frame's origin.
+The view is turned so that gravity points down the screen's ``z``.
+
+plotly (HTML) and pillow (GIF) come with the ``animate`` extra:
+``pip install "rbd[animate]"``.  MP4 needs ``ffmpeg`` on the ``PATH``.
+One rollout is animated at a time: for a batch ``traj.q`` of shape
+``(N, T, nq)`` pass ``traj.q[k]`` with ``t=traj.t``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError
+from ._geometry import HTML_FRAMES, MAX_FRAMES, MOVIE_FRAMES, Motion, inertia_box, motion
+from ._html import Embedded, _plotly, embed, figure, write_page
+from ._movie import write_movie
+
+__all__ = ["animate", "figure", "embed", "Embedded", "walker_motion", "inertia_box", "Motion",
+           "motion", "MAX_FRAMES", "SUFFIXES"]
+
+#: The file types :func:`animate` writes.
+SUFFIXES = (".html", ".gif", ".mp4")
+
+# The public names are documented and shown as members of this package.
+for _public in (figure, embed, Embedded, inertia_box, Motion, motion):
+    _public.__module__ = __name__
+del _public
+
+
+# --- the file ---------------------------------------------------------------------------------
+def check_output(out: str | os.PathLike) -> Path:
+    """The output path of an animation, refused before any work if it cannot be written.
+
+    The suffix must be one of :data:`SUFFIXES`, its tool must be installed
+    (plotly for ``.html``, pillow for ``.gif``, ``ffmpeg`` for ``.mp4``) and the
+    directory must exist.
+    """
+    path = Path(out)
+    suffix = path.suffix.lower()
+    if suffix not in SUFFIXES:
+        raise InputError(f"animate: out={str(out)!r}: write a {', '.join(SUFFIXES)} file "
+                         "(the suffix picks the format)")
+    if not path.parent.resolve().is_dir():
+        raise InputError(f"animate: out={str(out)!r}: the directory {str(path.parent)!r} "
+                         "does not exist; create it first")
+    if path.is_dir():
+        raise InputError(f"animate: out={str(out)!r} is a directory; give a file name")
+    if suffix == ".html":
+        _plotly()
+    elif suffix == ".gif":
+        try:
+            import PIL  # noqa: F401
+        except ImportError:
+            raise ImportError('rbd.animate needs pillow to write a GIF: pip install '
+                              '"rbd[animate]" (or pip install pillow)') from None
+    elif shutil.which("ffmpeg") is None:
+        raise InputError(f"animate: out={str(out)!r}: an MP4 file needs ffmpeg on the PATH, "
+                         "which was not found; install ffmpeg or write a .gif")
+    return path
+
+
+def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | None = None,
+            trail: str | None = None, title: str | None = None, speed: float = 1.0,
+            fps: float = 20.0, size: float = 5.0, dpi: int = 80) -> Path:
+    """Write an animation of ``trajectory``: offline HTML, GIF or MP4 (by the suffix of ``out``).
+
+    Parameters
+    ----------
+    model, trajectory, t, trail, title, speed
+        As for :func:`figure`.
+    out : str or path-like
+        ``*.html``: a self-contained page (plotly's JavaScript embedded; opens
+        offline) with a 3-D view, a time slider and play/pause; ``run.html#frame=K``
+        opens at frame ``K``.  ``*.gif`` (pillow) or ``*.mp4`` (``ffmpeg``) for
+        slides.
+    frames : int, optional
+        Largest number of frames, at most :data:`MAX_FRAMES` (default
+        :data:`HTML_FRAMES` for HTML, :data:`MOVIE_FRAMES` for a movie).
+    fps : float
+        Frames per second of a GIF or MP4.
+    size, dpi : float, int
+        Width and height of a GIF or MP4 in inches, and its dots per inch.
+
+    Returns
+    -------
+    Path
+        The file written.
+
+    Examples
+    --------
+    >>> import rbd, tempfile, os
+    >>> model = rbd.models.double_pendulum()
+    >>> traj = rbd.simulate(model, [1.0, 0.5], [0.0, 0.0], 1.0, 0.01)
+    >>> out = rbd.animate(model, traj, os.path.join(tempfile.mkdtemp(), "swing.html"))
+    >>> out.stat().st_size > 1_000_000         # plotly's JavaScript is in the file
+    True
+    """
+    path = check_output(out)
+    html = path.suffix.lower() == ".html"
+    frames = (HTML_FRAMES if html else MOVIE_FRAMES) if frames is None else frames
+    if html:
+        fig = figure(model, trajectory, t=t, frames=frames, trail=trail, title=title,
+                     speed=speed)
+        write_page(fig, path)
+        return path
+    if not np.isfinite(fps) or fps <= 0:
+        raise InputError(f"animate: fps must be a positive number, got {fps}")
+    write_movie(motion(model, trajectory, t=t, frames=frames, trail=trail, title=title),
+                 path, fps, size, dpi)
+    return path
+
+
+# --- the walker ---------------------------------------------------------------------------------
+def walker_motion(cycle=None, steps: int = 4, samples: int = 30):
+    """The compass-gait walker's steps as pieces for :func:`animate` or :func:`figure`.
+
+    Parameters
+    ----------
+    cycle : rbd.walker.LimitCycle, optional
+        The gait to start on (default :func:`rbd.walker.find_limit_cycle`).
+    steps : int
+        Steps to walk (each swing phase runs through :func:`rbd.simulate`).
+    samples : int
+        Samples of each swing phase.
+
+    Returns
+    -------
+    models : list of Model
+        The model of each step (the stance leg at the root, its foot where it
+        landed).
+    q : list of (samples, 2) ndarray
+        The configurations of each step.
+    t : (steps * samples,) ndarray
+        Their times, continuing from step to step.
+
+    Examples
+    --------
+    >>> models, q, t = walker_motion(steps=2, samples=5)    # doctest: +SKIP
+    >>> rbd.animate(models, q, "walk.gif", t=t, trail="hip")  # doctest: +SKIP
+    """
+    from .. import walker
+
+    cycle = walker.find_limit_cycle() if cycle is None else cycle
+    taken = walker.walk(cycle.post_impact, int(steps), cycle.params, samples=int(samples))
+    if not taken:
+        raise InputError("walker_motion: the walker fell before its first heel strike")
+    models = [s.model for s in taken]
+    q = [s.x[:, :2] for s in taken]
+    starts = np.concatenate([[0.0], np.cumsum([s.duration for s in taken])[:-1]])
+    return models, q, np.concatenate([start + s.t for start, s in zip(starts, taken,
+                                                                        strict=True)])
