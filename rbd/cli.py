@@ -32,9 +32,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from . import __version__, _backend, algorithms, models, registry, testing
+from ._cli_info import _table, _vec, info_tables
+from ._cli_info import body_rows as body_rows
+from ._cli_info import inertia_rows as inertia_rows
+from ._cli_info import limit_rows as limit_rows
 from .errors import InputError, RbdError
 from .model import Model
-from .spatial import plux_parts
 
 __all__ = ["main", "load_model", "displaced_state"]
 
@@ -170,79 +173,7 @@ def _describe_size(model: Model) -> str:
     return f"{model.nbodies} bodies, nq = {model.nq}, nv = {model.nv}"
 
 
-def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str) -> str:
-    """A plain-text table; ``align`` holds one of ``<`` or ``>`` per column."""
-    widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header))]
-    lines = ["  ".join(f"{str(c):{a}{w}}" for c, a, w in zip(row, align, widths, strict=True))
-             .rstrip() for row in [header, *rows]]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines)
-
-
 # --- rbd info ----------------------------------------------------------------------------------
-def _num(x: float) -> str:
-    return f"{x:.4g}" if np.isfinite(x) else ("inf" if x > 0 else "-inf")
-
-
-def _clean(values) -> np.ndarray:
-    """Floats with round-off (below 1e-12 of the largest finite magnitude) set to 0."""
-    x = np.array(values, dtype=float).ravel()
-    finite = np.isfinite(x)
-    scale = np.abs(x[finite]).max(initial=0.0)
-    x[finite & (np.abs(x) <= 1e-12 * scale)] = 0.0
-    return x + 0.0
-
-
-def _vec(values) -> str:
-    return " ".join(_num(x) for x in _clean(values))
-
-
-def _limits(values: np.ndarray) -> str:
-    """A joint's limits: ``-`` when there are none, else one number per coordinate."""
-    return "-" if np.all(np.isinf(values)) else _vec(values)
-
-
-def body_rows(model: Model) -> list[tuple[str, ...]]:
-    """Per body: name, parent, joint, joint axis, offset and distance from the parent's
-    joint origin (the link length), mass and centre of mass (body frame)."""
-    rows = []
-    for b in model.bodies:
-        _, r = plux_parts(b.X_tree)
-        parent = "world" if b.parent < 0 else model.bodies[b.parent].name
-        axis = getattr(b.joint, "axis", None)
-        rows.append((b.name, parent, f"{b.joint.kind} {b.joint_name}",
-                     "-" if axis is None else _vec(axis), _vec(r), _num(float(np.linalg.norm(r))),
-                     _num(b.mass), _vec(b.com)))
-    return rows
-
-
-def inertia_rows(model: Model) -> list[tuple[str, ...]]:
-    """Per body: the rotational inertia about the centre of mass, in body axes."""
-    rows = []
-    for b in model.bodies:
-        I = b.I_com
-        rows.append((b.name, *(_num(x) for x in
-                               _clean([I[0, 0], I[1, 1], I[2, 2], I[0, 1], I[0, 2], I[1, 2]]))))
-    return rows
-
-
-def limit_rows(model: Model) -> list[tuple[str, ...]]:
-    """Per joint with degrees of freedom: position, speed and effort limits, armature."""
-    rows = []
-    mimic = model.mimic
-    for i, b in enumerate(model.bodies):
-        if b.joint.nv == 0 or b.joint_name in mimic:    # a mimic joint has no coordinate
-            continue
-        qs, vs = model.q_index(i), model.v_index(i)
-        index = f"q[{qs.start}]" if b.joint.nq == 1 else f"q[{qs.start}:{qs.stop}]"
-        armature = model.armature[vs]
-        rows.append((b.joint_name, b.joint.kind, index,
-                     _limits(model.lower[qs]), _limits(model.upper[qs]),
-                     _limits(model.velocity_limit[vs]), _limits(model.effort_limit[vs]),
-                     "0" if not armature.any() else _vec(armature)))
-    return rows
-
-
 def cmd_info(args) -> int:
     if args.model is None:
         print("bundled models: " + ", ".join(models.names()))
@@ -254,15 +185,7 @@ def cmd_info(args) -> int:
     print("joints (q order): " + (", ".join(model.joint_names) or "none"))
     print(f"total mass: {model.total_mass:.6g} kg, gravity {_vec(model.gravity)} m/s^2")
     print(f"backend: {_backend_name(None)}")
-    print("\nbodies (body frame = frame of the body's joint; lengths in m, masses in kg)")
-    print(_table(("body", "parent", "joint", "axis", "joint origin in parent",
-                  "link length", "mass", "centre of mass"), body_rows(model), "<<<<>>>>"))
-    print("\ninertia about the centre of mass, body axes (kg m^2)")
-    print(_table(("body", "Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz"), inertia_rows(model),
-                 "<>>>>>>"))
-    print("\njoint limits ('-': none; per coordinate, q order for positions)")
-    print(_table(("joint", "kind", "coordinates", "lower", "upper", "max speed", "max effort",
-                  "armature"), limit_rows(model), "<<>>>>>>"))
+    print("\n" + info_tables(model))
     return 0
 
 
@@ -554,14 +477,8 @@ def _model_arguments(p: argparse.ArgumentParser, default: str | None, what: str)
                    help="put a free joint (6 DoF) at the root of a URDF model")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="rbd", description="Rigid-body dynamics: models, simulation, cross-checks, timing.",
-        epilog="MODEL: a URDF or MJCF file or a bundled model name (see 'rbd info').")
-    parser.add_argument("--version", action="version", version=f"rbd {__version__}",
-                        help="print the version and exit")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _add_info(sub) -> None:
+    """The ``rbd info`` subcommand and its options."""
     p = sub.add_parser("info", help="describe a model: tree, link lengths, masses, centres of "
                        "mass, inertias, joint limits (no MODEL: list the bundled models)")
     p.add_argument("model", nargs="?", metavar="MODEL",
@@ -570,6 +487,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="put a free joint (6 DoF) at the root of a URDF model")
     p.set_defaults(func=cmd_info)
 
+
+def _add_simulate(sub) -> None:
+    """The ``rbd simulate`` subcommand and its options."""
     p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
     _model_arguments(p, "pendulum3", "a 3-link spherical pendulum")
     p.add_argument("--duration", type=float, default=5.0, help="simulated seconds (default 5)")
@@ -593,6 +513,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="progress bar (default: on long runs in a terminal)")
     p.set_defaults(func=cmd_simulate)
 
+
+def _add_check(sub) -> None:
+    """The ``rbd check`` subcommand and its options."""
     p = sub.add_parser("check", help="compare every registered implementation")
     _model_arguments(p, None, "")
     p.add_argument("--trials", type=int, default=3, help="random states (default 3)")
@@ -602,12 +525,18 @@ def _parser() -> argparse.ArgumentParser:
                    help="largest relative difference (default %(default).0e)")
     p.set_defaults(func=cmd_check)
 
+
+def _add_bench(sub) -> None:
+    """The ``rbd bench`` subcommand and its options."""
     p = sub.add_parser("bench", help="time rnea, crba and aba")
     _model_arguments(p, "RC20", "a 20-link revolute chain")
     p.add_argument("--budget", type=float, default=0.2,
                    help="seconds spent timing each cell (default 0.2)")
     p.set_defaults(func=cmd_bench)
 
+
+def _add_walker(sub) -> None:
+    """The ``rbd walker`` subcommand and its options."""
     p = sub.add_parser("walker", help="the passive compass-gait walker")
     p.add_argument("--out", default=".",
                    help="existing, writable directory for the figures (default: current)")
@@ -617,6 +546,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--steps", type=int, default=6,
                    help="steps walked in the animation (default %(default)s)")
     p.set_defaults(func=cmd_walker)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="rbd", description="Rigid-body dynamics: models, simulation, cross-checks, timing.",
+        epilog="MODEL: a URDF or MJCF file or a bundled model name (see 'rbd info').")
+    parser.add_argument("--version", action="version", version=f"rbd {__version__}",
+                        help="print the version and exit")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _add_info(sub)
+    _add_simulate(sub)
+    _add_check(sub)
+    _add_bench(sub)
+    _add_walker(sub)
     return parser
 
 
