@@ -1,5 +1,5 @@
-"""Tests of rbd.animation (HTML, GIF, MP4), of ``--animate`` on the command line and of the
-readable static plots (rbd.plotting)."""
+"""Tests of rbd.animation: the geometry drawn, the HTML page, GIF and MP4 (``--animate`` on the
+command line is tested in test_cli.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ import pytest
 import rbd
 import rbd.cli
 from rbd import animation
-from rbd.cli import main
 
 # Geometry is compared to the kinematics it is drawn from: the same floating-point
 # operations in another order, so agreement to 1e-12 m on metre-sized models.
@@ -26,12 +25,6 @@ def swing():
     """A double pendulum swinging for 1 s, 101 samples."""
     model = rbd.models.double_pendulum()
     return model, rbd.simulate(model, [1.2, -0.4], [0.0, 0.0], 1.0, 0.01)
-
-
-def run(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- the inertia-equivalent box ----------------------------------------------------------------
@@ -244,94 +237,6 @@ def test_without_plotly_the_error_names_the_extra(swing, tmp_path, monkeypatch):
 def test_animate_is_exported_lazily():
     assert rbd.animate is animation.animate
     assert "animate" in rbd.__all__
-
-
-# --- the command line --------------------------------------------------------------------------
-def test_simulate_animate_html_and_gif(capsys, tmp_path):
-    for name in ("run.html", "run.gif"):
-        code, out, err = run(capsys, "simulate", "double_pendulum", "--duration", "0.5",
-                             "--dt", "0.01", "--out", str(tmp_path / "plot.png"),
-                             "--animate", str(tmp_path / name))
-        assert code == 0, err
-        assert re.search(rf"animation +{re.escape(str(tmp_path / name))}", out)
-        assert (tmp_path / name).stat().st_size > 10_000
-
-
-@pytest.mark.parametrize("path, match", [("run.png", r"must end in \.html, \.gif, \.mp4"),
-                                         ("missing/run.html", "does not exist")])
-def test_simulate_animate_path_checked_before_the_run(capsys, tmp_path, monkeypatch, path,
-                                                      match):
-    import rbd.simulation
-
-    def refuse(*args, **kwargs):
-        raise AssertionError("the simulation ran before the path was checked")
-
-    monkeypatch.setattr(rbd.simulation, "simulate", refuse)
-    code, _, err = run(capsys, "simulate", "--out", str(tmp_path / "p.png"),
-                       "--animate", str(tmp_path / path))
-    assert code == 2 and re.search(match, err)
-
-
-def test_simulate_compass_gait_points_to_the_walker(capsys, tmp_path):
-    code, _, err = run(capsys, "simulate", "compass_gait", "--out", str(tmp_path / "p.png"))
-    assert code == 2 and "rbd walker" in err and "heel-strike" in err
-    assert not (tmp_path / "p.png").exists()
-
-
-def test_walker_animate(capsys, tmp_path):
-    code, out, err = run(capsys, "walker", "--out", str(tmp_path), "--steps", "2",
-                         "--animate", str(tmp_path / "walk.html"))
-    assert code == 0, err
-    html = (tmp_path / "walk.html").read_text()
-    assert "compass gait: 2 steps" in html
-    code, _, err = run(capsys, "walker", "--out", str(tmp_path), "--animate",
-                       str(tmp_path / "walk.png"))
-    assert code == 2 and "--animate" in err
-
-
-# --- static plots a person can read ---------------------------------------------------------
-def test_ball_joints_are_drawn_as_rotation_vectors():
-    """A ball joint turned by θ = 0.4 about each axis (rotation vector (0.4, 0.4, 0.4))."""
-    from rbd.plotting import readable_coordinates
-
-    model = rbd.models.get("pendulum3")
-    q0, v0 = rbd.cli.displaced_state(model, 0.4)
-    q, v, q_labels, v_labels, q_units, v_units = readable_coordinates(
-        model, q0[None], v0[None])
-    np.testing.assert_allclose(q[0], np.full(9, 0.4), atol=1e-12)   # exact exp/log pair
-    assert q_labels[:3] == ["ball1 θx [rad]", "ball1 θy [rad]", "ball1 θz [rad]"]
-    assert v_labels[0] == "ball1 ωx [rad/s]" and set(v_units) == {"rad/s"}
-
-
-def test_free_and_prismatic_joints_have_units():
-    from rbd.plotting import readable_coordinates
-
-    model = rbd.Model()
-    base = model.add_body(-1, rbd.Free(), np.eye(6), rbd.spatial.mcI(1.0, [0, 0, 0],
-                                                                      np.eye(3)), "base", "root")
-    model.add_body(base, rbd.Prismatic([1.0, 0, 0]), np.eye(6),
-                   rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)), "slider", "rail")
-    q = rbd.neutral(model)[None]
-    _, _, q_labels, v_labels, q_units, _ = readable_coordinates(model, q, np.zeros((1, 7)))
-    assert q_labels == ["root x [m]", "root y [m]", "root z [m]", "root θx [rad]",
-                        "root θy [rad]", "root θz [rad]", "rail [m]"]
-    assert v_labels[3:] == ["root vx [m/s]", "root vy [m/s]", "root vz [m/s]", "rail [m/s]"]
-
-
-def test_summary_names_joints_and_puts_legends_beside_the_data():
-    from rbd.plotting import plot_summary
-
-    model = rbd.models.double_pendulum()
-    traj = rbd.simulate(model, [0.5, 0.0], [0.0, 0.0], 0.2, 0.01)
-    fig = plot_summary(traj, model=model)
-    ax_q, ax_v = fig.axes[:2]
-    assert [t.get_text() for t in ax_q.get_legend().get_texts()] == [
-        f"{name} [rad]" for name in model.joint_names]
-    assert ax_q.get_ylabel() == "q [rad]" and ax_v.get_ylabel() == "v [rad/s]"
-    fig.canvas.draw()
-    for ax in fig.axes[:3]:
-        legend = ax.get_legend().get_window_extent()
-        assert legend.x0 >= ax.get_window_extent().x1        # beside, not over, the curves
 
 
 def test_embedded_figure_is_offline_html(swing):
