@@ -483,7 +483,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
     ``body`` is a body index or a body/frame name; ``point`` is in the body frame.
     With mimic joints, ``J = J_full G`` (:mod:`rbd.coupling`).
     """
-    if not isinstance(model, Model):
+    if not isinstance(model, Model) and not _symbolic_record(model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     try:
         index = model.body_index(body)

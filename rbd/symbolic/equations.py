@@ -196,6 +196,10 @@ class SymbolicModel:
         return self.model.body_index(name)
 
     @property
+    def _frames(self) -> dict:
+        return self.model._frames
+
+    @property
     def symbols(self) -> set:
         """The free symbols of the parameters."""
         found = set()
