@@ -63,7 +63,7 @@ class SymbolicBody:
         self.name, self.parent, self.joint = body.name, body.parent, body.joint
         self.joint_name = body.joint_name
         self.mass, self.com, self.I_com = mass, com, I_com
-        self.inertia = mcI(mass, com, I_com)                               # RBDA (2.63)
+        self.inertia = mcI(mass, com, I_com)         # spatial inertia about the body origin
         self.X_tree = X_tree
 
     def __repr__(self) -> str:
