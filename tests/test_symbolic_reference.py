@@ -15,6 +15,7 @@ from helpers import RTOL_EXACT, assert_close
 from sympy.physics import mechanics as me
 
 import rbd
+from rbd._validation import as_real_array
 from rbd.reference import crba as ref_crba
 from rbd.symbolic import (
     SymbolicJoint,
@@ -286,10 +287,18 @@ def test_parameters_on_a_numeric_model():
 # --- refusals ----------------------------------------------------------------------------------
 def test_symbols_on_the_kernel_path_are_refused_with_a_remedy():
     model = rbd.models.double_pendulum()
-    with pytest.raises(rbd.InputError, match="q holds sympy symbols.*backend='reference'"):
-        rbd.crba(model, symbols_q(2), backend="kernel")
-    with pytest.raises(rbd.InputError, match="SymbolicModel runs on backend='reference'"):
-        rbd.crba(planar_arm(), symbols_q(2), backend="kernel")
+    remedy = "q holds sympy symbols.*backend='reference'"
+    with pytest.raises(rbd.InputError, match=remedy):
+        as_real_array(symbols_q(2), "q")       # the conversion of both backends
+    mimic = rbd.models.double_pendulum()
+    mimic.add_mimic("joint2", "joint1")
+    with pytest.raises(rbd.InputError, match=remedy):
+        rbd.crba(mimic, symbols_q(1), backend="reference")
+    if rbd._backend.has_kernels():             # (without kernels backend="kernel" is refused)
+        with pytest.raises(rbd.InputError, match=remedy):
+            rbd.crba(model, symbols_q(2), backend="kernel")
+        with pytest.raises(rbd.InputError, match="SymbolicModel runs on backend='reference'"):
+            rbd.crba(planar_arm(), symbols_q(2))
     with pytest.raises(rbd.InputError, match="no body 'link3'"):
         SymbolicModel(model, {"link3": {"mass": 1}})
     with pytest.raises(rbd.InputError, match="unknown key 'length'"):
