@@ -234,10 +234,12 @@ def _validate(model: Model, specs, values, symbolic: bool = False):
 
 def _reference(fn, model, specs, values, extra=()):
     arrays, batch = _validate(model, specs, values, symbolic=True)
-    if isinstance(model, Model) and any(a is not None and a.dtype == object for a in arrays):
-        from .symbolic.equations import SymbolicModel  # the model's data made exact
+    if not isinstance(model, Model) or any(a is not None and a.dtype == object for a in arrays):
+        return _symbolic(fn, model, specs, arrays, batch, extra)
+    return _run(fn, model, specs, arrays, batch, extra)
 
-        model = SymbolicModel.of(model)
+
+def _run(fn, model, specs, arrays, batch, extra):
     if batch is None:
         return fn(model, *arrays, *extra)
     if batch == 0:  # an empty batch: the shape of one result, with a leading 0
@@ -247,6 +249,18 @@ def _reference(fn, model, specs, values, extra=()):
     out = [fn(model, *[None if a is None else a[k] for a in arrays], *extra)
            for k in range(batch)]
     return np.array(out)
+
+
+def _symbolic(fn, model, specs, arrays, batch, extra):
+    """The reference on symbols: a model's data made exact, integral floats of the result too."""
+    from .symbolic.equations import SymbolicModel, exact_numbers
+
+    if isinstance(model, Model):
+        model = SymbolicModel.of(model)
+    out = _run(fn, model, specs, arrays, batch, extra)
+    if np.ndim(out) == 0:
+        return exact_numbers(out)
+    return np.array([exact_numbers(x) for x in np.ravel(out)], dtype=object).reshape(out.shape)
 
 
 _Q = ("q", "q")

@@ -280,6 +280,8 @@ def test_parameters_on_a_numeric_model():
     assert is_zero(eom.M[1, 1] - m2 * L**2)
     assert is_zero(eom.M[0, 1] - m2 * (L**2 + L * sympy.cos(q2)))
     record = SymbolicModel(model, {"link2": {"mass": m2, "com": (0, 0, -L)}}, {m2: 1.0, L: 1.0})
+    # numeric q on a symbolic record: the result is exact (no 1.0*m2)
+    assert rbd.crba(record, [0.0, 0.0], backend="reference")[1, 1] == m2 * L**2
     assert_close(rbd.crba(record.numeric(), [0.3, 0.2]), rbd.crba(model, [0.3, 0.2]), RTOL,
                  "numeric record")
 

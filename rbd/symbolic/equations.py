@@ -49,7 +49,7 @@ BODY_PARAMETERS = ("mass", "com", "inertia", "offset")
 def exact_numbers(expr):
     """``expr`` with integral floats (``1.0``, ``-2.0``) replaced by exact integers."""
     expr = sympy.sympify(expr)
-    floats = {f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float) if f == int(f)}
+    floats = {f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float) if float(f).is_integer()}
     return expr.xreplace(floats) if floats else expr
 
 
