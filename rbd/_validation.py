@@ -8,11 +8,13 @@ This module imports nothing from ``rbd`` but :mod:`rbd.errors`.
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 
 from .errors import InputError
 
-__all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_time_step"]
+__all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step"]
 
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
@@ -34,7 +36,32 @@ def as_real_array(value, name: str) -> np.ndarray:
     except OverflowError:
         raise InputError(f"{name} has a value too large for a double") from None
     except (TypeError, ValueError):
+        if as_symbolic_array(value) is not None:
+            raise InputError(f"{name} holds sympy symbols: symbolic arguments run on "
+                             "backend='reference' only (a model without mimic joints)") from None
         raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
+
+
+def as_symbolic_array(value) -> np.ndarray | None:
+    """``value`` as an object array when it holds sympy expressions (and numbers), else None.
+
+    Only the symbolic branch of the reference path calls this, after
+    :func:`as_real_array` refused ``value``; it never imports sympy (without
+    sympy loaded, no value can hold a sympy expression).
+    """
+    sympy = sys.modules.get("sympy")
+    if sympy is None:
+        return None
+    try:
+        arr = np.array(value, dtype=object)
+    except (TypeError, ValueError):
+        return None
+    entries = arr.ravel().tolist()
+    scalars = (sympy.Expr, int, float, np.integer, np.floating)
+    if not any(isinstance(x, sympy.Basic) for x in entries) or not all(
+            isinstance(x, scalars) and not isinstance(x, bool) for x in entries):
+        return None
+    return arr
 
 
 def as_time_step(dt) -> float:

@@ -7,6 +7,13 @@ raises :class:`~rbd.errors.InputError` on a bad one.  With
 validated here and the pure-Python derivation in :mod:`rbd.reference` runs,
 once per state of a batch.
 
+The reference path also runs on symbols: a ``q`` (``v``, ...) holding sympy
+expressions (an object array or a list) is taken as is, and the result is an
+object array of formulas, computed on the model's data made exact
+(:class:`rbd.symbolic.SymbolicModel`, which may itself be passed as the model,
+with symbolic masses, lengths and inertias).  Quaternion coordinates given as
+symbols are taken as a unit quaternion (no norm check).
+
 Every function accepts a single state (``q`` of shape ``(nq,)``) or a batch
 with a leading axis (``q`` of shape ``(N, nq)``), and returns a result of the
 matching shape.
@@ -21,12 +28,13 @@ forward dynamics and ``M⁻¹`` through the Cholesky factor of ``Gᵀ M_full G``
 
 from __future__ import annotations
 
+import sys
 import warnings
 
 import numpy as np
 
 from . import _backend
-from ._validation import QUATERNION_TOLERANCE, as_real_array, as_time_step
+from ._validation import QUATERNION_TOLERANCE, as_real_array, as_symbolic_array, as_time_step
 from .errors import InputError, ModelError
 from .model import Model
 from .reference import aba as _aba
@@ -104,6 +112,8 @@ def _kernel(model, backend):
     elif _backend.resolve(backend) != "kernel":
         return _coupled(model, "reference") if getattr(model, "_mimic", None) else None
     if not isinstance(model, Model):
+        if _symbolic_record(model):
+            raise InputError("model: a SymbolicModel runs on backend='reference' only")
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     if model._mimic:
         return _coupled(model, "kernel")
@@ -138,8 +148,20 @@ def _coupled(model: Model, backend: str | None):
 
 
 # --- validation ------------------------------------------------------------------------
-def _array(value, name: str) -> np.ndarray:
-    arr = as_real_array(value, name)
+def _symbolic_record(model) -> bool:
+    """Is ``model`` a :class:`rbd.symbolic.SymbolicModel` (never imports sympy)?"""
+    module = sys.modules.get("rbd.symbolic.equations")
+    return module is not None and isinstance(model, module.SymbolicModel)
+
+
+def _array(value, name: str, symbolic: bool = False) -> np.ndarray:
+    try:
+        arr = as_real_array(value, name)
+    except InputError:
+        arr = as_symbolic_array(value) if symbolic else None
+        if arr is None:
+            raise
+        return arr
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} has non-finite entries")
     return arr
@@ -156,6 +178,8 @@ def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
         if kind in ("spherical", "free"):
             starts.append((model.q_index(i).start + (3 if kind == "free" else 0), body))
     scaled = None
+    if q.dtype == object:   # symbols: taken as a unit quaternion
+        return q
     for start, body in starts:
         quat = q[..., start:start + 4]
         norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
@@ -173,9 +197,13 @@ def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
     return q if scaled is None else scaled
 
 
-def _validate(model: Model, specs, values):
-    """Check each argument against its spec; return (arrays, batch size or None)."""
-    if not isinstance(model, Model):
+def _validate(model: Model, specs, values, symbolic: bool = False):
+    """Check each argument against its spec; return (arrays, batch size or None).
+
+    ``symbolic=True`` (the reference path) also accepts arrays of sympy expressions
+    and a :class:`rbd.symbolic.SymbolicModel`.
+    """
+    if not isinstance(model, Model) and not (symbolic and _symbolic_record(model)):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     sizes = {"q": (model.nq,), "v": (model.nv,), "f": (model.nbodies, 6)}
     arrays, batch = [], None
@@ -183,7 +211,7 @@ def _validate(model: Model, specs, values):
         if value is None and kind == "f":
             arrays.append(None)
             continue
-        arr = _array(value, name)
+        arr = _array(value, name, symbolic)
         shape = sizes[kind]
         if arr.shape == shape:
             n = None
@@ -209,7 +237,13 @@ def _validate(model: Model, specs, values):
 
 
 def _reference(fn, model, specs, values, extra=()):
-    arrays, batch = _validate(model, specs, values)
+    arrays, batch = _validate(model, specs, values, symbolic=True)
+    if not isinstance(model, Model) or any(a is not None and a.dtype == object for a in arrays):
+        return _symbolic(fn, model, specs, arrays, batch, extra)
+    return _run(fn, model, specs, arrays, batch, extra)
+
+
+def _run(fn, model, specs, arrays, batch, extra):
     if batch is None:
         return fn(model, *arrays, *extra)
     if batch == 0:  # an empty batch: the shape of one result, with a leading 0
@@ -219,6 +253,18 @@ def _reference(fn, model, specs, values, extra=()):
     out = [fn(model, *[None if a is None else a[k] for a in arrays], *extra)
            for k in range(batch)]
     return np.array(out)
+
+
+def _symbolic(fn, model, specs, arrays, batch, extra):
+    """The reference on symbols: a model's data made exact, integral floats of the result too."""
+    from .symbolic.equations import SymbolicModel, exact_numbers
+
+    if isinstance(model, Model):
+        model = SymbolicModel.of(model)
+    out = _run(fn, model, specs, arrays, batch, extra)
+    if np.ndim(out) == 0:
+        return exact_numbers(out)
+    return np.array([exact_numbers(x) for x in np.ravel(out)], dtype=object).reshape(out.shape)
 
 
 _Q = ("q", "q")
@@ -928,7 +974,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
            [ 0. ,  0. ],
            [ 0. ,  0. ]])
     """
-    if not isinstance(model, Model):
+    if not isinstance(model, Model) and not _symbolic_record(model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     try:
         index = model.body_index(body)

@@ -17,6 +17,13 @@ by ``X_tree``) to the successor frame (the body frame).  Each joint type gives
 Spherical and free joints store a unit quaternion scalar-last ``(x, y, z, w)``;
 their velocity is the body-frame angular velocity (free: ``[ω; v]`` in the
 body frame), so ``nq != nv``.
+
+The geometry (``transform``, ``X_J``, ``S``, ``S_dot``, ``c_J``, ``jcalc``) is
+scalar-generic: given ``q`` (and ``v``) as object arrays of sympy expressions it
+returns object arrays of formulas, with the joint's numeric axes made exact
+(:func:`rbd.spatial.exact`: ``0`` and ``1`` as integers), so that the reference
+algorithms run on symbols.  Quaternion symbols are taken as a unit quaternion.
+The manifold operations (``integrate``, ``difference``, ``normalize``) are numeric.
 """
 
 from __future__ import annotations
@@ -25,7 +32,11 @@ import numpy as np
 
 from .errors import ModelError
 from .spatial import (
+    _cos_sin,
     axis_angle_rotation,
+    exact,
+    identity,
+    is_symbolic,
     plux,
     quat_integrate,
     quat_normalize,
@@ -85,6 +96,16 @@ def _unit(axis, what: str) -> np.ndarray:
     if scale * n < 1e-12:
         raise ModelError(f"{what} must be non-zero, got {axis!r}")
     return a / n
+
+
+def _like(a: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """The numeric joint constant ``a``, exact (object array) when ``q`` is symbolic."""
+    return exact(a) if is_symbolic(q) else a
+
+
+def _zeros(shape, q: np.ndarray) -> np.ndarray:
+    """Zeros of the scalar type of ``q``: floats, or exact integers for symbols."""
+    return np.zeros(shape, dtype=object if is_symbolic(q) else float)
 
 
 def _finite(value, what: str) -> float:
@@ -151,7 +172,7 @@ class Joint:
 
     def S_dot(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Time derivative of ``S`` along ``v``, shape ``(6, nv)`` (zero by default)."""
-        return np.zeros((6, self.nv))
+        return _zeros((6, self.nv), q)
 
     def c_J(self, q: np.ndarray, v: np.ndarray) -> np.ndarray:
         """Velocity-product acceleration ``Ṡ v`` (Si & Guenter, Eq. 12)."""
@@ -223,10 +244,10 @@ class Revolute(_AxisJoint):
     kind = "revolute"
 
     def transform(self, q):
-        return axis_angle_rotation(self.axis, q[0]), np.zeros(3)
+        return axis_angle_rotation(self.axis, q[0]), _zeros(3, q)
 
     def S(self, q):
-        return np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1)
+        return _like(np.concatenate([self.axis, np.zeros(3)]).reshape(6, 1), q)
 
 
 class Prismatic(_AxisJoint):
@@ -235,10 +256,10 @@ class Prismatic(_AxisJoint):
     kind = "prismatic"
 
     def transform(self, q):
-        return np.eye(3), self.axis * q[0]
+        return identity(3, q), _like(self.axis, q) * q[0]
 
     def S(self, q):
-        return np.concatenate([np.zeros(3), self.axis]).reshape(6, 1)
+        return _like(np.concatenate([np.zeros(3), self.axis]).reshape(6, 1), q)
 
     def random(self, rng):
         return rng.uniform(-1.0, 1.0, 1)
@@ -254,10 +275,10 @@ class Helical(_AxisJoint):
         self.pitch = _finite(pitch, "Helical pitch")
 
     def transform(self, q):
-        return axis_angle_rotation(self.axis, q[0]), self.axis * self.pitch * q[0]
+        return axis_angle_rotation(self.axis, q[0]), _like(self.axis * self.pitch, q) * q[0]
 
     def S(self, q):
-        return np.concatenate([self.axis, self.pitch * self.axis]).reshape(6, 1)
+        return _like(np.concatenate([self.axis, self.pitch * self.axis]).reshape(6, 1), q)
 
     def kernel_params(self):
         params = super().kernel_params()
@@ -285,19 +306,19 @@ class Universal(Joint):
 
     def transform(self, q):
         R = axis_angle_rotation(self.axis1, q[0]) @ axis_angle_rotation(self.axis2, q[1])
-        return R, np.zeros(3)
+        return R, _zeros(3, q)
 
     def S(self, q):
         R2 = axis_angle_rotation(self.axis2, q[1])
-        S = np.zeros((6, 2))
-        S[:3, 0] = R2.T @ self.axis1
-        S[:3, 1] = self.axis2
+        S = _zeros((6, 2), q)
+        S[:3, 0] = R2.T @ _like(self.axis1, q)
+        S[:3, 1] = _like(self.axis2, q)
         return S
 
     def S_dot(self, q, v):
         R2 = axis_angle_rotation(self.axis2, q[1])
-        Sd = np.zeros((6, 2))
-        Sd[:3, 0] = -np.cross(self.axis2, R2.T @ self.axis1) * v[1]
+        Sd = _zeros((6, 2), q)
+        Sd[:3, 0] = -np.cross(_like(self.axis2, q), R2.T @ _like(self.axis1, q)) * v[1]
         return Sd
 
     def kernel_params(self):
@@ -317,11 +338,11 @@ class Spherical(Joint):
     nq, nv = 4, 3
 
     def transform(self, q):
-        return quat_to_rot(q), np.zeros(3)
+        return quat_to_rot(q), _zeros(3, q)
 
     def S(self, q):
-        S = np.zeros((6, 3))
-        S[:3, :3] = np.eye(3)
+        S = _zeros((6, 3), q)
+        S[:3, :3] = identity(3, q)
         return S
 
     def neutral(self):
@@ -347,10 +368,12 @@ class Free(Joint):
     nq, nv = 7, 6
 
     def transform(self, q):
+        if is_symbolic(q):
+            return quat_to_rot(q[3:7]), np.asarray(q[:3], dtype=object)
         return quat_to_rot(q[3:7]), np.asarray(q[:3], dtype=float)
 
     def S(self, q):
-        return np.eye(6)
+        return identity(6, q)
 
     def neutral(self):
         return np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])
@@ -404,21 +427,23 @@ class Planar(Joint):
 
     def transform(self, q):
         R = axis_angle_rotation(self.normal, q[2])
-        return R, q[0] * self.e1 + q[1] * self.e2
+        return R, _like(self.e1, q) * q[0] + _like(self.e2, q) * q[1]
 
     def S(self, q):
-        c, s = np.cos(q[2]), np.sin(q[2])
-        S = np.zeros((6, 3))
-        S[3:, 0] = c * self.e1 - s * self.e2
-        S[3:, 1] = s * self.e1 + c * self.e2
-        S[:3, 2] = self.normal
+        c, s = _cos_sin(q[2])
+        e1, e2 = _like(self.e1, q), _like(self.e2, q)
+        S = _zeros((6, 3), q)
+        S[3:, 0] = e1 * c - e2 * s
+        S[3:, 1] = e1 * s + e2 * c
+        S[:3, 2] = _like(self.normal, q)
         return S
 
     def S_dot(self, q, v):
-        c, s = np.cos(q[2]), np.sin(q[2])
-        Sd = np.zeros((6, 3))
-        Sd[3:, 0] = (-s * self.e1 - c * self.e2) * v[2]
-        Sd[3:, 1] = (c * self.e1 - s * self.e2) * v[2]
+        c, s = _cos_sin(q[2])
+        e1, e2 = _like(self.e1, q), _like(self.e2, q)
+        Sd = _zeros((6, 3), q)
+        Sd[3:, 0] = (-e1 * s - e2 * c) * v[2]
+        Sd[3:, 1] = (e1 * c - e2 * s) * v[2]
         return Sd
 
     def random(self, rng):
@@ -442,7 +467,7 @@ class Fixed(Joint):
     nq = nv = 0
 
     def transform(self, q):
-        return np.eye(3), np.zeros(3)
+        return identity(3, q), _zeros(3, q)
 
     def S(self, q):
-        return np.zeros((6, 0))
+        return _zeros((6, 0), q)

@@ -26,9 +26,15 @@ wrench                          spatial force vector ``[n; f]``
 :math:`\exp(\hat\xi)`            ``se3_exp(xi)``
 =============================  =========================================
 
-All functions accept NumPy arrays.  The 6×6 builders use only indexing,
-``@`` and ``+`` so that most of them also work on ``dtype=object`` arrays of
-sympy expressions.
+All functions accept NumPy arrays.  The algebra is scalar-generic: the
+skew and Plücker builders, the cross products, :func:`mcI`, the rotations about
+an axis and :func:`quat_to_rot` also take ``dtype=object`` arrays (or scalars)
+of sympy expressions and then return object arrays of formulas, exact where the
+numbers are integral (an identity block holds the integers 0 and 1, not
+``1.0``), so that the reference algorithms run on symbols unchanged.  Float
+input takes the float path, bit for bit as before.  The exponential and
+logarithm maps (:func:`so3_exp` excepted), the quaternion normalisation and
+:func:`rot_to_quat` are numeric only.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "is_symbolic",
+    "exact",
+    "identity",
+    "as_scalar",
     "skew",
     "unskew",
     "rotx",
@@ -66,6 +76,52 @@ __all__ = [
 ]
 
 
+_NUMBERS = (float, int, np.floating, np.integer)
+
+
+def is_symbolic(x) -> bool:
+    """True when ``x`` holds symbolic entries: an object array, or a scalar that is not a number."""
+    if isinstance(x, np.ndarray):
+        return x.dtype == object
+    return not isinstance(x, _NUMBERS)
+
+
+def exact(a) -> np.ndarray:
+    """``a`` as an object array whose integral numbers are Python ints (exact in sympy).
+
+    Symbolic entries are kept; other floats stay floats.  Products with sympy
+    expressions then carry ``0`` and ``1`` exactly instead of ``1.0``.
+    """
+    a = np.asarray(a)
+    flat = [(int(x) if float(x).is_integer() else float(x)) if isinstance(x, _NUMBERS) else x
+            for x in a.ravel().tolist()]
+    return np.array(flat, dtype=object).reshape(a.shape)
+
+
+def identity(n: int, like=None) -> np.ndarray:
+    """``np.eye(n)``, or its exact object version when ``like`` is symbolic."""
+    return np.eye(n, dtype=object) if like is not None and is_symbolic(like) else np.eye(n)
+
+
+def as_scalar(x):
+    """``float(x)`` of a number; a symbolic expression unchanged."""
+    return x if is_symbolic(x) else float(x)
+
+
+def _sympy():
+    import sympy
+
+    return sympy
+
+
+def _cos_sin(theta):
+    """``(cos θ, sin θ)``: NumPy for numbers, sympy for symbols."""
+    if is_symbolic(theta):
+        sympy = _sympy()
+        return sympy.cos(theta), sympy.sin(theta)
+    return np.cos(theta), np.sin(theta)
+
+
 def skew(w: np.ndarray) -> np.ndarray:
     """Return the 3×3 matrix ``w̃`` with ``w̃ @ x == cross(w, x)``."""
     z = w[0] * 0
@@ -74,6 +130,9 @@ def skew(w: np.ndarray) -> np.ndarray:
 
 def unskew(W: np.ndarray) -> np.ndarray:
     """Inverse of :func:`skew` (uses the antisymmetric part)."""
+    if is_symbolic(W):
+        w = np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]], dtype=object)
+        return w * _sympy().Rational(1, 2)
     return 0.5 * np.array([W[2, 1] - W[1, 2], W[0, 2] - W[2, 0], W[1, 0] - W[0, 1]])
 
 
@@ -93,7 +152,7 @@ def rot(E: np.ndarray) -> np.ndarray:
 
 def xlt(r: np.ndarray) -> np.ndarray:
     """Plücker transform of a pure translation of the origin by ``r``."""
-    return _block(np.eye(3), -skew(r))
+    return _block(identity(3, np.asarray(r)), -skew(r))
 
 
 def plux(E: np.ndarray, r: np.ndarray) -> np.ndarray:
@@ -115,8 +174,8 @@ def inv_plux(X: np.ndarray) -> np.ndarray:
 
 
 def _axis_rotation(axis: int, theta: float) -> np.ndarray:
-    c, s = np.cos(theta), np.sin(theta)
-    E = np.eye(3)
+    c, s = _cos_sin(theta)
+    E = identity(3, theta)
     i, j = [(1, 2), (2, 0), (0, 1)][axis]
     E[i, i], E[i, j], E[j, i], E[j, j] = c, s, -s, c
     return E
@@ -161,12 +220,12 @@ def mcI(m: float, c: np.ndarray, Ic: np.ndarray) -> np.ndarray:
                             m\tilde c^T & m\,\mathbf 1 \end{bmatrix}
     """
     C = skew(np.asarray(c))
-    dtype = np.result_type(C, np.asarray(Ic), m)
+    dtype = np.result_type(C, np.asarray(Ic), np.asarray(m))
     I = np.zeros((6, 6), dtype=dtype)
     I[:3, :3] = Ic + m * C @ C.T
     I[:3, 3:] = m * C
     I[3:, :3] = m * C.T
-    I[3:, 3:] = m * np.eye(3)
+    I[3:, 3:] = m * identity(3, I)
     return I
 
 
@@ -178,7 +237,7 @@ def inertia_parts(I: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
     C = I[:3, 3:] / m
     c = unskew(C)
     Ic = I[:3, :3] - m * C @ C.T
-    return float(m), c, Ic
+    return as_scalar(m), c, Ic
 
 
 def spatial_inertia_from_rotation(m: float, c: np.ndarray, I_rot: np.ndarray, R: np.ndarray):
@@ -190,12 +249,27 @@ def spatial_inertia_from_rotation(m: float, c: np.ndarray, I_rot: np.ndarray, R:
 
 
 def axis_angle_rotation(axis: np.ndarray, angle: float) -> np.ndarray:
-    """Rotation matrix (active, Rodrigues) of ``angle`` about the unit ``axis``."""
+    r"""Rotation matrix (active, Rodrigues) of ``angle`` about the unit ``axis``.
+
+    A symbolic angle (or axis) gives :math:`\cos θ\,1 + \sin θ\,\tilde a + (1 - \cos θ)\,a a^T`
+    with exact integral entries (about ``z``: ``[[c, -s, 0], [s, c, 0], [0, 0, 1]]``).
+    """
+    if is_symbolic(angle) or is_symbolic(np.asarray(axis)):
+        a = exact(axis)
+        c, s = _cos_sin(angle)
+        return identity(3, a) * c + skew(a) * s + np.outer(a, a) * (1 - c)
     return so3_exp(np.asarray(axis, dtype=float) * angle)
 
 
 def so3_exp(w: np.ndarray) -> np.ndarray:
-    """Exponential map of so(3): rotation matrix of the rotation vector ``w``."""
+    """Exponential map of so(3): rotation matrix of the rotation vector ``w``.
+
+    A symbolic ``w`` gives Rodrigues' formula with ``θ = sqrt(wᵀw)`` (no small-angle branch).
+    """
+    if is_symbolic(np.asarray(w)):
+        w = np.asarray(w, dtype=object)
+        theta = _sympy().sqrt(w @ w)
+        return axis_angle_rotation(w / theta, theta)
     w = np.asarray(w, dtype=float)
     theta = float(np.linalg.norm(w))
     W = skew(w)
@@ -341,7 +415,8 @@ def rot_to_rpy(R: np.ndarray) -> np.ndarray:
 
 def homogeneous(R: np.ndarray, p: np.ndarray) -> np.ndarray:
     """4×4 homogeneous matrix of rotation ``R`` and translation ``p``."""
-    T = np.eye(4)
+    symbolic = is_symbolic(np.asarray(R)) or is_symbolic(np.asarray(p))
+    T = np.eye(4, dtype=object if symbolic else float)
     T[:3, :3] = R
     T[:3, 3] = p
     return T

@@ -41,7 +41,7 @@ def crba(model, q):
         qi, p = q[model.q_index(i)], body.parent
         S[i] = body.joint.S(qi)
         X_up[i] = body.joint.X_J(qi) @ body.X_tree                     # S&G (8)
-        X_0[i] = X_up[i] @ X_0[p] if p >= 0 else np.eye(6)             # X_0,i (root body: 1)
+        X_0[i] = X_up[i] @ X_0[p] if p >= 0 else np.eye(6, dtype=X_up[i].dtype)  # X_0,i
         S0[i] = inv_plux(X_0[i]) @ S[i]                                # S⁰_i = X_0,i⁻¹ S_i
 
     # --- inward pass: composite inertias

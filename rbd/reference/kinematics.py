@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spatial import plux_parts
+from ..spatial import as_scalar, identity, plux_parts
 from .rnea import velocity_step
 
 
@@ -70,8 +70,8 @@ def world_poses(model, q, last=None):
     R, p = [None] * (last + 1), [None] * (last + 1)
     for i, body in enumerate(model.bodies[:last + 1]):
         E, r = plux_parts(body.joint.X_J(q[model.q_index(i)]) @ body.X_tree)   # S&G (8)
-        R_p, p_p = (np.eye(3), np.zeros(3)) if body.parent < 0 else (R[body.parent],
-                                                                     p[body.parent])
+        R_p, p_p = (identity(3, E), np.zeros(3)) if body.parent < 0 else (R[body.parent],
+                                                                           p[body.parent])
         R[i] = R_p @ E.T
         p[i] = p_p + R_p @ r
     return R, p
@@ -80,7 +80,7 @@ def world_poses(model, q, last=None):
 def forward_kinematics(model, q):
     """World poses of the body frames, shape ``(nbodies, 4, 4)``: ``[[R_i, p_i], [0, 1]]``."""
     R, p = world_poses(model, q)
-    T = np.zeros((model.nbodies, 4, 4))
+    T = np.zeros((model.nbodies, 4, 4), dtype=np.result_type(R[0], p[0]) if R else float)
     for i in range(model.nbodies):
         T[i, :3, :3] = R[i]
         T[i, :3, 3] = p[i]
@@ -94,7 +94,7 @@ def body_velocities(model, q, qd):
     X_up, S, v = [None] * nb, [None] * nb, [None] * nb
     for i in range(nb):
         velocity_step(model, i, q, qd, X_up, S, v)                      # S&G (8)
-    return np.array(v, dtype=float).reshape(nb, 6)
+    return np.array(v, dtype=np.result_type(v[0]) if v else float).reshape(nb, 6)
 
 
 def jacobian(model, q, body, point=None):
@@ -108,7 +108,7 @@ def jacobian(model, q, body, point=None):
     R, o = world_poses(model, q, i)
     local = np.zeros(3) if point is None else np.asarray(point, dtype=float)
     p_world = R[i] @ local + o[i]
-    J = np.zeros((6, model.nv))
+    J = np.zeros((6, model.nv), dtype=np.result_type(R[i], o[i]))
     j = i
     while j >= 0:
         S = model.bodies[j].joint.S(q[model.q_index(j)])
@@ -127,8 +127,8 @@ def kinetic_energy(model, q, qd):
     holds with the armature.
     """
     v = body_velocities(model, q, qd)
-    bodies = sum(0.5 * v[i] @ b.inertia @ v[i] for i, b in enumerate(model.bodies))
-    return float(bodies + 0.5 * np.sum(model.armature * np.square(qd)))
+    bodies = sum(v[i] @ b.inertia @ v[i] / 2 for i, b in enumerate(model.bodies))
+    return as_scalar(bodies + np.sum(model.armature * np.square(qd)) / 2)
 
 
 def body_centers_of_mass(model, q):
@@ -151,4 +151,4 @@ def potential_energy(model, q):
     masses = np.array([b.mass for b in model.bodies])
     if model.nbodies == 0:
         return 0.0
-    return float(-masses @ body_centers_of_mass(model, q) @ model.gravity)
+    return as_scalar(-masses @ body_centers_of_mass(model, q) @ model.gravity)

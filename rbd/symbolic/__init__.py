@@ -7,6 +7,10 @@
   substitution (GL Eqs. 4–14), with operation counts and generated C.
 * :mod:`~rbd.symbolic.frames` — joints from curve and surface frames (GL §5, Eq. 15);
   :mod:`~rbd.symbolic.rolling` — rolling without slip by multipliers (GL Eq. 16).
+* :func:`equations_of_motion` — ``M(q)``, ``h(q, q̇)`` and ``g(q)`` as formulas,
+  by running the reference CRBA and RNEA on sympy symbols; :class:`SymbolicModel`
+  carries symbolic masses, lengths and inertias (:func:`planar_arm`,
+  :func:`spatial_double_pendulum`).
 * :mod:`~rbd.symbolic.program` — the straight-line programs behind both;
   :mod:`~rbd.symbolic.build` — compilation into a private, hash-keyed cache.
 
@@ -15,6 +19,13 @@ the module itself is ``importlib.import_module("rbd.symbolic.lagrangian")``.
 """
 
 from .build import CompilationError, InsecureCacheError, compiler_available
+from .equations import (
+    EquationsOfMotion,
+    SymbolicModel,
+    equations_of_motion,
+    planar_arm,
+    spatial_double_pendulum,
+)
 from .joint import SymbolicJoint, joint_transform, twin, twist_columns
 from .lagrangian import CompiledLagrangian, GuenterLee, lagrangian
 from .program import OperationCount, Program, count_operations
@@ -33,4 +44,9 @@ __all__ = [
     "CompilationError",
     "InsecureCacheError",
     "compiler_available",
+    "equations_of_motion",
+    "EquationsOfMotion",
+    "SymbolicModel",
+    "planar_arm",
+    "spatial_double_pendulum",
 ]

@@ -35,6 +35,7 @@ import sympy
 
 from ..errors import InputError, ModelError
 from ..joints import Helical, Joint, Planar, Prismatic, Revolute, Universal
+from ..spatial import is_symbolic
 from . import build
 from .program import Program
 
@@ -450,6 +451,17 @@ class SymbolicJoint(Joint):
         """``Ṡ(q, q̇)`` as a 6 × nv sympy matrix; ``q̇`` are :attr:`velocities` (S&G (12))."""
         return self._inline("S_dot")
 
+    def _symbols(self, q, v=None) -> dict:
+        """Substitution of the joint's coordinates (and velocities) by the symbolic ``q``, ``v``."""
+        sub = dict(zip(self.coordinates, np.asarray(q).reshape(-1), strict=True))
+        if v is not None:
+            sub.update(zip(self.velocities, np.asarray(v).reshape(-1), strict=True))
+        return {k: sympy.sympify(x) for k, x in sub.items()}
+
+    @staticmethod
+    def _array(M: sympy.Matrix, sub: dict) -> np.ndarray:
+        return np.array(M.xreplace(sub).tolist(), dtype=object)
+
     def _q(self, q) -> np.ndarray:
         q = np.asarray(q, dtype=float).reshape(-1)
         if q.shape != (self.nq,):
@@ -464,14 +476,21 @@ class SymbolicJoint(Joint):
                              ) from None
 
     def transform(self, q):
+        if is_symbolic(q):   # the transform itself, in the given symbols
+            G = self._array(self.G, self._symbols(q))
+            return G[:3, :3], G[:3, 3]
         R, p = self._evaluate(self._transform_fn, self._q(q))
         return np.array(R).reshape(3, 3), np.array(p)
 
     def S(self, q):
+        if is_symbolic(q):
+            return self._array(self.S_expr, self._symbols(q))
         (S,) = self._evaluate(self._S_fn, self._q(q))
         return np.array(S).reshape(self.nv, 6).T
 
     def S_dot(self, q, v):
+        if is_symbolic(q) or is_symbolic(v):
+            return self._array(self.S_dot_expr, self._symbols(q, v))
         v = np.asarray(v, dtype=float).reshape(self.nv)
         (S_dot,) = self._evaluate(self._S_dot_fn, self._q(q), v)
         return np.array(S_dot).reshape(self.nv, 6).T

@@ -1,0 +1,408 @@
+r"""Equations of motion on symbols, rendered by the reference algorithms themselves.
+
+The spatial algebra (:mod:`rbd.spatial`) and the joints (:mod:`rbd.joints`)
+are scalar-generic, so :mod:`rbd.reference` runs unchanged on NumPy object
+arrays of sympy expressions.  Nothing here derives dynamics: it hands the
+recursions symbols and collects the formulas they return,
+
+.. math::
+
+    M(q) = \mathrm{CRBA}(q), \qquad
+    h(q, \dot q) = \mathrm{RNEA}(q, \dot q, 0) = C(q, \dot q)\,\dot q + g(q), \qquad
+    g(q) = \mathrm{RNEA}(q, 0, 0),
+
+(RBDA Tables 6.2 and 5.1).  The symbols may also be the model's parameters:
+:class:`SymbolicModel` is a model record that the reference functions accept
+in place of an :class:`rbd.Model`, with masses, centres of mass, rotational
+inertias, joint offsets and gravity given as sympy expressions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import sympy
+
+from ..errors import InputError, ModelError
+from ..joints import Revolute
+from ..model import Model
+from ..reference import crba as _crba
+from ..reference import rnea as _rnea
+from ..spatial import exact, mcI, plux, plux_parts
+
+__all__ = [
+    "SymbolicBody",
+    "SymbolicModel",
+    "EquationsOfMotion",
+    "equations_of_motion",
+    "planar_arm",
+    "spatial_double_pendulum",
+    "exact_numbers",
+]
+
+#: Keys of a body's entry in ``parameters``.
+BODY_PARAMETERS = ("mass", "com", "inertia", "offset")
+
+
+def exact_numbers(expr):
+    """``expr`` with integral floats (``1.0``, ``-2.0``) replaced by exact integers."""
+    expr = sympy.sympify(expr)
+    floats = {f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float) if float(f).is_integer()}
+    return expr.xreplace(floats) if floats else expr
+
+
+class SymbolicBody:
+    """One body of a :class:`SymbolicModel`: the attributes of :class:`rbd.model.Body`."""
+
+    __slots__ = ("name", "parent", "joint", "joint_name", "X_tree", "inertia", "mass", "com",
+                 "I_com")
+
+    def __init__(self, body, mass, com, I_com, X_tree):
+        self.name, self.parent, self.joint = body.name, body.parent, body.joint
+        self.joint_name = body.joint_name
+        self.mass, self.com, self.I_com = mass, com, I_com
+        self.inertia = mcI(mass, com, I_com)         # spatial inertia about the body origin
+        self.X_tree = X_tree
+
+    def __repr__(self) -> str:
+        return f"SymbolicBody({self.name!r}, parent={self.parent}, mass={self.mass})"
+
+
+def _vector(value, size: int, what: str) -> np.ndarray:
+    arr = exact(np.array(value, dtype=object).reshape(-1) if _is_expr(value) else value)
+    if arr.shape != (size,):
+        raise InputError(f"parameters: {what} must have {size} entries, got shape {arr.shape}")
+    return arr
+
+
+def _is_expr(value) -> bool:
+    return any(isinstance(x, sympy.Basic) for x in np.ravel(np.array(value, dtype=object)))
+
+
+class SymbolicModel:
+    """A model record whose inertial and geometric data may be sympy expressions.
+
+    The reference algorithms (:mod:`rbd.reference`) and the public functions
+    with ``backend="reference"`` accept it in place of an :class:`rbd.Model`.
+
+    Parameters
+    ----------
+    model : Model
+        The numeric model: topology, joints, and the values of every datum
+        that ``parameters`` does not replace.  Its numbers are made exact
+        (integral values become integers, :func:`rbd.spatial.exact`).
+    parameters : mapping, optional
+        ``{body name: {key: value}}`` with keys ``"mass"`` (scalar), ``"com"``
+        (3-vector, body frame), ``"inertia"`` (3 × 3 about the COM, body axes)
+        and ``"offset"`` (3-vector: the joint frame's origin in the parent
+        body's frame, the ``r`` of ``X_tree = plux(E, r)``); and ``"gravity"``
+        (3-vector).  Values are sympy expressions or numbers.
+    values : mapping, optional
+        Numeric values of the parameter symbols (for :meth:`numeric`).
+
+    Attributes
+    ----------
+    model : Model
+    bodies : tuple of SymbolicBody
+    gravity, armature : object ndarrays
+    values : dict
+
+    Examples
+    --------
+    >>> import numpy as np, sympy, rbd
+    >>> from rbd.symbolic import SymbolicModel
+    >>> m = sympy.Symbol("m", positive=True)
+    >>> pendulum = SymbolicModel(rbd.models.double_pendulum(), {"link2": {"mass": m}})
+    >>> rbd.crba(pendulum, [0, 0], backend="reference")[1, 1]
+    m
+    """
+
+    def __init__(self, model: Model, parameters: Mapping | None = None,
+                 values: Mapping | None = None):
+        if not isinstance(model, Model):
+            raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+        if model._mimic:
+            raise ModelError(f"{model.name}: a model with mimic joints has no symbolic record; "
+                             "use model.full_model()")
+        parameters = dict(parameters or {})
+        unknown = set(parameters) - {"gravity"} - set(model.body_names)
+        if unknown:
+            raise InputError(f"parameters: no body {sorted(unknown)[0]!r} in model "
+                             f"{model.name!r} (bodies: {model.body_names})")
+        self.model = model
+        self.name = model.name
+        self.parameters = parameters
+        self.values = dict(values or {})
+        gravity = parameters.get("gravity", model.gravity)
+        self.gravity = _vector(gravity, 3, "gravity")
+        self.armature = exact(model.armature)
+        self.bodies = tuple(self._body(body, parameters.get(body.name, {}))
+                            for body in model.bodies)
+
+    @staticmethod
+    def _body(body, given: Mapping) -> SymbolicBody:
+        unknown = set(given) - set(BODY_PARAMETERS)
+        if unknown:
+            raise InputError(f"parameters[{body.name!r}]: unknown key {sorted(unknown)[0]!r} "
+                             f"(keys: {', '.join(BODY_PARAMETERS)})")
+        mass = sympy.sympify(given["mass"]) if "mass" in given else exact(body.mass)[()]
+        com = _vector(given.get("com", body.com), 3, f"{body.name} com")
+        I_com = exact(np.array(given.get("inertia", body.I_com), dtype=object))
+        if I_com.shape != (3, 3):
+            raise InputError(f"parameters: {body.name} inertia must be 3 × 3, got {I_com.shape}")
+        E, r = plux_parts(body.X_tree)
+        r = _vector(given["offset"], 3, f"{body.name} offset") if "offset" in given else exact(r)
+        return SymbolicBody(body, mass, com, I_com, plux(exact(E), r))
+
+    @classmethod
+    def of(cls, model: Model) -> SymbolicModel:
+        """The exact record of a numeric model (no symbolic parameters), cached on it."""
+        try:
+            return model._cache["symbolic_record"]
+        except KeyError:
+            record = model._cache["symbolic_record"] = cls(model)
+            return record
+
+    # --- the queries the reference algorithms make ------------------------------------------
+    @property
+    def nbodies(self) -> int:
+        return self.model.nbodies
+
+    @property
+    def nq(self) -> int:
+        return self.model.nq
+
+    @property
+    def nv(self) -> int:
+        return self.model.nv
+
+    @property
+    def body_names(self) -> list[str]:
+        return self.model.body_names
+
+    @property
+    def joint_names(self) -> list[str]:
+        return self.model.joint_names
+
+    def q_index(self, i: int) -> slice:
+        return self.model.q_index(i)
+
+    def v_index(self, i: int) -> slice:
+        return self.model.v_index(i)
+
+    def body_index(self, name) -> int:
+        return self.model.body_index(name)
+
+    @property
+    def _frames(self) -> dict:
+        return self.model._frames
+
+    @property
+    def symbols(self) -> set:
+        """The free symbols of the parameters."""
+        found = set()
+        for body in self.bodies:
+            for a in (body.inertia, body.X_tree):
+                for x in a.ravel():
+                    found |= getattr(x, "free_symbols", set())
+        for x in self.gravity:
+            found |= getattr(x, "free_symbols", set())
+        return found
+
+    def numeric(self, values: Mapping | None = None) -> Model:
+        """The :class:`rbd.Model` with the parameter symbols replaced by ``values``.
+
+        ``values`` defaults to :attr:`values`; the joints are shared.
+        """
+        values = {**self.values, **dict(values or {})}
+        missing = self.symbols - set(values)
+        if missing:
+            raise InputError(f"values: no value for {', '.join(sorted(map(str, missing)))}")
+
+        def number(a) -> np.ndarray:
+            return np.array([float(sympy.sympify(x).xreplace(values)) for x in np.ravel(a)]
+                            ).reshape(np.shape(a))
+
+        model = Model.from_arrays(
+            [b.parent for b in self.bodies], [b.joint for b in self.bodies],
+            [number(b.X_tree) for b in self.bodies], [number(b.inertia) for b in self.bodies],
+            self.body_names, [b.joint_name for b in self.bodies], gravity=number(self.gravity),
+            name=self.name)
+        for name, i in zip(self.joint_names, range(self.nbodies), strict=False):
+            armature = self.model.armature[self.v_index(i)]
+            if np.any(armature):
+                model.set_joint_properties(name, armature=armature)
+        return model
+
+    def __repr__(self) -> str:
+        symbols = ", ".join(sorted(map(str, self.symbols)))
+        return f"<SymbolicModel {self.name!r}: nv={self.nv}, symbols {{{symbols}}}>"
+
+
+@dataclass(frozen=True)
+class EquationsOfMotion:
+    r"""``M(q) q̈ + h(q, q̇) = τ`` with ``h = C(q, q̇) q̇ + g(q)``, as sympy matrices.
+
+    Unpacks as ``M, h, g = equations``; ``q`` and ``qd`` are the symbols used.
+    """
+
+    M: sympy.Matrix
+    h: sympy.Matrix
+    g: sympy.Matrix
+    q: tuple
+    qd: tuple
+
+    def __iter__(self):
+        return iter((self.M, self.h, self.g))
+
+    @property
+    def coriolis(self) -> sympy.Matrix:
+        """The velocity terms ``C(q, q̇) q̇ = h − g``."""
+        return (self.h - self.g).applyfunc(sympy.expand)
+
+
+def _symbols(given, prefix: str, n: int, what: str) -> tuple:
+    if given is None:
+        return tuple(sympy.symbols(f"{prefix}1:{n + 1}", real=True)) if n else ()
+    values = tuple(np.ravel(np.array(given, dtype=object)))
+    if len(values) != n:
+        raise InputError(f"{what} must have {n} entries, got {len(values)}")
+    return tuple(sympy.sympify(x) for x in values)
+
+
+def _matrix(a, simplify: bool) -> sympy.Matrix:
+    M = sympy.Matrix(np.atleast_1d(a).tolist()).applyfunc(exact_numbers)
+    return M.applyfunc(sympy.simplify) if simplify else M
+
+
+def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
+                        v: Sequence | None = None, parameters: Mapping | None = None,
+                        simplify: bool = True) -> EquationsOfMotion:
+    r"""``M(q)``, ``h(q, q̇)`` and ``g(q)`` as formulas, from the reference CRBA and RNEA.
+
+    Parameters
+    ----------
+    model : Model or SymbolicModel
+    q : sequence of sympy expressions, optional
+        The configuration (``nq`` entries); default symbols ``q1 … qn`` (real).
+    v : sequence of sympy expressions, optional
+        The velocity (``nv`` entries); default ``qd1 … qdn``.
+    parameters : mapping, optional
+        Symbolic masses, centres of mass, inertias, offsets and gravity, as for
+        :class:`SymbolicModel` (merged over those of a ``SymbolicModel``).
+    simplify : bool
+        Apply ``sympy.simplify`` to every entry (default).  Off, the formulas
+        are the recursions' raw output, which grows quickly with the depth of
+        the tree.
+
+    Returns
+    -------
+    EquationsOfMotion
+        ``M`` (nv × nv), ``h`` and ``g`` (nv × 1), and the symbols ``q``, ``qd``.
+
+    Notes
+    -----
+    ``M`` is :func:`rbd.reference.crba.crba` (RBDA T6.2), ``h`` is
+    :func:`rbd.reference.rnea.nonlinear_effects` and ``g`` is
+    :func:`rbd.reference.rnea.gravity_forces` (RBDA T5.1), called on object
+    arrays of the symbols; integral floats left by the numeric model are made
+    exact.  Spherical and free joints give ``M`` in their quaternion symbols,
+    taken as a unit quaternion.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> from rbd.symbolic import equations_of_motion, planar_arm
+    >>> M, h, g = equations_of_motion(planar_arm())
+    >>> M[1, 1]
+    I2 + lc2**2*m2
+    """
+    if isinstance(model, SymbolicModel):
+        if parameters:
+            merged = {**model.parameters}
+            for key, value in parameters.items():
+                merged[key] = ({**merged.get(key, {}), **value} if isinstance(value, Mapping)
+                               else value)
+            model = SymbolicModel(model.model, merged, model.values)
+    elif isinstance(model, Model):
+        model = SymbolicModel(model, parameters) if parameters else SymbolicModel.of(model)
+    else:
+        raise InputError(f"model must be an rbd.Model or a SymbolicModel, got "
+                         f"{type(model).__name__}")
+    q = _symbols(q, "q", model.nq, "q")
+    qd = _symbols(v, "qd", model.nv, "v")
+    q_arr, qd_arr = np.array(q, dtype=object), np.array(qd, dtype=object)
+    M = _crba.crba(model, q_arr)                                           # RBDA T6.2
+    h = _rnea.nonlinear_effects(model, q_arr, qd_arr)                      # RBDA T5.1
+    g = _rnea.gravity_forces(model, q_arr)                                 # RBDA T5.1
+    return EquationsOfMotion(_matrix(M, simplify), _matrix(h, simplify).reshape(model.nv, 1),
+                             _matrix(g, simplify).reshape(model.nv, 1), q, qd)
+
+
+# --- two textbook systems ------------------------------------------------------------------------
+_Z = np.array([0.0, 0.0, 1.0])
+
+
+def planar_arm() -> SymbolicModel:
+    r"""The two-link planar arm with symbolic masses, lengths and inertias.
+
+    Two revolute joints about ``z``; link ``k`` has mass ``m_k``, its centre of
+    mass ``lc_k`` along its ``x`` axis, inertia ``I_k`` about ``z`` at the centre
+    of mass; the second joint sits ``l1`` along the first link; gravity is
+    ``-g`` along ``y``, so ``q = 0`` is horizontal.  The textbook mass matrix is
+
+    .. math::
+
+        M_{11} = m_1 l_{c1}^2 + m_2 (l_1^2 + l_{c2}^2 + 2 l_1 l_{c2} \cos q_2) + I_1 + I_2,
+
+        M_{12} = m_2 (l_{c2}^2 + l_1 l_{c2} \cos q_2) + I_2, \qquad M_{22} = m_2 l_{c2}^2 + I_2.
+
+    The symbols are in ``arm.values`` (with sample numbers) and ``arm.symbols``.
+    """
+    m1, m2, l1, lc1, lc2, I1, I2, g = sympy.symbols("m1 m2 l1 lc1 lc2 I1 I2 g", positive=True)
+    numbers = {m1: 1.0, m2: 0.8, l1: 1.0, lc1: 0.5, lc2: 0.4, I1: 0.1, I2: 0.06, g: 9.81}
+    skeleton = Model(gravity=(0.0, -9.81, 0.0), name="planar_arm")
+    b1 = skeleton.add_body(-1, Revolute(_Z), None, (1.0, [0.5, 0, 0], np.diag([0, 0.1, 0.1])),
+                           "link1", "joint1")
+    skeleton.add_body(b1, Revolute(_Z), plux(np.eye(3), [1.0, 0, 0]),
+                      (0.8, [0.4, 0, 0], np.diag([0, 0.06, 0.06])), "link2", "joint2")
+    parameters = {
+        "gravity": (0, -g, 0),
+        "link1": {"mass": m1, "com": (lc1, 0, 0), "inertia": np.diag([0, I1, I1])},
+        "link2": {"mass": m2, "com": (lc2, 0, 0), "inertia": np.diag([0, I2, I2]),
+                  "offset": (l1, 0, 0)},
+    }
+    return SymbolicModel(skeleton, parameters, numbers)
+
+
+def spatial_double_pendulum() -> SymbolicModel:
+    r"""A 3-D double pendulum of two uniform rods, hinged about ``x`` then about ``y``.
+
+    Rod ``k`` (mass ``m_k``, length ``l_k``) hangs along ``-z`` at ``q = 0``; its
+    centre of mass is at ``-l_k/2`` and its inertia about it is
+    ``diag(m_k l_k²/12, m_k l_k²/12, 0)``.  The first hinge turns about the world
+    ``x`` axis, the second, at the end of the first rod, about the first rod's
+    ``y`` axis, so the second rod swings out of the first one's plane.  Gravity is
+    ``-g`` along ``z``.
+    """
+    m1, m2, l1, l2, g = sympy.symbols("m1 m2 l1 l2 g", positive=True)
+    numbers = {m1: 1.0, m2: 0.7, l1: 1.0, l2: 0.8, g: 9.81}
+    skeleton = Model(name="spatial_double_pendulum")
+    rod = np.diag([1.0, 1.0, 0.0]) / 12
+    b1 = skeleton.add_body(-1, Revolute([1.0, 0, 0]), None, (1.0, [0, 0, -0.5], rod),
+                           "rod1", "hinge1")
+    skeleton.add_body(b1, Revolute([0, 1.0, 0]), plux(np.eye(3), [0, 0, -1.0]),
+                      (0.7, [0, 0, -0.4], 0.7 * 0.64 * rod), "rod2", "hinge2")
+
+    def rod_inertia(m, length):
+        return np.diag([m * length**2 / 12, m * length**2 / 12, 0])
+
+    parameters = {
+        "gravity": (0, 0, -g),
+        "rod1": {"mass": m1, "com": (0, 0, -l1 / 2), "inertia": rod_inertia(m1, l1)},
+        "rod2": {"mass": m2, "com": (0, 0, -l2 / 2), "inertia": rod_inertia(m2, l2),
+                 "offset": (0, 0, -l1)},
+    }
+    return SymbolicModel(skeleton, parameters, numbers)
