@@ -83,6 +83,8 @@ def is_symbolic(x) -> bool:
     """True when ``x`` holds symbolic entries: an object array, or a scalar that is not a number."""
     if isinstance(x, np.ndarray):
         return x.dtype == object
+    if isinstance(x, list | tuple):   # a plain sequence is symbolic if any entry is
+        return any(is_symbolic(item) for item in x)
     return not isinstance(x, _NUMBERS)
 
 

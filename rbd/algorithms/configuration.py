@@ -1,0 +1,125 @@
+"""Configurations: integration on the joint manifolds, the neutral and random configurations.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._validation import as_time_step
+from ..errors import InputError
+from ..model import Model
+from ..reference import kinematics as _kin
+from ._dispatch import (
+    _Q,
+    _V,
+    _kernel,
+    _reference,
+)
+
+
+def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None) -> np.ndarray:
+    """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
+
+    Each joint moves on its own manifold: angles and offsets add ``v dt``;
+    quaternion joints move on the unit sphere, ``q ⊗ exp(ω dt)`` (the
+    exponential map of S&G (1)); never use ``q + dt*v``.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v : (nv,) or (N, nv) array_like
+    dt : float
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    q_next : (nq,) or (N, nq) ndarray
+
+    Raises
+    ------
+    InputError
+        On a non-finite ``dt``, or on bad ``q``, ``v`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.integrate(model, [0.0, 0.0], [1.0, 2.0], 0.1)
+    array([0.1, 0.2])
+    """
+    dt = as_time_step(dt)
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.integrate(q, v, dt)
+    return _reference(_kin.integrate, model, (_Q, _V), (q, v), extra=(dt,))
+
+
+def neutral(model: Model) -> np.ndarray:
+    """The neutral configuration (zero angles and offsets, identity quaternions).
+
+    The configuration where every joint transform is the identity,
+    ``X_J(q) = 1`` (S&G (8) then reduces to the tree transforms).
+
+    Parameters
+    ----------
+    model : Model
+
+    Returns
+    -------
+    q : (nq,) ndarray
+
+    Raises
+    ------
+    InputError
+        When ``model`` is not an :class:`rbd.Model`.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> rbd.neutral(rbd.models.double_pendulum())
+    array([0., 0.])
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:  # the independent coordinates of the full tree's neutral configuration
+        return _kin.neutral(model._full_tree())[model.coupling().q_keep]
+    return _kin.neutral(model)
+
+
+def random_configuration(model: Model, rng=None) -> np.ndarray:
+    """A random configuration within ``model.lower`` / ``model.upper``.
+
+    A coordinate with both limits finite is uniform between them; one with a
+    single finite limit is the joint's own random draw clipped to it;
+    quaternions stay unit quaternions (uniform rotations, the group of S&G (1)).
+
+    Parameters
+    ----------
+    model : Model
+    rng : numpy.random.Generator or int, optional
+        A NumPy Generator or a seed.
+
+    Returns
+    -------
+    q : (nq,) ndarray
+
+    Raises
+    ------
+    InputError
+        When ``model`` is not an :class:`rbd.Model`.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> q = rbd.random_configuration(model, 0)
+    >>> q.shape, bool(((q >= model.lower) & (q <= model.upper)).all())
+    ((2,), True)
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:  # each independent coordinate within its own limits, as in the full tree
+        full = _kin.random_configuration(model._full_tree(), np.random.default_rng(rng))
+        return full[model.coupling().q_keep]
+    return _kin.random_configuration(model, np.random.default_rng(rng))

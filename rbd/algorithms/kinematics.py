@@ -1,0 +1,308 @@
+"""Forward kinematics, frame poses, centres of mass, Jacobians and energies.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError, ModelError
+from ..model import Model
+from ..reference import kinematics as _kin
+from ..spatial import plux_parts
+from ._dispatch import (
+    _Q,
+    _V,
+    _array,
+    _kernel,
+    _reference,
+    _symbolic_record,
+)
+
+
+# --- kinematics and energy ------------------------------------------------------------------
+def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
+    """Kinetic energy ``T = ½ vᵀ M(q) v = ½ Σᵢ vᵢᵀ Iᵢ vᵢ`` (body velocities by S&G (8)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    v : (nv,) or (N, nv) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : float or (N,) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> float(rbd.kinetic_energy(model, [0.0, 0.0], [1.0, 0.0]))  # ½ · 1 · M[0, 0] = ½ · 5
+    2.5
+    """
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.kinetic_energy(q, v)
+    return _reference(_kin.kinetic_energy, model, (_Q, _V), (q, v))
+
+
+def potential_energy(model: Model, q, *, backend: str | None = None):
+    """Gravitational potential energy ``U(q) = −Σᵢ mᵢ gᵀ cᵢ``, zero at the world origin.
+
+    Its gradient is :func:`gravity_forces` (``g(q) = ∂U/∂q``, the term ``φ(q)``
+    of S&G (17)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    U : float or (N,) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> round(float(rbd.potential_energy(model, [0.0, 0.0])), 12)  # masses at z = -1, -2
+    -29.43
+    """
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.potential_energy(q)
+    return _reference(_kin.potential_energy, model, (_Q,), (q,))
+
+
+def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """World poses of the body frames as 4×4 matrices, ``(nbodies, 4, 4)``.
+
+    Each pose composes the parent's with the tree and joint transforms,
+    ``X_up[i] = X_J(q_i) X_tree[i]`` (S&G (8); :doc:`/conventions` for frames).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : (nbodies, 4, 4) or (N, nbodies, 4, 4) ndarray
+        ``[[R, p], [0, 1]]``: body ``i``'s axes ``R`` and origin ``p`` in world coordinates.
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.forward_kinematics(model, [0.0, 0.0])[:, :3, 3].round(12)  # body origins
+    array([[ 0.,  0.,  0.],
+           [ 0.,  0., -1.]])
+    """
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.forward_kinematics(q)
+    return _reference(_kin.forward_kinematics, model, (_Q,), (q,))
+
+
+def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarray:
+    """World pose ``(4, 4)`` of a body, a link merged into a body, or an attached frame.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    name : str or int
+        A body name or index, or a frame name (``model.frames``: links merged by a
+        fixed joint, frames added with :meth:`Model.add_frame`).
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    T : (4, 4) or (N, 4, 4) ndarray
+        ``[[R, p], [0, 1]]``: the frame's axes ``R`` and origin ``p`` in world
+        coordinates.  With ``X = plux(E, r)`` the frame's transform from its body
+        (``r`` its origin in body coordinates), ``R = R_b Eᵀ`` and ``p = p_b + R_b r``.
+        The body pose ``(R_b, p_b)`` is that of :func:`forward_kinematics` (S&G (8)).
+
+    Raises
+    ------
+    InputError
+        On an unknown name, or on a bad ``q`` (as :func:`forward_kinematics`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.frame_pose(model, [0.0, 0.0], model.body_names[-1])[:3, 3].round(12)
+    array([ 0.,  0., -1.])
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if isinstance(name, str) and name in model._frames:
+        frame = model._frames[name]
+        index, offset = frame.body, frame.X
+    else:
+        try:
+            index, offset = model.body_index(name), None
+        except Exception:
+            raise InputError(f"name: no body or frame {name!r} in model {model.name!r} "
+                             "(see model.frames)") from None
+    T = forward_kinematics(model, q, backend=backend)[..., index, :, :]
+    if offset is None:
+        return T
+    E, r = plux_parts(offset)
+    local = np.eye(4)
+    local[:3, :3], local[:3, 3] = E.T, r
+    return T @ local
+
+
+def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    r"""The system's centre of mass in world coordinates, ``(3,)``.
+
+    :math:`c = \sum_i m_i c_i / \sum_i m_i` over the bodies' centres of mass
+    :math:`c_i` (world coordinates, :func:`body_centers_of_mass`; poses by S&G (8)).
+
+    Raises
+    ------
+    ModelError
+        When the model has no mass (its centre of mass is undefined).
+    InputError
+        On a bad ``q``.
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.center_of_mass(model, [0.0, 0.0]).round(6).tolist()
+    [0.0, 0.0, -1.5]
+    """
+    if isinstance(model, Model) and model.total_mass <= 0.0:
+        raise ModelError(f"{model.name}: the model has no mass, so no centre of mass")
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.center_of_mass(q)
+    return _reference(_kin.center_of_mass, model, (_Q,), (q,))
+
+
+def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
+    """Each body's centre of mass in world coordinates, ``(nbodies, 3)``.
+
+    ``cᵢ = pᵢ + Rᵢ c_local,i`` with the poses of :func:`forward_kinematics` (S&G (8)).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    C : (nbodies, 3) or (N, nbodies, 3) ndarray
+
+    Raises
+    ------
+    InputError
+        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
+        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> rbd.body_centers_of_mass(model, [0.0, 0.0]).round(12)  # point masses at the tips
+    array([[ 0.,  0., -1.],
+           [ 0.,  0., -2.]])
+    """
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.body_centers_of_mass(q)
+    return _reference(_kin.body_centers_of_mass, model, (_Q,), (q,))
+
+
+def _point(point) -> np.ndarray:
+    if point is None:
+        return np.zeros(3)
+    p = _array(point, "point")
+    if p.shape != (3,):
+        raise InputError(f"point must have shape (3,), got {p.shape}")
+    return p
+
+
+def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -> np.ndarray:
+    """Jacobian ``(6, nv)`` of a point on ``body``: world-aligned ``[ω; v]`` at the point.
+
+    Column ``j`` is joint ``j``'s motion subspace ``S_j`` carried to the world
+    and shifted to the point, for the joints on the path to the root
+    (``v_body = Σ_j X S_j q̇_j``, S&G (8) unrolled; L&J (61) inverts it).
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    body : int or str
+        A body index or a body/frame name.
+    point : (3,) array_like, optional
+        The point in the body's (or frame's) coordinates; default its origin.
+    backend : {None, "kernel", "reference"}
+
+    Returns
+    -------
+    J : (6, nv) or (N, 6, nv) ndarray
+
+    Raises
+    ------
+    InputError
+        On an unknown body, a point of the wrong shape, or bad ``q``.
+
+    Notes
+    -----
+    With mimic joints, ``J = J_full G`` (:mod:`rbd.coupling`).
+
+    Examples
+    --------
+    >>> import rbd
+    >>> model = rbd.models.double_pendulum()   # joints about y, hanging along -z
+    >>> rbd.jacobian(model, [0.0, 0.0], 1, point=[0.0, 0.0, -0.5]).round(12)
+    array([[ 0. ,  0. ],
+           [ 1. ,  1. ],
+           [ 0. ,  0. ],
+           [-1.5, -0.5],
+           [ 0. ,  0. ],
+           [ 0. ,  0. ]])
+    """
+    if not isinstance(model, Model) and not _symbolic_record(model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    try:
+        index = model.body_index(body)
+    except Exception as exc:
+        raise InputError(f"body: {exc}") from None
+    local = _point(point)
+    if isinstance(body, str) and body in model._frames:
+        # a point given in a frame's coordinates, moved to its body's coordinates
+        E, r = plux_parts(model._frames[body].X)
+        local = r + E.T @ local
+    k = _kernel(model, backend)
+    if k is not None:
+        return k.jacobian(q, index, local)
+    return _reference(_kin.jacobian, model, (_Q,), (q,), extra=(index, local))
