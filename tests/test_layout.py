@@ -1,0 +1,164 @@
+"""The package's layout: import layers, no import cycles, modules a reader can hold in mind.
+
+The imports are read from the source (``ast``), not executed, so the test sees
+function-level (lazy) imports too.  Rules (docs/design.md, "Layout"):
+
+* no cycle among module-level imports;
+* ``rbd/reference`` never imports the kernels, the figures or the command line;
+* the kernels import only each other and the layer below every other one
+  (``errors``, ``data``, ``_validation``, ``_backend``);
+* nothing imports ``cli``; only ``cli`` and ``animation`` import ``plotting``;
+* no module is much over 600 lines.
+"""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+PACKAGE = ROOT / "rbd"
+
+#: Lines above which a module is too long to read as one piece (about 600, with the
+#: slack of a docstring or two).
+MAX_MODULE_LINES = 650
+
+#: What the kernels may import from the Python layer.
+KERNEL_DEPENDENCIES = {"rbd.errors", "rbd.data", "rbd._validation", "rbd._backend"}
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def _sources() -> dict[str, pathlib.Path]:
+    return {_module_name(p): p for p in sorted(PACKAGE.rglob("*"))
+            if p.suffix in (".py", ".pyx") and "build" not in p.parts}
+
+
+MODULES = _sources()
+
+
+def _python_imports(path: pathlib.Path) -> ast.Module:
+    """The module's AST; for Cython, only its plain Python import lines."""
+    text = path.read_text()
+    if path.suffix == ".pyx":
+        text = "\n".join(line for line in text.splitlines()
+                         if line.startswith(("import ", "from ")) and " cimport " not in line
+                         and not line.startswith(("from libc", "from cpython", "from cython")))
+    return ast.parse(text)
+
+
+def _targets(module: str, node, is_package: bool) -> list[str]:
+    """The rbd modules an import statement of ``module`` refers to."""
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        target = ".".join(base) + (f".{node.module}" if node.module else "")
+    else:
+        target = node.module or ""
+    names = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        names.append(sub if sub in MODULES else target)
+    return names
+
+
+def _graph(top_level_only: bool) -> dict[str, set[str]]:
+    graph = {}
+    for module, path in MODULES.items():
+        tree = _python_imports(path)
+        nodes = tree.body if top_level_only else ast.walk(tree)
+        edges = set()
+        for node in nodes:
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                edges.update(t for t in _targets(module, node, path.name == "__init__.py")
+                             if t in MODULES and t != module)
+        graph[module] = edges
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan, iterative)."""
+    index, low, on_stack, stack, found = {}, {}, set(), [], []
+    counter = 0
+    for start in graph:
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_sources_were_found():
+    assert "rbd.algorithms" in MODULES and "rbd.reference.rnea" in MODULES
+    assert "rbd._kernels.rnea" in MODULES
+
+
+def test_no_cycle_among_module_level_imports():
+    assert _cycles(_graph(top_level_only=True)) == []
+
+
+def test_the_cycle_finder_finds_cycles():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_nothing_imports_upward():
+    graph = _graph(top_level_only=False)
+    wrong = []
+    for module, targets in graph.items():
+        for target in targets:
+            if module.startswith("rbd.reference") and (
+                    target.startswith("rbd._kernels") or target in ("rbd.plotting", "rbd.cli")):
+                wrong.append((module, target))
+            if module.startswith("rbd._kernels") and not (
+                    target.startswith("rbd._kernels") or target in KERNEL_DEPENDENCIES):
+                wrong.append((module, target))
+            if target == "rbd.cli":
+                wrong.append((module, target))
+            if target == "rbd.plotting" and not module.startswith(("rbd.cli", "rbd._cli",
+                                                                     "rbd.animation")):
+                wrong.append((module, target))
+    assert wrong == []
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_module_length(module):
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{module}: {lines} lines (split it along its seams)"
