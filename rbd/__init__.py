@@ -5,9 +5,12 @@ algorithms (:func:`rnea`, :func:`crba`, :func:`aba`, ...).  See the tutorials
 for the derivations behind each one.
 """
 
+from . import algorithms as _algorithms
+from . import errors as _errors
+from . import joints as _joints
 from . import models, registry, testing
 from ._backend import has_kernels
-from .algorithms import (
+from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     aba,
     aba_derivatives,
     bias_forces,
@@ -32,8 +35,8 @@ from .algorithms import (
     rnea,
     rnea_derivatives,
 )
-from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError
-from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
+from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
+from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
 from .model import Model
 from .urdf import load_urdf, to_urdf, write_urdf
@@ -58,56 +61,21 @@ def __getattr__(name: str):
         return getattr(importlib.import_module(f"{__name__}.{_LAZY_FUNCTIONS[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
+
+# The public names: those of the algorithms, joints and errors modules, plus the loaders.
 __all__ = [
     "__version__",
     "Model",
-    "Joint",
-    "Revolute",
-    "Prismatic",
-    "Helical",
-    "Universal",
-    "Spherical",
-    "Free",
-    "Planar",
-    "Fixed",
-    "RbdError",
-    "ModelError",
-    "URDFError",
-    "InputError",
-    "MJCFError",
-    "SimulationError",
+    *(name for name in _joints.__all__ if name != "JOINT_CODES"),
+    *_errors.__all__,
     "load_urdf",
     "to_urdf",
     "write_urdf",
     "load_mjcf",
     "load",
-    "rnea",
-    "crba",
-    "aba",
-    "nonlinear_effects",
-    "gravity_forces",
-    "mass_matrix_inverse",
-    "rnea_derivatives",
-    "aba_derivatives",
-    "linearize",
-    "kinetic_energy",
-    "potential_energy",
-    "forward_kinematics",
-    "frame_pose",
-    "center_of_mass",
-    "body_centers_of_mass",
-    "jacobian",
-    "integrate",
-    "neutral",
-    "random_configuration",
-    "inverse_dynamics",
-    "mass_matrix",
-    "forward_dynamics",
-    "bias_forces",
+    *(name for name in _algorithms.__all__ if name != "compiled"),
     "has_kernels",
-    "simulate",
-    "sweep",
-    "animate",
+    *_LAZY_FUNCTIONS,
     "models",
     "registry",
     "testing",
