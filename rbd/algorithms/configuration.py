@@ -5,18 +5,15 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import shared_doc
 from .._validation import as_time_step
 from ..errors import InputError
 from ..model import Model
 from ..reference import kinematics as _kin
-from ._dispatch import (
-    _Q,
-    _V,
-    _kernel,
-    _reference,
-)
+from ._dispatch import _Q, _V, _kernel, _reference
 
 
+@shared_doc
 def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None) -> np.ndarray:
     """Configuration reached from ``q`` moving with constant velocity ``v`` for ``dt``.
 
@@ -26,11 +23,10 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v : (nv,) or (N, nv) array_like
     dt : float
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -55,6 +51,7 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
     return _reference(_kin.integrate, model, (_Q, _V), (q, v), extra=(dt,))
 
 
+@shared_doc
 def neutral(model: Model) -> np.ndarray:
     """The neutral configuration (zero angles and offsets, identity quaternions).
 
@@ -71,8 +68,7 @@ def neutral(model: Model) -> np.ndarray:
 
     Raises
     ------
-    InputError
-        When ``model`` is not an :class:`rbd.Model`.
+    {not_a_model}
 
     Examples
     --------
@@ -87,6 +83,7 @@ def neutral(model: Model) -> np.ndarray:
     return _kin.neutral(model)
 
 
+@shared_doc
 def random_configuration(model: Model, rng=None) -> np.ndarray:
     """A random configuration within ``model.lower`` / ``model.upper``.
 
@@ -106,8 +103,7 @@ def random_configuration(model: Model, rng=None) -> np.ndarray:
 
     Raises
     ------
-    InputError
-        When ``model`` is not an :class:`rbd.Model`.
+    {not_a_model}
 
     Examples
     --------

@@ -5,17 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import shared_doc
 from ..model import Model
 from ..reference import derivatives as _deriv
-from ._dispatch import (
-    _A,
-    _F,
-    _Q,
-    _TAU,
-    _V,
-    _kernel,
-    _reference,
-)
+from ._dispatch import _A, _F, _Q, _TAU, _V, _kernel, _reference
 
 
 # --- derivatives -------------------------------------------------------------------------------
@@ -50,18 +43,33 @@ def _coupled_derivatives(dyn, q, v, x, f_ext, forward: bool):
     return -M_inv @ dq, -M_inv @ dv, M_inv
 
 
+def _derivatives(k, model, q, v, x, f_ext, forward: bool):
+    """The derivatives of inverse (``x = a``) or forward (``x = tau``) dynamics.
+
+    ``k`` is the compiled model when the kernel path is selected (else None).
+    """
+    name = "aba_derivatives" if forward else "rnea_derivatives"
+    if k is not None and getattr(model, "_mimic", None):
+        return _coupled_derivatives(k, q, v, x, f_ext, forward=forward)
+    if k is not None:
+        return getattr(k, name)(q, v, x, f_ext)
+    _deriv.check_joints(model)
+    kinds = (_Q, _V, _TAU if forward else _A, _F)
+    return _three(_reference(getattr(_deriv, name), model, kinds, (q, v, x, f_ext)))
+
+
+@shared_doc
 def rnea_derivatives(model: Model, q, v, a, f_ext=None, *, backend: str | None = None
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Partial derivatives of inverse dynamics: ``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)``.
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v, a : (nv,) or (N, nv) array_like
     f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
         External spatial forces in body coordinates, held fixed in the body frames.
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -96,14 +104,7 @@ def rnea_derivatives(model: Model, q, v, a, f_ext=None, *, backend: str | None =
     array([[29.43,  9.81],
            [ 9.81,  9.81]])
     """
-    k = _kernel(model, backend)
-    if k is not None and getattr(model, "_mimic", None):
-        return _coupled_derivatives(k, q, v, a, f_ext, forward=False)
-    if k is not None:
-        return k.rnea_derivatives(q, v, a, f_ext)
-    _deriv.check_joints(model)
-    return _three(_reference(_deriv.rnea_derivatives, model, (_Q, _V, _A, _F),
-                             (q, v, a, f_ext)))
+    return _derivatives(_kernel(model, backend), model, q, v, a, f_ext, forward=False)
 
 
 def aba_derivatives(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None
@@ -117,14 +118,7 @@ def aba_derivatives(model: Model, q, v, tau, f_ext=None, *, backend: str | None 
     :func:`aba` does on the kernel backend.  With mimic joints,
     ``∂q̈/∂y = −(Gᵀ M_full G)⁻¹ Gᵀ ∂τ_full/∂y_full G``.
     """
-    k = _kernel(model, backend)
-    if k is not None and getattr(model, "_mimic", None):
-        return _coupled_derivatives(k, q, v, tau, f_ext, forward=True)
-    if k is not None:
-        return k.aba_derivatives(q, v, tau, f_ext)
-    _deriv.check_joints(model)
-    return _three(_reference(_deriv.aba_derivatives, model, (_Q, _V, _TAU, _F),
-                             (q, v, tau, f_ext)))
+    return _derivatives(_kernel(model, backend), model, q, v, tau, f_ext, forward=True)
 
 
 def linearize(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None

@@ -5,34 +5,27 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import shared_doc
 from ..errors import InputError
 from ..model import Model
 from ..reference import aba as _aba
 from ..reference import crba as _crba
 from ..reference import rnea as _rnea
-from ._dispatch import (
-    _A,
-    _F,
-    _Q,
-    _TAU,
-    _V,
-    _kernel,
-    _reference,
-)
+from ._dispatch import _A, _F, _Q, _TAU, _V, _kernel, _reference
 
 
 # --- dynamics ---------------------------------------------------------------------------
+@shared_doc
 def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np.ndarray:
     """Inverse dynamics: the joint forces ``tau`` giving acceleration ``a``.
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v, a : (nv,) or (N, nv) array_like
     f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
         External spatial forces ``[n; f]`` on each body, in body coordinates.
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -67,6 +60,7 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
     return _reference(_rnea.rnea, model, (_Q, _V, _A, _F), (q, v, a, f_ext))
 
 
+@shared_doc
 def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """Joint-space inertia matrix ``M(q)``, ``(nv, nv)`` (or ``(N, nv, nv)``), symmetric.
 
@@ -77,9 +71,8 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -88,9 +81,7 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Notes
     -----
@@ -110,6 +101,7 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     return _reference(_crba.crba, model, (_Q,), (q,))
 
 
+@shared_doc
 def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
         pivot: str = "standard") -> np.ndarray:
     """Forward dynamics: the accelerations produced by joint forces ``tau``.
@@ -121,12 +113,11 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v, tau : (nv,) or (N, nv) array_like
     f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
         External spatial forces ``[n; f]`` on each body, in body coordinates.
-    backend : {None, "kernel", "reference"}
+    {backend}
     pivot : {"standard", "modified"}
         ``"modified"`` selects Pai, Ascher & Kry's modified articulated-body
         pivot (§7, :ref:`the modified pivot <pai-modified-pivot>`), which keeps
@@ -177,6 +168,7 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
     return _reference(_aba.aba, model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
 
 
+@shared_doc
 def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.ndarray:
     """Bias forces ``h(q, v) = C(q, v) v + g(q)``: the joint forces at zero acceleration.
 
@@ -185,10 +177,9 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v : (nv,) or (N, nv) array_like
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -196,9 +187,7 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -214,6 +203,7 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
     return _reference(_rnea.nonlinear_effects, model, (_Q, _V), (q, v))
 
 
+@shared_doc
 def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """Generalized gravity ``g(q) = ∂U/∂q`` (as a force in velocity coordinates).
 
@@ -222,9 +212,8 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -232,9 +221,7 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -249,6 +236,7 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
     return _reference(_rnea.gravity_forces, model, (_Q,), (q,))
 
 
+@shared_doc
 def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """``M(q)⁻¹``, ``(nv, nv)``, without forming ``M``.
 
@@ -257,9 +245,8 @@ def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.nd
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -268,9 +255,7 @@ def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.nd
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Notes
     -----

@@ -5,30 +5,24 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import shared_doc
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import kinematics as _kin
 from ..spatial import plux_parts
-from ._dispatch import (
-    _Q,
-    _V,
-    _array,
-    _kernel,
-    _reference,
-    _symbolic_record,
-)
+from ._dispatch import _Q, _V, _array, _kernel, _reference, _symbolic_record
 
 
 # --- kinematics and energy ------------------------------------------------------------------
+@shared_doc
 def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
     """Kinetic energy ``T = ½ vᵀ M(q) v = ½ Σᵢ vᵢᵀ Iᵢ vᵢ`` (body velocities by S&G (8)).
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     v : (nv,) or (N, nv) array_like
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -36,9 +30,7 @@ def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -53,6 +45,7 @@ def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
     return _reference(_kin.kinetic_energy, model, (_Q, _V), (q, v))
 
 
+@shared_doc
 def potential_energy(model: Model, q, *, backend: str | None = None):
     """Gravitational potential energy ``U(q) = −Σᵢ mᵢ gᵀ cᵢ``, zero at the world origin.
 
@@ -61,9 +54,8 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -71,9 +63,7 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -88,6 +78,7 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
     return _reference(_kin.potential_energy, model, (_Q,), (q,))
 
 
+@shared_doc
 def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """World poses of the body frames as 4×4 matrices, ``(nbodies, 4, 4)``.
 
@@ -96,9 +87,8 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -107,9 +97,7 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -125,17 +113,17 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
     return _reference(_kin.forward_kinematics, model, (_Q,), (q,))
 
 
+@shared_doc
 def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarray:
     """World pose ``(4, 4)`` of a body, a link merged into a body, or an attached frame.
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     name : str or int
         A body name or index, or a frame name (``model.frames``: links merged by a
         fixed joint, frames added with :meth:`Model.add_frame`).
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
@@ -205,6 +193,7 @@ def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray
     return _reference(_kin.center_of_mass, model, (_Q,), (q,))
 
 
+@shared_doc
 def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     """Each body's centre of mass in world coordinates, ``(nbodies, 3)``.
 
@@ -212,9 +201,8 @@ def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.n
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : {None, "kernel", "reference"}
+    {model_q}
+    {backend}
 
     Returns
     -------
@@ -222,9 +210,7 @@ def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.n
 
     Raises
     ------
-    InputError
-        On a wrong shape, a non-finite value or a quaternion whose norm is off by more
-        than ``QUATERNION_TOLERANCE`` (as :func:`rnea`).
+    {bad_input}
 
     Examples
     --------
@@ -249,6 +235,7 @@ def _point(point) -> np.ndarray:
     return p
 
 
+@shared_doc
 def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -> np.ndarray:
     """Jacobian ``(6, nv)`` of a point on ``body``: world-aligned ``[ω; v]`` at the point.
 
@@ -258,13 +245,12 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
+    {model_q}
     body : int or str
         A body index or a body/frame name.
     point : (3,) array_like, optional
         The point in the body's (or frame's) coordinates; default its origin.
-    backend : {None, "kernel", "reference"}
+    {backend}
 
     Returns
     -------
