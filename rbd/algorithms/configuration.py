@@ -51,6 +51,19 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
     return _reference(_kin.integrate, model, (_Q, _V), (q, v), extra=(dt,))
 
 
+def _of_tree(model: Model, configuration) -> np.ndarray:
+    """``configuration(model)``; with mimic joints, the independent coordinates of the full tree's.
+
+    Each independent coordinate of the full tree's configuration lies within its own
+    limits, so the projection keeps the limits (and the neutral values) of ``model``.
+    """
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:
+        return configuration(model._full_tree())[model.coupling().q_keep]
+    return configuration(model)
+
+
 @shared_doc
 def neutral(model: Model) -> np.ndarray:
     """The neutral configuration (zero angles and offsets, identity quaternions).
@@ -76,11 +89,7 @@ def neutral(model: Model) -> np.ndarray:
     >>> rbd.neutral(rbd.models.double_pendulum())
     array([0., 0.])
     """
-    if not isinstance(model, Model):
-        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-    if model._mimic:  # the independent coordinates of the full tree's neutral configuration
-        return _kin.neutral(model._full_tree())[model.coupling().q_keep]
-    return _kin.neutral(model)
+    return _of_tree(model, _kin.neutral)
 
 
 @shared_doc
@@ -113,9 +122,5 @@ def random_configuration(model: Model, rng=None) -> np.ndarray:
     >>> q.shape, bool(((q >= model.lower) & (q <= model.upper)).all())
     ((2,), True)
     """
-    if not isinstance(model, Model):
-        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-    if model._mimic:  # each independent coordinate within its own limits, as in the full tree
-        full = _kin.random_configuration(model._full_tree(), np.random.default_rng(rng))
-        return full[model.coupling().q_keep]
-    return _kin.random_configuration(model, np.random.default_rng(rng))
+    generator = np.random.default_rng(rng)
+    return _of_tree(model, lambda tree: _kin.random_configuration(tree, generator))
