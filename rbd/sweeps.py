@@ -1,13 +1,22 @@
-"""Map a function over a grid of parameters on Dask (a local cluster or a running scheduler).
+"""Map a simulation over a grid of initial states or parameters on Dask.
 
-:func:`sweep` evaluates ``fn(**point)`` at every point of a Cartesian grid,
-``chunk`` points per task, and returns the results in an array shaped like
-the grid.  Without a scheduler it starts a
+:func:`sweep` evaluates ``fn(**point)`` at every point of a Cartesian grid and
+returns a :class:`SweepResult`: the values shaped like the grid, the grid
+itself, and :meth:`SweepResult.plot` for one- and two-axis grids.
+
+The points travel to the workers in chunks, one Dask task per chunk.  By
+default a task calls ``fn`` once per point; with ``batched=True`` it calls
+``fn`` once per chunk with one array per axis, so that ``fn`` can run the
+whole chunk at once, e.g. as one call of :func:`rbd.simulate` with ``q0`` of
+shape ``(N, nq)`` (``N`` rollouts in compiled code).
+
+Without a scheduler :func:`sweep` starts a
 :class:`dask.distributed.LocalCluster` (one single-threaded process per
 worker) for the call; give an address (``"tcp://host:8786"``) or a
-:class:`dask.distributed.Client` to run on a cluster.  ``fn`` and the grid
-values travel to the workers by pickle: use a module-level function (or a
-:func:`functools.partial` of one) rather than a lambda.
+:class:`dask.distributed.Client` to run the same sweep on a cluster.  ``fn``
+and the grid values travel to the workers by (cloud)pickle: a module-level
+function, a :func:`functools.partial` of one, or a function defined in the
+notebook all work; the workers must be able to import the modules ``fn`` uses.
 
 Example: the walker's basin of attraction (:func:`rbd.walker.basin_of_attraction`)
 is ``sweep(partial(basin_cell, ...), {"stance_angle": ..., "swing_rate": ...})``.
@@ -17,14 +26,128 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import InputError
 
-__all__ = ["sweep"]
+__all__ = ["sweep", "SweepResult", "TASKS_PER_WORKER"]
+
+#: With ``chunk=None``, the grid is cut into about this many tasks per worker
+#: (a few tasks each keep every worker busy until the end; fewer, larger
+#: tasks keep the scheduling overhead small).
+TASKS_PER_WORKER = 4
+
+
+@dataclass(frozen=True, eq=False)
+class SweepResult:
+    """The values of a sweep over a grid, with the grid.
+
+    Attributes
+    ----------
+    values : ndarray, shape ``tuple(len(axis) for axis in grid.values())``
+        ``fn``'s result at each point.  A float (or int, bool) array when every
+        result is a real number, else an array of objects.
+    grid : dict {name: ndarray}
+        The axes in the order of ``values``' dimensions; an axis whose values
+        are vectors (e.g. initial states) is a 2-D array, one row per value.
+
+    The result also behaves like ``values`` (``shape``, indexing, iteration,
+    ``len``, ``numpy.asarray``, ``tolist``).
+    """
+
+    values: np.ndarray
+    grid: dict
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The axis names, in the order of ``values``' dimensions."""
+        return tuple(self.grid)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.values.shape
+
+    def __array__(self, dtype=None, copy=None):
+        return self.values if dtype is None else self.values.astype(dtype)
+
+    def __getitem__(self, index):
+        return self.values[index]
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def tolist(self) -> list:
+        return self.values.tolist()
+
+    def plot(self, ax=None, label: str = "value", **kwargs):
+        """Draw the values over a one- or two-axis grid.
+
+        One axis: a line of the value against the axis.  Two axes: a colour map
+        (``pcolormesh``) with the first axis vertical, as ``values[i, j]`` is
+        laid out, and a colour bar.  An axis of vectors is drawn against its
+        index.
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Draw here (default: a new :class:`matplotlib.figure.Figure`, not
+            registered with pyplot).
+        label : str
+            Name of the value (the y label, or the colour bar's).
+        **kwargs
+            Passed to ``Axes.plot`` (one axis) or ``Axes.pcolormesh`` (two).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        InputError
+            If the grid has more than two axes or the values are not numbers.
+        """
+        if self.values.ndim not in (1, 2):
+            raise InputError(f"plot draws one- or two-axis sweeps; this one has "
+                             f"{self.values.ndim} axes {self.names}: plot a slice, "
+                             "e.g. SweepResult(result.values[:, :, 0], {...})")
+        if not (np.issubdtype(self.values.dtype, np.number) or self.values.dtype == bool):
+            raise InputError("plot needs a number at every point; fn returned "
+                             f"{type(self.values.flat[0]).__name__}: map the results "
+                             "to numbers first")
+        if ax is None:
+            from matplotlib.figure import Figure
+
+            fig = Figure(figsize=(5.5, 4), layout="constrained")
+            ax = fig.add_subplot()
+        axes = [(name, _plot_axis(values)) for name, values in self.grid.items()]
+        if self.values.ndim == 1:
+            (name, x), = axes
+            ax.plot(x, self.values, **kwargs)
+            ax.set_xlabel(name)
+            ax.set_ylabel(label)
+        else:
+            (name_y, y), (name_x, x) = axes
+            mesh = ax.pcolormesh(x, y, self.values.astype(float), shading="nearest", **kwargs)
+            ax.set_xlabel(name_x)
+            ax.set_ylabel(name_y)
+            ax.figure.colorbar(mesh, ax=ax, label=label)
+        return ax.figure
+
+
+def _plot_axis(values: np.ndarray) -> np.ndarray:
+    """Coordinates of an axis on a plot: its values if they are numbers, else their index."""
+    if values.ndim == 1 and np.issubdtype(values.dtype, np.number):
+        return values
+    return np.arange(len(values))
 
 
 def _require_distributed():
@@ -41,7 +164,14 @@ def _connect(distributed, scheduler, n_workers):
     if isinstance(scheduler, distributed.Client):
         return scheduler, []
     if isinstance(scheduler, str):
-        client = distributed.Client(scheduler)
+        try:
+            client = distributed.Client(scheduler)
+        except ValueError as exc:
+            raise InputError(f"scheduler {scheduler!r} is not a scheduler address: give "
+                             "'tcp://host:port' (as printed by 'dask scheduler')") from exc
+        except OSError as exc:
+            raise OSError(f"no Dask scheduler answered at {scheduler!r}: start one "
+                          "('dask scheduler') or check the address") from exc
         return client, [client]
     if scheduler is not None:
         raise InputError("scheduler must be None, a scheduler address or a dask Client, "
@@ -55,94 +185,181 @@ def _connect(distributed, scheduler, n_workers):
 
 
 def _run_chunk(fn: Callable, names: Sequence[str], points: list) -> list:
-    """One task: ``fn(**point)`` for each point of a chunk."""
+    """One task, point by point: ``fn(**point)`` for each point of a chunk."""
     return [fn(**dict(zip(names, point, strict=True))) for point in points]
 
 
-def _axes(grid: Mapping) -> tuple[list[str], list[list]]:
+def _run_batch(fn: Callable, names: Sequence[str], points: list) -> list:
+    """One task, as a batch: ``fn`` once, with one array per axis over the chunk's points."""
+    columns = {name: np.asarray([point[k] for point in points])
+               for k, name in enumerate(names)}
+    results = list(fn(**columns))
+    if len(results) != len(points):
+        raise InputError(f"with batched=True, fn must return one result per point: it "
+                         f"returned {len(results)} for a batch of {len(points)}")
+    return results
+
+
+def _axis(name, values) -> np.ndarray:
+    """One axis as an array: 1-D for numbers, 2-D (one row per value) for vectors."""
+    if isinstance(values, str | bytes) or not isinstance(values, Sequence | np.ndarray | range):
+        raise InputError(f"grid[{name!r}] must be a sequence of values (a list, range or "
+                         f"array), got {type(values).__name__}")
+    try:
+        axis = np.asarray(values)
+    except ValueError as exc:
+        raise InputError(f"grid[{name!r}] mixes values of different shapes") from exc
+    if axis.ndim == 0 or len(axis) == 0:
+        raise InputError(f"grid[{name!r}] has no values")
+    return axis
+
+
+def _points_of(axis: np.ndarray) -> list:
+    """The values of an axis as handed to ``fn``: Python numbers, or one row per vector."""
+    return axis.tolist() if axis.ndim == 1 else list(axis)
+
+
+def _axes(grid: Mapping) -> dict[str, np.ndarray]:
     if not isinstance(grid, Mapping) or not grid:
         raise InputError("grid must be a non-empty mapping {argument name: sequence of values}")
-    names, axes = [], []
+    axes = {}
     for name, values in grid.items():
-        values = values.reshape(-1).tolist() if isinstance(values, np.ndarray) else list(values)
-        if not values:
-            raise InputError(f"grid[{name!r}] has no values")
-        names.append(str(name))
-        axes.append(values)
-    return names, axes
+        if not isinstance(name, str) or not name.isidentifier():
+            raise InputError(f"grid keys are fn's argument names; {name!r} is not a name")
+        axes[name] = _axis(name, values)
+    return axes
 
 
-def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int = 1, scheduler=None,
-          progress: bool = True, n_workers: int | None = None, desc: str = "sweep"
-          ) -> np.ndarray:
+def _positive(value, name: str, allow_none: bool) -> int | None:
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 1:
+        raise InputError(f"{name} must be a positive integer{' or None' if allow_none else ''}, "
+                         f"got {value!r}")
+    return int(value)
+
+
+def _values(results: np.ndarray, shape: tuple) -> np.ndarray:
+    """The results shaped like the grid; a numeric array when every result is a real number."""
+    if all(isinstance(r, numbers.Real | np.bool_) and not isinstance(r, np.ndarray)
+           for r in results):
+        return np.array(results.tolist()).reshape(shape)
+    return results.reshape(shape)
+
+
+def _check_arguments(fn, chunk, scheduler, n_workers, batched) -> tuple[int | None, int | None]:
+    if not callable(fn):
+        raise InputError(f"fn must be callable, got {type(fn).__name__}")
+    chunk = _positive(chunk, "chunk", allow_none=True)
+    n_workers = _positive(n_workers, "n_workers", allow_none=True)
+    if scheduler is not None and n_workers is not None:
+        raise InputError("n_workers sizes the local cluster started when scheduler is None; "
+                         "with a scheduler, its own workers run the tasks: drop n_workers")
+    if not isinstance(batched, bool | np.bool_):
+        raise InputError(f"batched must be True or False, got {batched!r}")
+    return chunk, n_workers
+
+
+def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, scheduler=None,
+          progress: bool = True, n_workers: int | None = None, desc: str = "sweep",
+          batched: bool = False) -> SweepResult:
     """Evaluate ``fn(**point)`` at every point of a grid, in parallel on Dask.
 
     Parameters
     ----------
     fn : callable
         Called with one keyword argument per grid axis; must be picklable.
+        With ``batched=True`` it receives one array per axis (the values of
+        the points of one chunk, ``(k,)`` or ``(k, d)`` for an axis of vectors)
+        and returns a sequence of ``k`` results, one per point.
     grid : mapping {name: sequence}
-        The axes; the points are their Cartesian product, in C order.
-    chunk : int
-        Grid points per Dask task (more points per task, less scheduling overhead).
+        The axes; the points are their Cartesian product, in C order.  An axis
+        may hold numbers or vectors of one length (e.g. a ``(n, nq)`` array of
+        initial configurations: ``n`` values).
+    chunk : int, optional
+        Grid points per Dask task.  Default: the points split into about
+        :data:`TASKS_PER_WORKER` tasks per worker.
     scheduler : None, str or dask.distributed.Client
         ``None`` starts a :class:`dask.distributed.LocalCluster` for this call;
         a string is the address of a running scheduler; a Client is used as is.
     progress : bool
         Show a progress bar (tqdm over the finished points).
     n_workers : int, optional
-        Workers of the local cluster (default: the number of CPUs).
+        Workers of the local cluster (default: the number of CPUs); only
+        with ``scheduler=None``.
     desc : str
         Label of the progress bar.
+    batched : bool
+        Call ``fn`` once per chunk with arrays (see ``fn``) instead of once
+        per point.
 
     Returns
     -------
-    ndarray of objects, shape ``tuple(len(values) for values in grid.values())``
-        ``fn``'s result at each point.
+    SweepResult
+        ``.values`` (shaped like the grid), ``.grid`` and ``.plot()``.
 
     Raises
     ------
     ImportError
         If ``dask.distributed`` is not installed (extra ``parallel``).
     InputError
-        On an empty grid, a bad ``chunk`` or ``scheduler``.
+        On an empty or malformed grid, a bad ``chunk``, ``n_workers``,
+        ``batched`` or ``scheduler``, or a batched ``fn`` returning the wrong
+        number of results.
+    OSError
+        If no scheduler answers at the given address.
 
     Examples
     --------
     The period of a pendulum released from rest at a few amplitudes, on a local
-    cluster of two worker processes (``fn`` must be importable by the workers,
-    so it lives in a module, not in the interactive session)::
+    cluster of two worker processes::
 
         import numpy as np, rbd
         from mymodule import period          # period(amplitude) -> float
 
-        periods = rbd.sweep(period, {"amplitude": np.linspace(0.1, 2.0, 20)},
-                            chunk=5, n_workers=2)
-        periods.shape                        # (20,)
+        result = rbd.sweep(period, {"amplitude": np.linspace(0.1, 2.0, 20)},
+                           chunk=5, n_workers=2)
+        result.values.shape                  # (20,)
+        result.plot(label="period (s)")      # a matplotlib Figure
     """
-    names, axes = _axes(grid)
-    if isinstance(chunk, bool) or not isinstance(chunk, int | np.integer) or chunk < 1:
-        raise InputError(f"chunk must be a positive integer, got {chunk!r}")
+    chunk, n_workers = _check_arguments(fn, chunk, scheduler, n_workers, batched)
+    axes = _axes(grid)
     distributed = _require_distributed()
     from tqdm import tqdm
 
-    shape = tuple(len(a) for a in axes)
-    points = list(itertools.product(*axes))
+    names = list(axes)
+    shape = tuple(len(a) for a in axes.values())
+    points = list(itertools.product(*(_points_of(a) for a in axes.values())))
     results = np.empty(len(points), dtype=object)
+    task = _run_batch if batched else _run_chunk
     client, own = _connect(distributed, scheduler, n_workers)
+    futures = {}
     try:
-        futures = {}
-        for start in range(0, len(points), int(chunk)):
-            part = points[start:start + int(chunk)]
-            futures[client.submit(_run_chunk, fn, names, part, pure=False)] = start
+        if chunk is None:
+            workers = max(1, sum(client.nthreads().values()))
+            chunk = math.ceil(len(points) / (TASKS_PER_WORKER * workers))
+        for start in range(0, len(points), chunk):
+            future = client.submit(task, fn, names, points[start:start + chunk], pure=False)
+            futures[future] = start
         with tqdm(total=len(points), disable=not progress, desc=desc) as bar:
             for future in distributed.as_completed(list(futures)):
                 values = future.result()
                 start = futures[future]
-                for k, value in enumerate(values):
-                    results[start + k] = value
+                results[start:start + len(values)] = _as_objects(values)
                 bar.update(len(values))
+    except BaseException:
+        if not own:
+            client.cancel(list(futures))
+        raise
     finally:
         for thing in own:
             thing.close()
-    return results.reshape(shape)
+    return SweepResult(_values(results, shape), dict(axes))
+
+
+def _as_objects(values: list) -> np.ndarray:
+    """A 1-D object array of ``values`` (each result one entry, even when it is a sequence)."""
+    out = np.empty(len(values), dtype=object)
+    for k, value in enumerate(values):
+        out[k] = value
+    return out
