@@ -171,13 +171,7 @@ def augmented_system(model, q, qd, tau, f_ext=None) -> AugmentedSystem:
     >>> all(np.allclose(x, rbd.aba(model, [0.3, -0.2], [0, 0], [0, 0])) for x in qdd)
     True
 
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray
-    qd, tau : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        External spatial forces on each body, body coordinates.
+    Parameters are those of :func:`rbd.reference.aba.aba`: ``model, q, qd, tau, f_ext``.
 
     Returns
     -------
@@ -576,12 +570,7 @@ def aba_modified(model, q, qd, tau, f_ext=None):
     the compiled entry point ``rbd/_kernels/block_elimination.pyx`` runs the
     ABA kernel with the same flag.
 
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray
-    qd, tau : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
+    Parameters are those of :func:`rbd.reference.aba.aba`: ``model, q, qd, tau, f_ext``.
 
     Returns
     -------

@@ -247,13 +247,9 @@ def external_generalized_forces(model, q, f_ext) -> np.ndarray:
 def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
     """``τ = M(q) a + C(q, v) v + g(q) − Q_ext`` (L&J 59), shape ``(nv,)``.
 
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray
-    v, a : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        Body-frame spatial forces ``[n; f]`` at each body's origin.
+    Parameters are those of :func:`rbd.reference.local_frame_id.joint_forces`:
+    ``model, q, v, a, f_ext`` (``f_ext``: body-frame spatial forces ``[n; f]`` at each
+    body's origin).
     """
     M, C, G = _equations_of_motion(model, q, v)
     tau = M @ np.asarray(a, dtype=float) + C @ np.asarray(v, dtype=float) + G  # L&J (59)

@@ -147,13 +147,7 @@ def inverse_dynamics(model, q, v, a, f_ext=None) -> np.ndarray:
     :func:`joint_forces` projected on each joint's motion subspace,
     ``Q_k = S_ωᵀ τ_k + S_vᵀ f_k`` (virtual work, L&J 3).
 
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray
-    v, a : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        External spatial forces ``[n; f]`` on each body at its origin, in its axes.
+    Parameters are those of :func:`joint_forces`: ``model, q, v, a, f_ext``.
 
     Returns
     -------

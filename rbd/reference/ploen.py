@@ -41,6 +41,7 @@ import scipy.linalg
 
 from ..spatial import crf, crm
 from .aba import articulated_inertia, pivot, pivot_solve
+from .cartesian import block_diagonal
 from .rnea import outward_step
 
 __all__ = [
@@ -205,13 +206,7 @@ def apply_inverse(model, factors: Factors, S, tau_bar) -> np.ndarray:
 def forward_dynamics(model, q, qd, tau, f_ext=None) -> np.ndarray:
     """Joint accelerations by Si & Guenter's O(n) recursion (Eqs. 18–35).
 
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) ndarray
-    qd, tau : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        External spatial forces on each body, body coordinates.
+    Parameters are those of :func:`rbd.reference.aba.aba`: ``model, q, qd, tau, f_ext``.
 
     Returns
     -------
@@ -235,15 +230,6 @@ def forward_dynamics(model, q, qd, tau, f_ext=None) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Global matrix form, S&G Appendix A (Eqs. 36–53)
 # --------------------------------------------------------------------------------------
-def _block_diag(blocks, rows: int, cols: int) -> np.ndarray:
-    out = np.zeros((rows, cols))
-    r = c = 0
-    for B in blocks:
-        out[r:r + B.shape[0], c:c + B.shape[1]] = B
-        r, c = r + B.shape[0], c + B.shape[1]
-    return out
-
-
 def global_matrices(model, q, qd=None) -> dict[str, np.ndarray]:
     r"""The stacked matrices of S&G Appendix A for one state.
 
@@ -270,8 +256,8 @@ def global_matrices(model, q, qd=None) -> dict[str, np.ndarray]:
     for k in range(n):
         if parent[k] >= 0:
             Theta[6 * k:6 * k + 6, 6 * parent[k]:6 * parent[k] + 6] = np.eye(6)  # S&G (38)
-    S_g = _block_diag(S, 6 * n, N)
-    M_lambda = _block_diag(X_up, 6 * n, 6 * n)
+    S_g = block_diagonal(S)
+    M_lambda = block_diagonal(X_up)
     Gamma = M_lambda @ Theta                                               # S&G (43)
     G = scipy.linalg.solve_triangular(np.eye(6 * n) - Gamma, np.eye(6 * n), lower=True,
                                       unit_diagonal=True)                  # S&G (44)
@@ -281,15 +267,14 @@ def global_matrices(model, q, qd=None) -> dict[str, np.ndarray]:
                          or [np.zeros(0)])
     return {
         "S": S_g,
-        "S_dot": _block_diag(S_dot, 6 * n, N),
+        "S_dot": block_diagonal(S_dot),
         "M_lambda": M_lambda,
         "Theta": Theta,
         "Gamma": Gamma,
         "G": G,
-        "J": _block_diag([b.inertia for b in model.bodies], 6 * n, 6 * n),
-        "ad_Sqd": _block_diag([-crm(S[k] @ qd[model.v_index(k)]) for k in range(n)],
-                              6 * n, 6 * n),
-        "ad_star_v": _block_diag([crf(v[6 * k:6 * k + 6]) for k in range(n)], 6 * n, 6 * n),
+        "J": block_diagonal([b.inertia for b in model.bodies]),
+        "ad_Sqd": block_diagonal([-crm(S[k] @ qd[model.v_index(k)]) for k in range(n)]),
+        "ad_star_v": block_diagonal([crf(v[6 * k:6 * k + 6]) for k in range(n)]),
         "v": v,
         "a_g": a_g,
     }
@@ -349,17 +334,17 @@ def inverse_mass_factors(model, q) -> dict[str, np.ndarray]:
             Pi_lambda[6 * p:6 * p + 6, model.v_index(k)] = F.Pi[k]
     Y_lambda = scipy.linalg.solve_triangular(np.eye(6 * n) - Y_step, np.eye(6 * n),
                                              lower=False, unit_diagonal=True)
-    S_g = _block_diag(S, 6 * n, N)
+    S_g = block_diagonal(S)
     L = np.eye(N) - S_g.T @ Y_lambda @ Pi_lambda                           # S&G (58)
-    return {"L": L, "Omega": _block_diag(F.Omega, N, N), "Y_lambda": Y_lambda,
+    return {"L": L, "Omega": block_diagonal(F.Omega), "Y_lambda": Y_lambda,
             "Pi_lambda": Pi_lambda, "S": S_g}
 
 
 def mass_matrix_inverse_factorized(model, q) -> np.ndarray:
     """``M⁻¹`` assembled from the factors of S&G Eq. (58), ``(nv, nv)``."""
     f = inverse_mass_factors(model, q)
-    Omega_inv = _block_diag([_inv(f["Omega"][model.v_index(k), model.v_index(k)])
-                             for k in range(model.nbodies)], model.nv, model.nv)
+    Omega_inv = block_diagonal([_inv(f["Omega"][model.v_index(k), model.v_index(k)])
+                                for k in range(model.nbodies)])
     return f["L"].T @ Omega_inv @ f["L"]                                   # S&G (58)
 
 
