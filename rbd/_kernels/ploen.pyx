@@ -173,24 +173,9 @@ cdef int c_forward_dynamics(const ModelC* model, Work* w, const double* q, const
 def forward_dynamics(model, q, v, tau, f_ext=None):
     """Forward dynamics by the compiled S&G recursion: ``(nv,)`` or ``(N, nv)``.
 
-    Runs on the model's :class:`~rbd._kernels._model.CompiledModel`
-    (``rbd.algorithms.compiled(model)``): the arguments are checked in compiled
-    code, and a batch runs with the GIL released, in parallel over the states.
-
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    v, tau : (nv,) or (N, nv) array_like
-    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
-
-    Raises
-    ------
-    InputError
-        When ``model`` is not an rbd.Model, or on a wrong shape, a non-finite value
-        or a non-unit quaternion (the message names the argument).
-    ModelError
-        When a joint moves no inertia (``Ω_k`` not positive definite).
+    Parameters, errors and the way it runs (on the model's compiled twin, a batch
+    in parallel) are those of :func:`rbd._kernels.block_elimination.aba_modified`;
+    here a joint that moves no inertia leaves its ``Ω_k`` not positive definite.
     """
     from rbd._kernels._model import compiled_model
 
