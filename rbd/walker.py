@@ -46,7 +46,10 @@ The Poincaré section is the start of a step (just after heel strike); on it
 ``q_sw = -2 q_st - 2γ`` (both feet on the ground), so the map acts on
 ``(q_st, q̇_st, q̇_sw)``.  :func:`find_limit_cycle` solves ``P(x) = x`` by
 Newton's method with a finite-difference Jacobian, whose eigenvalues are the
-Floquet multipliers of the gait.
+Floquet multipliers of the gait; :func:`section_jacobian` computes the same
+Jacobian from the variational equations of the swing phase
+(:func:`rbd.aba_derivatives`) and the saltation matrix of the heel strike,
+and :class:`LimitCycle` reports both sets of multipliers.
 
 References
 ----------
@@ -72,12 +75,13 @@ from .joints import Revolute
 from .model import Model
 from .spatial import mcI, plux_parts
 from .topology import reroot
+from .walker_floquet import ALGEBRAIC_STEP, section_jacobian  # noqa: F401 (re-exported)
 
 __all__ = ["PAPER_PARAMETERS", "PAPER_STATE", "WalkerParameters", "Step", "LimitCycle", "Basin",
            "FallError", "compass_gait", "stance_leg", "swing_leg", "frame_position",
            "foot_clearance", "leg_angles", "angular_momentum", "swing_dynamics", "on_section",
-           "basin_cell", "heel_strike", "step", "walk", "poincare_map", "find_limit_cycle",
-           "basin_of_attraction"]
+           "basin_cell", "heel_strike", "step", "walk", "poincare_map", "section_jacobian",
+           "find_limit_cycle", "basin_of_attraction"]
 
 #: The hinge axis of both joints, in world coordinates: angles grow as a leg leans back.
 AXIS = np.array([0.0, -1.0, 0.0])
@@ -437,6 +441,10 @@ class LimitCycle:
     params: WalkerParameters
     residual: float              # |P(x) - x| at the fixed point
     iterations: int
+    #: (3, 3) the same Jacobian by :func:`section_jacobian` (variational equations)
+    variational_jacobian: np.ndarray | None = None
+    #: (3,) its eigenvalues, ordered like ``multipliers``
+    variational_multipliers: np.ndarray | None = None
 
     @property
     def stable(self) -> bool:
@@ -458,6 +466,9 @@ class LimitCycle:
             "  Floquet multipliers: " + fmt(f"{m:.6f}" for m in self.multipliers)
             + f"  (max |λ| = {np.max(np.abs(self.multipliers)):.4f}, "
             + ("stable)" if self.stable else "unstable)"),
+            *(["  from the variational equations: "
+               + fmt(f"{m:.6f}" for m in self.variational_multipliers)]
+              if self.variational_multipliers is not None else []),
             f"  Newton iterations {self.iterations}, residual {self.residual:.2e}",
         ])
 
@@ -526,9 +537,12 @@ def find_limit_cycle(slope: float = 0.0524, hip_mass: float = 2.0, leg_mass: flo
     J = _section_jacobian(z, params)
     multipliers = np.linalg.eigvals(J)
     multipliers = multipliers[np.argsort(-np.abs(multipliers))]
+    J_var = section_jacobian(z, params)
+    by_variation = np.linalg.eigvals(J_var)
+    by_variation = by_variation[np.argsort(-np.abs(by_variation))]
     s = step(_standing_model(params), on_section(z, params), params)
     return LimitCycle(s.x_minus, on_section(z, params), s.duration, s.length, multipliers, J,
-                      params, float(np.linalg.norm(r)), iteration)
+                      params, float(np.linalg.norm(r)), iteration, J_var, by_variation)
 
 
 # --- basin of attraction (Dask) --------------------------------------------------------------
