@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.metadata
+import pathlib
+
 import numpy as np
 
 import rbd
@@ -32,6 +35,30 @@ def random_models(seed: int = 0):
         rbd.testing.random_model(rng, 1, ("revolute",)),
     ]
     return models
+
+
+def example_robot_data_dir() -> pathlib.Path | None:
+    """The ``robots`` directory of the installed example-robot-data, or None without it.
+
+    Found from the distribution's file list (the wheels ship no Python module); an
+    older release that ships the ``example_robot_data`` module is found through it.
+    """
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+        files = dist.files or []
+    except importlib.metadata.PackageNotFoundError:
+        files = []
+    for file in files:
+        path = str(file)
+        if path.endswith(".urdf") and "/robots/" in path:
+            return pathlib.Path(dist.locate_file(path.split("/robots/")[0] + "/robots"))
+    try:
+        import example_robot_data
+
+        model_path = pathlib.Path(example_robot_data.getModelPath("ur5_robot.urdf"))
+        return (model_path.parent / ".." / "..").resolve()
+    except (ImportError, AttributeError, ValueError, OSError):
+        return None
 
 
 def assert_close(actual, expected, rtol=RTOL_EXACT, what=""):

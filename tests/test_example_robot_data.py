@@ -27,14 +27,12 @@ compared with the solution of Pinocchio's own ``M`` and ``h``.
 from __future__ import annotations
 
 import functools
-import importlib.metadata
-import pathlib
 import warnings
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from helpers import assert_close
+from helpers import assert_close, example_robot_data_dir
 
 import rbd
 
@@ -85,20 +83,7 @@ MALFORMED_MIMIC = "alex_description/urdf/alex_psyonic_hands.urdf"
 
 
 # --- the robots ------------------------------------------------------------------------------
-def robots_dir() -> pathlib.Path | None:
-    """The ``robots`` directory of the installed example-robot-data distribution."""
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in dist.files or []:
-        path = str(file)
-        if path.endswith(".urdf") and "/robots/" in path:
-            return pathlib.Path(dist.locate_file(path.split("/robots/")[0] + "/robots"))
-    return None
-
-
-ROBOTS = robots_dir()
+ROBOTS = example_robot_data_dir()
 URDFS = sorted(str(p.relative_to(ROBOTS)) for p in ROBOTS.rglob("*.urdf")) if ROBOTS else []
 needs_robots = pytest.mark.skipif(ROBOTS is None,
                                   reason="the example-robot-data package is not installed")

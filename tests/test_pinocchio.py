@@ -20,12 +20,11 @@ by position):
 from __future__ import annotations
 
 import glob
-import importlib.metadata
 import os
 
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT, assert_close
+from helpers import RTOL_EXACT, assert_close, example_robot_data_dir
 
 import rbd
 from rbd import interop
@@ -169,26 +168,6 @@ def test_random_trees_cover_both_bases():
 
 
 # --- real robots ---------------------------------------------------------------------------------
-def _robots_dir() -> str | None:
-    """The ``robots`` directory of the example-robot-data package, wherever installed."""
-    try:
-        import example_robot_data  # older releases ship a Python module
-
-        return os.path.join(os.path.dirname(example_robot_data.getModelPath("ur5_robot.urdf")),
-                            "..", "..")
-    except (ImportError, AttributeError, ValueError, OSError):
-        pass
-    try:
-        dist = importlib.metadata.distribution("example-robot-data")
-    except importlib.metadata.PackageNotFoundError:
-        return None
-    for file in dist.files or []:
-        path = str(file)
-        if path.endswith(".urdf") and "/robots/" in path:
-            return str(dist.locate_file(path.split("/robots/")[0] + "/robots"))
-    return None
-
-
 ROBOTS = {
     # name: (path below robots/, floating base, states)
     "ur5": ("ur_description/urdf/ur5_robot.urdf", False, 2),
@@ -200,7 +179,7 @@ ROBOTS = {
 
 
 def _robot_path(name: str) -> str:
-    robots = _robots_dir()
+    robots = example_robot_data_dir()
     if robots is None:
         pytest.skip("the example-robot-data package is not installed")
     matches = glob.glob(os.path.join(robots, ROBOTS[name][0]))
