@@ -61,6 +61,26 @@ def example_robot_data_dir() -> pathlib.Path | None:
         return None
 
 
+#: Every joint kind, the free joint included (at the root and inside a tree).
+EVERY_JOINT = (*ALL_JOINTS, "free")
+
+
+def every_joint_zoo(seed: int, *more: tuple[int, tuple[str, ...], bool]):
+    """Random trees over :data:`EVERY_JOINT` (a tree, a floating-base tree, a chain), then
+    one random model per ``(nbodies, joint kinds, chain)`` of ``more``, then the humanoid.
+
+    All are drawn from one generator seeded with ``seed``, in that order.
+    """
+    rng = np.random.default_rng(seed)
+    models = [
+        rbd.testing.random_model(rng, 6, EVERY_JOINT),
+        rbd.testing.random_model(rng, 5, EVERY_JOINT, floating_base=True),
+        rbd.testing.random_model(rng, 4, EVERY_JOINT, chain=True),
+    ]
+    models += [rbd.testing.random_model(rng, n, kinds, chain=chain) for n, kinds, chain in more]
+    return [*models, rbd.models.humanoid()]
+
+
 def assert_close(actual, expected, rtol=RTOL_EXACT, what=""):
     """``max|a - e| <= rtol * max(1, max|e|)``: the suite's relative error measure."""
     err = rbd.testing.relative_difference(actual, expected)

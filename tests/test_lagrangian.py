@@ -4,34 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT
+from helpers import RTOL_EXACT, every_joint_zoo
 
 import rbd
 from rbd import registry
 from rbd.reference import aba, crba, kinematics, lagrangian, rnea
-from rbd.testing import random_model, random_state, relative_difference
+from rbd.testing import random_state, relative_difference
 
 #: Central differences with h = 1e-6: truncation O(h²) ~ 1e-12, rounding O(eps/h) ~ 1e-10.
 RTOL_FD = 1e-7
 
-ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
-
-
-def zoo(seed: int = 7):
-    """Random trees and chains covering every joint type, free joints at the root and inside."""
-    rng = np.random.default_rng(seed)
-    return [
-        random_model(rng, 6, ALL_JOINTS),
-        random_model(rng, 5, ALL_JOINTS, floating_base=True),
-        random_model(rng, 4, ALL_JOINTS, chain=True),
-        random_model(rng, 4, ("free", "spherical", "universal")),
-        random_model(rng, 3, ("planar", "helical", "prismatic")),
-        random_model(rng, 1, ("revolute",)),
-        rbd.models.humanoid(),
-    ]
-
-
-MODELS = zoo()
+#: Trees covering every joint type, free joints at the root and inside.
+MODELS = every_joint_zoo(7, (4, ("free", "spherical", "universal"), False),
+                         (3, ("planar", "helical", "prismatic"), False), (1, ("revolute",), False))
 
 
 def _f_ext(model, rng):

@@ -4,29 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT
+from helpers import RTOL_EXACT, every_joint_zoo
 
 import rbd
 from rbd import registry
 from rbd.reference import kinematics, lagrangian, local_frame_id, rnea
-from rbd.testing import random_model, random_state, relative_difference
+from rbd.testing import random_state, relative_difference
 
-ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "planar", "free")
-
-
-def zoo(seed: int = 17):
-    rng = np.random.default_rng(seed)
-    return [
-        random_model(rng, 6, ALL_JOINTS),
-        random_model(rng, 5, ALL_JOINTS, floating_base=True),
-        random_model(rng, 4, ALL_JOINTS, chain=True),
-        random_model(rng, 4, ("prismatic", "planar")),        # translation on moving frames
-        random_model(rng, 3, ("revolute",), chain=True),        # the paper's rotational case
-        rbd.models.humanoid(),
-    ]
-
-
-MODELS = zoo()
+MODELS = every_joint_zoo(17, (4, ("prismatic", "planar"), False),  # translation on moving frames
+                         (3, ("revolute",), True))                   # the paper's rotational case
 
 
 @pytest.mark.parametrize("k", range(len(MODELS)))
