@@ -51,7 +51,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from ..errors import InputError
-from .aba import aba
+from .aba import aba, pivot_inverse
 from .rnea import outward_step
 
 __all__ = [
@@ -330,7 +330,7 @@ def global_blocks(system: AugmentedSystem):
     return A_inv.tocsr(), M, H, a, b
 
 
-def _solve_A_inv(A_inv: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
+def _solve_Apivot_inverse(A_inv: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
     """``A · rhs``: forward substitution with the unit block-lower-triangular ``A⁻¹``."""
     if rhs.shape[0] == 0:
         return rhs.copy()
@@ -340,7 +340,7 @@ def _solve_A_inv(A_inv: sp.csr_matrix, rhs: np.ndarray) -> np.ndarray:
 def crbm_mass_matrix(system: AugmentedSystem) -> np.ndarray:
     r"""Joint-space inertia :math:`\mathcal M = H^T A^T M A H` (Pai Eq. 7)."""
     A_inv, M, H, _, _ = global_blocks(system)
-    AH = _solve_A_inv(A_inv, H)
+    AH = _solve_Apivot_inverse(A_inv, H)
     return AH.T @ (M @ AH)                                             # Pai (7)
 
 
@@ -357,8 +357,8 @@ def solve_crbm(system: AugmentedSystem) -> Solution:
     ``𝓜`` is factored by Cholesky.
     """
     A_inv, M, H, a, b = global_blocks(system)
-    AH = _solve_A_inv(A_inv, H)
-    Aa = _solve_A_inv(A_inv, a)
+    AH = _solve_Apivot_inverse(A_inv, H)
+    Aa = _solve_Apivot_inverse(A_inv, a)
     Mcal = AH.T @ (M @ AH)                                             # Pai (7)
     c = AH.T @ (M @ Aa + b)                                            # Pai (7)
     tau = np.concatenate(system.tau) if system.nbodies else np.zeros(0)
@@ -390,18 +390,6 @@ class Elimination:
     b_hat: list
     u: list
     pivot: str
-
-
-def _inv(D: np.ndarray) -> np.ndarray:
-    """Inverse of a small symmetric positive definite pivot block (0 × 0 for a fixed joint).
-
-    Formed from its Cholesky factor, not by LU inversion: on ill-conditioned mechanisms
-    (a torus chain, cond(M) ~ 1e6) the explicit LU inverse lost up to four digits of the
-    torque residual.
-    """
-    if not D.size:
-        return D
-    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(D, lower=True), np.eye(len(D)))
 
 
 def eliminate(system: AugmentedSystem, pivot: str = "standard") -> Elimination:
@@ -453,7 +441,7 @@ def eliminate(system: AugmentedSystem, pivot: str = "standard") -> Elimination:
         p = system.parent[k]
         if p >= 0:
             U = M_hat[k] @ H
-            D_inv = _inv(D[k])
+            D_inv = pivot_inverse(D[k])
             M_tilde[p] = M_tilde[p] + X.T @ (M_hat[k] - U @ D_inv @ U.T) @ X   # Pai §5: M̂_{k+1}
             b_hat[p] = b_hat[p] + X.T @ (b_hat[k] + M_hat[k] @ a + U @ D_inv @ u[k])  # Pai §5: b̂
     return Elimination(M_hat, M_tilde, D, b_hat, u, pivot)
@@ -473,7 +461,7 @@ def back_substitute(system: AugmentedSystem, elim: Elimination) -> Solution:
     for k, vs in enumerate(system.v_slices()):
         p, H, X = system.parent[k], system.H[k], system.X_up[k]
         Xphi = X @ phidot[p] if p >= 0 else np.zeros(6)
-        qdd_k = _inv(elim.D[k]) @ (elim.u[k] - H.T @ elim.M_hat[k] @ Xphi)    # Pai §5, row 3k
+        qdd_k = pivot_inverse(elim.D[k]) @ (elim.u[k] - H.T @ elim.M_hat[k] @ Xphi)    # Pai §5, row 3k
         phidot[k] = Xphi + H @ qdd_k + system.a[k]                     # Pai (3)
         f[k] = elim.b_hat[k] + elim.M_hat[k] @ phidot[k]               # Pai (2), eliminated
         qdd[vs] = qdd_k
