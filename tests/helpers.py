@@ -87,6 +87,38 @@ def assert_close(actual, expected, rtol=RTOL_EXACT, what=""):
     assert err <= rtol, f"{what}: relative difference {err:.3e} exceeds {rtol:.1e}"
 
 
+def state_with_forces(model, seed: int):
+    """A random ``(q, v, tau)`` and random external forces ``(nbodies, 6)``, from ``seed``."""
+    rng = np.random.default_rng(seed)
+    q, v, tau = rbd.testing.random_state(model, rng)
+    return q, v, tau, rng.normal(size=(model.nbodies, 6))
+
+
+def assert_forward_twins(kernel_fn, reference_fn, model, seeds, rtol: float, what: str = ""):
+    """A compiled forward dynamics equals its reference text, with and without ``f_ext``."""
+    for seed in seeds:
+        q, v, tau, f_ext = state_with_forces(model, seed)
+        assert_close(kernel_fn(model, q, v, tau, f_ext), reference_fn(model, q, v, tau, f_ext),
+                     rtol=rtol, what=what)
+        assert_close(kernel_fn(model, q, v, tau), reference_fn(model, q, v, tau), rtol=rtol,
+                     what=f"{what} without f_ext")
+
+
+def assert_forward_batch(kernel_fn, reference_fn, model, seed: int, rtol: float):
+    """Three random states as one batch: shape ``(3, nv)``, each row the reference's.
+
+    Returns the batch ``(Q, V, T)`` and the kernel's result, for further checks.
+    """
+    rng = np.random.default_rng(seed)
+    states = [rbd.testing.random_state(model, rng) for _ in range(3)]
+    Q, V, T = (np.array([s[k] for s in states]) for k in range(3))
+    out = kernel_fn(model, Q, V, T)
+    assert out.shape == (3, model.nv)
+    for k in range(3):
+        assert_close(out[k], reference_fn(model, Q[k], V[k], T[k]), rtol=rtol)
+    return (Q, V, T), out
+
+
 def python_child(code: str, *args: str, timeout: float = 120, env=None, check: bool = False):
     """Run ``code`` as a script in a new interpreter, in an empty temporary directory.
 

@@ -9,7 +9,15 @@ Featherstone's ABA, and against properties of the system itself.
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close
+from helpers import (
+    ALL_JOINTS,
+    RTOL_EXACT,
+    RTOL_FD,
+    assert_close,
+    assert_forward_batch,
+    assert_forward_twins,
+    state_with_forces,
+)
 
 import rbd
 from rbd.reference import aba as aba_module
@@ -48,12 +56,6 @@ MODELS = [
 IDS = [f"{i}-{m.name}" for i, m in enumerate(MODELS)]
 
 
-def state(model, seed):
-    rng = np.random.default_rng(seed)
-    q, v, tau = rbd.testing.random_state(model, rng)
-    return q, v, tau, rng.normal(size=(model.nbodies, 6))
-
-
 @pytest.fixture(params=range(len(MODELS)), ids=IDS)
 def model(request):
     return MODELS[request.param]
@@ -62,7 +64,7 @@ def model(request):
 @pytest.mark.parametrize("name", list(VARIANTS))
 def test_variant_agrees_with_aba(model, name):
     for seed in range(2):
-        q, v, tau, f_ext = state(model, seed)
+        q, v, tau, f_ext = state_with_forces(model, seed)
         expected = aba_module.aba(model, q, v, tau, f_ext)
         assert_close(VARIANTS[name](model, q, v, tau, f_ext), expected, what=name)
         assert_close(VARIANTS[name](model, q, v, tau), aba_module.aba(model, q, v, tau),
@@ -70,13 +72,13 @@ def test_variant_agrees_with_aba(model, name):
 
 
 def test_crbm_mass_matrix_is_crba(model):
-    q, _, _, _ = state(model, 3)
+    q, _, _, _ = state_with_forces(model, 3)
     assert_close(be.mass_matrix_crbm(model, q), crba(model, q), what="HᵀAᵀMAH vs CRBA")
 
 
 def test_augmented_matrix_blocks(model):
     """Eq. (5): the diagonal block [[1, M, 0], [0, 1, H], [Hᵀ, 0, 0]] and the couplings."""
-    q, v, tau, f_ext = state(model, 4)
+    q, v, tau, f_ext = state_with_forces(model, 4)
     system = be.augmented_system(model, q, v, tau, f_ext)
     K = be.kkt_matrix(system).toarray()
     offsets = be.block_offsets(system)
@@ -106,7 +108,7 @@ def test_augmented_matrix_blocks(model):
 
 def test_symmetric_arrangement_is_symmetric_kkt(model):
     """Pai: Eq. (5) is a permutation of a symmetric matrix in KKT form (Eq. 7)."""
-    q, v, tau, f_ext = state(model, 5)
+    q, v, tau, f_ext = state_with_forces(model, 5)
     system = be.augmented_system(model, q, v, tau, f_ext)
     K_sym, rhs, _ = be.symmetric_kkt(system)
     # symmetric up to the rounding asymmetry of the stored inertias
@@ -118,7 +120,7 @@ def test_symmetric_arrangement_is_symmetric_kkt(model):
 
 def test_every_elimination_gives_the_same_unknowns(model):
     """Dense LU, CRBM and ABM agree on φ̇ and f too, and f satisfies Pai Eq. (4)."""
-    q, v, tau, f_ext = state(model, 6)
+    q, v, tau, f_ext = state_with_forces(model, 6)
     system = be.augmented_system(model, q, v, tau, f_ext)
     dense = be.solve_dense(system)
     for other in (be.solve_crbm(system), be.solve_abm(system),
@@ -133,7 +135,7 @@ def test_body_accelerations_match_finite_differences():
     """φ̇_i = d/dt v_i in body coordinates (no gravity), an independent check of Eq. (3)."""
     model = rbd.testing.random_model(21, 5, ("revolute", "prismatic", "helical"),
                                      gravity=(0, 0, 0))
-    q, v, tau, _ = state(model, 7)
+    q, v, tau, _ = state_with_forces(model, 7)
     sol = be.solve_dense(be.augmented_system(model, q, v, tau))
     h = 1e-5
 
@@ -153,7 +155,7 @@ def _featherstone_IA(model, q):
 
 
 def test_abm_blocks_are_featherstone_articulated_inertias(model):
-    q, _, _, _ = state(model, 8)
+    q, _, _, _ = state_with_forces(model, 8)
     M_hat = be.articulated_inertias(model, q)
     for i, IA in enumerate(_featherstone_IA(model, q)):
         assert_close(M_hat[i], IA, what=f"M̂_{i} vs IA_{i}")
@@ -175,7 +177,7 @@ def _floating_subtree(model, i, q):
 
 def test_abm_blocks_are_schur_complements(model):
     """Independent check: IA_i is the Schur complement of the free-floating subtree's M."""
-    q, _, _, _ = state(model, 9)
+    q, _, _, _ = state_with_forces(model, 9)
     M_hat = be.articulated_inertias(model, q)
     for i in range(model.nbodies):
         sub, q_sub = _floating_subtree(model, i, q)
@@ -186,7 +188,7 @@ def test_abm_blocks_are_schur_complements(model):
 
 
 def test_eliminated_system_is_block_upper_triangular(model):
-    q, v, tau, f_ext = state(model, 10)
+    q, v, tau, f_ext = state_with_forces(model, 10)
     system = be.augmented_system(model, q, v, tau, f_ext)
     for pivot in be.PIVOTS:
         elim = be.eliminate(system, pivot)
@@ -206,7 +208,7 @@ def test_eliminated_system_is_block_upper_triangular(model):
 
 
 def test_modified_pivot_equals_standard_pivot(model):
-    q, v, tau, _ = state(model, 11)
+    q, v, tau, _ = state_with_forces(model, 11)
     system = be.augmented_system(model, q, v, tau)
     standard, modified = be.eliminate(system), be.eliminate(system, "modified")
     for Ds, Dm, M_hat in zip(standard.D, modified.D, standard.M_hat, strict=True):
@@ -215,7 +217,7 @@ def test_modified_pivot_equals_standard_pivot(model):
 
 def test_crbm_factor_A_is_si_guenter_G(model):
     """Pai's A (Eq. 7) is Si & Guenter's G_λ = (1 − Γ_λ)⁻¹ (Appendix A, Eq. 44)."""
-    q, _, _, _ = state(model, 12)
+    q, _, _, _ = state_with_forces(model, 12)
     zero = np.zeros(model.nv)
     A_inv, _, H, _, _ = be.global_blocks(be.augmented_system(model, q, zero, zero))
     g = ploen.global_matrices(model, q)
@@ -225,14 +227,14 @@ def test_crbm_factor_A_is_si_guenter_G(model):
 
 def test_public_aba_modified_pivot_reference_backend():
     model = MODELS[0]
-    q, v, tau, f_ext = state(model, 13)
+    q, v, tau, f_ext = state_with_forces(model, 13)
     got = rbd.aba(model, q, v, tau, f_ext, backend="reference", pivot="modified")
     assert_close(got, aba_module.aba(model, q, v, tau, f_ext), what="aba(pivot='modified')")
 
 
 def test_unknown_pivot_is_rejected():
     model = MODELS[4]
-    q, v, tau, _ = state(model, 14)
+    q, v, tau, _ = state_with_forces(model, 14)
     system = be.augmented_system(model, q, v, tau)
     before = [M.copy() for M in system.M]
     with pytest.raises(rbd.InputError, match="pivot must be one of"):
@@ -260,26 +262,16 @@ RTOL_KERNEL = 1e-12
 def test_kernel_agrees_with_reference(model, require_kernels):
     from rbd._kernels import block_elimination as kernel
 
-    for seed in range(2):
-        q, v, tau, f_ext = state(model, 30 + seed)
-        assert_close(kernel.aba_modified(model, q, v, tau, f_ext),
-                     be.aba_modified(model, q, v, tau, f_ext), rtol=RTOL_KERNEL,
-                     what="modified-pivot kernel")
-        assert_close(kernel.aba_modified(model, q, v, tau), be.aba_modified(model, q, v, tau),
-                     rtol=RTOL_KERNEL)
+    assert_forward_twins(kernel.aba_modified, be.aba_modified, model, (30, 31), RTOL_KERNEL,
+                         what="modified-pivot kernel")
 
 
 def test_kernel_batch_registry_and_errors(require_kernels):
     from rbd._kernels import block_elimination as kernel
 
     model = MODELS[1]
-    rng = np.random.default_rng(4)
-    states = [rbd.testing.random_state(model, rng) for _ in range(3)]
-    Q, V, T = (np.array([s[k] for s in states]) for k in range(3))
-    out = kernel.aba_modified(model, Q, V, T)
-    assert out.shape == (3, model.nv)
-    for k in range(3):
-        assert_close(out[k], be.aba_modified(model, Q[k], V[k], T[k]), rtol=RTOL_KERNEL)
+    (Q, V, T), out = assert_forward_batch(kernel.aba_modified, be.aba_modified, model, 4,
+                                          RTOL_KERNEL)
     fn = rbd.registry.implementations("forward_dynamics")["aba-modified-pivot-kernel"]
     assert_close(fn(model, Q[1], V[1], T[1]), out[1], rtol=RTOL_KERNEL)
     with pytest.raises(rbd.InputError, match=r"f_ext must have shape"):

@@ -6,7 +6,15 @@ the paper's own definitions (S&G Eqs. 2, 3, 5 and Appendix C).
 
 import numpy as np
 import pytest
-from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close
+from helpers import (
+    ALL_JOINTS,
+    RTOL_EXACT,
+    RTOL_FD,
+    assert_close,
+    assert_forward_batch,
+    assert_forward_twins,
+    state_with_forces,
+)
 
 import rbd
 from rbd import spatial as sp
@@ -28,12 +36,6 @@ IDS = [f"{i}-{m.name}" for i, m in enumerate(MODELS)]
 @pytest.fixture(params=range(len(MODELS)), ids=IDS)
 def model(request):
     return MODELS[request.param]
-
-
-def state(model, seed):
-    rng = np.random.default_rng(seed)
-    q, v, tau = rbd.testing.random_state(model, rng)
-    return q, v, tau, rng.normal(size=(model.nbodies, 6))
 
 
 # --- the dictionary ------------------------------------------------------------------------
@@ -86,7 +88,7 @@ def test_derivative_of_adjoint_appendix_C(rng):
 # --- the recursion -------------------------------------------------------------------------
 def test_recursion_agrees_with_aba(model):
     for seed in range(2):
-        q, v, tau, f_ext = state(model, seed)
+        q, v, tau, f_ext = state_with_forces(model, seed)
         assert_close(ploen.forward_dynamics(model, q, v, tau, f_ext),
                      aba_module.aba(model, q, v, tau, f_ext), what="S&G (18)–(35)")
         assert_close(ploen.forward_dynamics(model, q, v, tau),
@@ -94,14 +96,14 @@ def test_recursion_agrees_with_aba(model):
 
 
 def test_reduced_torques_are_tau_minus_bias(model):
-    q, v, tau, _ = state(model, 2)
+    q, v, tau, _ = state_with_forces(model, 2)
     assert_close(ploen.reduced_torques(model, q, v, tau), tau - nonlinear_effects(model, q, v),
                  what="τ̄ (Eq. 26)")
 
 
 def test_articulated_factors(model):
     """J̄ (Eq. 27) are articulated inertias: Ω_k = S_kᵀ J̄_k S_k is ABA's D_k; M⁻¹ τ̄ is q̈."""
-    q, _, _, _ = state(model, 3)
+    q, _, _, _ = state_with_forces(model, 3)
     X_up, S = ploen.joint_quantities(model, q)
     F = ploen.articulated_factors(model, X_up, S)
     rng = np.random.default_rng(0)
@@ -115,7 +117,7 @@ def test_articulated_factors(model):
 def test_motion_transform_reading_of_eq_30_is_wrong():
     """Eq. (30) needs the force transform X_upᵀ: the motion transform X_up breaks Eq. (35)."""
     model = MODELS[0]
-    q, v, tau, _ = state(model, 4)
+    q, v, tau, _ = state_with_forces(model, 4)
     X_up, S = ploen.joint_quantities(model, q)
     F = ploen.articulated_factors(model, X_up, S)
     wrong = ploen.Factors(F.J_bar, F.Omega, F.Omega_inv, F.Y,
@@ -130,7 +132,7 @@ def test_motion_transform_reading_of_eq_30_is_wrong():
 
 # --- global matrix form (Appendix A) -------------------------------------------------------
 def test_global_mass_matrix_and_bias(model):
-    q, v, _, _ = state(model, 5)
+    q, v, _, _ = state_with_forces(model, 5)
     assert_close(ploen.mass_matrix_global(model, q), crba(model, q), what="Eq. (51)")
     assert_close(ploen.bias_forces_global(model, q, v), nonlinear_effects(model, q, v),
                  what="Eqs. (52)–(53)")
@@ -138,7 +140,7 @@ def test_global_mass_matrix_and_bias(model):
 
 def test_gamma_is_nilpotent_and_G_is_its_series(model):
     """Eqs. (44)–(45) and (59): G = Σ Γᵏ, blocks are transforms along the tree paths."""
-    q, _, _, _ = state(model, 6)
+    q, _, _, _ = state_with_forces(model, 6)
     g = ploen.global_matrices(model, q)
     n, Gamma = model.nbodies, g["Gamma"]
     power, series = np.eye(6 * n), np.eye(6 * n)
@@ -157,7 +159,7 @@ def test_gamma_is_nilpotent_and_G_is_its_series(model):
 
 # --- factorization of M⁻¹ (Appendix B) -----------------------------------------------------
 def test_inverse_mass_factorization(model):
-    q, _, _, _ = state(model, 7)
+    q, _, _, _ = state_with_forces(model, 7)
     M = crba(model, q)
     assert_close(ploen.mass_matrix_inverse_factorized(model, q), np.linalg.inv(M),
                  rtol=RTOL_EXACT * np.linalg.cond(M), what="Eq. (58) vs inv(crba)")
@@ -175,7 +177,7 @@ def test_inverse_mass_factorization(model):
 
 
 def test_factorized_forward_dynamics(model):
-    q, v, tau, f_ext = state(model, 8)
+    q, v, tau, f_ext = state_with_forces(model, 8)
     assert_close(ploen.forward_dynamics_factorized(model, q, v, tau, f_ext),
                  aba_module.aba(model, q, v, tau, f_ext), what="Appendix B steps 1–9")
 
@@ -184,7 +186,7 @@ def test_fixed_joint_is_handled():
     model = rbd.testing.random_model(34, 3, ALL_JOINTS)
     rng = np.random.default_rng(1)
     model.add_body(2, rbd.Fixed(), None, rbd.testing.random_inertia(rng), "welded")
-    q, v, tau, f_ext = state(model, 9)
+    q, v, tau, f_ext = state_with_forces(model, 9)
     expected = aba_module.aba(model, q, v, tau, f_ext)
     assert_close(ploen.forward_dynamics(model, q, v, tau, f_ext), expected)
     assert_close(ploen.forward_dynamics_factorized(model, q, v, tau, f_ext), expected)
@@ -199,26 +201,16 @@ RTOL_KERNEL = 1e-12
 def test_kernel_agrees_with_reference(model, require_kernels):
     from rbd._kernels import ploen as kernel
 
-    for seed in range(2):
-        q, v, tau, f_ext = state(model, 20 + seed)
-        assert_close(kernel.forward_dynamics(model, q, v, tau, f_ext),
-                     ploen.forward_dynamics(model, q, v, tau, f_ext), rtol=RTOL_KERNEL,
-                     what="ploen kernel")
-        assert_close(kernel.forward_dynamics(model, q, v, tau),
-                     ploen.forward_dynamics(model, q, v, tau), rtol=RTOL_KERNEL)
+    assert_forward_twins(kernel.forward_dynamics, ploen.forward_dynamics, model, (20, 21),
+                         RTOL_KERNEL, what="ploen kernel")
 
 
 def test_kernel_batch_and_registry(require_kernels):
     from rbd._kernels import ploen as kernel
 
     model = MODELS[1]
-    rng = np.random.default_rng(3)
-    states = [rbd.testing.random_state(model, rng) for _ in range(3)]
-    Q, V, T = (np.array([s[k] for s in states]) for k in range(3))
-    out = kernel.forward_dynamics(model, Q, V, T)
-    assert out.shape == (3, model.nv)
-    for k in range(3):
-        assert_close(out[k], ploen.forward_dynamics(model, Q[k], V[k], T[k]), rtol=RTOL_KERNEL)
+    (Q, V, T), out = assert_forward_batch(kernel.forward_dynamics, ploen.forward_dynamics,
+                                          model, 3, RTOL_KERNEL)
     fn = rbd.registry.implementations("forward_dynamics")["ploen-kernel"]
     assert rbd.registry.supports("forward_dynamics", "ploen-kernel", model)
     assert_close(fn(model, Q[0], V[0], T[0]), out[0], rtol=RTOL_KERNEL)
@@ -228,7 +220,7 @@ def test_kernel_rejects_bad_input(require_kernels):
     from rbd._kernels import ploen as kernel
 
     model = MODELS[1]
-    q, v, tau, _ = state(model, 5)
+    q, v, tau, _ = state_with_forces(model, 5)
     q_before = q.copy()
     with pytest.raises(rbd.InputError, match=r"tau must have shape"):
         kernel.forward_dynamics(model, q, v, tau[:-1])
