@@ -16,6 +16,11 @@ from ..joints import Free, Revolute, Spherical, Universal
 from ..model import Model
 from ..spatial import plux
 
+#: The builders of the mechanisms with symbolic joints (Guenter & Lee §5, in
+#: :mod:`rbd.models.mechanisms`, loaded with sympy on first use).
+_MECHANISM_BUILDERS = ("torus_chain", "windmill", "bead_on_wire", "rolling_wheels",
+                       "four_bar_knee", "torus_chain_on_spline", "board_on_bezier_surface")
+
 __all__ = [
     "rod_inertia",
     "box_inertia",
@@ -30,13 +35,7 @@ __all__ = [
     "resolve",
     "names",
     "register_model",
-    "torus_chain",
-    "windmill",
-    "bead_on_wire",
-    "rolling_wheels",
-    "four_bar_knee",
-    "torus_chain_on_spline",
-    "board_on_bezier_surface",
+    *_MECHANISM_BUILDERS,
 ]
 
 _X, _Y, _Z = np.eye(3)
@@ -208,9 +207,8 @@ _ALIASES: dict[str, str] = {
 }
 
 #: Mechanisms with symbolic joints (Guenter & Lee §5), loaded with sympy on first use.
-_MECHANISMS = ("torus_chain", "windmill", "bead_on_wire", "rolling_wheels", "four_bar_knee",
-               "torus_chain_on_spline", "board_on_bezier_surface",
-               "four_bar_coupler", "KNEE", "body_shapes", "torus_inertia", "ellipsoid_inertia")
+_MECHANISMS = (*_MECHANISM_BUILDERS, "four_bar_coupler", "KNEE", "body_shapes", "torus_inertia",
+               "ellipsoid_inertia")
 
 
 def _mechanisms():

@@ -50,16 +50,10 @@ from ..symbolic.frames import (
     surface_surface_joint,
 )
 from ..symbolic.joint import SymbolicJoint
-from . import box_inertia
+from . import _MECHANISM_BUILDERS, box_inertia
 
 __all__ = [
-    "torus_chain",
-    "windmill",
-    "bead_on_wire",
-    "rolling_wheels",
-    "four_bar_knee",
-    "torus_chain_on_spline",
-    "board_on_bezier_surface",
+    *_MECHANISM_BUILDERS,
     "SPLINE_POINTS",
     "SURFACE_HEIGHTS",
     "body_shapes",
@@ -95,6 +89,28 @@ def ellipsoid_inertia(mass: float, a: float, b: float, c: float):
 
 
 # --- torus chains (TC10, TC20) ----------------------------------------------------------------
+def _check_torus_chain(n: int, R: float, r: float) -> None:
+    if n < 1:
+        raise ModelError(f"a torus chain needs at least one torus, got n={n}")
+    if not 0 < r < R:
+        raise ModelError(f"torus radii must satisfy 0 < r < R, got R={R}, r={r}")
+
+
+def _torus_chain(model: Model, shapes: dict, torus, first, n: int, mass: float) -> Model:
+    """Add ``n`` tori to ``model``: the first on the joint ``first = (joint, frame name)``,
+    each next one hanging from the previous by a torus–torus contact (GL Eq. 15)."""
+    link = surface_surface_joint(torus, torus, neutral=(np.pi, np.pi, 0.0, np.pi),
+                                 name="torus-torus")
+    parent = -1
+    for i in range(n):
+        joint, frame = first if i == 0 else (link, f"contact{i}")
+        parent = model.add_body(parent, joint, None, torus_inertia(mass, torus.R, torus.r),
+                                f"torus{i + 1}", frame)
+        shapes[f"torus{i + 1}"] = torus
+    _SHAPES[model] = shapes
+    return model
+
+
 def torus_chain(n: int = 10, R: float = 0.5, r: float = 0.1, mass: float = 1.0) -> Model:
     """A chain of ``n`` linked tori hanging from a peg (Si & Guenter's TC10/TC20; GL Fig. 5b).
 
@@ -105,26 +121,12 @@ def torus_chain(n: int = 10, R: float = 0.5, r: float = 0.1, mass: float = 1.0) 
     the neutral configuration the chain hangs straight down, each torus
     turned 90° from the last.  DoF ``2 + 4 (n - 1)``.
     """
-    if n < 1:
-        raise ModelError(f"a torus chain needs at least one torus, got n={n}")
-    if not 0 < r < R:
-        raise ModelError(f"torus radii must satisfy 0 < r < R, got R={R}, r={r}")
+    _check_torus_chain(n, R, r)
     torus = geometry.Torus(R, r)
     # peg contact frame: tangent along x, normal pointing down (into the hole below the peg)
     peg = homogeneous(sympy.diag(1, -1, -1), [0, 0, 0])
     hang = surface_point_joint(torus, peg, neutral=(0.0, np.pi), name="torus on peg")
-    link = surface_surface_joint(torus, torus, neutral=(np.pi, np.pi, 0.0, np.pi),
-                                 name="torus-torus")
-    model = Model(name=f"TC{n}")
-    shapes = {}
-    parent = -1
-    for i in range(n):
-        parent = model.add_body(parent, hang if i == 0 else link, None,
-                                torus_inertia(mass, R, r), f"torus{i + 1}",
-                                "peg" if i == 0 else f"contact{i}")
-        shapes[f"torus{i + 1}"] = torus
-    _SHAPES[model] = shapes
-    return model
+    return _torus_chain(Model(name=f"TC{n}"), {}, torus, (hang, "peg"), n, mass)
 
 
 # --- the windmill (WM) ------------------------------------------------------------------------
@@ -322,10 +324,7 @@ def torus_chain_on_spline(n: int = 4, control_points=None, R: float = 0.5, r: fl
     middle of the curve (``s = 1/2``, ``θ = 0``) and the chain hangs straight
     down.  DoF ``2 + 4 (n - 1)``.
     """
-    if n < 1:
-        raise ModelError(f"a torus chain needs at least one torus, got n={n}")
-    if not 0 < r < R:
-        raise ModelError(f"torus radii must satisfy 0 < r < R, got R={R}, r={r}")
+    _check_torus_chain(n, R, r)
     curve = BezierCurve(SPLINE_POINTS if control_points is None else control_points)
     tangent = curve.derivatives(0.5, 1)[1]
     if np.linalg.norm(np.cross(tangent, UP)) < 1e-6 * np.linalg.norm(tangent):
@@ -334,18 +333,8 @@ def torus_chain_on_spline(n: int = 4, control_points=None, R: float = 0.5, r: fl
     torus = geometry.Torus(R, r)
     ride = curve_joint(curve, roll=True, neutral=(0.5, 0.0), name="torus on spline", up=UP,
                        axis="z")
-    link = surface_surface_joint(torus, torus, neutral=(np.pi, np.pi, 0.0, np.pi),
-                                 name="torus-torus")
-    model = Model(name=f"TC{n} on spline")
-    shapes = {"world": ("wire", curve)}
-    parent = -1
-    for i in range(n):
-        parent = model.add_body(parent, ride if i == 0 else link, None,
-                                torus_inertia(mass, R, r), f"torus{i + 1}",
-                                "spline" if i == 0 else f"contact{i}")
-        shapes[f"torus{i + 1}"] = torus
-    _SHAPES[model] = shapes
-    return model
+    return _torus_chain(Model(name=f"TC{n} on spline"), {"world": ("wire", curve)}, torus,
+                        (ride, "spline"), n, mass)
 
 
 # --- a board on a Bézier surface (Si & Guenter, Fig. 4) ---------------------------------------
