@@ -55,7 +55,9 @@ the two-body chain of Pai §5 and is solved by the articulated-body
 elimination.
 """
 
-from .pair import (
+from . import pair as _pair
+from . import simulation as _simulation
+from .pair import (  # noqa: F401  (re-exported: see __all__ below)
     H_PSI,
     Ad,
     ContactDynamics,
@@ -65,18 +67,6 @@ from .pair import (
     R_psi,
     frame_jacobian,
 )
-from .simulation import ContactEvent, ContactTrajectory, simulate
+from .simulation import ContactEvent, ContactTrajectory, simulate  # noqa: F401
 
-__all__ = [
-    "R_psi",
-    "Ad",
-    "frame_jacobian",
-    "ContactJacobians",
-    "ContactState",
-    "ContactDynamics",
-    "ContactEvent",
-    "ContactTrajectory",
-    "ContactPair",
-    "simulate",
-    "H_PSI",
-]
+__all__ = [*_pair.__all__, *_simulation.__all__, "H_PSI"]
