@@ -6,18 +6,11 @@ Featherstone's ABA, and against properties of the system itself.
 """
 
 
+import helpers
 import numpy as np
 import pytest
 import scipy.sparse.linalg as spla
-from helpers import (
-    ALL_JOINTS,
-    RTOL_EXACT,
-    RTOL_FD,
-    assert_close,
-    assert_forward_batch,
-    assert_forward_twins,
-    state_with_forces,
-)
+from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close, state_with_forces
 
 import rbd
 from rbd.reference import aba as aba_module
@@ -262,16 +255,16 @@ RTOL_KERNEL = 1e-12
 def test_kernel_agrees_with_reference(model, require_kernels):
     from rbd._kernels import block_elimination as kernel
 
-    assert_forward_twins(kernel.aba_modified, be.aba_modified, model, (30, 31), RTOL_KERNEL,
-                         what="modified-pivot kernel")
+    helpers.assert_forward_twins(kernel.aba_modified, be.aba_modified, model, (30, 31),
+                                 RTOL_KERNEL, what="modified-pivot kernel")
 
 
 def test_kernel_batch_registry_and_errors(require_kernels):
     from rbd._kernels import block_elimination as kernel
 
     model = MODELS[1]
-    (Q, V, T), out = assert_forward_batch(kernel.aba_modified, be.aba_modified, model, 4,
-                                          RTOL_KERNEL)
+    (Q, V, T), out = helpers.assert_forward_batch(kernel.aba_modified, be.aba_modified,
+                                                  model, 4, RTOL_KERNEL)
     fn = rbd.registry.implementations("forward_dynamics")["aba-modified-pivot-kernel"]
     assert_close(fn(model, Q[1], V[1], T[1]), out[1], rtol=RTOL_KERNEL)
     with pytest.raises(rbd.InputError, match=r"f_ext must have shape"):

@@ -4,17 +4,10 @@ Also checks each entry of the Lie-group ↔ spatial-algebra dictionary against
 the paper's own definitions (S&G Eqs. 2, 3, 5 and Appendix C).
 """
 
+import helpers
 import numpy as np
 import pytest
-from helpers import (
-    ALL_JOINTS,
-    RTOL_EXACT,
-    RTOL_FD,
-    assert_close,
-    assert_forward_batch,
-    assert_forward_twins,
-    state_with_forces,
-)
+from helpers import ALL_JOINTS, RTOL_EXACT, RTOL_FD, assert_close, state_with_forces
 
 import rbd
 from rbd import spatial as sp
@@ -201,16 +194,16 @@ RTOL_KERNEL = 1e-12
 def test_kernel_agrees_with_reference(model, require_kernels):
     from rbd._kernels import ploen as kernel
 
-    assert_forward_twins(kernel.forward_dynamics, ploen.forward_dynamics, model, (20, 21),
-                         RTOL_KERNEL, what="ploen kernel")
+    helpers.assert_forward_twins(kernel.forward_dynamics, ploen.forward_dynamics, model,
+                                 (20, 21), RTOL_KERNEL, what="ploen kernel")
 
 
 def test_kernel_batch_and_registry(require_kernels):
     from rbd._kernels import ploen as kernel
 
     model = MODELS[1]
-    (Q, V, T), out = assert_forward_batch(kernel.forward_dynamics, ploen.forward_dynamics,
-                                          model, 3, RTOL_KERNEL)
+    (Q, V, T), out = helpers.assert_forward_batch(kernel.forward_dynamics,
+                                                  ploen.forward_dynamics, model, 3, RTOL_KERNEL)
     fn = rbd.registry.implementations("forward_dynamics")["ploen-kernel"]
     assert rbd.registry.supports("forward_dynamics", "ploen-kernel", model)
     assert_close(fn(model, Q[0], V[0], T[0]), out[0], rtol=RTOL_KERNEL)
