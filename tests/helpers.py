@@ -119,6 +119,33 @@ def assert_forward_batch(kernel_fn, reference_fn, model, seed: int, rtol: float)
     return (Q, V, T), out
 
 
+#: Step of the central differences of the joint tests (see :data:`RTOL_FD`).
+H_FD = 1e-6
+
+
+def joint_pose(joint, q) -> np.ndarray:
+    """The successor's pose ``[[R, p], [0, 1]]`` relative to the predecessor."""
+    return rbd.spatial.homogeneous(*joint.transform(q))
+
+
+def body_twist_fd(joint, q, v) -> np.ndarray:
+    """Body-frame twist [ω; v] of the successor from d/dt of its pose: (G⁻¹ Ġ)^∨ (S&G Eq. 9).
+
+    Central differences along ``integrate(q, v, ±H_FD)`` (``q ± H_FD v`` on a vector joint).
+    """
+    Gp = joint_pose(joint, joint.integrate(q, v, H_FD))
+    Gm = joint_pose(joint, joint.integrate(q, v, -H_FD))
+    twist = np.linalg.inv(joint_pose(joint, q)) @ ((Gp - Gm) / (2 * H_FD))
+    return np.concatenate([rbd.spatial.unskew(twist[:3, :3]), twist[:3, 3]])
+
+
+def joint_states(joint, seed: int, n: int):
+    """``n`` random ``(q, v)`` of ``joint``, drawn from one generator seeded with ``seed``."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        yield joint.random(rng), rng.normal(size=joint.nv)
+
+
 def python_child(code: str, *args: str, timeout: float = 120, env=None, check: bool = False):
     """Run ``code`` as a script in a new interpreter, in an empty temporary directory.
 

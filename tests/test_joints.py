@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-from helpers import RTOL_FD
+from helpers import RTOL_FD, body_twist_fd, joint_pose
 
 import rbd
 from rbd import spatial as sp
@@ -10,20 +10,6 @@ from rbd.testing import JOINT_FACTORIES
 
 KINDS = sorted(JOINT_FACTORIES)
 H = 1e-6
-
-
-def pose(joint, q):
-    R, p = joint.transform(q)
-    return sp.homogeneous(R, p)
-
-
-def body_twist_fd(joint, q, v):
-    """Body-frame twist [ω; v] of the successor from d/dt of its pose: (G⁻¹ Ġ)^∨ (S&G Eq. 9)."""
-    G0 = pose(joint, q)
-    Gp, Gm = pose(joint, joint.integrate(q, v, H)), pose(joint, joint.integrate(q, v, -H))
-    Gdot = (Gp - Gm) / (2 * H)
-    twist = np.linalg.inv(G0) @ Gdot
-    return np.concatenate([sp.unskew(twist[:3, :3]), twist[:3, 3]])
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -63,7 +49,7 @@ def test_integrate_difference_roundtrip(kind):
     q1 = joint.integrate(q, v, 1.0)
     assert np.allclose(joint.difference(q, q1), v, atol=1e-9)
     # a zero step is the same pose (a quaternion may come back with the opposite sign)
-    assert np.allclose(pose(joint, joint.integrate(q, v, 0.0)), pose(joint, q))
+    assert np.allclose(joint_pose(joint, joint.integrate(q, v, 0.0)), joint_pose(joint, q))
 
 
 def test_quaternion_joints_stay_on_the_sphere():

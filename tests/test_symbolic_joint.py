@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import sympy
-from helpers import RTOL_EXACT, RTOL_FD, assert_close
+from helpers import RTOL_EXACT, RTOL_FD, assert_close, body_twist_fd, joint_states
 
 import rbd
 from rbd import spatial as sp
@@ -59,17 +59,6 @@ def cam():
     return SymbolicJoint(homogeneous(R, p), [a, b], name="cam")
 
 
-def pose(joint, q):
-    return sp.homogeneous(*joint.transform(q))
-
-
-def body_twist_fd(joint, q, v):
-    """(G⁻¹ Ġ)^∨ by central differences along q̇ = v."""
-    Gdot = (pose(joint, q + H * v) - pose(joint, q - H * v)) / (2 * H)
-    twist = np.linalg.inv(pose(joint, q)) @ Gdot
-    return np.concatenate([sp.unskew(twist[:3, :3]), twist[:3, 3]])
-
-
 # --- twins of the built-in joints ---------------------------------------------------------
 BUILTINS = [
     rbd.Revolute([0, 0, 1]),
@@ -86,9 +75,7 @@ def test_twin_equals_builtin(joint):
     sym = twin(joint)
     assert sym.kind == "symbolic" and sym.code == rbd.joints.JOINT_CODES["symbolic"] == 8
     assert sym.nq == sym.nv == joint.nv
-    rng = np.random.default_rng(5)
-    for _ in range(4):
-        q, v = joint.random(rng), rng.normal(size=joint.nv)
+    for q, v in joint_states(joint, 5, 4):
         assert_close(sym.X_J(q), joint.X_J(q), RTOL_TWIN, "X_J")
         assert_close(sym.S(q), joint.S(q), RTOL_TWIN, "S")
         assert_close(sym.S_dot(q, v), joint.S_dot(q, v), RTOL_TWIN, "S_dot")
@@ -150,9 +137,7 @@ def test_euler_joint_matches_spherical(euler):
 @pytest.mark.parametrize("name", ["euler", "cam"])
 def test_S_and_S_dot_against_finite_differences(name, request):
     joint = request.getfixturevalue(name)
-    rng = np.random.default_rng(7)
-    for _ in range(4):
-        q, v = joint.random(rng), rng.normal(size=joint.nv)
+    for q, v in joint_states(joint, 7, 4):
         assert_close(joint.S(q) @ v, body_twist_fd(joint, q, v), RTOL_FD, "S v")
         Sd = (joint.S(q + H * v) - joint.S(q - H * v)) / (2 * H)
         assert_close(joint.S_dot(q, v), Sd, RTOL_FD, "S_dot")
@@ -210,9 +195,7 @@ needs_compiler = pytest.mark.skipif(not build.compiler_available(), reason="no C
 @pytest.mark.parametrize("name", ["euler", "cam"])
 def test_generated_c_equals_lambdified(name, request):
     joint = request.getfixturevalue(name)
-    rng = np.random.default_rng(10)
-    for _ in range(4):
-        q, qd = joint.random(rng), rng.normal(size=joint.nv)
+    for q, qd in joint_states(joint, 10, 4):
         E, r, S, cJ = joint.jcalc_compiled(q, qd)
         R, p = joint.transform(q)
         assert_close(E, R.T, RTOL_C, "E")
