@@ -322,18 +322,24 @@ def test_scalar_results_are_floats():
     assert type(T) is float and type(U) is float
 
 
+def _on_threads(kernel, counts, run) -> list:
+    """``run()`` with ``kernel.num_threads`` set to each of ``counts`` in turn (then restored)."""
+    saved = kernel.num_threads
+    try:
+        results = []
+        for n in counts:
+            kernel.num_threads = n
+            results.append(run())
+        return results
+    finally:
+        kernel.num_threads = saved
+
+
 def test_thread_count_does_not_change_results():
     model = random_model(15, 6, KINDS, floating_base=True)
     Q, V, A, F = _batch(model, 37)
     kernel = rbd.algorithms.compiled(model)
-    saved = kernel.num_threads
-    try:
-        kernel.num_threads = 1
-        serial = kernel.aba(Q, V, A, F)
-        kernel.num_threads = 3
-        parallel = kernel.aba(Q, V, A, F)
-    finally:
-        kernel.num_threads = saved
+    serial, parallel = _on_threads(kernel, (1, 3), lambda: kernel.aba(Q, V, A, F))
     np.testing.assert_array_equal(serial, parallel)
     with pytest.raises(rbd.InputError, match="num_threads"):
         kernel.num_threads = 0
@@ -557,23 +563,16 @@ def test_variant_batches_equal_per_call_on_any_thread_count():
     model = random_model(21, 6, KINDS, floating_base=True)
     Q, V, A, F = _batch(model, 23)
     kernel = rbd.algorithms.compiled(model)
-    saved = kernel.num_threads
-    try:
-        for name, fn in _variants().items():
-            kernel.num_threads = 2
-            parallel = fn(model, Q, V, A, F)
-            kernel.num_threads = 1
-            serial = fn(model, Q, V, A, F)
-            np.testing.assert_array_equal(parallel, serial, err_msg=name)
-            for k in range(len(Q)):
-                np.testing.assert_array_equal(parallel[k], fn(model, Q[k], V[k], A[k], F[k]),
-                                              err_msg=name)
-            # shared arguments broadcast over the batch
-            np.testing.assert_array_equal(fn(model, Q[0], V, A[0]),
-                                          [fn(model, Q[0], V[k], A[0]) for k in range(len(Q))],
+    for name, fn in _variants().items():
+        parallel, serial = _on_threads(kernel, (2, 1), lambda fn=fn: fn(model, Q, V, A, F))
+        np.testing.assert_array_equal(parallel, serial, err_msg=name)
+        for k in range(len(Q)):
+            np.testing.assert_array_equal(parallel[k], fn(model, Q[k], V[k], A[k], F[k]),
                                           err_msg=name)
-    finally:
-        kernel.num_threads = saved
+        # shared arguments broadcast over the batch
+        np.testing.assert_array_equal(fn(model, Q[0], V, A[0]),
+                                      [fn(model, Q[0], V[k], A[0]) for k in range(len(Q))],
+                                      err_msg=name)
 
 
 def test_variants_name_the_bad_argument(floating):
