@@ -12,21 +12,23 @@ KINDS = sorted(JOINT_FACTORIES)
 H = 1e-6
 
 
+def samples(kind: str, seed: int, n: int = 5):
+    """``n`` random joints of ``kind``, each with a random ``(q, v)``, from one generator."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n):
+        joint = JOINT_FACTORIES[kind](rng)
+        yield joint, joint.random(rng), rng.normal(size=joint.nv)
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_S_is_the_body_twist(kind):
-    rng = np.random.default_rng(1)
-    for _ in range(5):
-        joint = JOINT_FACTORIES[kind](rng)
-        q, v = joint.random(rng), rng.normal(size=joint.nv)
+    for joint, q, v in samples(kind, 1):
         assert np.allclose(joint.S(q) @ v, body_twist_fd(joint, q, v), atol=RTOL_FD * 10)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_S_dot_matches_finite_difference(kind):
-    rng = np.random.default_rng(2)
-    for _ in range(5):
-        joint = JOINT_FACTORIES[kind](rng)
-        q, v = joint.random(rng), rng.normal(size=joint.nv)
+    for joint, q, v in samples(kind, 2):
         Sd = (joint.S(joint.integrate(q, v, H)) - joint.S(joint.integrate(q, v, -H))) / (2 * H)
         assert np.allclose(joint.S_dot(q, v), Sd, atol=RTOL_FD * 10)
         assert np.allclose(joint.c_J(q, v), Sd @ v, atol=RTOL_FD * 10)
