@@ -64,9 +64,12 @@ def cluster(n_workers: int):
     """A warm local cluster: started, and ``rbd`` imported on its workers."""
     from dask.distributed import Client, LocalCluster
 
+    for name in list(logging.root.manager.loggerDict):      # no start and close chatter
+        if name.startswith("distributed"):
+            logging.getLogger(name).setLevel(logging.WARNING)
     t0 = time.perf_counter()
     local = LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=None,
-                         silence_logs=False)      # the level set in main() holds
+                         silence_logs=logging.CRITICAL)   # back to WARNING at close
     client = Client(local)
     started = time.perf_counter() - t0
     client.run(__import__, "rbd")
@@ -85,7 +88,6 @@ def main() -> None:
     parser.add_argument("--duration", type=float, default=20.0)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    logging.getLogger("distributed").setLevel(logging.WARNING)   # no start and close chatter
     warnings.filterwarnings("ignore", message="Port .* is already in use")
     fn = functools.partial(largest_swing, duration=args.duration)
     axes = grid(args.points)
