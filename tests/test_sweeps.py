@@ -117,7 +117,8 @@ def test_a_failing_point_raises_its_error_and_leaves_the_client_usable(client):
 
 
 def test_a_batched_fn_must_return_one_result_per_point(client):
-    with pytest.raises(rbd.InputError, match="one result per point: it returned 2 for a batch of 3"):
+    message = "one result per point: it returned 2 for a batch of 3"
+    with pytest.raises(rbd.InputError, match=message):
         sweep(too_few, {"a": [1, 2, 3]}, chunk=3, batched=True, scheduler=client, progress=False)
 
 
