@@ -144,11 +144,13 @@ class Model:
             Parent body index or name; ``-1`` or ``None`` for the world.
         joint : Joint
             The joint from the parent to the new body.
-        X_tree : (6, 6) array or (E, r) tuple, optional
+        X_tree : (6, 6) array or tuple, optional
             Plücker transform from parent-body coordinates to the joint's
-            predecessor frame (identity by default).
-        inertia : (6, 6) array or (mass, com, I_com) tuple, optional
-            Spatial inertia about the body origin, or its parts (zero by default).
+            predecessor frame, or its parts ``(E, r)`` (identity by default).
+        inertia : (6, 6) array or tuple, optional
+            Spatial inertia about the body origin, or its parts as a tuple
+            ``(mass, com, I_com)``: the mass, the centre of mass in body
+            coordinates and the rotational inertia about it (zero by default).
         name : str, optional
             Unique body name (``"body<i>"`` by default).
         joint_name : str, optional
