@@ -258,3 +258,9 @@ def test_a_massless_model_has_no_centre_of_mass(backend):
     model.add_body(-1, rbd.Revolute())
     with pytest.raises(rbd.ModelError, match="no mass, so no centre of mass"):
         rbd.center_of_mass(model, [0.0], backend=backend)
+
+
+def test_mechanisms_module_is_reachable_without_an_import():
+    module = rbd.models.mechanisms
+    assert module.__name__ == "rbd.models.mechanisms"
+    assert module.torus_chain is rbd.models.torus_chain

@@ -218,6 +218,8 @@ def _mechanisms():
 
 
 def __getattr__(name: str):
+    if name == "mechanisms":            # ``rbd.models.mechanisms`` without a separate import
+        return _mechanisms()
     if name in _MECHANISMS:
         return getattr(_mechanisms(), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
