@@ -212,9 +212,11 @@ _MECHANISMS = (*_MECHANISM_BUILDERS, "four_bar_coupler", "KNEE", "body_shapes", 
 
 
 def _mechanisms():
-    from . import mechanisms  # imported on demand: it needs sympy
+    import importlib
 
-    return mechanisms
+    # imported on demand (it needs sympy), by its full name: ``from . import mechanisms``
+    # would ask this module's __getattr__ for it first
+    return importlib.import_module(f"{__name__}.mechanisms")
 
 
 def __getattr__(name: str):
