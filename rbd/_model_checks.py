@@ -16,6 +16,16 @@ from .spatial import inertia_parts, mcI, plux, plux_parts
 #: double precision, far beyond any physical system in SI units.
 MAX_MAGNITUDE = 1e100
 
+#: Tolerance of the inertia checks, relative to the largest principal moment: a
+#: principal moment may be below zero, and the two smaller ones may sum to less
+#: than the largest, by this fraction of the largest.  Numbers written with ten
+#: or more significant digits (as tools that export URDF do) stay inside it.
+INERTIA_RTOL = 1e-9
+
+#: Absolute floor of that tolerance, in kg m² per kg of body mass (at least 1 kg):
+#: far below any physical moment, it accepts inertias that are zero up to round-off.
+INERTIA_ATOL = 1e-15
+
 
 def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
     if np.iscomplexobj(value):
@@ -54,26 +64,35 @@ def _close(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
     return float(np.abs(a - b).max()) <= atol
 
 
+def inertia_violation(m: float, Ic: np.ndarray, scale: float | None = None) -> str | None:
+    """The physical condition ``Ic`` breaks beyond the tolerance, with its numbers, or None.
+
+    The principal moments must be non-negative and obey the triangle inequality,
+    within ``INERTIA_RTOL * scale`` (``scale``: the largest principal moment by
+    default), never below ``INERTIA_ATOL`` kg m² per kg of mass.
+    """
+    lam = np.linalg.eigvalsh(Ic)
+    scale = float(np.abs(lam).max()) if scale is None else scale
+    tol = max(INERTIA_RTOL * scale, INERTIA_ATOL * max(1.0, m))
+    moments = "[" + ", ".join(f"{x:.6g}" for x in lam) + "] kg m^2"
+    if lam[0] < -tol:
+        return (f"principal moments {moments} are not all >= 0 (the rotational inertia is "
+                "not positive semi-definite)")
+    if lam[0] + lam[1] < lam[2] - tol:
+        return (f"principal moments {moments} break the triangle inequality: "
+                f"{lam[0]:.6g} + {lam[1]:.6g} = {lam[0] + lam[1]:.6g} < {lam[2]:.6g}")
+    return None
+
+
 def _check_inertia(m: float, Ic: np.ndarray, body: str) -> None:
     if m < 0:
         raise ModelError(f"body {body!r}: negative mass {m:g}")
     if not _close(Ic, Ic.T, 1e-9 * max(1.0, np.abs(Ic).max())):
         raise ModelError(f"body {body!r}: rotational inertia is not symmetric")
-    scale = max(1e-300, np.abs(Ic).max())
-    eig = np.linalg.eigvalsh(0.5 * (Ic + Ic.T))
-    # relative to the inertia's size, with an absolute floor far below any physical
-    # moment (1e-15 kg m^2 per kg) so that round-off in written files is accepted
-    tol = max(1e-9 * scale, 1e-15 * max(1.0, m))
-    if eig[0] < -tol:
-        raise ModelError(
-            f"body {body!r}: rotational inertia is not positive semi-definite "
-            f"(eigenvalues {eig.tolist()})"
-        )
-    a, b, c = eig
-    if a + b < c - tol:
-        raise ModelError(
-            f"body {body!r}: principal moments {eig.tolist()} break the triangle inequality"
-        )
+    # the builder's scale is the largest entry (at most the largest principal moment)
+    problem = inertia_violation(m, 0.5 * (Ic + Ic.T), scale=max(1e-300, np.abs(Ic).max()))
+    if problem:
+        raise ModelError(f"body {body!r}: {problem}")
 
 
 def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:

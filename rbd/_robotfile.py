@@ -19,20 +19,12 @@ from dataclasses import dataclass
 import numpy as np
 from defusedxml.ElementTree import fromstring as _defused_fromstring
 
+from ._model_checks import INERTIA_ATOL, INERTIA_RTOL
+from ._model_checks import inertia_violation as violation
 from .spatial import plux_parts
 
 __all__ = ["INERTIA_RTOL", "INERTIA_ATOL", "Link", "quote", "unique", "safe_fromstring",
            "merge", "violation", "nearest_physical"]
-
-#: Tolerance of the inertia checks, relative to the largest principal moment: a
-#: principal moment may be below zero, and the two smaller ones may sum to less
-#: than the largest, by this fraction of the largest.  Numbers written with ten
-#: or more significant digits (as tools that export URDF do) stay inside it.
-INERTIA_RTOL = 1e-9
-
-#: Absolute floor of that tolerance, in kg m² per kg of body mass (at least 1 kg):
-#: far below any physical moment, it accepts inertias that are zero up to round-off.
-INERTIA_ATOL = 1e-15
 
 _QUOTE = 60  # characters of a document or file name quoted in a message
 
@@ -99,20 +91,6 @@ def merge(parts: list[tuple[Link, np.ndarray]]) -> tuple[float, np.ndarray, np.n
         d = ck - c
         Ic += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
     return m, np.asarray(c, dtype=float), 0.5 * (Ic + Ic.T)
-
-
-def violation(m: float, Ic: np.ndarray) -> str | None:
-    """The physical condition ``Ic`` breaks beyond the tolerance, with its numbers, or None."""
-    lam = np.linalg.eigvalsh(Ic)
-    tol = max(INERTIA_RTOL * float(np.abs(lam).max()), INERTIA_ATOL * max(1.0, m))
-    moments = "[" + ", ".join(f"{x:.6g}" for x in lam) + "] kg m^2"
-    if lam[0] < -tol:
-        return (f"principal moments {moments} are not all >= 0 (the rotational inertia is "
-                "not positive semi-definite)")
-    if lam[0] + lam[1] < lam[2] - tol:
-        return (f"principal moments {moments} break the triangle inequality: "
-                f"{lam[0]:.6g} + {lam[1]:.6g} = {lam[0] + lam[1]:.6g} < {lam[2]:.6g}")
-    return None
 
 
 def nearest_physical(Ic: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
