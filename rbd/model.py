@@ -442,7 +442,11 @@ class Model:
 
     @property
     def total_mass(self) -> float:
-        return float(sum(b.mass for b in self._bodies))
+        """The sum of the bodies' masses (cached: ``center_of_mass`` checks it per call)."""
+        cached = self._cache.get("total_mass")
+        if cached is None:
+            cached = self._cache["total_mass"] = float(sum(b.mass for b in self._bodies))
+        return cached
 
     def q_index(self, i: int) -> slice:
         """Slice of body ``i``'s joint coordinates in ``q``.
