@@ -428,6 +428,19 @@ def write_section(text: str, path: Path = DOC) -> None:
     path.write_text(new.rstrip("\n") + "\n")
 
 
+def peers_ready() -> bool:
+    """Pinocchio importable and rbd's kernels built; otherwise say which is missing."""
+    try:
+        import pinocchio  # noqa: F401
+    except ImportError:
+        print("Pinocchio is not installed (pip install pin); nothing to compare with.")
+        return False
+    if not rbd.has_kernels():
+        print("rbd's compiled kernels are not available; build them first.")
+        return False
+    return True
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions, no doc update")
@@ -436,13 +449,7 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=2, help="threads for the batches")
     parser.add_argument("--no-write", action="store_true", help="do not update the docs page")
     args = parser.parse_args(argv)
-    try:
-        import pinocchio  # noqa: F401
-    except ImportError:
-        print("Pinocchio is not installed (pip install pin); nothing to compare with.")
-        return 1
-    if not rbd.has_kernels():
-        print("rbd's compiled kernels are not available; build them first.")
+    if not peers_ready():
         return 1
     rounds, target = (7, 0.02) if args.quick else (31, 0.05)
     rng = random.Random(0)

@@ -26,7 +26,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_core import interleaved, ratio, to_pinocchio, us  # noqa: E402
+from bench_core import interleaved, peers_ready, ratio, to_pinocchio, us  # noqa: E402
 
 import rbd  # noqa: E402
 
@@ -78,14 +78,9 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--models", nargs="+", default=list(MODELS), help="models to time")
     args = parser.parse_args(argv)
-    try:
-        import pinocchio as pin
-    except ImportError:
-        print("Pinocchio is not installed (pip install pin); nothing to compare with.")
+    if not peers_ready():
         return 1
-    if not rbd.has_kernels():
-        print("rbd's compiled kernels are not available; build them first.")
-        return 1
+    import pinocchio as pin
     rounds, target = (7, 0.02) if args.quick else (31, 0.05)
     rng = random.Random(0)
     print(f"{'model':8s} {'nv':>3s} {'algorithm':16s} {'rbd µs':>8s} {'Pinocchio µs':>13s} "
