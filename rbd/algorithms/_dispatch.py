@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 import warnings
+from importlib import import_module
 
 import numpy as np
 
@@ -89,6 +90,36 @@ def _coupled(model: Model, backend: str | None):
         dynamics = CoupledDynamics(model, backend)
         model._cache[key] = dynamics
         return dynamics
+
+
+def _twin(model, backend):
+    """What runs a call: the compiled model, or the reference derivations under its method names.
+
+    ``_twin(model, backend).crba(q)`` is ``compiled(model).crba(q)`` when the kernel
+    path is selected (:func:`_kernel`), else the reference ``crba`` behind
+    :func:`_reference` (arguments validated, batches looped).
+    """
+    k = _kernel(model, backend)
+    return _ReferencePath(model) if k is None else k
+
+
+class _ReferencePath:
+    """The reference derivation of each method of the compiled model (:data:`_REFERENCES`)."""
+
+    __slots__ = ("model",)
+
+    def __init__(self, model):
+        self.model = model
+
+    def __getattr__(self, method: str):
+        try:
+            where, specs = _REFERENCES[method]
+        except KeyError:
+            raise AttributeError(method) from None
+        module, name = where.split(":")
+        fn = getattr(import_module(f"rbd.reference.{module}"), name)
+        return lambda *args: _reference(fn, self.model, specs, args[:len(specs)],
+                                        args[len(specs):])
 
 
 # --- validation ------------------------------------------------------------------------
@@ -216,3 +247,23 @@ _V = ("v", "v")
 _A = ("a", "v")
 _TAU = ("tau", "v")
 _F = ("f_ext", "f")
+
+#: The reference derivation (``module:function`` of :mod:`rbd.reference`, imported on first
+#: use) behind each method of the compiled model, and the kinds of its array arguments;
+#: the arguments after those are passed on as they are (a body index, a time step).
+_REFERENCES = {
+    "rnea": ("rnea:rnea", (_Q, _V, _A, _F)),
+    "nonlinear_effects": ("rnea:nonlinear_effects", (_Q, _V)),
+    "gravity_forces": ("rnea:gravity_forces", (_Q,)),
+    "crba": ("crba:crba", (_Q,)),
+    "mass_matrix_inverse": ("crba:mass_matrix_inverse", (_Q,)),
+    "aba": ("aba:aba", (_Q, _V, _TAU, _F)),
+    "aba_modified": ("block_elimination:aba_modified", (_Q, _V, _TAU, _F)),
+    "kinetic_energy": ("kinematics:kinetic_energy", (_Q, _V)),
+    "potential_energy": ("kinematics:potential_energy", (_Q,)),
+    "forward_kinematics": ("kinematics:forward_kinematics", (_Q,)),
+    "center_of_mass": ("kinematics:center_of_mass", (_Q,)),
+    "body_centers_of_mass": ("kinematics:body_centers_of_mass", (_Q,)),
+    "jacobian": ("kinematics:jacobian", (_Q,)),
+    "integrate": ("kinematics:integrate", (_Q, _V)),
+}

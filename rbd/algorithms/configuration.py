@@ -10,7 +10,7 @@ from .._validation import as_time_step
 from ..errors import InputError
 from ..model import Model
 from ..reference import kinematics as _kin
-from ._dispatch import _Q, _V, _kernel, _reference
+from ._dispatch import _twin
 
 
 @shared_doc
@@ -21,9 +21,7 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
     quaternion joints move on the unit sphere, ``q ⊗ exp(ω dt)`` (the
     exponential map of S&G (1)); never use ``q + dt*v``.
 
-    Parameters
-    ----------
-    {model_q}
+    {parameters_model_q}
     v : (nv,) or (N, nv) array_like
     dt : float
     {backend}
@@ -45,10 +43,7 @@ def integrate(model: Model, q, v, dt: float = 1.0, *, backend: str | None = None
     array([0.1, 0.2])
     """
     dt = as_time_step(dt)
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.integrate(q, v, dt)
-    return _reference(_kin.integrate, model, (_Q, _V), (q, v), extra=(dt,))
+    return _twin(model, backend).integrate(q, v, dt)
 
 
 def _of_tree(model: Model, configuration) -> np.ndarray:
@@ -79,9 +74,7 @@ def neutral(model: Model) -> np.ndarray:
     -------
     q : (nq,) ndarray
 
-    Raises
-    ------
-    {not_a_model}
+    {raises_not_a_model}
 
     Examples
     --------
@@ -109,10 +102,9 @@ def random_configuration(model: Model, rng=None) -> np.ndarray:
     Returns
     -------
     q : (nq,) ndarray
+        Within the limits; each quaternion of unit norm.
 
-    Raises
-    ------
-    {not_a_model}
+    {raises_not_a_model}
 
     Examples
     --------

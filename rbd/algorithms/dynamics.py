@@ -8,10 +8,7 @@ import numpy as np
 from .._docstrings import shared_doc
 from ..errors import InputError
 from ..model import Model
-from ..reference import aba as _aba
-from ..reference import crba as _crba
-from ..reference import rnea as _rnea
-from ._dispatch import _A, _F, _Q, _TAU, _V, _kernel, _reference
+from ._dispatch import _twin
 
 
 # --- dynamics ---------------------------------------------------------------------------
@@ -19,12 +16,9 @@ from ._dispatch import _A, _F, _Q, _TAU, _V, _kernel, _reference
 def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np.ndarray:
     """Inverse dynamics: the joint forces ``tau`` giving acceleration ``a``.
 
-    Parameters
-    ----------
-    {model_q}
+    {parameters_model_q}
     v, a : (nv,) or (N, nv) array_like
-    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
-        External spatial forces ``[n; f]`` on each body, in body coordinates.
+    {f_ext}
     {backend}
 
     Returns
@@ -54,10 +48,7 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
     >>> rbd.rnea(model, q, [0.0, 0.0], [0.0, 0.0]).round(12)  # hanging at rest
     array([0., 0.])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.rnea(q, v, a, f_ext)
-    return _reference(_rnea.rnea, model, (_Q, _V, _A, _F), (q, v, a, f_ext))
+    return _twin(model, backend).rnea(q, v, a, f_ext)
 
 
 @shared_doc
@@ -69,19 +60,14 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     on the joints up to the root (:ref:`RBDA Table 6.2 <rbda-t6-2>`).  The
     joints' rotor inertia ``model.armature`` is added to the diagonal.
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     M : (nv, nv) or (N, nv, nv) ndarray
         Symmetric positive definite; ``T = ½ vᵀ M v``.
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Notes
     -----
@@ -95,10 +81,7 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     array([[3., 1.],
            [1., 1.]])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.crba(q)
-    return _reference(_crba.crba, model, (_Q,), (q,))
+    return _twin(model, backend).crba(q)
 
 
 @shared_doc
@@ -111,12 +94,9 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
     (:ref:`RBDA Table 7.1 <rbda-t7-1>`; S&G (17) states the result,
     ``qdd = M⁻¹ (tau − C v − g)``).
 
-    Parameters
-    ----------
-    {model_q}
+    {parameters_model_q}
     v, tau : (nv,) or (N, nv) array_like
-    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
-        External spatial forces ``[n; f]`` on each body, in body coordinates.
+    {f_ext}
     {backend}
     pivot : {"standard", "modified"}
         ``"modified"`` selects Pai, Ascher & Kry's modified articulated-body
@@ -156,16 +136,10 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
     """
     if pivot not in ("standard", "modified"):
         raise InputError(f"pivot must be 'standard' or 'modified', got {pivot!r}")
-    k = _kernel(model, backend)
-    if k is not None:
-        if pivot == "modified":
-            return k.aba_modified(q, v, tau, f_ext)
-        return k.aba(q, v, tau, f_ext)
+    twin = _twin(model, backend)
     if pivot == "modified":
-        from ..reference.block_elimination import aba_modified
-
-        return _reference(aba_modified, model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
-    return _reference(_aba.aba, model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
+        return twin.aba_modified(q, v, tau, f_ext)
+    return twin.aba(q, v, tau, f_ext)
 
 
 @shared_doc
@@ -175,19 +149,14 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
     The recursive Newton–Euler algorithm with ``a = 0``
     (:ref:`RBDA Table 5.1 <rbda-t5-1>`; S&G (17) names the terms).
 
-    Parameters
-    ----------
-    {model_q}
-    v : (nv,) or (N, nv) array_like
-    {backend}
+    {parameters_q_v}
 
     Returns
     -------
     h : (nv,) or (N, nv) ndarray
+        What accelerates the system is the rest of ``tau``: ``M q̈ = tau − h``.
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -197,10 +166,7 @@ def nonlinear_effects(model: Model, q, v, *, backend: str | None = None) -> np.n
     >>> rbd.nonlinear_effects(model, [0.0, np.pi / 2], [1.0, 0.0]).round(12)
     array([ 9.81, 10.81])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.nonlinear_effects(q, v)
-    return _reference(_rnea.nonlinear_effects, model, (_Q, _V), (q, v))
+    return _twin(model, backend).nonlinear_effects(q, v)
 
 
 @shared_doc
@@ -210,18 +176,13 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
     The recursive Newton–Euler algorithm with ``v = a = 0``
     (:ref:`RBDA Table 5.1 <rbda-t5-1>`; the term ``φ(q)`` of S&G (17)).
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     g : (nv,) or (N, nv) ndarray
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -230,10 +191,7 @@ def gravity_forces(model: Model, q, *, backend: str | None = None) -> np.ndarray
     >>> rbd.gravity_forces(model, [np.pi / 2, 0.0]).round(12)  # arm horizontal: (1+2) g, 1 g
     array([29.43,  9.81])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.gravity_forces(q)
-    return _reference(_rnea.gravity_forces, model, (_Q,), (q,))
+    return _twin(model, backend).gravity_forces(q)
 
 
 @shared_doc
@@ -243,19 +201,14 @@ def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.nd
     The articulated-body recursion applied to unit forces, the factorization
     ``M⁻¹ = (1 − Sᵀ Y Π)ᵀ Ω⁻¹ (1 − Sᵀ Y Π)`` of S&G (58).
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     Minv : (nv, nv) or (N, nv, nv) ndarray
         Symmetric positive definite.
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Notes
     -----
@@ -269,7 +222,4 @@ def mass_matrix_inverse(model: Model, q, *, backend: str | None = None) -> np.nd
     array([[ 1., -2.],
            [-2.,  5.]])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.mass_matrix_inverse(q)
-    return _reference(_crba.mass_matrix_inverse, model, (_Q,), (q,))
+    return _twin(model, backend).mass_matrix_inverse(q)

@@ -8,9 +8,8 @@ import numpy as np
 from .._docstrings import shared_doc
 from ..errors import InputError, ModelError
 from ..model import Model
-from ..reference import kinematics as _kin
 from ..spatial import plux_parts
-from ._dispatch import _Q, _V, _array, _kernel, _reference, _symbolic_record
+from ._dispatch import _array, _symbolic_record, _twin
 
 
 # --- kinematics and energy ------------------------------------------------------------------
@@ -18,19 +17,14 @@ from ._dispatch import _Q, _V, _array, _kernel, _reference, _symbolic_record
 def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
     """Kinetic energy ``T = ½ vᵀ M(q) v = ½ Σᵢ vᵢᵀ Iᵢ vᵢ`` (body velocities by S&G (8)).
 
-    Parameters
-    ----------
-    {model_q}
-    v : (nv,) or (N, nv) array_like
-    {backend}
+    {parameters_q_v}
 
     Returns
     -------
     T : float or (N,) ndarray
+        Non-negative, zero only at rest (``M`` is positive definite).
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -39,10 +33,7 @@ def kinetic_energy(model: Model, q, v, *, backend: str | None = None):
     >>> float(rbd.kinetic_energy(model, [0.0, 0.0], [1.0, 0.0]))  # ½ · 1 · M[0, 0] = ½ · 5
     2.5
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.kinetic_energy(q, v)
-    return _reference(_kin.kinetic_energy, model, (_Q, _V), (q, v))
+    return _twin(model, backend).kinetic_energy(q, v)
 
 
 @shared_doc
@@ -52,18 +43,13 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
     Its gradient is :func:`gravity_forces` (``g(q) = ∂U/∂q``, the term ``φ(q)``
     of S&G (17)).
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     U : float or (N,) ndarray
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -72,10 +58,7 @@ def potential_energy(model: Model, q, *, backend: str | None = None):
     >>> round(float(rbd.potential_energy(model, [0.0, 0.0])), 12)  # masses at z = -1, -2
     -29.43
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.potential_energy(q)
-    return _reference(_kin.potential_energy, model, (_Q,), (q,))
+    return _twin(model, backend).potential_energy(q)
 
 
 @shared_doc
@@ -85,19 +68,14 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
     Each pose composes the parent's with the tree and joint transforms,
     ``X_up[i] = X_J(q_i) X_tree[i]`` (S&G (8); :doc:`/conventions` for frames).
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     T : (nbodies, 4, 4) or (N, nbodies, 4, 4) ndarray
         ``[[R, p], [0, 1]]``: body ``i``'s axes ``R`` and origin ``p`` in world coordinates.
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -107,19 +85,14 @@ def forward_kinematics(model: Model, q, *, backend: str | None = None) -> np.nda
     array([[ 0.,  0.,  0.],
            [ 0.,  0., -1.]])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.forward_kinematics(q)
-    return _reference(_kin.forward_kinematics, model, (_Q,), (q,))
+    return _twin(model, backend).forward_kinematics(q)
 
 
 @shared_doc
 def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarray:
     """World pose ``(4, 4)`` of a body, a link merged into a body, or an attached frame.
 
-    Parameters
-    ----------
-    {model_q}
+    {parameters_model_q}
     name : str or int
         A body name or index, or a frame name (``model.frames``: links merged by a
         fixed joint, frames added with :meth:`Model.add_frame`).
@@ -165,11 +138,18 @@ def frame_pose(model: Model, q, name, *, backend: str | None = None) -> np.ndarr
     return T @ local
 
 
+@shared_doc
 def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray:
     r"""The system's centre of mass in world coordinates, ``(3,)``.
 
     :math:`c = \sum_i m_i c_i / \sum_i m_i` over the bodies' centres of mass
     :math:`c_i` (world coordinates, :func:`body_centers_of_mass`; poses by S&G (8)).
+
+    {parameters_q}
+
+    Returns
+    -------
+    c : (3,) or (N, 3) ndarray
 
     Raises
     ------
@@ -187,10 +167,7 @@ def center_of_mass(model: Model, q, *, backend: str | None = None) -> np.ndarray
     """
     if isinstance(model, Model) and model.total_mass <= 0.0:
         raise ModelError(f"{model.name}: the model has no mass, so no centre of mass")
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.center_of_mass(q)
-    return _reference(_kin.center_of_mass, model, (_Q,), (q,))
+    return _twin(model, backend).center_of_mass(q)
 
 
 @shared_doc
@@ -199,18 +176,13 @@ def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.n
 
     ``cᵢ = pᵢ + Rᵢ c_local,i`` with the poses of :func:`forward_kinematics` (S&G (8)).
 
-    Parameters
-    ----------
-    {model_q}
-    {backend}
+    {parameters_q}
 
     Returns
     -------
     C : (nbodies, 3) or (N, nbodies, 3) ndarray
 
-    Raises
-    ------
-    {bad_input}
+    {raises_bad_input}
 
     Examples
     --------
@@ -220,10 +192,7 @@ def body_centers_of_mass(model: Model, q, *, backend: str | None = None) -> np.n
     array([[ 0.,  0., -1.],
            [ 0.,  0., -2.]])
     """
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.body_centers_of_mass(q)
-    return _reference(_kin.body_centers_of_mass, model, (_Q,), (q,))
+    return _twin(model, backend).body_centers_of_mass(q)
 
 
 def _point(point) -> np.ndarray:
@@ -243,9 +212,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
     and shifted to the point, for the joints on the path to the root
     (``v_body = Σ_j X S_j q̇_j``, S&G (8) unrolled; L&J (61) inverts it).
 
-    Parameters
-    ----------
-    {model_q}
+    {parameters_model_q}
     body : int or str
         A body index or a body/frame name.
     point : (3,) array_like, optional
@@ -288,7 +255,4 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
         # a point given in a frame's coordinates, moved to its body's coordinates
         E, r = plux_parts(model._frames[body].X)
         local = r + E.T @ local
-    k = _kernel(model, backend)
-    if k is not None:
-        return k.jacobian(q, index, local)
-    return _reference(_kin.jacobian, model, (_Q,), (q,), extra=(index, local))
+    return _twin(model, backend).jacobian(q, index, local)
