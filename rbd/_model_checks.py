@@ -44,18 +44,29 @@ def _as_matrix(value, shape, what: str, body: str) -> np.ndarray:
     return arr
 
 
-def _as_scalar(value, what: str, body: str) -> float:
-    if isinstance(value, complex | np.complexfloating):
-        raise ModelError(f"body {body!r}: {what} must be real, got {value!r}")
+def real_scalar(value, what: str, *, limit: float | None = MAX_MAGNITUDE, text: bool = True,
+                wording: str | None = None) -> float:
+    """``value`` as a finite float of magnitude at most ``limit``, or :class:`ModelError`.
+
+    Each message opens with ``what`` and says what is wrong (complex, not a number, not
+    finite, too large); ``wording``, when given, is the one message of every failure
+    instead (``{what}`` and ``{value!r}`` filled in).  ``text=False`` refuses a string
+    even when it spells a number.
+    """
+    def refused(problem: str) -> ModelError:
+        message = wording.format(what=what, value=value) if wording else f"{what} {problem}"
+        return ModelError(message)
+
+    if isinstance(value, complex | np.complexfloating) or (not text and isinstance(value, str)):
+        raise refused(f"must be real, got {value!r}")
     try:
         x = float(value)
     except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"body {body!r}: {what} is not a number: {value!r}") from None
+        raise refused(f"is not a number: {value!r}") from None
     if not np.isfinite(x):
-        raise ModelError(f"body {body!r}: {what} is not finite")
-    if abs(x) > MAX_MAGNITUDE:
-        raise ModelError(f"body {body!r}: {what} {x:g} is above {MAX_MAGNITUDE:g} in magnitude "
-                         "(its products would overflow)")
+        raise refused("is not finite")
+    if limit is not None and abs(x) > limit:
+        raise refused(f"{x:g} is above {limit:g} in magnitude (its products would overflow)")
     return x
 
 
@@ -100,7 +111,7 @@ def _parse_inertia(inertia, body: str, check: bool = True) -> np.ndarray:
         return np.zeros((6, 6))
     if isinstance(inertia, tuple | list) and len(inertia) == 3:
         m, c, Ic = inertia
-        m = _as_scalar(m, "mass", body)
+        m = real_scalar(m, f"body {body!r}: mass")
         c = _as_matrix(c, (3,), "centre of mass", body)
         Ic = _as_matrix(Ic, (3, 3), "rotational inertia", body)
         if check:

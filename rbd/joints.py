@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._model_checks import real_scalar
 from .errors import ModelError
 from .spatial import (
     _cos_sin,
@@ -106,19 +107,6 @@ def _like(a: np.ndarray, q: np.ndarray) -> np.ndarray:
 def _zeros(shape, q: np.ndarray) -> np.ndarray:
     """Zeros of the scalar type of ``q``: floats, or exact integers for symbols."""
     return np.zeros(shape, dtype=object if is_symbolic(q) else float)
-
-
-def _finite(value, what: str) -> float:
-    """A finite real number, or :class:`ModelError` naming ``what``."""
-    if isinstance(value, str | complex | np.complexfloating):
-        raise ModelError(f"{what} must be a finite real number, got {value!r}")
-    try:
-        x = float(value)
-    except (TypeError, ValueError, OverflowError):
-        raise ModelError(f"{what} must be a finite real number, got {value!r}") from None
-    if not np.isfinite(x):
-        raise ModelError(f"{what} must be a finite real number, got {value!r}")
-    return x
 
 
 class Joint:
@@ -272,7 +260,8 @@ class Helical(_AxisJoint):
 
     def __init__(self, axis=(0.0, 0.0, 1.0), pitch: float = 0.1):
         super().__init__(axis)
-        self.pitch = _finite(pitch, "Helical pitch")
+        self.pitch = real_scalar(pitch, "Helical pitch", limit=None, text=False,
+                                 wording="{what} must be a finite real number, got {value!r}")
 
     def transform(self, q):
         return axis_angle_rotation(self.axis, q[0]), _like(self.axis * self.pitch, q) * q[0]
