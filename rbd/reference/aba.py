@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
+from .._docstrings import shared_doc
 from .rnea import outward_step
 
 
@@ -69,16 +70,15 @@ def articulated_inertia(IA_i, U_i, L_i):
     return IA_i - U_i @ pivot_solve(L_i, U_i.T)                        # S&G (27)
 
 
+@shared_doc
 def aba(model, q, qd, tau, f_ext=None, data=None, modified_pivot=False):
     """Joint accelerations ``qdd`` produced by joint forces ``tau``.
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) ndarray
+    {reference_model_q}
     qd, tau : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        External spatial forces on each body, in body coordinates.
+    {reference_f_ext}
     data : dict, optional
         When given, receives the per-body quantities of the three passes
         (``X_up``, ``S``, ``v``, ``c``, ``IA``, ``pA``, ``U``, ``D``, ``u``, ``a``)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._docstrings import shared_doc
 from ..spatial import crf, crm
 
 
@@ -43,16 +44,15 @@ def outward_step(model, i, q, qd, f_ext, X_up, S, v):
     return c, pA
 
 
+@shared_doc
 def rnea(model, q, qd, qdd, f_ext=None):
     """Joint forces ``tau`` that produce ``qdd`` at state ``(q, qd)``.
 
     Parameters
     ----------
-    model : Model
-    q : (nq,) ndarray
+    {reference_model_q}
     qd, qdd : (nv,) ndarray
-    f_ext : (nbodies, 6) ndarray, optional
-        External spatial forces on each body, in body coordinates.
+    {reference_f_ext}
 
     Returns
     -------
