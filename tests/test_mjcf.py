@@ -294,35 +294,43 @@ def _body(inner: str) -> str:
     return f"<mujoco><worldbody><body name='b'>{inner}</body></worldbody></mujoco>"
 
 
+def _body_cases(table: str) -> dict[str, tuple[str, str]]:
+    """Lines ``name: <body name='b'> content``, each followed by the pattern its error matches."""
+    lines = [line.strip() for line in table.strip().splitlines()]
+    cases = [line.partition(": ") for line in lines[0::2]]
+    return {name: (_body(inner), pattern)
+            for (name, _, inner), pattern in zip(cases, lines[1::2], strict=True)}
+
+
 BAD = {
-    "unknown joint type": (_body("<joint name='j' type='screw'/><geom size='0.1'/>"),
-                           r"<joint name='j'> of body 'b'.*unknown joint type 'screw'"),
-    "non-physical inertia": (_body("<joint/><inertial pos='0 0 0' mass='1' "
-                                   "diaginertia='1 1 3'/>"),
-                             r"body 'b': non-physical inertia.*triangle inequality"),
-    "negative mass": (_body("<joint/><inertial pos='0 0 0' mass='-1' diaginertia='1 1 1'/>"),
-                      r"body 'b': negative mass"),
+    **_body_cases(r"""
+unknown joint type: <joint name='j' type='screw'/><geom size='0.1'/>
+    <joint name='j'> of body 'b'.*unknown joint type 'screw'
+non-physical inertia: <joint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 3'/>
+    body 'b': non-physical inertia.*triangle inequality
+negative mass: <joint/><inertial pos='0 0 0' mass='-1' diaginertia='1 1 1'/>
+    body 'b': negative mass
+mesh without inertial: <joint/><geom name='shell' type='mesh' mesh='m'/>
+    <geom name='shell'> of body 'b'.*give the body an <inertial>
+free joint below the top: <geom size='0.1'/><body name='c'><freejoint/><geom size='0.1'/></body>
+    body 'c': a free joint is allowed only
+inverted range: <joint name='j' range='1 -1'/><geom size='0.1'/>
+    <joint name='j'>.*range\[0\] < range\[1\]
+unknown class: <joint class='nope'/><geom size='0.1'/>
+    unknown default class 'nope'
+composite: <composite type='grid' count='2 2 1'/>
+    body 'b': <composite> is not supported
+misspelt element: <jiont/><geom size='0.1'/>
+    body 'b': unknown element <jiont>
+two orientations: <joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>
+    <geom name='#0'> of body 'b': more than one orientation
+"""),
     "DOCTYPE": ("<!DOCTYPE mujoco>" + _body("<joint/>"), r"unsafe XML refused.*DOCTYPE"),
     "entities": ('<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
                  "<mujoco model='&b;'/>", r"unsafe XML refused"),
-    "mesh without inertial": (_body("<joint/><geom name='shell' type='mesh' mesh='m'/>"),
-                              r"<geom name='shell'> of body 'b'.*give the body an <inertial>"),
-    "free joint below the top": (_body("<geom size='0.1'/><body name='c'><freejoint/>"
-                                       "<geom size='0.1'/></body>"),
-                                 r"body 'c': a free joint is allowed only"),
-    "inverted range": (_body("<joint name='j' range='1 -1'/><geom size='0.1'/>"),
-                       r"<joint name='j'>.*range\[0\] < range\[1\]"),
-    "unknown class": (_body("<joint class='nope'/><geom size='0.1'/>"),
-                      r"unknown default class 'nope'"),
-    "composite": (_body("<composite type='grid' count='2 2 1'/>"),
-                  r"body 'b': <composite> is not supported"),
     "include from a string": ("<mujoco><include file='x.xml'/></mujoco>",
                               r"<include file='x.xml'>: a model given as a string"),
-    "misspelt element": (_body("<jiont/><geom size='0.1'/>"),
-                         r"body 'b': unknown element <jiont>"),
     "wrong root": ("<robot name='r'/>", r"root element is <robot>, expected <mujoco>"),
-    "two orientations": (_body("<joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>"),
-                         r"<geom name='#0'> of body 'b': more than one orientation"),
 }
 
 
