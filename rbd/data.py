@@ -57,14 +57,14 @@ def _layout(nbodies: int, nv: int, nslots: int) -> list[tuple[str, tuple[int, ..
         ("F", (nslots, nv, 6), "per-body force, then acceleration, columns of M⁻¹, in the "
                                "slots of _model.column_slots"),
         ("scratch", (72,), "scratch space of small dense factorizations"),
-        ("v_J", (nb, 6), "joint velocity S_i q̇_i of each body (derivatives)"),
-        ("dv", (nb, 6), "tangent of each body velocity along one coordinate (derivatives)"),
-        ("da", (nb, 6), "tangent of each body acceleration along one coordinate (derivatives)"),
-        ("df", (nb, 6), "tangent of each body force along one coordinate (derivatives)"),
-        ("inside", (nb,), "1 for the bodies moved by the differentiated joint (derivatives)"),
+        ("J", (nv, 6), "joint columns J_i = ⁱX_0⁻¹ S_i in world coordinates (derivatives)"),
+        ("dVdq", (nv, 6), "∂V/∂q of each degree of freedom, W (7)–(8) (derivatives)"),
+        ("dAdq", (nv, 6), "∂A/∂q of each degree of freedom, W (7)–(8) (derivatives)"),
+        ("dAdv", (nv, 6), "∂A/∂q̇ of each degree of freedom, W (7)–(8) (derivatives)"),
+        ("B_C", (nb, 3, 6), "composite inertia variation B^C_i: its first three columns "
+                            "(the others vanish), W (6) (derivatives)"),
         ("qdd", (nv,), "accelerations q̈ = FD(q, q̇, τ) at which forward dynamics is "
                        "differentiated"),
-        ("col", (nv,), "one column of a joint-space matrix (derivatives)"),
     ]
 
 
@@ -101,14 +101,16 @@ class Data:
         Columns used by the M⁻¹ kernel; body ``i`` uses slot ``column_slots[i]``
         (a chain needs 2 slots, a tree as many as its widest cut), so the
         workspace grows linearly with a chain's length.
-    v_J, dv, da, df : (nbodies, 6) ndarray
-        Analytical derivatives: ``S_i q̇_i`` and the tangents of ``v_i``, ``a_i``,
-        ``f_i`` along the last differentiated coordinate
-        (:mod:`rbd.reference.derivatives`).
-    inside : (nbodies,) ndarray
-        1.0 for the bodies in the subtree of the last differentiated joint.
-    qdd, col : (nv,) ndarray
-        The ``q̈`` of the last forward-dynamics derivative; a column buffer.
+    J, dVdq, dAdq, dAdv : (nv, 6) ndarray
+        Analytical derivatives: each degree of freedom's joint column and its
+        ``∂V/∂q``, ``∂A/∂q``, ``∂A/∂q̇`` in world coordinates
+        (:mod:`rbd.reference.derivatives`, W (1), W (7)–(8)); ``v``, ``a``, ``f`` and
+        ``IC`` then hold world-coordinate values.
+    B_C : (nbodies, 3, 6) ndarray
+        Composite inertia variation ``B^C_i`` (W (6)): its first three columns, the
+        last three being zero.
+    qdd : (nv,) ndarray
+        The ``q̈`` of the last forward-dynamics derivative.
     buffer : (size,) ndarray
         The memory behind every array above.
     offsets : dict

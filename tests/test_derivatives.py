@@ -60,35 +60,25 @@ def central_difference(fn, model, q, v, x, backend):
 
 
 # --- finite differences on the manifold ------------------------------------------------------
+# (derivative, the function it differentiates, the matrix its last output equals, symbol)
+DIFFERENTIATED = {
+    "rnea": (rbd.rnea_derivatives, rbd.rnea, rbd.crba, "τ"),
+    "aba": (rbd.aba_derivatives, rbd.aba, rbd.mass_matrix_inverse, "q̈"),
+}
+
+
+@pytest.mark.parametrize("which", DIFFERENTIATED)
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
-def test_rnea_derivatives_match_finite_differences(model, backend):
-    q, v, a = rbd.testing.random_state(model, 1)
+def test_derivatives_match_finite_differences(model, which, backend):
+    derivatives, fn, last, y = DIFFERENTIATED[which]
+    q, v, x = rbd.testing.random_state(model, 1)
     f = external_forces(model)
-    dq, dv, da = rbd.rnea_derivatives(model, q, v, a, f, backend=backend)
-
-    def tau(q, v, a):
-        return rbd.rnea(model, q, v, a, f, backend=backend)
-
-    fd_q, fd_v = central_difference(tau, model, q, v, a, backend)
-    assert_close(dq, fd_q, RTOL_FD, "∂τ/∂q")
-    assert_close(dv, fd_v, RTOL_FD, "∂τ/∂v")
-    assert_close(da, rbd.crba(model, q, backend=backend), RTOL_EXACT, "∂τ/∂a = M")
-
-
-@pytest.mark.parametrize("model", MODELS, ids=IDS)
-def test_aba_derivatives_match_finite_differences(model, backend):
-    q, v, tau = rbd.testing.random_state(model, 2)
-    f = external_forces(model, 1)
-    dq, dv, dtau = rbd.aba_derivatives(model, q, v, tau, f, backend=backend)
-
-    def qdd(q, v, tau):
-        return rbd.aba(model, q, v, tau, f, backend=backend)
-
-    fd_q, fd_v = central_difference(qdd, model, q, v, tau, backend)
-    assert_close(dq, fd_q, RTOL_FD, "∂q̈/∂q")
-    assert_close(dv, fd_v, RTOL_FD, "∂q̈/∂v")
-    assert_close(dtau, rbd.mass_matrix_inverse(model, q, backend=backend), RTOL_EXACT,
-                 "∂q̈/∂τ = M⁻¹")
+    dq, dv, dx = derivatives(model, q, v, x, f, backend=backend)
+    fd_q, fd_v = central_difference(
+        lambda q, v, x: fn(model, q, v, x, f, backend=backend), model, q, v, x, backend)
+    assert_close(dq, fd_q, RTOL_FD, f"∂{y}/∂q")
+    assert_close(dv, fd_v, RTOL_FD, f"∂{y}/∂v")
+    assert_close(dx, last(model, q, backend=backend), RTOL_EXACT, f"last output = {last.__name__}")
 
 
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
@@ -112,6 +102,32 @@ def test_kernel_equals_reference(model, require_kernels):
         ker = fn(model, q, v, a, f, backend="kernel")
         for r, k, what in zip(ref, ker, ("q", "v", "a/τ"), strict=True):
             assert_close(k, r, RTOL_EXACT, f"{fn.__name__} ∂/∂{what}")
+
+
+@pytest.mark.parametrize("model", MODELS, ids=IDS)
+def test_world_frame_sweeps_equal_the_column_by_column_derivation(model):
+    """Two derivations in the reference: W (1)–(11) in one sweep each way, D (1)–(8) per column."""
+    from rbd.reference import derivatives, derivatives_tangent
+
+    q, v, a = rbd.testing.random_state(model, 8)
+    f = external_forces(model, 3)
+    world = derivatives.rnea_derivatives(model, q, v, a, f)
+    columns = derivatives_tangent.rnea_derivatives(model, q, v, a, f)
+    for w, c, what in zip(world, columns, ("q", "v", "a"), strict=True):
+        assert_close(w, c, RTOL_EXACT, f"∂τ/∂{what}")
+
+
+def test_the_kernel_workspace_is_clean_between_calls(require_kernels):
+    """A call leaves nothing behind that changes the next one (the composite inertia
+    variation once kept stale rows from the previous call): repeated calls are bit-equal."""
+    model = MODELS[-1]
+    q, v, x = rbd.testing.random_state(model, 9)
+    for fn in (rbd.aba_derivatives, rbd.rnea_derivatives):
+        first = fn(model, q, v, x, backend="kernel")
+        rbd.rnea_derivatives(model, *rbd.testing.random_state(model, 10), backend="kernel")
+        again = fn(model, q, v, x, backend="kernel")
+        for a, b in zip(first, again, strict=True):
+            np.testing.assert_array_equal(a, b)
 
 
 def test_gravity_stiffness_is_the_hessian_of_the_potential(backend):

@@ -259,13 +259,12 @@ cdef class CompiledBase:
         w.C = base + <Py_ssize_t>off["C"]
         w.F = base + <Py_ssize_t>off["F"]
         w.scratch = base + <Py_ssize_t>off["scratch"]
-        w.v_J = base + <Py_ssize_t>off["v_J"]
-        w.dv = base + <Py_ssize_t>off["dv"]
-        w.da = base + <Py_ssize_t>off["da"]
-        w.df = base + <Py_ssize_t>off["df"]
-        w.inside = base + <Py_ssize_t>off["inside"]
+        w.J = base + <Py_ssize_t>off["J"]
+        w.dVdq = base + <Py_ssize_t>off["dVdq"]
+        w.dAdq = base + <Py_ssize_t>off["dAdq"]
+        w.dAdv = base + <Py_ssize_t>off["dAdv"]
+        w.B_C = base + <Py_ssize_t>off["B_C"]
         w.qdd = base + <Py_ssize_t>off["qdd"]
-        w.col = base + <Py_ssize_t>off["col"]
         w.status = 0
         return 0
 

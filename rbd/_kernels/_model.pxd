@@ -99,13 +99,12 @@ cdef struct Work:
     double* C                     # nb × 3: body centre of mass in world coordinates
     double* F                     # ncol_slots × nv × 6: force / acceleration columns (M⁻¹)
     double* scratch               # 72 doubles for small dense factorizations
-    double* v_J                   # nb × 6: joint velocities S_i q̇_i (derivatives)
-    double* dv                    # nb × 6: tangents of the body velocities (derivatives)
-    double* da                    # nb × 6: tangents of the body accelerations (derivatives)
-    double* df                    # nb × 6: tangents of the body forces (derivatives)
-    double* inside                # nb: 1.0 in the differentiated joint's subtree
+    double* J                     # nv × 6: joint columns in world coordinates (derivatives)
+    double* dVdq                  # nv × 6: ∂V/∂q of each degree of freedom (derivatives)
+    double* dAdq                  # nv × 6: ∂A/∂q of each degree of freedom (derivatives)
+    double* dAdv                  # nv × 6: ∂A/∂q̇ of each degree of freedom (derivatives)
+    double* B_C                   # nb × 3 × 6: composite inertia variation, first 3 columns
     double* qdd                   # nv: q̈ at which forward dynamics is differentiated
-    double* col                   # nv: one column of a joint-space matrix
     int status                    # 0, or 1 + the body whose D_i is not positive definite
 
 

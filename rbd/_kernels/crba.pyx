@@ -15,7 +15,6 @@ from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
 from rbd._kernels._spatial cimport (
-    cross3_add,
     dot6,
     mat3_mulT,
     mat3_vec,
@@ -99,19 +98,3 @@ cdef inline void root_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept 
         mat3_vec(w.R + 9 * p, w.r_up + 3 * i, w.p + 3 * i)
         for k in range(3):
             w.p[3 * i + k] += w.p[3 * p + k]
-
-
-cdef inline void motion_to_root(Work* w, Py_ssize_t i, const double* m,
-                                double* out) noexcept nogil:
-    # out = X_0,i⁻¹ m = [R ω; R v + p × R ω]
-    mat3_vec(w.R + 9 * i, m, out)
-    mat3_vec(w.R + 9 * i, m + 3, out + 3)
-    cross3_add(w.p + 3 * i, out, out + 3)
-
-
-cdef inline void force_to_root(Work* w, Py_ssize_t i, const double* f,
-                               double* out) noexcept nogil:
-    # out = X_0,iᵀ f = [R n + p × R f; R f]
-    mat3_vec(w.R + 9 * i, f, out)
-    mat3_vec(w.R + 9 * i, f + 3, out + 3)
-    cross3_add(w.p + 3 * i, out + 3, out)

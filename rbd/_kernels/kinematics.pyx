@@ -40,27 +40,11 @@ from rbd._kernels.rnea cimport velocity_step
 cdef void world_poses(const ModelC* model, Work* w, const double* q,
                       Py_ssize_t last) noexcept nogil:
     """R_i, p_i of bodies 0..last (their ancestors have smaller indices)."""
-    cdef Py_ssize_t i, p, k, l
-    cdef double* R_i
-    cdef double* p_i
+    cdef Py_ssize_t i
     for i in range(last + 1):
         # X_up[i] = X_J(q_i) X_tree[i] = plux(E, r)
         joint_step(model, w, i, q, NULL)
-        p = model.parent[i]
-        R_i = w.R + 9 * i
-        p_i = w.p + 3 * i
-        if p < 0:
-            # R_i = Eᵀ,  p_i = r
-            for k in range(3):
-                for l in range(3):
-                    R_i[3 * k + l] = w.E_up[9 * i + 3 * l + k]
-            memcpy(p_i, w.r_up + 3 * i, 3 * sizeof(double))
-        else:
-            # R_i = R_λ(i) Eᵀ,  p_i = p_λ(i) + R_λ(i) r
-            mat3_mulT(w.R + 9 * p, w.E_up + 9 * i, R_i)
-            mat3_vec(w.R + 9 * p, w.r_up + 3 * i, p_i)
-            for k in range(3):
-                p_i[k] += w.p[3 * p + k]
+        world_pose(model, w, i)
 
 
 cdef void forward_kinematics(const ModelC* model, Work* w, const double* q,

@@ -1,10 +1,11 @@
-r"""Analytical derivatives of inverse and forward dynamics.
+r"""Analytical derivatives of inverse and forward dynamics, in world coordinates.
 
 After Carpentier & Mansard, *Analytical Derivatives of Rigid Body Dynamics
-Algorithms*, Robotics: Science and Systems (RSS) 2018: the partial derivatives
-of the RNEA are obtained by differentiating each of its passes, and those of
-forward dynamics follow from the identity ``M q̈ = τ − h`` (their Section on
-forward dynamics):
+Algorithms*, Robotics: Science and Systems (RSS) 2018.  Inverse dynamics is
+differentiated with every quantity expressed in world coordinates, where a
+joint's motion moves its whole subtree rigidly and leaves everything else
+alone; all ``nv`` columns then come out of one outward and one inward sweep.
+Forward dynamics follows from the identity ``M q̈ = τ − h``:
 
 .. math::
 
@@ -12,77 +13,108 @@ forward dynamics):
     \Big|_{\ddot q = \mathrm{FD}(q, \dot q, \tau)} \quad (x = q, \dot q), \qquad
     \frac{\partial \ddot q}{\partial \tau} = M^{-1}.
 
-Carpentier & Mansard write the recursion in world coordinates; here it is
-the same differentiation carried out on the body-coordinate passes of
-:func:`rbd.reference.rnea.rnea`, one coordinate at a time (forward mode):
-the tangent of every pass quantity along ``x`` is propagated outward through
-the subtree of the joint that owns ``x``, then inward to the root.  The tags
-``D (n)`` refer to the numbered equations below.
+The tags ``W (n)`` refer to the numbered equations below; the compiled twin is
+``rbd/_kernels/derivatives.pyx``.  A second, independent derivation, one
+coordinate at a time on the body-coordinate RNEA, is
+:mod:`rbd.reference.derivatives_tangent` (tutorial 60 derives it line by line).
 
-Derivatives with respect to ``q`` are taken in the tangent space: column
-``(j, k)`` is ``∂/∂δ f(q ⊕ δ)`` at ``δ = 0``, where ``δ`` moves degree of
-freedom ``k`` of joint ``j`` (``q ⊕ δ = rbd.integrate(model, q, δ)``).  For
-every joint type the successor frame then moves by the body-frame twist of
-its motion subspace column ``s = S_j[:, k]``: ``T_J(q ⊕ δ) = T_J(q) exp(s δ)``
-to first order, so that
+**Convention.**  Derivatives with respect to ``q`` are taken in the tangent
+space: column ``(j, k)`` is ``∂/∂δ f(q ⊕ δ)`` at ``δ = 0``, where ``δ`` moves
+degree of freedom ``k`` of joint ``j`` (``q ⊕ δ = rbd.integrate(model, q, δ)``).
+For every joint type the successor frame then moves by its motion-subspace
+column ``S_j[:, k]`` (body coordinates): ``T_J(q ⊕ δ) = T_J(q) exp(S_j[:, k] δ)``
+to first order (for spherical and free joints this is the local increment;
+for the others ``q ⊕ δ = q + δ``).
 
-.. math::
-
-    \partial X_j = -(s\times) X_j  \qquad \text{D (1)}
-
-(for spherical and free joints this is the local-increment convention; for
-the others ``q ⊕ δ = q + δ``).  Joints whose ``S`` depends on ``q``
-(universal, planar) add ``∂S_j`` and ``∂c_J`` (:func:`joint_partials`).  With
-``v_J = S_j q̇_j``, the tangents of the outward pass at joint ``j`` are
+**Outward sweep.**  With ``ⁱX_0`` the transform from world to body ``i``
+coordinates, a joint's columns, the body velocities and accelerations in
+world coordinates are (``v_0 = 0``, ``a_0 = −g``: gravity as a base
+acceleration)
 
 .. math::
 
-    \partial v_j &= -s \times (X_j v_{\lambda(j)}) + \partial v_J \quad \text{D (2)}\\
-    \partial c_j &= \partial c_J + \partial v_j \times v_J + v_j \times \partial v_J
-        \quad \text{D (3)}\\
-    \partial a_j &= -s \times (X_j a_{\lambda(j)}) + \partial S_j \ddot q_j + \partial c_j
-        \quad \text{D (4)}
+    J_i &= {}^iX_0^{-1} S_i \quad \text{W (1)} \\
+    v_i &= v_{\lambda(i)} + J_i \dot q_i \quad \text{W (2)} \\
+    a_i &= a_{\lambda(i)} + J_i \ddot q_i + {}^iX_0^{-1} c_J + v_i \times J_i \dot q_i
+        \quad \text{W (3)}
 
-(for ``x = q̇_{j,k}``: ``∂v_J = s``, ``∂v_j = s``, no transform term), at
-its descendants ``i`` (joint data unchanged)
-
-.. math::
-
-    \partial v_i = X_i \partial v_{\lambda(i)}, \quad
-    \partial a_i = X_i \partial a_{\lambda(i)} + \partial v_i \times v_J \quad \text{D (5)}
-
-and everywhere in the subtree
+(``c_J = Ṡ q̇`` in body coordinates, non-zero for universal and planar joints),
+and each body's inertia, momentum, force and *inertia variation*
 
 .. math::
 
-    \partial f_i = I_i \partial a_i + \partial v_i \times^* I_i v_i
-        + v_i \times^* I_i \partial v_i \quad \text{D (6)}
+    I^0_i &= {}^iX_0^{T} I_i\, {}^iX_0, \quad h_i = I^0_i v_i \quad \text{W (4)} \\
+    f_i &= I^0_i a_i + v_i \times^* h_i - {}^iX_0^{T} f^{ext}_i \quad \text{W (5)} \\
+    B_i &= v_i \times^* I^0_i - I^0_i\, v_i \times + (\,\cdot \times^* h_i) \quad \text{W (6)}
 
-(``f_ext`` is given in body coordinates, so it has no tangent).  Inward, with
-``f_i`` the RNEA's accumulated body force:
+(``B_i x = v_i ×* I⁰_i x − I⁰_i (v_i × x) + x ×* h_i``).  Moving joint ``j`` along
+column ``s = J_j[:, k]`` turns the subtree of ``j`` about ``s``; every force in it
+turns with it (``∂f = s ×* f``) except for two terms, which only depend on the
+joint's parent ``λ = λ(j)``:
 
 .. math::
 
-    \partial \tau_i = S_i^T \partial f_i + [i = j]\, \partial S_j^T f_j
-        \quad \text{D (7)}, \qquad
-    \partial f_{\lambda(i)} \mathrel{+}= X_i^T (\partial f_i + [i = j]\, s \times^* f_j)
-        \quad \text{D (8)}
+    \frac{\partial V}{\partial q} = v_\lambda \times s, \quad
+    \frac{\partial A}{\partial q} = a_\lambda \times s + v_\lambda \times
+        \frac{\partial V}{\partial q}, \quad
+    \frac{\partial A}{\partial \dot q} = (v_\lambda + v_j) \times s \quad \text{W (7)}
 
-(D (8) is D (1) transposed: ``(−(s×) X)ᵀ f = Xᵀ (s ×* f)``).  ``∂τ/∂q̈ = M``
-including the armature, which does not depend on ``q`` or ``q̇``.  Cost:
-O(nv · nbodies).  Symbolic joints are refused (their second derivatives are
-not generated).
+and a body ``i`` of the subtree has ``∂f_i = s ×* f_i + I⁰_i ∂A/∂q + B_i ∂V/∂q``
+(along ``q̇_{j,k}``: ``∂f_i = I⁰_i ∂A/∂q̇ + B_i s``).  A joint whose ``S`` depends
+on ``q`` (universal, planar) adds, with ``∂S = ∂S_j/∂q_{j,k}`` and
+``∂c_J`` from :func:`joint_partials`,
+
+.. math::
+
+    \frac{\partial V}{\partial q} \mathrel{+}= e, \quad
+    \frac{\partial A}{\partial q} \mathrel{+}= {}^jX_0^{-1}(\partial S \ddot q_j
+        + \partial_q c_J) + (v_\lambda + v_j) \times e, \quad
+    \frac{\partial A}{\partial \dot q} \mathrel{+}= {}^jX_0^{-1} \partial_{\dot q} c_J
+        \quad \text{W (8)}
+
+with ``e = ʲX_0⁻¹ ∂S q̇_j``.
+
+**Inward sweep.**  The composite quantities ``I^C_i = Σ I⁰_k``, ``B^C_i = Σ B_k``,
+``F_i = Σ f_k`` over the subtree of ``i`` give ``τ_i = J_iᵀ F_i``.  The joint's own
+force columns are
+
+.. math::
+
+    \frac{\partial F}{\partial \ddot q} = I^C_i J_i, \quad
+    \frac{\partial F}{\partial \dot q} = I^C_i \frac{\partial A}{\partial \dot q}
+        + B^C_i J_i, \quad
+    \frac{\partial F}{\partial q} = I^C_i \frac{\partial A}{\partial q}
+        + B^C_i \frac{\partial V}{\partial q} \quad \text{W (9)}
+
+and, since ``J_k`` turns with the subtree when ``k`` is in it, for ``j`` an
+ancestor of ``i`` (or ``i`` itself)
+
+.. math::
+
+    \frac{\partial \tau_i}{\partial x_j} &= J_i^T \Big(I^C_i \frac{\partial A_j}{\partial x}
+        + B^C_i \frac{\partial V_j}{\partial x}\Big) \quad \text{W (10)} \\
+    \frac{\partial \tau_j}{\partial q_i} &= J_j^T \Big(\frac{\partial F_i}{\partial q}
+        + J_i \times^* F_i\Big), \quad
+    \frac{\partial \tau_j}{\partial \dot q_i} = J_j^T \frac{\partial F_i}{\partial \dot q},
+    \quad M_{ji} = J_j^T I^C_i J_i \quad \text{W (11)}
+
+(``∂V/∂q̇ = J``; the extra ``J_i ×* F_i`` is the ancestor's fixed axis seeing the
+subtree's force turn).  A universal or planar joint adds ``(ⁱX_0⁻¹ ∂S)ᵀ F_i`` to
+its own diagonal block, its axes changing with its own coordinates.  The
+armature adds to ``M``'s diagonal and does not depend on ``q`` or ``q̇``.  Cost:
+``O(Σ depth)`` products of 6-vectors, against ``O(nv · nbodies)`` spatial steps
+for the column-by-column derivation.  Symbolic joints are refused (their second
+derivatives are not generated).
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.linalg import solve_triangular
 
 from ..errors import ModelError
-from ..spatial import crf, crm
-from .aba import aba, mass_matrix_inverse
-from .crba import crba
-from .rnea import outward_step
+from ..spatial import crf, crm, inv_plux, skew
+from .aba import aba
 
 #: Joint kinds whose derivatives are implemented.
 DIFFERENTIABLE = ("fixed", "revolute", "prismatic", "helical", "universal", "spherical",
@@ -124,107 +156,114 @@ def joint_partials(joint, q_i, qd_i):
     return dS, dcJ_dq, dcJ_dqd
 
 
-def rnea_passes(model, q, qd, qdd, f_ext):
-    """RNEA's passes, keeping ``X_up, S, v, v_J, a`` and the accumulated forces ``f``."""
+def force_cross_matrix(h):
+    """The matrix of ``x ↦ x ×* h``: ``[[−h̃_n, −h̃_f], [−h̃_f, 0]]`` for ``h = (h_n, h_f)``."""
+    H = np.zeros((6, 6))
+    H[:3, :3] = -skew(h[:3])
+    H[:3, 3:] = -skew(h[3:])
+    H[3:, :3] = -skew(h[3:])
+    return H
+
+
+def outward_sweep(model, q, qd, qdd, f_ext):
+    """World-coordinate quantities of every body and joint column, W (1)–(8).
+
+    Returns a dict of per-body lists: ``Xw`` (``ⁱX_0⁻¹``, body to world for
+    motions), ``J``, ``dVdq``, ``dAdq``, ``dAdv`` (6 × nv_i), ``dSw`` (the world
+    ``∂S`` columns of each coordinate of the joint), ``I0``, ``B``, ``f``.
+    """
     nb = model.nbodies
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
-    X_up, S, v, v_J, a, f = ([None] * nb for _ in range(6))
-
-    # --- outward pass: velocities, accelerations and forces
+    out = {key: [None] * nb for key in ("X0", "Xw", "J", "v", "a", "f", "I0", "B",
+                                          "dVdq", "dAdq", "dAdv", "dSw")}
+    X0, Xw, J, v, a = out["X0"], out["Xw"], out["J"], out["v"], out["a"]
     for i, body in enumerate(model.bodies):
-        c_i, f[i] = outward_step(model, i, q, qd, f_ext, X_up, S, v)   # f_i = v ×* I v − f_ext
-        p, vi = body.parent, model.v_index(i)
-        v_J[i] = S[i] @ qd[vi]
-        a[i] = X_up[i] @ (a0 if p < 0 else a[p]) + c_i + S[i] @ qdd[vi]  # S&G (11)
-        f[i] = body.inertia @ a[i] + f[i]                              # RBDA T5.1
+        p, qi, qdi, qddi = (body.parent, q[model.q_index(i)], qd[model.v_index(i)],
+                            qdd[model.v_index(i)])
+        X_J, S, _, c_J = body.joint.jcalc(qi, qdi)
+        X_up = X_J @ body.X_tree                                        # S&G (8)
+        X0[i] = X_up if p < 0 else X_up @ X0[p]                         # ⁱX_0
+        Xw[i] = inv_plux(X0[i])
+        v_p, a_p = (np.zeros(6), a0) if p < 0 else (v[p], a[p])
+        J[i] = Xw[i] @ S                                                # W (1)
+        v[i] = v_p + J[i] @ qdi                                         # W (2)
+        a[i] = a_p + J[i] @ qddi + Xw[i] @ c_J + crm(v[i]) @ J[i] @ qdi  # W (3)
 
-    # --- inward pass: body forces
-    for i in range(nb - 1, -1, -1):
-        p = model.bodies[i].parent
-        if p >= 0:
-            f[p] = f[p] + X_up[i].T @ f[i]                             # RBDA T5.1
-    return X_up, S, v, v_J, a, f
+        I0 = out["I0"][i] = X0[i].T @ body.inertia @ X0[i]              # W (4)
+        h = I0 @ v[i]                                                   # W (4)
+        out["f"][i] = I0 @ a[i] + crf(v[i]) @ h                         # W (5)
+        if f_ext is not None:
+            out["f"][i] = out["f"][i] - X0[i].T @ f_ext[i]              # W (5)
+        out["B"][i] = crf(v[i]) @ I0 - I0 @ crm(v[i]) + force_cross_matrix(h)  # W (6)
 
-
-def tangent_column(model, j, k, wrt, passes, partials, q, qd, qdd):
-    """``∂τ/∂x`` for ``x = δq_{j,k}`` (``wrt="q"``) or ``q̇_{j,k}`` (``wrt="v"``)."""
-    X_up, S, v, v_J, a, f = passes
-    dS, dcJ_dq, dcJ_dqd = partials[j]
-    nb, s = model.nbodies, S[j][:, k]
-    a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
-    dv, da, df = np.zeros((nb, 6)), np.zeros((nb, 6)), np.zeros((nb, 6))
-    inside = np.zeros(nb, dtype=bool)
-
-    # --- outward pass: tangents of velocities, accelerations and forces (subtree of j)
-    for i in range(j, nb):
-        p = model.bodies[i].parent
-        inside[i] = i == j or (p >= 0 and inside[p])
-        if not inside[i]:
-            continue
-        if i == j and wrt == "q":
-            dv_J = dS[k] @ qd[model.v_index(j)]
-            dv[i] = -crm(s) @ (v[i] - v_J[i]) + dv_J                   # D (2)
-            a_p = X_up[i] @ (a0 if p < 0 else a[p])
-            da[i] = -crm(s) @ a_p + dS[k] @ qdd[model.v_index(j)]      # D (4)
-            dc = dcJ_dq[k]
-        elif i == j:
-            dv_J, dv[i], dc = s, s, dcJ_dqd[k]                          # D (2), q̇ column
-        else:
-            dv_J, dc = np.zeros(6), np.zeros(6)
-            dv[i] = X_up[i] @ dv[p]                                    # D (5)
-            da[i] = X_up[i] @ da[p]                                    # D (5)
-        dc = dc + crm(dv[i]) @ v_J[i] + crm(v[i]) @ dv_J               # D (3)
-        da[i] = da[i] + dc                                             # D (4), D (5)
-        I_i = model.bodies[i].inertia
-        df[i] = I_i @ da[i] + crf(dv[i]) @ I_i @ v[i] + crf(v[i]) @ I_i @ dv[i]  # D (6)
-
-    # --- inward pass: tangents of joint forces
-    dtau = np.zeros(model.nv)
-    for i in range(nb - 1, -1, -1):
-        vi, p = model.v_index(i), model.bodies[i].parent
-        dtau[vi] = S[i].T @ df[i]                                      # D (7)
-        push = df[i]
-        if i == j and wrt == "q":
-            dtau[vi] = dtau[vi] + dS[k].T @ f[i]                       # D (7)
-            push = push + crf(s) @ f[i]                                # D (8)
-        if p >= 0:
-            df[p] = df[p] + X_up[i].T @ push                           # D (8)
-    return dtau
-
-
-def tau_partials(model, q, qd, qdd, f_ext=None):
-    """``(∂τ/∂q, ∂τ/∂q̇)`` at ``(q, q̇, q̈)``, each ``(nv, nv)``, column by column."""
-    check_joints(model)
-    passes = rnea_passes(model, q, qd, qdd, f_ext)
-    partials = [joint_partials(b.joint, q[model.q_index(i)], qd[model.v_index(i)])
-                for i, b in enumerate(model.bodies)]
-    dtau_dq, dtau_dv = np.zeros((model.nv, model.nv)), np.zeros((model.nv, model.nv))
-    for j in range(model.nbodies):
-        for k in range(model.bodies[j].joint.nv):
-            col = model.v_index(j).start + k
-            dtau_dq[:, col] = tangent_column(model, j, k, "q", passes, partials, q, qd, qdd)
-            dtau_dv[:, col] = tangent_column(model, j, k, "v", passes, partials, q, qd, qdd)
-    return dtau_dq, dtau_dv
+        dVdq = out["dVdq"][i] = crm(v_p) @ J[i]                         # W (7)
+        dAdq = out["dAdq"][i] = crm(a_p) @ J[i] + crm(v_p) @ dVdq       # W (7)
+        dAdv = out["dAdv"][i] = crm(v_p + v[i]) @ J[i]                  # W (7)
+        dS, dcJ_dq, dcJ_dqd = joint_partials(body.joint, qi, qdi)
+        out["dSw"][i] = [Xw[i] @ dS_k for dS_k in dS]
+        for k in range(body.joint.nv):
+            e = out["dSw"][i][k] @ qdi
+            dVdq[:, k] += e                                             # W (8)
+            dAdq[:, k] += (out["dSw"][i][k] @ qddi + Xw[i] @ dcJ_dq[k]
+                           + crm(v_p + v[i]) @ e)                       # W (8)
+            dAdv[:, k] += Xw[i] @ dcJ_dqd[k]                            # W (8)
+    return out
 
 
 def rnea_derivatives(model, q, qd, qdd, f_ext=None):
-    """``(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈)`` of inverse dynamics, each ``(nv, nv)``.
+    """``(∂τ/∂q, ∂τ/∂q̇, ∂τ/∂q̈ = M)`` of inverse dynamics, each ``(nv, nv)``.
 
-    ``∂τ/∂q`` is taken in the tangent space (module notes); ``∂τ/∂q̈ = M``
-    (:func:`rbd.reference.crba.crba`, armature included).
+    One outward sweep (W (1)–(8)) and one inward sweep (W (9)–(11)) in world
+    coordinates; ``∂τ/∂q`` in the tangent space (module notes); ``M`` includes
+    the armature.
     """
-    dtau_dq, dtau_dv = tau_partials(model, q, qd, qdd, f_ext)
-    return dtau_dq, dtau_dv, crba(model, q)
+    check_joints(model)
+    w = outward_sweep(model, q, qd, qdd, f_ext)
+    J, dVdq, dAdq, dAdv = w["J"], w["dVdq"], w["dAdq"], w["dAdv"]
+    IC, BC, F = list(w["I0"]), list(w["B"]), list(w["f"])
+    nv = model.nv
+    dtau_dq, dtau_dv, M = np.zeros((nv, nv)), np.zeros((nv, nv)), np.zeros((nv, nv))
+
+    for i in range(model.nbodies - 1, -1, -1):
+        vi = model.v_index(i)
+        dF_da = IC[i] @ J[i]                                            # W (9)
+        dF_dv = IC[i] @ dAdv[i] + BC[i] @ J[i]                          # W (9)
+        dF_dq = IC[i] @ dAdq[i] + BC[i] @ dVdq[i]                       # W (9)
+        M[vi, vi] = J[i].T @ dF_da + np.diag(model.armature[vi])
+        dtau_dv[vi, vi] = J[i].T @ dF_dv                                # W (10)
+        dtau_dq[vi, vi] = J[i].T @ dF_dq + np.column_stack(
+            [dSw_k.T @ F[i] for dSw_k in w["dSw"][i]])                  # W (10)
+        turned = dF_dq + np.column_stack([crf(s) @ F[i] for s in J[i].T])  # W (11)
+        j = i
+        while model.bodies[j].parent >= 0:
+            j = model.bodies[j].parent
+            vj = model.v_index(j)
+            M[vj, vi] = J[j].T @ dF_da                                  # W (11)
+            M[vi, vj] = M[vj, vi].T
+            dtau_dq[vj, vi] = J[j].T @ turned                           # W (11)
+            dtau_dv[vj, vi] = J[j].T @ dF_dv                            # W (11)
+            dtau_dq[vi, vj] = J[i].T @ (IC[i] @ dAdq[j] + BC[i] @ dVdq[j])  # W (10)
+            dtau_dv[vi, vj] = J[i].T @ (IC[i] @ dAdv[j] + BC[i] @ J[j])     # W (10)
+        p = model.bodies[i].parent
+        if p >= 0:
+            IC[p], BC[p], F[p] = IC[p] + IC[i], BC[p] + BC[i], F[p] + F[i]
+    return dtau_dq, dtau_dv, M
+
+
+def minus_inverse_times(M, dtau_dq, dtau_dv):
+    """``(−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂q̇, M⁻¹)`` through ``M = L Lᵀ``: ``M⁻¹ = L⁻ᵀ L⁻¹``."""
+    L = np.linalg.cholesky(M)
+    L_inv = solve_triangular(L, np.eye(len(M)), lower=True)
+    return -L_inv.T @ (L_inv @ dtau_dq), -L_inv.T @ (L_inv @ dtau_dv), L_inv.T @ L_inv
 
 
 def aba_derivatives(model, q, qd, tau, f_ext=None):
-    """``(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ)`` of forward dynamics, each ``(nv, nv)``.
+    """``(∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹)`` of forward dynamics, each ``(nv, nv)``.
 
-    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = aba(q, q̇, τ)`` and ``∂q̈/∂τ = M⁻¹``
-    (Carpentier & Mansard; module notes).
+    ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` at ``q̈ = aba(q, q̇, τ)`` (module notes), with ``M``
+    from the same sweeps as ``∂τ/∂x``.
     """
     check_joints(model)
     qdd = aba(model, q, qd, tau, f_ext)
-    dtau_dq, dtau_dv = tau_partials(model, q, qd, qdd, f_ext)
-    M_inv = mass_matrix_inverse(model, q)
-    return -M_inv @ dtau_dq, -M_inv @ dtau_dv, M_inv
+    dtau_dq, dtau_dv, M = rnea_derivatives(model, q, qd, qdd, f_ext)
+    return minus_inverse_times(M, dtau_dq, dtau_dv)
