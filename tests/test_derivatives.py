@@ -67,18 +67,22 @@ DIFFERENTIATED = {
 }
 
 
-@pytest.mark.parametrize("which", DIFFERENTIATED)
-@pytest.mark.parametrize("model", MODELS, ids=IDS)
-def test_derivatives_match_finite_differences(model, which, backend):
+def check_against_finite_differences(model, which, q, v, x, f, backend):
+    """The three outputs of a derivative function: central differences and the matrix."""
     derivatives, fn, last, y = DIFFERENTIATED[which]
-    q, v, x = rbd.testing.random_state(model, 1)
-    f = external_forces(model)
     dq, dv, dx = derivatives(model, q, v, x, f, backend=backend)
     fd_q, fd_v = central_difference(
         lambda q, v, x: fn(model, q, v, x, f, backend=backend), model, q, v, x, backend)
     assert_close(dq, fd_q, RTOL_FD, f"∂{y}/∂q")
     assert_close(dv, fd_v, RTOL_FD, f"∂{y}/∂v")
     assert_close(dx, last(model, q, backend=backend), RTOL_EXACT, f"last output = {last.__name__}")
+
+
+@pytest.mark.parametrize("which", DIFFERENTIATED)
+@pytest.mark.parametrize("model", MODELS, ids=IDS)
+def test_derivatives_match_finite_differences(model, which, backend):
+    q, v, x = rbd.testing.random_state(model, 1)
+    check_against_finite_differences(model, which, q, v, x, external_forces(model), backend)
 
 
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
@@ -283,18 +287,8 @@ def test_mimic_model_derivatives_match_finite_differences(backend):
     rng = np.random.default_rng(12)
     q = rbd.random_configuration(model, rng)
     v, a = rng.normal(size=model.nv), rng.normal(size=model.nv)
-    dq, dv, da = rbd.rnea_derivatives(model, q, v, a, backend=backend)
-    fd_q, fd_v = central_difference(
-        lambda q, v, a: rbd.rnea(model, q, v, a, backend=backend), model, q, v, a, backend)
-    assert_close(dq, fd_q, RTOL_FD, "mimic ∂τ/∂q")
-    assert_close(dv, fd_v, RTOL_FD, "mimic ∂τ/∂v")
-    assert_close(da, rbd.crba(model, q, backend=backend), RTOL_EXACT, "mimic M")
-    fq, fv, M_inv = rbd.aba_derivatives(model, q, v, a, backend=backend)
-    fd_q, fd_v = central_difference(
-        lambda q, v, t: rbd.aba(model, q, v, t, backend=backend), model, q, v, a, backend)
-    assert_close(fq, fd_q, RTOL_FD, "mimic ∂q̈/∂q")
-    assert_close(fv, fd_v, RTOL_FD, "mimic ∂q̈/∂v")
-    assert_close(M_inv, rbd.mass_matrix_inverse(model, q, backend=backend), RTOL_EXACT, "M⁻¹")
+    for which in DIFFERENTIATED:
+        check_against_finite_differences(model, which, q, v, a, None, backend)
 
 
 def test_symbolic_joints_are_refused_by_name(backend):

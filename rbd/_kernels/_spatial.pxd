@@ -358,26 +358,20 @@ cdef inline void so3_exp(const double* w, double* R) noexcept nogil:
 
 
 cdef inline void se3_exp(const double* xi, double* R, double* p) noexcept nogil:
-    # exp of the twist ξ = [ω; v]:  R = exp(ω̃),  p = V v with
-    # V = 1 + (1 - cos θ)/θ² ω̃ + (θ - sin θ)/θ³ ω̃²   (θ < 1e-8: 1 + ½ ω̃ + ω̃²/6)
-    cdef double theta = sqrt(dot3(xi, xi)), a, b
-    cdef double V[9]
-    cdef int k
-    skew_sq3(xi, V)
-    if theta < 1e-8:
-        a = 0.5
-        b = 1.0 / 6.0
-    else:
+    # exp of the twist ξ = [ω; v]:  R = exp(ω̃),  p = V v = v + a ω × v + b ω × (ω × v) with
+    # V = 1 + a ω̃ + b ω̃²,  a = (1 - cos θ)/θ²,  b = (θ - sin θ)/θ³   (θ < 1e-8: a = ½, b = ⅙)
+    cdef double theta = sqrt(dot3(xi, xi)), a = 0.5, b = 1.0 / 6.0
+    cdef double wv[3]
+    cdef double wwv[3]
+    if theta >= 1e-8:
         a = (1.0 - cos(theta)) / (theta * theta)
         b = (theta - sin(theta)) / (theta * theta * theta)
-    for k in range(9):
-        V[k] *= b
-    V[0] += 1.0; V[4] += 1.0; V[8] += 1.0
-    V[1] -= a * xi[2]; V[2] += a * xi[1]
-    V[3] += a * xi[2]; V[5] -= a * xi[0]
-    V[6] -= a * xi[1]; V[7] += a * xi[0]
+    cross3(xi, xi + 3, wv)
+    cross3(xi, wv, wwv)
+    p[0] = xi[3] + a * wv[0] + b * wwv[0]
+    p[1] = xi[4] + a * wv[1] + b * wwv[1]
+    p[2] = xi[5] + a * wv[2] + b * wwv[2]
     so3_exp(xi, R)
-    mat3_vec(V, xi + 3, p)
 
 
 cdef inline void quat_multiply(const double* a, const double* b, double* out) noexcept nogil:
