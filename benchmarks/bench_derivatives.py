@@ -12,17 +12,25 @@ v, tau)``, and ``rbd.rnea_derivatives`` against
 ``pinocchio.computeRNEADerivatives``.  The models, the interleaved timing and
 the ratio (median of the per-round ratios of CPU times) are those of
 ``bench_core.py``.  Before any timing both libraries are checked to agree to
-1e-9 (relative) on every model.  The result is printed; nothing is written.
+1e-9 (relative) on every model.  The last column is the cost of the reference
+derivation (``backend="reference"``, NumPy), one call, for scale.  SciPy's BLAS
+is held to one thread (``OPENBLAS_NUM_THREADS=1`` unless set), so the CPU time of
+the calling thread is all the work done.  The result is printed; nothing is
+written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sys
+import time
 from pathlib import Path
 
-import numpy as np
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -69,8 +77,19 @@ def time_model(model, pm, order, pin, rounds: int, target: float, rng: random.Ra
     for alg, (ours, theirs) in pairs.items():
         result = interleaved({"rbd": ours, "pinocchio": theirs}, rounds, target, rng)
         rows.append((alg, result["rbd"].median(), result["pinocchio"].median(),
-                     ratio(result, "rbd", "pinocchio")))
+                     ratio(result, "rbd", "pinocchio"), ratio(result, "rbd", "pinocchio", "wall"),
+                     reference_cost(getattr(rbd, alg), model, q, v, tau)))
     return rows
+
+
+def reference_cost(fn, model, q, v, x) -> float:
+    """CPU seconds of one call of the reference derivation (best of three)."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.thread_time()
+        fn(model, q, v, x, backend="reference")
+        best = min(best, time.thread_time() - start)
+    return best
 
 
 def main(argv=None) -> int:
@@ -84,7 +103,7 @@ def main(argv=None) -> int:
     rounds, target = (7, 0.02) if args.quick else (31, 0.05)
     rng = random.Random(0)
     print(f"{'model':8s} {'nv':>3s} {'algorithm':16s} {'rbd µs':>8s} {'Pinocchio µs':>13s} "
-          f"{'ratio':>6s}")
+          f"{'ratio':>6s} {'wall ratio':>10s} {'reference ms':>12s}")
     for name in args.models:
         model = rbd.models.get(name)
         pm, order = to_pinocchio(model)
@@ -92,9 +111,10 @@ def main(argv=None) -> int:
         if worst > AGREEMENT:
             print(f"{name}: rbd and Pinocchio differ by {worst:.3g}; not timing")
             return 1
-        for alg, t_rbd, t_pin, r in time_model(model, pm, order, pin, rounds, target, rng):
+        for alg, t_rbd, t_pin, r, r_wall, t_ref in time_model(model, pm, order, pin, rounds,
+                                                              target, rng):
             print(f"{name:8s} {model.nv:3d} {alg:16s} {us(t_rbd):>8s} {us(t_pin):>13s} "
-                  f"{r:6.2f}   (agreement {worst:.1e})")
+                  f"{r:6.2f} {r_wall:10.2f} {t_ref * 1e3:12.1f}   (agreement {worst:.1e})")
     return 0
 
 

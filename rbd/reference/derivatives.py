@@ -47,7 +47,18 @@ and each body's inertia, momentum, force and *inertia variation*
     f_i &= I^0_i a_i + v_i \times^* h_i - {}^iX_0^{T} f^{ext}_i \quad \text{W (5)} \\
     B_i &= v_i \times^* I^0_i - I^0_i\, v_i \times + (\,\cdot \times^* h_i) \quad \text{W (6)}
 
-(``B_i x = v_i ×* I⁰_i x − I⁰_i (v_i × x) + x ×* h_i``).  Moving joint ``j`` along
+(``B_i x = v_i ×* I⁰_i x − I⁰_i (v_i × x) + x ×* h_i``).  Written out with
+``v_i = (ω, u)``, ``h_i = (n, f)`` and ``I⁰_i = [[Ī, ỹ], [−ỹ, m 1]]`` (``y = m c``,
+both about the world origin), the last three columns of ``B_i`` vanish:
+
+.. math::
+
+    B_i = \begin{bmatrix} -(\bar I \tilde\omega - \tilde\omega \bar I)
+        - (\tilde y \tilde u + \tilde u \tilde y) - \tilde n & 0 \\
+        -2 \tilde f & 0 \end{bmatrix},
+
+so ``B_i`` acts on the angular part of its argument only; the compiled twin
+stores and multiplies the first three columns.  Moving joint ``j`` along
 column ``s = J_j[:, k]`` turns the subtree of ``j`` about ``s``; every force in it
 turns with it (``∂f = s ×* f``) except for two terms, which only depend on the
 joint's parent ``λ = λ(j)``:
