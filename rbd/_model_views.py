@@ -36,6 +36,19 @@ def _tree_lines(bodies: list, children, mimic: dict, frames: dict) -> list[str]:
     return lines
 
 
+def dof_parents(parent, v_start, nv_j) -> np.ndarray:
+    """λ of the degrees of freedom: the previous one of the same joint, else the last one of
+    the nearest ancestor joint that has any, ``-1`` at the root (the tree of ``M``'s sparsity)."""
+    last = np.full(len(parent), -1, dtype=np.int64)   # last degree of freedom at or above i
+    lam = np.full(int(sum(nv_j)), -1, dtype=np.int64)
+    for i, p in enumerate(parent):
+        above = last[p] if p >= 0 else -1
+        for k in range(nv_j[i]):
+            lam[v_start[i] + k] = above if k == 0 else v_start[i] + k - 1
+        last[i] = v_start[i] + nv_j[i] - 1 if nv_j[i] else above
+    return lam
+
+
 def _flat_arrays(bodies: list, q_start: list[int], v_start: list[int], gravity: np.ndarray,
                  armature: np.ndarray) -> dict[str, np.ndarray]:
     """:meth:`Model.flat_arrays` of a tree without mimic joints (read-only arrays)."""
@@ -52,6 +65,8 @@ def _flat_arrays(bodies: list, q_start: list[int], v_start: list[int], gravity: 
         "v_start": np.array(v_start, dtype=np.int64),
         "nq_j": np.array([b.joint.nq for b in bodies], dtype=np.int64),
         "nv_j": np.array([b.joint.nv for b in bodies], dtype=np.int64),
+        "dof_parent": dof_parents([b.parent for b in bodies], v_start,
+                                  [b.joint.nv for b in bodies]),
         "E_tree": E_tree,
         "r_tree": r_tree,
         "mass": np.array([b.mass for b in bodies], dtype=float),

@@ -398,6 +398,14 @@ class Model:
         return cached
 
     @property
+    def dof_parent(self) -> tuple[int, ...]:
+        """λ of the degrees of freedom (``-1`` at a root): the previous one of the same joint,
+        else the last one of the nearest ancestor joint that has any.  ``M[i, j]`` can be
+        non-zero only when one of ``i, j`` is an ancestor of the other in this tree.  For a
+        model with mimic joints, that of the full tree."""
+        return tuple(int(k) for k in self.flat_arrays()["dof_parent"])
+
+    @property
     def children(self) -> tuple[tuple[int, ...], ...]:
         """The children sets μ(i)."""
         kids: list[list[int]] = [[] for _ in self._bodies]
@@ -599,7 +607,8 @@ class Model:
         """The flat typed arrays the kernels compile from (cached).
 
         Keys: ``parent`` (int64, nb), ``jtype`` (int64), ``jparams`` (nb × 9),
-        ``q_start``, ``v_start``, ``nq_j``, ``nv_j`` (int64), ``E_tree``
+        ``q_start``, ``v_start``, ``nq_j``, ``nv_j`` (int64), ``dof_parent`` (int64,
+        nv: λ of the degrees of freedom, see :attr:`dof_parent`), ``E_tree``
         (nb × 3 × 3), ``r_tree`` (nb × 3), ``mass`` (nb), ``com`` (nb × 3),
         ``I_com`` (nb × 3 × 3), ``inertia`` (nb × 6 × 6), ``gravity`` (3),
         ``armature`` (nv).  The arrays are read-only.  For a model with mimic

@@ -38,6 +38,7 @@ _BUILTIN = [
     ("mass_matrix", "reference", "rbd.reference.crba:crba"),
     ("forward_dynamics", "reference", "rbd.reference.aba:aba"),
     ("forward_dynamics", "crba-cholesky", "rbd.reference.crba:forward_dynamics_crba"),
+    ("forward_dynamics", "crba-ltl", "rbd.reference.crba:forward_dynamics_ltl"),
     ("bias_forces", "reference", "rbd.reference.rnea:nonlinear_effects"),
     ("forward_dynamics", "pai-dense", "rbd.reference.block_elimination:forward_dynamics_dense",
      "rbd.registry:without_armature"),

@@ -79,6 +79,15 @@ def _is_model(model) -> bool:
     return all(hasattr(model, name) for name in ("flat_arrays", "bodies", "_cache"))
 
 
+def dof_depths(dof_parent) -> int:
+    """``Σ_k d_k``, ``d_k`` the number of degrees of freedom on the path from ``k`` to the
+    root (``k`` included): the cost of one sweep of the sparse factorization (``crba.pyx``)."""
+    depth = [0] * len(dof_parent)
+    for k, p in enumerate(dof_parent):
+        depth[k] = 1 + (depth[p] if p >= 0 else 0)
+    return sum(depth)
+
+
 def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
     """Storage slots of the M⁻¹ kernel's per-body columns (``aba.pyx``).
 
@@ -129,7 +138,7 @@ cdef class CompiledBase:
         flat = model.flat_arrays()
         nb = model.nbodies
         ints = {k: np.array(flat[k], dtype=np.int64) for k in
-                ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j")}
+                ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j", "dof_parent")}
         ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
         reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
                  ("jparams", "E_tree", "r_tree", "mass", "com", "inertia", "armature")}
@@ -152,6 +161,8 @@ cdef class CompiledBase:
         self.m.v_start = <const int64_t*>cnp.PyArray_DATA(ints["v_start"])
         self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
         self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
+        self.m.dof_parent = <const int64_t*>cnp.PyArray_DATA(ints["dof_parent"])
+        self.m.dof_depths = dof_depths(ints["dof_parent"])
         self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
         self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])
         self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])

@@ -58,6 +58,7 @@ cdef struct ModelC:
     const int64_t* v_start        # first index of q̇_i in q̇
     const int64_t* nq_j           # size of q_i
     const int64_t* nv_j           # size of q̇_i
+    const int64_t* dof_parent     # nv: λ of the degrees of freedom (-1 at a root)
     const double* E_tree          # nb × 3×3: X_tree[i] = plux(E_tree[i], r_tree[i])
     const double* r_tree          # nb × 3
     const double* mass            # m_i
@@ -70,6 +71,7 @@ cdef struct ModelC:
     const int64_t* col_slot       # nb: slot of body i's columns F_i in Work.F (M⁻¹ kernel)
     const int64_t* col_last       # nb: last body whose pass touches F_i (max(i, children))
     Py_ssize_t ncol_slots         # slots in use: F_i lives from body col_last[i] down to i
+    Py_ssize_t dof_depths         # Σ_k d_k: lengths of the degrees of freedom's root paths
     double gravity[3]             # g, world coordinates
     double a0[6]                  # base acceleration [0; -g] (gravity as a base acceleration)
 

@@ -3,6 +3,10 @@ from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport cross3_add, mat3_vec
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil
+cdef int ltl(const ModelC* model, double* M) noexcept nogil
+cdef void ltl_solve(const ModelC* model, const double* L, double* X,
+                    Py_ssize_t ncols) noexcept nogil
+cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil
 
 
 cdef inline void motion_to_root(Work* w, Py_ssize_t i, const double* m,

@@ -11,6 +11,8 @@ once per body instead of once per pair).  ``mass_matrix_inverse`` is the
 ABA on unit forces in ``aba.pyx`` (twin: ``rbd.reference.aba``).
 """
 
+from libc.math cimport sqrt
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
@@ -98,3 +100,93 @@ cdef inline void root_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept 
         mat3_vec(w.R + 9 * p, w.r_up + 3 * i, w.p + 3 * i)
         for k in range(3):
             w.p[3 * i + k] += w.p[3 * p + k]
+
+
+cdef int ltl(const ModelC* model, double* M) noexcept nogil:
+    """M = Lᵀ L in place (row-major, lower triangle), the tree's sparsity kept.
+
+    Returns 0, or 1 + k when the pivot of degree of freedom k is not positive.
+    """
+    cdef Py_ssize_t n = model.nv, k, i, j
+    cdef const int64_t* lam = model.dof_parent
+    for k in range(n - 1, -1, -1):
+        # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
+        if not M[k * n + k] > 0.0:
+            return 1 + k
+        M[k * n + k] = sqrt(M[k * n + k])
+        i = lam[k]
+        while i >= 0:
+            M[k * n + i] /= M[k * n + k]
+            i = lam[i]
+        # M[i, j] -= L[k, i] L[k, j] for every pair i, j on the path (j above i)
+        i = lam[k]
+        while i >= 0:
+            j = i
+            while j >= 0:
+                M[i * n + j] -= M[k * n + i] * M[k * n + j]
+                j = lam[j]
+            i = lam[i]
+    return 0
+
+
+cdef void ltl_solve(const ModelC* model, const double* L, double* X,
+                    Py_ssize_t ncols) noexcept nogil:
+    """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
+    cdef Py_ssize_t n = model.nv, k, i, c
+    cdef const int64_t* lam = model.dof_parent
+    cdef double l
+    # X ← L⁻ᵀ X: row k is final once its descendants (larger indices) have pushed into it
+    for k in range(n - 1, -1, -1):
+        l = 1.0 / L[k * n + k]
+        for c in range(ncols):
+            X[k * ncols + c] *= l
+        i = lam[k]
+        while i >= 0:
+            l = L[k * n + i]
+            for c in range(ncols):
+                X[i * ncols + c] -= l * X[k * ncols + c]
+            i = lam[i]
+    # X ← L⁻¹ X: row k needs its ancestors (smaller indices) only
+    for k in range(n):
+        i = lam[k]
+        while i >= 0:
+            l = L[k * n + i]
+            for c in range(ncols):
+                X[k * ncols + c] -= l * X[i * ncols + c]
+            i = lam[i]
+        l = 1.0 / L[k * n + k]
+        for c in range(ncols):
+            X[k * ncols + c] *= l
+
+
+cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil:
+    """M⁻¹ = L⁻¹ L⁻ᵀ from M = Lᵀ L, in L's own storage (full and symmetric on return).
+
+    The reference solves against the identity; here N = L⁻¹ replaces L column by column
+    from the last (N keeps L's pattern), then N Nᵀ replaces N row by row from the last.
+    """
+    cdef Py_ssize_t n = model.nv, a, b, k
+    cdef const int64_t* lam = model.dof_parent
+    cdef double s
+    for b in range(n - 1, -1, -1):
+        # N[b, b] = 1 / L[b, b];  N[a, b] = -N[b, b] Σ_{b < k ⪯ a} N[a, k] L[k, b]  (N L = 1)
+        L[b * n + b] = 1.0 / L[b * n + b]
+        for a in range(n - 1, b, -1):
+            s = 0.0
+            k = a
+            while k > b:
+                s += L[a * n + k] * L[k * n + b]
+                k = lam[k]
+            L[a * n + b] = -L[b * n + b] * s
+    for a in range(n - 1, -1, -1):
+        for b in range(a, -1, -1):
+            # (N Nᵀ)[a, b] = Σ_{k ⪯ b} N[a, k] N[b, k]
+            s = 0.0
+            k = b
+            while k >= 0:
+                s += L[a * n + k] * L[b * n + k]
+                k = lam[k]
+            L[a * n + b] = s
+    for a in range(n):
+        for b in range(a + 1, n):
+            L[a * n + b] = L[b * n + a]

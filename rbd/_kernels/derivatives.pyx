@@ -12,9 +12,11 @@ reference module's notes.  Derivatives with respect to ``q`` are taken in the
 tangent space (local increments for spherical and free joints).
 
 ``aba_derivatives`` differentiates ``M q̈ = τ − h`` at ``q̈ = ABA(q, q̇, τ)``:
-``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` with ``M = L Lᵀ`` factored and ``L⁻¹`` applied by LAPACK
-and BLAS (SciPy's ``cython_lapack`` / ``cython_blas``) in the result's own
-storage: ``M⁻¹ ∂τ/∂x = L⁻ᵀ (L⁻¹ ∂τ/∂x)`` and ``M⁻¹ = L⁻ᵀ L⁻¹``.
+``∂q̈/∂x = −M⁻¹ ∂τ/∂x``, with ``M`` from the same sweep factored ``M = Lᵀ L`` with
+the tree's sparsity (``crba.ltl``) and everything done in the result's own
+storage.  On long chains, which have no sparsity to use, the factorization is
+dense and done by LAPACK and BLAS (SciPy's ``cython_lapack`` /
+``cython_blas``): ``M = L Lᵀ``, ``M⁻¹ ∂τ/∂x = L⁻ᵀ (L⁻¹ ∂τ/∂x)``, ``M⁻¹ = L⁻ᵀ L⁻¹``.
 
 Results go to ``out``: three ``nv × nv`` row-major blocks, ``[∂τ/∂q, ∂τ/∂q̇,
 M]`` or ``[∂q̈/∂q, ∂q̈/∂q̇, M⁻¹]``.  Symbolic joints are refused by the caller
@@ -38,7 +40,7 @@ from rbd._kernels._spatial cimport (
     rbi_congruence_add,
 )
 from rbd._kernels.aba cimport aba
-from rbd._kernels.crba cimport force_to_root, motion_to_root
+from rbd._kernels.crba cimport force_to_root, ltl, ltl_inverse, ltl_solve, motion_to_root
 from rbd._kernels.kinematics cimport world_pose
 
 
@@ -348,14 +350,19 @@ cdef int rnea_derivatives(const ModelC* model, Work* w, const double* q, const d
     return 0
 
 
-cdef int minus_inverse_times(int n, double* M, double* dq, double* dv) noexcept nogil:
-    # M ← M⁻¹, dq ← -M⁻¹ dq, dv ← -M⁻¹ dv, in place; 0 or 1 + the failing column.
-    # The row-major buffers are the column-major transposes: M (symmetric) = L Lᵀ, and
-    # (-M⁻¹ D)ᵀ = -Dᵀ L⁻ᵀ L⁻¹ multiplies Dᵀ from the right.
+cdef inline bint sparse_pays(const ModelC* model) noexcept nogil:
+    # the sparse sweeps cost ~nv Σ_k d_k multiply-adds, the dense ones ~nv³ done about four
+    # times faster by BLAS but with a fixed cost per call: measured on chains and on a
+    # binary tree (docs/benchmarks.md), the sparse path wins up to 12 degrees of freedom
+    # and wherever 4 Σ_k d_k ≤ nv² (branched trees)
+    return model.nv <= 12 or 4 * model.dof_depths <= model.nv * model.nv
+
+
+cdef inline int minus_inverse_times_dense(int n, double* M, double* dq, double* dv) noexcept nogil:
+    # M ← M⁻¹, dq ← -M⁻¹ dq, dv ← -M⁻¹ dv by LAPACK/BLAS: M = L Lᵀ (dense Cholesky), and as
+    # the row-major buffers are the column-major transposes, (-M⁻¹ D)ᵀ = -Dᵀ L⁻ᵀ L⁻¹
     cdef int info = 0, r, c
     cdef double one = 1.0, minus_one = -1.0
-    if n == 0:
-        return 0
     dpotrf(b"L", &n, M, &n, &info)                                              # M = L Lᵀ
     if info != 0:
         return info
@@ -371,6 +378,32 @@ cdef int minus_inverse_times(int n, double* M, double* dq, double* dv) noexcept 
     return 0
 
 
+cdef int minus_inverse_times(const ModelC* model, double* M, double* dq,
+                             double* dv) noexcept nogil:
+    """M ← M⁻¹, dq ← -M⁻¹ dq, dv ← -M⁻¹ dv in place; 0 or 1 + the failing column.
+
+    As the reference: M = Lᵀ L with the tree's sparsity (``crba.ltl``), the rows of
+    dq and dv solved, M⁻¹ = L⁻¹ L⁻ᵀ formed in M's storage.  A long chain has no
+    sparsity to use, and there the dense factorization by LAPACK/BLAS is faster.
+    """
+    cdef Py_ssize_t n = model.nv, k
+    cdef int status
+    if n == 0:
+        return 0
+    if not sparse_pays(model):
+        return minus_inverse_times_dense(<int>n, M, dq, dv)
+    status = ltl(model, M)
+    if status:
+        return status
+    ltl_solve(model, M, dq, n)
+    ltl_solve(model, M, dv, n)
+    for k in range(n * n):
+        dq[k] = -dq[k]
+        dv[k] = -dv[k]
+    ltl_inverse(model, M)
+    return 0
+
+
 cdef int aba_derivatives(const ModelC* model, Work* w, const double* q, const double* qd,
                          const double* tau, const double* f_ext, double* out) noexcept nogil:
     """out = [∂q̈/∂q, ∂q̈/∂q̇, ∂q̈/∂τ = M⁻¹] at (q, q̇, τ, f_ext)."""
@@ -382,7 +415,7 @@ cdef int aba_derivatives(const ModelC* model, Work* w, const double* q, const do
         return status
     rnea_derivatives(model, w, q, qd, w.qdd, f_ext, out)
     # ∂q̈/∂x = -M⁻¹ ∂τ/∂x   (x = q, q̇),  ∂q̈/∂τ = M⁻¹
-    status = minus_inverse_times(<int>model.nv, out + 2 * n2, out, out + n2)
+    status = minus_inverse_times(model, out + 2 * n2, out, out + n2)
     if status:
         for i in range(model.nb):
             if model.v_start[i] + model.nv_j[i] >= status:

@@ -121,11 +121,11 @@ derivatives are not generated).
 from __future__ import annotations
 
 import numpy as np
-from scipy.linalg import solve_triangular
 
 from ..errors import ModelError
 from ..spatial import crf, crm, inv_plux, skew
 from .aba import aba
+from .crba import ltl, ltl_inverse, ltl_solve
 
 #: Joint kinds whose derivatives are implemented.
 DIFFERENTIABLE = ("fixed", "revolute", "prismatic", "helical", "universal", "spherical",
@@ -261,11 +261,12 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None):
     return dtau_dq, dtau_dv, M
 
 
-def minus_inverse_times(M, dtau_dq, dtau_dv):
-    """``(−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂q̇, M⁻¹)`` through ``M = L Lᵀ``: ``M⁻¹ = L⁻ᵀ L⁻¹``."""
-    L = np.linalg.cholesky(M)
-    L_inv = solve_triangular(L, np.eye(len(M)), lower=True)
-    return -L_inv.T @ (L_inv @ dtau_dq), -L_inv.T @ (L_inv @ dtau_dv), L_inv.T @ L_inv
+def minus_inverse_times(model, M, dtau_dq, dtau_dv):
+    """``(−M⁻¹ ∂τ/∂q, −M⁻¹ ∂τ/∂q̇, M⁻¹)`` through ``M = Lᵀ L`` with the tree's sparsity
+    (:func:`rbd.reference.crba.ltl`)."""
+    L = ltl(model, M)
+    return (-ltl_solve(model, L, dtau_dq), -ltl_solve(model, L, dtau_dv),
+            ltl_inverse(model, L))
 
 
 def aba_derivatives(model, q, qd, tau, f_ext=None):
@@ -277,4 +278,4 @@ def aba_derivatives(model, q, qd, tau, f_ext=None):
     check_joints(model)
     qdd = aba(model, q, qd, tau, f_ext)
     dtau_dq, dtau_dv, M = rnea_derivatives(model, q, qd, qdd, f_ext)
-    return minus_inverse_times(M, dtau_dq, dtau_dv)
+    return minus_inverse_times(model, M, dtau_dq, dtau_dv)
