@@ -108,6 +108,8 @@ def ltl(model, M):
     L = np.tril(M).astype(float)
     for k in range(model.nv - 1, -1, -1):
         # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
+        if not L[k, k] > 0.0:
+            raise np.linalg.LinAlgError("the mass matrix is not positive definite")
         L[k, k] = np.sqrt(L[k, k])
         i = lam[k]
         while i >= 0:
