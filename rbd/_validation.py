@@ -8,6 +8,7 @@ This module imports nothing from ``rbd`` but :mod:`rbd.errors`.
 
 from __future__ import annotations
 
+import math
 import sys
 
 import numpy as np
@@ -66,6 +67,8 @@ def as_symbolic_array(value) -> np.ndarray | None:
 
 def as_time_step(dt) -> float:
     """``dt`` as a finite float, or :class:`InputError` (shared by both backends)."""
+    if type(dt) is float and math.isfinite(dt):
+        return dt                      # the common case, without NumPy's type inspection
     if np.iscomplexobj(dt):
         raise InputError(f"dt must be a real number, got {dt!r}")
     try:
