@@ -180,8 +180,9 @@ def test_gravity_stiffness_is_the_hessian_of_the_potential(backend):
 
 # --- batches ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("fn", [rbd.rnea_derivatives, rbd.aba_derivatives])
-def test_batched_equals_per_call(fn, backend):
-    model = MODELS[1]
+@pytest.mark.parametrize("model", [MODELS[1], rbd.models.get("RC20")], ids=["tree", "RC20"])
+def test_batched_equals_per_call(fn, model, backend):
+    """Per-thread workspaces; RC20 takes the kernel's dense LAPACK path inside the threads."""
     rng = np.random.default_rng(5)
     states = [rbd.testing.random_state(model, rng) for _ in range(5)]
     q, v, x = (np.array(s) for s in zip(*states, strict=True))
