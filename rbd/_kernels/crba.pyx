@@ -129,34 +129,40 @@ cdef int ltl(const ModelC* model, double* M) noexcept nogil:
     return 0
 
 
+cdef inline void row_minus(double* X, Py_ssize_t ncols, Py_ssize_t dst, Py_ssize_t src,
+                           double l) noexcept nogil:
+    # row dst of X -= l · row src
+    cdef Py_ssize_t c
+    for c in range(ncols):
+        X[dst * ncols + c] -= l * X[src * ncols + c]
+
+
+cdef inline void row_scale(double* X, Py_ssize_t ncols, Py_ssize_t k, double l) noexcept nogil:
+    # row k of X *= l
+    cdef Py_ssize_t c
+    for c in range(ncols):
+        X[k * ncols + c] *= l
+
+
 cdef void ltl_solve(const ModelC* model, const double* L, double* X,
                     Py_ssize_t ncols) noexcept nogil:
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
-    cdef Py_ssize_t n = model.nv, k, i, c
+    cdef Py_ssize_t n = model.nv, k, i
     cdef const int64_t* lam = model.dof_parent
-    cdef double l
     # X ← L⁻ᵀ X: row k is final once its descendants (larger indices) have pushed into it
     for k in range(n - 1, -1, -1):
-        l = 1.0 / L[k * n + k]
-        for c in range(ncols):
-            X[k * ncols + c] *= l
+        row_scale(X, ncols, k, 1.0 / L[k * n + k])
         i = lam[k]
         while i >= 0:
-            l = L[k * n + i]
-            for c in range(ncols):
-                X[i * ncols + c] -= l * X[k * ncols + c]
+            row_minus(X, ncols, i, k, L[k * n + i])
             i = lam[i]
     # X ← L⁻¹ X: row k needs its ancestors (smaller indices) only
     for k in range(n):
         i = lam[k]
         while i >= 0:
-            l = L[k * n + i]
-            for c in range(ncols):
-                X[k * ncols + c] -= l * X[i * ncols + c]
+            row_minus(X, ncols, k, i, L[k * n + i])
             i = lam[i]
-        l = 1.0 / L[k * n + k]
-        for c in range(ncols):
-            X[k * ncols + c] *= l
+        row_scale(X, ncols, k, 1.0 / L[k * n + k])
 
 
 cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil:
