@@ -174,3 +174,86 @@ def test_wrapper_rejects_a_state_count_whose_size_overflows(tmp_path):
     assert huge["message"].startswith(
         "jcalc: n = 2305843009213693953 states overflow the size of a buffer"), huge
     assert negative["message"].startswith("jcalc: n = -1 is negative"), negative
+
+
+#: Generated C of Guenter–Lee models with random geometry and inertias (float constants
+#: everywhere): one-body revolute models and a two-body chain of mixed joints in both
+#: renderings.  Prints ``{label: source}`` as JSON on the last line; nothing is compiled.
+SOURCES = textwrap.dedent("""
+    import json
+    from rbd.symbolic import build, lagrangian
+    from rbd.testing import random_model
+
+    models = {f"revolute {seed}": random_model(seed, nbodies=1, joint_types=("revolute",))
+              for seed in range(4)}
+    models["mixed chain"] = random_model(0, nbodies=2, chain=True, joint_types=(
+        "revolute", "prismatic", "helical", "universal"))
+    sources = {}
+    for label, model in models.items():
+        for recursion in ("body", "trace"):
+            functions = lagrangian(model, recursion).c_functions()
+            sources[f"{label}, {recursion}"] = build._module_source("M", functions)
+    print(json.dumps(sources))
+""")
+
+
+def run_with_hash_seed(code: str, seed: int, cache: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, RBD_CACHE_DIR=str(cache), PYTHONHASHSEED=str(seed))
+    return python_child(code, timeout=TIMEOUT, env=env)
+
+
+def first_difference(a: str, b: str) -> str:
+    for k, (x, y) in enumerate(zip(a.splitlines(), b.splitlines(), strict=False)):
+        if x != y:
+            return f"line {k + 1}:\n  {x}\n  {y}"
+    return "one source is a prefix of the other"
+
+
+def test_generated_source_is_the_same_in_every_process(tmp_path):
+    """String hashes (hence set order) change with ``PYTHONHASHSEED``; the source must not.
+
+    Summing float coefficients in set order gave constants that differ in the last
+    digit from one process to the next (``M[0] = 0.15433688457400804`` or ``...802``),
+    so every process had its own cache key and rebuilt the module.
+    """
+    first, second = (run_with_hash_seed(SOURCES, seed, tmp_path) for seed in (0, 1))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:]
+    a = json.loads(first.stdout.strip().splitlines()[-1])
+    b = json.loads(second.stdout.strip().splitlines()[-1])
+    assert a.keys() == b.keys()
+    for label in a:
+        assert a[label] == b[label], f"{label}: {first_difference(a[label], b[label])}"
+
+
+#: Compiles the Guenter–Lee equations of a one-body model (whose source used to depend
+#: on the hash seed) and prints how many modules this process compiled.
+REUSE = textwrap.dedent("""
+    import json
+    import rbd
+    from rbd.symbolic import build, lagrangian
+    from rbd.testing import random_model
+
+    compiled = []
+    compile_module = build._compile
+
+    def counting_compile(*args):
+        compiled.append(args[-1])
+        return compile_module(*args)
+
+    build._compile = counting_compile
+    model = random_model(0, nbodies=1, joint_types=("revolute",))
+    lagrangian(model).compile()
+    print(json.dumps({"compiled": len(compiled)}))
+""")
+
+
+@needs_compiler
+def test_a_module_built_by_one_process_is_loaded_by_another(tmp_path):
+    first, second = (run_with_hash_seed(REUSE, seed, tmp_path) for seed in (0, 1))
+    assert first.returncode == 0, first.stderr[-3000:]
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert json.loads(first.stdout.strip().splitlines()[-1]) == {"compiled": 1}
+    assert json.loads(second.stdout.strip().splitlines()[-1]) == {"compiled": 0}, (
+        "the second process rebuilt the module the first one had cached")
+    assert len(modules(tmp_path)) == 1

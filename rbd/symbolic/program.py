@@ -123,6 +123,18 @@ def _diff(e: sympy.Expr, s: sympy.Symbol) -> sympy.Expr:
     return e.diff(s)
 
 
+def _by_name(symbols: Iterable[sympy.Symbol]) -> list[sympy.Symbol]:
+    """``symbols`` sorted by name: an order that is the same in every process.
+
+    A set of symbols iterates in hash order, and string hashes change from one
+    process to the next (``PYTHONHASHSEED``).  Terms summed in that order give
+    sympy's float coefficients different roundings (it adds the coefficients of
+    like terms as it meets them, and float addition is not associative), so the
+    generated source, and the code cache key derived from it, would change too.
+    """
+    return sorted(symbols, key=str)
+
+
 # --- printers -----------------------------------------------------------------------------
 class _Printer:
     """Prints the expressions of a program as C or Python, operation for operation.
@@ -327,7 +339,7 @@ class Program:
         """
         d: dict[sympy.Symbol, sympy.Expr] = {var: sympy.Integer(1)}
         for x, e in self.assignments[start:upto]:
-            deps = [s for s in e.free_symbols if s in d]
+            deps = [s for s in _by_name(e.free_symbols) if s in d]
             if deps:
                 de = self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in deps]))
                 if de != 0:
@@ -337,7 +349,8 @@ class Program:
     def derivative_of(self, e: sympy.Expr, d: dict) -> sympy.Expr:
         """``de/dvar`` of an expression of bound symbols, given ``d = derivatives(var)``."""
         e = sympy.sympify(e)
-        return self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in e.free_symbols if s in d]))
+        return self.bind(sympy.Add(*[_diff(e, s) * d[s] for s in _by_name(e.free_symbols)
+                                     if s in d]))
 
     def coefficient(self, exprs: Sequence[sympy.Expr], var: sympy.Symbol,
                     upto: int | None = None) -> list[sympy.Expr]:
@@ -411,7 +424,7 @@ class Program:
         done: set = set()
         order: list = []
         for root in roots:
-            stack = [(s, False) for s in sorted(root.free_symbols, key=str) if s in assignments]
+            stack = [(s, False) for s in _by_name(root.free_symbols) if s in assignments]
             while stack:
                 s, expanded = stack.pop()
                 if s in done:
@@ -421,7 +434,7 @@ class Program:
                     order.append((s, assignments[s]))
                     continue
                 stack.append((s, True))
-                stack.extend((t, False) for t in sorted(assignments[s].free_symbols, key=str)
+                stack.extend((t, False) for t in _by_name(assignments[s].free_symbols)
                              if t in assignments and t not in done)
         return order
 
