@@ -46,7 +46,7 @@ from ._model_checks import (
     _parse_X_tree,
 )
 from ._model_views import MAX_INDENT as MAX_INDENT
-from ._model_views import _flat_arrays, _tree_lines
+from ._model_views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
 from .errors import ModelError
 from .joints import Joint
@@ -403,7 +403,13 @@ class Model:
         else the last one of the nearest ancestor joint that has any.  ``M[i, j]`` can be
         non-zero only when one of ``i, j`` is an ancestor of the other in this tree.  For a
         model with mimic joints, that of the full tree."""
-        return tuple(int(k) for k in self.flat_arrays()["dof_parent"])
+        if self._mimic:
+            return self._full_tree().dof_parent
+        cached = self._cache.get("dof_parent")
+        if cached is None:
+            lam = dof_parents(self.parent, self._v_start, [b.joint.nv for b in self._bodies])
+            cached = self._cache["dof_parent"] = tuple(int(k) for k in lam)
+        return cached
 
     @property
     def children(self) -> tuple[tuple[int, ...], ...]:
