@@ -126,13 +126,11 @@ cdef inline void inertia_variation(const double* Ibar, const double* h, const do
     B[11] -= 2.0 * mom[3]; B[15] -= 2.0 * mom[4]; B[16] += 2.0 * mom[3]
 
 
-cdef inline void body_sweep(const ModelC* model, Work* w, Py_ssize_t i, const double* qd,
-                            const double* qdd, const double* f_ext) noexcept nogil:
+cdef inline void body_sweep(const ModelC* model, Work* w, Py_ssize_t i, const double* v_p,
+                            const double* a_p, const double* qd, const double* qdd,
+                            const double* f_ext) noexcept nogil:
     # J_i, v_i, a_i, I⁰_i, f_i, B_i of body i (world coordinates), W (1)–(6)
-    cdef Py_ssize_t p = model.parent[i], vi = model.v_start[i], k, n
-    cdef double v0[6]
-    cdef const double* v_p = &v0[0] if p < 0 else w.v + 6 * p
-    cdef const double* a_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
+    cdef Py_ssize_t vi = model.v_start[i], k, n
     cdef double* v_i = w.v + 6 * i
     cdef double* a_i = w.a + 6 * i
     cdef double* f_i = w.f + 6 * i
@@ -140,7 +138,6 @@ cdef inline void body_sweep(const ModelC* model, Work* w, Py_ssize_t i, const do
     cdef double t[6]
     cdef double mom[6]
     cdef double E0[9]
-    memset(v0, 0, 6 * sizeof(double))
     memset(v_J, 0, 6 * sizeof(double))
     memset(t, 0, 6 * sizeof(double))
     for k in range(model.nv_j[i]):
@@ -176,13 +173,11 @@ cdef inline void body_sweep(const ModelC* model, Work* w, Py_ssize_t i, const do
     inertia_variation(w.I_C + 9 * i, w.h_C + 3 * i, v_i, mom, w.B_C + 18 * i)    # W (6)
 
 
-cdef inline void column_sweep(const ModelC* model, Work* w, Py_ssize_t i, const double* qd,
+cdef inline void column_sweep(const ModelC* model, Work* w, Py_ssize_t i, const double* v_p,
+                              const double* a_p, const double* qd,
                               const double* qdd) noexcept nogil:
     # ∂V/∂q, ∂A/∂q, ∂A/∂q̇ of each column of joint i, W (7)–(8)
-    cdef Py_ssize_t p = model.parent[i], vi = model.v_start[i], k, n, m
-    cdef double v0[6]
-    cdef const double* v_p = &v0[0] if p < 0 else w.v + 6 * p
-    cdef const double* a_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
+    cdef Py_ssize_t vi = model.v_start[i], k, n, m
     cdef double vv[6]
     cdef double t[6]
     cdef double e[6]
@@ -192,7 +187,6 @@ cdef inline void column_sweep(const ModelC* model, Work* w, Py_ssize_t i, const 
     cdef double* dVdq
     cdef double* dAdq
     cdef double* dAdv
-    memset(v0, 0, 6 * sizeof(double))
     for n in range(6):
         vv[n] = v_p[n] + w.v[6 * i + n]
     for k in range(model.nv_j[i]):
@@ -233,13 +227,20 @@ cdef inline void column_sweep(const ModelC* model, Work* w, Py_ssize_t i, const 
 cdef void outward_sweep(const ModelC* model, Work* w, const double* q, const double* qd,
                         const double* qdd, const double* f_ext) noexcept nogil:
     """World-coordinate quantities of every body and joint column, W (1)–(8)."""
-    cdef Py_ssize_t i
+    cdef Py_ssize_t i, p
+    cdef double v0[6]
+    cdef const double* v_p
+    cdef const double* a_p
+    memset(v0, 0, 6 * sizeof(double))
     for i in range(model.nb):
-        # X_up[i], S_i, c_J;  R_i, p_i in world coordinates
+        # X_up[i], S_i, c_J;  R_i, p_i in world coordinates;  v_0 = 0, a_0 = -g
         joint_step(model, w, i, q, qd)
         world_pose(model, w, i)
-        body_sweep(model, w, i, qd, qdd, f_ext)
-        column_sweep(model, w, i, qd, qdd)
+        p = model.parent[i]
+        v_p = &v0[0] if p < 0 else w.v + 6 * p
+        a_p = <const double*>&model.a0[0] if p < 0 else w.a + 6 * p
+        body_sweep(model, w, i, v_p, a_p, qd, qdd, f_ext)
+        column_sweep(model, w, i, v_p, a_p, qd, qdd)
 
 
 cdef inline void own_columns(const ModelC* model, Work* w, Py_ssize_t i, double* P, double* Q,
