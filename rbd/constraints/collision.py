@@ -1,0 +1,462 @@
+r"""Collision detection between geoms: filters, broad phase, narrow phase, contact parameters.
+
+The stage follows MuJoCo's ``mj_collision`` (``engine_collision_driver.c``) so
+that an MJCF file gives the same contact set as MuJoCo:
+
+1. **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): two
+   geoms are tested only if their bodies are not welded together, not both
+   static, not parent and child (``filterparent``: the weld body of one is the
+   weld parent of the other, neither being the world), the body pair is not
+   excluded (``<contact><exclude>``), and ``contype & conaffinity`` of one meets
+   the other's.  Explicit pairs (``<contact><pair>``) bypass these filters.
+2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis
+   bounding boxes of the non-plane geoms (each the intersection of the geom's
+   rotated local box and its bounding sphere, grown by its ``margin + gap``, as
+   MuJoCo's ``makeAAMM``); planes pair with every geom.  Survivors pass
+   MuJoCo's bounding-sphere test (``mj_filterSphere``) with the pair's
+   ``margin + gap``.
+3. **Narrow phase**: the pair routine of :data:`PAIR_FUNCTIONS` called with
+   ``margin + gap``: a contact is kept when its distance is below it.  It is
+   *active* (``exclude`` False) when its distance is below ``includemargin =
+   margin``; MuJoCo 3.12+ and 4.x treat ``gap`` this way (earlier versions
+   detected at ``margin`` and set ``includemargin = margin - gap``).
+4. **Parameters** (:func:`mix_parameters`, MuJoCo's ``mj_contactParam``): the
+   geom of higher ``priority`` gives condim, solref, solimp and friction; on a
+   tie condim and friction are the maxima, solref and solimp are mixed by
+   ``solmix`` (solref's minimum when either is in MuJoCo's direct, negative form).
+
+Contacts come in MuJoCo's order: body pairs by (lower body index, higher body
+index), explicit pairs of a body pair first, then the geom pairs of the body
+pair by geom index; geom 1 of a contact is the one of lower kind in the order
+plane < sphere < capsule < ellipsoid < cylinder < box.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from collections.abc import Hashable, Sequence
+from typing import NamedTuple
+
+import numpy as np
+
+from ..errors import InputError
+from . import collision_box as _box
+from . import collision_primitive as _prim
+
+#: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
+KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
+KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
+
+#: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
+#: MuJoCo's other pairs (ellipsoids except on a plane, cylinder with capsule, box or
+#: cylinder, meshes) go through its general convex solver (GJK/EPA), not reproduced here.
+PAIR_FUNCTIONS = {
+    ("plane", "sphere"): _prim.plane_sphere,
+    ("plane", "capsule"): _prim.plane_capsule,
+    ("plane", "ellipsoid"): _prim.plane_ellipsoid,
+    ("plane", "cylinder"): _prim.plane_cylinder,
+    ("plane", "box"): _prim.plane_box,
+    ("sphere", "sphere"): _prim.sphere_sphere,
+    ("sphere", "capsule"): _prim.sphere_capsule,
+    ("sphere", "cylinder"): _prim.sphere_cylinder,
+    ("sphere", "box"): _box.sphere_box,
+    ("capsule", "capsule"): _prim.capsule_capsule,
+    ("capsule", "box"): _box.capsule_box,
+    ("box", "box"): _box.box_box,
+}
+
+#: MuJoCo's defaults of the contact parameters of a geom and of an explicit pair.
+DEFAULT_FRICTION = (1.0, 0.005, 0.0001)
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+#: MuJoCo's ``mjMINMU``: the smallest friction coefficient a contact gets.
+MIN_FRICTION = 1e-5
+
+
+@dataclasses.dataclass(frozen=True)
+class BodyTree:
+    """The bodies as collision filtering sees them.
+
+    Attributes
+    ----------
+    names : tuple
+        Body keys (the values of ``geom.body``) in body order; ``names[0]`` is
+        ``None``, the world.
+    parent : (nbodies,) ints
+        Parent index of each body (-1 for the world).
+    ndof : (nbodies,) ints
+        Degrees of freedom of the joint of each body; a body with none is
+        welded to its parent.
+    """
+
+    names: tuple
+    parent: tuple
+    ndof: tuple
+
+    @property
+    def weld(self) -> np.ndarray:
+        """Index of the body each body is welded to (MuJoCo's ``body_weldid``)."""
+        weld = np.zeros(len(self.names), dtype=int)
+        for b in range(1, len(self.names)):
+            weld[b] = b if self.ndof[b] > 0 else weld[self.parent[b]]
+        return weld
+
+    @classmethod
+    def free(cls, keys: Sequence[Hashable]) -> BodyTree:
+        """Bodies each with its own degrees of freedom, children of the world (no parent filter)."""
+        names = (None, *dict.fromkeys(k for k in keys if k is not None))
+        return cls(names, (-1,) + (0,) * (len(names) - 1), (0,) + (6,) * (len(names) - 1))
+
+
+@dataclasses.dataclass(frozen=True)
+class ContactPair:
+    """An explicit geom pair (MJCF ``<contact><pair>``), with its own parameters."""
+
+    geom1: int
+    geom2: int
+    condim: int = 3
+    friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
+    solref: tuple = DEFAULT_SOLREF
+    solreffriction: tuple = (0.0, 0.0)
+    solimp: tuple = DEFAULT_SOLIMP
+    margin: float = 0.0
+    gap: float = 0.0
+
+
+class Contacts(NamedTuple):
+    """The contact set: k contacts, in MuJoCo's order.
+
+    Attributes
+    ----------
+    pos : (k, 3) ndarray
+        Contact points, midway between the surfaces.
+    frame : (k, 3, 3) ndarray
+        Rows: normal (from geom 1 to geom 2), tangent 1, tangent 2.
+    dist : (k,) ndarray
+        Signed distances (negative: penetration).
+    geom : (k, 2) int ndarray
+        The geoms (indices into the geom list).
+    condim : (k,) int ndarray
+        1 (frictionless), 3 (sliding), 4 (+ torsion), 6 (+ rolling).
+    friction : (k, 5) ndarray
+        sliding, sliding, torsional, rolling, rolling.
+    solref, solreffriction : (k, 2) ndarray
+    solimp : (k, 5) ndarray
+    includemargin : (k,) ndarray
+        Distance below which the contact is active.
+    exclude : (k,) bool ndarray
+        True for a contact in the gap (detected, not active).
+    unsupported : tuple of (int, int)
+        Candidate geom pairs left out because no primitive routine handles them.
+    """
+
+    pos: np.ndarray
+    frame: np.ndarray
+    dist: np.ndarray
+    geom: np.ndarray
+    condim: np.ndarray
+    friction: np.ndarray
+    solref: np.ndarray
+    solreffriction: np.ndarray
+    solimp: np.ndarray
+    includemargin: np.ndarray
+    exclude: np.ndarray
+    unsupported: tuple = ()
+
+    def __len__(self) -> int:  # the number of contacts, not of fields
+        return self.dist.shape[0]
+
+
+# ----------------------------------------------------------------------------- geometry of a geom
+
+def bounding_radius(kind: str, size) -> float:
+    """Radius of the geom's bounding sphere about its centre (MuJoCo's ``geom_rbound``; plane: 0)."""
+    s = np.asarray(size, dtype=float)
+    if kind == "sphere":
+        return float(s[0])
+    if kind == "capsule":
+        return float(s[0] + s[1])
+    if kind == "cylinder":
+        return float(np.hypot(s[0], s[1]))
+    if kind == "ellipsoid":
+        return float(np.max(s[:3]))
+    if kind == "box":
+        return float(np.linalg.norm(s[:3]))
+    return 0.0
+
+
+def local_half_extents(kind: str, size) -> np.ndarray:
+    """Half-sizes of the geom's box in its own frame (MuJoCo's ``geom_aabb`` half-sizes)."""
+    s = np.asarray(size, dtype=float)
+    if kind == "sphere":
+        return np.full(3, s[0])
+    if kind == "capsule":
+        return np.array([s[0], s[0], s[0] + s[1]])
+    if kind == "cylinder":
+        return np.array([s[0], s[0], s[1]])
+    return s[:3].copy()
+
+
+def world_aabb(kind, size, pos, mat, inflate) -> tuple[np.ndarray, np.ndarray]:
+    """World-axis box (min, max) of a geom: its rotated local box within its bounding sphere."""
+    half = np.minimum(np.abs(mat) @ local_half_extents(kind, size), bounding_radius(kind, size))
+    return pos - half - inflate, pos + half + inflate
+
+
+# ----------------------------------------------------------------------------- filters
+
+def bitmask_compatible(geom1, geom2) -> bool:
+    """MuJoCo's ``filterBitmask`` passed: ``contype`` of one meets ``conaffinity`` of the other."""
+    return bool((geom1.contype & geom2.conaffinity) or (geom2.contype & geom1.conaffinity))
+
+
+def body_pair_filtered(b1: int, b2: int, weld: np.ndarray, parent: Sequence[int],
+                       ndof: Sequence[int], filterparent: bool = True) -> bool:
+    """True when MuJoCo's ``filterBodyPair`` discards bodies ``b1``, ``b2``.
+
+    Discarded: the same weld body; both weld bodies without degrees of freedom
+    (static); and, with ``filterparent``, a weld body that is the other's weld
+    parent when neither is the world.
+    """
+    w1, w2 = weld[b1], weld[b2]
+    if w1 == w2:
+        return True
+    if ndof[w1] == 0 and ndof[w2] == 0:
+        return True
+    p1 = weld[parent[w1]] if w1 > 0 else 0
+    p2 = weld[parent[w2]] if w2 > 0 else 0
+    return bool(filterparent and w1 != 0 and w2 != 0 and (w1 == p2 or w2 == p1))
+
+
+def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin) -> bool:
+    """True when MuJoCo's bounding-sphere test (``mj_filterSphere``) rules the pair out."""
+    r1, r2 = bounding_radius(kind1, size1), bounding_radius(kind2, size2)
+    if r1 > 0 and r2 > 0:
+        dif = pos1 - pos2
+        return bool(dif @ dif > (r1 + r2 + margin) ** 2)
+    if kind1 == "plane" and r2 > 0:
+        return bool((pos2 - pos1) @ mat1[:, 2] > margin + r2)
+    return False
+
+
+# ----------------------------------------------------------------------------- broad phase
+
+def broad_phase(lower: np.ndarray, upper: np.ndarray, axis: int | None = None) -> list[tuple]:
+    """Index pairs (i, j), i < j, whose boxes overlap: sweep and prune.
+
+    The boxes are sorted by their lower bound along ``axis`` (default: the axis
+    of largest spread of the box centres); a sweep keeps the boxes whose
+    interval is open and tests the other two axes only against those.  The work
+    is O(n log n + overlaps along the axis), not O(n²).
+    """
+    n = lower.shape[0]
+    if n < 2:
+        return []
+    if axis is None:
+        axis = int(np.argmax(np.ptp(0.5 * (lower + upper), axis=0)))
+    others = [k for k in range(3) if k != axis]
+    order = np.argsort(lower[:, axis], kind="stable")
+    active: list[int] = []
+    pairs = []
+    for i in order:
+        start = lower[i, axis]
+        active = [j for j in active if upper[j, axis] >= start]
+        for j in active:
+            if all(lower[i, k] <= upper[j, k] and lower[j, k] <= upper[i, k] for k in others):
+                pairs.append((min(i, j), max(i, j)))
+        active.append(i)
+    return pairs
+
+
+# ----------------------------------------------------------------------------- parameters
+
+def mix_parameters(geom1, geom2) -> tuple:
+    """Contact parameters of a geom pair, as MuJoCo's ``mj_contactParam``.
+
+    Returns
+    -------
+    condim : int
+    friction : (5,) ndarray
+        The 3 geom coefficients unpacked as (slide, slide, spin, roll, roll).
+    solref : (2,) ndarray
+    solimp : (5,) ndarray
+    """
+    ref1, ref2 = np.asarray(geom1.solref, float), np.asarray(geom2.solref, float)
+    imp1, imp2 = np.asarray(geom1.solimp, float), np.asarray(geom2.solimp, float)
+    fr1, fr2 = np.asarray(geom1.friction, float), np.asarray(geom2.friction, float)
+    if geom1.priority != geom2.priority:
+        top = geom1 if geom1.priority > geom2.priority else geom2
+        condim = int(top.condim)
+        solref, solimp = np.asarray(top.solref, float), np.asarray(top.solimp, float)
+        fri = np.asarray(top.friction, float)
+    else:
+        condim = max(int(geom1.condim), int(geom2.condim))
+        s1, s2 = geom1.solmix, geom2.solmix
+        if s1 >= _prim.MINVAL and s2 >= _prim.MINVAL:
+            mix = s1 / (s1 + s2)
+        elif s1 < _prim.MINVAL and s2 < _prim.MINVAL:
+            mix = 0.5
+        else:
+            mix = 0.0 if s1 < _prim.MINVAL else 1.0
+        if ref1[0] > 0 and ref2[0] > 0:
+            solref = mix * ref1 + (1 - mix) * ref2
+        else:                                 # direct (negative) reference: the stiffer
+            solref = np.minimum(ref1, ref2)
+        solimp = mix * imp1 + (1 - mix) * imp2
+        fri = np.maximum(fr1, fr2)
+    friction = np.array([fri[0], fri[0], fri[1], fri[2], fri[2]])
+    return condim, friction, solref, solimp
+
+
+# ----------------------------------------------------------------------------- the stage
+
+def _check_poses(geoms, poses) -> np.ndarray:
+    poses = np.asarray(poses, dtype=float)
+    if poses.shape != (len(geoms), 4, 4):
+        raise InputError(f"poses: expected shape ({len(geoms)}, 4, 4) (one world pose per geom), "
+                         f"got {poses.shape}")
+    if not np.all(np.isfinite(poses)):
+        raise InputError("poses: non-finite value")
+    return poses
+
+
+def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
+    """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
+    live = [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
+            and (g.contype or g.conaffinity) and g.kind != "hfield"]
+    planes = [i for i in live if geoms[i].kind == "plane"]
+    solids = [i for i in live if geoms[i].kind != "plane"]
+    boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i], geoms[i].margin + geoms[i].gap)
+             for i in solids]
+    lower = np.array([b[0] for b in boxes]).reshape(-1, 3)
+    upper = np.array([b[1] for b in boxes]).reshape(-1, 3)
+    found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
+    found += [(p, s) for p in planes for s in solids]
+    weld = bodies.weld
+    keys = []
+    for i, j in found:
+        bi, bj = body[i], body[j]
+        if body_pair_filtered(bi, bj, weld, bodies.parent, bodies.ndof, filterparent):
+            continue
+        if (min(bi, bj), max(bi, bj)) in excluded or frozenset((i, j)) in explicit:
+            continue
+        if not bitmask_compatible(geoms[i], geoms[j]):
+            continue
+        lo, hi = (i, j) if (bi, i) < (bj, j) else (j, i)
+        keys.append(((body[lo], body[hi], 1, lo, hi), lo, hi, None))
+    return keys
+
+
+def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
+            pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
+            filterparent: bool = True) -> Contacts:
+    """Contacts between geoms at given world poses, as MuJoCo's ``mj_collision``.
+
+    Parameters
+    ----------
+    geoms : sequence of geom records
+        Each with ``kind``, ``size`` (3,) in MuJoCo's convention, ``body`` (a key
+        of ``bodies.names``; None is the world), ``contype``, ``conaffinity``,
+        ``condim``, ``friction`` (3,), ``solref`` (2,), ``solimp`` (5,),
+        ``solmix``, ``margin``, ``gap``, ``priority`` and optionally ``collision``
+        (False: never collides), as :class:`rbd.geoms.Geom`.
+    poses : (ngeoms, 4, 4) array_like
+        World pose of each geom.
+    bodies : BodyTree, optional
+        Body order, parents and degrees of freedom (weld and parent filters);
+        default :meth:`BodyTree.free`: every body its own weld, no parent filter.
+    pairs : sequence of ContactPair
+        Explicit pairs: tested whatever the filters, with their own parameters.
+    excludes : sequence of (body key, body key)
+        Body pairs never tested automatically (``<contact><exclude>``).
+    filterparent : bool
+        MuJoCo's parent–child filter (its ``filterparent`` disable flag off).
+
+    Returns
+    -------
+    Contacts
+        In MuJoCo's order (see the module notes).  A candidate pair without a
+        primitive routine (see :data:`PAIR_FUNCTIONS`) is listed in
+        ``unsupported`` with a warning, never silently dropped.
+    """
+    poses = _check_poses(geoms, poses)
+    bodies = bodies or BodyTree.free([g.body for g in geoms])
+    index = {name: b for b, name in enumerate(bodies.names)}
+    for g in geoms:
+        if g.body not in index:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
+                             "which is not in bodies.names")
+    body = [index[g.body] for g in geoms]
+    pos, mat = poses[:, :3, 3], poses[:, :3, :3]
+    excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
+    explicit = {frozenset((p.geom1, p.geom2)) for p in pairs}
+    keys = _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
+    for k, p in enumerate(pairs):
+        b1, b2 = body[p.geom1], body[p.geom2]
+        keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
+    keys.sort(key=lambda item: item[0])
+    return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys])
+
+
+def _narrow_phase(geoms, pos, mat, candidates) -> Contacts:
+    """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
+    rows, unsupported = [], []
+    for g1, g2, pair in candidates:
+        if KIND_CODE[geoms[g1].kind] > KIND_CODE[geoms[g2].kind]:
+            g1, g2 = g2, g1
+        a, b = geoms[g1], geoms[g2]
+        margin = pair.margin if pair else a.margin + b.margin
+        gap = pair.gap if pair else a.gap + b.gap
+        if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
+            continue
+        function = PAIR_FUNCTIONS.get((a.kind, b.kind))
+        if function is None:
+            if a.kind != "plane" or b.kind != "plane":
+                unsupported.append((g1, g2))
+            continue
+        found = function(pos[g1], mat[g1], np.asarray(a.size, float), pos[g2], mat[g2],
+                         np.asarray(b.size, float), margin + gap)
+        if not len(found.dist):
+            continue
+        if pair:
+            params = (pair.condim, np.asarray(pair.friction, float), np.asarray(pair.solref, float),
+                      np.asarray(pair.solimp, float), np.asarray(pair.solreffriction, float))
+        else:
+            params = (*mix_parameters(a, b), np.zeros(2))
+        rows.append((found, g1, g2, margin, params))
+    if unsupported:
+        kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
+        warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
+                      f"{len(unsupported)} candidate pair(s) left out (see Contacts.unsupported)",
+                      stacklevel=3)
+    return _assemble(rows, tuple(unsupported))
+
+
+def _assemble(rows, unsupported) -> Contacts:
+    """Stack the pairs' contacts and repeat each pair's parameters over its contacts."""
+    counts = [len(found.dist) for found, *_ in rows]
+
+    def stack(values, shape, dtype=float):
+        if not rows:
+            return np.zeros((0, *shape), dtype=dtype)
+        return np.concatenate([np.broadcast_to(np.asarray(v, dtype), (n, *shape))
+                               for v, n in zip(values, counts, strict=True)])
+
+    dist = stack([found.dist for found, *_ in rows], ())
+    margin = stack([r[3] for r in rows], ())
+    params = [r[4] for r in rows]
+    return Contacts(
+        pos=stack([found.pos for found, *_ in rows], (3,)),
+        frame=stack([found.frame for found, *_ in rows], (3, 3)),
+        dist=dist,
+        geom=stack([(r[1], r[2]) for r in rows], (2,), int),
+        condim=stack([p[0] for p in params], (), int),
+        friction=np.maximum(stack([p[1] for p in params], (5,)), MIN_FRICTION),
+        solref=stack([p[2] for p in params], (2,)),
+        solreffriction=stack([p[4] for p in params], (2,)),
+        solimp=stack([p[3] for p in params], (5,)),
+        includemargin=margin,
+        exclude=dist >= margin,
+        unsupported=unsupported,
+    )
