@@ -171,3 +171,83 @@ def test_collide_matches_mujoco_on_pairs(kinds):
         np.testing.assert_array_equal(got.geom, want.geom)
         np.testing.assert_array_equal(got.exclude, want.exclude)
         np.testing.assert_allclose(got.includemargin, want.includemargin, rtol=0, atol=1e-15)
+
+
+#: Aligned and degenerate configurations, where the routines take their special branches:
+#: parallel capsule axes, a disk flat on a plane, stacked aligned boxes (face ties), a
+#: capsule along a box axis (divisions by a zero axis component), centres that coincide.
+SPECIAL = {
+    "parallel capsules": '<body pos="0 0 0"><freejoint/><geom type="capsule" size=".1 .3"/></body>'
+                         '<body pos="0.05 0.15 0.1"><freejoint/><geom type="capsule" size=".1 .2"/></body>',
+    "crossed capsules": '<body><freejoint/><geom type="capsule" size=".1 .3"/></body>'
+                        '<body pos="0 0 0.15" euler="90 0 0"><freejoint/>'
+                        '<geom type="capsule" size=".1 .3"/></body>',
+    "standing cylinder": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.29"><freejoint/>'
+                         '<geom type="cylinder" size=".2 .3"/></body>',
+    "lying cylinder": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.19" euler="90 0 0">'
+                      '<freejoint/><geom type="cylinder" size=".2 .3"/></body>',
+    "stacked boxes": '<body><freejoint/><geom type="box" size=".3 .3 .1"/></body>'
+                     '<body pos="0.05 0.02 0.19"><freejoint/><geom type="box" size=".2 .2 .1"/></body>',
+    "twisted stack": '<body><freejoint/><geom type="box" size=".3 .3 .1"/></body>'
+                     '<body pos="0 0 0.19" euler="0 0 30"><freejoint/><geom type="box" size=".2 .2 .1"/>'
+                     '</body>',
+    "crossed box edges": '<body><freejoint/><geom type="box" size=".2 .2 .2" euler="45 0 0"/></body>'
+                         '<body pos="0 0 0.55"><freejoint/><geom type="box" size=".2 .2 .2" euler="0 45 0"/>'
+                         '</body>',
+    "box on plane": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.09"><freejoint/>'
+                    '<geom type="box" size=".2 .3 .1"/></body>',
+    "capsule along box face": '<body><freejoint/><geom type="box" size=".4 .3 .1"/></body>'
+                              '<body pos="0.1 0 0.18" euler="0 90 0"><freejoint/>'
+                              '<geom type="capsule" size=".1 .2"/></body>',
+    "capsule past box edge": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
+                             '<body pos="0.3 0 0.18" euler="0 90 0"><freejoint/>'
+                             '<geom type="capsule" size=".1 .2"/></body>',
+    "capsule upright on box": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
+                              '<body pos="0.05 0 0.35"><freejoint/><geom type="capsule" size=".1 .2"/>'
+                              '</body>',
+    "sphere inside box": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
+                         '<body pos="0.05 0.1 0.02"><freejoint/><geom type="sphere" size=".1"/></body>',
+    "concentric spheres": '<body><freejoint/><geom type="sphere" size=".2"/></body>'
+                          '<body euler="30 0 0"><freejoint/><geom type="sphere" size=".1"/></body>',
+    "sphere on cylinder cap": '<body><freejoint/><geom type="cylinder" size=".3 .2" euler="180 0 0"/>'
+                              '</body><body pos="0.1 0 0.28"><freejoint/><geom type="sphere" size=".1"/>'
+                              '</body>',
+    "sphere at cylinder rim": '<body><freejoint/><geom type="cylinder" size=".3 .2"/></body>'
+                              '<body pos="0.35 0 0.25"><freejoint/><geom type="sphere" size=".1"/></body>',
+    "sphere inside cylinder": '<body><freejoint/><geom type="cylinder" size=".3 .2"/></body>'
+                              '<body pos="0.25 0 0.05"><freejoint/><geom type="sphere" size=".1"/></body>',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPECIAL))
+def test_special_configurations_match_mujoco(name):
+    m, d = _forward(f"<mujoco><worldbody>{SPECIAL[name]}</worldbody></mujoco>")
+    want = _expected(d)
+    assert len(want.dist) > 0
+    got = _collide_mujoco(m, d)
+    _assert_same_contacts(got, want)
+    np.testing.assert_array_equal(got.geom, want.geom)
+
+
+def test_parallel_capsules_match_mujoco():
+    """Exactly and nearly parallel (or antiparallel) capsules: MuJoCo's two-contact branch."""
+    rng = np.random.default_rng(11)
+    tested = 0
+    for trial in range(240):
+        angle = (0.0, 1e-9, 1e-6, 5e-5, 9e-5, 3e-4)[trial % 6]  # the last is beyond the branch
+        q1 = _quat(rng)
+        turn = np.array([0.0, 1.0, 0.0, 0.0]) if trial % 2 else np.array([1.0, 0.0, 0.0, 0.0])
+        tilt = np.array([np.cos(angle / 2), 0.0, np.sin(angle / 2), 0.0])
+        q2, q3 = np.zeros(4), np.zeros(4)
+        mujoco.mju_mulQuat(q2, q1, turn)
+        mujoco.mju_mulQuat(q3, q2, tilt)
+        h1, h2, r1, r2 = rng.uniform(0.1, 0.5), rng.uniform(0.1, 0.5), *rng.uniform(0.05, 0.2, 2)
+        xml = (f'<mujoco><worldbody><body quat="{_fmt(q1)}"><freejoint/>'
+               f'<geom type="capsule" size="{r1} {h1}"/></body>'
+               f'<body pos="{_fmt(rng.normal(size=3) * 0.3)}" quat="{_fmt(q3)}"><freejoint/>'
+               f'<geom type="capsule" size="{r2} {h2}"/></body></worldbody></mujoco>')
+        m, d = _forward(xml)
+        want = _expected(d)
+        tested += len(want.dist) == 2
+        _assert_same_contacts(_collide_mujoco(m, d), want)
+    assert tested >= 30
