@@ -80,3 +80,8 @@ __all__ = [
     "registry",
     "testing",
 ]
+
+try:  # contact detection (rbd.constraints.collision); needs model.geoms
+    from .constraints.collision import collide_model as collide  # noqa: F401
+except ImportError:  # pragma: no cover
+    pass

@@ -92,6 +92,17 @@ def _assert_same_contacts(got, want):
     np.testing.assert_allclose(got.frame, want.frame, rtol=0, atol=TOL)
 
 
+def _assert_same_set(got, want):
+    """The same contacts, geoms and parameters (mixed values: a few roundings of O(1) numbers)."""
+    _assert_same_contacts(got, want)
+    np.testing.assert_array_equal(got.geom, want.geom)
+    np.testing.assert_array_equal(got.condim, want.dim)
+    np.testing.assert_array_equal(got.exclude, want.exclude)
+    for name in ("friction", "solref", "solimp", "includemargin"):
+        np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=1e-14, atol=1e-15,
+                                   err_msg=name)
+
+
 def geoms_from_mujoco(m):
     """The geoms of a MuJoCo model as records that :func:`collide` reads (body key = body id)."""
     names = [None, *range(1, m.nbody)]
@@ -106,8 +117,8 @@ def geoms_from_mujoco(m):
         priority=int(m.geom_priority[g])) for g in range(m.ngeom)]
     dofs = m.body_dofnum.copy()
     dofs[m.body_mocapid >= 0] = 0
-    bodies = col.BodyTree(tuple(names), tuple(int(p) if b else -1 for b, p in
-                                              enumerate(m.body_parentid)), tuple(int(x) for x in dofs))
+    parents = tuple(int(p) if b else -1 for b, p in enumerate(m.body_parentid))
+    bodies = col.BodyTree(tuple(names), parents, tuple(int(x) for x in dofs))
     pairs = [col.ContactPair(int(m.pair_geom1[k]), int(m.pair_geom2[k]), int(m.pair_dim[k]),
                              tuple(m.pair_friction[k]), tuple(m.pair_solref[k]),
                              tuple(m.pair_solreffriction[k]), tuple(m.pair_solimp[k]),
@@ -176,46 +187,44 @@ def test_collide_matches_mujoco_on_pairs(kinds):
 #: Aligned and degenerate configurations, where the routines take their special branches:
 #: parallel capsule axes, a disk flat on a plane, stacked aligned boxes (face ties), a
 #: capsule along a box axis (divisions by a zero axis component), centres that coincide.
+PLANE = '<geom type="plane" size="5 5 .1"/>'
+
+
+def _free(geom, pos="0 0 0", euler="0 0 0"):
+    """A free body at ``pos`` turned by ``euler`` (degrees) holding one geom."""
+    return f'<body pos="{pos}" euler="{euler}"><freejoint/><geom {geom}/></body>'
+
+
 SPECIAL = {
-    "parallel capsules": '<body pos="0 0 0"><freejoint/><geom type="capsule" size=".1 .3"/></body>'
-                         '<body pos="0.05 0.15 0.1"><freejoint/><geom type="capsule" size=".1 .2"/></body>',
-    "crossed capsules": '<body><freejoint/><geom type="capsule" size=".1 .3"/></body>'
-                        '<body pos="0 0 0.15" euler="90 0 0"><freejoint/>'
-                        '<geom type="capsule" size=".1 .3"/></body>',
-    "standing cylinder": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.29"><freejoint/>'
-                         '<geom type="cylinder" size=".2 .3"/></body>',
-    "lying cylinder": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.19" euler="90 0 0">'
-                      '<freejoint/><geom type="cylinder" size=".2 .3"/></body>',
-    "stacked boxes": '<body><freejoint/><geom type="box" size=".3 .3 .1"/></body>'
-                     '<body pos="0.05 0.02 0.19"><freejoint/><geom type="box" size=".2 .2 .1"/></body>',
-    "twisted stack": '<body><freejoint/><geom type="box" size=".3 .3 .1"/></body>'
-                     '<body pos="0 0 0.19" euler="0 0 30"><freejoint/><geom type="box" size=".2 .2 .1"/>'
-                     '</body>',
-    "crossed box edges": '<body><freejoint/><geom type="box" size=".2 .2 .2" euler="45 0 0"/></body>'
-                         '<body pos="0 0 0.55"><freejoint/><geom type="box" size=".2 .2 .2" euler="0 45 0"/>'
-                         '</body>',
-    "box on plane": '<geom type="plane" size="5 5 .1"/><body pos="0 0 0.09"><freejoint/>'
-                    '<geom type="box" size=".2 .3 .1"/></body>',
-    "capsule along box face": '<body><freejoint/><geom type="box" size=".4 .3 .1"/></body>'
-                              '<body pos="0.1 0 0.18" euler="0 90 0"><freejoint/>'
-                              '<geom type="capsule" size=".1 .2"/></body>',
-    "capsule past box edge": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
-                             '<body pos="0.3 0 0.18" euler="0 90 0"><freejoint/>'
-                             '<geom type="capsule" size=".1 .2"/></body>',
-    "capsule upright on box": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
-                              '<body pos="0.05 0 0.35"><freejoint/><geom type="capsule" size=".1 .2"/>'
-                              '</body>',
-    "sphere inside box": '<body><freejoint/><geom type="box" size=".2 .3 .1"/></body>'
-                         '<body pos="0.05 0.1 0.02"><freejoint/><geom type="sphere" size=".1"/></body>',
-    "concentric spheres": '<body><freejoint/><geom type="sphere" size=".2"/></body>'
-                          '<body euler="30 0 0"><freejoint/><geom type="sphere" size=".1"/></body>',
-    "sphere on cylinder cap": '<body><freejoint/><geom type="cylinder" size=".3 .2" euler="180 0 0"/>'
-                              '</body><body pos="0.1 0 0.28"><freejoint/><geom type="sphere" size=".1"/>'
-                              '</body>',
-    "sphere at cylinder rim": '<body><freejoint/><geom type="cylinder" size=".3 .2"/></body>'
-                              '<body pos="0.35 0 0.25"><freejoint/><geom type="sphere" size=".1"/></body>',
-    "sphere inside cylinder": '<body><freejoint/><geom type="cylinder" size=".3 .2"/></body>'
-                              '<body pos="0.25 0 0.05"><freejoint/><geom type="sphere" size=".1"/></body>',
+    "parallel capsules": _free('type="capsule" size=".1 .3"')
+    + _free('type="capsule" size=".1 .2"', "0.05 0.15 0.1"),
+    "crossed capsules": _free('type="capsule" size=".1 .3"')
+    + _free('type="capsule" size=".1 .3"', "0 0 0.15", "90 0 0"),
+    "standing cylinder": PLANE + _free('type="cylinder" size=".2 .3"', "0 0 0.29"),
+    "lying cylinder": PLANE + _free('type="cylinder" size=".2 .3"', "0 0 0.19", "90 0 0"),
+    "stacked boxes": _free('type="box" size=".3 .3 .1"')
+    + _free('type="box" size=".2 .2 .1"', "0.05 0.02 0.19"),
+    "twisted stack": _free('type="box" size=".3 .3 .1"')
+    + _free('type="box" size=".2 .2 .1"', "0 0 0.19", "0 0 30"),
+    "crossed box edges": _free('type="box" size=".2 .2 .2"', euler="45 0 0")
+    + _free('type="box" size=".2 .2 .2"', "0 0 0.55", "0 45 0"),
+    "box on plane": PLANE + _free('type="box" size=".2 .3 .1"', "0 0 0.09"),
+    "capsule along box face": _free('type="box" size=".4 .3 .1"')
+    + _free('type="capsule" size=".1 .2"', "0.1 0 0.18", "0 90 0"),
+    "capsule past box edge": _free('type="box" size=".2 .3 .1"')
+    + _free('type="capsule" size=".1 .2"', "0.3 0 0.18", "0 90 0"),
+    "capsule upright on box": _free('type="box" size=".2 .3 .1"')
+    + _free('type="capsule" size=".1 .2"', "0.05 0 0.35"),
+    "sphere inside box": _free('type="box" size=".2 .3 .1"')
+    + _free('type="sphere" size=".1"', "0.05 0.1 0.02"),
+    "concentric spheres": _free('type="sphere" size=".2"')
+    + _free('type="sphere" size=".1"', euler="30 0 0"),
+    "sphere on cylinder cap": _free('type="cylinder" size=".3 .2"', euler="180 0 0")
+    + _free('type="sphere" size=".1"', "0.1 0 0.28"),
+    "sphere at cylinder rim": _free('type="cylinder" size=".3 .2"')
+    + _free('type="sphere" size=".1"', "0.35 0 0.25"),
+    "sphere inside cylinder": _free('type="cylinder" size=".3 .2"')
+    + _free('type="sphere" size=".1"', "0.25 0 0.05"),
 }
 
 
@@ -251,3 +260,176 @@ def test_parallel_capsules_match_mujoco():
         tested += len(want.dist) == 2
         _assert_same_contacts(_collide_mujoco(m, d), want)
     assert tested >= 30
+
+
+# ----------------------------------------------------------------------------- the whole stage
+
+GYM_MODELS = ["ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml", "humanoidstandup.xml",
+              "pusher.xml", "walker2d.xml", "point.xml"]
+
+
+@pytest.mark.parametrize("filename", GYM_MODELS)
+def test_gymnasium_contact_sets_match_mujoco(filename):
+    """States of a MuJoCo run under random controls: the same contact set as ``d.contact``."""
+    gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's MJCF files")
+    import os
+
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", filename)
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(3)
+    ncontacts = 0
+    for step in range(600):
+        d.ctrl[:] = rng.uniform(-1, 1, m.nu)
+        mujoco.mj_step(m, d)
+        if step % 25 == 0:
+            got = _collide_mujoco(m, d)
+            assert got.unsupported == ()
+            want = _expected(d)
+            _assert_same_set(got, want)
+            ncontacts += len(want.dist)
+    assert ncontacts >= 10
+
+
+FILTERS_XML = """
+<mujoco>
+  <option><flag {flag}/></option>
+  <default><geom size=".1"/></default>
+  <worldbody>
+    <geom name="floor" type="plane" size="5 5 .1" friction="0.7 0.01 0.001"/>
+    <geom name="post" type="box" size=".1 .1 .5" pos="1 0 0.5"/>
+    <body name="a" pos="0 0 0.08"><freejoint/>
+      <geom name="a0" type="capsule" size=".1 .2" euler="0 90 0" priority="1" condim="4"/>
+      <geom name="a1" type="sphere" pos="0.2 0 0" solmix="3" solref="0.01 0.8"
+            solimp="0.8 0.9 0.01 0.4 3"/>
+      <body name="b" pos="0 0 0.15">
+        <geom name="b0" type="box" size=".1 .1 .05" solimp="0.8 0.9 0.01 0.4 3"/>
+        <body name="c" pos="0 0.1 0.1"><joint type="hinge" axis="1 0 0"/>
+          <geom name="c0" type="sphere" size=".12" contype="2" conaffinity="2"
+                friction="2 0.1 0.01"/>
+        </body>
+      </body>
+    </body>
+    <body name="d" pos="0.25 0.3 0.05"><freejoint/>
+      <geom name="d0" type="box" size=".1 .08 .06" euler="10 20 30" contype="2" conaffinity="1"
+            condim="6" solmix="0"/>
+      <body name="e" pos="0.15 0 0.02"><joint type="slide" axis="0 0 1"/>
+        <geom name="e0" type="sphere" size=".1" solref="-1000 -50"/>
+      </body>
+    </body>
+    <body name="f" pos="0.9 0 0.2"><freejoint/>
+      <geom name="f0" type="sphere" size=".15" margin="0.05" gap="0.02" contype="4"
+            conaffinity="4"/>
+    </body>
+    <body name="g" pos="0.3 -0.1 0.2"><freejoint/>
+      <geom name="g0" type="capsule" size=".08 .15" euler="30 40 0" contype="0" conaffinity="0"/>
+    </body>
+  </worldbody>
+  <contact>
+    <pair geom1="c0" geom2="b0" condim="1" margin="0.02"/>
+    <pair geom1="g0" geom2="a0" friction="0.3 0.3 0.01 0.001 0.001" solref="0.05 0.5"/>
+    <pair geom1="f0" geom2="post" gap="0.01" margin="0.04"/>
+    <exclude body1="d" body2="a"/>
+  </contact>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("flag", ['filterparent="enable"', 'filterparent="disable"'])
+def test_filters_pairs_and_mixing_match_mujoco(flag):
+    """contype/conaffinity, welds, parent-child, pairs, excludes, priority, solmix, margins."""
+    m = mujoco.MjModel.from_xml_string(FILTERS_XML.format(flag=flag))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(5)
+    kinds = set()
+    for _ in range(30):
+        d.qpos[:] = m.qpos0 + rng.normal(scale=0.05, size=m.nq)
+        mujoco.mj_forward(m, d)
+        got = _collide_mujoco(m, d, filterparent=flag.endswith('enable"'))
+        want = _expected(d)
+        _assert_same_set(got, want)
+        kinds |= {tuple(g) for g in want.geom}
+    assert len(kinds) >= 7, "the scene should exercise several pairs"
+
+
+def test_bitmask_and_body_filters():
+    """The filter rules on small cases, each rule on its own."""
+    g = types.SimpleNamespace
+    assert col.bitmask_compatible(g(contype=1, conaffinity=0), g(contype=0, conaffinity=1))
+    assert not col.bitmask_compatible(g(contype=2, conaffinity=2), g(contype=1, conaffinity=1))
+    # world 0; body 1 free; body 2 welded to 1; body 3 hinged on 2; body 4 free
+    tree = col.BodyTree((None, "a", "b", "c", "d"), (-1, 0, 1, 2, 0), (0, 6, 0, 1, 6))
+    weld, parent, ndof = tree.weld, tree.parent, tree.ndof
+    np.testing.assert_array_equal(weld, [0, 1, 1, 3, 4])
+    assert col.body_pair_filtered(1, 2, weld, parent, ndof)          # welded together
+    assert col.body_pair_filtered(2, 3, weld, parent, ndof)          # parent and child
+    assert col.body_pair_filtered(1, 3, weld, parent, ndof)          # child of the weld
+    assert not col.body_pair_filtered(2, 3, weld, parent, ndof, filterparent=False)
+    assert not col.body_pair_filtered(0, 1, weld, parent, ndof)      # world: never a parent
+    assert not col.body_pair_filtered(3, 4, weld, parent, ndof)
+
+
+def test_broad_phase_finds_every_overlap_without_testing_every_pair():
+    """Sweep and prune: the overlapping pairs of brute force, in far fewer box tests."""
+    rng = np.random.default_rng(2)
+    n = 400
+    centre = rng.uniform(0, 20, size=(n, 3))
+    half = rng.uniform(0.05, 0.6, size=(n, 3))
+    lower, upper = centre - half, centre + half
+    brute = {(i, j) for i in range(n) for j in range(i + 1, n)
+             if np.all(lower[i] <= upper[j]) and np.all(lower[j] <= upper[i])}
+    found = col.broad_phase(lower, upper)
+    assert set(found) == brute and len(found) == len(brute)
+    assert len(brute) > 10
+
+
+def test_sweep_work_grows_slower_than_all_pairs(monkeypatch):
+    """The sweep compares a box only with the boxes still open along the sweep axis."""
+    compared = []
+    real_all = all
+
+    def counting_all(iterable):
+        compared.append(1)
+        return real_all(iterable)
+
+    monkeypatch.setattr(col, "all", counting_all, raising=False)
+    rng = np.random.default_rng(4)
+    n = 1000
+    centre = np.column_stack([np.linspace(0, 500, n), rng.uniform(0, 1, (n, 2))])
+    col.broad_phase(centre - 0.3, centre + 0.3)
+    assert len(compared) < n * 3           # all pairs would be n (n - 1) / 2 ~ 500 000
+
+
+def test_bounding_radius_is_mujocos():
+    xml = "<mujoco><worldbody><body><freejoint/>" + "".join(
+        f'<geom type="{kind}" size="{SIZES[kind](np.random.default_rng(i))}"/>'
+        for i, kind in enumerate(SIZES)) + "</body></worldbody></mujoco>"
+    m = mujoco.MjModel.from_xml_string(xml)
+    for g, kind in enumerate(SIZES):
+        radius = col.bounding_radius(kind, m.geom_size[g])
+        assert radius == pytest.approx(m.geom_rbound[g], rel=1e-15)
+
+
+def test_unsupported_pair_is_reported_not_dropped():
+    """A cylinder on a box has no primitive routine: listed and warned about."""
+    xml = ('<mujoco><worldbody><body><freejoint/><geom type="box" size=".2 .2 .2"/></body>'
+           '<body pos="0 0 .35"><freejoint/><geom type="cylinder" size=".1 .2"/></body>'
+           '</worldbody></mujoco>')
+    m, d = _forward(xml)
+    with pytest.warns(UserWarning, match="cylinder"):
+        got = _collide_mujoco(m, d)
+    assert got.unsupported == ((1, 0),) or got.unsupported == ((0, 1),)
+    assert len(got.dist) == 0 and d.ncon > 0
+
+
+def test_bad_poses_are_refused():
+    from rbd.errors import InputError
+
+    m, d = _forward("<mujoco><worldbody><geom type='sphere' size='.1'/></worldbody></mujoco>")
+    geoms, bodies, _, _ = geoms_from_mujoco(m)
+    with pytest.raises(InputError, match="poses"):
+        col.collide(geoms, np.zeros((2, 4, 4)), bodies)
+    poses = world_poses(d)
+    poses[0, 0, 3] = np.nan
+    with pytest.raises(InputError, match="poses"):
+        col.collide(geoms, poses, bodies)

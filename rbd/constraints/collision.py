@@ -171,7 +171,7 @@ class Contacts(NamedTuple):
 # ----------------------------------------------------------------------------- geometry of a geom
 
 def bounding_radius(kind: str, size) -> float:
-    """Radius of the geom's bounding sphere about its centre (MuJoCo's ``geom_rbound``; plane: 0)."""
+    """Radius of the bounding sphere about the geom's centre (``geom_rbound``; plane: 0)."""
     s = np.asarray(size, dtype=float)
     if kind == "sphere":
         return float(s[0])
@@ -327,8 +327,8 @@ def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
             and (g.contype or g.conaffinity) and g.kind != "hfield"]
     planes = [i for i in live if geoms[i].kind == "plane"]
     solids = [i for i in live if geoms[i].kind != "plane"]
-    boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i], geoms[i].margin + geoms[i].gap)
-             for i in solids]
+    boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
+                        geoms[i].margin + geoms[i].gap) for i in solids]
     lower = np.array([b[0] for b in boxes]).reshape(-1, 3)
     upper = np.array([b[1] for b in boxes]).reshape(-1, 3)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
@@ -460,3 +460,46 @@ def _assemble(rows, unsupported) -> Contacts:
         exclude=dist >= margin,
         unsupported=unsupported,
     )
+
+
+def body_tree(model) -> BodyTree:
+    """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``."""
+    names = (None, *model.body_names)
+    parent = (-1, *(p + 1 for p in model.parent))
+    ndof = (0, *(body.joint.nv for body in model.bodies))
+    return BodyTree(names, parent, ndof)
+
+
+def collide_model(model, q) -> Contacts:
+    """Contacts of a model's collision geoms at configuration ``q`` (``rbd.collide``).
+
+    Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
+    tree for the weld and parent filters, and ``model.contact_pairs`` /
+    ``model.contact_excludes`` when the model carries them.
+
+    Parameters
+    ----------
+    model : rbd.Model
+    q : (nq,) array_like
+
+    Returns
+    -------
+    Contacts
+        See :func:`collide`.
+
+    Raises
+    ------
+    rbd.ModelError
+        If the model has no geometry description (``model.geoms``).
+    """
+    from ..errors import ModelError
+
+    geoms = getattr(model, "geoms", None)
+    if geoms is None:
+        raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
+                         "or URDF file with collision geometry, or add geoms to it")
+    from ..geoms import geom_poses
+
+    poses = geom_poses(model, q) if len(geoms) else np.zeros((0, 4, 4))
+    return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
+                   getattr(model, "contact_excludes", ()))

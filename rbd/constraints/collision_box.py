@@ -410,4 +410,5 @@ def box_box(pos1, mat1, size1, pos2, mat2, size2, margin) -> PairContacts:
             code = code_face
     if code >= 6:
         return pack(_box_box_edge(rot, pos21, size1, size2, code, septol, pos1, mat1))
-    return pack(_box_box_face(rot, pos21, pos12, size1, size2, code, margin, pos1, mat1, pos2, mat2))
+    return pack(_box_box_face(rot, pos21, pos12, size1, size2, code, margin,
+                              pos1, mat1, pos2, mat2))
