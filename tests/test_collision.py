@@ -433,3 +433,45 @@ def test_bad_poses_are_refused():
     poses[0, 0, 3] = np.nan
     with pytest.raises(InputError, match="poses"):
         col.collide(geoms, poses, bodies)
+
+
+# ----------------------------------------------------------------------------- rbd.collide
+
+def test_rbd_collide_needs_geoms():
+    import rbd
+    from rbd.errors import ModelError
+
+    with pytest.raises(ModelError, match="model.geoms"):
+        rbd.collide(types.SimpleNamespace(name="bare"), np.zeros(0))
+
+
+def test_rbd_collide_on_the_ant_matches_mujoco():
+    """``rbd.collide`` on the loaded ant: MuJoCo's contacts at states of a MuJoCo run."""
+    pytest.importorskip("rbd.geoms", reason="model.geoms comes with rbd.geoms")
+    gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml")
+    import os
+
+    import rbd
+    from rbd.mjcf._state import from_mujoco_state
+
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", "ant.xml")
+    model = rbd.load_mjcf(path)
+    m = mujoco.MjModel.from_xml_path(path)
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(8)
+    name = {g: mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)}
+    ncontacts = 0
+    for step in range(400):
+        d.ctrl[:] = rng.uniform(-1, 1, m.nu)
+        mujoco.mj_step(m, d)
+        if step % 40:
+            continue
+        mujoco.mj_forward(m, d)
+        q = from_mujoco_state(model, d.qpos)[0]
+        got, want = rbd.collide(model, q), _expected(d)
+        _assert_same_contacts(got, want)
+        for (a, b), (c, e) in zip(got.geom, want.geom, strict=True):
+            named = (name[c], name[e])
+            assert (model.geoms[a].name, model.geoms[b].name) == named or None in named
+        ncontacts += len(want.dist)
+    assert ncontacts >= 10
