@@ -1,0 +1,226 @@
+r"""MuJoCo's constrained dynamics as a convex problem in the accelerations, solved by Newton.
+
+MuJoCo ("Computation" chapter, *Constraint model*, *Solver*; source
+``engine_solver.c``, ``mj_constraintUpdate`` in ``engine_core_constraint.c``)
+finds the accelerations :math:`a` as the unique minimizer of
+
+.. math::
+
+    f(a) = \tfrac12 (a - a_0)^T M (a - a_0) + s(J a - a^{\mathrm{ref}}),
+
+where :math:`a_0 = M^{-1}(\tau - h)` is the unconstrained acceleration and
+:math:`s` sums, row by row (:func:`constraint_update`):
+
+* equality rows: :math:`\tfrac12 D_i\,\mathrm{jar}_i^2`;
+* friction-loss rows: the Huber function, quadratic within
+  :math:`|\mathrm{jar}_i| < R_i\,\mathrm{floss}_i`, linear with slope
+  :math:`\mathrm{floss}_i` beyond;
+* unilateral rows (limits, frictionless and pyramidal contacts):
+  :math:`\tfrac12 D_i\,\mathrm{jar}_i^2` when :math:`\mathrm{jar}_i < 0`, else 0;
+* elliptic contacts: zero in the dual cone's "top zone", the full quadratic in
+  the "bottom zone", and :math:`\tfrac12 D_m (N - \mu T)^2` in between, with
+  :math:`N = \mu\,\mathrm{jar}_0`, :math:`T = \|(\mu_j \mathrm{jar}_j)_j\|` and
+  :math:`D_m = D_0/(\mu^2 (1 + \mu^2))`.
+
+The constraint force is :math:`-\partial s/\partial\,\mathrm{jar}`, so
+:math:`M (a - a_0) = J^T f` at the minimum.  :func:`solve_newton` takes Newton
+steps with the exact Hessian (:math:`M + J^T \mathrm{diag}(D_{\mathrm{active}}) J`
+plus the cone blocks) and an exact line search along each step, MuJoCo's
+default method.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class ConstraintRows:
+    """The rows of the soft constraints, in MuJoCo's order.
+
+    Attributes
+    ----------
+    J : (nefc, nv) ndarray
+    aref, D, R : (nefc,) ndarray
+        Reference acceleration, 1/R, regularizer.
+    ne, nf : int
+        Equality rows come first, then ``nf`` friction-loss rows, then the
+        unilateral rows and the contacts.
+    frictionloss : (nefc,) ndarray
+        The friction-loss bound of rows ``ne .. ne + nf`` (0 elsewhere).
+    cones : tuple of (start, dim, mu, friction)
+        The elliptic contacts: first row, ``condim``, ``mu`` of the regularized
+        cone and the 5 friction coefficients; every other row after ``ne + nf``
+        is unilateral.
+    """
+
+    J: np.ndarray
+    aref: np.ndarray
+    D: np.ndarray
+    R: np.ndarray
+    ne: int = 0
+    nf: int = 0
+    frictionloss: np.ndarray | None = None
+    cones: tuple = ()
+
+    def __post_init__(self):
+        if self.frictionloss is None:
+            self.frictionloss = np.zeros(len(self.aref))
+
+
+def _cone_update(jar, D0, mu, friction, dim):
+    """Force, cost and Hessian block of one elliptic contact (``mj_constraintUpdate``)."""
+    scale = np.concatenate([[mu], friction[: dim - 1]])
+    u = jar * scale
+    n, t = u[0], np.linalg.norm(u[1:])
+    if n >= mu * t or (t <= 0 and n >= 0):                     # top zone
+        return np.zeros(dim), 0.0, None, "satisfied"
+    if mu * n + t <= 0 or (t <= 0 and n < 0):                  # bottom zone
+        return None, None, None, "quadratic"
+    dm = D0 / (mu * mu * (1 + mu * mu))                        # middle zone
+    nmt = n - mu * t
+    force = np.empty(dim)
+    force[0] = -dm * nmt * mu
+    force[1:] = -force[0] / t * u[1:] * friction[: dim - 1]
+    h = np.zeros((dim, dim))
+    h[0, 0] = 1.0
+    h[0, 1:] = -mu / t * u[1:]
+    h[1:, 1:] = mu * n / t ** 3 * np.outer(u[1:], u[1:]) + (mu * mu - mu * n / t) * np.eye(dim - 1)
+    h = np.triu(h)
+    h = h + np.triu(h, 1).T
+    h = dm * scale[:, None] * h * scale[None, :]
+    return force, 0.5 * dm * nmt * nmt, h, "cone"
+
+
+def constraint_update(rows: ConstraintRows, jar: np.ndarray):
+    """Forces, cost :math:`s`, quadratic-row mask and cone Hessian blocks at ``jar``.
+
+    Returns
+    -------
+    force : (nefc,) ndarray
+    cost : float
+    quadratic : (nefc,) bool ndarray
+        Rows whose cost is ``D jar² / 2`` (they enter the Hessian with ``D``).
+    cones : list of (start, (dim, dim) ndarray)
+        Hessian blocks of the elliptic contacts in the middle zone.
+    """
+    D, R, floss = rows.D, rows.R, rows.frictionloss
+    force = -D * jar
+    quadratic = np.ones(len(jar), dtype=bool)
+    ne, nf = rows.ne, rows.nf
+    cost = 0.0
+    for i in range(ne, ne + nf):                               # friction loss: Huber
+        if jar[i] <= -R[i] * floss[i]:
+            cost += -0.5 * R[i] * floss[i] ** 2 - floss[i] * jar[i]
+            force[i], quadratic[i] = floss[i], False
+        elif jar[i] >= R[i] * floss[i]:
+            cost += -0.5 * R[i] * floss[i] ** 2 + floss[i] * jar[i]
+            force[i], quadratic[i] = -floss[i], False
+    in_cone = np.zeros(len(jar), dtype=bool)
+    blocks = []
+    for start, dim, mu, friction in rows.cones:
+        block = slice(start, start + dim)
+        in_cone[block] = True
+        f, c, h, state = _cone_update(jar[block], D[start], mu, np.asarray(friction), dim)
+        if state != "quadratic":
+            force[block], quadratic[block] = f, False
+            cost += c
+            if h is not None:
+                blocks.append((start, h))
+    unilateral = np.arange(len(jar)) >= ne + nf
+    satisfied = unilateral & ~in_cone & (jar >= 0)
+    force[satisfied], quadratic[satisfied] = 0.0, False
+    cost += 0.5 * np.sum(D[quadratic] * jar[quadratic] ** 2)
+    return force, cost, quadratic, blocks
+
+
+def primal_cost(M, a0, rows: ConstraintRows, a) -> float:
+    """:math:`f(a)`, the cost the accelerations minimize (Gauss plus :math:`s`)."""
+    da = a - a0
+    return 0.5 * da @ M @ da + constraint_update(rows, rows.J @ a - rows.aref)[1]
+
+
+def _line_search(M, a0, rows, a, step, tol):
+    r"""The minimizer :math:`\alpha` of :math:`f(a + \alpha\,\mathrm{step})` (exact line search).
+
+    :math:`\varphi'(\alpha)` is non-decreasing (:math:`f` is convex): bracket its
+    root by doubling, then Newton steps on :math:`\varphi'` kept inside the
+    bracket (bisection when a step leaves it).
+    """
+    Mstep = M @ step
+    Jstep = rows.J @ step
+
+    def derivatives(alpha):
+        x = a + alpha * step
+        jar = rows.J @ x - rows.aref
+        force, _, quadratic, blocks = constraint_update(rows, jar)
+        d1 = Mstep @ (x - a0) - Jstep @ force
+        d2 = step @ Mstep + np.sum(rows.D[quadratic] * Jstep[quadratic] ** 2)
+        for start, h in blocks:
+            js = Jstep[start:start + h.shape[0]]
+            d2 += js @ h @ js
+        return d1, d2
+
+    low, high = 0.0, 1.0
+    while derivatives(high)[0] < 0:
+        low, high = high, 2 * high
+    alpha = high
+    for _ in range(200):
+        d1, d2 = derivatives(alpha)
+        if abs(d1) <= tol:
+            break
+        if d1 > 0:
+            high = alpha
+        else:
+            low = alpha
+        guess = alpha - d1 / d2 if d2 > 0 else 0.5 * (low + high)
+        alpha = guess if low < guess < high else 0.5 * (low + high)
+        if high - low <= 1e-16 * high:
+            break
+    return alpha
+
+
+def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100,
+                 tolerance: float = 1e-14) -> tuple[np.ndarray, np.ndarray]:
+    """Accelerations and constraint forces by MuJoCo's primal Newton method.
+
+    Parameters
+    ----------
+    M : (nv, nv) ndarray
+        Joint-space inertia (with armature).
+    a0 : (nv,) ndarray
+        Unconstrained acceleration :math:`M^{-1}(\\tau - h)`.
+    rows : ConstraintRows
+    a_init : (nv,) ndarray, optional
+        Warm start (default ``a0``).
+    iterations : int
+        Newton steps at most.
+    tolerance : float
+        Stop when the gradient norm is below ``tolerance`` times the scale
+        :math:`1 + \\|M a_0\\|` (MuJoCo scales its tolerance the same way).
+
+    Returns
+    -------
+    qacc : (nv,) ndarray
+    force : (nefc,) ndarray
+        :math:`M (\\mathrm{qacc} - a_0) = J^T \\mathrm{force}`.
+    """
+    a = np.array(a0 if a_init is None else a_init, dtype=float)
+    scale = 1.0 + np.linalg.norm(M @ a0)
+    for _ in range(iterations):
+        jar = rows.J @ a - rows.aref
+        force, _, quadratic, blocks = constraint_update(rows, jar)
+        grad = M @ (a - a0) - rows.J.T @ force
+        if np.linalg.norm(grad) <= tolerance * scale:
+            break
+        Jq = rows.J[quadratic]
+        H = M + Jq.T @ (rows.D[quadratic, None] * Jq)
+        for start, h in blocks:
+            Jc = rows.J[start:start + h.shape[0]]
+            H += Jc.T @ h @ Jc
+        step = -np.linalg.solve(H, grad)
+        a = a + _line_search(M, a0, rows, a, step, tolerance * scale * 1e-3) * step
+    force = constraint_update(rows, rows.J @ a - rows.aref)[0]
+    return a, force

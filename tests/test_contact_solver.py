@@ -1,0 +1,171 @@
+"""MuJoCo's constraint model against MuJoCo: impedance, reference acceleration, Newton, PGS.
+
+The inputs are MuJoCo's own arrays after ``mj_forward`` (``M``, ``qacc_smooth``,
+dense ``efc_J``, ``efc_aref``, ``efc_D``, ``efc_R``, contact cones), the
+expected outputs its ``efc_KBIP``, ``efc_R``, ``qacc`` and ``efc_force``, with
+its Newton solver run to a tolerance of 1e-12.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from rbd.constraints import impedance as imp
+from rbd.constraints.solver_newton import ConstraintRows, primal_cost, solve_newton
+from rbd.constraints.solver_pgs import solve_pgs
+
+mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the peer for the constraint model")
+
+#: Accelerations and forces: both solvers converge to the unique minimizer; MuJoCo, with
+#: tolerance 1e-15 and line-search tolerance 1e-12, agrees with it to ~1e-11 relative.
+RTOL_SOLVE = 1e-8
+#: Impedance, stiffness, damping, aref: the same closed forms (powers, one division).
+RTOL_FORMULA = 1e-12
+
+SCENE = """
+<mujoco>
+  <option cone="{cone}" solver="Newton" tolerance="1e-15" iterations="1000" ls_iterations="100"
+          ls_tolerance="1e-12"
+          jacobian="dense" impratio="{impratio}" timestep="0.002"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" friction="0.8 0.02 0.002"/>
+    <body pos="0 0 0.095"><freejoint/>
+      <geom type="box" size=".2 .15 .1" condim="3" solref="0.015 0.9"
+            solimp="0.85 0.97 0.002 0.4 3"/>
+    </body>
+    <body pos="0.6 0 0.12"><freejoint/>
+      <geom type="sphere" size=".12" condim="6" solref="-5000 -80"/>
+    </body>
+    <body pos="-0.6 0.2 0.08"><freejoint/>
+      <geom type="capsule" size=".08 .2" euler="0 90 0" condim="4" friction="0.5 0.05 0.01"/>
+    </body>
+    <body pos="0 1 0.5">
+      <joint name="hinge" type="hinge" axis="0 1 0" range="-20 20" frictionloss="0.3"/>
+      <geom type="capsule" size=".05 .3" fromto="0 0 0 0.3 0 -0.3"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def _scene(cone, impratio=1.0, seed=0):
+    m = mujoco.MjModel.from_xml_string(SCENE.format(cone=cone, impratio=impratio))
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(seed)
+    d.qvel[:] = rng.normal(scale=0.3, size=m.nv)
+    d.qpos[-1] = np.deg2rad(25)                       # beyond the hinge's range
+    mujoco.mj_forward(m, d)
+    return m, d
+
+
+def _rows(m, d):
+    nv, nefc = m.nv, d.nefc
+    cones = tuple((c.efc_address, int(c.dim), float(c.mu), np.array(c.friction))
+                  for c in d.contact[:d.ncon]
+                  if c.efc_address >= 0 and c.dim > 1
+                  and d.efc_type[c.efc_address] == mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC)
+    return ConstraintRows(J=d.efc_J[:nefc * nv].reshape(nefc, nv).copy(), aref=d.efc_aref.copy(),
+                          D=d.efc_D.copy(), R=d.efc_R.copy(), ne=int(d.ne), nf=int(d.nf),
+                          frictionloss=d.efc_frictionloss.copy(), cones=cones)
+
+
+def _mass(m, d):
+    M = np.zeros((m.nv, m.nv))
+    mujoco.mj_fullM(m, d, M)
+    return M
+
+
+def _assert_rel(got, want, rtol):
+    assert np.linalg.norm(got - want) <= rtol * max(1.0, np.linalg.norm(want)), (got, want)
+
+
+STATES = [(cone, seed) for cone in ("pyramidal", "elliptic") for seed in range(4)]
+
+
+@pytest.mark.parametrize(("cone", "seed"), STATES)
+def test_newton_matches_mujoco(cone, seed):
+    m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
+    assert d.ncon >= 6 and d.nf == 1 and d.nefc > 15
+    assert mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT in d.efc_type[:d.nefc]
+    qacc, force = solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d))
+    _assert_rel(qacc, d.qacc, RTOL_SOLVE)
+    _assert_rel(force, d.efc_force, RTOL_SOLVE)
+
+
+@pytest.mark.parametrize(("cone", "seed"), STATES[::2])
+def test_pgs_matches_mujoco(cone, seed):
+    m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
+    qacc, force = solve_pgs(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d), iterations=5000,
+                            tolerance=1e-13)
+    _assert_rel(qacc, d.qacc, RTOL_SOLVE)
+    _assert_rel(force, d.efc_force, RTOL_SOLVE)
+
+
+def test_newton_minimizes_the_primal_cost():
+    """Any perturbation of the solution raises f (the problem is convex, the minimum unique)."""
+    m, d = _scene("elliptic", seed=1)
+    M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+    qacc, _ = solve_newton(M, a0, rows)
+    best = primal_cost(M, a0, rows, qacc)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        assert primal_cost(M, a0, rows, qacc + 1e-4 * rng.normal(size=m.nv)) > best
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_impedance_stiffness_damping_and_aref_match_mujoco(cone):
+    m, d = _scene(cone, seed=2)
+    kbip = d.efc_KBIP[:d.nefc].reshape(-1, 4)
+    checked = 0
+    for c in d.contact[:d.ncon]:
+        i = c.efc_address
+        if i < 0:
+            continue
+        solimp = imp.clamp_solimp(c.solimp)
+        solref = imp.safe_solref(c.solref, m.opt.timestep)
+        d_imp, d_impP = imp.impedance(solimp, d.efc_pos[i], d.efc_margin[i])
+        rows = c.dim if cone == "elliptic" else max(1, 2 * (c.dim - 1))
+        for j in range(rows):
+            friction_row = cone == "elliptic" and j > 0
+            k, b = imp.stiffness_damping(solref, solimp[1], friction_row)
+            np.testing.assert_allclose([k, b, d_imp, d_impP], kbip[i + j], rtol=RTOL_FORMULA,
+                                       atol=1e-300)
+            checked += 1
+    assert checked >= 10
+    aref = imp.reference_acceleration(kbip[:, 0], kbip[:, 1], kbip[:, 2], d.efc_vel[:d.nefc],
+                                      d.efc_pos[:d.nefc], d.efc_margin[:d.nefc])
+    np.testing.assert_allclose(aref, d.efc_aref[:d.nefc], rtol=RTOL_FORMULA, atol=1e-9)
+
+
+@pytest.mark.parametrize("impratio", [1.0, 4.0])
+def test_contact_regularizers_match_mujoco(impratio):
+    """Friction rows' R from the normal row's: elliptic ratios and the pyramid's common R."""
+    for cone in ("elliptic", "pyramidal"):
+        m, d = _scene(cone, impratio=impratio, seed=3)
+        for c in d.contact[:d.ncon]:
+            i = c.efc_address
+            if i < 0 or c.dim == 1:
+                continue
+            n = c.dim if cone == "elliptic" else 2 * (c.dim - 1)
+            if cone == "elliptic":
+                r_normal = d.efc_R[i]
+            else:                                      # invert R = 2 mu^2 R0
+                r_normal = d.efc_R[i] / (2 * c.mu ** 2)
+            R, mu = imp.contact_regularizers(r_normal, c.friction, c.dim, cone, impratio)
+            np.testing.assert_allclose(R, d.efc_R[i:i + n], rtol=RTOL_FORMULA)
+            assert mu == pytest.approx(c.mu, rel=RTOL_FORMULA)
+
+
+def test_impedance_shape():
+    """The sigmoid: d0 at zero violation, dwidth beyond width, midpoint halfway, flat when equal."""
+    solimp = (0.9, 0.95, 0.01, 0.5, 2.0)
+    assert imp.impedance(solimp, 0.0, 0.0) == (0.9, 0.0)
+    assert imp.impedance(solimp, -0.02, 0.0) == (0.95, 0.0)
+    assert imp.impedance(solimp, -0.005, 0.0)[0] == pytest.approx(0.925)
+    assert imp.impedance((0.9, 0.9, 0.01, 0.5, 2), -0.005, 0.0) == (0.9, 0.0)
+    h = 1e-7
+    value, slope = imp.impedance(solimp, -0.003, 0.0)
+    above = imp.impedance(solimp, -0.003 + h, 0.0)[0]
+    below = imp.impedance(solimp, -0.003 - h, 0.0)[0]
+    assert slope == pytest.approx((above - below) / (2 * h), rel=1e-6)
