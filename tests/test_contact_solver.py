@@ -34,7 +34,7 @@ SCENE = """
       <geom type="box" size=".2 .15 .1" condim="3" solref="0.015 0.9"
             solimp="0.85 0.97 0.002 0.4 3"/>
     </body>
-    <body pos="0.6 0 0.12"><freejoint/>
+    <body pos="0.6 0 0.115"><freejoint/>
       <geom type="sphere" size=".12" condim="6" solref="-5000 -80"/>
     </body>
     <body pos="-0.6 0.2 0.08"><freejoint/>
@@ -169,3 +169,37 @@ def test_impedance_shape():
     above = imp.impedance(solimp, -0.003 + h, 0.0)[0]
     below = imp.impedance(solimp, -0.003 - h, 0.0)[0]
     assert slope == pytest.approx((above - below) / (2 * h), rel=1e-6)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_contact_rows_match_mujoco(cone):
+    """efc_J of each contact from its frame and the bodies' Jacobians, condim 3, 4 and 6."""
+    from rbd.constraints.contact_rows import contact_rows
+
+    m, d = _scene(cone, seed=1)
+    J = d.efc_J[:d.nefc * m.nv].reshape(d.nefc, m.nv)
+    dims = set()
+    for c in d.contact[:d.ncon]:
+        if c.efc_address < 0:
+            continue
+        jac = []
+        for g in c.geom:
+            jp, jr = np.zeros((3, m.nv)), np.zeros((3, m.nv))
+            mujoco.mj_jac(m, d, jp, jr, c.pos, m.geom_bodyid[g])
+            jac.append((jp, jr))
+        jacp, jacr = jac[1][0] - jac[0][0], jac[1][1] - jac[0][1]
+        rows = contact_rows(c.frame.reshape(3, 3), jacp, jacr, c.dim, c.friction, cone)
+        np.testing.assert_allclose(rows, J[c.efc_address:c.efc_address + len(rows)],
+                                   rtol=0, atol=1e-12)
+        dims.add(int(c.dim))
+    assert dims == {3, 4, 6}
+
+
+def test_contact_rows_refuse_bad_condim():
+    from rbd.constraints.contact_rows import contact_rows
+    from rbd.errors import InputError
+
+    with pytest.raises(InputError, match="condim"):
+        contact_rows(np.eye(3), np.zeros((3, 2)), np.zeros((3, 2)), 2, np.ones(5))
+    with pytest.raises(InputError, match="cone"):
+        contact_rows(np.eye(3), np.zeros((3, 2)), np.zeros((3, 2)), 3, np.ones(5), "round")
