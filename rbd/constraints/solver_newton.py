@@ -142,12 +142,13 @@ def primal_cost(M, a0, rows: ConstraintRows, a) -> float:
     return 0.5 * da @ M @ da + constraint_update(rows, rows.J @ a - rows.aref)[1]
 
 
-def _line_search(M, a0, rows, a, step, tol):
+def _line_search(M, a0, rows, a, step, rtol=1e-12):
     r"""The minimizer :math:`\alpha` of :math:`f(a + \alpha\,\mathrm{step})` (exact line search).
 
     :math:`\varphi'(\alpha)` is non-decreasing (:math:`f` is convex): bracket its
     root by doubling, then Newton steps on :math:`\varphi'` kept inside the
-    bracket (bisection when a step leaves it).
+    bracket (bisection when a step leaves it), until :math:`|\varphi'|` is
+    ``rtol`` times :math:`|\varphi'(0)|`.
     """
     Mstep = M @ step
     Jstep = rows.J @ step
@@ -163,11 +164,12 @@ def _line_search(M, a0, rows, a, step, tol):
             d2 += js @ h @ js
         return d1, d2
 
+    tol = rtol * abs(derivatives(0.0)[0])
     low, high = 0.0, 1.0
     while derivatives(high)[0] < 0:
         low, high = high, 2 * high
     alpha = high
-    for _ in range(200):
+    for _ in range(60):
         d1, d2 = derivatives(alpha)
         if abs(d1) <= tol:
             break
@@ -176,9 +178,10 @@ def _line_search(M, a0, rows, a, step, tol):
         else:
             low = alpha
         guess = alpha - d1 / d2 if d2 > 0 else 0.5 * (low + high)
-        alpha = guess if low < guess < high else 0.5 * (low + high)
-        if high - low <= 1e-16 * high:
+        guess = guess if low < guess < high else 0.5 * (low + high)
+        if abs(guess - alpha) <= 1e-15 * alpha:
             break
+        alpha = guess
     return alpha
 
 
@@ -221,6 +224,10 @@ def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100
             Jc = rows.J[start:start + h.shape[0]]
             H += Jc.T @ h @ Jc
         step = -np.linalg.solve(H, grad)
-        a = a + _line_search(M, a0, rows, a, step, tolerance * scale * 1e-3) * step
+        a_next = a + _line_search(M, a0, rows, a, step) * step
+        settled = np.linalg.norm(a_next - a) <= 1e-15 * (1 + np.linalg.norm(a))
+        a = a_next
+        if settled:                       # rounding: no step moves a any more
+            break
     force = constraint_update(rows, rows.J @ a - rows.aref)[0]
     return a, force
