@@ -203,3 +203,35 @@ def test_contact_rows_refuse_bad_condim():
         contact_rows(np.eye(3), np.zeros((3, 2)), np.zeros((3, 2)), 2, np.ones(5))
     with pytest.raises(InputError, match="cone"):
         contact_rows(np.eye(3), np.zeros((3, 2)), np.zeros((3, 2)), 3, np.ones(5), "round")
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_solvers_on_the_ant_match_mujoco(cone):
+    """gymnasium's ant at states of a MuJoCo run: contacts and joint limits active."""
+    gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml")
+    import os
+
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", "ant.xml")
+    m = mujoco.MjModel.from_xml_path(path)
+    m.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
+    m.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE
+    m.opt.tolerance, m.opt.ls_tolerance, m.opt.iterations = 1e-15, 1e-12, 1000
+    d = mujoco.MjData(m)
+    rng = np.random.default_rng(6)
+    checked = 0
+    for step in range(1000):
+        d.ctrl[:] = rng.uniform(-1, 1, m.nu)
+        mujoco.mj_step(m, d)
+        if step % 100 != 99:
+            continue
+        mujoco.mj_forward(m, d)
+        if d.ncon == 0:                                # still falling
+            continue
+        M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+        for solve in (solve_newton, lambda *args: solve_pgs(*args, iterations=5000,
+                                                            tolerance=1e-13)):
+            qacc, force = solve(M, a0, rows)
+            _assert_rel(qacc, d.qacc, RTOL_SOLVE)
+            _assert_rel(force, d.efc_force, RTOL_SOLVE)
+        checked += 1
+    assert checked >= 4
