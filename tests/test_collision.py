@@ -475,3 +475,25 @@ def test_rbd_collide_on_the_ant_matches_mujoco():
             assert (model.geoms[a].name, model.geoms[b].name) == named or None in named
         ncontacts += len(want.dist)
     assert ncontacts >= 10
+
+
+def test_unknown_kind_is_refused():
+    from rbd.errors import InputError
+
+    m, d = _forward("<mujoco><worldbody><geom type='sphere' size='.1'/></worldbody></mujoco>")
+    geoms, bodies, _, _ = geoms_from_mujoco(m)
+    geoms[0].kind = "torus"
+    with pytest.raises(InputError, match="torus"):
+        col.collide(geoms, world_poses(d), bodies)
+
+
+def test_mesh_candidates_are_reported():
+    """A mesh has no primitive routine: a mesh on the floor is reported, not silently dropped."""
+    xml = ('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
+           '<worldbody><geom type="plane" size="5 5 .1"/><body pos="0 0 -0.1"><freejoint/>'
+           '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>')
+    m, d = _forward(xml)
+    assert d.ncon > 0
+    with pytest.warns(UserWarning, match="mesh"):
+        got = _collide_mujoco(m, d)
+    assert got.unsupported == ((0, 1),)

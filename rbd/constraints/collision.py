@@ -12,7 +12,8 @@ that an MJCF file gives the same contact set as MuJoCo:
 2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis
    bounding boxes of the non-plane geoms (each the intersection of the geom's
    rotated local box and its bounding sphere, grown by its ``margin + gap``, as
-   MuJoCo's ``makeAAMM``); planes pair with every geom.  Survivors pass
+   MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every
+   geom.  Survivors pass
    MuJoCo's bounding-sphere test (``mj_filterSphere``) with the pair's
    ``margin + gap``.
 3. **Narrow phase**: the pair routine of :data:`PAIR_FUNCTIONS` called with
@@ -65,6 +66,12 @@ PAIR_FUNCTIONS = {
     ("capsule", "box"): _box.capsule_box,
     ("box", "box"): _box.box_box,
 }
+
+#: Kinds whose world box the broad phase bounds; the others (planes, height fields,
+#: meshes) are paired with every geom and left to the filters.
+BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
+#: Pairs MuJoCo has no routine for at all (it never collides them).
+NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
 
 #: MuJoCo's defaults of the contact parameters of a geom and of an explicit pair.
 DEFAULT_FRICTION = (1.0, 0.005, 0.0001)
@@ -324,15 +331,16 @@ def _check_poses(geoms, poses) -> np.ndarray:
 def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
     """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
     live = [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
-            and (g.contype or g.conaffinity) and g.kind != "hfield"]
-    planes = [i for i in live if geoms[i].kind == "plane"]
-    solids = [i for i in live if geoms[i].kind != "plane"]
+            and (g.contype or g.conaffinity)]
+    solids = [i for i in live if geoms[i].kind in BOUNDED]
+    others = [i for i in live if geoms[i].kind not in BOUNDED]
     boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
                         geoms[i].margin + geoms[i].gap) for i in solids]
     lower = np.array([b[0] for b in boxes]).reshape(-1, 3)
     upper = np.array([b[1] for b in boxes]).reshape(-1, 3)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
-    found += [(p, s) for p in planes for s in solids]
+    found += [(o, s) for o in others for s in solids]          # planes, meshes: no box here
+    found += [(o, p) for k, o in enumerate(others) for p in others[k + 1:]]
     weld = bodies.weld
     keys = []
     for i, j in found:
@@ -387,6 +395,10 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         if g.body not in index:
             raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
                              "which is not in bodies.names")
+    for g in geoms:
+        if g.kind not in KIND_CODE:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
+                             f"expected one of {', '.join(KINDS)}")
     body = [index[g.body] for g in geoms]
     pos, mat = poses[:, :3, 3], poses[:, :3, :3]
     excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
@@ -412,7 +424,7 @@ def _narrow_phase(geoms, pos, mat, candidates) -> Contacts:
             continue
         function = PAIR_FUNCTIONS.get((a.kind, b.kind))
         if function is None:
-            if a.kind != "plane" or b.kind != "plane":
+            if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
         found = function(pos[g1], mat[g1], np.asarray(a.size, float), pos[g2], mat[g2],
