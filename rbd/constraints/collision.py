@@ -13,14 +13,13 @@ that an MJCF file gives the same contact set as MuJoCo:
    bounding boxes of the non-plane geoms (each the intersection of the geom's
    rotated local box and its bounding sphere, grown by its ``margin + gap``, as
    MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every
-   geom.  Survivors pass
-   MuJoCo's bounding-sphere test (``mj_filterSphere``) with the pair's
-   ``margin + gap``.
+   geom.  Survivors pass MuJoCo's bounding-sphere test (``mj_filterSphere``)
+   with the pair's ``margin + gap``.
 3. **Narrow phase**: the pair routine of :data:`PAIR_FUNCTIONS` called with
    ``margin + gap``: a contact is kept when its distance is below it.  It is
    *active* (``exclude`` False) when its distance is below ``includemargin =
-   margin``; MuJoCo 3.12+ and 4.x treat ``gap`` this way (earlier versions
-   detected at ``margin`` and set ``includemargin = margin - gap``).
+   margin``: MuJoCo's margin-and-gap semantics since 3.9 (4.0 included);
+   before 3.9 it detected at ``margin`` and set ``includemargin = margin - gap``.
 4. **Parameters** (:func:`mix_parameters`, MuJoCo's ``mj_contactParam``): the
    geom of higher ``priority`` gives condim, solref, solimp and friction; on a
    tie condim and friction are the maxima, solref and solimp are mixed by
