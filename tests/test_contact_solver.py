@@ -235,3 +235,19 @@ def test_solvers_on_the_ant_match_mujoco(cone):
             _assert_rel(force, d.efc_force, RTOL_SOLVE)
         checked += 1
     assert checked >= 4
+
+
+def test_regularizer_matches_mujoco_on_unadjusted_rows():
+    """R = (1 - d) A/d on rows whose R MuJoCo does not adjust later (normal rows, limits).
+
+    MuJoCo's ``efc_diagA`` after ``mj_makeImpedance`` is ``R d/(1 - d)``, which on these
+    rows is the diagonal approximation the row's R came from.
+    """
+    m, d = _scene("elliptic", seed=2)
+    kbip = d.efc_KBIP[:d.nefc].reshape(-1, 4)
+    normal_rows = [c.efc_address for c in d.contact[:d.ncon] if c.efc_address >= 0]
+    limit_rows = list(np.flatnonzero(d.efc_type[:d.nefc]
+                                     == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT))
+    assert normal_rows and limit_rows
+    for i in normal_rows + limit_rows:
+        assert imp.regularizer(kbip[i, 2], d.efc_diagA[i]) == pytest.approx(d.efc_R[i], rel=1e-12)
