@@ -497,3 +497,14 @@ def test_mesh_candidates_are_reported():
     with pytest.warns(UserWarning, match="mesh"):
         got = _collide_mujoco(m, d)
     assert got.unsupported == ((0, 1),)
+
+
+def test_bad_pairs_and_excludes_are_refused():
+    from rbd.errors import InputError
+
+    m, d = _forward("<mujoco><worldbody><geom type='sphere' size='.1'/></worldbody></mujoco>")
+    geoms, bodies, _, _ = geoms_from_mujoco(m)
+    with pytest.raises(InputError, match="excludes"):
+        col.collide(geoms, world_poses(d), bodies, excludes=[(None, "nowhere")])
+    with pytest.raises(InputError, match="pairs"):
+        col.collide(geoms, world_poses(d), bodies, pairs=[col.ContactPair(0, 3)])

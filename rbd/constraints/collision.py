@@ -398,6 +398,13 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         if g.kind not in KIND_CODE:
             raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
                              f"expected one of {', '.join(KINDS)}")
+    for a, b in excludes:
+        if a not in index or b not in index:
+            raise InputError(f"excludes: body pair ({a!r}, {b!r}) names a body not in bodies.names")
+    for p in pairs:
+        if not (0 <= p.geom1 < len(geoms) and 0 <= p.geom2 < len(geoms)):
+            raise InputError(f"pairs: geom indices ({p.geom1}, {p.geom2}) outside "
+                             f"0..{len(geoms) - 1}")
     body = [index[g.body] for g in geoms]
     pos, mat = poses[:, :3, 3], poses[:, :3, :3]
     excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
