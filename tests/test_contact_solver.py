@@ -40,6 +40,9 @@ SCENE = """
     <body pos="-0.6 0.2 0.08"><freejoint/>
       <geom type="capsule" size=".08 .2" euler="0 90 0" condim="4" friction="0.5 0.05 0.01"/>
     </body>
+    <body pos="0 -0.6 0.048"><freejoint/>
+      <geom type="box" size=".05 .05 .05" condim="1" priority="1"/>
+    </body>
     <body pos="0 1 0.5">
       <joint name="hinge" type="hinge" axis="0 1 0" range="-20 20" frictionloss="0.3"/>
       <geom type="capsule" size=".05 .3" fromto="0 0 0 0.3 0 -0.3"/>
@@ -173,7 +176,7 @@ def test_impedance_shape():
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_contact_rows_match_mujoco(cone):
-    """efc_J of each contact from its frame and the bodies' Jacobians, condim 3, 4 and 6."""
+    """efc_J of each contact from its frame and the bodies' Jacobians, condim 1, 3, 4 and 6."""
     from rbd.constraints.contact_rows import contact_rows
 
     m, d = _scene(cone, seed=1)
@@ -192,7 +195,7 @@ def test_contact_rows_match_mujoco(cone):
         np.testing.assert_allclose(rows, J[c.efc_address:c.efc_address + len(rows)],
                                    rtol=0, atol=1e-12)
         dims.add(int(c.dim))
-    assert dims == {3, 4, 6}
+    assert dims == {1, 3, 4, 6}
 
 
 def test_contact_rows_refuse_bad_condim():
