@@ -509,3 +509,24 @@ def test_bad_pairs_and_excludes_are_refused():
         col.collide(geoms, world_poses(d), bodies, excludes=[(None, "nowhere")])
     with pytest.raises(InputError, match="pairs"):
         col.collide(geoms, world_poses(d), bodies, pairs=[col.ContactPair(0, 3)])
+
+
+def test_body_tree_of_an_rbd_model():
+    """World first, parents shifted by one, a fixed joint welds a body to its parent."""
+    import rbd
+    from rbd.constraints.collision import body_tree
+
+    model = rbd.Model()
+    model.add_body(None, rbd.Free(), name="base")
+    model.add_body("base", rbd.Fixed(), name="plate")
+    model.add_body("plate", rbd.Revolute((0.0, 0.0, 1.0)), name="arm")
+    model.add_body(None, rbd.Fixed(), name="table")
+    tree = body_tree(model)
+    assert tree.names == (None, "base", "plate", "arm", "table")
+    assert tree.parent == (-1, 0, 1, 2, 0)
+    np.testing.assert_array_equal(tree.weld, [0, 1, 1, 3, 0])
+    weld, parent, ndof = tree.weld, tree.parent, tree.ndof
+    assert col.body_pair_filtered(1, 2, weld, parent, ndof)        # plate welded to base
+    assert col.body_pair_filtered(2, 3, weld, parent, ndof)        # arm's weld parent is base
+    assert col.body_pair_filtered(0, 4, weld, parent, ndof)        # table welded to the world
+    assert not col.body_pair_filtered(3, 4, weld, parent, ndof)
