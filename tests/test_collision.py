@@ -462,6 +462,7 @@ def test_rbd_collide_on_the_ant_matches_mujoco():
     rng = np.random.default_rng(8)
     name = {g: mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)}
     ncontacts = 0
+    states, expected = [], []
     for step in range(1000):
         d.ctrl[:] = rng.uniform(-1, 1, m.nu)
         mujoco.mj_step(m, d)
@@ -469,13 +470,17 @@ def test_rbd_collide_on_the_ant_matches_mujoco():
             continue
         mujoco.mj_forward(m, d)
         q = from_mujoco_state(model, d.qpos)[0]
+        states.append(q)
         got, want = rbd.collide(model, q), _expected(d)
+        expected.append(want)
         _assert_same_contacts(got, want)
         for (a, b), (c, e) in zip(got.geom, want.geom, strict=True):
             named = (name[c], name[e])
             assert (model.geoms[a].name, model.geoms[b].name) == named or None in named
         ncontacts += len(want.dist)
     assert ncontacts >= 10
+    for got, want in zip(rbd.collide(model, np.array(states)), expected, strict=True):
+        _assert_same_contacts(got, want)                 # stacked states: one set each
 
 
 def test_unknown_kind_is_refused():

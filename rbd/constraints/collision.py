@@ -488,7 +488,7 @@ def body_tree(model) -> BodyTree:
     return BodyTree(names, parent, ndof)
 
 
-def collide_model(model, q) -> Contacts:
+def collide_model(model, q) -> Contacts | list[Contacts]:
     """Contacts of a model's collision geoms at configuration ``q`` (``rbd.collide``).
 
     Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
@@ -498,12 +498,13 @@ def collide_model(model, q) -> Contacts:
     Parameters
     ----------
     model : rbd.Model
-    q : (nq,) array_like
+    q : (nq,) or (N, nq) array_like
+        One configuration, or a stack of them.
 
     Returns
     -------
-    Contacts
-        See :func:`collide`.
+    Contacts, or a list of N Contacts for stacked configurations
+        See :func:`collide`; contact counts differ from one state to the next.
 
     Raises
     ------
@@ -518,6 +519,8 @@ def collide_model(model, q) -> Contacts:
                          "or URDF file with collision geometry, or add geoms to it")
     from ..geoms import geom_poses
 
+    if np.ndim(q) == 2:
+        return [collide_model(model, row) for row in np.asarray(q)]
     poses = geom_poses(model, q) if len(geoms) else np.zeros((0, 4, 4))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()))
