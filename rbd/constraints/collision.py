@@ -453,27 +453,29 @@ def _narrow_phase(geoms, pos, mat, candidates) -> Contacts:
 
 def _assemble(rows, unsupported) -> Contacts:
     """Stack the pairs' contacts and repeat each pair's parameters over its contacts."""
+    if not rows:
+        empty = np.zeros(0)
+        return Contacts(np.zeros((0, 3)), np.zeros((0, 3, 3)), empty, np.zeros((0, 2), int),
+                        np.zeros(0, int), np.zeros((0, 5)), np.zeros((0, 2)), np.zeros((0, 2)),
+                        np.zeros((0, 5)), empty, np.zeros(0, bool), unsupported)
     counts = [len(found.dist) for found, *_ in rows]
 
-    def stack(values, shape, dtype=float):
-        if not rows:
-            return np.zeros((0, *shape), dtype=dtype)
-        return np.concatenate([np.broadcast_to(np.asarray(v, dtype), (n, *shape))
-                               for v, n in zip(values, counts, strict=True)])
+    def per_pair(values, dtype=float):
+        return np.repeat(np.array(values, dtype=dtype), counts, axis=0)
 
-    dist = stack([found.dist for found, *_ in rows], ())
-    margin = stack([r[3] for r in rows], ())
+    dist = np.concatenate([found.dist for found, *_ in rows])
+    margin = per_pair([r[3] for r in rows])
     params = [r[4] for r in rows]
     return Contacts(
-        pos=stack([found.pos for found, *_ in rows], (3,)),
-        frame=stack([found.frame for found, *_ in rows], (3, 3)),
+        pos=np.concatenate([found.pos for found, *_ in rows]),
+        frame=np.concatenate([found.frame for found, *_ in rows]),
         dist=dist,
-        geom=stack([(r[1], r[2]) for r in rows], (2,), int),
-        condim=stack([p[0] for p in params], (), int),
-        friction=np.maximum(stack([p[1] for p in params], (5,)), MIN_FRICTION),
-        solref=stack([p[2] for p in params], (2,)),
-        solreffriction=stack([p[4] for p in params], (2,)),
-        solimp=stack([p[3] for p in params], (5,)),
+        geom=per_pair([(r[1], r[2]) for r in rows], int),
+        condim=per_pair([p[0] for p in params], int),
+        friction=np.maximum(per_pair([p[1] for p in params]), MIN_FRICTION),
+        solref=per_pair([p[2] for p in params]),
+        solreffriction=per_pair([p[4] for p in params]),
+        solimp=per_pair([p[3] for p in params]),
         includemargin=margin,
         exclude=dist >= margin,
         unsupported=unsupported,
