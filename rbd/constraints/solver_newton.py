@@ -25,8 +25,9 @@ where :math:`a_0 = M^{-1}(\tau - h)` is the unconstrained acceleration and
 The constraint force is :math:`-\partial s/\partial\,\mathrm{jar}`, so
 :math:`M (a - a_0) = J^T f` at the minimum.  :func:`solve_newton` takes Newton
 steps with the exact Hessian (:math:`M + J^T \mathrm{diag}(D_{\mathrm{active}}) J`
-plus the cone blocks) and an exact line search along each step, MuJoCo's
-default method.
+plus the cone blocks), MuJoCo's default solver, with the line search run to
+convergence (MuJoCo stops its own at ``ls_tolerance``); the minimizer is
+unique, so both reach the same accelerations.
 """
 
 from __future__ import annotations
@@ -201,8 +202,8 @@ def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100
     iterations : int
         Newton steps at most.
     tolerance : float
-        Stop when the gradient norm is below ``tolerance`` times the scale
-        :math:`1 + \\|M a_0\\|` (MuJoCo scales its tolerance the same way).
+        Stop when the gradient norm is below ``tolerance`` times
+        :math:`1 + \\|M a_0\\|`, or when a step no longer moves the accelerations.
 
     Returns
     -------
