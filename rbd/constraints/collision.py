@@ -1,7 +1,8 @@
 r"""Collision detection between geoms: filters, broad phase, narrow phase, contact parameters.
 
-The stage follows MuJoCo's ``mj_collision`` (``engine_collision_driver.c``) so
-that an MJCF file gives the same contact set as MuJoCo:
+The stage follows MuJoCo's ``mj_collision`` (``engine_collision_driver.c``;
+"Computation" chapter, *Collision detection* and *margin and gap*) so that an
+MJCF file gives the same contact set as MuJoCo:
 
 1. **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): two
    geoms are tested only if their bodies are not welded together, not both

@@ -2,8 +2,8 @@ r"""MuJoCo's soft constraints: impedance, regularization and reference accelerat
 
 Each constraint row :math:`i` with violation :math:`r_i = \mathrm{pos}_i -
 \mathrm{margin}_i` and velocity :math:`v_i = J_i \dot q` is softened by three
-numbers (MuJoCo's "Computation" chapter, *Solver parameters*; source
-``engine_core_constraint.c``):
+numbers (MuJoCo's "Computation" chapter, *Constraint solver*, *Parameters*;
+source ``engine_core_constraint.c``):
 
 * the **impedance** :math:`d(r) \in (0, 1)` from ``solimp = (d0, dwidth, width,
   midpoint, power)``: :func:`impedance` (``getimpedance``), a sigmoid of

@@ -1,6 +1,6 @@
 r"""MuJoCo's constrained dynamics as a convex problem in the accelerations, solved by Newton.
 
-MuJoCo ("Computation" chapter, *Constraint model*, *Solver*; source
+MuJoCo ("Computation" chapter, *Constraint solver*: *Primal problem*, *Algorithms*; source
 ``engine_solver.c``, ``mj_constraintUpdate`` in ``engine_core_constraint.c``)
 finds the accelerations :math:`a` as the unique minimizer of
 

@@ -2,7 +2,7 @@ r"""MuJoCo's constrained dynamics from the dual side, solved by projected Gaussâ
 
 The dual of the problem in :mod:`rbd.constraints.solver_newton` is a
 quadratic program in the constraint forces (MuJoCo "Computation" chapter,
-*Solver*, PGS):
+*Constraint solver*: *Dual problem*, *Algorithms*, PGS):
 
 .. math::
 
