@@ -81,8 +81,9 @@ def _kernel(model, backend):
             raise
         # A symbolic joint without compiled C (no compiler at run time): the reference
         # derivations evaluate its generated Python functions instead.
-        model._derived("kernel_unavailable", lambda: str(exc))
-        warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({exc}); "
+        reason = str(exc)
+        model._derived("kernel_unavailable", lambda: reason)
+        warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({reason}); "
                       "using the reference implementation", RuntimeWarning, stacklevel=3)
         return None
 
