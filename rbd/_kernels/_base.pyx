@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from rbd._validation import QUATERNION_TOLERANCE
+from rbd._validation import QUATERNION_TOLERANCE, singular_pivot
 from rbd.data import Data
 from rbd.errors import InputError, ModelError
 
@@ -390,8 +390,4 @@ cdef class CompiledBase:
                     quat[l] = quat[l] / norm
 
     cdef int _raise_status(self, int status) except -1:
-        name = self._joint_names[status - 1]
-        raise ModelError(
-            f"forward dynamics is undefined: the articulated inertia D of joint {name!r} "
-            f"is not positive definite (the joint moves no inertia)"
-        )
+        raise singular_pivot(self._joint_names[status - 1])
