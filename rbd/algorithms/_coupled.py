@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import _backend
 from ._checks import _A, _F, _Q, _TAU, _V, _validate
 
 __all__ = ["CoupledDynamics", "spd_solve"]
@@ -41,6 +42,16 @@ def spd_solve(M: np.ndarray, b: np.ndarray | None) -> np.ndarray:
     return Linv.T @ (Linv @ b)                           # q̈ = L⁻ᵀ L⁻¹ (τ − h)
 
 
+def _compiled_coupling(full, coupling):
+    """The compiled entry points over ``full`` when it is a compiled model, else None."""
+    if not _backend.has_kernels():
+        return None
+    from .._kernels._coupled import CoupledKernel
+    from .._kernels._model import CompiledModel
+
+    return CoupledKernel(full, coupling) if isinstance(full, CompiledModel) else None
+
+
 class CoupledDynamics:
     """The algorithms of a model with mimic joints, on its independent coordinates.
 
@@ -61,6 +72,7 @@ class CoupledDynamics:
         self.twin = full
         self.coupling = model.coupling()
         self.backend = backend
+        self.fast = _compiled_coupling(full, self.coupling)
 
     def __repr__(self) -> str:
         return (f"<CoupledDynamics of {self.model.name!r}: nv={self.coupling.nv} of "
@@ -74,25 +86,37 @@ class CoupledDynamics:
                 for (name, _), a in zip(specs, arrays, strict=True)]
 
     # --- dynamics -------------------------------------------------------------------
+    # Each runs the compiled coupling (rbd._kernels._coupled) when there is one; it
+    # answers None for a batch, which then takes the mapping below.
     def rnea(self, q, v, a, f_ext=None):
         """``τ = Gᵀ τ_full(q_full, G v, G a, f)``."""
+        if self.fast is not None and (tau := self.fast.rnea(q, v, a, f_ext)) is not None:
+            return tau
         return self.coupling.project(self.twin.rnea(*self._args((_Q, _V, _A, _F),
                                                                 (q, v, a, f_ext))))
 
     def nonlinear_effects(self, q, v):
         """``h = Gᵀ h_full(q_full, G v)``."""
+        if self.fast is not None and (h := self.fast.nonlinear_effects(q, v)) is not None:
+            return h
         return self.coupling.project(self.twin.nonlinear_effects(*self._args((_Q, _V), (q, v))))
 
     def gravity_forces(self, q):
         """``g = Gᵀ g_full(q_full)``."""
+        if self.fast is not None and (g := self.fast.gravity_forces(q)) is not None:
+            return g
         return self.coupling.project(self.twin.gravity_forces(*self._args((_Q,), (q,))))
 
     def crba(self, q):
         """``M = Gᵀ M_full(q_full) G``."""
+        if self.fast is not None and (M := self.fast.crba(q)) is not None:
+            return M
         return self.coupling.project_matrix(self.twin.crba(*self._args((_Q,), (q,))))
 
     def aba(self, q, v, tau, f_ext=None):
         """Solve ``(Gᵀ M_full G) q̈ = τ − Gᵀ h_full(q_full, G v, f)`` by Cholesky."""
+        if self.fast is not None and (qdd := self.fast.aba(q, v, tau, f_ext)) is not None:
+            return qdd
         qf, vf, tau, f = self._args((_Q, _V, _TAU, _F), (q, v, tau, f_ext))
         c = self.coupling
         M = c.project_matrix(self.twin.crba(qf))
@@ -103,6 +127,8 @@ class CoupledDynamics:
 
     def mass_matrix_inverse(self, q):
         """``M⁻¹ = (Gᵀ M_full G)⁻¹`` by Cholesky."""
+        if self.fast is not None and (M_inv := self.fast.mass_matrix_inverse(q)) is not None:
+            return M_inv
         return spd_solve(self.crba(q), None)
 
     # --- kinematics and energy --------------------------------------------------------
