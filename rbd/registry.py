@@ -180,8 +180,8 @@ def _coupled_forward_dynamics(fn, model, q, v, tau, f_ext=None):
 
     .. math::
 
-        \ddot q_0 = \mathrm{fn}(	au_0), \quad Y = M^{-1} K^T, \quad
-        (K Y)\,\lambda = -K \ddot q_0, \quad \ddot q_	ext{full} = \ddot q_0 + Y \lambda,
+        \ddot q_0 = \mathrm{fn}(\tau_0), \quad Y = M^{-1} K^T, \quad
+        (K Y)\,\lambda = -K \ddot q_0, \quad \ddot q_\text{full} = \ddot q_0 + Y \lambda,
 
     one call of ``fn`` per mimic joint more than the tree needs; the
     independent entries of ``q̈_full`` are ``q̈``.  The probe force is scaled by a
