@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 from defusedxml.ElementTree import fromstring as _defused_fromstring
 
-from ._model_checks import INERTIA_ATOL, INERTIA_RTOL
+from ._model_checks import INERTIA_ATOL, INERTIA_RTOL, MAX_MAGNITUDE
 from ._model_checks import inertia_violation as violation
+from .errors import ModelError
 from .spatial import plux_parts
 
 __all__ = ["INERTIA_RTOL", "INERTIA_ATOL", "Link", "quote", "unique", "safe_fromstring",
@@ -69,6 +70,9 @@ class Link:
 def merge(parts: list[tuple[Link, np.ndarray]]) -> tuple[float, np.ndarray, np.ndarray]:
     r"""Mass, centre of mass and inertia about it (body axes) of links welded into one body.
 
+    Raises :class:`~rbd.errors.ModelError` naming the links when a result is
+    beyond ``MAX_MAGNITUDE`` or overflows (the readers name the file's element).
+
     ``parts`` pairs each link with ``X``, the motion transform from body to link
     coordinates, ``X = plux(E, r)``.  Link ``k`` has its centre of mass at
     ``c_k = r + Eᵀ c'_k`` and the inertia ``Eᵀ I'_k E`` about it, in body
@@ -81,15 +85,22 @@ def merge(parts: list[tuple[Link, np.ndarray]]) -> tuple[float, np.ndarray, np.n
               - d_k d_k^T)\right), \quad d_k = c_k - c.
     """
     placed = []
-    for link, X in parts:
-        E, r = plux_parts(X)
-        placed.append((link.mass, r + E.T @ link.com, E.T @ link.I_com @ E))
-    m = float(sum(mk for mk, _, _ in placed))
-    c = sum(mk * ck for mk, ck, _ in placed) / m if m > 0 else np.zeros(3)
-    Ic = np.zeros((3, 3))
-    for mk, ck, Ik in placed:
-        d = ck - c
-        Ic += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is checked below
+        for link, X in parts:
+            E, r = plux_parts(X)
+            placed.append((link.mass, r + E.T @ link.com, E.T @ link.I_com @ E))
+        m = float(sum(mk for mk, _, _ in placed))
+        c = sum(mk * ck for mk, ck, _ in placed) / m if m > 0 else np.zeros(3)
+        Ic = np.zeros((3, 3))
+        for mk, ck, Ik in placed:
+            d = ck - c
+            Ic += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+    for value, what in ((m, "mass"), (c, "centre of mass"), (Ic, "rotational inertia")):
+        if not np.all(np.abs(value) <= MAX_MAGNITUDE):   # also NaN and inf
+            names = ", ".join(repr(link.name) for link, _ in parts)
+            raise ModelError(f"the {what} of link{'s' if len(parts) > 1 else ''} {names} is "
+                             f"beyond {MAX_MAGNITUDE:g} in magnitude or overflows (products "
+                             "of masses and lengths must stay finite)")
     return m, np.asarray(c, dtype=float), 0.5 * (Ic + Ic.T)
 
 

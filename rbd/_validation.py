@@ -13,9 +13,10 @@ import sys
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, ModelError
 
-__all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step"]
+__all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step",
+           "singular_pivot"]
 
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
@@ -30,13 +31,20 @@ def as_real_array(value, name: str) -> np.ndarray:
     double (a huge Python int) are refused rather than raising
     ``OverflowError``.  Finiteness is checked by the caller.
     """
-    if np.iscomplexobj(value):
+    try:
+        complex_values = np.iscomplexobj(value)
+    except (TypeError, ValueError):   # ragged or not array-like: the conversion says which
+        complex_values = False
+    if complex_values:
         raise InputError(f"{name} must be real, got complex values")
     try:
         return np.asarray(value, dtype=np.float64, order="C")
     except OverflowError:
         raise InputError(f"{name} has a value too large for a double") from None
-    except (TypeError, ValueError):
+    except (TypeError, ValueError) as exc:
+        if "inhomogeneous" in str(exc):
+            raise InputError(f"{name} is ragged: its nested sequences have different "
+                             "lengths") from None
         if as_symbolic_array(value) is not None:
             raise InputError(f"{name} holds sympy symbols: symbolic arguments run on "
                              "backend='reference' only (a model without mimic joints)") from None
@@ -80,3 +88,15 @@ def as_time_step(dt) -> float:
     if not np.isfinite(dt):
         raise InputError("dt must be finite")
     return dt
+
+
+def singular_pivot(joint: str) -> ModelError:
+    """The error of forward dynamics at a joint whose pivot ``D`` is not positive definite.
+
+    One message for both backends: the kernels' status and the reference's
+    factorizations (``rbd.reference.aba.pivot``, ``rbd.reference.crba.ltl``) name
+    the joint where the inward elimination, from the leaves, meets the singular
+    pivot.
+    """
+    return ModelError(f"forward dynamics is undefined: the articulated inertia D of joint "
+                      f"{joint!r} is not positive definite (the joint moves no inertia)")

@@ -45,17 +45,19 @@ Energies, poses, centres of mass are those of the full tree at
 keeps the independent ones.  A mimic joint's armature enters ``M_full`` and
 so ``M`` (reflected as ``m² · armature``); its limits are not enforced.
 
-Every public function runs this mapping around the full model's own
-algorithm (the compiled kernel or the reference derivation): the object
-:class:`CoupledDynamics` has the methods of a compiled model and is what
-``rbd.algorithms`` dispatches to for a model with mimic joints.
+This module holds the index maps (:class:`Coupling`), which belong to the
+model; every public function runs the mapping around the full model's own
+algorithm (the compiled kernel or the reference derivation) through
+:class:`rbd.algorithms._coupled.CoupledDynamics`, which has the methods of a
+compiled model and is what ``rbd.algorithms`` dispatches to for a model with
+mimic joints.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["Coupling", "CoupledDynamics", "MIMIC_KINDS"]
+__all__ = ["Coupling", "MIMIC_KINDS"]
 
 #: Joint kinds that may mimic or be mimicked: one coordinate with ``q̇ = v``.
 MIMIC_KINDS = ("revolute", "prismatic", "helical")
@@ -134,152 +136,5 @@ class Coupling:
 
     def project_matrix(self, M_full: np.ndarray) -> np.ndarray:
         """``Gᵀ M_full G`` for ``(..., nv_full, nv_full)``, symmetric as ``M_full``."""
-        return _symmetric(self.G.T @ M_full @ self.G)
-
-
-def _symmetric(M: np.ndarray) -> np.ndarray:
-    """``½ (M + Mᵀ)`` over the last two axes: the exact symmetry rounding may lose."""
-    return 0.5 * (M + np.swapaxes(M, -1, -2))
-
-
-def _spd_solve(M: np.ndarray, b: np.ndarray | None) -> np.ndarray:
-    """``M⁻¹ b`` (or ``M⁻¹`` when ``b`` is None) through ``M = L Lᵀ``, batched.
-
-    A state whose ``M`` is not positive definite (bodies without inertia) gives
-    NaN, as the recursive forward dynamics gives non-finite numbers there.
-    """
-    if M.ndim > 2:
-        return np.array([_spd_solve(M[k], None if b is None else b[k])
-                         for k in range(M.shape[0])]).reshape(M.shape if b is None else b.shape)
-    n = M.shape[-1]
-    try:
-        L = np.linalg.cholesky(M)
-    except np.linalg.LinAlgError:
-        return np.full((n, n) if b is None else b.shape, np.nan)
-    Linv = np.linalg.solve(L, np.eye(n))                 # L⁻¹ (triangular)
-    if b is None:
-        return _symmetric(Linv.T @ Linv)                 # M⁻¹ = L⁻ᵀ L⁻¹
-    return Linv.T @ (Linv @ b)                           # q̈ = L⁻ᵀ L⁻¹ (τ − h)
-
-
-class CoupledDynamics:
-    """The algorithms of a model with mimic joints, on its independent coordinates.
-
-    It has the methods of a compiled model (``rnea``, ``crba``, ``aba``, ...);
-    each validates its arguments against the coupled model, maps them to the
-    full tree (:class:`Coupling`), runs the full model's algorithm with
-    ``backend`` and projects the result back (module notes).
-    """
-
-    def __init__(self, model, backend: str | None):
-        self.model = model
-        self.full = model._full_tree()
-        self.coupling = model.coupling()
-        self.backend = backend
-
-    def __repr__(self) -> str:
-        return (f"<CoupledDynamics of {self.model.name!r}: nv={self.coupling.nv} of "
-                f"{self.coupling.nv_full}, backend={self.backend!r}>")
-
-    def _args(self, specs, values):
-        from .algorithms import _validate
-
-        arrays, _ = _validate(self.model, specs, values)
-        c = self.coupling
-        to_full = {"q": c.full_q, "v": c.full_v, "a": c.full_v}
-        return [a if a is None or name not in to_full else to_full[name](a)
-                for (name, _), a in zip(specs, arrays, strict=True)]
-
-    # --- dynamics -------------------------------------------------------------------
-    def rnea(self, q, v, a, f_ext=None):
-        """``τ = Gᵀ τ_full(q_full, G v, G a, f)``."""
-        from .algorithms import rnea
-
-        args = self._args((_Q, _V, _A, _F), (q, v, a, f_ext))
-        return self.coupling.project(rnea(self.full, *args, backend=self.backend))
-
-    def nonlinear_effects(self, q, v):
-        """``h = Gᵀ h_full(q_full, G v)``."""
-        from .algorithms import nonlinear_effects
-
-        args = self._args((_Q, _V), (q, v))
-        return self.coupling.project(nonlinear_effects(self.full, *args, backend=self.backend))
-
-    def gravity_forces(self, q):
-        """``g = Gᵀ g_full(q_full)``."""
-        from .algorithms import gravity_forces
-
-        args = self._args((_Q,), (q,))
-        return self.coupling.project(gravity_forces(self.full, *args, backend=self.backend))
-
-    def crba(self, q):
-        """``M = Gᵀ M_full(q_full) G``."""
-        from .algorithms import crba
-
-        args = self._args((_Q,), (q,))
-        return self.coupling.project_matrix(crba(self.full, *args, backend=self.backend))
-
-    def aba(self, q, v, tau, f_ext=None):
-        """Solve ``(Gᵀ M_full G) q̈ = τ − Gᵀ h_full(q_full, G v, f)`` by Cholesky."""
-        from .algorithms import crba, rnea
-
-        qf, vf, tau, f = self._args((_Q, _V, _TAU, _F), (q, v, tau, f_ext))
-        c = self.coupling
-        M = c.project_matrix(crba(self.full, qf, backend=self.backend))
-        h = c.project(rnea(self.full, qf, vf, np.zeros_like(vf), f, backend=self.backend))
-        return _spd_solve(M, (tau - h)[..., None])[..., 0]
-
-    aba_modified = aba
-
-    def mass_matrix_inverse(self, q):
-        """``M⁻¹ = (Gᵀ M_full G)⁻¹`` by Cholesky."""
-        return _spd_solve(self.crba(q), None)
-
-    # --- kinematics and energy --------------------------------------------------------
-    def kinetic_energy(self, q, v):
-        """``½ vᵀ M v = ½ v_fullᵀ M_full v_full`` with ``v_full = G v``."""
-        from .algorithms import kinetic_energy
-
-        return kinetic_energy(self.full, *self._args((_Q, _V), (q, v)), backend=self.backend)
-
-    def potential_energy(self, q):
-        from .algorithms import potential_energy
-
-        return potential_energy(self.full, *self._args((_Q,), (q,)), backend=self.backend)
-
-    def forward_kinematics(self, q):
-        from .algorithms import forward_kinematics
-
-        return forward_kinematics(self.full, *self._args((_Q,), (q,)), backend=self.backend)
-
-    def center_of_mass(self, q):
-        from .algorithms import center_of_mass
-
-        return center_of_mass(self.full, *self._args((_Q,), (q,)), backend=self.backend)
-
-    def body_centers_of_mass(self, q):
-        from .algorithms import body_centers_of_mass
-
-        return body_centers_of_mass(self.full, *self._args((_Q,), (q,)), backend=self.backend)
-
-    def jacobian(self, q, body, point=None):
-        """``J = J_full(q_full) G``."""
-        from .algorithms import jacobian
-
-        (qf,) = self._args((_Q,), (q,))
-        return jacobian(self.full, qf, int(body), point, backend=self.backend) @ self.coupling.G
-
-    def integrate(self, q, v, dt=1.0):
-        """The full coordinates move with ``G v``; the independent ones are kept."""
-        from .algorithms import integrate
-
-        qf, vf = self._args((_Q, _V), (q, v))
-        out = integrate(self.full, qf, vf, dt, backend=self.backend)
-        return out[..., self.coupling.q_keep]
-
-
-_Q = ("q", "q")
-_V = ("v", "v")
-_A = ("a", "v")
-_TAU = ("tau", "v")
-_F = ("f_ext", "f")
+        M = self.G.T @ M_full @ self.G
+        return 0.5 * (M + np.swapaxes(M, -1, -2))   # the exact symmetry rounding may lose

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._model_checks import real_scalar
+from ._model_checks import MAX_MAGNITUDE, real_scalar
 from .errors import ModelError
 from .spatial import (
     _cos_sin,
@@ -262,6 +262,10 @@ class Helical(_AxisJoint):
         super().__init__(axis)
         self.pitch = real_scalar(pitch, "Helical pitch", limit=None, text=False,
                                  wording="{what} must be a finite real number, got {value!r}")
+        if abs(self.pitch) > MAX_MAGNITUDE:
+            raise ModelError(f"Helical pitch {self.pitch:g} is above {MAX_MAGNITUDE:g} in "
+                             "magnitude: its products with masses and lengths (M, h) would "
+                             "overflow")
 
     def transform(self, q):
         return axis_angle_rotation(self.axis, q[0]), _like(self.axis * self.pitch, q) * q[0]

@@ -109,6 +109,23 @@ class Model:
         for f in self._frames.values():
             f.X.setflags(write=False)
 
+    def _derived(self, key, factory=None):
+        """A quantity derived from the model's definition, built once by ``factory()``.
+
+        Without ``factory``, only a look: the value kept under ``key``, or None.
+
+        The one way into the model's cache (compiled twin, coupling, full tree,
+        flat arrays, symbolic records, generated equations): the value is kept
+        until a builder method changes the model (``add_body``, ``add_mimic``,
+        ``set_joint_properties``, the ``gravity`` setter), and it is never
+        pickled.  When two threads build the same key at once, both get the
+        value stored first.
+        """
+        try:
+            return self._cache[key]
+        except KeyError:
+            return None if factory is None else self._cache.setdefault(key, factory())
+
     def _body_index(self, ref, what: str = "body") -> int:
         if ref is None:
             return -1
@@ -294,22 +311,14 @@ class Model:
         Index maps and the matrix ``G`` with ``v_full = G v`` (:class:`rbd.coupling.Coupling`);
         the identity for a model without mimic joints.
         """
-        cached = self._cache.get("coupling")
-        if cached is None:
-            cached = Coupling(self._bodies, self._q_start, self._v_start, self._mimic)
-            self._cache["coupling"] = cached
-        return cached
+        return self._derived("coupling", lambda: Coupling(self._bodies, self._q_start,
+                                                           self._v_start, self._mimic))
 
     def _full_tree(self) -> Model:
         """The full tree as a plain model, shared by the algorithms (cached, never handed out)."""
         if not self._mimic:
             return self
-        cached = self._cache.get("full")
-        if cached is None:
-            cached = self.copy()
-            cached._mimic = {}
-            self._cache["full"] = cached
-        return cached
+        return self._derived("full", self.full_model)
 
     def full_model(self) -> Model:
         """A copy of the model with every mimic joint freed: one coordinate per joint.

@@ -12,6 +12,14 @@ quantity               signature of each registered callable
 The test suite and ``rbd check`` iterate this registry, so a derivation is
 compared with every other one as soon as it is listed here.  Users may add
 their own with :func:`register`.
+
+A built-in derivation computes a tree; on a model with mimic joints it runs
+on the model's full tree and the coupling maps its arguments and result
+(:mod:`rbd.coupling`): ``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``,
+``h = Gᵀ h_full``, and forward dynamics by the constraint forces that keep
+the full tree's accelerations coupled, found with the derivation itself
+(:func:`_coupled_forward_dynamics`).  Its predicates then judge the full
+tree.
 """
 
 from __future__ import annotations
@@ -23,6 +31,7 @@ from collections.abc import Callable
 import numpy as np
 
 from . import _backend
+from .errors import InputError
 
 __all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports",
            "without_armature"]
@@ -104,7 +113,7 @@ def _load(target: str) -> Callable:
 def _builtins() -> dict[str, dict[str, Callable]]:
     table: dict[str, dict[str, Callable]] = {q: {} for q in QUANTITIES}
     for quantity, name, target, *predicates in _BUILTIN:
-        table[quantity][name] = _load(target)
+        table[quantity][name] = _on_the_full_tree(quantity, _load(target))
         if predicates:
             _supports.setdefault((quantity, name), _all_of([_load(p) for p in predicates]))
     if _backend.has_kernels():
@@ -114,6 +123,101 @@ def _builtins() -> dict[str, dict[str, Callable]]:
             table[quantity][name] = functools.partial(getattr(algorithms, attr),
                                                       backend="kernel")
     return table
+
+
+def _on_the_full_tree(quantity: str, fn: Callable) -> Callable:
+    """``fn`` as it is for a tree; for a model with mimic joints, on its full tree."""
+
+    @functools.wraps(fn)
+    def run(model, *args, **kwargs):
+        if not getattr(model, "_mimic", None):
+            return fn(model, *args, **kwargs)
+        return _COUPLED[quantity](fn, model, *args, **kwargs)
+
+    return run
+
+
+def _full_arguments(model, specs, values) -> list:
+    """The arguments of one state, checked against ``model``, as the full tree's."""
+    from .algorithms._checks import _validate
+
+    arrays, batch = _validate(model, specs, values)
+    if batch is not None:
+        raise InputError("the registered derivations take one state; call them per state")
+    c = model.coupling()
+    to_full = {"q": c.full_q, "v": c.full_v, "a": c.full_v}   # τ stays: it is projected
+    return [a if a is None or name not in to_full else to_full[name](a)
+            for (name, _), a in zip(specs, arrays, strict=True)]
+
+
+def _coupled_inverse_dynamics(fn, model, q, v, a, f_ext=None):
+    """``τ = Gᵀ τ_full(q_full, G v, G a, f)``."""
+    args = _full_arguments(model, _SPECS["inverse_dynamics"], (q, v, a, f_ext))
+    return model.coupling().project(np.asarray(fn(model._full_tree(), *args), dtype=float))
+
+
+def _coupled_mass_matrix(fn, model, q):
+    """``M = Gᵀ M_full G``."""
+    args = _full_arguments(model, _SPECS["mass_matrix"], (q,))
+    return model.coupling().project_matrix(np.asarray(fn(model._full_tree(), *args), dtype=float))
+
+
+def _coupled_bias_forces(fn, model, q, v):
+    """``h = Gᵀ h_full(q_full, G v)``."""
+    args = _full_arguments(model, _SPECS["bias_forces"], (q, v))
+    return model.coupling().project(np.asarray(fn(model._full_tree(), *args), dtype=float))
+
+
+def _coupled_forward_dynamics(fn, model, q, v, tau, f_ext=None):
+    r"""Forward dynamics of the coupled model from the full tree's forward dynamics ``fn``.
+
+    The coupled motion is the full tree's under constraint forces ``Kᵀ λ`` that
+    keep ``K q̈_full = 0``, where each row of ``K`` reads ``q̈_j − m q̈_k`` for a
+    mimic joint ``j`` of ``k`` (``K G = 0``, so the constraint forces do no work
+    on the independent coordinates: ``Gᵀ(τ_0 + Kᵀλ) = τ`` with ``τ_0`` the joint
+    forces ``τ`` placed on the independent coordinates).  ``fn`` is affine in
+    the joint forces, ``fn(τ_0 + s Kᵀ e_r) − fn(τ_0) = s M⁻¹ Kᵀ e_r``, so
+
+    .. math::
+
+        \ddot q_0 = \mathrm{fn}(\tau_0), \quad Y = M^{-1} K^T, \quad
+        (K Y)\,\lambda = -K \ddot q_0, \quad \ddot q_\text{full} = \ddot q_0 + Y \lambda,
+
+    one call of ``fn`` per mimic joint more than the tree needs; the
+    independent entries of ``q̈_full`` are ``q̈``.  The probe force is scaled by a
+    power of two ``s`` at least the size of ``τ`` and ``q̈_0``, so the difference
+    keeps the digits of ``Y``.
+    """
+    c = model.coupling()
+    qf, vf, tau, f = _full_arguments(model, _SPECS["forward_dynamics"], (q, v, tau, f_ext))
+    full = model._full_tree()
+    tau0 = np.zeros(c.nv_full)
+    tau0[c.v_keep] = tau
+    K = np.zeros((len(c.v_mimic), c.nv_full))
+    K[np.arange(len(c.v_mimic)), c.v_mimic] = 1.0
+    K[np.arange(len(c.v_mimic)), c.v_keep[c.v_source]] = -c.multiplier
+    qdd0 = np.asarray(fn(full, qf, vf, tau0, f), dtype=float)
+    size = max(1.0, float(np.max(np.abs(tau0), initial=0.0)), float(np.max(np.abs(qdd0))))
+    s = 2.0 ** np.ceil(np.log2(size)) if np.isfinite(size) else 1.0
+    Y = np.stack([(np.asarray(fn(full, qf, vf, tau0 + s * row, f), dtype=float) - qdd0) / s
+                  for row in K], axis=-1)
+    lam = np.linalg.solve(K @ Y, -K @ qdd0)
+    return (qdd0 + Y @ lam)[c.v_keep]
+
+
+_SPECS = {
+    "inverse_dynamics": (("q", "q"), ("v", "v"), ("a", "v"), ("f_ext", "f")),
+    "mass_matrix": (("q", "q"),),
+    "forward_dynamics": (("q", "q"), ("v", "v"), ("tau", "v"), ("f_ext", "f")),
+    "bias_forces": (("q", "q"), ("v", "v")),
+}
+
+_COUPLED = {
+    "inverse_dynamics": _coupled_inverse_dynamics,
+    "mass_matrix": _coupled_mass_matrix,
+    "forward_dynamics": _coupled_forward_dynamics,
+    "bias_forces": _coupled_bias_forces,
+}
 
 
 def without_armature(model) -> bool:
@@ -162,6 +266,10 @@ def unregister(quantity: str, name: str) -> None:
 
 def supports(quantity: str, name: str, model) -> bool:
     """Whether implementation ``name`` of ``quantity`` handles ``model``."""
-    _builtins()
+    table = _builtins()
     predicate = _supports.get((quantity, name))
-    return True if predicate is None else bool(predicate(model))
+    if predicate is None:
+        return True
+    if getattr(model, "_mimic", None) and name in table[quantity] and name not in _user[quantity]:
+        model = model._full_tree()   # a built-in derivation runs on the full tree
+    return bool(predicate(model))

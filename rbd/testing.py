@@ -145,11 +145,12 @@ def quantity_difference(quantity: str, model: Model, state, x, y) -> float:
         return float("inf")
     if x.size == 0:
         return 0.0
-    from .reference.crba import crba
-    from .reference.rnea import nonlinear_effects
+    from .algorithms import crba, nonlinear_effects
 
     q, v, tau = state
-    M, h = crba(model, q), nonlinear_effects(model, q, v)
+    # the public functions: a model with mimic joints has M and h of its own coordinates
+    M = crba(model, q, backend="reference")
+    h = nonlinear_effects(model, q, v, backend="reference")
     scale = max(1.0, float(np.max(np.abs(tau))), float(np.max(np.abs(h))))
     return float(np.max(np.abs(M @ (x - y))) / scale)
 

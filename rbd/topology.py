@@ -152,6 +152,23 @@ def _rotated_inverse_quat(quat: np.ndarray, A: np.ndarray) -> np.ndarray:
     return quat_multiply(quat_multiply(qA, _conjugate(quat)), _conjugate(qA))
 
 
+def _rotation(E: np.ndarray) -> np.ndarray:
+    """The rotation nearest to ``E`` (the polar factor ``U Vᵀ`` of ``E = U Σ Vᵀ``).
+
+    A tree transform of the new tree is a product of rotations read off the old
+    tree's kinematics; in double precision such a product is off SO(3) by a few
+    ulps, and a model re-rooted step after step (the walker: one re-rooting per
+    heel strike) would carry that drift into every later product until the
+    builder refuses the rotation.  Projecting each composed rotation back onto
+    SO(3) keeps the drift at one rounding, whatever the number of re-rootings.
+    """
+    U, _, Vt = np.linalg.svd(E)
+    R = U @ Vt
+    if np.linalg.det(R) < 0:   # E near a reflection: not a rotation to begin with
+        return E
+    return R
+
+
 def _check_invertible(joint: Joint) -> None:
     if joint.kind not in _INVERTIBLE:
         raise ModelError(f"cannot invert a joint of kind {joint.kind!r} "
@@ -423,7 +440,7 @@ def reroot(
         p = parent[i]
         if i == k:
             top, R_G, o_G = _top_joint(joint, w, R_k, Rb[k], g, g_T)
-            new_joint[i], X_tree[i] = top, plux(R_G.T, o_G)             # SPW (18)
+            new_joint[i], X_tree[i] = top, plux(_rotation(R_G.T), o_G)  # SPW (18)
             q_parts[i] = _joint_position(top, R_G.T @ R_k, R_G.T @ (g - o_G))  # SPW (21)-(22)
             names[i] = bodies[chain[-1]].joint_name if joint_name is None else str(joint_name)
             continue
@@ -440,7 +457,7 @@ def reroot(
             new_joint[i], q_parts[i], v_parts[i] = body.joint, qi, vi
             names[i] = body.joint_name
         if i in on_chain:
-            E = Rb[i].T @ Rb[p]                                         # SPW (11)
+            E = _rotation(Rb[i].T @ Rb[p])                              # SPW (11)
             X_tree[i] = plux(E, Rb[p].T @ (pb_new[i] - pb_new[p]))      # SPW (12)
         elif p in on_chain:
             E, r = plux_parts(body.X_tree)          # SPW (12) with the bind pose unchanged

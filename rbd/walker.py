@@ -17,9 +17,8 @@ vertical, positive when the leg leans back (the hip behind the foot, uphill),
 and ``q_sw`` is the hip angle, the swing leg's angle relative to the stance
 leg.  The world keeps ``z`` vertical and gravity ``(0, 0, -g)``; the ground is
 the line through the stance foot that falls by γ in the walking direction
-``+x``.  (Tilting gravity instead would make the ground the ``x`` axis; keeping
-gravity vertical keeps the potential energy and the figures in the usual
-frame and makes the leg angles angles from the vertical, as in the paper.)
+``+x``.  (Gravity stays vertical, rather than the ground horizontal, so the
+leg angles are angles from the vertical, as in the paper.)
 
 One step (SPW §8.4–8.5):
 
@@ -27,9 +26,8 @@ One step (SPW §8.4–8.5):
    integrated by :func:`rbd.simulate` (``solve_ivp``, DOP853), until the swing
    foot reaches the ground (an event of the simulation).  Scuffing — the swing
    foot dipping below the ground while the legs pass each other near
-   mid-stance (B2) — is ignored: heel
-   strike only counts with the swing leg ahead of the stance leg by at least
-   :data:`SCUFF_ANGLE`.
+   mid-stance (B2) — is ignored: heel strike only counts with the swing leg
+   ahead of the stance leg by at least :data:`SCUFF_ANGLE`.
 2. *Heel strike*: the impact map of that event, which switches the model.
    The tree is re-rooted at the new stance foot
    (:func:`rbd.topology.reroot`, a revolute top joint) — the legs exchange
@@ -47,9 +45,8 @@ The Poincaré section is the start of a step (just after heel strike); on it
 ``(q_st, q̇_st, q̇_sw)``.  :func:`find_limit_cycle` solves ``P(x) = x`` by
 Newton's method with a finite-difference Jacobian, whose eigenvalues are the
 Floquet multipliers of the gait; :func:`section_jacobian` computes the same
-Jacobian from the variational equations of the swing phase
-(:func:`rbd.aba_derivatives`) and the saltation matrix of the heel strike,
-and :class:`LimitCycle` reports both sets of multipliers.
+Jacobian from the variational equations (:mod:`rbd.walker_floquet`), and
+:class:`LimitCycle` reports both sets of multipliers.
 
 References
 ----------
@@ -75,7 +72,7 @@ from .joints import Revolute
 from .model import Model
 from .spatial import mcI, plux_parts
 from .topology import reroot
-from .walker_floquet import ALGEBRAIC_STEP, section_jacobian  # noqa: F401 (re-exported)
+from .walker_floquet import ALGEBRAIC_STEP, central_jacobian, hybrid_jacobian  # noqa: F401
 
 __all__ = ["PAPER_PARAMETERS", "PAPER_STATE", "WalkerParameters", "Step", "LimitCycle", "Basin",
            "FallError", "compass_gait", "stance_leg", "swing_leg", "frame_position",
@@ -98,8 +95,7 @@ MAX_STEP_TIME = 10.0
 #: solve_ivp tolerances of the swing phase.
 RTOL, ATOL = 1e-10, 1e-12
 
-#: Time tolerance (s) of heel-strike location; far below what the finite-difference
-#: Jacobian of the Poincaré map (steps of 1e-5) can see.
+#: Time tolerance (s) of heel-strike location, far below what Jacobians of P can see.
 EVENT_TOL = 1e-13
 
 
@@ -413,19 +409,38 @@ def _section_map(z, params):
     return x[[0, 2, 3]]
 
 
-def _section_jacobian(z, params, h=1e-5):
-    """Central finite-difference Jacobian of the section map (3 × 3).
+def section_jacobian(z, params: WalkerParameters | None = None) -> np.ndarray:
+    """Jacobian of the section map ``(q_st, q̇_st, q̇_sw) ↦ P`` from the variational equations:
+    ``x₀ = E z`` (both feet down), one step (:func:`rbd.walker_floquet.hybrid_jacobian`).
 
-    With the swing phase integrated to ``rtol = 1e-10`` the map is smooth to
-    ~1e-10, so steps ``h`` from 3e-5 down to 1e-6 give the same multipliers to
-    ~1e-7; ``h = 1e-5`` sits in the middle of that plateau.
+    Examples
+    --------
+    >>> from rbd import walker
+    >>> cycle = walker.find_limit_cycle()
+    >>> J = walker.section_jacobian(cycle.post_impact[[0, 2, 3]])
+    >>> bool(abs(J - cycle.jacobian).max() < 1e-4)
+    True
     """
-    J = np.zeros((3, 3))
-    for j in range(3):
-        dz = np.zeros(3)
-        dz[j] = h
-        J[:, j] = (_section_map(z + dz, params) - _section_map(z - dz, params)) / (2 * h)
-    return J
+    params = PAPER_PARAMETERS if params is None else params
+    model, x0 = _standing_model(params), on_section(np.asarray(z, dtype=float), params)
+    s = step(model, x0, params)
+
+    def height(x):                                   # the strike event's active branch
+        return np.array([foot_clearance(model, x[:2], params)])
+
+    def impact(x):
+        _, q_plus, v_plus = heel_strike(model, x[:2], x[2:], params)
+        return np.concatenate([q_plus, v_plus])
+
+    E = np.array([[1.0, 0, 0], [-2.0, 0, 0], [0, 1.0, 0], [0, 0, 1.0]])  # x₀ = E z
+    return (hybrid_jacobian(model, x0, s.duration, s.x_minus, swing_dynamics(model), height,
+                            impact, RTOL, ATOL, FallError) @ E)[[0, 2, 3]]
+
+
+def _section_jacobian(z, params, h=1e-5):
+    """Central differences of the section map (3 × 3): smooth to ~1e-10 (``rtol = 1e-10``),
+    so ``h`` from 3e-5 to 1e-6 give the same multipliers to ~1e-7; 1e-5 is mid-plateau."""
+    return central_jacobian(lambda y: _section_map(y, params), np.asarray(z, dtype=float), h)
 
 
 @dataclass

@@ -11,17 +11,13 @@ when a Jacobian is computed (``rbd.walker`` re-exports :func:`section_jacobian`)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .algorithms import aba, aba_derivatives
 from .model import Model
 
-if TYPE_CHECKING:
-    from .walker import WalkerParameters
-
-__all__ = ["ALGEBRAIC_STEP", "section_jacobian"]
+__all__ = ["ALGEBRAIC_STEP", "central_jacobian", "hybrid_jacobian"]
 
 
 #: Central-difference step of the two algebraic maps that :func:`section_jacobian`
@@ -29,7 +25,7 @@ __all__ = ["ALGEBRAIC_STEP", "section_jacobian"]
 ALGEBRAIC_STEP = 1e-6
 
 
-def _central_jacobian(fun: Callable, x: np.ndarray, h: float = ALGEBRAIC_STEP) -> np.ndarray:
+def central_jacobian(fun: Callable, x: np.ndarray, h: float = ALGEBRAIC_STEP) -> np.ndarray:
     """Central-difference Jacobian of an algebraic map ``fun`` at ``x`` (columns by ``e_k``)."""
     return np.column_stack([(fun(x + h * e) - fun(x - h * e)) / (2 * h) for e in np.eye(len(x))])
 
@@ -60,64 +56,39 @@ def _variational_flow(model: Model, x0: np.ndarray, duration: float, rtol: float
     return sol.y[n:, -1].reshape(n, n)
 
 
-def section_jacobian(z, params: WalkerParameters | None = None) -> np.ndarray:
-    r"""Jacobian of the section map ``(q_st, q̇_st, q̇_sw) ↦ P`` from the variational equations.
+def hybrid_jacobian(model: Model, x0: np.ndarray, duration: float, x_minus: np.ndarray,
+                    dynamics: Callable, height: Callable, impact: Callable, rtol: float,
+                    atol: float, error: type[Exception]) -> np.ndarray:
+    r"""Jacobian ``∂x⁺/∂x₀`` of one step: swing flow, heel strike at a moving time, impact.
 
-    The map is ``z → x₀ = E z`` (both feet down, ``E`` constant) → swing flow to
-    the heel strike ``g(x⁻) = 0`` at ``T(x₀)`` → impact ``x⁺ = Δ(x⁻)`` → rows
-    ``(0, 2, 3)``.  Its Jacobian is the chain rule through a hybrid transition:
+    The chain rule through a hybrid transition: the swing flow from ``x0`` for
+    ``duration`` to ``x_minus``, where the event ``height(x) = 0`` fires, then the
+    impact map ``x⁺ = impact(x⁻)``:
 
     .. math::
 
-        \frac{\partial P}{\partial z} = R\, D\Delta(x^-)
-        \Big(1 - \frac{f(x^-)\, \nabla g^T}{\nabla g^T f(x^-)}\Big)\, \Phi(T)\, E,
+        \frac{\partial x^+}{\partial x_0} = D\Delta(x^-)
+        \Big(1 - \frac{f(x^-)\, \nabla g^T}{\nabla g^T f(x^-)}\Big)\, \Phi(T),
 
     with ``Φ(T)`` the monodromy of the swing phase (:func:`_variational_flow`:
-    ``Φ̇ = A(t) Φ`` with ``A`` from :func:`rbd.aba_derivatives`, exact), ``f`` the
-    swing dynamics at the strike (exact), and the bracket the saltation matrix
-    that accounts for the strike time moving with ``x₀`` (``∂T/∂x₀ = -∇gᵀΦ / ∇gᵀf``).
+    ``Φ̇ = A(t) Φ`` with ``A`` from :func:`rbd.aba_derivatives`, exact), ``f =
+    dynamics(T, x⁻)`` the swing dynamics at the strike (exact), and the bracket the
+    saltation matrix that accounts for the strike time moving with ``x₀``
+    (``∂T/∂x₀ = -∇gᵀΦ / ∇gᵀf``).  :func:`rbd.walker.section_jacobian` composes it
+    with the section's embedding and rows.
 
     Notes
     -----
-    Two factors are still central differences, both of algebraic maps (no
+    Two factors are central differences, both of algebraic maps (no
     integration inside, step :data:`ALGEBRAIC_STEP`, accurate to ~1e-10): the
-    gradient ``∇g`` of the swing foot's height above the slope (forward
-    kinematics), and the impact map's Jacobian ``DΔ`` (re-rooting plus the
-    momentum balance SPW (23), linear in ``q̇⁻``).  What this replaces is the
-    difference of whole steps in ``rbd.walker._section_jacobian``, whose error is set by
-    the integration tolerance (~1e-10 / h ≈ 1e-5).
-
-    Examples
-    --------
-    >>> from rbd import walker
-    >>> cycle = walker.find_limit_cycle()
-    >>> J = walker.section_jacobian(cycle.post_impact[[0, 2, 3]])
-    >>> bool(abs(J - cycle.jacobian).max() < 1e-4)
-    True
+    gradient ``∇g`` of the event (forward kinematics), and the impact map's
+    Jacobian ``DΔ`` (re-rooting plus the momentum balance SPW (23), linear in
+    ``q̇⁻``).  What this replaces is the difference of whole steps in
+    ``rbd.walker._section_jacobian``, whose error is set by the integration
+    tolerance (~1e-10 / h ≈ 1e-5).
     """
-    from . import walker as w
-
-    params = w.PAPER_PARAMETERS if params is None else params
-    z = np.asarray(z, dtype=float)
-    model = w._standing_model(params)
-    x0 = w.on_section(z, params)
-    s = w.step(model, x0, params)
-    x_minus = s.x_minus
-    E = np.array([[1.0, 0.0, 0.0], [-2.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]])
-    Phi = _variational_flow(model, x0, s.duration, w.RTOL, w.ATOL, w.FallError)
-    f = w.swing_dynamics(model)(s.duration, x_minus)
-    positions = w._frame_positions(model, (w._foot(w.stance_leg(model)),
-                                           w._foot(w.swing_leg(model))))
-
-    def height(x):                                   # the strike event's active branch
-        stance, swing = positions(x[:2])
-        return np.array([params.normal @ (swing - stance)])
-
-    def impact(x):
-        _, q_plus, v_plus = w.heel_strike(model, x[:2], x[2:], params)
-        return np.concatenate([q_plus, v_plus])
-
-    grad_g = _central_jacobian(height, x_minus)[0]
-    saltation = np.eye(4) - np.outer(f, grad_g) / (grad_g @ f)
-    D_impact = _central_jacobian(impact, x_minus)
-    return (D_impact @ saltation @ Phi @ E)[[0, 2, 3]]
+    Phi = _variational_flow(model, x0, duration, rtol, atol, error)
+    f = dynamics(duration, x_minus)
+    grad_g = central_jacobian(height, x_minus)[0]
+    saltation = np.eye(len(x0)) - np.outer(f, grad_g) / (grad_g @ f)
+    return central_jacobian(impact, x_minus) @ saltation @ Phi

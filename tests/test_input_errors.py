@@ -205,3 +205,22 @@ def test_same_messages_on_both_backends(model, require_kernels):
                         call(b, **{name: bad})
                     messages.append(str(info.value))
                 assert messages[0] == messages[1], (function, name, what, messages)
+
+
+@pytest.mark.parametrize("function", ["crba", "rnea", "aba", "integrate"])
+def test_ragged_input_is_an_input_error_naming_it(model, backend, function):
+    """A nested list with rows of different lengths: InputError, not NumPy's ValueError."""
+    q, v, a = good(model)
+    ragged = [list(q[:2]), list(q[2:])] if function != "rnea" else q
+    v_ragged = [[1.0, 2.0], [3.0]] if function == "rnea" else v
+    fn = {"crba": lambda b: rbd.crba(model, ragged, backend=b),
+          "rnea": lambda b: rbd.rnea(model, q, v_ragged, a, backend=b),
+          "aba": lambda b: rbd.aba(model, ragged, v, a, backend=b),
+          "integrate": lambda b: rbd.integrate(model, ragged, v, 0.1, backend=b)}[function]
+    name = "v" if function == "rnea" else "q"
+    check_raises(fn, backend, rf"^{name} is ragged", q, v, a)
+
+
+def test_the_report_s_ragged_call(backend):
+    with pytest.raises(rbd.InputError, match="^q is ragged"):
+        rbd.crba(rbd.models.double_pendulum(), [[1.0, 2.0], [3.0]], backend=backend)

@@ -3,7 +3,11 @@
 The imports are read from the source (``ast``), not executed, so the test sees
 function-level (lazy) imports too.  Rules (docs/design.md, "Layout"):
 
-* no cycle among module-level imports;
+* no cycle among imports, module-level or inside functions (a lazy import is
+  still a dependency: a cycle through one is a knot in the design, only hidden
+  from the interpreter);
+* the model layer (``model`` and its satellite modules, ``joints``, ``data``,
+  ``coupling``) never imports the public functions (``rbd.algorithms``);
 * ``rbd/reference`` never imports the kernels, the figures or the command line;
 * the kernels import only each other and the layer below every other one
   (``errors``, ``data``, ``_validation``, ``_backend``);
@@ -133,6 +137,35 @@ def test_the_sources_were_found():
 
 def test_no_cycle_among_module_level_imports():
     assert _cycles(_graph(top_level_only=True)) == []
+
+
+def test_no_cycle_among_all_imports():
+    """Imports inside functions and under ``if TYPE_CHECKING:`` count too (``ast.walk``)."""
+    assert _cycles(_graph(top_level_only=False)) == []
+
+
+#: The model layer: the tree and what it is built from.  It sits below the public
+#: functions, so it never imports them (not even inside a function).
+MODEL_LAYER = ("rbd.model", "rbd._body", "rbd._model_checks", "rbd._joint_properties",
+               "rbd._mimic", "rbd._model_views", "rbd.coupling", "rbd.joints", "rbd.data")
+
+
+def test_the_model_layer_does_not_import_the_algorithms():
+    graph = _graph(top_level_only=False)
+    wrong = [(module, target) for module in MODEL_LAYER if module in graph
+             for target in graph[module]
+             if target == "rbd.algorithms" or target.startswith("rbd.algorithms.")
+             or target == "rbd"]
+    assert wrong == []
+
+
+def test_imports_inside_functions_are_read():
+    """The graph sees a relative import in a function body, resolved against the package."""
+    tree = ast.parse("def f():\n    from .algorithms import rnea\n    from ..errors import X\n")
+    targets = {t for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+               for t in _targets("rbd.symbolic.lagrangian", node, is_package=False)}
+    assert targets == {"rbd.symbolic.algorithms", "rbd.errors"}
+    assert "rbd.algorithms._coupled" in _graph(top_level_only=False)["rbd.algorithms._dispatch"]
 
 
 def test_the_cycle_finder_finds_cycles():

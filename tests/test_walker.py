@@ -272,6 +272,22 @@ def test_two_steps_return_to_the_fixed_point_with_the_legs_back(cycle):
     assert_close(steps[-1].x_plus, cycle.post_impact, RTOL_CYCLE, "x after two steps")
 
 
+def test_the_walker_keeps_walking_for_forty_steps(cycle):
+    """Each heel strike re-roots the tree; the rotations it composes stay proper rotations.
+
+    Before they were re-orthonormalized, rounding in the composed rotations grew
+    step after step until the 19th step's model was refused ("X_tree rotation is
+    not a proper rotation").  On the stable cycle every step ends on the fixed
+    point again, with the legs exchanged.
+    """
+    steps = walker.walk(cycle.post_impact, 40)
+    assert len(steps) == 40
+    assert_close(steps[-1].x_plus, cycle.post_impact, RTOL_CYCLE, "x after forty steps")
+    for body in steps[-1].next_model.bodies:
+        E = body.X_tree[:3, :3]
+        assert np.abs(E @ E.T - np.eye(3)).max() < 1e-14
+
+
 def test_a_walker_pushed_too_hard_falls():
     x = walker.on_section([0.35, -0.2, 0.0])        # leaning back with no forward speed
     with pytest.raises(walker.FallError, match="the walker fell"):

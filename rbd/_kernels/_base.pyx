@@ -29,7 +29,7 @@ import os
 
 import numpy as np
 
-from rbd._validation import QUATERNION_TOLERANCE
+from rbd._validation import QUATERNION_TOLERANCE, singular_pivot
 from rbd.data import Data
 from rbd.errors import InputError, ModelError
 
@@ -75,8 +75,36 @@ JCALC_CAPSULE = "rbd.jcalc"
 
 def _is_model(model) -> bool:
     # an rbd.Model, recognized by what the kernels use of it (this layer does not import
-    # rbd.model): flat_arrays(), bodies and the per-model cache
-    return all(hasattr(model, name) for name in ("flat_arrays", "bodies", "_cache"))
+    # rbd.model): flat_arrays(), bodies and the per-model cache of derived quantities
+    return all(hasattr(model, name) for name in ("flat_arrays", "bodies", "_derived"))
+
+
+def check_index_arrays(model, flat) -> None:
+    """Refuse index arrays that do not describe the model's ``q`` and ``v``.
+
+    The kernels index ``q`` and ``v`` through ``q_start``/``nq_j`` and
+    ``v_start``/``nv_j`` and size their inputs and results by ``model.nq`` and
+    ``model.nv``; these must agree (``nq = Σ nq_j``, ``nv = Σ nv_j``, each joint's
+    block right after the previous one), or a kernel reads and writes past the
+    end of its arrays.  A model with mimic joints fails here: its ``nq`` and ``nv``
+    count the independent coordinates while its arrays are the full tree's.
+    """
+    nq_j, nv_j = np.asarray(flat["nq_j"]), np.asarray(flat["nv_j"])
+    sums = (int(nq_j.sum()), int(nv_j.sum()))
+    if sums != (model.nq, model.nv):
+        hint = (" (its mimic joints keep only the independent coordinates: compile the "
+                "full tree, model.full_model(), and map with model.coupling())"
+                if getattr(model, "mimic", None) else "")
+        raise ModelError(
+            f"model {getattr(model, 'name', '?')!r}: the compiled arrays describe "
+            f"nq = Σ nq_j = {sums[0]}, nv = Σ nv_j = {sums[1]}, but the model has "
+            f"nq = {model.nq}, nv = {model.nv}{hint}")
+    starts = (np.asarray(flat["q_start"]), np.asarray(flat["v_start"]))
+    for start, size, name in ((starts[0], nq_j, "q_start"), (starts[1], nv_j, "v_start")):
+        expected = np.concatenate(([0], np.cumsum(size)[:-1])) if len(size) else size
+        if not np.array_equal(start, expected):
+            raise ModelError(f"model {getattr(model, 'name', '?')!r}: {name} does not place "
+                             "each joint's coordinates right after the previous joint's")
 
 
 def dof_depths(dof_parent) -> int:
@@ -136,6 +164,7 @@ cdef class CompiledBase:
         if not _is_model(model):
             raise ModelError(f"CompiledModel needs an rbd.Model, got {type(model).__name__}")
         flat = model.flat_arrays()
+        check_index_arrays(model, flat)
         nb = model.nbodies
         ints = {k: np.array(flat[k], dtype=np.int64) for k in
                 ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j", "dof_parent")}
@@ -361,8 +390,4 @@ cdef class CompiledBase:
                     quat[l] = quat[l] / norm
 
     cdef int _raise_status(self, int status) except -1:
-        name = self._joint_names[status - 1]
-        raise ModelError(
-            f"forward dynamics is undefined: the articulated inertia D of joint {name!r} "
-            f"is not positive definite (the joint moves no inertia)"
-        )
+        raise singular_pivot(self._joint_names[status - 1])

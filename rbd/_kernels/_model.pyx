@@ -545,19 +545,26 @@ cdef class CompiledModel(_base.CompiledBase):
 def compiled_model(model):
     """The :class:`CompiledModel` of ``model``, built once and cached on the model.
 
-    The cache is the one of ``rbd.algorithms.compiled`` (``model._cache["kernel"]``,
-    emptied when the model changes).
+    The one place a model's compiled twin is built: ``rbd.algorithms.compiled``
+    and the compiled variants (``ploen.pyx``, ``block_elimination.pyx``) come
+    here, and the model keeps the twin under ``"kernel"`` (``model._derived``)
+    until it changes.
 
     Raises
     ------
     InputError
         When ``model`` is not an :class:`rbd.Model`.
+    ModelError
+        When the model cannot be compiled: a model with mimic joints (its
+        coordinates are not the tree's; ``rbd.algorithms.compiled`` runs it through
+        the full tree's twin), a joint with more than six degrees of freedom, a
+        symbolic joint without compiled C.
     """
     if not _is_model(model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-    try:
-        return model._cache["kernel"]
-    except KeyError:
-        kernel = CompiledModel(model)
-        model._cache["kernel"] = kernel
-        return kernel
+    kernel = model._derived("kernel", lambda: CompiledModel(model))
+    if not isinstance(kernel, CompiledModel):
+        raise ModelError(f"model {model.name!r} has mimic joints: its compiled twin is the "
+                         "full tree's (rbd.algorithms.compiled(model) runs it with the "
+                         "coupling)")
+    return kernel

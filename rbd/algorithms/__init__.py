@@ -19,7 +19,7 @@ with a leading axis (``q`` of shape ``(N, nq)``), and returns a result of the
 matching shape.
 
 A model with mimic joints (:meth:`~rbd.model.Model.add_mimic`) dispatches to
-a :class:`~rbd.coupling.CoupledDynamics`, cached where a compiled model would
+a :class:`~rbd.algorithms._coupled.CoupledDynamics`, cached where a compiled model would
 be: it maps the independent coordinates to the full tree (``q_full = G q + o``,
 ``v_full = G v``), runs the full tree's algorithm on the selected backend and
 projects back (``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``, ``J = J_full G``;

@@ -1,21 +1,34 @@
-"""Dispatch of the public functions: the compiled twin of a model, the reference path, validation.
+"""Dispatch of the public functions: the compiled twin of a model, the reference path.
 
-See :mod:`rbd.algorithms` for how a call is routed.
+See :mod:`rbd.algorithms` for how a call is routed.  The model keeps what is
+built here (``model._derived``): under ``"kernel"`` its compiled model
+(built only by :func:`rbd._kernels._model.compiled_model`) or, for a model
+with mimic joints, the :class:`~rbd.algorithms._coupled.CoupledDynamics` of
+the default backend; under ``("coupled", backend)`` that of a named backend.
 """
 
 from __future__ import annotations
 
-import sys
 import warnings
 from importlib import import_module
 
-import numpy as np
-
 from .. import _backend
-from .._validation import QUATERNION_TOLERANCE, as_real_array, as_symbolic_array
 from ..errors import InputError, ModelError
 from ..model import Model
-from ..reference import kinematics as _kin
+from ._checks import (  # noqa: F401  (the helpers of every public function, imported from here)
+    _A,
+    _F,
+    _Q,
+    _REFERENCES,
+    _TAU,
+    _V,
+    _array,
+    _check_quaternions,
+    _reference,
+    _symbolic_record,
+    _validate,
+)
+from ._coupled import CoupledDynamics
 
 _HAVE_KERNELS = _backend.has_kernels()
 
@@ -23,28 +36,25 @@ _HAVE_KERNELS = _backend.has_kernels()
 def compiled(model: Model):
     """The compiled twin of ``model`` (flat arrays + workspace), built once and cached.
 
-    For a model with mimic joints: its :class:`~rbd.coupling.CoupledDynamics` over
-    the compiled full tree.
+    For a model with mimic joints: its :class:`~rbd.algorithms._coupled.CoupledDynamics`
+    over the compiled full tree.
     """
-    try:
-        return model._cache["kernel"]
-    except KeyError:
-        if model._mimic:
-            return _coupled(model, "kernel")
-        from .._kernels._model import CompiledModel
+    if not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+    if model._mimic:
+        return _coupled(model, "kernel")
+    from .._kernels._model import compiled_model
 
-        kernel = CompiledModel(model)
-        model._cache["kernel"] = kernel
-        return kernel
+    return compiled_model(model)
 
 
 def _kernel(model, backend):
     """Return the compiled model when the kernel path is selected, else None.
 
     The first lines are the hot path of every call: a model compiled before
-    answers with one dictionary lookup.  A model with mimic joints gets its
-    :class:`~rbd.coupling.CoupledDynamics` on every backend (the one of the
-    default backend is cached under the same key).
+    answers with one dictionary lookup (a read of the model's cache).  A model
+    with mimic joints gets its :class:`~rbd.algorithms._coupled.CoupledDynamics`
+    on every backend (the one of the default backend is kept under the same key).
     """
     if backend is None:
         try:
@@ -62,7 +72,7 @@ def _kernel(model, backend):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     if model._mimic:
         return _coupled(model, "kernel")
-    if backend is None and "kernel_unavailable" in model._cache:
+    if backend is None and model._derived("kernel_unavailable") is not None:
         return None
     try:
         return compiled(model)
@@ -71,25 +81,24 @@ def _kernel(model, backend):
             raise
         # A symbolic joint without compiled C (no compiler at run time): the reference
         # derivations evaluate its generated Python functions instead.
-        model._cache["kernel_unavailable"] = str(exc)
-        warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({exc}); "
+        reason = str(exc)
+        model._derived("kernel_unavailable", lambda: reason)
+        warnings.warn(f"{model.name}: the compiled kernels cannot run this model ({reason}); "
                       "using the reference implementation", RuntimeWarning, stacklevel=3)
         return None
 
 
 def _coupled(model: Model, backend: str | None):
-    """The :class:`~rbd.coupling.CoupledDynamics` of a model with mimic joints (cached)."""
+    """The :class:`~rbd.algorithms._coupled.CoupledDynamics` of a model with mimic joints.
+
+    Kept on the model: the default backend's under ``"kernel"`` (the hot-path key),
+    a named backend's under ``("coupled", backend)``.
+    """
     if not isinstance(model, Model):
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     key = "kernel" if backend is None else ("coupled", backend)
-    try:
-        return model._cache[key]
-    except KeyError:
-        from ..coupling import CoupledDynamics
-
-        dynamics = CoupledDynamics(model, backend)
-        model._cache[key] = dynamics
-        return dynamics
+    return model._derived(key, lambda: CoupledDynamics(model, _twin(model._full_tree(), backend),
+                                                       backend))
 
 
 def _twin(model, backend):
@@ -120,150 +129,3 @@ class _ReferencePath:
         fn = getattr(import_module(f"rbd.reference.{module}"), name)
         return lambda *args: _reference(fn, self.model, specs, args[:len(specs)],
                                         args[len(specs):])
-
-
-# --- validation ------------------------------------------------------------------------
-def _symbolic_record(model) -> bool:
-    """Is ``model`` a :class:`rbd.symbolic.SymbolicModel` (never imports sympy)?"""
-    module = sys.modules.get("rbd.symbolic.equations")
-    return module is not None and isinstance(model, module.SymbolicModel)
-
-
-def _array(value, name: str, symbolic: bool = False) -> np.ndarray:
-    try:
-        arr = as_real_array(value, name)
-    except InputError:
-        arr = as_symbolic_array(value) if symbolic else None
-        if arr is None:
-            raise
-        return arr
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{name} has non-finite entries")
-    return arr
-
-
-def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
-    """Refuse a quaternion whose norm is off by more than the tolerance; return ``q`` with
-    every quaternion normalized (a copy when some norm differs from 1, never the caller's
-    array).  The norm is ``sqrt(x² + y² + z² + w²)`` summed in this order, as in the
-    kernels' check, so both backends compute the same normalized configuration."""
-    starts = []
-    for i, body in enumerate(model.bodies):
-        kind = body.joint.kind
-        if kind in ("spherical", "free"):
-            starts.append((model.q_index(i).start + (3 if kind == "free" else 0), body))
-    scaled = None
-    if q.dtype == object:   # symbols: taken as a unit quaternion
-        return q
-    for start, body in starts:
-        quat = q[..., start:start + 4]
-        norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
-                        + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
-        bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
-        if np.any(bad):
-            raise InputError(
-                f"q: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}]) "
-                f"has norm {float(np.ravel(norms)[np.argmax(np.ravel(bad))]):.9g}, not 1"
-            )
-        if np.any(norms != 1.0):
-            if scaled is None:
-                scaled = np.array(q, dtype=float, copy=True)
-            scaled[..., start:start + 4] /= norms[..., None]
-    return q if scaled is None else scaled
-
-
-def _validate(model: Model, specs, values, symbolic: bool = False):
-    """Check each argument against its spec; return (arrays, batch size or None).
-
-    ``symbolic=True`` (the reference path) also accepts arrays of sympy expressions
-    and a :class:`rbd.symbolic.SymbolicModel`.
-    """
-    if not isinstance(model, Model) and not (symbolic and _symbolic_record(model)):
-        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
-    sizes = {"q": (model.nq,), "v": (model.nv,), "f": (model.nbodies, 6)}
-    arrays, batch = [], None
-    for (name, kind), value in zip(specs, values, strict=True):
-        if value is None and kind == "f":
-            arrays.append(None)
-            continue
-        arr = _array(value, name, symbolic)
-        shape = sizes[kind]
-        if arr.shape == shape:
-            n = None
-        elif arr.ndim == len(shape) + 1 and arr.shape[1:] == shape:
-            n = arr.shape[0]
-        else:
-            raise InputError(
-                f"{name} must have shape {shape} or (N, {', '.join(map(str, shape))}), "
-                f"got {arr.shape}"
-            )
-        if n is not None and batch is not None and n != batch:
-            raise InputError(f"{name} has batch size {n}, other arguments have {batch}")
-        if n is not None:
-            batch = n
-        if kind == "q":
-            arr = _check_quaternions(model, arr)
-        arrays.append(arr)
-    if batch is not None:
-        for k, ((_, kind), arr) in enumerate(zip(specs, arrays, strict=True)):
-            if arr is not None and arr.ndim == len(sizes[kind]):
-                arrays[k] = np.broadcast_to(arr, (batch, *arr.shape))
-    return arrays, batch
-
-
-def _reference(fn, model, specs, values, extra=()):
-    arrays, batch = _validate(model, specs, values, symbolic=True)
-    if not isinstance(model, Model) or any(a is not None and a.dtype == object for a in arrays):
-        return _symbolic(fn, model, specs, arrays, batch, extra)
-    return _run(fn, model, specs, arrays, batch, extra)
-
-
-def _run(fn, model, specs, arrays, batch, extra):
-    if batch is None:
-        return fn(model, *arrays, *extra)
-    if batch == 0:  # an empty batch: the shape of one result, with a leading 0
-        rest = {"q": _kin.neutral(model), "v": np.zeros(model.nv), "f": None}
-        sample = fn(model, *[rest[kind] for _, kind in specs], *extra)
-        return np.empty((0, *np.shape(sample)))
-    out = [fn(model, *[None if a is None else a[k] for a in arrays], *extra)
-           for k in range(batch)]
-    return np.array(out)
-
-
-def _symbolic(fn, model, specs, arrays, batch, extra):
-    """The reference on symbols: a model's data made exact, integral floats of the result too."""
-    from ..symbolic.equations import SymbolicModel, exact_numbers
-
-    if isinstance(model, Model):
-        model = SymbolicModel.of(model)
-    out = _run(fn, model, specs, arrays, batch, extra)
-    if np.ndim(out) == 0:
-        return exact_numbers(out)
-    return np.array([exact_numbers(x) for x in np.ravel(out)], dtype=object).reshape(out.shape)
-
-
-_Q = ("q", "q")
-_V = ("v", "v")
-_A = ("a", "v")
-_TAU = ("tau", "v")
-_F = ("f_ext", "f")
-
-#: The reference derivation (``module:function`` of :mod:`rbd.reference`, imported on first
-#: use) behind each method of the compiled model, and the kinds of its array arguments;
-#: the arguments after those are passed on as they are (a body index, a time step).
-_REFERENCES = {
-    "rnea": ("rnea:rnea", (_Q, _V, _A, _F)),
-    "nonlinear_effects": ("rnea:nonlinear_effects", (_Q, _V)),
-    "gravity_forces": ("rnea:gravity_forces", (_Q,)),
-    "crba": ("crba:crba", (_Q,)),
-    "mass_matrix_inverse": ("crba:mass_matrix_inverse", (_Q,)),
-    "aba": ("aba:aba", (_Q, _V, _TAU, _F)),
-    "aba_modified": ("block_elimination:aba_modified", (_Q, _V, _TAU, _F)),
-    "kinetic_energy": ("kinematics:kinetic_energy", (_Q, _V)),
-    "potential_energy": ("kinematics:potential_energy", (_Q,)),
-    "forward_kinematics": ("kinematics:forward_kinematics", (_Q,)),
-    "center_of_mass": ("kinematics:center_of_mass", (_Q,)),
-    "body_centers_of_mass": ("kinematics:body_centers_of_mass", (_Q,)),
-    "jacobian": ("kinematics:jacobian", (_Q,)),
-    "integrate": ("kinematics:integrate", (_Q, _V)),
-}

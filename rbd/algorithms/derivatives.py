@@ -8,6 +8,7 @@ import numpy as np
 from .._docstrings import shared_doc
 from ..model import Model
 from ..reference import derivatives as _deriv
+from ._coupled import spd_solve
 from ._dispatch import _A, _F, _Q, _TAU, _V, _kernel, _reference
 
 
@@ -27,8 +28,6 @@ def _coupled_derivatives(dyn, q, v, x, f_ext, forward: bool):
     ``Gᵀ τ_full(…, G q̈) = τ``; differentiating this identity gives
     ``∂q̈/∂y = −(Gᵀ M_full G)⁻¹ Gᵀ ∂τ_full/∂y_full G``.
     """
-    from ..coupling import _spd_solve
-
     c = dyn.coupling
     if forward:
         qdd = dyn.aba(q, v, x, f_ext)
@@ -39,7 +38,7 @@ def _coupled_derivatives(dyn, q, v, x, f_ext, forward: bool):
     dq, dv, M = (c.G.T @ D @ c.G for D in full)
     if not forward:
         return dq, dv, c.project_matrix(full[2])
-    M_inv = _spd_solve(c.project_matrix(full[2]), None)
+    M_inv = spd_solve(c.project_matrix(full[2]), None)
     return -M_inv @ dq, -M_inv @ dv, M_inv
 
 

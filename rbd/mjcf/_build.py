@@ -101,8 +101,8 @@ def _build(name: str, gravity, bodies: list) -> Model:
     specs, frames = _plan(bodies)
     model = Model(gravity=gravity, name=name)
     for spec in specs:
-        inertia = merge(spec.parts) if spec.parts else None
         try:
+            inertia = merge(spec.parts) if spec.parts else None
             model.add_body(spec.parent, spec.joint, spec.X_tree, inertia, spec.name,
                            spec.joint_name, check_inertia=False)
             if spec.properties:

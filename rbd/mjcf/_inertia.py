@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .._robotfile import Link, merge, quote, violation
-from ..errors import MJCFError
+from ..errors import MJCFError, ModelError
 from ._options import _MJ_EPS, _attributes, _Compiler, _Context
 from ._orientation import _ORIENTATIONS, _pose, _z_to
 from ._xml import _flag, _numbers, _scalar, _vector
@@ -147,7 +147,10 @@ def _body_link(kids, body: str, ctx: _Context) -> Link:
         parts = [g for k, (e, R, p, cls) in enumerate(geoms)
                  if (g := _geom_link(e, R, p, cls, ctx, body, k)) is not None]
         if parts:
-            m, c, Ic = merge([(g, np.eye(6)) for g in parts])
+            try:
+                m, c, Ic = merge([(g, np.eye(6)) for g in parts])
+            except ModelError as exc:
+                raise MJCFError(f"body {quote(body)}: its geoms' inertia: {exc}") from None
             return _bounded(Link(body, m, c, Ic), ctx.compiler, body)
     if inertials:
         return _bounded(_inertial_link(*inertials[0], ctx, body), ctx.compiler, body)

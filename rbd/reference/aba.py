@@ -10,6 +10,7 @@ import numpy as np
 from scipy.linalg import cho_factor, cho_solve
 
 from .._docstrings import shared_doc
+from .._validation import singular_pivot
 from .rnea import outward_step
 
 
@@ -18,7 +19,8 @@ def pivot_factor(D):
 
     ``D`` is never inverted explicitly: on an ill-conditioned mechanism (a torus
     chain, cond(M) ~ 1e6) ``inv(D)`` loses digits that the Cholesky solves keep.
-    Raises ``numpy.linalg.LinAlgError`` when ``D`` is not positive definite.
+    Raises ``numpy.linalg.LinAlgError`` when ``D`` is not positive definite
+    (:func:`pivot` names the joint).
     """
     return cho_factor(D, lower=True) if D.size else None
 
@@ -51,7 +53,8 @@ def pivot(model, i, IA, S_i, modified_pivot=False):
     children's contribution ``IA~_i`` on entry; the pivot is formed in two parts,
     ``D_i = S_iᵀ I_i S_i + S_iᵀ IA~_i S_i``, before ``IA[i] = I_i + IA~_i`` is
     stored.  Compiled twin ``pivot`` in ``rbd/_kernels/aba.pxd``.
-    Returns ``(U_i, D_i, L_i)``.
+    Returns ``(U_i, D_i, L_i)``; a ``D_i`` that is not positive definite raises
+    :class:`~rbd.errors.ModelError` naming the joint, as the kernel does.
     """
     I_i = model.bodies[i].inertia
     armature = np.diag(model.armature[model.v_index(i)])               # rotor inertia
@@ -62,7 +65,10 @@ def pivot(model, i, IA, S_i, modified_pivot=False):
     else:
         U = IA[i] @ S_i                                                # RBDA T7.1
         D = S_i.T @ U + armature                                       # S&G (28)
-    return U, D, pivot_factor(D)
+    try:
+        return U, D, pivot_factor(D)
+    except np.linalg.LinAlgError:
+        raise singular_pivot(model.bodies[i].joint_name) from None
 
 
 def articulated_inertia(IA_i, U_i, L_i):

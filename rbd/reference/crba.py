@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.linalg import cho_factor, cho_solve, lapack
 
+from .._validation import singular_pivot
+from ..errors import ModelError
 from ..spatial import inv_plux
 
 
@@ -87,10 +89,20 @@ def mass_matrix_inverse(model, q):
     if info == 0:
         M_inv, info = lapack.dpotri(L, lower=1, overwrite_c=1)
     if info != 0:
-        raise np.linalg.LinAlgError("the mass matrix is not positive definite")
+        ltl(model, crba(model, q))   # names the joint, eliminating from the leaves as ABA does
+        raise ModelError("forward dynamics is undefined: the mass matrix is not positive "
+                         "definite")
     for j in range(model.nv - 1):
         M_inv[j, j + 1:] = M_inv[j + 1:, j]   # the upper triangle from the lower one
     return M_inv.T
+
+
+def _joint_of_dof(model, k: int) -> str:
+    """The name of the joint that degree of freedom ``k`` belongs to."""
+    for i, body in enumerate(model.bodies):
+        if model.v_index(i).start <= k < model.v_index(i).stop:
+            return body.joint_name
+    return f"dof {k}"
 
 
 def ltl(model, M):
@@ -103,13 +115,15 @@ def ltl(model, M):
     pattern (no fill-in): ``L[k, i] ≠ 0`` only for ``i`` on the path from ``k`` to the
     root, and the cost is ``O(Σ_k d_k²)`` (``d_k``: depth of ``k``) instead of
     ``O(nv³)``: a chain costs as much as a dense Cholesky, a branched tree much less.
+    A pivot that is not positive raises :class:`~rbd.errors.ModelError` naming its
+    joint (the ABA's pivots are these, eliminated in the same order).
     """
     lam = model.dof_parent
     L = np.tril(M).astype(float)
     for k in range(model.nv - 1, -1, -1):
         # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
         if not L[k, k] > 0.0:
-            raise np.linalg.LinAlgError("the mass matrix is not positive definite")
+            raise singular_pivot(_joint_of_dof(model, k))
         L[k, k] = np.sqrt(L[k, k])
         i = lam[k]
         while i >= 0:

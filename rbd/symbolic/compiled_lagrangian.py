@@ -7,14 +7,9 @@ solve for forward dynamics) and wraps it in :class:`CompiledLagrangian`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..errors import InputError
-
-if TYPE_CHECKING:
-    from .lagrangian import GuenterLee
 
 __all__ = ["CompiledLagrangian"]
 
@@ -64,7 +59,9 @@ class CompiledLagrangian:
     the whole batch in C without the GIL.
     """
 
-    def __init__(self, symbolic: GuenterLee, module):
+    def __init__(self, symbolic, module):
+        # symbolic: the GuenterLee equations it was generated from (``n`` coordinates);
+        # not imported here, since rbd.symbolic.lagrangian imports this module
         self.symbolic = symbolic
         self.module = module
         self.n = symbolic.n

@@ -159,11 +159,7 @@ class SymbolicModel:
     @classmethod
     def of(cls, model: Model) -> SymbolicModel:
         """The exact record of a numeric model (no symbolic parameters), cached on it."""
-        try:
-            return model._cache["symbolic_record"]
-        except KeyError:
-            record = model._cache["symbolic_record"] = cls(model)
-            return record
+        return model._derived("symbolic_record", lambda: cls(model))
 
     # --- the queries the reference algorithms make ------------------------------------------
     @property

@@ -504,10 +504,9 @@ def lagrangian(model: Model, recursion: str = "body") -> GuenterLee:
         With ``inverse_dynamics``, ``mass_matrix``, ``bias_forces``,
         ``forward_dynamics``, ``operation_count`` and ``compile``.
     """
-    cache = model._cache.setdefault("guenter_lee", {}) if isinstance(model, Model) else {}
-    if recursion not in cache:
-        cache[recursion] = GuenterLee(model, recursion)
-    return cache[recursion]
+    if not isinstance(model, Model):
+        return GuenterLee(model, recursion)
+    return model._derived(("guenter_lee", recursion), lambda: GuenterLee(model, recursion))
 
 
 def _external(model: Model, q, f_ext) -> np.ndarray:

@@ -58,7 +58,10 @@ def _body_inertias(links, preorder, owner, policy: str):
             parts.setdefault(body_link, []).append((links[link], X))
     inertias, repairs = {}, []
     for body_link, welded in parts.items():
-        m, c, Ic = merge(welded)
+        try:
+            m, c, Ic = merge(welded)
+        except ModelError as exc:
+            raise URDFError(f"link {body_link!r}: {exc}") from None
         problem = None if policy == "ignore" else violation(m, Ic)
         if problem is not None:
             others = [repr(lk.name) for lk, _ in welded[1:]]
