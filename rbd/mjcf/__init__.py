@@ -129,6 +129,7 @@ from ..errors import InputError
 from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
+from ._geoms import _read_assets
 from ._options import (
     _Context,
     _defaults,
@@ -223,16 +224,17 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     >>> [round(float(x), 6) for x in (model.lower[0], model.upper[0])]  # degrees by default
     [-1.570796, 1.570796]
     """
-    root = _document(source, directory)
+    root, directory = _document(source, directory)
     compiler = _read_compiler(root)
     ignored: dict[str, list[str]] = {}
     gravity = _read_option(root, ignored)
     ctx = _Context(compiler, _defaults(root), ignored)
+    ctx.assets = _read_assets(root, ctx, directory)
     _read_world(root, ctx)
     _dynamics_sections(root, ignored)
     if compiler.settotalmass > 0:
         _scale_masses(ctx.bodies, compiler.settotalmass)
-    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies)
+    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning, stacklevel=2)
     return model

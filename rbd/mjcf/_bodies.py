@@ -11,6 +11,7 @@ import numpy as np
 from .._robotfile import Link, quote
 from ..errors import MJCFError
 from ..spatial import plux
+from ._geoms import geom_record
 from ._inertia import _body_link
 from ._options import _MJ_EPS, _attributes, _Context, _ignore
 from ._orientation import _pose, _site_pose
@@ -44,8 +45,21 @@ class _MJBody:
     parent: int  # index of the parent MJCF body, -1 for the world
     X: np.ndarray  # motion transform: parent body frame -> this body's reference frame
     joints: list
-    link: Link  # mass, centre of mass and inertia about it, in the body frame
+    inertia: object  # () -> Link: mass, centre of mass and inertia about it, body frame
     sites: list  # (name, X body -> site)
+    geoms: list = field(default_factory=list)  # Geom records, poses in this body's frame
+    _link: Link | None = None
+
+    @property
+    def link(self) -> Link:
+        """The body's inertia, computed on first use (bodies welded to the world need none)."""
+        if self._link is None:
+            self._link = self.inertia()
+        return self._link
+
+    @link.setter
+    def link(self, value: Link) -> None:
+        self._link = value
 
 
 def _flatten(body: ET.Element, childclass: str, ctx: _Context, where: str):
@@ -142,8 +156,10 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context) -> None:
             site_attrs = _attributes(e, "site", c, ctx, where_site)
             Rs, ps = _site_pose(site_attrs, e.attrib, where_site, ctx.compiler)
             sites.append((e.get("name"), plux((Rk @ Rs).T, pk + Rk @ ps)))
-    ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints, _body_link(kids, name, ctx),
-                              sites))
+    geoms = [g for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom")
+             if (g := geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names))]
+    ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints,
+                              lambda: _body_link(kids, name, ctx), sites, geoms))
     if any(e.tag == "plugin" for e, *_ in kids):
         _ignore(ctx.ignored, "plugins of bodies", quote(name))
     for e, Rk, pk, c in kids:
@@ -169,5 +185,11 @@ def _read_world(root: ET.Element, ctx: _Context) -> None:
                 raise MJCFError("<worldbody> cannot have joints: put them in a <body>")
             if e.tag == "body":
                 _read_body(e, R, p, cls, -1, ctx)
+            elif e.tag == "geom":
+                k = len(ctx.world_geoms)
+                geom = geom_record(e, R, p, cls, ctx, ctx.assets, "<worldbody>", k,
+                                   ctx.geom_names)
+                if geom is not None:
+                    ctx.world_geoms.append(geom)
 
 

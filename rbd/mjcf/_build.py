@@ -10,7 +10,7 @@ from .._robotfile import Link, merge, quote, unique
 from ..errors import MJCFError, ModelError
 from ..joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical
 from ..model import Model
-from ..spatial import axis_angle_rotation, plux
+from ..spatial import axis_angle_rotation, plux, plux_parts
 from ._bodies import _MJBody, _MJJoint
 from ._options import _MJ_MINVAL
 
@@ -64,10 +64,19 @@ def _chain(body: _MJBody, parent: int, X_base: np.ndarray, specs: list, taken: s
     return len(specs) - 1
 
 
-def _plan(bodies: list) -> tuple[list, list]:
-    """Specs of the rbd bodies with their inertia parts, and the frames ``(name, spec, X)``."""
+def _placed(X: np.ndarray) -> np.ndarray:
+    """The pose ``[[Eᵀ, r], [0, 1]]`` of a frame reached by the motion transform ``plux(E, r)``."""
+    E, r = plux_parts(X)
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = E.T, r
+    return T
+
+
+def _plan(bodies: list) -> tuple[list, list, list]:
+    """Specs of the rbd bodies with their inertia parts, the frames ``(name, spec, X)`` and the
+    geoms ``(spec or -1, Geom in that frame)``."""
     specs: list[_Spec] = []
-    frames = []
+    frames, geoms = [], []
     taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
     owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
     for body in bodies:
@@ -80,13 +89,15 @@ def _plan(bodies: list) -> tuple[list, list]:
             if base >= 0:
                 frames.append((body.name, base, X_base))
         spec, X = owner[-1]
+        T = _placed(X)
+        geoms.extend((spec, g.replace(pose=T @ g.pose)) for g in body.geoms)
         if spec >= 0:
             specs[spec].parts.append((body.link, X))
             for site, X_site in body.sites:
                 name = unique(site, taken)
                 taken.add(name)
                 frames.append((name, spec, X_site @ X))
-    return specs, frames
+    return specs, frames, geoms
 
 
 def _scale_masses(bodies: list, total: float) -> None:
@@ -97,8 +108,8 @@ def _scale_masses(bodies: list, total: float) -> None:
         b.link = Link(b.name, b.link.mass * scale, b.link.com, b.link.I_com * scale)
 
 
-def _build(name: str, gravity, bodies: list) -> Model:
-    specs, frames = _plan(bodies)
+def _build(name: str, gravity, bodies: list, world_geoms=()) -> Model:
+    specs, frames, geoms = _plan(bodies)
     model = Model(gravity=gravity, name=name)
     for spec in specs:
         inertia = merge(spec.parts) if spec.parts else None
@@ -111,5 +122,9 @@ def _build(name: str, gravity, bodies: list) -> Model:
             raise MJCFError(f"body {quote(spec.name)}: {exc}") from None
     for frame_name, spec, X in frames:
         model.add_frame(frame_name, spec, X)
+    for geom in world_geoms:
+        model.add_geom(geom)
+    for spec, geom in geoms:
+        model.add_geom(geom.replace(body=specs[spec].name if spec >= 0 else None))
     return model
 
