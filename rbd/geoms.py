@@ -262,7 +262,7 @@ def load_mesh(geom_or_path, scale=None):
     return read_triangles(path, scale)
 
 
-def read_triangles(path: str, scale=np.ones(3)) -> tuple[np.ndarray, np.ndarray]:
+def read_triangles(path: str, scale=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
     """The vertices and triangles of a mesh file through ``trimesh`` (an optional dependency)."""
     try:
         import trimesh

@@ -35,7 +35,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from ._body import Body, Frame
-from .geoms import Geom, make_geom
 from ._joint_properties import JOINT_PROPERTIES, _checked_properties
 from ._mimic import _check_mimic, _mimic_number
 from ._model_checks import MAX_MAGNITUDE as MAX_MAGNITUDE
@@ -50,6 +49,7 @@ from ._model_views import MAX_INDENT as MAX_INDENT
 from ._model_views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
 from .errors import ModelError
+from .geoms import Geom, make_geom
 from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]

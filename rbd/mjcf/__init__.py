@@ -240,6 +240,22 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     return model
 
 
+def _body_inertias(source, *, directory=None) -> list:
+    """Each MJCF body's own inertia (:class:`~rbd._robotfile.Link`, body frame), in MuJoCo's
+    body order (id 1 first), before welded bodies are merged; None for bodies welded to the
+    world.  For comparisons with MuJoCo's ``body_mass``, ``body_ipos`` and ``body_inertia``."""
+    root, directory = _document(source, directory)
+    ctx = _Context(_read_compiler(root), _defaults(root), {})
+    ctx.assets = _read_assets(root, ctx, directory)
+    _read_world(root, ctx)
+    if ctx.compiler.settotalmass > 0:
+        _scale_masses(ctx.bodies, ctx.compiler.settotalmass)
+    moving = []
+    for body in ctx.bodies:
+        moving.append(bool(body.joints) or (body.parent >= 0 and moving[body.parent]))
+    return [body.link if keep else None for body, keep in zip(ctx.bodies, moving, strict=True)]
+
+
 # --- choosing the reader ----------------------------------------------------------------------
 _MARKUP = re.compile(r"\s*(<\?.*?\?>|<!--.*?-->|<!DOCTYPE[^>]*>)", re.S)
 

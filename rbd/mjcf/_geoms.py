@@ -201,7 +201,8 @@ def geom_frame(elem, attrs, kind, where, ctx: _Context):
 def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: int, taken):
     """The :class:`~rbd.geoms.Geom` of one ``<geom>`` (pose in the MJCF body frame)."""
     name = elem.get("name") or f"{'world' if body == '<worldbody>' else body}/geom{k}"
-    where = f"<geom name={quote(name)}> of {body if body == '<worldbody>' else 'body ' + quote(body)}"
+    owner = body if body == "<worldbody>" else f"body {quote(body)}"
+    where = f"<geom name={quote(name)}> of {owner}"
     attrs = _attributes(elem, "geom", cls, ctx, where)
     kind = attrs.get("type", "sphere").strip()
     if kind not in GEOM_TYPES:

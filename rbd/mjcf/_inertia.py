@@ -8,9 +8,9 @@ import numpy as np
 
 from .._robotfile import Link, merge, quote, violation
 from ..errors import MJCFError
-from ._options import _MJ_EPS, _attributes, _Compiler, _Context
 from ..reference.mass_properties import primitive_inertia, primitive_volume
 from ._geoms import geom_frame, mesh_properties
+from ._options import _MJ_EPS, _attributes, _Compiler, _Context
 from ._orientation import _ORIENTATIONS, _pose
 from ._xml import _flag, _scalar, _vector
 

@@ -14,6 +14,7 @@ from .._robotfile import merge, nearest_physical, unique, violation
 from ..errors import ModelError, URDFError
 from ..joints import Free
 from ..model import Model
+from ..spatial import plux_parts
 from ._read import _topology
 
 #: Name of the free joint that ``load_urdf(..., floating_base=True)`` adds at the root.
@@ -94,14 +95,14 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
                       "forward dynamics undefined", RuntimeWarning, stacklevel=4)
 
 
-def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model:
+def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=None) -> Model:
     """Turn the checked tree into a Model: bodies depth-first, fixed joints merged."""
     root, _, children = _topology(links, joints)
     preorder, owner, moving = _tree(root, children, floating_base)
     inertias, repairs = _body_inertias(links, preorder, owner, policy)
     model = Model(name=robot_name)
     index: dict[str | None, int] = {None: -1}
-    massless = []
+    massless, taken = [], set()
     for link in preorder:
         if owner[link][0] != link:
             continue
@@ -125,6 +126,15 @@ def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model
         body_link, X = owner[link]
         if body_link is not None and body_link != link:
             model.add_frame(link, index[body_link], X)
+    for link in preorder:
+        body_link, X = owner[link]
+        E, r = plux_parts(X)
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = E.T, r  # the link frame in the frame of its body
+        for geom in (geoms or {}).get(link, ()):
+            name = unique(geom.name, taken)
+            taken.add(name)
+            model.add_geom(geom.replace(name=name, body=body_link, pose=T @ geom.pose))
     for joint in joints:
         if joint.mimic is not None:
             try:
