@@ -61,9 +61,10 @@ def test_box_shell_mesh_matches_the_plate_formula():
                                rtol=1e-12)
 
 
-def test_tetrahedron_matches_tonon():
+def test_tetrahedron_matches_its_integrals():
     """The unit right tetrahedron: V = 1/6, c = (1/4)(1, 1, 1); about c,
-    I_xx = ∫(y² + z²) - V (c_y² + c_z²) = 1/30 - 1/48 = 1/80 and I_xy = -(1/120 - V c_x c_y) = 1/480."""
+    I_xx = ∫(y² + z²) - V (c_y² + c_z²) = 1/30 - 1/48 = 1/80 and
+    I_xy = -(1/120 - V c_x c_y) = 1/480."""
     V = np.array([[0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]], dtype=float)
     F = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
     volume, com, I = mesh_inertia(V, F, "exact")
