@@ -36,9 +36,9 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea_derivatives,
 )
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
+from .geoms import geom_poses  # noqa: F401
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
-from .geoms import geom_poses  # noqa: F401
 from .model import Model
 from .urdf import load_urdf, to_urdf, write_urdf
 

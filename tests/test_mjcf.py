@@ -424,20 +424,9 @@ ATOL_MESH_INERTIA = 1e-7
 #: (``geom_sameframe`` not 0) *at* that frame; its own compiled frame is the reference there.
 
 
-def _corpus_model(path):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            m = mujoco.MjModel.from_xml_path(str(path))
-        except ValueError:
-            return None, None  # fragments and test files MuJoCo itself refuses
-    return m, _quiet_load(path)
-
-
 def _has_mesh_inertia(m) -> bool:
     mesh = int(mujoco.mjtGeom.mjGEOM_MESH)
-    return any(int(t) == mesh and m.body_parentid[b] != 0 or m.body_jntnum[b]
-               for t, b in zip(m.geom_type, m.geom_bodyid, strict=True) if int(t) == mesh)
+    return any(int(t) == mesh and b != 0 for t, b in zip(m.geom_type, m.geom_bodyid, strict=True))
 
 
 def test_corpus_is_installed():
