@@ -310,8 +310,8 @@ non-physical inertia: <joint/><inertial pos='0 0 0' mass='1' diaginertia='1 1 3'
     body 'b': non-physical inertia.*triangle inequality
 negative mass: <joint/><inertial pos='0 0 0' mass='-1' diaginertia='1 1 1'/>
     body 'b': negative mass
-mesh without inertial: <joint/><geom name='shell' type='mesh' mesh='m'/>
-    <geom name='shell'> of body 'b'.*give the body an <inertial>
+unknown mesh: <joint/><geom name='shell' type='mesh' mesh='m'/>
+    <geom name='shell'> of body 'b'.*unknown mesh 'm'
 free joint below the top: <geom size='0.1'/><body name='c'><freejoint/><geom size='0.1'/></body>
     body 'c': a free joint is allowed only
 inverted range: <joint name='j' range='1 -1'/><geom size='0.1'/>
@@ -323,7 +323,7 @@ composite: <composite type='grid' count='2 2 1'/>
 misspelt element: <jiont/><geom size='0.1'/>
     body 'b': unknown element <jiont>
 two orientations: <joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>
-    <geom name='#0'> of body 'b': more than one orientation
+    <geom #0> of body 'b': more than one orientation
 """),
     "DOCTYPE": ("<!DOCTYPE mujoco>" + _body("<joint/>"), r"unsafe XML refused.*DOCTYPE"),
     "entities": ('<!DOCTYPE m [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;">]>'
@@ -348,24 +348,59 @@ def _write(folder: pathlib.Path, name: str, text: str) -> pathlib.Path:
     return path
 
 
-def test_include_outside_the_directory_is_refused(tmp_path):
-    _write(tmp_path, "outside.xml", "<mujoco><worldbody/></mujoco>")
-    for reference in ("../outside.xml", str(tmp_path / "outside.xml")):
-        main = _write(tmp_path, "model/main.xml",
-                      f"<mujoco><include file='{reference}'/></mujoco>")
-        with pytest.raises(MJCFError, match="points outside the model's directory"):
-            mjcf.load_mjcf(main)
+def test_includes_go_up_and_read_mujocoinclude_fragments(tmp_path):
+    """As MuJoCo: paths relative to the main file's folder may leave it (metaworld's tasks
+    include ``../objects/...``), and an included file's root may be <mujocoinclude>."""
+    _write(tmp_path, "assets/arm.xml",
+           "<mujocoinclude><body name='arm'><joint name='j'/><geom size='0.1'/></body>"
+           "</mujocoinclude>")
+    _write(tmp_path, "assets/defaults.xml",
+           "<mujoco><default><joint damping='0.5'/></default></mujoco>")
+    main = _write(tmp_path, "tasks/main.xml",
+                  "<mujoco><include file='../assets/defaults.xml'/>"
+                  "<worldbody><include file='../assets/arm.xml'/></worldbody></mujoco>")
+    model = mjcf.load_mjcf(main)
+    m = mujoco.MjModel.from_xml_path(str(main))
+    assert model.joint_names == ["j"] and m.njnt == 1
+    np.testing.assert_array_equal(model.damping, m.dof_damping)
 
 
-def test_include_through_a_link_leaving_the_directory_is_refused(tmp_path):
-    _write(tmp_path, "outside.xml", "<mujoco><worldbody/></mujoco>")
-    main = _write(tmp_path, "model/main.xml", "<mujoco><include file='inner.xml'/></mujoco>")
-    try:
-        os.symlink(tmp_path / "outside.xml", tmp_path / "model" / "inner.xml")
-    except OSError:
-        pytest.skip("symbolic links are not available")
-    with pytest.raises(MJCFError, match="points outside the model's directory"):
+def test_repeated_top_level_defaults_add_to_main():
+    """MuJoCo reads a second top-level <default> into the same class 'main'."""
+    xml = ("<mujoco><default><joint damping='2'/></default>"
+           "<default><geom density='10'/><default class='c'><joint armature='1'/></default>"
+           "</default><worldbody><body><joint name='a'/><geom size='0.1'/></body>"
+           "<body><joint name='b' class='c'/><geom size='0.1'/></body></worldbody></mujoco>")
+    model = mjcf.load_mjcf(xml)
+    m = mujoco.MjModel.from_xml_string(xml)
+    np.testing.assert_array_equal(model.damping, m.dof_damping)
+    np.testing.assert_array_equal(model.armature, m.dof_armature)
+    assert model.bodies[0].mass == pytest.approx(m.body_mass[1])
+
+
+def test_renamed_top_level_default_is_refused():
+    with pytest.raises(MJCFError, match="top-level class is 'main'"):
+        mjcf.load_mjcf("<mujoco><default class='x'/></mujoco>")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_fifo_as_model_or_include_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.xml"
+    os.mkfifo(fifo)
+    with pytest.raises(MJCFError, match="not a regular file"):
+        mjcf.load_mjcf(fifo)
+    main = _write(tmp_path, "main.xml", "<mujoco><include file='pipe.xml'/></mujoco>")
+    with pytest.raises(MJCFError, match="not a regular file"):
         mjcf.load_mjcf(main)
+
+
+def test_deep_include_nesting_is_read_without_recursion(tmp_path):
+    depth = 300
+    for k in range(depth):
+        inner = f"<include file='f{k + 1}.xml'/>" if k + 1 < depth else ""
+        _write(tmp_path, f"f{k}.xml", f"<mujocoinclude>{inner}</mujocoinclude>")
+    main = _write(tmp_path, "main.xml", "<mujoco><include file='f0.xml'/></mujoco>")
+    assert mjcf.load_mjcf(main).nbodies == 0
 
 
 def test_include_cycle_is_refused(tmp_path):
@@ -530,3 +565,31 @@ def test_body_mass_properties_match_mujoco(path):
                                    err_msg=label)
         np.testing.assert_allclose(link.I_com, I, atol=rtol * max(np.abs(I).max(), 1e-300),
                                    err_msg=label)
+
+
+# --- deep files and the file's own names in messages -------------------------------------------
+def test_thousands_of_nested_bodies_and_frames_are_read():
+    depth = 3000
+    bodies = ("<body><joint/><geom size='0.1'/>" * depth + "</body>" * depth)
+    model = mjcf.load_mjcf(f"<mujoco><worldbody>{bodies}</worldbody></mujoco>")
+    assert model.nbodies == depth
+    frames = ("<frame pos='0 0 1'>" * depth + "<geom size='0.1'/>" + "</frame>" * depth)
+    model = mjcf.load_mjcf(f"<mujoco><worldbody><body><joint/>{frames}</body></worldbody>"
+                           "</mujoco>")
+    assert model.geoms[0].pose[2, 3] == depth
+
+
+@pytest.mark.parametrize("inner, message", [
+    ("<body><joint type='screw'/></body>",
+     "<joint #0> of <body #0> (unnamed) of body 'top': unknown joint type 'screw'"),
+    ("<body/><body><geom size='0.1' quat='0 0 0 0'/></body>",
+     "<geom #0> of <body #1> (unnamed) of body 'top': quat is zero"),
+    ("<body><inertial pos='0 0 0' mass='-1' diaginertia='1 1 1'/><joint/></body>",
+     "<body #0> (unnamed) of body 'top': negative mass"),
+])
+def test_messages_name_the_files_elements_not_generated_names(inner, message):
+    xml = f"<mujoco><worldbody><body name='top'>{inner}</body></worldbody></mujoco>"
+    with pytest.raises(MJCFError) as info:
+        mjcf.load_mjcf(xml)
+    assert message in str(info.value)
+    assert "body2" not in str(info.value)

@@ -13,7 +13,7 @@ from .._robotfile import quote
 from ..errors import InputError, MJCFError
 from ..geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
 from ..reference.mass_properties import MESH_INERTIA_MODES, mesh_inertia
-from ._options import _attributes, _Context
+from ._options import _attributes, _Context, _element, _owner
 from ._orientation import _pose, _quat_rot, _z_to
 from ._xml import _flag, _numbers, _scalar, _vector
 
@@ -201,8 +201,8 @@ def geom_frame(elem, attrs, kind, where, ctx: _Context):
 def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: int, taken):
     """The :class:`~rbd.geoms.Geom` of one ``<geom>`` (pose in the MJCF body frame)."""
     name = elem.get("name") or f"{'world' if body == '<worldbody>' else body}/geom{k}"
-    owner = body if body == "<worldbody>" else f"body {quote(body)}"
-    where = f"<geom name={quote(name)}> of {owner}"
+    owner = body if body == "<worldbody>" else _owner(ctx, body)
+    where = f"{_element('geom', elem, k)} of {owner}"
     attrs = _attributes(elem, "geom", cls, ctx, where)
     kind = attrs.get("type", "sphere").strip()
     if kind not in GEOM_TYPES:

@@ -10,7 +10,7 @@ from .._robotfile import Link, merge, quote, violation
 from ..errors import MJCFError
 from ..reference.mass_properties import primitive_inertia, primitive_volume
 from ._geoms import geom_frame, mesh_properties
-from ._options import _MJ_EPS, _attributes, _Compiler, _Context
+from ._options import _MJ_EPS, _attributes, _Compiler, _Context, _element, _owner
 from ._orientation import _ORIENTATIONS, _pose
 from ._xml import _flag, _scalar, _vector
 
@@ -26,7 +26,7 @@ def _geom_link(elem, R, p, cls, ctx: _Context, body: str, k: int) -> Link | None
     from its triangles by the mesh asset's ``inertia`` rule.
     """
     name = elem.get("name") or f"#{k}"
-    where = f"<geom name={quote(name)}> of body {quote(body)}"
+    where = f"{_element('geom', elem, k)} of {_owner(ctx, body)}"
     attrs = _attributes(elem, "geom", cls, ctx, where)
     group = int(_scalar(attrs, "group", where, 0))
     low, high = ctx.compiler.group_range
@@ -65,7 +65,7 @@ def _geom_link(elem, R, p, cls, ctx: _Context, body: str, k: int) -> Link | None
 
 
 def _inertial_link(elem, R, p, ctx: _Context, body: str) -> Link:
-    where = f"<inertial> of body {quote(body)}"
+    where = f"<inertial> of {_owner(ctx, body)}"
     a = elem.attrib
     Ri, c = _pose(a, a, where, ctx.compiler)
     mass = _scalar(a, "mass", where, math.nan)
@@ -85,9 +85,8 @@ def _inertial_link(elem, R, p, ctx: _Context, body: str) -> Link:
     return Link(body, mass, p + R @ c, Ri @ I @ Ri.T)
 
 
-def _bounded(link: Link, compiler: _Compiler, body: str) -> Link:
+def _bounded(link: Link, compiler: _Compiler, body: str, where: str) -> Link:
     """Apply ``boundmass``, ``boundinertia`` and ``balanceinertia``; check the inertia."""
-    where = f"body {quote(body)}"
     if link.mass < 0:  # checked before boundmass, which would hide it
         raise MJCFError(f"{where}: negative mass {link.mass:g}")
     mass, Ic = max(link.mass, compiler.boundmass), 0.5 * (link.I_com + link.I_com.T)
@@ -105,9 +104,10 @@ def _bounded(link: Link, compiler: _Compiler, body: str) -> Link:
 
 def _body_link(kids, body: str, ctx: _Context) -> Link:
     """The body's inertia, from its ``<inertial>`` or its geoms as MuJoCo's compiler decides."""
+    where = _owner(ctx, body)
     inertials = [(e, R, p) for e, R, p, _ in kids if e.tag == "inertial"]
     if len(inertials) > 1:
-        raise MJCFError(f"body {quote(body)}: more than one <inertial>")
+        raise MJCFError(f"{where}: more than one <inertial>")
     mode = ctx.compiler.inertiafromgeom
     if mode == "true" or (mode == "auto" and not inertials):
         geoms = [e for e in kids if e[0].tag == "geom"]
@@ -115,9 +115,9 @@ def _body_link(kids, body: str, ctx: _Context) -> Link:
                  if (g := _geom_link(e, R, p, cls, ctx, body, k)) is not None]
         if parts:
             m, c, Ic = merge([(g, np.eye(6)) for g in parts])
-            return _bounded(Link(body, m, c, Ic), ctx.compiler, body)
+            return _bounded(Link(body, m, c, Ic), ctx.compiler, body, where)
     if inertials:
-        return _bounded(_inertial_link(*inertials[0], ctx, body), ctx.compiler, body)
-    return _bounded(Link(body, 0.0, np.zeros(3), np.zeros((3, 3))), ctx.compiler, body)
+        return _bounded(_inertial_link(*inertials[0], ctx, body), ctx.compiler, body, where)
+    return _bounded(Link(body, 0.0, np.zeros(3), np.zeros((3, 3))), ctx.compiler, body, where)
 
 

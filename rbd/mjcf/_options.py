@@ -129,6 +129,18 @@ class _Context:
     assets: object = None  # the <asset> section's meshes and materials (mjcf._geoms._Assets)
     world_geoms: list = field(default_factory=list)  # geoms of <worldbody>, world frame
     geom_names: set = field(default_factory=set)
+    labels: dict = field(default_factory=dict)  # generated body name -> the file's element
+
+
+def _owner(ctx: _Context, body: str) -> str:
+    """How messages name a body: ``body 'name'``, or where an unnamed ``<body>`` sits."""
+    return ctx.labels.get(body, f"body {quote(body)}")
+
+
+def _element(tag: str, elem, k: int) -> str:
+    """``<tag name='x'>``, or ``<tag #k>`` (its place among its kind) when it has no name."""
+    name = elem.get("name")
+    return f"<{tag} name={quote(name)}>" if name else f"<{tag} #{k}>"
 
 
 def _attributes(elem: ET.Element, tag: str, childclass: str, ctx: _Context, where: str) -> dict:
