@@ -593,3 +593,27 @@ def test_messages_name_the_files_elements_not_generated_names(inner, message):
         mjcf.load_mjcf(xml)
     assert message in str(info.value)
     assert "body2" not in str(info.value)
+
+
+def test_sites_keep_their_names():
+    """A site named like a joint is that name's frame; one named like a body is "site:<name>"."""
+    xml = ("<mujoco><worldbody><body name='thigh'><joint name='knee'/><geom size='0.1'/>"
+           "<site name='knee' pos='0 0 -0.4'/><site name='thigh' pos='0 0 0.1'/></body>"
+           "</worldbody></mujoco>")
+    model = mjcf.load_mjcf(xml)
+    m = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(m)
+    q = np.array([0.7])
+    d.qpos[:] = q
+    mujoco.mj_kinematics(m, d)
+    for frame, site in (("knee", "knee"), ("site:thigh", "thigh")):
+        T = rbd.frame_pose(model, q, frame)
+        np.testing.assert_allclose(T[:3, 3], d.site(site).xpos, atol=ATOL_POSE)
+    assert "knee_0" not in model.frames
+
+
+def test_a_site_clashing_twice_is_refused():
+    xml = ("<mujoco><worldbody><body name='a'><joint/><geom size='0.1'/><site name='a'/>"
+           "</body><body name='site:a'><joint/><geom size='0.1'/></body></worldbody></mujoco>")
+    with pytest.raises(MJCFError, match=r"<site name='a'> of body 'a': body 'site:a' already"):
+        mjcf.load_mjcf(xml)

@@ -53,9 +53,12 @@ A body without joints is welded to its parent like a URDF fixed link: its
 inertia is lumped into the parent's and it stays addressable as a frame.
 Bodies welded to the world are static: their inertia is dropped, they are
 not frames, and the bodies below them hang from the world.  ``<site>``
-elements become frames of the body carrying them (a site whose name is a
-body's gets a suffix: ``"name_0"``; unnamed sites and sites of the world
-are dropped).  Geoms of the world body never enter the dynamics.
+elements become frames of the body carrying them, under their own names.
+MuJoCo keeps body and site names apart, rbd's frames share one namespace:
+a site named like a body (dm-control names many sites after their body) is
+the frame ``"site:<name>"``.  Unnamed sites and sites of the world are
+dropped.  Geoms of the world body never enter the dynamics; every geom is
+in :attr:`~rbd.model.Model.geoms`.
 
 Inertia
 -------

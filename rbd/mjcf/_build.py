@@ -78,6 +78,7 @@ def _plan(bodies: list) -> tuple[list, list, list]:
     specs: list[_Spec] = []
     frames, geoms = [], []
     taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
+    named = {b.name: f"body {quote(b.name)}" for b in bodies}  # the frames' namespace
     owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
     for body in bodies:
         base, X_up = (-1, np.eye(6)) if body.parent == -1 else owner[body.parent]
@@ -94,8 +95,13 @@ def _plan(bodies: list) -> tuple[list, list, list]:
         if spec >= 0:
             specs[spec].parts.append((body.link, X))
             for site, X_site in body.sites:
-                name = unique(site, taken)
-                taken.add(name)
+                # MuJoCo keeps sites and bodies apart; rbd's frames are one namespace, so a
+                # site named like a body is the frame "site:<name>" (documented in rbd.mjcf)
+                name = site if site not in named else f"site:{site}"
+                if name in named:
+                    raise MJCFError(f"<site name={quote(site)}> of body {quote(body.name)}: "
+                                    f"{named[name]} already has the frame name {quote(name)}")
+                named[name] = f"<site name={quote(site)}> of body {quote(body.name)}"
                 frames.append((name, spec, X_site @ X))
     return specs, frames, geoms
 
@@ -121,7 +127,11 @@ def _build(name: str, gravity, bodies: list, world_geoms=()) -> Model:
         except ModelError as exc:
             raise MJCFError(f"body {quote(spec.name)}: {exc}") from None
     for frame_name, spec, X in frames:
-        model.add_frame(frame_name, spec, X)
+        try:
+            model.add_frame(frame_name, spec, X)
+        except ModelError as exc:
+            raise MJCFError(f"frame {quote(frame_name)} (a site or a welded body): {exc}"
+                            ) from None
     for geom in world_geoms:
         model.add_geom(geom)
     for spec, geom in geoms:
