@@ -216,9 +216,10 @@ def test_urdf_prolog_blank_lines_and_trailing_nuls_are_tolerated(tmp_path):
 
 
 def test_urdf_robot_without_a_name_loads_with_a_warning():
-    with pytest.warns(RuntimeWarning, match="no 'name'"):
+    with pytest.warns(RuntimeWarning, match="no 'name'") as record:
         model = rbd.load_urdf(URDF.replace('<robot name="r">', "<robot>"))
     assert model.name == "robot" and model.joint_names == ["j"]
+    assert record[0].filename == __file__  # the warning points at the caller's line
 
 
 def test_urdf_geoms_survive_to_urdf_round_trip():

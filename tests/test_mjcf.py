@@ -617,3 +617,13 @@ def test_a_site_clashing_twice_is_refused():
            "</body><body name='site:a'><joint/><geom size='0.1'/></body></worldbody></mujoco>")
     with pytest.raises(MJCFError, match=r"<site name='a'> of body 'a': body 'site:a' already"):
         mjcf.load_mjcf(xml)
+
+
+def test_the_warning_points_at_the_callers_line():
+    path = DATA / "features.xml"
+    xml = path.read_text().replace("</worldbody>", "</worldbody><tendon><fixed name='t'>"
+                                   "<joint joint='hinge' coef='1'/></fixed></tendon>", 1)
+    for load in (mjcf.load_mjcf, rbd.load, mjcf.load):
+        with pytest.warns(RuntimeWarning, match="leaves out") as record:
+            load(xml)
+        assert record[0].filename == __file__, load

@@ -127,7 +127,7 @@ import os
 import re
 import warnings
 
-from .._robotfile import quote
+from .._robotfile import caller_stacklevel, quote
 from ..errors import InputError
 from ..model import Model
 from ._bodies import _read_world
@@ -239,7 +239,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         _scale_masses(ctx.bodies, compiler.settotalmass)
     model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms)
     if ignored:
-        warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning, stacklevel=2)
+        warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
+                      stacklevel=caller_stacklevel())
     return model
 
 

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._robotfile import merge, nearest_physical, unique, violation
+from .._robotfile import caller_stacklevel, merge, nearest_physical, unique, violation
 from ..errors import ModelError, URDFError
 from ..joints import Free
 from ..model import Model
@@ -84,7 +84,7 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
     if repairs:
         warnings.warn(f"inertia='repair' replaced {len(repairs)} non-physical inertia"
                       f"{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
-                      + "; ".join(repairs), RuntimeWarning, stacklevel=4)
+                      + "; ".join(repairs), RuntimeWarning, stacklevel=caller_stacklevel())
     if massless:
         shown = ", ".join(repr(name) for name in massless[:_LISTED])
         more = f" and {len(massless) - _LISTED} more" if len(massless) > _LISTED else ""
@@ -92,7 +92,7 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
                       + ("have" if len(massless) > 1 else "has")
                       + " zero mass and zero inertia (welded links included): unless bodies "
                       "below carry inertia along the joint, the mass matrix is singular and "
-                      "forward dynamics undefined", RuntimeWarning, stacklevel=4)
+                      "forward dynamics undefined", RuntimeWarning, stacklevel=caller_stacklevel())
 
 
 def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=None) -> Model:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from defusedxml import DefusedXmlException
 
-from .._robotfile import Link, quote, safe_fromstring
+from .._robotfile import Link, caller_stacklevel, quote, safe_fromstring
 from ..errors import URDFError
 from ..joints import Free, Joint, Planar, Prismatic, Revolute
 from ..spatial import plux, rpy_to_rot
@@ -306,7 +306,7 @@ def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
     if not robot_name:
         robot_name = "robot"
         warnings.warn("<robot> has no 'name' attribute (the URDF specification requires one): "
-                      "the model is called 'robot'", RuntimeWarning, stacklevel=4)
+                      "the model is called 'robot'", RuntimeWarning, stacklevel=caller_stacklevel())
     links: dict[str, Link] = {}
     geoms: dict[str, list] = {}
     colours = _material_colours(root)
@@ -326,7 +326,7 @@ def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
         joints.append(joint)
     if not links:
         warnings.warn(f"robot {robot_name!r} has no <link>: the model has no bodies",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=caller_stacklevel())
     return robot_name, links, joints, geoms
 
 

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .._robotfile import unique
+from .._robotfile import caller_stacklevel, unique
 from ..errors import URDFError
 from ..joints import Joint
 from ..model import Model
@@ -73,7 +73,7 @@ def _geom_elements(model: Model, links: dict, world: str | None) -> None:
                 ET.SubElement(material, "color", rgba=_fmt(geom.rgba))
     if unwritten:
         warnings.warn(f"geoms URDF cannot hold are not written: {', '.join(unwritten)}",
-                      RuntimeWarning, stacklevel=4)
+                      RuntimeWarning, stacklevel=caller_stacklevel())
 
 
 def _bound(x: float) -> float:
@@ -148,7 +148,8 @@ def _robot_element(model: Model, floating_base: bool) -> ET.Element:
     if unwritten:
         warnings.warn(f"the armature of planar and floating joints ({', '.join(unwritten)}) "
                       "is not written: rbd writes armature in <dynamics>, which only "
-                      "revolute and prismatic joints have", RuntimeWarning, stacklevel=3)
+                      "revolute and prismatic joints have", RuntimeWarning,
+                      stacklevel=caller_stacklevel())
     free_root = _floating_root(model) if floating_base else None
     body_names = set(model.body_names)
     frames = {name: f for name, f in model.frames.items() if name not in body_names}
