@@ -321,7 +321,7 @@ unknown class: <joint class='nope'/><geom size='0.1'/>
 composite: <composite type='grid' count='2 2 1'/>
     body 'b': <composite> is not supported
 misspelt element: <jiont/><geom size='0.1'/>
-    body 'b': unknown element <jiont>
+    <body name='b'> in <worldbody>: unknown element <jiont>
 two orientations: <joint/><geom size='0.1' quat='1 0 0 0' euler='0 0 1'/>
     <geom #0> of body 'b': more than one orientation
 """),
@@ -627,3 +627,28 @@ def test_the_warning_points_at_the_callers_line():
         with pytest.warns(RuntimeWarning, match="leaves out") as record:
             load(xml)
         assert record[0].filename == __file__, load
+
+
+# --- unknown elements, attributes and values: refused, as MuJoCo refuses them ------------------
+@pytest.mark.parametrize("inner, message", [
+    ("<joint/><geom type='cylindre' size='0.1 0.2'/>", "unknown geom type 'cylindre'"),
+    ("<joint/><geom size='0.1' densty='100'/>",
+     "<geom> in <body name='b'>: unknown attribute 'densty' (did you mean 'density'?)"),
+    ("<joint/><geom size='0.1'/><jiont/>",
+     "<body name='b'> in <worldbody>: unknown element <jiont> (did you mean <joint>?)"),
+    ("<joint limited='maybe'/><geom size='0.1'/>", "limited='maybe' must be one of"),
+])
+def test_unknown_elements_attributes_and_values_are_refused_like_mujoco(inner, message):
+    xml = _body(inner)
+    with pytest.raises(ValueError):  # MuJoCo refuses the file too
+        mujoco.MjModel.from_xml_string(xml)
+    with pytest.raises(MJCFError) as info:
+        mjcf.load_mjcf(xml)
+    assert message in str(info.value)
+
+
+def test_unknown_attribute_in_a_default_class_is_refused():
+    xml = ("<mujoco><default><default class='c'><geom densty='5'/></default></default>"
+           "<worldbody/></mujoco>")
+    with pytest.raises(MJCFError, match=r"<geom> in <default class='c'>: unknown attribute 'densty'"):
+        mjcf.load_mjcf(xml)

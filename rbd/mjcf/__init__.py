@@ -128,7 +128,7 @@ import re
 import warnings
 
 from .._robotfile import caller_stacklevel, quote
-from ..errors import InputError
+from ..errors import InputError, MJCFError
 from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
@@ -141,6 +141,7 @@ from ._options import (
     _read_compiler,
     _read_option,
 )
+from ._schema import check_grammar
 from ._state import (
     from_mujoco_force,
     from_mujoco_state,
@@ -228,6 +229,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     [-1.570796, 1.570796]
     """
     root, directory = _document(source, directory)
+    check_grammar(root, MJCFError)
     compiler = _read_compiler(root)
     ignored: dict[str, list[str]] = {}
     gravity = _read_option(root, ignored)
