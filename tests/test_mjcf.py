@@ -650,5 +650,6 @@ def test_unknown_elements_attributes_and_values_are_refused_like_mujoco(inner, m
 def test_unknown_attribute_in_a_default_class_is_refused():
     xml = ("<mujoco><default><default class='c'><geom densty='5'/></default></default>"
            "<worldbody/></mujoco>")
-    with pytest.raises(MJCFError, match=r"<geom> in <default class='c'>: unknown attribute 'densty'"):
+    with pytest.raises(MJCFError,
+                       match=r"<geom> in <default class='c'>: unknown attribute 'densty'"):
         mjcf.load_mjcf(xml)
