@@ -193,9 +193,19 @@ def make_geom(name: str, body: str | None, kind: str, size=(0.0, 0.0, 0.0), pose
     return Geom(name, body, kind, size, np.array(pose, dtype=float), **fields)
 
 
-def composed(geom: Geom, body: str | None, T: np.ndarray) -> Geom:
-    """``geom`` moved to ``body``, with ``T`` the pose of its old body frame in the new one."""
-    return geom.replace(body=body, pose=T @ geom.pose)
+def placed_geom(model, name, body, kind, size, pose, fields: dict) -> Geom:
+    """The record :meth:`rbd.Model.add_geom` adds: ``body`` checked against ``model`` and
+    stored by name (a whole :class:`Geom` given as ``name`` is taken as it is)."""
+    if isinstance(name, Geom):
+        if body is not None or fields or pose is not None:
+            raise ModelError("add_geom(geom) takes the record alone")
+        index = model._body_index(name.body, f"body of geom {name.name!r}")
+        geom = name
+    else:
+        index = model._body_index(body, f"body of geom {name!r}")
+        geom = make_geom(name, None, kind, size, pose, **fields)
+    owner = None if index < 0 else model.bodies[index].name
+    return geom if geom.body == owner else geom.replace(body=owner)
 
 
 def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:

@@ -49,7 +49,7 @@ from ._model_views import MAX_INDENT as MAX_INDENT
 from ._model_views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
 from .errors import ModelError
-from .geoms import Geom, make_geom
+from .geoms import Geom, placed_geom
 from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]
@@ -83,8 +83,7 @@ class Model:
         self.name = str(name)
         self._bodies: list[Body] = []
         self._frames: dict[str, Frame] = {}
-        self._geoms: list[Geom] = []
-        self._geom_names: set[str] = set()
+        self._geoms: dict[str, Geom] = {}  # by name, in the order added
         self._gravity = _check_gravity(gravity)
         self._q_start: list[int] = []
         self._v_start: list[int] = []
@@ -104,8 +103,7 @@ class Model:
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_mimic", {})  # pickled before mimic joints existed
-        state.setdefault("_geoms", [])  # pickled before geoms existed
-        state.setdefault("_geom_names", {g.name for g in state["_geoms"]})
+        state.setdefault("_geoms", {})  # pickled before geoms existed
         self.__dict__.update(state)
         for b in self._bodies:
             b.joint.freeze()
@@ -340,52 +338,18 @@ class Model:
 
     def add_geom(self, name: str | Geom, body: int | str | None = None, kind: str = "sphere",
                  size=(0.0, 0.0, 0.0), pose=None, **fields) -> int:
-        """Attach a shape to ``body`` (None or ``"world"``: the world); its index in :attr:`geoms`.
-
-        Parameters
-        ----------
-        name : str or Geom
-            The geom's name, or a whole :class:`~rbd.geoms.Geom` record (then
-            no other argument is given).
-        body : int, str or None
-            The carrying body (index or name).
-        kind : str
-            ``"plane"``, ``"sphere"``, ``"capsule"``, ``"cylinder"``, ``"box"``,
-            ``"ellipsoid"`` or ``"mesh"``.
-        size : array_like
-            Up to three numbers in MuJoCo's convention (see :mod:`rbd.geoms`).
-        pose : (4, 4) array_like or (R, p), optional
-            The geom frame in the body frame (default: the body frame).
-        **fields
-            Any other field of :class:`~rbd.geoms.Geom` (``visual``,
-            ``collision``, ``mesh``, ``rgba``, ``friction``, ...).
-
-        Raises
-        ------
-        ModelError
-            On an unknown body or kind, a bad size or pose, or a duplicate name.
-        """
-        if isinstance(name, Geom):
-            if body is not None or fields or pose is not None:
-                raise ModelError("add_geom(geom) takes the record alone")
-            geom = name
-            index = self._body_index(geom.body, f"body of geom {geom.name!r}")
-        else:
-            index = self._body_index(body, f"body of geom {name!r}")
-            geom = make_geom(name, None if index < 0 else self._bodies[index].name, kind, size,
-                             pose, **fields)
-        if index >= 0 and geom.body != self._bodies[index].name:
-            geom = geom.replace(body=self._bodies[index].name)
-        if geom.name in self._geom_names:
+        """Attach a shape (a name and :func:`rbd.geoms.make_geom`'s arguments, or a whole
+        :class:`~rbd.geoms.Geom`) to ``body`` (None: the world); its index in :attr:`geoms`."""
+        geom = placed_geom(self, name, body, kind, size, pose, fields)
+        if geom.name in self._geoms:
             raise ModelError(f"duplicate geom name {geom.name!r}")
-        self._geoms.append(geom)
-        self._geom_names.add(geom.name)
+        self._geoms[geom.name] = geom
         return len(self._geoms) - 1
 
     @property
     def geoms(self) -> tuple[Geom, ...]:
         """The visual and collision shapes, :class:`~rbd.geoms.Geom` records (body frames)."""
-        return tuple(self._geoms)
+        return tuple(self._geoms.values())
 
     @classmethod
     def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,
@@ -624,8 +588,7 @@ class Model:
         new = copy.copy(self)
         new._bodies = list(self._bodies)
         new._frames = dict(self._frames)
-        new._geoms = list(self._geoms)
-        new._geom_names = set(self._geom_names)
+        new._geoms = dict(self._geoms)
         new._q_start = list(self._q_start)
         new._v_start = list(self._v_start)
         new._body_by_name = dict(self._body_by_name)
@@ -644,7 +607,7 @@ class Model:
                          b.joint_name)
         for f in self._frames.values():
             new.add_frame(f.name, f.body, f.X)
-        new._geoms, new._geom_names = list(self._geoms), set(self._geom_names)
+        new._geoms = dict(self._geoms)
         # limits and joint dynamics carry over where the joint's size allows
         for key, parts in self._joint_props.items():
             for k, part in enumerate(parts):

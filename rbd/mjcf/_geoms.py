@@ -104,6 +104,8 @@ def _read_mesh(elem: ET.Element, ctx: _Context, meshdir: str | None) -> _Mesh:
 
 def _read_msh(path: str) -> tuple[np.ndarray, np.ndarray]:
     """MuJoCo's binary ``.msh``: four int32 counts, float32 vertices (normals, uv), int32 faces."""
+    if not os.path.isfile(path):
+        raise MJCFError(f"mesh file {quote(path)} does not exist or is not a regular file")
     try:
         with open(path, "rb") as fh:
             data = fh.read()
