@@ -272,3 +272,72 @@ def test_urdf_geometry_matches_pinocchio(robot, rng):
                 np.testing.assert_allclose(W[k], placement.homogeneous, atol=ATOL_POSE)
                 if model.geoms[k].kind == "mesh":
                     assert os.path.samefile(model.geoms[k].mesh, obj.meshPath)
+
+
+# --- MJCF meshes: opened only when a moving body's inertia needs them ---------------------------
+_TETRA = [((0, 0, 0), (0, 1, 0), (1, 0, 0)), ((0, 0, 0), (1, 0, 0), (0, 0, 1)),
+          ((0, 0, 0), (0, 0, 1), (0, 1, 0)), ((1, 0, 0), (0, 1, 0), (0, 0, 1))]
+
+
+def _binary_stl(triangles) -> bytes:
+    """A binary STL (MuJoCo reads only these): header, count, then normal, corners, 0."""
+    import struct
+
+    out = bytearray(b"rbd test tetrahedron".ljust(80) + struct.pack("<I", len(triangles)))
+    for corners in triangles:
+        out += struct.pack("<3f", 0, 0, 0)
+        for corner in corners:
+            out += struct.pack("<3f", *corner)
+        out += struct.pack("<H", 0)
+    return bytes(out)
+
+
+def _mesh_model(tmp_path, body: str) -> str:
+    (tmp_path / "t.stl").write_bytes(_binary_stl(_TETRA))
+    return (f"<mujoco><asset><mesh name='t' file='t.stl' scale='0.2 0.2 0.2'/></asset>"
+            f"<worldbody>{body}</worldbody></mujoco>")
+
+
+def _without_trimesh(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)  # import trimesh -> ImportError
+
+
+def test_a_world_welded_mesh_body_never_opens_its_mesh(tmp_path, monkeypatch):
+    _without_trimesh(monkeypatch)
+    xml = _mesh_model(tmp_path, "<body name='base'><geom type='mesh' mesh='t'/>"
+                                "<body name='arm'><joint/><geom size='0.1'/></body></body>")
+    path = tmp_path / "m.xml"
+    path.write_text(xml)
+    model = rbd.load_mjcf(path)
+    assert model.body_names == ["arm"]
+    base = next(g for g in model.geoms if g.kind == "mesh")
+    assert base.body is None and base.mesh == str(tmp_path / "t.stl")
+
+
+def test_a_moving_mesh_body_without_trimesh_is_a_clear_error(tmp_path, monkeypatch):
+    _without_trimesh(monkeypatch)
+    path = tmp_path / "m.xml"
+    path.write_text(_mesh_model(tmp_path, "<body name='b'><freejoint/>"
+                                          "<geom name='shell' type='mesh' mesh='t'/></body>"))
+    with pytest.raises(rbd.MJCFError, match=r"<geom name='shell'> of body 'b'.*trimesh"):
+        rbd.load_mjcf(path)
+
+
+def test_a_moving_mesh_body_has_mujocos_inertia(tmp_path):
+    pytest.importorskip("trimesh", reason="reading STL needs trimesh")
+    mujoco = pytest.importorskip("mujoco", reason="the MuJoCo cross-checks need PyPI 'mujoco'")
+    path = tmp_path / "m.xml"
+    path.write_text(_mesh_model(tmp_path, "<body name='b'><freejoint/>"
+                                          "<geom type='mesh' mesh='t' pos='0.1 0 0' "
+                                          "euler='10 20 30' density='500'/></body>"))
+    model = rbd.load_mjcf(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    body = model.bodies[0]
+    assert body.mass == pytest.approx(m.body_mass[1], rel=1e-12)
+    np.testing.assert_allclose(body.com, m.body_ipos[1], atol=1e-12)
+    w, x, y, z = m.body_iquat[1]
+    R = rbd.spatial.quat_to_rot(np.array([x, y, z, w]))
+    I = R @ np.diag(m.body_inertia[1]) @ R.T
+    np.testing.assert_allclose(body.I_com, I, atol=1e-12 * np.abs(I).max())
