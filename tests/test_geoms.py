@@ -341,3 +341,21 @@ def test_a_moving_mesh_body_has_mujocos_inertia(tmp_path):
     R = rbd.spatial.quat_to_rot(np.array([x, y, z, w]))
     I = R @ np.diag(m.body_inertia[1]) @ R.T
     np.testing.assert_allclose(body.I_com, I, atol=1e-12 * np.abs(I).max())
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs named pipes")
+def test_a_fifo_as_urdf_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "robot.urdf"
+    os.mkfifo(fifo)
+    with pytest.raises(rbd.URDFError, match="not a regular file"):
+        rbd.load_urdf(fifo)
+
+
+def test_a_procedural_mesh_is_a_geom_and_refused_only_for_inertia():
+    asset = "<asset><mesh name='s' builtin='sphere' params='2'/></asset>"
+    welded = f"<mujoco>{asset}<worldbody><body><geom type='mesh' mesh='s'/></body>"
+    model = rbd.load_mjcf(welded + "</worldbody></mujoco>")
+    assert model.geoms[0].mesh == "<builtin s>"
+    moving = f"<mujoco>{asset}<worldbody><body><joint/><geom type='mesh' mesh='s'/></body>"
+    with pytest.raises(rbd.MJCFError, match="procedural mesh 's'"):
+        rbd.load_mjcf(moving + "</worldbody></mujoco>")

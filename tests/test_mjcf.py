@@ -504,7 +504,7 @@ def _mj_pose(pos, quat):
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
-def test_geom_world_poses_match_mujoco(path, rng):
+def test_geom_and_body_world_poses_match_mujoco(path, rng):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -536,6 +536,13 @@ def test_geom_world_poses_match_mujoco(path, rng):
                 expected = body @ _mj_pose(m.geom_pos[g], m.geom_quat[g])
             label = model.geoms[k].name
             np.testing.assert_allclose(P, expected, atol=ATOL_POSE, err_msg=label)
+        for b in range(1, m.nbody):  # body frames too, where rbd keeps them
+            name = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b) or f"body{b}"
+            if name in model.frames:
+                T = rbd.frame_pose(model, q, name)
+                np.testing.assert_allclose(T[:3, :3], d.xmat[b].reshape(3, 3), atol=ATOL_POSE,
+                                           err_msg=name)
+                np.testing.assert_allclose(T[:3, 3], d.xpos[b], atol=ATOL_POSE, err_msg=name)
 
 
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)

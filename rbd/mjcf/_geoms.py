@@ -95,8 +95,8 @@ def _read_mesh(elem: ET.Element, ctx: _Context, meshdir: str | None) -> _Mesh:
             if faces.size % 3 or np.any(faces < 0) or np.any(faces >= len(mesh.vertices)):
                 raise MJCFError(f"{where}: face must hold vertex indices, three per triangle")
             mesh.faces = faces.reshape(-1, 3).astype(np.int64)
-    elif not file:
-        raise MJCFError(f"{where}: needs a 'file' or 'vertex' attribute")
+    elif not file and "builtin" not in attrs:
+        raise MJCFError(f"{where}: needs a 'file', 'vertex' or 'builtin' attribute")
     mesh.refpos = _vector(attrs, "refpos", 3, where, [0, 0, 0])
     mesh.refquat = _vector(attrs, "refquat", 4, where, [1, 0, 0, 0])
     return mesh
@@ -126,6 +126,10 @@ def _triangles(mesh: _Mesh, where: str) -> tuple[np.ndarray, np.ndarray]:
     """Vertices (float32 values, as MuJoCo stores them) and triangles of a mesh asset."""
     if mesh.vertices is not None:
         vertices, faces = mesh.vertices, mesh.faces
+    elif mesh.file is None:
+        raise MJCFError(f"{where}: the body's inertia would come from the procedural mesh "
+                        f"{quote(mesh.name)} (builtin), which rbd does not build: give the "
+                        "body an <inertial> element")
     elif mesh.file.lower().endswith(".msh"):
         vertices, faces = _read_msh(mesh.file)
     else:
@@ -231,7 +235,8 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
         mesh = assets.meshes.get(attrs.get("mesh", ""))
         if mesh is None:
             raise MJCFError(f"{where}: unknown mesh {quote(attrs.get('mesh', ''))}")
-        fields["mesh"], fields["mesh_scale"] = mesh.file or f"<inline {mesh.name}>", mesh.scale
+        inline = "builtin" if mesh.vertices is None else "inline"
+        fields["mesh"], fields["mesh_scale"] = mesh.file or f"<{inline} {mesh.name}>", mesh.scale
     if kind in ("hfield", "sdf"):
         return None  # no record for shapes rbd cannot describe (heights, distance fields)
     if kind != "mesh":

@@ -67,6 +67,9 @@ def _read_file(path) -> bytes:
         name = os.fspath(path)
         if str(name).endswith(".xacro"):
             raise _xacro_error(f"file {quote(name)}")
+        if os.path.exists(name) and not os.path.isfile(name):
+            raise URDFError(f"cannot read URDF file {quote(path)}: not a regular file (a "
+                            "directory, FIFO or device would be read forever or not at all)")
         with open(name, "rb") as fh:
             return fh.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the name
