@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .._robotfile import quote
+from .._robotfile import quote, unique
 from ..errors import InputError, MJCFError
 from ..geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
 from ..reference.mass_properties import MESH_INERTIA_MODES, mesh_inertia
@@ -242,19 +242,13 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
     if kind != "mesh":
         fields.pop("mesh", None)
         fields.pop("mesh_scale", None)
-    name = _unique(name, taken)
+    name = unique(name, taken)  # only a generated name can meet another (MuJoCo refuses
+    #                             duplicate geom names): the later one gets a suffix
+    taken.add(name)
     fields["visual"] = 0 <= fields["group"] <= 2
     fields["collision"] = bool(fields["contype"] or fields["conaffinity"])
     return make_geom(name, None, kind, size if kind != "mesh" else np.zeros(3),
                      (R @ Rg, p + R @ pg), **fields)
-
-
-def _unique(name: str, taken: set) -> str:
-    base, k = name, 0
-    while name in taken:
-        name, k = f"{base}_{k}", k + 1
-    taken.add(name)
-    return name
 
 
 def _friction(attrs, where):
