@@ -242,8 +242,8 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
     if kind != "mesh":
         fields.pop("mesh", None)
         fields.pop("mesh_scale", None)
-    name = unique(name, taken)  # only a generated name can meet another (MuJoCo refuses
-    #                             duplicate geom names): the later one gets a suffix
+    # only a generated name can meet another (MuJoCo refuses duplicate geom names)
+    name = unique(name, taken)
     taken.add(name)
     fields["visual"] = 0 <= fields["group"] <= 2
     fields["collision"] = bool(fields["contype"] or fields["conaffinity"])
