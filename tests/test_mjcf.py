@@ -702,3 +702,12 @@ def test_free_joint_armature_bias_is_mujocos(rng):
     _, _, qacc0 = mjcf.to_mujoco_state(model, q, v, np.zeros(model.nv))
     h_mj = mjcf.from_mujoco_force(model, qpos, d.qfrc_bias + M_mj @ qacc0)
     assert _relative(rbd.nonlinear_effects(model, q, v), h_mj) < RTOL_EXACT
+
+
+def test_a_huge_axis_is_a_direction():
+    """Its norm overflows (MuJoCo 4.0 itself compiles a zero axis); rbd keeps the direction."""
+    xml = _body("<joint name='j' axis='1e300 0 1e300'/><geom size='0.1'/>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        axis = mjcf.load_mjcf(xml).bodies[0].joint.axis
+    np.testing.assert_allclose(axis, np.array([1.0, 0.0, 1.0]) / np.sqrt(2), atol=1e-15)

@@ -272,7 +272,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     _dynamics_sections(root, ignored)
     if compiler.settotalmass > 0:
         _scale_masses(ctx.bodies, compiler.settotalmass)
-    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms)
+    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms,
+                   ctx.labels)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
                       stacklevel=caller_stacklevel())

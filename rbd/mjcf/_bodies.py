@@ -118,8 +118,9 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
         raise MJCFError(f"{where}: align='true' moves the body frame to the inertial frame, "
                         "which rbd does not do: remove it")
     axis = R @ _vector(attrs, "axis", 3, where, [0, 0, 1])
-    if kind in ("hinge", "slide") and np.linalg.norm(axis) < _MJ_EPS:
+    if kind in ("hinge", "slide") and np.abs(axis).max() < _MJ_EPS:
         raise MJCFError(f"{where}: axis is zero")
+    axis = axis / max(float(np.abs(axis).max()), _MJ_EPS)  # the norm of 1e300 would overflow
     scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
     ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
     if _scalar(attrs, "stiffness", where, 0.0) or np.any(

@@ -114,7 +114,7 @@ def _scale_masses(bodies: list, total: float) -> None:
         b.link = Link(b.name, b.link.mass * scale, b.link.com, b.link.I_com * scale)
 
 
-def _build(name: str, gravity, bodies: list, world_geoms=()) -> Model:
+def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Model:
     specs, frames, geoms = _plan(bodies)
     model = Model(gravity=gravity, name=name)
     for spec in specs:
@@ -125,7 +125,8 @@ def _build(name: str, gravity, bodies: list, world_geoms=()) -> Model:
             if spec.properties:
                 model.set_joint_properties(spec.joint_name, **spec.properties)
         except ModelError as exc:
-            raise MJCFError(f"body {quote(spec.name)}: {exc}") from None
+            where = (labels or {}).get(spec.name, f"body {quote(spec.name)}")
+            raise MJCFError(f"{where}: {exc}") from None
     for frame_name, spec, X in frames:
         try:
             model.add_frame(frame_name, spec, X)
