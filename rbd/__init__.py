@@ -36,6 +36,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea_derivatives,
 )
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
+from .geoms import geom_poses  # noqa: F401
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
 from .model import Model
@@ -73,6 +74,7 @@ __all__ = [
     "write_urdf",
     "load_mjcf",
     "load",
+    "geom_poses",
     *(name for name in _algorithms.__all__ if name != "compiled"),
     "has_kernels",
     *_LAZY_FUNCTIONS,

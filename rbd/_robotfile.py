@@ -13,6 +13,8 @@ declaration, and quote file contents in messages with :func:`quote`.
 from __future__ import annotations
 
 import itertools
+import os
+import sys
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
@@ -24,7 +26,8 @@ from ._model_checks import inertia_violation as violation
 from .errors import ModelError
 from .spatial import plux_parts
 
-__all__ = ["INERTIA_RTOL", "INERTIA_ATOL", "Link", "quote", "unique", "safe_fromstring",
+__all__ = ["INERTIA_RTOL", "INERTIA_ATOL", "Link", "quote", "unique", "caller_stacklevel",
+           "safe_fromstring",
            "merge", "violation", "nearest_physical"]
 
 _QUOTE = 60  # characters of a document or file name quoted in a message
@@ -37,6 +40,16 @@ def quote(text) -> str:
     """``repr`` of the first characters of ``text``: never a whole document in a message."""
     text = str(text)
     return repr(text if len(text) <= _QUOTE else text[:_QUOTE] + "...")
+
+
+def caller_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning point at the first caller outside ``rbd``
+    (however many of rbd's own functions lie between it and the reader)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def unique(base: str, taken) -> str:

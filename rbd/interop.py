@@ -412,6 +412,9 @@ def mujoco_map(model: Model, mj_model) -> JointMap:
     mj_model : mujoco.MjModel
         Joints named like rbd's joints with degrees of freedom: ``hinge`` ↔
         revolute, ``slide`` ↔ prismatic, ``ball`` ↔ spherical, ``free`` ↔ free.
+        An unnamed MuJoCo joint pairs by its place in the tree: the ``k``-th
+        joint of body ``b`` is ``"<b>_joint<k>"``, the name
+        :func:`rbd.load_mjcf` gives it.
 
     Raises
     ------
@@ -422,13 +425,25 @@ def mujoco_map(model: Model, mj_model) -> JointMap:
     """
     joints = _rbd_joints(model)
     try:
-        theirs = {mj_model.joint(j).name: j for j in range(mj_model.njnt)}
+        theirs = {_mujoco_joint_name(mj_model, j): j for j in range(mj_model.njnt)}
     except AttributeError:
         raise InputError("mj_model must be a mujoco.MjModel, got "
                          f"{type(mj_model).__name__}") from None
     _check_names(joints, theirs, "MuJoCo")
     blocks = [_mujoco_block(model, i, mj_model, theirs[name]) for name, i in joints.items()]
     return JointMap("mujoco", model, blocks, mj_model.nq, mj_model.nv)
+
+
+def _mujoco_joint_name(mj_model, j: int) -> str:
+    """MuJoCo joint ``j``'s name; an unnamed joint is named by its place in the tree as
+    :func:`rbd.load_mjcf` names it: ``"<body>_joint<k>"``, the ``k``-th joint of its body
+    (an unnamed body being ``"body<id>"``)."""
+    name = mj_model.joint(j).name
+    if name:
+        return name
+    b = int(mj_model.jnt_bodyid[j])
+    body = mj_model.body(b).name or f"body{b}"
+    return f"{body}_joint{j - int(mj_model.body_jntadr[b])}"
 
 
 def _mujoco_block(model: Model, i: int, mj_model, j: int) -> _Block:

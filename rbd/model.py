@@ -49,6 +49,7 @@ from ._model_views import MAX_INDENT as MAX_INDENT
 from ._model_views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
 from .errors import ModelError
+from .geoms import Geom, placed_geom
 from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]
@@ -82,6 +83,7 @@ class Model:
         self.name = str(name)
         self._bodies: list[Body] = []
         self._frames: dict[str, Frame] = {}
+        self._geoms: dict[str, Geom] = {}  # by name, in the order added
         self._gravity = _check_gravity(gravity)
         self._q_start: list[int] = []
         self._v_start: list[int] = []
@@ -101,6 +103,7 @@ class Model:
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_mimic", {})  # pickled before mimic joints existed
+        state.setdefault("_geoms", {})  # pickled before geoms existed
         self.__dict__.update(state)
         for b in self._bodies:
             b.joint.freeze()
@@ -342,6 +345,21 @@ class Model:
         X.setflags(write=False)
         self._frames[name] = Frame(name, index, X)
 
+    def add_geom(self, name: str | Geom, body: int | str | None = None, kind: str = "sphere",
+                 size=(0.0, 0.0, 0.0), pose=None, **fields) -> int:
+        """Attach a shape (a name and :func:`rbd.geoms.make_geom`'s arguments, or a whole
+        :class:`~rbd.geoms.Geom`) to ``body`` (None: the world); its index in :attr:`geoms`."""
+        geom = placed_geom(self, name, body, kind, size, pose, fields)
+        if geom.name in self._geoms:
+            raise ModelError(f"duplicate geom name {geom.name!r}")
+        self._geoms[geom.name] = geom
+        return len(self._geoms) - 1
+
+    @property
+    def geoms(self) -> tuple[Geom, ...]:
+        """The visual and collision shapes, :class:`~rbd.geoms.Geom` records (body frames)."""
+        return tuple(self._geoms.values())
+
     @classmethod
     def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,
                     gravity=(0.0, 0.0, -9.81), name="model") -> Model:
@@ -579,6 +597,7 @@ class Model:
         new = copy.copy(self)
         new._bodies = list(self._bodies)
         new._frames = dict(self._frames)
+        new._geoms = dict(self._geoms)
         new._q_start = list(self._q_start)
         new._v_start = list(self._v_start)
         new._body_by_name = dict(self._body_by_name)
@@ -597,6 +616,7 @@ class Model:
                          b.joint_name)
         for f in self._frames.values():
             new.add_frame(f.name, f.body, f.X)
+        new._geoms = dict(self._geoms)
         # limits and joint dynamics carry over where the joint's size allows
         for key, parts in self._joint_props.items():
             for k, part in enumerate(parts):

@@ -487,6 +487,13 @@ def reroot(
             continue
         E, r = plux_parts(frame.X)
         new_model.add_frame(frame.name, index[frame.body], plux(E, r - shift[frame.body]))
+    for geom in model.geoms:
+        if geom.body is None:
+            new_model.add_geom(geom)
+            continue
+        moved = np.eye(4)
+        moved[:3, 3] = -shift[model.body_index(geom.body)]
+        new_model.add_geom(geom.replace(pose=moved @ geom.pose))
     q_new = np.concatenate([q_parts[i] for i in order] + [np.zeros(0)])
     v_new = np.concatenate([v_parts[i] for i in order] + [np.zeros(0)])
     return new_model, q_new, v_new

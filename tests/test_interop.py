@@ -356,3 +356,25 @@ def test_inputs_are_not_modified(robot, states):
     jm.from_a(jm.to_q(q), jm.to_v(q, v), jm.to_a(q, v, a))
     for x, y in zip((q, v, a), copies, strict=True):
         assert x.tolist() == y.tolist()
+
+
+def test_mujoco_joints_without_names_pair_by_their_place_in_the_tree(rng):
+    """pybullet's mjcf/capsule.xml and many files name no joint: each unnamed joint pairs
+    with the rbd joint load_mjcf names after its body and its place in it."""
+    mujoco = pytest.importorskip("mujoco", reason="the MuJoCo cross-checks need PyPI 'mujoco'")
+    xml = ("<mujoco><worldbody><body pos='0 0 1'><freejoint/><geom size='0.1'/>"
+           "<body name='arm' pos='0 0 0.3'><joint axis='0 1 0'/><joint type='slide'/>"
+           "<geom type='capsule' size='0.05 0.2'/><body><joint type='ball'/>"
+           "<geom size='0.1' pos='0 0 0.2'/></body></body></body></worldbody></mujoco>")
+    model = rbd.load_mjcf(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    md = mujoco.MjData(mm)
+    jm = interop.mujoco_map(model, mm)
+    assert model.joint_names == ["body1_joint0", "arm_joint0", "arm_joint1", "body3_joint0"]
+    q, v = rbd.random_configuration(model, rng), rng.normal(size=model.nv)
+    md.qpos[:], md.qvel[:] = jm.to_q(q), jm.to_v(q, v)
+    mujoco.mj_forward(mm, md)
+    M_mj = np.zeros((mm.nv, mm.nv))
+    mujoco.mj_fullM(mm, md, M_mj)
+    columns = jm.from_tau(md.qpos, jm.to_v(q, np.eye(model.nv)) @ M_mj.T)
+    assert_close(rbd.crba(model, q), columns.T, RTOL_EXACT, "M")

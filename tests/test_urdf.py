@@ -395,8 +395,6 @@ BAD_DOCUMENTS = {
     "malformed": ('<robot name="r"><link name="a"></robot>', r"malformed XML"),
     "not a robot": ('<model name="r"><link name="a"/></model>',
                     r"root element is <model>, expected <robot>"),
-    "no robot name": ('<robot><link name="a"/></robot>', r"<robot> has no 'name'"),
-    "no links": (robot(), r"robot 'test' has no <link>"),
     "unknown joint type": (robot(*ROOT_AND_CHILD, joint("j", "ball", "a", "b")),
                            r"joint 'j': unknown joint type 'ball'"),
     "no joint type": (robot(*ROOT_AND_CHILD, J_AB.replace(' type="revolute"', "")),
@@ -471,6 +469,17 @@ BAD_DOCUMENTS = {
 def test_errors_name_the_element(case):
     document, match = BAD_DOCUMENTS[case]
     with pytest.raises(rbd.URDFError, match=match):
+        rbd.load_urdf(document)
+
+
+@pytest.mark.parametrize("document, match", [
+    ('<robot><link name="a"/></robot>', r"<robot> has no 'name'"),
+    (robot(), r"robot 'test' has no <link>"),
+])
+def test_tolerated_omissions_warn(document, match):
+    """What Pinocchio's reader tolerates loads here, with a warning (example-robot-data's
+    ur3.urdf has neither a name nor a link)."""
+    with pytest.warns(RuntimeWarning, match=match):
         rbd.load_urdf(document)
 
 
@@ -925,7 +934,8 @@ def test_limits_and_dynamics_are_read():
     model = rbd.load_urdf(document)
     assert model.joint_names == ["jr", "jc", "jp", "jn"]
     inf = np.inf
-    assert model.lower.tolist() == [-1.0, -inf, -inf, -inf]
+    # a <limit> without lower gives 0 (URDF specification, Pinocchio); no <limit> at all: none
+    assert model.lower.tolist() == [-1.0, -inf, 0.0, -inf]
     assert model.upper.tolist() == [1.0, inf, 0.4, inf]
     assert model.effort_limit.tolist() == [1.0, 7.0, inf, inf]
     assert model.velocity_limit.tolist() == [1.0, 3.0, inf, inf]

@@ -6,15 +6,33 @@ The ``<worldbody>`` tree of ``<body>`` elements with their ``pos`` and
 orientation, ``<joint>`` (``hinge``, ``slide``, ``ball``, ``free``) and
 ``<freejoint>``, ``<inertial>`` (``pos``, orientation, ``mass``,
 ``diaginertia`` or ``fullinertia``) or, where MuJoCo infers it, the inertia of
-the ``<geom>`` primitives (sphere, capsule, ellipsoid, cylinder, box; ``mass``
-or ``density``; ``fromto``), ``<site>`` (as frames), ``<frame>``,
-``<default>`` classes (``class``, ``childclass``, nested classes inherit),
-``<include>``, ``<option gravity>`` (and ``<flag gravity="disable">``) and
-``<compiler>`` (``angle``, ``eulerseq``, ``inertiafromgeom``,
-``inertiagrouprange``, ``boundmass``, ``boundinertia``, ``balanceinertia``,
-``settotalmass``, ``autolimits``).  Joint ``armature``, ``damping``,
+the ``<geom>`` shapes (sphere, capsule, ellipsoid, cylinder, box, mesh;
+``mass`` or ``density``; ``fromto``; ``shellinertia``), ``<site>`` (as
+frames), ``<frame>``, ``<default>`` classes (``class``, ``childclass``,
+nested classes inherit; a repeated top-level ``<default>`` adds to class
+``main``, as in MuJoCo), ``<include>`` (of ``<mujoco>`` or
+``<mujocoinclude>`` files), ``<asset>`` (``<mesh file scale inertia vertex
+face refpos refquat>``, ``<material rgba>``), ``<option gravity>`` (and
+``<flag gravity="disable">``) and ``<compiler>`` (``angle``, ``eulerseq``,
+``inertiafromgeom``, ``inertiagrouprange``, ``boundmass``,
+``boundinertia``, ``balanceinertia``, ``settotalmass``, ``autolimits``,
+``meshdir``, ``assetdir``).  Joint ``armature``, ``damping``,
 ``frictionloss`` and ``range`` (when limited) become ``model.armature``,
 ``model.damping``, ``model.friction``, ``model.lower`` and ``model.upper``.
+Every ``<geom>`` (of the world and of the bodies, heights fields and
+signed-distance fields excepted) becomes a :class:`~rbd.geoms.Geom` in
+:attr:`~rbd.model.Model.geoms`, with its pose moved into the rbd body that
+carries it, its colour (``rgba`` or its material's) and MuJoCo's contact
+parameters (``group``, ``contype``, ``conaffinity``, ``condim``,
+``friction``, ``solref``, ``solimp``, ``solmix``, ``margin``, ``gap``,
+``priority``).  A mesh geom's pose is the mesh file's frame (MuJoCo moves
+it to the mesh's principal frame: ``mesh_pos``, ``mesh_quat``).
+
+Every element and attribute is checked against MuJoCo's grammar
+(:mod:`rbd.mjcf._schema`): an unknown one (``densty="100"``, ``<jiont>``)
+is an :class:`~rbd.errors.MJCFError` naming it and the nearest valid
+spelling, as MuJoCo refuses such files; so is an unknown value of a
+keyword attribute rbd reads (``type="cylindre"``).
 
 Bodies and joints
 -----------------
@@ -53,9 +71,12 @@ A body without joints is welded to its parent like a URDF fixed link: its
 inertia is lumped into the parent's and it stays addressable as a frame.
 Bodies welded to the world are static: their inertia is dropped, they are
 not frames, and the bodies below them hang from the world.  ``<site>``
-elements become frames of the body carrying them (a site whose name is a
-body's gets a suffix: ``"name_0"``; unnamed sites and sites of the world
-are dropped).  Geoms of the world body never enter the dynamics.
+elements become frames of the body carrying them, under their own names.
+MuJoCo keeps body and site names apart, rbd's frames share one namespace:
+a site named like a body (dm-control names many sites after their body) is
+the frame ``"site:<name>"``.  Unnamed sites and sites of the world are
+dropped.  Geoms of the world body never enter the dynamics; every geom is
+in :attr:`~rbd.model.Model.geoms`.
 
 Inertia
 -------
@@ -64,9 +85,17 @@ As MuJoCo's compiler: ``inertiafromgeom="auto"`` (default) takes the
 geoms, ``"false"`` never.  A geom's mass is ``mass`` or ``density`` times its
 volume (density 1000 by default); only geoms in ``inertiagrouprange`` and of
 mass above ``1e-14`` count; the geoms' inertias are combined by the
-parallel-axis theorem.  rbd never opens mesh files, so a mesh (or
-mesh-fitted) geom whose inertia would be needed is an error: give the body an
-``<inertial>``.  Each body's inertia must be physical (``mass ≥ 0``,
+parallel-axis theorem.  Shapes follow
+:mod:`rbd.reference.mass_properties` (closed forms for primitives, solid
+or shell; the divergence theorem over a mesh's triangles under the mesh
+asset's ``inertia`` rule: ``legacy`` (MuJoCo's default), ``exact``,
+``convex``, ``shell``).  A mesh file is opened only when a moving body's
+inertia needs it (STL and OBJ through the optional ``trimesh`` package,
+MuJoCo's ``.msh`` directly; vertices rounded to single precision as MuJoCo
+stores them); bodies welded to the world never need it.  A primitive
+fitted to a mesh, a height field or a signed-distance field whose inertia
+would be needed is an error: give the body an ``<inertial>``.  Each body's
+inertia must be physical (``mass ≥ 0``,
 principal moments ``≥ 0`` obeying the triangle inequality, to the tolerance
 of :data:`rbd.urdf.INERTIA_RTOL`), unless ``balanceinertia`` repairs it as
 MuJoCo does.
@@ -114,21 +143,26 @@ Security
 --------
 The XML is parsed with :mod:`defusedxml`, refusing any document type
 declaration (hence entity expansion and external entities) before anything
-is expanded or fetched.  ``<include file>`` is read only inside the
-directory of the model file (or ``directory=``), after resolving symbolic
-links, and an include cycle is refused.  Nothing else is opened: no mesh,
-texture or plugin file, and nothing is executed.
+is expanded or fetched.  ``<include file>`` paths are relative to the
+model file's directory (or ``directory=``) and, as in MuJoCo, may leave it
+with ``../`` (metaworld's tasks do); an include cycle, more than 1000
+includes and anything but a regular file (a FIFO would block the reader
+forever) are refused.  Mesh files are opened only for the inertia of a
+moving body (see Inertia); no texture or plugin file is opened, and
+nothing is executed.  Bodies, frames and includes are read with explicit
+stacks, so a deeply nested file cannot exhaust Python's recursion limit.
 """
 
 import os
 import re
 import warnings
 
-from .._robotfile import quote
-from ..errors import InputError
+from .._robotfile import caller_stacklevel, quote
+from ..errors import InputError, MJCFError
 from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
+from ._geoms import _read_assets
 from ._options import (
     _Context,
     _defaults,
@@ -137,6 +171,7 @@ from ._options import (
     _read_compiler,
     _read_option,
 )
+from ._schema import check_grammar
 from ._state import (
     from_mujoco_force,
     from_mujoco_state,
@@ -160,7 +195,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         A path to an MJCF file, or the XML document itself (a string whose
         first non-blank character is ``<``, or bytes).
     directory : str or os.PathLike, optional
-        The directory ``<include>`` files are read from (and confined to).
+        The directory ``<include>`` and mesh paths are relative to.
         Default: the model file's directory; a model given as a string has
         none, so its includes are refused unless this is given.
 
@@ -178,14 +213,17 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     ------
     MJCFError
         On malformed or unsafe XML (any DOCTYPE), a root other than
-        ``<mujoco>``, an ``<include>`` outside the model's directory or in a
-        cycle, an unknown joint type or default class, a free joint that is
+        ``<mujoco>``, an ``<include>`` in a cycle or of a file that is not
+        regular, an element or attribute MuJoCo's grammar does not have, an
+        unknown joint or geom type or default class, a free joint that is
         not alone or not at the top level, a bad number, a zero axis or
         quaternion, two orientations on one element, an inverted ``range``,
-        a non-physical inertia, a geom whose inertia needs a mesh file, or an
-        element rbd cannot model rigidly (``<composite>``, ``<flexcomp>``,
-        ``<replicate>``, ``<attach>``, ``<deformable>``).  The message names
-        the element.  Nothing is returned and no model is half built.
+        a non-physical inertia, a mesh that cannot be read when a moving
+        body's inertia needs it, or an element rbd cannot model rigidly
+        (``<composite>``, ``<flexcomp>``, ``<replicate>``, ``<attach>``,
+        ``<deformable>``).  The message names the file's element (an unnamed
+        one by its place: ``<body #1> (unnamed) of body 'torso'``).  Nothing
+        is returned and no model is half built.
 
     Warns
     -----
@@ -223,19 +261,39 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     >>> [round(float(x), 6) for x in (model.lower[0], model.upper[0])]  # degrees by default
     [-1.570796, 1.570796]
     """
-    root = _document(source, directory)
+    root, directory = _document(source, directory)
+    check_grammar(root, MJCFError)
     compiler = _read_compiler(root)
     ignored: dict[str, list[str]] = {}
     gravity = _read_option(root, ignored)
     ctx = _Context(compiler, _defaults(root), ignored)
+    ctx.assets = _read_assets(root, ctx, directory)
     _read_world(root, ctx)
     _dynamics_sections(root, ignored)
     if compiler.settotalmass > 0:
         _scale_masses(ctx.bodies, compiler.settotalmass)
-    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies)
+    model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms,
+                   ctx.labels)
     if ignored:
-        warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning, stacklevel=2)
+        warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
+                      stacklevel=caller_stacklevel())
     return model
+
+
+def _body_inertias(source, *, directory=None) -> list:
+    """Each MJCF body's own inertia (:class:`~rbd._robotfile.Link`, body frame), in MuJoCo's
+    body order (id 1 first), before welded bodies are merged; None for bodies welded to the
+    world.  For comparisons with MuJoCo's ``body_mass``, ``body_ipos`` and ``body_inertia``."""
+    root, directory = _document(source, directory)
+    ctx = _Context(_read_compiler(root), _defaults(root), {})
+    ctx.assets = _read_assets(root, ctx, directory)
+    _read_world(root, ctx)
+    if ctx.compiler.settotalmass > 0:
+        _scale_masses(ctx.bodies, ctx.compiler.settotalmass)
+    moving = []
+    for body in ctx.bodies:
+        moving.append(bool(body.joints) or (body.parent >= 0 and moving[body.parent]))
+    return [body.link if keep else None for body, keep in zip(ctx.bodies, moving, strict=True)]
 
 
 # --- choosing the reader ----------------------------------------------------------------------

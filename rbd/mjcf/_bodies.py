@@ -11,8 +11,9 @@ import numpy as np
 from .._robotfile import Link, quote
 from ..errors import MJCFError
 from ..spatial import plux
+from ._geoms import geom_record
 from ._inertia import _body_link
-from ._options import _MJ_EPS, _attributes, _Context, _ignore
+from ._options import _MJ_EPS, _attributes, _Context, _element, _ignore, _owner
 from ._orientation import _pose, _site_pose
 from ._xml import _flag, _scalar, _vector
 
@@ -44,29 +45,44 @@ class _MJBody:
     parent: int  # index of the parent MJCF body, -1 for the world
     X: np.ndarray  # motion transform: parent body frame -> this body's reference frame
     joints: list
-    link: Link  # mass, centre of mass and inertia about it, in the body frame
+    inertia: object  # () -> Link: mass, centre of mass and inertia about it, body frame
     sites: list  # (name, X body -> site)
+    geoms: list = field(default_factory=list)  # Geom records, poses in this body's frame
+    _link: Link | None = None
+
+    @property
+    def link(self) -> Link:
+        """The body's inertia, computed on first use (bodies welded to the world need none)."""
+        if self._link is None:
+            self._link = self.inertia()
+        return self._link
+
+    @link.setter
+    def link(self, value: Link) -> None:
+        self._link = value
 
 
 def _flatten(body: ET.Element, childclass: str, ctx: _Context, where: str):
     """Children of ``body`` with ``<frame>`` elements resolved: (elem, R, p, childclass)."""
     out = []
-
-    def visit(elem, R, p, cls):
-        for child in elem:
-            if child.tag in _REFUSED:
-                raise MJCFError(f"{where}: <{child.tag}> is not supported: {_REFUSED[child.tag]}")
-            if child.tag not in (*_BODY_CHILDREN, "frame"):
-                raise MJCFError(f"{where}: unknown element <{child.tag}> (MJCF allows "
-                                f"{', '.join(_BODY_CHILDREN)} and frame here)")
-            if child.tag == "frame":
-                attrs = _attributes(child, "frame", cls, ctx, f"{where} <frame>")
-                Rf, pf = _pose(attrs, child.attrib, f"{where} <frame>", ctx.compiler)
-                visit(child, R @ Rf, p + R @ pf, child.get("childclass", cls))
-            else:
-                out.append((child, R, p, cls))
-
-    visit(body, np.eye(3), np.zeros(3), childclass)
+    stack = [(iter(body), np.eye(3), np.zeros(3), childclass)]  # frames nest: no recursion
+    while stack:
+        children, R, p, cls = stack[-1]
+        child = next(children, None)
+        if child is None:
+            stack.pop()
+            continue
+        if child.tag in _REFUSED:
+            raise MJCFError(f"{where}: <{child.tag}> is not supported: {_REFUSED[child.tag]}")
+        if child.tag not in (*_BODY_CHILDREN, "frame"):
+            raise MJCFError(f"{where}: unknown element <{child.tag}> (MJCF allows "
+                            f"{', '.join(_BODY_CHILDREN)} and frame here)")
+        if child.tag == "frame":
+            attrs = _attributes(child, "frame", cls, ctx, f"{where} <frame>")
+            Rf, pf = _pose(attrs, child.attrib, f"{where} <frame>", ctx.compiler)
+            stack.append((iter(child), R @ Rf, p + R @ pf, child.get("childclass", cls)))
+        else:
+            out.append((child, R, p, cls))
     return out
 
 
@@ -92,7 +108,7 @@ def _joint_properties(kind: str, attrs: dict, where: str, ctx: _Context, name: s
 def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
     free = elem.tag == "freejoint"
     name = elem.get("name") or f"{body}_joint{k}"
-    where = f"<{elem.tag} name={quote(name)}> of body {quote(body)}"
+    where = f"{_element(elem.tag, elem, k)} of {_owner(ctx, body)}"
     attrs = dict(elem.attrib) if free else _attributes(elem, "joint", cls, ctx, where)
     kind = "free" if free else attrs.get("type", "hinge").strip()
     if kind not in _JOINT_KINDS:
@@ -102,8 +118,9 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
         raise MJCFError(f"{where}: align='true' moves the body frame to the inertial frame, "
                         "which rbd does not do: remove it")
     axis = R @ _vector(attrs, "axis", 3, where, [0, 0, 1])
-    if kind in ("hinge", "slide") and np.linalg.norm(axis) < _MJ_EPS:
+    if kind in ("hinge", "slide") and np.abs(axis).max() < _MJ_EPS:
         raise MJCFError(f"{where}: axis is zero")
+    axis = axis / max(float(np.abs(axis).max()), _MJ_EPS)  # the norm of 1e300 would overflow
     scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
     ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
     if _scalar(attrs, "stiffness", where, 0.0) or np.any(
@@ -116,11 +133,13 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
                     _joint_properties(kind, attrs, where, ctx, name))
 
 
-def _read_body(elem, R, p, cls, parent: int, ctx: _Context) -> None:
-    """Append the body ``elem`` and, depth-first, its descendants to ``ctx.bodies``."""
+def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
+    """Append the body ``elem`` to ``ctx.bodies``; its child bodies, to be read next."""
     index = len(ctx.bodies)
     name = elem.get("name") or f"body{index + 1}"
-    where = f"body {quote(name)}"
+    if not elem.get("name"):
+        ctx.labels[name] = label
+    where = _owner(ctx, name)
     attrs = _attributes(elem, "body", cls, ctx, where)
     Rb, pb = _pose(attrs, elem.attrib, where, ctx.compiler)
     Rb, pb = R @ Rb, p + R @ pb
@@ -136,19 +155,31 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context) -> None:
               enumerate(x for x in kids if x[0].tag in ("joint", "freejoint"))]
     _check_joints(joints, parent, where)
     sites = []
-    for e, Rk, pk, c in kids:
-        if e.tag == "site" and e.get("name"):
-            where_site = f"<site name={quote(e.get('name'))}> of {where}"
+    for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "site"):
+        if e.get("name"):
+            where_site = f"{_element('site', e, k)} of {where}"
             site_attrs = _attributes(e, "site", c, ctx, where_site)
             Rs, ps = _site_pose(site_attrs, e.attrib, where_site, ctx.compiler)
             sites.append((e.get("name"), plux((Rk @ Rs).T, pk + Rk @ ps)))
-    ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints, _body_link(kids, name, ctx),
-                              sites))
+    geoms = [g for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom")
+             if (g := geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names))]
+    ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints,
+                              lambda: _body_link(kids, name, ctx), sites, geoms))
     if any(e.tag == "plugin" for e, *_ in kids):
         _ignore(ctx.ignored, "plugins of bodies", quote(name))
-    for e, Rk, pk, c in kids:
-        if e.tag == "body":
-            _read_body(e, Rk, pk, c, index, ctx)
+    children = [x for x in kids if x[0].tag == "body"]
+    up = where if where.count(" of ") < 3 else where.split(" of ", 1)[0] + " of ..."
+    return [(e, Rk, pk, c, index, f"<body #{k}> (unnamed) of {up}")
+            for k, (e, Rk, pk, c) in enumerate(children)]
+
+
+def _read_tree(first: list, ctx: _Context) -> None:
+    """Read bodies depth-first in document order (MuJoCo's numbering) with an explicit stack,
+    so any nesting depth is read without recursion."""
+    stack = list(reversed(first))
+    while stack:
+        e, R, p, cls, parent, label = stack.pop()
+        stack.extend(reversed(_read_body(e, R, p, cls, parent, ctx, label)))
 
 
 def _check_joints(joints: list, parent: int, where: str) -> None:
@@ -164,10 +195,18 @@ def _check_joints(joints: list, parent: int, where: str) -> None:
 
 def _read_world(root: ET.Element, ctx: _Context) -> None:
     for world in root.findall("worldbody"):
+        top = []
         for e, R, p, cls in _flatten(world, "main", ctx, "<worldbody>"):
             if e.tag in ("joint", "freejoint"):
                 raise MJCFError("<worldbody> cannot have joints: put them in a <body>")
             if e.tag == "body":
-                _read_body(e, R, p, cls, -1, ctx)
+                top.append((e, R, p, cls, -1, f"<body #{len(top)}> (unnamed) of <worldbody>"))
+            elif e.tag == "geom":
+                k = len(ctx.world_geoms)
+                geom = geom_record(e, R, p, cls, ctx, ctx.assets, "<worldbody>", k,
+                                   ctx.geom_names)
+                if geom is not None:
+                    ctx.world_geoms.append(geom)
+        _read_tree(top, ctx)
 
 

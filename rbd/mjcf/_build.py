@@ -10,7 +10,7 @@ from .._robotfile import Link, merge, quote, unique
 from ..errors import MJCFError, ModelError
 from ..joints import Fixed, Free, Joint, Prismatic, Revolute, Spherical
 from ..model import Model
-from ..spatial import axis_angle_rotation, plux
+from ..spatial import axis_angle_rotation, plux, plux_parts
 from ._bodies import _MJBody, _MJJoint
 from ._options import _MJ_MINVAL
 
@@ -64,11 +64,21 @@ def _chain(body: _MJBody, parent: int, X_base: np.ndarray, specs: list, taken: s
     return len(specs) - 1
 
 
-def _plan(bodies: list) -> tuple[list, list]:
-    """Specs of the rbd bodies with their inertia parts, and the frames ``(name, spec, X)``."""
+def _placed(X: np.ndarray) -> np.ndarray:
+    """The pose ``[[Eᵀ, r], [0, 1]]`` of a frame reached by the motion transform ``plux(E, r)``."""
+    E, r = plux_parts(X)
+    T = np.eye(4)
+    T[:3, :3], T[:3, 3] = E.T, r
+    return T
+
+
+def _plan(bodies: list) -> tuple[list, list, list]:
+    """Specs of the rbd bodies with their inertia parts, the frames ``(name, spec, X)`` and the
+    geoms ``(spec or -1, Geom in that frame)``."""
     specs: list[_Spec] = []
-    frames = []
+    frames, geoms = [], []
     taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
+    named = {b.name: f"body {quote(b.name)}" for b in bodies}  # the frames' namespace
     owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
     for body in bodies:
         base, X_up = (-1, np.eye(6)) if body.parent == -1 else owner[body.parent]
@@ -80,13 +90,20 @@ def _plan(bodies: list) -> tuple[list, list]:
             if base >= 0:
                 frames.append((body.name, base, X_base))
         spec, X = owner[-1]
+        T = _placed(X)
+        geoms.extend((spec, g.replace(pose=T @ g.pose)) for g in body.geoms)
         if spec >= 0:
             specs[spec].parts.append((body.link, X))
             for site, X_site in body.sites:
-                name = unique(site, taken)
-                taken.add(name)
+                # MuJoCo keeps sites and bodies apart; rbd's frames are one namespace, so a
+                # site named like a body is the frame "site:<name>" (documented in rbd.mjcf)
+                name = site if site not in named else f"site:{site}"
+                if name in named:
+                    raise MJCFError(f"<site name={quote(site)}> of body {quote(body.name)}: "
+                                    f"{named[name]} already has the frame name {quote(name)}")
+                named[name] = f"<site name={quote(site)}> of body {quote(body.name)}"
                 frames.append((name, spec, X_site @ X))
-    return specs, frames
+    return specs, frames, geoms
 
 
 def _scale_masses(bodies: list, total: float) -> None:
@@ -97,8 +114,8 @@ def _scale_masses(bodies: list, total: float) -> None:
         b.link = Link(b.name, b.link.mass * scale, b.link.com, b.link.I_com * scale)
 
 
-def _build(name: str, gravity, bodies: list) -> Model:
-    specs, frames = _plan(bodies)
+def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Model:
+    specs, frames, geoms = _plan(bodies)
     model = Model(gravity=gravity, name=name)
     for spec in specs:
         try:
@@ -108,8 +125,17 @@ def _build(name: str, gravity, bodies: list) -> Model:
             if spec.properties:
                 model.set_joint_properties(spec.joint_name, **spec.properties)
         except ModelError as exc:
-            raise MJCFError(f"body {quote(spec.name)}: {exc}") from None
+            where = (labels or {}).get(spec.name, f"body {quote(spec.name)}")
+            raise MJCFError(f"{where}: {exc}") from None
     for frame_name, spec, X in frames:
-        model.add_frame(frame_name, spec, X)
+        try:
+            model.add_frame(frame_name, spec, X)
+        except ModelError as exc:
+            raise MJCFError(f"frame {quote(frame_name)} (a site or a welded body): {exc}"
+                            ) from None
+    for geom in world_geoms:
+        model.add_geom(geom)
+    for spec, geom in geoms:
+        model.add_geom(geom.replace(body=specs[spec].name if spec >= 0 else None))
     return model
 

@@ -84,27 +84,38 @@ def _read_option(root: ET.Element, ignored: dict) -> np.ndarray:
     return gravity
 
 
-def _read_defaults(elem: ET.Element, inherited: dict, classes: dict) -> None:
-    """Class ``elem``: its parent's attributes overridden by its own; nested classes recurse."""
-    name = elem.get("class", "main")
-    if name in classes:
-        raise MJCFError(f"<default class={quote(name)}> is defined twice")
-    values = {tag: dict(attrs) for tag, attrs in inherited.items()}
-    for child in elem:
-        if child.tag != "default":
-            values.setdefault(child.tag, {}).update(child.attrib)
-    classes[name] = values
-    for child in elem.findall("default"):
-        if "class" not in child.attrib:
-            raise MJCFError(f"a nested <default> inside class {quote(name)} has no 'class'")
-        _read_defaults(child, values, classes)
+def _read_defaults(top: ET.Element, classes: dict) -> None:
+    """Class ``top`` and its nested classes; each class starts from a copy of its parent's.
+
+    A top-level ``<default>`` is the class ``main``: a repeated one adds to it (as
+    MuJoCo does).  The walk keeps its own stack, so any nesting depth is read.
+    """
+    if top.get("class", "main") != "main":
+        raise MJCFError(f"<default class={quote(top.get('class'))}> at the top level: the "
+                        "top-level class is 'main' and cannot be renamed")
+    pending = [(top, None)]
+    while pending:
+        elem, parent = pending.pop()
+        name = "main" if parent is None else elem.get("class")
+        if parent is None:
+            values = classes.setdefault("main", {})
+        elif name is None:
+            raise MJCFError(f"a nested <default> inside class {quote(parent)} has no 'class'")
+        elif name in classes:
+            raise MJCFError(f"<default class={quote(name)}> is defined twice")
+        else:
+            values = {tag: dict(attrs) for tag, attrs in classes[parent].items()}
+            classes[name] = values
+        for child in elem:
+            if child.tag != "default":
+                values.setdefault(child.tag, {}).update(child.attrib)
+        pending.extend((child, name) for child in reversed(elem.findall("default")))
 
 
 def _defaults(root: ET.Element) -> dict:
-    classes: dict = {}
+    classes: dict = {"main": {}}
     for elem in root.findall("default"):
-        _read_defaults(elem, classes.get("main", {}), classes)
-    classes.setdefault("main", {})
+        _read_defaults(elem, classes)
     return classes
 
 
@@ -115,6 +126,21 @@ class _Context:
     classes: dict
     ignored: dict
     bodies: list = field(default_factory=list)
+    assets: object = None  # the <asset> section's meshes and materials (mjcf._geoms._Assets)
+    world_geoms: list = field(default_factory=list)  # geoms of <worldbody>, world frame
+    geom_names: set = field(default_factory=set)
+    labels: dict = field(default_factory=dict)  # generated body name -> the file's element
+
+
+def _owner(ctx: _Context, body: str) -> str:
+    """How messages name a body: ``body 'name'``, or where an unnamed ``<body>`` sits."""
+    return ctx.labels.get(body, f"body {quote(body)}")
+
+
+def _element(tag: str, elem, k: int) -> str:
+    """``<tag name='x'>``, or ``<tag #k>`` (its place among its kind) when it has no name."""
+    name = elem.get("name")
+    return f"<{tag} name={quote(name)}>" if name else f"<{tag} #{k}>"
 
 
 def _attributes(elem: ET.Element, tag: str, childclass: str, ctx: _Context, where: str) -> dict:

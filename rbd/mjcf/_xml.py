@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -16,6 +17,9 @@ _MAX_INCLUDES = 1000  # included files per model (a guard against exponential in
 
 def _read_file(path) -> bytes:
     try:
+        if not stat.S_ISREG(os.stat(os.fspath(path)).st_mode):
+            raise MJCFError(f"cannot read MJCF file {quote(path)}: not a regular file (a "
+                            "directory, FIFO or device would be read forever or not at all)")
         with open(os.fspath(path), "rb") as fh:
             return fh.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the name
@@ -45,45 +49,53 @@ def _parse_xml(text, what: str = "the document") -> ET.Element:
                         ) from None
 
 
-def _inside(path: str, directory: str) -> bool:
-    return os.path.commonpath([path, directory]) == directory
+def _expand_includes(top: ET.Element, directory: str | None, stack: tuple, count: list) -> None:
+    """Replace every ``<include file>`` below ``top`` by the children of the file's root.
+
+    As MuJoCo: the path is relative to the main model's directory (``../`` may leave
+    it), the included root is ``<mujoco>`` or ``<mujocoinclude>``.  The walk keeps
+    its own stack, so any nesting depth is read without recursion.
+    """
+    pending = [(top, stack)]
+    while pending:
+        elem, chain = pending.pop()
+        queue, kept, k = [(child, chain) for child in elem], [], 0
+        while k < len(queue):
+            child, within = queue[k]
+            k += 1
+            if child.tag == "include":
+                root, path = _included(child, directory, within, count)
+                queue[k:k] = [(grandchild, (*within, path)) for grandchild in root]
+                continue
+            kept.append(child)
+            pending.append((child, within))
+        elem[:] = kept
 
 
-def _expand_includes(elem: ET.Element, directory: str | None, stack: tuple, count: list) -> None:
-    """Replace every ``<include file>`` below ``elem`` by the children of the file's root."""
-    children = []
-    for child in list(elem):
-        if child.tag != "include":
-            _expand_includes(child, directory, stack, count)
-            children.append(child)
-            continue
-        name = child.get("file")
-        if not name:
-            raise MJCFError("<include> has no 'file' attribute")
-        if directory is None:
-            raise MJCFError(f"<include file={quote(name)}>: a model given as a string has no "
-                            "directory; pass directory= to load_mjcf or load the file by path")
-        path = os.path.realpath(os.path.join(directory, name))
-        if not _inside(path, directory):
-            raise MJCFError(f"<include file={quote(name)}> points outside the model's "
-                            f"directory {quote(directory)}: only files inside it are read")
-        if path in stack:
-            chain = " -> ".join(quote(os.path.basename(p)) for p in (*stack, path))
-            raise MJCFError(f"<include file={quote(name)}> closes an include cycle: {chain}")
-        count[0] += 1
-        if count[0] > _MAX_INCLUDES:
-            raise MJCFError(f"more than {_MAX_INCLUDES} <include> elements: refused")
-        root = _parse_xml(_read_file(path), f"included file {quote(name)}")
-        if root.tag != "mujoco":
-            raise MJCFError(f"included file {quote(name)}: root element is <{root.tag}>, "
-                            "expected <mujoco>")
-        _expand_includes(root, directory, (*stack, path), count)
-        children.extend(root)
-    elem[:] = children
+def _included(child: ET.Element, directory: str | None, stack: tuple, count: list):
+    """The parsed root of one ``<include>``'s file and the file's real path."""
+    name = child.get("file")
+    if not name:
+        raise MJCFError("<include> has no 'file' attribute")
+    if directory is None:
+        raise MJCFError(f"<include file={quote(name)}>: a model given as a string has no "
+                        "directory; pass directory= to load_mjcf or load the file by path")
+    path = os.path.realpath(os.path.join(directory, name))
+    if path in stack:
+        chain = " -> ".join(quote(os.path.basename(p)) for p in (*stack, path))
+        raise MJCFError(f"<include file={quote(name)}> closes an include cycle: {chain}")
+    count[0] += 1
+    if count[0] > _MAX_INCLUDES:
+        raise MJCFError(f"more than {_MAX_INCLUDES} <include> elements: refused")
+    root = _parse_xml(_read_file(path), f"included file {quote(name)}")
+    if root.tag not in ("mujoco", "mujocoinclude"):
+        raise MJCFError(f"included file {quote(name)}: root element is <{root.tag}>, "
+                        "expected <mujoco> or <mujocoinclude>")
+    return root, path
 
 
-def _document(source, directory) -> ET.Element:
-    """The root ``<mujoco>`` element of ``source``, includes expanded."""
+def _document(source, directory) -> tuple[ET.Element, str | None]:
+    """The root ``<mujoco>`` element of ``source``, includes expanded, and its directory."""
     if _is_xml_text(source):
         text, main = (bytes(source) if not isinstance(source, str) else source), None
     elif isinstance(source, str | os.PathLike):
@@ -98,7 +110,7 @@ def _document(source, directory) -> ET.Element:
     if directory is not None:
         directory = os.path.realpath(os.fspath(directory))
     _expand_includes(root, directory, (main,) if main else (), [0])
-    return root
+    return root, directory
 
 
 # --- attributes ------------------------------------------------------------------------------

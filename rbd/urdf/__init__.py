@@ -116,7 +116,7 @@ __all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BO
 
 
 def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
-              inertia: str = "strict") -> Model:
+              inertia: str = "strict", package_dirs=None) -> Model:
     """Build a :class:`~rbd.model.Model` from a URDF file or XML string.
 
     Parameters
@@ -160,6 +160,11 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
 
         A negative mass is an error under every policy: no nearby physical
         inertia is a reasonable guess for it.
+    package_dirs : str or sequence of str, optional
+        Where ``package://`` mesh paths are looked up, as Pinocchio's
+        ``package_dirs`` (``package://pkg/path`` as ``<dir>/pkg/path``, then
+        ``<dir>/path``); relative paths are taken from the URDF file's
+        directory first.  Paths are only resolved: no mesh file is opened.
 
     Returns
     -------
@@ -212,9 +217,13 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     two, ``(cos θ, sin θ)`` (see the module notes).  A ``<mimic>`` joint
     follows the joint it names and has no coordinate of its own
     (:meth:`~rbd.model.Model.add_mimic`); ``<dynamics armature>`` is read as
-    the joint's armature (an rbd extension).  Visual and
-    collision geometry, materials and transmissions are ignored; mesh files
-    are never opened.
+    the joint's armature (an rbd extension).  ``<visual>`` and
+    ``<collision>`` become :attr:`~rbd.model.Model.geoms` (poses moved into
+    the body carrying the link; see :mod:`rbd.urdf._geoms`); transmissions
+    are ignored; mesh files are never opened.  A ``<limit>`` without
+    ``lower`` or ``upper`` gives 0 for it, as the URDF specification (and
+    Pinocchio) say: a revolute or prismatic joint with neither has the range
+    ``[0, 0]``, a joint held at 0 once limits are enforced in a simulation.
 
     Examples
     --------
@@ -249,9 +258,18 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     if inertia not in INERTIA_POLICIES:
         raise InputError(f"inertia must be one of {', '.join(map(repr, INERTIA_POLICIES))}, "
                          f"got {inertia!r}")
-    robot_name, links, joints = _parse_robot(_parse_xml(_read_source(source)))
+    if isinstance(package_dirs, str | os.PathLike):
+        package_dirs = [package_dirs]
+    base = None
+    if isinstance(source, str | os.PathLike) and not (
+            isinstance(source, str) and source.lstrip().lstrip("\ufeff").lstrip().startswith("<")):
+        base = os.path.dirname(os.path.abspath(os.fspath(source)))
+    robot_name, links, joints, geoms = _parse_robot(_parse_xml(_read_source(source)), base,
+                                                    list(package_dirs or ()))
     _check_mimics(joints)
-    return _build(robot_name, links, joints, bool(floating_base), inertia)
+    if not links:
+        return Model(name=robot_name)
+    return _build(robot_name, links, joints, bool(floating_base), inertia, geoms)
 
 
 

@@ -10,10 +10,11 @@ import warnings
 
 import numpy as np
 
-from .._robotfile import merge, nearest_physical, unique, violation
+from .._robotfile import caller_stacklevel, merge, nearest_physical, unique, violation
 from ..errors import ModelError, URDFError
 from ..joints import Free
 from ..model import Model
+from ..spatial import plux_parts
 from ._read import _topology
 
 #: Name of the free joint that ``load_urdf(..., floating_base=True)`` adds at the root.
@@ -86,7 +87,7 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
     if repairs:
         warnings.warn(f"inertia='repair' replaced {len(repairs)} non-physical inertia"
                       f"{'s' if len(repairs) > 1 else ''} by the nearest physical one: "
-                      + "; ".join(repairs), RuntimeWarning, stacklevel=4)
+                      + "; ".join(repairs), RuntimeWarning, stacklevel=caller_stacklevel())
     if massless:
         shown = ", ".join(repr(name) for name in massless[:_LISTED])
         more = f" and {len(massless) - _LISTED} more" if len(massless) > _LISTED else ""
@@ -94,17 +95,17 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
                       + ("have" if len(massless) > 1 else "has")
                       + " zero mass and zero inertia (welded links included): unless bodies "
                       "below carry inertia along the joint, the mass matrix is singular and "
-                      "forward dynamics undefined", RuntimeWarning, stacklevel=4)
+                      "forward dynamics undefined", RuntimeWarning, stacklevel=caller_stacklevel())
 
 
-def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model:
+def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=None) -> Model:
     """Turn the checked tree into a Model: bodies depth-first, fixed joints merged."""
     root, _, children = _topology(links, joints)
     preorder, owner, moving = _tree(root, children, floating_base)
     inertias, repairs = _body_inertias(links, preorder, owner, policy)
     model = Model(name=robot_name)
     index: dict[str | None, int] = {None: -1}
-    massless = []
+    massless, taken = [], set()
     for link in preorder:
         if owner[link][0] != link:
             continue
@@ -128,6 +129,15 @@ def _build(robot_name, links, joints, floating_base: bool, policy: str) -> Model
         body_link, X = owner[link]
         if body_link is not None and body_link != link:
             model.add_frame(link, index[body_link], X)
+    for link in preorder:
+        body_link, X = owner[link]
+        E, r = plux_parts(X)
+        T = np.eye(4)
+        T[:3, :3], T[:3, 3] = E.T, r  # the link frame in the frame of its body
+        for geom in (geoms or {}).get(link, ()):
+            name = unique(geom.name, taken)
+            taken.add(name)
+            model.add_geom(geom.replace(name=name, body=body_link, pose=T @ geom.pose))
     for joint in joints:
         if joint.mimic is not None:
             try:

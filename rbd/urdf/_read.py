@@ -8,16 +8,18 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 import numpy as np
 from defusedxml import DefusedXmlException
 
-from .._robotfile import Link, quote, safe_fromstring
+from .._robotfile import Link, caller_stacklevel, quote, safe_fromstring
 from ..errors import URDFError
 from ..joints import Free, Joint, Planar, Prismatic, Revolute
 from ..spatial import plux, rpy_to_rot
+from ._geoms import _material_colours, link_geoms
 
 #: Bound written in a ``<limit>`` for a limit that is infinite (URDF requires the
 #: ``<limit>`` of revolute and prismatic joints and cannot write ``inf``).  It is
@@ -65,6 +67,9 @@ def _read_file(path) -> bytes:
         name = os.fspath(path)
         if str(name).endswith(".xacro"):
             raise _xacro_error(f"file {quote(name)}")
+        if os.path.exists(name) and not os.path.isfile(name):
+            raise URDFError(f"cannot read URDF file {quote(path)}: not a regular file (a "
+                            "directory, FIFO or device would be read forever or not at all)")
         with open(name, "rb") as fh:
             return fh.read()
     except (OSError, ValueError) as exc:  # ValueError: a NUL character in the name
@@ -76,16 +81,24 @@ def _read_file(path) -> bytes:
         raise URDFError(f"cannot read URDF file {quote(path)}: {reason}{hint}") from None
 
 
+def _trimmed(data: bytes) -> bytes:
+    """Blank lines before the XML declaration and NUL bytes after the document removed
+    (both refused by the XML parser, both accepted by Pinocchio's reader)."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    return data.lstrip().rstrip(b"\x00 \t\r\n")
+
+
 def _read_source(source) -> str | bytes:
     """Return the XML text of ``source`` (an XML string or bytes, or a file path)."""
     if isinstance(source, bytes | bytearray):
-        return bytes(source).lstrip()
+        return _trimmed(bytes(source))
     if isinstance(source, str):
         text = source.lstrip().lstrip("\ufeff").lstrip()  # a byte order mark may open it
         if text.startswith("<"):
-            return text  # an XML declaration must open the document
+            return text.rstrip("\x00 \t\r\n")  # an XML declaration must open the document
     if isinstance(source, str | os.PathLike):
-        return _read_file(source)
+        return _trimmed(_read_file(source))
     raise URDFError(f"expected a URDF file path or an XML string, got {type(source).__name__}")
 
 
@@ -211,6 +224,8 @@ def _joint_properties(elem: ET.Element, kind: str, where: str) -> dict[str, floa
                   "dynamics": (("damping", "damping"), ("friction", "friction"),
                                ("armature", "armature"))}
     properties = {}
+    if _single(elem, "limit", where) is not None and kind != "continuous":
+        properties.update(lower=0.0, upper=0.0)  # the specification's defaults
     for tag, pairs in attributes.items():
         child = _single(elem, tag, where)
         for key, attribute in pairs:
@@ -284,17 +299,26 @@ def _check_mimics(joints: list[_Joint]) -> None:
 
 
 # --- the tree ------------------------------------------------------------------------------
-def _parse_robot(root: ET.Element) -> tuple[str, dict[str, Link], list[_Joint]]:
+def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
+                 ) -> tuple[str, dict[str, Link], list[_Joint], dict[str, list]]:
+    """Name, links, joints and each link's geoms (link frame) of a ``<robot>``."""
     _check_not_xacro(root)
     if root.tag != "robot":
         raise URDFError(f"the document's root element is <{root.tag}>, expected <robot>")
-    robot_name = _attribute(root, "name", "<robot>")
+    robot_name = (root.get("name") or "").strip()
+    if not robot_name:
+        robot_name = "robot"
+        warnings.warn("<robot> has no 'name' attribute (the URDF specification requires one): "
+                      "the model is called 'robot'", RuntimeWarning, stacklevel=caller_stacklevel())
     links: dict[str, Link] = {}
+    geoms: dict[str, list] = {}
+    colours = _material_colours(root)
     for elem in root.findall("link"):
         link = _parse_link(elem)
         if link.name in links:
             raise URDFError(f"duplicate link name {link.name!r}")
         links[link.name] = link
+        geoms[link.name] = link_geoms(elem, link.name, colours, base, package_dirs, _origin)
     joints: list[_Joint] = []
     names: set[str] = set()
     for elem in root.findall("joint"):
@@ -304,8 +328,9 @@ def _parse_robot(root: ET.Element) -> tuple[str, dict[str, Link], list[_Joint]]:
         names.add(joint.name)
         joints.append(joint)
     if not links:
-        raise URDFError(f"robot {robot_name!r} has no <link>")
-    return robot_name, links, joints
+        warnings.warn(f"robot {robot_name!r} has no <link>: the model has no bodies",
+                      RuntimeWarning, stacklevel=caller_stacklevel())
+    return robot_name, links, joints, geoms
 
 
 def _cycle_through(link: str, parent_joint: dict[str, _Joint]) -> URDFError:

@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from .._robotfile import unique
+from .._robotfile import caller_stacklevel, unique
 from ..errors import URDFError
 from ..joints import Joint
 from ..model import Model
@@ -27,7 +27,7 @@ def _origin_element(parent: ET.Element, X: np.ndarray) -> None:
     ET.SubElement(parent, "origin", xyz=_fmt(r), rpy=_fmt(rot_to_rpy(E.T)))
 
 
-def _link_element(robot: ET.Element, name: str, mass: float, com, I_com) -> None:
+def _link_element(robot: ET.Element, name: str, mass: float, com, I_com) -> ET.Element:
     link = ET.SubElement(robot, "link", name=name)
     inertial = ET.SubElement(link, "inertial")
     ET.SubElement(inertial, "origin", xyz=_fmt(com), rpy="0 0 0")
@@ -36,6 +36,44 @@ def _link_element(robot: ET.Element, name: str, mass: float, com, I_com) -> None
     ET.SubElement(inertial, "inertia", **{
         key: _fmt([I[i, j]]) for key, (i, j) in zip(
             INERTIA_KEYS, ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)), strict=True)})
+    return link
+
+
+_URDF_SHAPES = ("box", "cylinder", "sphere", "mesh")
+
+
+def _geom_elements(model: Model, links: dict, world: str | None) -> None:
+    """``<visual>`` and ``<collision>`` of each geom URDF can describe (module notes of
+    :mod:`rbd.urdf._geoms` for the sizes); one warning names the others."""
+    unwritten = []
+    for geom in model.geoms:
+        link = links.get(world if geom.body is None else geom.body)
+        if geom.kind not in _URDF_SHAPES or link is None:
+            unwritten.append(f"{geom.name!r} ({geom.kind}"
+                             + (", on the world of a floating base)" if link is None else ")"))
+            continue
+        for tag, wanted in (("visual", geom.visual), ("collision", geom.collision)):
+            if not wanted:
+                continue
+            elem = ET.SubElement(link, tag, name=geom.name)
+            ET.SubElement(elem, "origin", xyz=_fmt(geom.pose[:3, 3]),
+                          rpy=_fmt(rot_to_rpy(geom.pose[:3, :3])))
+            shape = ET.SubElement(elem, "geometry")
+            if geom.kind == "box":
+                ET.SubElement(shape, "box", size=_fmt(2 * geom.size))
+            elif geom.kind == "cylinder":
+                ET.SubElement(shape, "cylinder", radius=_fmt(geom.size[:1]),
+                              length=_fmt(2 * geom.size[1:2]))
+            elif geom.kind == "sphere":
+                ET.SubElement(shape, "sphere", radius=_fmt(geom.size[:1]))
+            else:
+                ET.SubElement(shape, "mesh", filename=geom.mesh, scale=_fmt(geom.mesh_scale))
+            if tag == "visual":
+                material = ET.SubElement(elem, "material", name=f"{geom.name}_material")
+                ET.SubElement(material, "color", rgba=_fmt(geom.rgba))
+    if unwritten:
+        warnings.warn(f"geoms URDF cannot hold are not written: {', '.join(unwritten)}",
+                      RuntimeWarning, stacklevel=caller_stacklevel())
 
 
 def _bound(x: float) -> float:
@@ -110,18 +148,19 @@ def _robot_element(model: Model, floating_base: bool) -> ET.Element:
     if unwritten:
         warnings.warn(f"the armature of planar and floating joints ({', '.join(unwritten)}) "
                       "is not written: rbd writes armature in <dynamics>, which only "
-                      "revolute and prismatic joints have", RuntimeWarning, stacklevel=3)
+                      "revolute and prismatic joints have", RuntimeWarning,
+                      stacklevel=caller_stacklevel())
     free_root = _floating_root(model) if floating_base else None
     body_names = set(model.body_names)
     frames = {name: f for name, f in model.frames.items() if name not in body_names}
     robot = ET.Element("robot", name=model.name)
-    world = None
+    world, links = None, {}
     if free_root is None:
         world = unique("world", set(model.body_names) | set(frames))
-        ET.SubElement(robot, "link", name=world)
+        links[world] = ET.SubElement(robot, "link", name=world)
     names = model.body_names
     for i, body in enumerate(model.bodies):
-        _link_element(robot, body.name, body.mass, body.com, body.I_com)
+        links[body.name] = _link_element(robot, body.name, body.mass, body.com, body.I_com)
         if i != free_root:
             parent = world if body.parent == -1 else names[body.parent]
             properties = (_joint_properties_of(full, i)
@@ -134,4 +173,5 @@ def _robot_element(model: Model, floating_base: bool) -> ET.Element:
         joint_name = unique(f"{name}_joint", joint_names)
         joint_names.add(joint_name)
         _joint_element(robot, joint_name, "fixed", names[frame.body], name, frame.X, None)
+    _geom_elements(model, links, world)
     return robot
