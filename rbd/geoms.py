@@ -43,7 +43,7 @@ import numpy as np
 
 from .errors import InputError, ModelError
 
-__all__ = ["Geom", "GEOM_KINDS", "geom_poses", "load_mesh", "make_geom"]
+__all__ = ["Geom", "GEOM_KINDS", "load_mesh", "make_geom"]
 
 #: The shapes a geom can have (MuJoCo's geom types rbd reads).
 GEOM_KINDS = ("plane", "sphere", "capsule", "cylinder", "box", "ellipsoid", "mesh")
@@ -206,44 +206,6 @@ def placed_geom(model, name, body, kind, size, pose, fields: dict) -> Geom:
         geom = make_geom(name, None, kind, size, pose, **fields)
     owner = None if index < 0 else model.bodies[index].name
     return geom if geom.body == owner else geom.replace(body=owner)
-
-
-def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:
-    r"""World poses of the model's geoms, ``(ngeoms, 4, 4)``, in ``model.geoms`` order.
-
-    A geom on body ``i`` is at :math:`T_i(q)\,P` with :math:`T_i` the body's
-    world pose (:func:`rbd.forward_kinematics`) and :math:`P` its ``pose``;
-    a world geom is at :math:`P`.
-
-    Parameters
-    ----------
-    model : Model
-    q : (nq,) or (N, nq) array_like
-    backend : str, optional
-        As for :func:`rbd.forward_kinematics`.
-
-    Returns
-    -------
-    (ngeoms, 4, 4) or (N, ngeoms, 4, 4) ndarray
-
-    Examples
-    --------
-    >>> import numpy as np, rbd
-    >>> model = rbd.models.double_pendulum()
-    >>> model.add_geom("bob", "link2", "sphere", [0.1], (np.eye(3), [0, 0, -1]))
-    0
-    >>> rbd.geom_poses(model, [0.0, 0.0])[0, :3, 3].round(12)
-    array([ 0.,  0., -2.])
-    """
-    from .algorithms.kinematics import forward_kinematics
-
-    T = forward_kinematics(model, q, backend=backend)
-    geoms = model.geoms
-    world = np.eye(4)
-    index = [-1 if g.body is None else model.body_index(g.body) for g in geoms]
-    pose = np.array([g.pose for g in geoms]).reshape(len(geoms), 4, 4)
-    base = np.concatenate([np.broadcast_to(world, (*T.shape[:-3], 1, 4, 4)), T], axis=-3)
-    return base[..., np.array(index, dtype=int) + 1, :, :] @ pose
 
 
 def load_mesh(geom_or_path, scale=None):

@@ -256,3 +256,39 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
         E, r = plux_parts(model._frames[body].X)
         local = r + E.T @ local
     return _twin(model, backend).jacobian(q, index, local)
+
+
+def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:
+    r"""World poses of the model's geoms, ``(ngeoms, 4, 4)``, in ``model.geoms`` order.
+
+    A geom on body ``i`` is at :math:`T_i(q)\,P` with :math:`T_i` the body's
+    world pose (:func:`rbd.forward_kinematics`) and :math:`P` its ``pose``;
+    a world geom is at :math:`P`.
+
+    Parameters
+    ----------
+    model : Model
+    q : (nq,) or (N, nq) array_like
+    backend : str, optional
+        As for :func:`rbd.forward_kinematics`.
+
+    Returns
+    -------
+    (ngeoms, 4, 4) or (N, ngeoms, 4, 4) ndarray
+
+    Examples
+    --------
+    >>> import numpy as np, rbd
+    >>> model = rbd.models.double_pendulum()
+    >>> model.add_geom("bob", "link2", "sphere", [0.1], (np.eye(3), [0, 0, -1]))
+    0
+    >>> rbd.geom_poses(model, [0.0, 0.0])[0, :3, 3].round(12)
+    array([ 0.,  0., -2.])
+    """
+    T = forward_kinematics(model, q, backend=backend)
+    geoms = model.geoms
+    world = np.eye(4)
+    index = [-1 if g.body is None else model.body_index(g.body) for g in geoms]
+    pose = np.array([g.pose for g in geoms]).reshape(len(geoms), 4, 4)
+    base = np.concatenate([np.broadcast_to(world, (*T.shape[:-3], 1, 4, 4)), T], axis=-3)
+    return base[..., np.array(index, dtype=int) + 1, :, :] @ pose

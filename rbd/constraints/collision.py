@@ -520,7 +520,7 @@ def collide_model(model, q) -> Contacts | list[Contacts]:
     if geoms is None:
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
-    from ..geoms import geom_poses
+    from ..algorithms.kinematics import geom_poses
 
     if np.ndim(q) == 2:
         return [collide_model(model, row) for row in np.asarray(q)]

@@ -20,6 +20,7 @@ import numpy as np
 from .._robotfile import quote
 from ..errors import URDFError
 from ..geoms import MUJOCO_DEFAULTS, make_geom
+from ._attributes import _numbers
 
 _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
 
@@ -42,12 +43,6 @@ def resolve_mesh(filename: str, base: str | None, package_dirs) -> str:
         if os.path.isfile(path):
             return os.path.abspath(path)
     return filename
-
-
-def _numbers(elem, name, count, where, default=None):
-    from ._read import _numbers as numbers
-
-    return numbers(elem, name, count, where, default)
 
 
 def _shape(geometry: ET.Element, where: str):

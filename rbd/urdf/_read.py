@@ -19,6 +19,7 @@ from .._robotfile import Link, caller_stacklevel, quote, safe_fromstring
 from ..errors import URDFError
 from ..joints import Free, Joint, Planar, Prismatic, Revolute
 from ..spatial import plux, rpy_to_rot
+from ._attributes import _XACRO_REMEDY, _numbers
 from ._geoms import _material_colours, link_geoms
 
 #: Bound written in a ``<limit>`` for a limit that is infinite (URDF requires the
@@ -32,7 +33,6 @@ _JOINT_TYPES = ("revolute", "continuous", "prismatic", "fixed", "floating", "pla
 ONE_DOF = ("revolute", "continuous", "prismatic")
 INERTIA_KEYS = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
 _AXIS_TOLERANCE = 1e-12
-_XACRO_REMEDY = "expand it to URDF first: `xacro file.xacro > file.urdf`"
 
 
 # --- parsed document ---------------------------------------------------------------------
@@ -151,31 +151,6 @@ def _attribute(elem: ET.Element, name: str, where: str) -> str:
     return value.strip()
 
 
-def _numbers(elem, name: str, count: int, where: str, default=None,
-             infinite: bool = False) -> np.ndarray:
-    """Parse ``count`` numbers from attribute ``name`` (``default`` if absent).
-
-    The numbers must be finite unless ``infinite`` allows ``±inf`` (never NaN).
-    """
-    if elem is None or elem.get(name) is None:
-        if default is None:
-            tag = "element" if elem is None else f"<{elem.tag}>"
-            raise URDFError(f"{where}: {tag} has no {name!r} attribute")
-        return np.array(default, dtype=float)
-    text = elem.get(name)
-    try:
-        values = [float(token) for token in text.split()]
-    except ValueError:
-        hint = (f" (an unexpanded xacro expression: {_XACRO_REMEDY})"
-                if "${" in text or "$(" in text else "")
-        raise URDFError(f"{where}: <{elem.tag}> {name}={quote(text)} is not a list of "
-                        f"numbers{hint}") from None
-    if len(values) != count:
-        raise URDFError(f"{where}: <{elem.tag}> {name}={quote(text)} must hold {count} "
-                        f"number{'s' if count > 1 else ''}, got {len(values)}")
-    if not all(math.isfinite(x) or (infinite and math.isinf(x)) for x in values):
-        raise URDFError(f"{where}: <{elem.tag}> {name}={quote(text)} has a non-finite value")
-    return np.array(values)
 
 
 def _origin(elem, where: str) -> tuple[np.ndarray, np.ndarray]:
