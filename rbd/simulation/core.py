@@ -55,6 +55,15 @@ EVALUATION_FLOOR = 10_000
 EVALUATIONS_PER_SECOND = 100_000
 
 
+def _ndim(value, name: str) -> int:
+    """The number of dimensions of an array-like; a ragged one is named."""
+    try:
+        return np.ndim(value)
+    except ValueError:
+        raise InputError(f"{name} must be a numeric array of one shape, got a ragged "
+                         f"sequence") from None
+
+
 def _force_argument(value, shape: tuple, name: str):
     if value is None or callable(value):
         return value
@@ -383,7 +392,7 @@ def simulate(
                    rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
                    min_step=min_step, damping=damping, record_every=record_every,
                    num_threads=num_threads, compiled=compiled)
-    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+    if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
         return _simulate_batch(model, q0, v0, duration, dt, options)
     return _simulate_one(model, q0, v0, duration, dt, **options)
 
