@@ -36,7 +36,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea_derivatives,
 )
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
-from .errors import SimulationInterrupted  # noqa: F401
+from .errors import SimulationInterrupted, SweepError  # noqa: F401
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
 from .model import Model

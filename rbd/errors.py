@@ -56,5 +56,20 @@ class SimulationInterrupted(KeyboardInterrupt):
         self.trajectory = trajectory
 
 
+class SweepError(RbdError):
+    """A point of :func:`rbd.sweep` could not be evaluated or its result not returned.
+
+    ``index`` is the point's position in the grid (one index per axis) and
+    ``point`` the arguments ``fn`` was called with there.
+    """
+
+    def __init__(self, message: str, point=None, index=None):
+        super().__init__(message)
+        self.point, self.index = point, index
+
+    def __reduce__(self):                 # travels from a Dask worker with its attributes
+        return type(self), (str(self), self.point, self.index)
+
+
 __all__ = ["RbdError", "ModelError", "URDFError", "MJCFError", "InputError", "SimulationError",
-           "SimulationInterrupted"]
+           "SimulationInterrupted", "SweepError"]
