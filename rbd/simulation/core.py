@@ -348,7 +348,12 @@ def simulate(
     ------
     InputError
         On a bad argument (``dt <= 0``, ``duration < 0``, a wrong shape, a
-        non-unit quaternion, an unknown integrator, a bad impact map ...).
+        complex or ragged ``q0``, ``dt=True``, a non-unit quaternion, an
+        unknown integrator, a bad impact map ...), and before anything is
+        allocated when the samples would not fit in the available memory
+        (:func:`available_memory`; the message gives the bytes, ``duration``,
+        ``dt`` and ``record_every``).  The time grid itself is never built, so
+        a long run kept every ``record_every`` steps needs only its samples.
     SimulationError
         When the run cannot go on: the state, the acceleration or ``tau`` /
         ``f_ext`` became non-finite (the simulation diverged), the run reached
@@ -356,7 +361,15 @@ def simulate(
         solver failed.  The message says when, at which step, and what to try;
         the error's ``trajectory`` attribute holds the :class:`Trajectory` up to
         the last finite state (``None`` when not even the initial state could
-        be evaluated).
+        be evaluated) and ``diverged_at`` the time it stopped.  For a batch,
+        ``trajectory`` holds every rollout (NaN after the last finite sample of
+        those that stopped), ``diverged`` their indices and ``diverged_at``
+        their times; the message reports the first of them in full.
+    SimulationInterrupted
+        On Ctrl-C (``SIGINT``), within some 20 ms on the compiled path and one
+        step on the Python path: a :class:`KeyboardInterrupt` whose
+        ``trajectory`` holds the samples computed so far (a batch: every
+        rollout, NaN where it had not got that far).
 
     Notes
     -----
