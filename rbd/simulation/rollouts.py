@@ -122,13 +122,17 @@ def _compiled_run(out: tuple, model: Model, integrator: str, duration: float, dt
                   stride: int, steps: int) -> CompiledRun:
     """A :class:`CompiledRun` of the kernel's result tuple."""
     q, v, a, tau, kinetic, potential, status, samples, done, failure, failure_t = out
-    times = grid_time(sample_indices(steps, stride), duration, dt)
     arrays = dict(q=q, v=v, a=a, tau=tau, kinetic=kinetic, potential=potential)
     per_step = 4 if integrator == "rk4" else 1
+    if np.ndim(status) == 0 and status != 0:     # one rollout cut short: its samples only
+        idx = np.arange(samples) * stride
+        if status == -1 and samples and done % stride:
+            idx[-1] = done                       # the off-stride last finite state
+        times = grid_time(idx, duration, dt)
+    else:
+        times = grid_time(sample_indices(steps, stride), duration, dt)
     if np.ndim(status) == 0:         # one rollout: its samples, cut
         t = times[:samples]
-        if status == -1 and samples and done % stride:
-            t = np.append(times[:samples - 1], grid_time(done, duration, dt))
         arrays = {name: None if x is None else x[:samples] for name, x in arrays.items()}
         evaluations = 1 + steps * per_step if status == 0 else 1 + done * per_step
     else:                            # a batch: the grid, NaN after each rollout's samples
