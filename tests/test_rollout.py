@@ -248,3 +248,19 @@ def test_the_grid_without_its_array_is_the_grid():
         assert grid_steps(duration, dt) == steps, (duration, dt)
         assert np.array_equal(grid_time(np.arange(steps + 1), duration, dt), t[:steps + 1])
     assert grid_steps(0.0, 0.1) == 0
+
+
+def test_the_uniform_grid_equals_its_array():
+    from rbd.simulation.rollouts import grid_steps
+
+    model = rbd.models.arm7()
+    q0, v0 = start(model)
+    kernel = rbd.algorithms.compiled(model)
+    duration, dt = 0.1037, 1e-3
+    by_array = kernel.rollout(q0, v0, grid_times(duration, dt), stride=4)
+    by_grid = kernel.rollout(q0, v0, stride=4, grid=(dt, duration, grid_steps(duration, dt)))
+    for x, y in zip(by_array[:6], by_grid[:6], strict=True):
+        assert (x is None and y is None) or np.array_equal(x, y)
+    assert by_grid[6:9] == (0, 27, 104)          # status, samples, steps
+    with pytest.raises(rbd.InputError, match="either times or grid"):
+        kernel.rollout(q0, v0)
