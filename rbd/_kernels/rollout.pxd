@@ -27,9 +27,11 @@ cdef struct Control:
 
 
 cdef struct Plan:
-    const double* t             # n_steps + 1 times, step k from t[k] to t[k+1]; or NULL:
-    double dt                   #   the uniform grid t_k = k dt, clipped to the duration
-    double duration             #   (rbd.simulation.rollouts.grid_times, without the array)
+    # the grid: t (n_steps + 1 times, step k from t[k] to t[k+1]), or with t NULL the
+    # uniform grid t_k = k dt clipped to the duration (rollouts.grid_times, no array)
+    const double* t
+    double dt
+    double duration
     Py_ssize_t n_steps
     Py_ssize_t stride           # record every stride-th step (and the last one)
     bint rk4                    # RK4 (Munthe-Kaas) steps, else semi-implicit Euler
