@@ -114,7 +114,10 @@ def run_compiled(kernel, model: Model, q0, v0, duration: float, dt: float, integ
         if not isinstance(getattr(exc, "rollout", None), tuple):
             raise
         run = _compiled_run(exc.rollout, model, integrator, duration, dt, stride, steps)
-        raise interruption(exc, run.trajectory, duration)  # noqa: B904 (exc is its cause)
+        new = interruption(exc, run.trajectory, duration)
+        if new is exc:
+            raise
+        raise new from exc
     return _compiled_run(out, model, integrator, duration, dt, stride, steps)
 
 
@@ -169,9 +172,7 @@ def interruption(exc: BaseException, trajectory: Trajectory, duration: float) ->
         text = (f"simulation interrupted at t = {done:.6g} s of {duration:g} s: the samples "
                 f"up to there are in this exception's .trajectory")
     if isinstance(exc, KeyboardInterrupt):
-        new = SimulationInterrupted(text, trajectory)
-        new.__cause__ = exc
-        return new
+        return SimulationInterrupted(text, trajectory)
     try:
         exc.trajectory = trajectory
         exc.add_note(text)
