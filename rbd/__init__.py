@@ -36,7 +36,16 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea,
     rnea_derivatives,
 )
-from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
+from .errors import (  # noqa: F401
+    InputError,
+    MJCFError,
+    ModelError,
+    RbdError,
+    SimulationError,
+    SimulationInterrupted,
+    SweepError,
+    URDFError,
+)
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
 from .model import Model

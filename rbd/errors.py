@@ -30,6 +30,25 @@ class SimulationError(RbdError):
 
     The attribute ``trajectory`` holds what was computed up to the last finite
     state (or ``None`` when nothing was), so a long run is not lost.
+
+    For a batch (``q0`` of shape ``(N, nq)``) ``trajectory`` holds every
+    rollout, with NaN after the last finite sample of each one that diverged;
+    ``diverged`` lists those rollouts' indices and ``diverged_at`` the times at
+    which they diverged (both ``None`` for a single run).
+    """
+
+    def __init__(self, message: str, trajectory=None, diverged=None, diverged_at=None):
+        super().__init__(message)
+        self.trajectory = trajectory
+        self.diverged = diverged
+        self.diverged_at = diverged_at
+
+
+class SimulationInterrupted(KeyboardInterrupt):
+    """A simulation stopped by Ctrl-C (``SIGINT``): a :class:`KeyboardInterrupt`.
+
+    The attribute ``trajectory`` holds the samples computed before the
+    interrupt (for a batch: every rollout, NaN where it had not got that far).
     """
 
     def __init__(self, message: str, trajectory=None):
@@ -37,4 +56,20 @@ class SimulationError(RbdError):
         self.trajectory = trajectory
 
 
-__all__ = ["RbdError", "ModelError", "URDFError", "MJCFError", "InputError", "SimulationError"]
+class SweepError(RbdError):
+    """A point of :func:`rbd.sweep` could not be evaluated or its result not returned.
+
+    ``index`` is the point's position in the grid (one index per axis) and
+    ``point`` the arguments ``fn`` was called with there.
+    """
+
+    def __init__(self, message: str, point=None, index=None):
+        super().__init__(message)
+        self.point, self.index = point, index
+
+    def __reduce__(self):                 # travels from a Dask worker with its attributes
+        return type(self), (str(self), self.point, self.index)
+
+
+__all__ = ["RbdError", "ModelError", "URDFError", "MJCFError", "InputError", "SimulationError",
+           "SimulationInterrupted", "SweepError"]

@@ -24,24 +24,29 @@ is ``sweep(partial(basin_cell, ...), {"stance_angle": ..., "swing_rate": ...})``
 
 from __future__ import annotations
 
-import itertools
 import logging
 import math
 import numbers
 import os
+import pickle
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import InputError
+from .errors import InputError, SweepError
 
-__all__ = ["sweep", "SweepResult", "TASKS_PER_WORKER"]
+__all__ = ["sweep", "SweepResult", "TASKS_PER_WORKER", "MAX_POINTS", "MAX_TASKS"]
 
 #: With ``chunk=None``, the grid is cut into about this many tasks per worker
 #: (a few tasks each keep every worker busy until the end; fewer, larger
 #: tasks keep the scheduling overhead small).
 TASKS_PER_WORKER = 4
+#: Largest grid: its results are held in one array of Python objects (some
+#: 100 bytes a point with a float result, so about 1 GB here).
+MAX_POINTS = 10_000_000
+#: Largest number of Dask tasks of one sweep (the scheduler keeps each one).
+MAX_TASKS = 100_000
 
 
 @dataclass(frozen=True, eq=False)
@@ -184,12 +189,69 @@ def _connect(distributed, scheduler, n_workers):
     return client, [client, cluster]
 
 
-def _run_chunk(fn: Callable, names: Sequence[str], points: list) -> list:
+class _Grid:
+    """The points of a Cartesian grid, made on demand from their flat (C-order) index."""
+
+    def __init__(self, axes: dict[str, np.ndarray]):
+        self.names = list(axes)
+        self.shape = tuple(len(a) for a in axes.values())
+        self.size = math.prod(self.shape)
+        self._values = [_points_of(a) for a in axes.values()]
+
+    def index(self, flat: int) -> tuple[int, ...]:
+        return tuple(int(i) for i in np.unravel_index(flat, self.shape))
+
+    def point(self, flat: int) -> dict:
+        """The arguments of ``fn`` at point ``flat``."""
+        return {name: values[i] for name, values, i in
+                zip(self.names, self._values, self.index(flat), strict=True)}
+
+    def chunk(self, start: int, stop: int) -> list[tuple]:
+        """The points ``start .. stop - 1`` as tuples of axis values."""
+        idx = np.unravel_index(np.arange(start, stop), self.shape)
+        return list(zip(*([values[i] for i in column] for values, column in
+                          zip(self._values, idx, strict=True)), strict=True))
+
+
+def _where(names: Sequence[str], point: tuple, start: int, offset: int) -> str:
+    """The point as a reader finds it: its number in the grid and its arguments."""
+    arguments = ", ".join(f"{n}={v!r}" for n, v in zip(names, point, strict=True))
+    return f"grid point {start + offset} ({arguments})"
+
+
+def _returnable(value, names: Sequence[str], point: tuple, start: int, offset: int):
+    """``value`` if it can travel back from a worker (pickle or cloudpickle), else a
+    :class:`~rbd.SweepError` naming the point."""
+    try:
+        pickle.dumps(value, protocol=5, buffer_callback=lambda buffer: None)
+    except Exception:
+        try:
+            import cloudpickle
+
+            cloudpickle.dumps(value, protocol=5, buffer_callback=lambda buffer: None)
+        except Exception as exc:
+            raise SweepError(
+                f"fn's result at {_where(names, point, start, offset)} cannot be sent back "
+                f"from the worker: {type(value).__name__} does not pickle ({exc}); return "
+                f"numbers, arrays or other picklable values",
+                dict(zip(names, point, strict=True)), start + offset) from None
+    return value
+
+
+def _run_chunk(fn: Callable, names: Sequence[str], points: list, start: int = 0) -> list:
     """One task, point by point: ``fn(**point)`` for each point of a chunk."""
-    return [fn(**dict(zip(names, point, strict=True))) for point in points]
+    out = []
+    for offset, point in enumerate(points):
+        try:
+            value = fn(**dict(zip(names, point, strict=True)))
+        except Exception as exc:
+            exc.add_note(f"rbd.sweep: raised by fn at {_where(names, point, start, offset)}")
+            raise
+        out.append(_returnable(value, names, point, start, offset))
+    return out
 
 
-def _run_batch(fn: Callable, names: Sequence[str], points: list) -> list:
+def _run_batch(fn: Callable, names: Sequence[str], points: list, start: int = 0) -> list:
     """One task, as a batch: ``fn`` once, with one array per axis over the chunk's points."""
     columns = {name: np.asarray([point[k] for point in points])
                for k, name in enumerate(names)}
@@ -197,7 +259,8 @@ def _run_batch(fn: Callable, names: Sequence[str], points: list) -> list:
     if len(results) != len(points):
         raise InputError(f"with batched=True, fn must return one result per point: it "
                          f"returned {len(results)} for a batch of {len(points)}")
-    return results
+    return [_returnable(value, names, point, start, offset)
+            for offset, (value, point) in enumerate(zip(results, points, strict=True))]
 
 
 def _axis(name, values) -> np.ndarray:
@@ -305,7 +368,15 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
     InputError
         On an empty or malformed grid, a bad ``chunk``, ``n_workers``,
         ``batched`` or ``scheduler``, or a batched ``fn`` returning the wrong
-        number of results.
+        number of results; a grid of more than :data:`MAX_POINTS` points or
+        more than :data:`MAX_TASKS` tasks (refused before anything runs; the
+        points are made chunk by chunk, never listed whole).
+    SweepError
+        When the process evaluating a point died (a crash, out of memory): the
+        error names that grid point (``.point``, ``.index``), found by running
+        the points of the failed chunk one per task; or when ``fn``'s result at
+        a point cannot be pickled back to the client.  An exception raised by
+        ``fn`` itself propagates with a note naming the point.
     OSError
         If no scheduler answers at the given address.
 
@@ -327,24 +398,41 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
     distributed = _require_distributed()
     from tqdm import tqdm
 
-    names = list(axes)
-    shape = tuple(len(a) for a in axes.values())
-    points = list(itertools.product(*(_points_of(a) for a in axes.values())))
-    results = np.empty(len(points), dtype=object)
+    grid_points = _Grid(axes)
+    names, shape, total = grid_points.names, grid_points.shape, grid_points.size
+    if total > MAX_POINTS:
+        raise InputError(f"the grid has {total:,} points ({' x '.join(map(str, shape))}), more "
+                         f"than MAX_POINTS = {MAX_POINTS:,} whose results one sweep holds; "
+                         f"sweep it in parts")
+    if chunk is not None and math.ceil(total / chunk) > MAX_TASKS:
+        raise InputError(f"{total:,} points in chunks of chunk = {chunk} make "
+                         f"{math.ceil(total / chunk):,} Dask tasks, more than MAX_TASKS = "
+                         f"{MAX_TASKS:,}; use a larger chunk")
     task = _run_batch if batched else _run_chunk
     client, own = _connect(distributed, scheduler, n_workers)
     futures = {}
     try:
         if chunk is None:
             workers = max(1, sum(client.nthreads().values()))
-            chunk = math.ceil(len(points) / (TASKS_PER_WORKER * workers))
-        for start in range(0, len(points), chunk):
-            future = client.submit(task, fn, names, points[start:start + chunk], pure=False)
+            chunk = math.ceil(total / (TASKS_PER_WORKER * workers))
+        results = np.empty(total, dtype=object)
+        for start in range(0, total, chunk):
+            points = grid_points.chunk(start, min(start + chunk, total))
+            future = client.submit(task, fn, names, points, start, pure=False)
             futures[future] = start
-        with tqdm(total=len(points), disable=not progress, desc=desc) as bar:
+        with tqdm(total=total, disable=not progress, desc=desc) as bar:
             for future in distributed.as_completed(list(futures)):
-                values = future.result()
                 start = futures[future]
+                try:
+                    values = future.result()
+                except distributed.KilledWorker as exc:
+                    stop = min(start + chunk, total)
+                    raise _killed(client, task, fn, grid_points, start, stop,
+                                  distributed) from exc
+                except SweepError as exc:        # the worker knew the flat index only
+                    if isinstance(exc.index, int):
+                        exc.index = grid_points.index(exc.index)
+                    raise
                 results[start:start + len(values)] = _as_objects(values)
                 bar.update(len(values))
     except BaseException:
@@ -355,6 +443,39 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
         for thing in own:
             thing.close()
     return SweepResult(_values(results, shape), dict(axes))
+
+
+def _killed(client, task, fn, grid: _Grid, start: int, stop: int, distributed) -> SweepError:
+    """The error for a chunk whose worker died: its points are run one per task to find
+    the one that kills (each costs the workers it kills; Dask restarts them)."""
+    culprit = start if stop - start == 1 else None
+    if culprit is None:
+        singles = {client.submit(task, fn, grid.names, grid.chunk(k, k + 1), k, pure=False): k
+                   for k in range(start, stop)}
+        try:
+            for future in distributed.as_completed(list(singles)):
+                try:
+                    future.result()
+                except distributed.KilledWorker:
+                    culprit = singles[future]
+                    break
+                except Exception:
+                    continue
+        finally:
+            client.cancel(list(singles))
+    if culprit is None:
+        where = (f"one of grid points {start} to {stop - 1} (each ran alone without a "
+                 f"crash: the failure depends on what ran before it in the process)")
+        return SweepError(f"a Dask worker died while evaluating fn at {where}; the process "
+                          f"was killed (a crash in compiled code, running out of memory, "
+                          f"os._exit ...)", None, None)
+    point = grid.point(culprit)
+    index = grid.index(culprit)
+    arguments = ", ".join(f"{n}={v!r}" for n, v in point.items())
+    return SweepError(f"a Dask worker died evaluating fn at grid point {culprit} (index "
+                      f"{index}: {arguments}): the process was killed (a crash in compiled "
+                      f"code, running out of memory, os._exit ...); Dask gave up on it after "
+                      f"it killed several workers", point, index)
 
 
 def _as_objects(values: list) -> np.ndarray:

@@ -132,7 +132,7 @@ def test_at_most_max_frames_first_and_last_kept(swing):
     model, traj = swing
     m = animation.motion(model, traj, frames=7)
     assert len(m) == 7 and m.t[0] == traj.t[0] and m.t[-1] == traj.t[-1]
-    with pytest.raises(rbd.InputError, match="frames must be between 1 and 200"):
+    with pytest.raises(rbd.InputError, match="frames must be an integer from 1 to 200"):
         animation.motion(model, traj, frames=animation.MAX_FRAMES + 1)
 
 
@@ -198,15 +198,59 @@ def test_mp4_with_ffmpeg(swing, tmp_path):
     (dict(out="run.png"), r"write a \.html, \.gif, \.mp4 file"),
     (dict(out="no_such_dir/run.html"), "does not exist"),
     (dict(out="run.html", trail="hand"), "trail='hand' is neither a body nor a frame"),
-    (dict(out="run.html", frames=0), "frames must be between"),
-    (dict(out="run.html", speed=0.0), "speed must be a positive number"),
-    (dict(out="run.gif", fps=-1.0), "fps must be a positive number"),
+    (dict(out="run.html", frames=0), "frames must be an integer from 1 to"),
+    (dict(out="run.html", speed=0.0), r"speed must be finite and > 0"),
+    (dict(out="run.gif", fps=-1.0), r"fps must be finite and > 0"),
+    # before: TypeError, ValueError or pillow's IndexError after the drawing started
+    (dict(out="run.gif", frames="10"), "frames must be an integer from 1 to .*got '10'"),
+    (dict(out="run.gif", frames=2.5), "frames must be an integer"),
+    (dict(out="run.html", speed="fast"), "speed must be a real number, got 'fast'"),
+    (dict(out="run.gif", fps="20"), "fps must be a real number, got '20'"),
+    (dict(out="run.gif", dpi=0), r"dpi must be finite and > 0, got 0"),
+    (dict(out="run.gif", dpi=-50), r"dpi must be finite and > 0"),
+    (dict(out="run.gif", dpi=float("nan")), r"dpi must be finite and > 0"),
+    (dict(out="run.gif", size=0), r"size must be finite and > 0"),
+    (dict(out="run.gif", size=True), "size must be a real number"),
+    (dict(out="run.gif", size=1000, dpi=80), r"80000 pixels; a GIF or MP4 side must be"),
+    (dict(out="run.gif", size=0.1, dpi=80), r"8 pixels"),
+    (dict(out="run.gif", title=3), "title must be a string or None"),
 ])
 def test_bad_arguments_write_nothing(swing, tmp_path, monkeypatch, kwargs, match):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(rbd.InputError, match=match):
         rbd.animate(*swing, **kwargs)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.skipif(not hasattr(animation.os, "geteuid") or animation.os.geteuid() == 0,
+                    reason="the superuser may write anywhere: no directory is read-only to it")
+def test_a_directory_that_cannot_be_written_is_refused_first(swing, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    locked.chmod(0o500)
+    try:
+        with pytest.raises(rbd.InputError, match="cannot be written"):
+            rbd.animate(*swing, locked / "run.gif")
+    finally:
+        locked.chmod(0o700)
+
+
+def test_names_with_dollar_signs_are_drawn_as_written(swing, tmp_path):
+    # before: matplotlib read '$x' as an unfinished formula, and pillow's IndexError hid it
+    model, traj = swing
+    out = rbd.animate(model, traj, tmp_path / "x.gif", frames=3, size=2, dpi=40, title="$x")
+    assert out.stat().st_size > 0
+
+
+def test_an_error_while_drawing_a_movie_is_reported_as_itself(swing, tmp_path, monkeypatch):
+    from matplotlib import animation as mpl_animation
+
+    def broken(self, **kwargs):
+        raise RuntimeError("the drawing failed")
+
+    monkeypatch.setattr(mpl_animation.PillowWriter, "grab_frame", broken)
+    with pytest.raises(RuntimeError, match="the drawing failed"):
+        rbd.animate(*swing, tmp_path / "x.gif", frames=3, size=2, dpi=40)
 
 
 def test_bad_trajectories(swing, tmp_path):

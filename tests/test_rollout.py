@@ -229,3 +229,38 @@ def test_a_forked_child_runs_batches_serially():
     """)
     result = python_child(script, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_grid_without_its_array_is_the_grid():
+    """grid_steps/grid_time (what the compiled path uses, no array) against the grid built
+    whole, on durations that are and are not near multiples of dt."""
+    from rbd.simulation.rollouts import grid_steps, grid_time
+
+    rng = np.random.default_rng(7)
+    for _ in range(500):
+        dt = float(10.0 ** rng.uniform(-4, -1))
+        k = int(rng.integers(1, 2000))
+        duration = k * dt * (1.0 + float(rng.choice([0.0, 1e-12, -1e-12, 1e-9, 0.3, -0.3])))
+        n = int(np.ceil(duration / dt)) + 2
+        t = np.arange(n, dtype=float) * dt
+        t[1:] = np.where(t[1:] > duration - 1e-9 * dt, duration, t[1:])
+        steps = int(np.argmax(t[1:] >= duration)) + 1
+        assert grid_steps(duration, dt) == steps, (duration, dt)
+        assert np.array_equal(grid_time(np.arange(steps + 1), duration, dt), t[:steps + 1])
+    assert grid_steps(0.0, 0.1) == 0
+
+
+def test_the_uniform_grid_equals_its_array():
+    from rbd.simulation.rollouts import grid_steps
+
+    model = rbd.models.arm7()
+    q0, v0 = start(model)
+    kernel = rbd.algorithms.compiled(model)
+    duration, dt = 0.1037, 1e-3
+    by_array = kernel.rollout(q0, v0, grid_times(duration, dt), stride=4)
+    by_grid = kernel.rollout(q0, v0, stride=4, grid=(dt, duration, grid_steps(duration, dt)))
+    for x, y in zip(by_array[:6], by_grid[:6], strict=True):
+        assert (x is None and y is None) or np.array_equal(x, y)
+    assert by_grid[6:9] == (0, 27, 104)          # status, samples, steps
+    with pytest.raises(rbd.InputError, match="either times or grid"):
+        kernel.rollout(q0, v0)

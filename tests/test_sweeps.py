@@ -178,3 +178,53 @@ def test_plot_refuses_what_it_cannot_draw():
 
 def test_rbd_sweep_is_this_function():
     assert rbd.sweep is sweep
+
+
+def exit_at_two(a):
+    """Kills its worker process at a == 2 (as a crash in compiled code would)."""
+    if a == 2:
+        os._exit(1)
+    return a
+
+
+def lock_at_one(a, b):
+    import threading
+
+    return threading.Lock() if a == b == 1 else a + b
+
+
+def test_a_point_that_kills_its_worker_is_named():
+    # before: Dask's KilledWorker naming an internal task ('_run_chunk-<hash>')
+    import dask
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        with pytest.raises(rbd.SweepError, match=r"grid point 2 \(index \(2,\): a=2\)") as info:
+            sweep(exit_at_two, {"a": [0, 1, 2, 3]}, chunk=4, n_workers=1, progress=False)
+    assert info.value.point == {"a": 2} and info.value.index == (2,)
+
+
+def test_an_unpicklable_result_names_its_point(client):
+    # before: a pickling traceback from the worker's transport
+    with pytest.raises(rbd.SweepError, match=r"grid point 4 \(b=1, a=1\).*lock") as info:
+        sweep(lock_at_one, {"b": [0, 1], "a": [0, 1, 2]}, chunk=2, scheduler=client,
+              progress=False)
+    assert info.value.index == (1, 1) and info.value.point == {"b": 1, "a": 1}
+
+
+def test_an_error_of_fn_names_its_point(client):
+    with pytest.raises(ZeroDivisionError) as info:
+        sweep(divide, {"a": [1.0, 0.0]}, chunk=2, scheduler=client, progress=False)
+    assert any("grid point 1 (a=0.0)" in note for note in info.value.__notes__)
+
+
+@pytest.mark.parametrize("grid, chunk, message", [
+    ({"a": range(10**4), "b": range(10**4)}, None, r"100,000,000 points \(10000 x 10000\)"),
+    ({"a": range(10**6)}, 1, r"1,000,000 Dask tasks, more than MAX_TASKS"),
+])
+def test_a_grid_too_large_is_refused_before_anything_runs(grid, chunk, message):
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(rbd.InputError, match=message):
+        sweep(divide, grid, chunk=chunk, progress=False)
+    assert time.perf_counter() - start < 2.0      # no cluster started, no point list built

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from helpers import python_child
 
+import rbd
 from rbd.symbolic import build
 
 needs_compiler = pytest.mark.skipif(not build.compiler_available(), reason="no C compiler")
@@ -257,3 +258,93 @@ def test_a_module_built_by_one_process_is_loaded_by_another(tmp_path):
     assert json.loads(second.stdout.strip().splitlines()[-1]) == {"compiled": 0}, (
         "the second process rebuilt the module the first one had cached")
     assert len(modules(tmp_path)) == 1
+
+
+# --- the cache directory and a compiler that hangs ---------------------------------------------
+def test_missing_parents_of_the_cache_are_created_owner_only(tmp_path, monkeypatch):
+    # before: only the last two directories were 0o700, the ones above them had the umask's
+    # modes (0o755: listable and enterable by everyone)
+    base = tmp_path / "a" / "b" / "cache"
+    monkeypatch.setenv("RBD_CACHE_DIR", str(base))
+    old = os.umask(0o022)
+    try:
+        build.cache_directory()
+    finally:
+        os.umask(old)
+    for path in (tmp_path / "a", tmp_path / "a" / "b", base, base / "generated"):
+        assert path.stat().st_mode & 0o777 == 0o700, f"{path}: {path.stat().st_mode:o}"
+
+
+def test_a_relative_cache_directory_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RBD_CACHE_DIR", "cache")
+    with pytest.raises(rbd.InputError, match="RBD_CACHE_DIR must be an absolute path, got 'cache'"):
+        build.cache_directory()
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "soon", "inf"])
+def test_the_compile_timeout_must_be_a_positive_number(monkeypatch, value):
+    monkeypatch.setenv("RBD_COMPILE_TIMEOUT", value)
+    with pytest.raises(rbd.InputError, match="RBD_COMPILE_TIMEOUT must be a positive number"):
+        build.compile_timeout()
+
+
+#: A joint derived with sympy and used by the kernels (which compile its jcalc first);
+#: prints how long the first and a second model took and the warnings.
+HANGING = textwrap.dedent("""
+    import json, time, warnings
+    import numpy as np
+    import sympy
+    import rbd
+    from rbd.symbolic import SymbolicJoint
+
+    def model_of(name):
+        a = sympy.symbols("a")
+        G = sympy.eye(4)
+        G[:3, :3] = sympy.rot_axis3(-a)
+        G[:3, 3] = sympy.Matrix([0.2 * sympy.cos(a), 0.0, 0.1 * a])
+        model = rbd.Model(name=name)
+        model.add_body(-1, SymbolicJoint(G, [a], name=name), None,
+                       (1.0, [0.1, 0.0, 0.0], np.diag([0.01, 0.02, 0.03])))
+        return model
+
+    q, v, a = np.array([0.3]), np.array([0.5]), np.array([-1.0])
+    out = {}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for key in ("first", "second"):
+            model = model_of(key)
+            start = time.perf_counter()
+            tau = rbd.rnea(model, q, v, a)
+            out[key] = time.perf_counter() - start
+            out[key + "_agrees"] = bool(np.allclose(
+                tau, rbd.rnea(model, q, v, a, backend="reference"), rtol=1e-12, atol=0))
+    out["warnings"] = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    print(json.dumps(out))
+""")
+
+
+@pytest.mark.skipif(not rbd.has_kernels(), reason="needs the compiled kernels")
+def test_a_hanging_compiler_is_killed_and_the_reference_path_used(tmp_path):
+    # before: the first call waited for the compiler forever
+    pidfile = tmp_path / "sleeper.pid"
+    fake = tmp_path / "hanging-cc"
+    fake.write_text(f"#!/bin/sh\nsleep 600 &\necho $! > {pidfile}\nwait\n")
+    fake.chmod(0o755)
+    env = dict(os.environ, CC=str(fake), RBD_COMPILE_TIMEOUT="2",
+               RBD_CACHE_DIR=str(tmp_path / "cache"))
+    proc = python_child(HANGING, timeout=TIMEOUT, env=env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["first_agrees"] and out["second_agrees"]
+    assert 2.0 <= out["first"] < 30.0          # the timeout, then the reference path
+    assert out["second"] < 1.9                 # no second wait for the same compiler
+    # one warning per model that falls back (as without a compiler), each saying why
+    falls_back = [w for w in out["warnings"] if "using the reference implementation" in w]
+    assert len(falls_back) == 2, out["warnings"]
+    assert all("did not finish within 2 s" in w for w in falls_back), falls_back
+    # the compiler's own children were killed with it
+    sleeper = pidfile.read_text().strip()
+    status = Path(f"/proc/{sleeper}/status")
+    assert not status.exists() or "\nState:\tZ" in status.read_text()

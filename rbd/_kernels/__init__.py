@@ -14,7 +14,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``derivatives.pyx``        ``reference/derivatives.py``        analytical RNEA and ABA derivatives
 ``rollout.pyx``            ``reference/rollout.py``            fixed-step rollouts (Euler, RK4)
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
-``_base.pyx``              —                                   model setup, workspaces, fork safety
+``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks
 ``_rollout_batch.pyx``     —                                   rollouts one by one or in a batch
 =========================  ==================================  =====================================

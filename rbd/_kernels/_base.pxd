@@ -1,14 +1,29 @@
 # cython: language_level=3
 """The state of a compiled model (``_base.pyx``), shared by ``_model.pyx`` and
-``_rollout_batch.pyx``: ``CompiledBase`` and the fork rule of threaded batches."""
+``_rollout_batch.pyx``: ``CompiledBase``, the fork rule of threaded batches and the
+interrupt check of long compiled loops."""
 
 cimport numpy as cnp
+from cpython.ref cimport PyObject
 
 from rbd._kernels._model cimport ModelC, Work, jcalc_fn
 
 
 cdef bint omp_unusable() noexcept
 cdef void omp_starting() noexcept
+
+
+cdef struct Interrupt:
+    # the interrupt check of one call of a long compiled loop (interrupted() in _base.pyx)
+    volatile int stop             # set once a signal handler raised: every thread ends its work
+    unsigned long poller          # the thread that runs Python's signal handlers (the caller)
+    double last                   # monotonic time of its last check, seconds
+    PyObject* error               # what the handler raised (a new reference), or NULL
+
+
+cdef void interrupt_start(Interrupt* s) noexcept
+cdef bint interrupted(Interrupt* s) noexcept nogil
+cdef object interrupt_error(Interrupt* s)
 
 
 cdef class CompiledBase:

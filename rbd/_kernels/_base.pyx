@@ -12,14 +12,17 @@ buffer.  :class:`rbd._kernels._model.CompiledModel` adds the checked entry
 points on top of it, and ``_rollout_batch.pyx`` runs its rollouts.
 
 The fork rule of threaded batches lives here too (``omp_unusable``,
-``omp_starting``), shared by the batches of ``_model.pyx`` and the rollouts.
+``omp_starting``), shared by the batches of ``_model.pyx`` and the rollouts, and
+the interrupt check of long compiled loops (``interrupted``).
 """
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
+from cpython.ref cimport Py_INCREF, Py_XDECREF
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cimport openmp
 
@@ -65,6 +68,71 @@ cdef void omp_starting() noexcept:
     # called before a batch enters a parallel region
     global _omp_started
     _omp_started = True
+
+
+# --- interrupts --------------------------------------------------------------------------------
+# Python's C signal handler only marks a signal as pending; the Python handler (for SIGINT:
+# raise KeyboardInterrupt) runs when the main thread next calls PyErr_CheckSignals.  A loop
+# that runs for seconds without the GIL calls interrupted() every few iterations: the
+# calling thread runs the handlers under the GIL at most every INTERRUPT_INTERVAL seconds
+# (a clock read otherwise), the threads of a prange only read the flag it sets.
+cdef extern from "Python.h":
+    int PyErr_CheckSignals() except -1
+    unsigned long PyThread_get_thread_ident() nogil
+
+#: Seconds between two runs of the signal handlers from a compiled loop.
+INTERRUPT_INTERVAL = 0.02
+cdef double _interval = INTERRUPT_INTERVAL
+
+
+cdef inline double _monotonic() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec + 1e-9 * ts.tv_nsec
+
+
+cdef void interrupt_start(Interrupt* s) noexcept:
+    # before the loop, GIL held: the calling thread polls
+    s.stop = 0
+    s.poller = PyThread_get_thread_ident()
+    s.last = _monotonic()
+    s.error = NULL
+
+
+cdef void _run_handlers(Interrupt* s) noexcept with gil:
+    # Python's signal handlers; what one of them raises stops the loop and is kept
+    try:
+        PyErr_CheckSignals()
+    except BaseException as exc:
+        Py_INCREF(exc)
+        s.error = <PyObject*>exc
+        s.stop = 1
+
+
+cdef bint interrupted(Interrupt* s) noexcept nogil:
+    # True once a signal handler raised (then the loop ends and its caller raises that)
+    cdef double now
+    if s.stop:
+        return True
+    if PyThread_get_thread_ident() != s.poller:
+        return False
+    now = _monotonic()
+    if now - s.last < _interval:
+        return False
+    s.last = now
+    _run_handlers(s)
+    return s.stop != 0
+
+
+cdef object interrupt_error(Interrupt* s):
+    # after the loop, GIL held: what a signal handler raised (the reference passes to the
+    # caller), or None
+    if s.error == NULL:
+        return None
+    exc = <object>s.error
+    Py_XDECREF(s.error)
+    s.error = NULL
+    return exc
 
 
 __all__ = ["CompiledBase", "column_slots", "parallel_batches_available"]

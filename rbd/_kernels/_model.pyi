@@ -59,11 +59,11 @@ class CompiledModel:
                  point: ArrayLike | None = None) -> NDArray[np.float64]: ...
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: Any = 1.0) -> NDArray[np.float64]: ...
     def rollout(
-        self, q0: ArrayLike, v0: ArrayLike, times: ArrayLike, rk4: bool = True, stride: int = 1,
-        tau: ArrayLike | None = None, f_ext: ArrayLike | None = None,
+        self, q0: ArrayLike, v0: ArrayLike, times: ArrayLike | None = None, rk4: bool = True,
+        stride: int = 1, tau: ArrayLike | None = None, f_ext: ArrayLike | None = None,
         q_ref: ArrayLike | None = None, kp: ArrayLike | None = None,
         kd: ArrayLike | None = None, damping: ArrayLike | None = None, keep_tau: bool = False,
-        num_threads: int | None = None,
+        num_threads: int | None = None, grid: tuple[float, float, int] | None = None,
     ) -> tuple[Any, ...]: ...
 
 def compiled_model(model: Model) -> CompiledModel: ...

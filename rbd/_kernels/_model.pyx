@@ -267,6 +267,7 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef const ModelC* m = &self.m
         cdef bint own = False
         cdef int status = 0
+        cdef _base.Interrupt intr
         buffer = None
         if nt > N:
             nt = <int>N
@@ -297,20 +298,26 @@ cdef class CompiledModel(_base.CompiledBase):
                 self._bind(&works[t], buffer[t])
         if nt > 1:
             _base.omp_starting()
+        _base.interrupt_start(&intr)
         try:
             with nogil:
                 if nt == 1:
                     for k in range(N):
                         works[0].status = run_one(m, &works[0], c, k)
-                        if works[0].status:
+                        if works[0].status or (k % 64 == 63 and _base.interrupted(&intr)):
                             break
                 else:
                     for t in range(nt):
                         works[t].status = 0
-                    # dynamic chunks keep both threads busy on a machine shared with others
+                    # dynamic chunks keep both threads busy on a machine shared with others;
+                    # after an interrupt (seen by the calling thread) the others skip their states
                     for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=chunk):
-                        if works[threadid()].status == 0:
+                        if works[threadid()].status == 0 and not (
+                                k % 64 == 63 and _base.interrupted(&intr)) and not intr.stop:
                             works[threadid()].status = run_one(m, &works[threadid()], c, k)
+            error = _base.interrupt_error(&intr)
+            if error is not None:
+                raise error
             for t in range(nt):
                 if works[t].status:
                     status = works[t].status
@@ -511,10 +518,14 @@ cdef class CompiledModel(_base.CompiledBase):
         return self._run(&c, 1, self.m.nq, 0, 0)
 
     # --- rollouts ---------------------------------------------------------------------------
-    def rollout(self, q0, v0, times, bint rk4=True, Py_ssize_t stride=1, tau=None,
+    def rollout(self, q0, v0, times=None, bint rk4=True, Py_ssize_t stride=1, tau=None,
                 f_ext=None, q_ref=None, kp=None, kd=None, damping=None,
-                bint keep_tau=False, num_threads=None):
+                bint keep_tau=False, num_threads=None, grid=None):
         """Fixed-step simulations from ``(q0, v0)`` over the grid ``times`` (``rollout.pyx``).
+
+        Instead of ``times``, ``grid = (dt, duration, n_steps)`` gives the uniform
+        grid ``t_k = k dt`` (clipped to ``duration`` within ``1e-9 dt``, as
+        :func:`rbd.simulation.rollouts.grid_times`) without an array of its times.
 
         ``q0`` of shape ``(nq,)`` runs one rollout, ``(N, nq)`` (with ``v0`` of
         shape ``(N, nv)``) N rollouts in threads, ``prange`` over the rollouts, one
@@ -527,9 +538,19 @@ cdef class CompiledModel(_base.CompiledBase):
         Returns
         -------
         tuple
-            ``(q, v, a, tau, kinetic, potential, status)``: the samples (a leading
-            ``N`` axis for a batch; ``tau`` is None unless ``keep_tau``), and per
-            rollout 0 or -1 when it diverged (its samples are then incomplete).
+            ``(q, v, a, tau, kinetic, potential, status, samples, steps, failure,
+            failure_t)``: the samples (a leading ``N`` axis for a batch; ``tau``
+            is None unless ``keep_tau``), and per rollout its status (0, -1 when
+            it diverged, -2 when it was interrupted), the number of samples
+            written (the rows after them are undefined; after a divergence the
+            last one is the state after ``steps`` steps), the number of steps
+            done to a finite state and acceleration, and for a divergence what
+            became non-finite first (``"q"``, ``"v"`` or ``"a"``, else ``""``)
+            and at which time (of a step or an RK4 stage).
+
+        A signal handler that raises during the run (``KeyboardInterrupt`` on
+        Ctrl-C) stops every rollout within some 20 ms; its exception is raised
+        with this tuple, as computed so far, in its ``rollout`` attribute.
 
         Raises
         ------
@@ -539,7 +560,7 @@ cdef class CompiledModel(_base.CompiledBase):
             When the forward dynamics is undefined (see :meth:`aba`).
         """
         return _rollout_batch.run_rollout(self, q0, v0, times, rk4, stride, tau, f_ext, q_ref,
-                                          kp, kd, damping, keep_tau, num_threads)
+                                          kp, kd, damping, keep_tau, num_threads, grid)
 
 
 def compiled_model(model):

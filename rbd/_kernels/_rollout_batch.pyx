@@ -11,6 +11,9 @@ it runs, ``rollout.pyx``, renders ``rbd/reference/rollout.py``).
 ``Plan`` records of ``rollout.pxd``, and runs one rollout, or a batch with the
 GIL released: ``prange`` over the rollouts, one workspace per thread (serially
 in a child forked after a parallel batch: the fork rule of ``_base.pyx``).
+The calling thread runs Python's signal handlers every few milliseconds
+(``interrupted`` in ``_base.pyx``); when one raises, every rollout stops and
+the exception is raised with what was computed (its ``rollout`` attribute).
 """
 
 cimport numpy as cnp
@@ -19,7 +22,8 @@ from libc.stdlib cimport free, malloc
 
 from rbd._kernels cimport rollout as _rollout
 from rbd._kernels._args cimport as_array, batch_of, check_finite, shape_text, vector
-from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
+from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
+                                 omp_starting, omp_unusable)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 
 import numpy as np
@@ -43,6 +47,10 @@ cdef struct RolloutJob:
     Py_ssize_t rows               # samples per rollout
     double* out[6]                # q, v, a, τ (or NULL), kinetic, potential
     int* status
+    Py_ssize_t* samples           # per rollout: the samples written
+    Py_ssize_t* steps             # per rollout: the steps done
+    Py_ssize_t* failure           # per rollout: FAIL_Q, FAIL_V, FAIL_A (rollout.pxd) or 0
+    double* failure_t             # per rollout: when it diverged
 
 
 cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcept nogil:
@@ -50,7 +58,7 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
     cdef const ModelC* m = job.m
     cdef _rollout.Control ctl = job.ctl[0]
     cdef _rollout.Record rec
-    cdef Py_ssize_t rows = job.rows, samples = 0
+    cdef Py_ssize_t rows = job.rows
     if ctl.tau != NULL:
         ctl.tau = ctl.tau + k * job.tau_step
     rec.q = job.out[0] + k * rows * m.nq
@@ -60,23 +68,28 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
     rec.kinetic = job.out[4] + k * rows
     rec.potential = job.out[5] + k * rows
     job.status[k] = _rollout.rollout(m, &job.works[t], &ctl, job.plan, job.q0 + k * m.nq,
-                                     job.v0 + k * m.nv, job.scratch + t * job.nscratch,
-                                     &rec, &samples)
-    if job.status[k] == 0 and samples != rows:
-        job.status[k] = -1
+                                     job.v0 + k * m.nv, job.scratch + t * job.nscratch, &rec)
+    job.samples[k] = rec.samples
+    job.steps[k] = rec.steps
+    job.failure[k] = rec.failure
+    job.failure_t[k] = rec.failure_t if rec.failure else 0.0
+    if job.status[k] == 0 and rec.samples != rows:
+        job.status[k] = _rollout.DIVERGED
 
 
 cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times, bint rk4,
                        Py_ssize_t stride, object tau, object f_ext, object q_ref, object kp,
-                       object kd, object damping, bint keep_tau, object num_threads):
+                       object kd, object damping, bint keep_tau, object num_threads,
+                       object grid):
     # the rollouts of CompiledModel.rollout (its docstring): checks, outputs, the runs
     cdef _rollout.Control ctl
     cdef _rollout.Plan plan
+    cdef Interrupt intr
     cdef Py_ssize_t tau_step = 0
     cdef Py_ssize_t N
     keep = []
     q0, v0, N = _rollout_states(km, q0, v0)
-    keep.append(_rollout_plan(km, times, rk4, stride, &plan))
+    keep.append(_rollout_plan(km, times, grid, rk4, stride, &plan))
     tau_step, tau_arr = _rollout_tau(km, tau, N, plan.n_steps, &ctl)
     keep.append(_rollout_law(km, q_ref, kp, kd, damping, f_ext, &ctl))
     rows = plan.n_steps // stride + 1 + (1 if plan.n_steps % stride else 0)
@@ -85,14 +98,32 @@ cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times, bint
     out.append(np.empty(lead + (rows, km.m.nv)) if keep_tau else None)
     out += [np.empty(lead + (rows,)), np.empty(lead + (rows,))]
     status = np.zeros(max(N, 1), dtype=np.intc)
+    counts = np.zeros((3, max(N, 1)), dtype=np.intp)     # samples, steps, failure
+    failure_t = np.zeros(max(N, 1))
     nt = km._num_threads if num_threads is None else int(num_threads)
     if nt < 1:
         raise InputError(f"num_threads must be at least 1, got {num_threads!r}")
-    _rollouts(km, &ctl, &plan, q0, v0, tau_step, out, rows, status, min(nt, max(N, 1)))
+    interrupt_start(&intr)
+    plan.interrupt = &intr
+    _rollouts(km, &ctl, &plan, q0, v0, tau_step, out, rows, status, counts, failure_t,
+              min(nt, max(N, 1)))
+    if N < 0:
+        result = (*out, int(status[0]), int(counts[0, 0]), int(counts[1, 0]),
+                  "qva"[counts[2, 0] - 1] if counts[2, 0] else "", float(failure_t[0]))
+    else:
+        result = (*out, status, counts[0], counts[1],
+                  np.array(["", "q", "v", "a"])[counts[2]], failure_t)
+    error = interrupt_error(&intr)
+    if error is not None:
+        try:
+            error.rollout = result
+        except AttributeError:
+            pass
+        raise error
     bad = status[status > 0]
     if bad.size:
         km._raise_status(int(bad[0]))
-    return (*out, int(status[0]) if N < 0 else status)
+    return result
 
 
 cdef tuple _rollout_states(CompiledBase km, object q0, object v0):
@@ -113,27 +144,42 @@ cdef tuple _rollout_states(CompiledBase km, object q0, object v0):
     return q, v, N
 
 
-cdef object _rollout_plan(CompiledBase km, object times, bint rk4, Py_ssize_t stride,
-                          _rollout.Plan* plan):
-    # the grid t_0 ≤ t_1 ≤ ... (one step between consecutive times), the method, the stride
-    cdef cnp.ndarray t = as_array(times, "times")
+cdef object _rollout_plan(CompiledBase km, object times, object grid, bint rk4,
+                          Py_ssize_t stride, _rollout.Plan* plan):
+    # the grid t_0 ≤ t_1 ≤ ... (one step between consecutive times) or the uniform grid
+    # (dt, duration, n_steps), the method, the stride
+    cdef cnp.ndarray t
     cdef Py_ssize_t i
+    if stride < 1:
+        raise InputError(f"stride must be a positive integer, got {stride}")
+    plan.stride = stride
+    plan.rk4 = rk4
+    plan.curved = False
+    plan.interrupt = NULL
+    for i in range(km.m.nb):
+        if km.m.jtype[i] == J_SPHERICAL or km.m.jtype[i] == J_FREE:
+            plan.curved = True
+    if (times is None) == (grid is None):
+        raise InputError("give either times or grid = (dt, duration, n_steps)")
+    if grid is not None:
+        dt, duration, n_steps = grid
+        plan.t = NULL
+        plan.dt = float(dt)
+        plan.duration = float(duration)
+        plan.n_steps = int(n_steps)
+        if not (plan.dt > 0 and plan.duration >= 0 and plan.n_steps >= 0
+                and np.isfinite(plan.dt) and np.isfinite(plan.duration)):
+            raise InputError(f"grid must be (dt > 0, duration >= 0, n_steps >= 0), got {grid!r}")
+        return None
+    t = as_array(times, "times")
     if cnp.PyArray_NDIM(t) != 1 or cnp.PyArray_DIMS(t)[0] < 1:
         raise InputError(f"times must be a non-empty 1-D array, got shape "
                          f"{shape_text((<object>t).shape)}")
     check_finite(t, "times")
     if np.any(np.diff(t) < 0):
         raise InputError("times must be non-decreasing")
-    if stride < 1:
-        raise InputError(f"stride must be a positive integer, got {stride}")
     plan.t = <const double*>cnp.PyArray_DATA(t)
     plan.n_steps = cnp.PyArray_DIMS(t)[0] - 1
-    plan.stride = stride
-    plan.rk4 = rk4
-    plan.curved = False
-    for i in range(km.m.nb):
-        if km.m.jtype[i] == J_SPHERICAL or km.m.jtype[i] == J_FREE:
-            plan.curved = True
     return t
 
 
@@ -199,10 +245,11 @@ cdef list _rollout_law(CompiledBase km, object q_ref, object kp, object kd, obje
 
 cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
                    cnp.ndarray q0, cnp.ndarray v0, Py_ssize_t tau_step, list out,
-                   Py_ssize_t rows, cnp.ndarray status, int nt) except -1:
+                   Py_ssize_t rows, cnp.ndarray status, cnp.ndarray counts,
+                   cnp.ndarray failure_t, int nt) except -1:
     # every rollout, GIL released: prange over the rollouts, one workspace per thread
     cdef Py_ssize_t N = 1 if cnp.PyArray_NDIM(q0) == 1 else cnp.PyArray_DIMS(q0)[0]
-    cdef Py_ssize_t k, nscratch = 2 * km.m.nq + 16 * km.m.nv
+    cdef Py_ssize_t k, nscratch = 3 * km.m.nq + 20 * km.m.nv
     cdef int t
     cdef RolloutJob job
     if omp_unusable():
@@ -226,6 +273,10 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     for t in range(6):
         job.out[t] = NULL if out[t] is None else <double*>cnp.PyArray_DATA(out[t])
     job.status = <int*>cnp.PyArray_DATA(status)
+    job.samples = <Py_ssize_t*>cnp.PyArray_DATA(counts)
+    job.steps = job.samples + cnp.PyArray_DIMS(counts)[1]
+    job.failure = job.steps + cnp.PyArray_DIMS(counts)[1]
+    job.failure_t = <double*>cnp.PyArray_DATA(failure_t)
     if nt > 1:
         omp_starting()
     try:

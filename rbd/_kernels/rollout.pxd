@@ -1,7 +1,17 @@
 # cython: language_level=3
 """Fixed-step rollouts: what the caller hands to ``rollout`` (``rollout.pyx``)."""
 
+from rbd._kernels._base cimport Interrupt
 from rbd._kernels._model cimport ModelC, Work
+
+cdef enum:
+    # rollout() status (besides 0 and 1 + i for a pivot error at body i)
+    DIVERGED = -1               # the state or the acceleration became non-finite
+    INTERRUPTED = -2            # a signal handler raised (Ctrl-C)
+    # Record.failure: what became non-finite first
+    FAIL_Q = 1
+    FAIL_V = 2
+    FAIL_A = 3
 
 
 cdef struct Control:
@@ -17,11 +27,16 @@ cdef struct Control:
 
 
 cdef struct Plan:
-    const double* t             # n_steps + 1 sample times; step k goes from t[k] to t[k+1]
+    # the grid: t (n_steps + 1 times, step k from t[k] to t[k+1]), or with t NULL the
+    # uniform grid t_k = k dt clipped to the duration (rollouts.grid_times, no array)
+    const double* t
+    double dt
+    double duration
     Py_ssize_t n_steps
     Py_ssize_t stride           # record every stride-th step (and the last one)
     bint rk4                    # RK4 (Munthe-Kaas) steps, else semi-implicit Euler
     bint curved                 # the model has spherical or free joints (RK4 transport)
+    Interrupt* interrupt        # the signal check of the call (_base.pyx), or NULL
 
 
 cdef struct Record:
@@ -31,8 +46,12 @@ cdef struct Record:
     double* tau                 # samples × nv (τ_ff + PD, without damping), or NULL
     double* kinetic             # samples
     double* potential           # samples
+    Py_ssize_t samples          # out: the samples written
+    Py_ssize_t steps            # out: the steps done to a finite state and acceleration
+    int failure                 # out: FAIL_Q, FAIL_V or FAIL_A when the run diverged
+    double failure_t            # out: the time (of a step or an RK4 stage) it happened at
 
 
 cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
-                 const double* q0, const double* v0, double* scratch, const Record* rec,
-                 Py_ssize_t* samples) noexcept nogil
+                 const double* q0, const double* v0, double* scratch,
+                 Record* rec) noexcept nogil

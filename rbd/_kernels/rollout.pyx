@@ -21,13 +21,16 @@ after every ``stride``-th step and after the last one, with the acceleration,
 the commanded force and the energies.
 
 ``rollout`` returns 0, ``1 + i`` when the pivot ``D_i`` of body ``i`` is not
-positive definite, or -1 when the state or the acceleration became non-finite
-(the caller re-runs the Python path for its report).
+positive definite, ``DIVERGED`` (-1) when the state or the acceleration became
+non-finite, or ``INTERRUPTED`` (-2) when a signal handler raised (the check of
+``_base.pyx``, every ``INTERRUPT_STEPS`` steps); the samples written and the
+steps done are in the ``Record``, so the caller keeps what was computed.
 """
 
 from libc.math cimport atan2, isfinite, sqrt, tan
 from libc.string cimport memcpy
 
+from rbd._kernels._base cimport interrupted
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels._spatial cimport cross3, dot3, mat3_vec, quat_to_rot_T
 from rbd._kernels.aba cimport aba
@@ -136,7 +139,7 @@ cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_
     status = aba(m, w, q, v, scratch + nv, ctl.f_ext, a, False)
     if status and not (all_finite(q, m.nq) and all_finite(v, nv)
                        and all_finite(scratch + nv, nv)):
-        return -1
+        return DIVERGED
     return status
 
 
@@ -171,25 +174,46 @@ cdef inline void transport(const ModelC* m, double c, const double* k_prev,
             k[vi + j] = k[vi + j] + 0.5 * ad[j] + ad2[j] / 12.0
 
 
+cdef inline int fail(Record* rec, int what, double t) noexcept nogil:
+    # note what became non-finite first, and when; the status of a divergence
+    rec.failure = what
+    rec.failure_t = t
+    return DIVERGED
+
+
+cdef inline int check_state(Record* rec, const ModelC* m, const double* q, const double* v,
+                            double t) noexcept nogil:
+    # DIVERGED (noted) when q or v has a non-finite entry, else 0
+    if not all_finite(q, m.nq):
+        return fail(rec, FAIL_Q, t)
+    if not all_finite(v, m.nv):
+        return fail(rec, FAIL_V, t)
+    return 0
+
+
 cdef inline int stage(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
-                      Py_ssize_t step, const double* q, const double* v, double c,
+                      Py_ssize_t step, double t, const double* q, const double* v, double c,
                       const double* kq_prev, const double* ka_prev, double* kq, double* ka,
-                      double* qs, double* scratch) noexcept nogil:
+                      double* qs, double* scratch, Record* rec) noexcept nogil:
     # x_s = x ⊕ c k_prev = (q ⊕ c k_q, v + c k_a);  k = [v_s; a(x_s)] in the chart at q
     cdef Py_ssize_t j
     cdef int status
     integrate(m, q, kq_prev, c, qs)
     for j in range(m.nv):
         kq[j] = v[j] + c * ka_prev[j]
+    if check_state(rec, m, qs, kq, t + c):
+        return DIVERGED
     status = evaluate(m, w, ctl, step, qs, kq, ka, scratch)
+    if status == DIVERGED:
+        return fail(rec, FAIL_A, t + c)
     if plan.curved:
         transport(m, c, kq_prev, kq)
     return status
 
 
 cdef inline int rk4_step(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
-                         Py_ssize_t step, double h, double* q, double* v, const double* a,
-                         double* buf) noexcept nogil:
+                         Py_ssize_t step, double t, double h, double* q, double* v,
+                         const double* a, double* buf, Record* rec) noexcept nogil:
     # k₂ = f(x ⊕ h/2 k₁), k₃ = f(x ⊕ h/2 k₂), k₄ = f(x ⊕ h k₃);  x₁ = x ⊕ h (k₁+2k₂+2k₃+k₄)/6
     cdef Py_ssize_t nv = m.nv, j
     cdef double* k2 = buf
@@ -198,13 +222,14 @@ cdef inline int rk4_step(const ModelC* m, Work* w, const Control* ctl, const Pla
     cdef double* kb = buf + 6 * nv
     cdef double* qs = buf + 8 * nv
     cdef double* scratch = qs + m.nq
-    cdef int status = stage(m, w, ctl, plan, step, q, v, 0.5 * h, v, a, k2, k2 + nv, qs,
-                            scratch)
+    cdef int status = stage(m, w, ctl, plan, step, t, q, v, 0.5 * h, v, a, k2, k2 + nv, qs,
+                            scratch, rec)
     if status == 0:
-        status = stage(m, w, ctl, plan, step, q, v, 0.5 * h, k2, k2 + nv, k3, k3 + nv, qs,
-                       scratch)
+        status = stage(m, w, ctl, plan, step, t, q, v, 0.5 * h, k2, k2 + nv, k3, k3 + nv, qs,
+                       scratch, rec)
     if status == 0:
-        status = stage(m, w, ctl, plan, step, q, v, h, k3, k3 + nv, k4, k4 + nv, qs, scratch)
+        status = stage(m, w, ctl, plan, step, t, q, v, h, k3, k3 + nv, k4, k4 + nv, qs,
+                       scratch, rec)
     if status:
         return status
     for j in range(nv):
@@ -227,6 +252,20 @@ cdef inline void euler_step(const ModelC* m, double h, double* q, double* v, con
     memcpy(q, buf, m.nq * sizeof(double))
 
 
+# --- the grid --------------------------------------------------------------------------------
+cdef enum:
+    INTERRUPT_STEPS = 64        # steps between two interrupt checks (a flag or a clock read)
+
+
+cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
+    # t_k: the given grid, or k dt clipped to the duration (within 1e-9 dt of it)
+    cdef double t
+    if plan.t != NULL:
+        return plan.t[k]
+    t = k * plan.dt
+    return plan.duration if t > plan.duration - 1e-9 * plan.dt else t
+
+
 # --- samples -------------------------------------------------------------------------------
 cdef inline void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
                         const double* q, const double* v, const double* a,
@@ -243,43 +282,67 @@ cdef inline void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t 
 
 
 cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
-                 const double* q0, const double* v0, double* scratch, const Record* rec,
-                 Py_ssize_t* samples) noexcept nogil:
-    """Steps from (q0, v0) over plan.t; scratch: 2 nq + 16 nv doubles."""
+                 const double* q0, const double* v0, double* scratch,
+                 Record* rec) noexcept nogil:
+    """Steps from (q0, v0) over the grid of plan; scratch: 3 nq + 20 nv doubles.
+
+    When the run diverges after an unrecorded step (stride > 1), that step's state
+    is recorded as the last sample (``rec.steps`` tells its step).
+    """
     cdef Py_ssize_t nq = m.nq, nv = m.nv, k, n = plan.n_steps
     cdef double* q = scratch
     cdef double* v = q + nq
     cdef double* a = v + nv
     cdef double* tau = a + nv
     cdef double* buf = tau + 3 * nv
+    cdef double* last = buf + 11 * nv + nq       # q, v, a, τ of the last unrecorded step
+    cdef double t, h
     cdef int status
-    samples[0] = 0
+    rec.samples = 0
+    rec.steps = 0
+    rec.failure = 0
+    if plan.interrupt != NULL and interrupted(plan.interrupt):
+        return INTERRUPTED
     memcpy(q, q0, nq * sizeof(double))
     memcpy(v, v0, nv * sizeof(double))
     # --- the initial sample: a = FD(q₀, v₀, τ)
     status = evaluate(m, w, ctl, 0, q, v, a, tau)
+    if status == DIVERGED or (status == 0 and not all_finite(a, nv)):
+        return fail(rec, FAIL_A, grid_time(plan, 0))
     if status:
         return status
-    if not all_finite(a, nv):
-        return -1
     record(m, w, rec, 0, q, v, a, tau)
-    samples[0] = 1
+    rec.samples = 1
     # --- the steps: x_{k+1} = step(x_k), a_{k+1} = FD(x_{k+1}), a sample every stride steps
     for k in range(n):
+        if (k % INTERRUPT_STEPS == INTERRUPT_STEPS - 1 and plan.interrupt != NULL
+                and interrupted(plan.interrupt)):
+            status = INTERRUPTED
+            break
+        t = grid_time(plan, k)
+        h = grid_time(plan, k + 1) - t
         if plan.rk4:
-            status = rk4_step(m, w, ctl, plan, k, plan.t[k + 1] - plan.t[k], q, v, a, buf)
+            status = rk4_step(m, w, ctl, plan, k, t, h, q, v, a, buf, rec)
             if status:
-                return status
+                break
         else:
-            euler_step(m, plan.t[k + 1] - plan.t[k], q, v, a, buf)
-        if not (all_finite(q, nq) and all_finite(v, nv)):
-            return -1
-        status = evaluate(m, w, ctl, k + 1, q, v, a, tau)
+            euler_step(m, h, q, v, a, buf)
+        status = check_state(rec, m, q, v, t + h)
         if status:
-            return status
-        if not all_finite(a, nv):
-            return -1
+            break
+        status = evaluate(m, w, ctl, k + 1, q, v, a, tau)
+        if status == DIVERGED or (status == 0 and not all_finite(a, nv)):
+            status = fail(rec, FAIL_A, t + h)
+        if status:
+            break
+        rec.steps = k + 1
         if (k + 1) % plan.stride == 0 or k + 1 == n:
-            record(m, w, rec, samples[0], q, v, a, tau)
-            samples[0] += 1
-    return 0
+            record(m, w, rec, rec.samples, q, v, a, tau)
+            rec.samples += 1
+        elif plan.stride > 1:
+            memcpy(last, q, nq * sizeof(double))
+            memcpy(last + nq, v, 3 * nv * sizeof(double))     # v, a, τ are contiguous
+    if status == DIVERGED and rec.steps % plan.stride:
+        record(m, w, rec, rec.samples, last, last + nq, last + nq + nv, last + nq + 2 * nv)
+        rec.samples += 1
+    return status

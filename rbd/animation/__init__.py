@@ -45,15 +45,26 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import InputError
-from ._geometry import HTML_FRAMES, MAX_FRAMES, MOVIE_FRAMES, Motion, inertia_box, motion
+from ..simulation.dynamics import positive_number
+from ._geometry import (
+    HTML_FRAMES,
+    MAX_FRAMES,
+    MOVIE_FRAMES,
+    Motion,
+    check_frames,
+    inertia_box,
+    motion,
+)
 from ._html import Embedded, _plotly, embed, figure, write_page
 from ._movie import write_movie
 
 __all__ = ["animate", "figure", "embed", "Embedded", "walker_motion", "inertia_box", "Motion",
-           "motion", "MAX_FRAMES", "SUFFIXES"]
+           "motion", "MAX_FRAMES", "SUFFIXES", "MOVIE_PIXELS"]
 
 #: The file types :func:`animate` writes.
 SUFFIXES = (".html", ".gif", ".mp4")
+#: Smallest and largest side of a GIF or MP4 in pixels (``size * dpi``).
+MOVIE_PIXELS = (64, 8192)
 
 # The public names are documented and shown as members of this package.
 for _public in (figure, embed, Embedded, inertia_box, Motion, motion):
@@ -79,6 +90,10 @@ def check_output(out: str | os.PathLike) -> Path:
                          "does not exist; create it first")
     if path.is_dir():
         raise InputError(f"animate: out={str(out)!r} is a directory; give a file name")
+    if not os.access(path.parent.resolve(), os.W_OK | os.X_OK) or (
+            path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"animate: out={str(out)!r} cannot be written (no permission "
+                         f"to write {'it' if path.exists() else str(path.parent)!r})")
     if suffix == ".html":
         _plotly()
     elif suffix == ".gif":
@@ -112,8 +127,14 @@ def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | 
         :data:`HTML_FRAMES` for HTML, :data:`MOVIE_FRAMES` for a movie).
     fps : float
         Frames per second of a GIF or MP4.
-    size, dpi : float, int
-        Width and height of a GIF or MP4 in inches, and its dots per inch.
+    size, dpi : float
+        Width and height of a GIF or MP4 in inches, and its dots per inch;
+        ``size * dpi`` (its side in pixels) must lie within :data:`MOVIE_PIXELS`.
+
+    Every argument and the output path (suffix, directory, permission, the tool
+    that writes the format) are checked before any drawing, with an
+    :class:`~rbd.InputError` naming the argument.  Names and titles are drawn
+    as they are written (a ``$`` is not read as the start of a formula).
 
     Returns
     -------
@@ -132,15 +153,25 @@ def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | 
     path = check_output(out)
     html = path.suffix.lower() == ".html"
     frames = (HTML_FRAMES if html else MOVIE_FRAMES) if frames is None else frames
+    check_frames(frames)
+    speed = positive_number(speed, "animate: speed")
+    fps = positive_number(fps, "animate: fps")
+    size = positive_number(size, "animate: size")
+    dpi = positive_number(dpi, "animate: dpi")
+    low, high = MOVIE_PIXELS
+    if not html and not low <= size * dpi <= high:
+        raise InputError(f"animate: size * dpi = {size:g} * {dpi:g} = {size * dpi:g} pixels; "
+                         f"a GIF or MP4 side must be {low} to {high} pixels")
+    for name, value in (("title", title), ("trail", trail)):
+        if value is not None and not isinstance(value, str):
+            raise InputError(f"animate: {name} must be a string or None, got {value!r}")
     if html:
         fig = figure(model, trajectory, t=t, frames=frames, trail=trail, title=title,
                      speed=speed)
         write_page(fig, path)
         return path
-    if not np.isfinite(fps) or fps <= 0:
-        raise InputError(f"animate: fps must be a positive number, got {fps}")
     write_movie(motion(model, trajectory, t=t, frames=frames, trail=trail, title=title),
-                 path, fps, size, dpi)
+                path, fps, size, dpi)
     return path
 
 

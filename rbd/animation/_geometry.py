@@ -278,15 +278,22 @@ def _place_boxes(part: dict, thin: float) -> list[list[tuple[int, np.ndarray]]]:
     return frames
 
 
+def check_frames(frames) -> int:
+    """``frames`` as an int from 1 to :data:`MAX_FRAMES`; :class:`~rbd.InputError` if not."""
+    if (isinstance(frames, (bool, np.bool_)) or not isinstance(frames, (int, np.integer))
+            or not 1 <= frames <= MAX_FRAMES):
+        raise InputError(f"animate: frames must be an integer from 1 to {MAX_FRAMES}, "
+                         f"got {frames!r}")
+    return int(frames)
+
+
 def motion(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str | None = None,
            title: str | None = None) -> Motion:
     """The world geometry of ``trajectory`` at (at most) ``frames`` evenly spread samples.
 
     Parameters are those of :func:`figure`.
     """
-    frames = int(frames)
-    if not 1 <= frames <= MAX_FRAMES:
-        raise InputError(f"animate: frames must be between 1 and {MAX_FRAMES}, got {frames}")
+    frames = check_frames(frames)
     pieces = _choose(_pieces(model, trajectory, t), frames)
     first = pieces[0][0]
     R = _up_rotation(first.gravity)

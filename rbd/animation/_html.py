@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError
+from ..simulation.dynamics import positive_number
 from ._geometry import _BOX_TRIANGLES, HTML_FRAMES, PALETTE, Motion, _flat_axis, motion
 
 
@@ -152,8 +152,7 @@ def figure(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str |
     plotly.graph_objects.Figure
     """
     go = _plotly()
-    if not np.isfinite(speed) or speed <= 0:
-        raise InputError(f"animate: speed must be a positive number, got {speed}")
+    speed = positive_number(speed, "animate: speed")
     m = motion(model, trajectory, t=t, frames=frames, trail=trail, title=title)
     menus, sliders = _controls(m, speed)
     digits = _digits(m)

@@ -53,17 +53,36 @@ def write_movie(m: Motion, out: Path, fps: float, size: float, dpi: int) -> None
     else:
         writer = mpl_animation.FFMpegWriter(fps=fps, codec="h264", extra_args=["-pix_fmt",
                                                                               "yuv420p"])
-    with writer.saving(fig, str(out), dpi):
-        for f in range(len(m)):
-            links.set_segments(list(m.segments[f]))
-            faces = [c[tri] for _, c in m.boxes[f] for tri in _BOX_TRIANGLES]
-            boxes.set_verts(faces)
-            boxes.set_facecolor([PALETTE[k % len(PALETTE)] for k, _ in m.boxes[f]
-                                 for _ in range(12)])
-            joints.set_data_3d(*m.origins[f].T)
-            dots.set_data_3d(*m.masses[f].T)
-            com.set_data_3d(*m.com[f:f + 1].T)
-            if m.trail is not None:
-                trail.set_data_3d(*m.trail[:f + 1].T)
-            title.set_text(f"{m.title}   t = {m.t[f]:.2f} s")
-            writer.grab_frame()
+    label = m.title.replace("$", r"\$")          # drawn as written, not as mathtext
+    failed = None
+    try:
+        with writer.saving(fig, str(out), dpi):
+            try:
+                _draw_frames(m, writer, links, boxes, joints, dots, com, trail, title, label)
+            except BaseException as exc:
+                failed = exc
+                raise
+    except Exception as exc:
+        # a writer that saw no frame fails in its own way (pillow: IndexError) while
+        # closing; the error that stopped the drawing is the one to report
+        if failed is not None and exc is not failed:
+            raise failed from None
+        raise
+
+
+def _draw_frames(m: Motion, writer, links, boxes, joints, dots, com, trail, title,
+                 label: str) -> None:
+    """Draw each frame of ``m`` into the artists and grab it."""
+    for f in range(len(m)):
+        links.set_segments(list(m.segments[f]))
+        faces = [c[tri] for _, c in m.boxes[f] for tri in _BOX_TRIANGLES]
+        boxes.set_verts(faces)
+        boxes.set_facecolor([PALETTE[k % len(PALETTE)] for k, _ in m.boxes[f]
+                             for _ in range(12)])
+        joints.set_data_3d(*m.origins[f].T)
+        dots.set_data_3d(*m.masses[f].T)
+        com.set_data_3d(*m.com[f:f + 1].T)
+        if m.trail is not None:
+            trail.set_data_3d(*m.trail[:f + 1].T)
+        title.set_text(f"{label}   t = {m.t[f]:.2f} s")
+        writer.grab_frame()

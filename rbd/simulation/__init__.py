@@ -29,9 +29,12 @@ unit quaternions of spherical and free joints stay on the unit sphere.
 .. rubric:: Integrators
 
 ``"euler"``
-    Semi-implicit (symplectic) Euler: :math:`v_{n+1} = v_n + h\,a(q_n, v_n)`,
-    :math:`q_{n+1} = q_n \oplus h\,v_{n+1}`.  First order; for a system with a
-    constant mass matrix it is symplectic and its energy error stays bounded.
+    Semi-implicit Euler: :math:`v_{n+1} = v_n + h\,a(q_n, v_n)`,
+    :math:`q_{n+1} = q_n \oplus h\,v_{n+1}`.  First order.  Symplectic, with an
+    energy error that oscillates without growing, only for a separable system
+    in canonical coordinates with a constant mass matrix (a pendulum); with
+    body-frame angular velocities (spherical and free joints) it is not: the
+    energy of a torque-free tumbling body grows without bound.
 ``"rk4"``
     The classical fourth-order Runge–Kutta method on the manifold
     (Runge–Kutta–Munthe-Kaas): stage configurations are

@@ -6,24 +6,42 @@ See :mod:`rbd.simulation` for the integrators, events and impacts.
 from __future__ import annotations
 
 import math
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
-from ..errors import InputError, SimulationError
+from ..errors import InputError, SimulationError, SimulationInterrupted
 from ..model import Model
 from .control import forcing
 from .drivers import Progress, Recorder, Run, run_adaptive, run_fixed
-from .dynamics import Dynamics, StopError, check_quaternions, checked, magnitudes, positive_number
+from .dynamics import (
+    NONFINITE_A,
+    Dynamics,
+    StopError,
+    check_quaternions,
+    checked,
+    magnitudes,
+    positive_number,
+)
 from .events import Events, impact_table
 from .integrators import FIXED_STEP
-from .rollouts import compiled_kernel, grid_times, run_compiled
+from .rollouts import (
+    CompiledRun,
+    compiled_kernel,
+    grid_steps,
+    grid_time,
+    interruption,
+    run_compiled,
+    sample_indices,
+)
 from .trajectory import Trajectory
 
 __all__ = ["simulate", "INTEGRATORS", "IVP_METHODS", "PROGRESS_THRESHOLD", "EVALUATION_FLOOR",
-           "EVALUATIONS_PER_SECOND"]
+           "EVALUATIONS_PER_SECOND", "available_memory", "PYTHON_SAMPLE_OVERHEAD"]
 
 #: Names accepted by ``simulate(..., integrator=...)``.
 INTEGRATORS = ("euler", "rk4", "implicit_euler", "solve_ivp")
@@ -35,6 +53,15 @@ PROGRESS_THRESHOLD = 2000
 EVALUATION_FLOOR = 10_000
 #: Default ``max_evaluations`` of ``solve_ivp``: this many per simulated second (+2 per sample).
 EVALUATIONS_PER_SECOND = 100_000
+
+
+def _ndim(value, name: str) -> int:
+    """The number of dimensions of an array-like; a ragged one is named."""
+    try:
+        return np.ndim(value)
+    except ValueError:
+        raise InputError(f"{name} must be a numeric array of one shape, got a ragged "
+                         f"sequence") from None
 
 
 def _force_argument(value, shape: tuple, name: str):
@@ -66,10 +93,11 @@ def _validate(model, q0, v0, duration, dt, integrator, tau, f_ext, events, event
     return q0, v0, duration, dt, f_ext, events, event_tol
 
 
-def _record_options(damping, record_every, num_threads, integrator: str) -> None:
-    """Check ``damping``, ``record_every`` and ``num_threads``."""
-    if not isinstance(damping, (bool, np.bool_)):
-        raise InputError(f"damping must be True or False, got {damping!r}")
+def _record_options(damping, record_every, num_threads, integrator: str, compiled) -> None:
+    """Check ``damping``, ``record_every``, ``num_threads`` and ``compiled``."""
+    for name, value in (("damping", damping), ("compiled", compiled)):
+        if not isinstance(value, (bool, np.bool_)):
+            raise InputError(f"{name} must be True or False, got {value!r}")
     for name, value in (("record_every", record_every), ("num_threads", num_threads)):
         if value is None and name == "num_threads":
             continue
@@ -95,6 +123,54 @@ def _evaluation_limit(value, integrator: str, duration: float, dt: float) -> flo
     if limit != math.inf and limit != int(limit):
         raise InputError(f"max_evaluations must be a positive integer or None, got {value!r}")
     return limit
+
+
+#: Bytes a sample costs on the Python path besides its numbers: one NumPy array
+#: header (~110 bytes) for each of q, v, a, tau and the list entries, rounded up.
+PYTHON_SAMPLE_OVERHEAD = 600
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (Linux: ``MemAvailable``), or None."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
+def _check_memory(model: Model, duration: float, dt: float, record_every: int, rollouts: int,
+                  python: bool) -> None:
+    """Refuse a run whose samples would not fit in the available memory, before allocating.
+
+    A sample holds ``q, v, a, tau`` and the two energies (``nq + 3 nv + 3``
+    doubles, the time included); the Python path collects samples in lists
+    first (:data:`PYTHON_SAMPLE_OVERHEAD` more bytes each) and copies them
+    into arrays at the end.  The steps themselves take no memory: the time
+    grid is never built.
+    """
+    steps = grid_steps(duration, dt)
+    samples = steps // record_every + 1 + (1 if steps % record_every else 0)
+    per_sample = 8 * (model.nq + 3 * model.nv + 3)
+    if python:
+        per_sample = 2 * per_sample + PYTHON_SAMPLE_OVERHEAD
+    need = samples * per_sample * rollouts
+    available = available_memory()
+    if available is None or need <= available:
+        return
+    runs = f" for each of {rollouts} rollouts" if rollouts > 1 else ""
+    raise InputError(
+        f"the trajectory would need about {need / 2**30:.3g} GiB ({need:,} bytes: "
+        f"{samples:,} samples{runs}, duration = {duration:g} s / dt = {dt:g} s = {steps:,} "
+        f"steps, a sample every record_every = {record_every} steps) but "
+        f"{available / 2**30:.3g} GiB are available; keep fewer samples (a larger "
+        f"record_every or dt) or simulate a shorter duration")
 
 
 def _keep_last_state(run: Run, recorder: Recorder) -> None:
@@ -137,7 +213,7 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}" + ("" if n == 1 else "s")
 
 
-def _stop_message(stop: StopError, run: Run, name: str, limits: dict, samples: tuple) -> str:
+def _stop_message(stop: StopError, run, name: str, limits: dict, samples: tuple) -> str:
     """What happened, what to try, and what the error's trajectory holds."""
     t_last, count = samples
     kept = (f"The trajectory up to the last finite state (t = {t_last:.6g} s, "
@@ -272,7 +348,12 @@ def simulate(
     ------
     InputError
         On a bad argument (``dt <= 0``, ``duration < 0``, a wrong shape, a
-        non-unit quaternion, an unknown integrator, a bad impact map ...).
+        complex or ragged ``q0``, ``dt=True``, a non-unit quaternion, an
+        unknown integrator, a bad impact map ...), and before anything is
+        allocated when the samples would not fit in the available memory
+        (:func:`available_memory`; the message gives the bytes, ``duration``,
+        ``dt`` and ``record_every``).  The time grid itself is never built, so
+        a long run kept every ``record_every`` steps needs only its samples.
     SimulationError
         When the run cannot go on: the state, the acceleration or ``tau`` /
         ``f_ext`` became non-finite (the simulation diverged), the run reached
@@ -280,7 +361,15 @@ def simulate(
         solver failed.  The message says when, at which step, and what to try;
         the error's ``trajectory`` attribute holds the :class:`Trajectory` up to
         the last finite state (``None`` when not even the initial state could
-        be evaluated).
+        be evaluated) and ``diverged_at`` the time it stopped.  For a batch,
+        ``trajectory`` holds every rollout (NaN after the last finite sample of
+        those that stopped), ``diverged`` their indices and ``diverged_at``
+        their times; the message reports the first of them in full.
+    SimulationInterrupted
+        On Ctrl-C (``SIGINT``), within some 20 ms on the compiled path and one
+        step on the Python path: a :class:`KeyboardInterrupt` whose
+        ``trajectory`` holds the samples computed so far (a batch: every
+        rollout, NaN where it had not got that far).
 
     Notes
     -----
@@ -316,7 +405,7 @@ def simulate(
                    rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
                    min_step=min_step, damping=damping, record_every=record_every,
                    num_threads=num_threads, compiled=compiled)
-    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+    if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
         return _simulate_batch(model, q0, v0, duration, dt, options)
     return _simulate_one(model, q0, v0, duration, dt, **options)
 
@@ -328,30 +417,48 @@ def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, i
     """One run of :func:`simulate` (arguments as there)."""
     q0, v0, duration, dt, f_ext, events, event_tol = _validate(
         model, q0, v0, duration, dt, integrator, tau, f_ext, events, event_tol, method)
-    _record_options(damping, record_every, num_threads, integrator)
-    if not isinstance(compiled, (bool, np.bool_)):
-        raise InputError(f"compiled must be True or False, got {compiled!r}")
+    _record_options(damping, record_every, num_threads, integrator, compiled)
     impacts = impact_table(impact, len(events))
     solver = (positive_number(rtol, "rtol"), positive_number(atol, "atol"),
               positive_number(max_step, "max_step") if np.isfinite(max_step) else np.inf,
               _evaluation_limit(max_evaluations, integrator, duration, dt),
               positive_number(min_step, "min_step", allow_zero=True))
-    times = grid_times(duration, dt) if integrator != "solve_ivp" else None
-    force = forcing(model, tau, bool(damping), None if times is None else len(times) - 1)
+    steps = grid_steps(duration, dt) if integrator != "solve_ivp" else None
+    force = forcing(model, tau, bool(damping), steps)
     kernel = None
-    if compiled and not progress and times is not None:
-        evaluations = 1 + (len(times) - 1) * (4 if integrator == "rk4" else 1)
+    if compiled and not progress and steps is not None:
+        evaluations = 1 + steps * (4 if integrator == "rk4" else 1)
         if evaluations <= solver[3]:    # else the Python path stops at the limit
             kernel = compiled_kernel(model, backend, integrator, tau, f_ext, events)
+    _check_memory(model, duration, dt, record_every, 1, python=kernel is None)
     if kernel is not None:
-        traj, status = run_compiled(kernel, model, q0, v0, times, dt, integrator, force,
-                                    f_ext, record_every, tau is not None, num_threads)
-        if status == 0:
-            return traj
-        # diverged: the Python path runs it again for its report (SimulationError)
+        run = run_compiled(kernel, model, q0, v0, duration, dt, integrator, force, f_ext,
+                           record_every, tau is not None, num_threads)
+        if run.status == 0:
+            return run.trajectory
+        raise _compiled_divergence(run, integrator, duration, dt)
     run = _PythonRun(integrator, tau if force is None else force, f_ext, events, impacts,
                      progress, backend, event_tol, method, solver, record_every)
     return _run_python(model, q0, v0, duration, dt, run)
+
+
+_FAILURES = {"q": "q became non-finite", "v": "v became non-finite", "a": NONFINITE_A}
+
+
+def _compiled_divergence(run: CompiledRun, integrator: str, duration: float,
+                         dt: float) -> SimulationError:
+    """The report of a compiled run that diverged, worded as the Python path's."""
+    traj = run.trajectory
+    stop = StopError("diverged", run.failure_t,
+                     _FAILURES.get(run.failure, "the state became non-finite"))
+    steps = run.steps + 1 if len(traj.t) else 0       # the step that failed
+    state = SimpleNamespace(steps=steps, dt=dt, duration=duration,
+                            evaluations_at_stop=run.trajectory.evaluations)
+    limits = dict(hint=_hint(stop, False, ""))
+    t_last = traj.t[-1] if len(traj.t) else -math.inf
+    message = _stop_message(stop, state, integrator, limits, (t_last, len(traj.t)))
+    return SimulationError(message, traj if len(traj.t) else None,
+                           diverged_at=run.failure_t)
 
 
 @dataclass
@@ -403,7 +510,12 @@ def _run_python(model, q0, v0, duration, dt, options: _PythonRun) -> Trajectory:
         limits = dict(max_evaluations=limit,
                       hint=_hint(stop, integrator == "solve_ivp", method))
         message = _stop_message(stop, run, name, limits, (recorder.last_time, len(recorder.t)))
-        raise SimulationError(message, partial) from stop.__cause__
+        raise SimulationError(message, partial, diverged_at=stop.t) from stop.__cause__
+    except KeyboardInterrupt as exc:
+        recorder.truncate()                # a sample the interrupt cut short
+        partial = recorder.trajectory(backend, events=run.records, steps=run.steps,
+                                      evaluations=dyn.evaluations, **meta)
+        raise interruption(exc, partial, duration) from exc
     finally:
         bar.close()
     return recorder.trajectory(backend, events=run.records, steps=run.steps,
@@ -434,38 +546,103 @@ def _simulate_batch(model, q0, v0, duration, dt, options: dict) -> Trajectory:
     if len(q0) == 0:
         raise InputError("a batch needs at least one initial state (q0 has shape (0, nq))")
     # every argument checked as for one run (on the first state)
-    _validate(model, q0[0], v0[0], duration, dt, options["integrator"], options["tau"],
-              options["f_ext"], (), options["event_tol"], options["method"])
+    _, _, duration, dt, *_ = _validate(model, q0[0], v0[0], duration, dt, options["integrator"],
+                                       options["tau"], options["f_ext"], (),
+                                       options["event_tol"], options["method"])
     _record_options(options["damping"], options["record_every"], options["num_threads"],
-                    options["integrator"])
+                    options["integrator"], options["compiled"])
     integrator, tau = options["integrator"], options["tau"]
     f_ext = _force_argument(options["f_ext"], (model.nbodies, 6), "f_ext")
     kernel = (compiled_kernel(model, options["backend"], integrator, tau, f_ext, ())
               if options["compiled"] else None)
+    _check_memory(model, duration, dt, options["record_every"], len(q0), python=kernel is None)
     if kernel is None:
-        return _stack([_simulate_one(model, q, v, duration, dt, **options)
-                       for q, v in zip(q0, v0, strict=True)])
-    times = grid_times(positive_number(duration, "duration", allow_zero=True), dt)
-    force = forcing(model, tau, bool(options["damping"]), len(times) - 1)
-    traj, status = run_compiled(kernel, model, q0, v0, times, float(dt), integrator, force,
-                                f_ext, options["record_every"], tau is not None,
-                                options["num_threads"])
-    for k in np.flatnonzero(status):
+        return _python_batch(model, q0, v0, duration, dt, options)
+    force = forcing(model, tau, bool(options["damping"]), grid_steps(duration, dt))
+    run = run_compiled(kernel, model, q0, v0, duration, dt, integrator, force, f_ext,
+                       options["record_every"], tau is not None, options["num_threads"])
+    diverged = np.flatnonzero(run.status)
+    if diverged.size:
+        k = int(diverged[0])
+        one = CompiledRun(_rollout(run.trajectory, k), int(run.status[k]), int(run.steps[k]),
+                          str(run.failure[k]), float(run.failure_t[k]))
+        first = _compiled_divergence(one, integrator, duration, dt)
+        raise _batch_error(run.trajectory, diverged, run.failure_t[diverged], k, first)
+    return run.trajectory
+
+
+def _rollout(batch: Trajectory, k: int) -> Trajectory:
+    """Rollout ``k`` of a batch, cut after its last finite sample."""
+    n = int(np.sum(np.isfinite(batch.kinetic[k])))
+    return Trajectory(t=batch.t[:n], q=batch.q[k, :n], v=batch.v[k, :n], a=batch.a[k, :n],
+                      kinetic=batch.kinetic[k, :n], potential=batch.potential[k, :n],
+                      tau=None if batch.tau is None else batch.tau[k, :n],
+                      model_name=batch.model_name, integrator=batch.integrator, dt=batch.dt)
+
+
+def _batch_error(traj: Trajectory, diverged, times, first: int,
+                 error: SimulationError) -> SimulationError:
+    """One error for a batch whose rollouts ``diverged`` (at ``times``): every rollout kept."""
+    listed = ", ".join(f"{k} (t = {t:.6g} s)" for k, t in zip(diverged[:10], times[:10],
+                                                               strict=True))
+    more = f" and {len(diverged) - 10} more" if len(diverged) > 10 else ""
+    message = (f"{len(diverged)} of {traj.batch} rollouts stopped early: {listed}{more}. "
+               f"rollout {first} of the batch: {error} Every rollout's samples are in this "
+               f"error's .trajectory (NaN after the last finite sample of a rollout that "
+               f"stopped); .diverged and .diverged_at say which rollouts and when.")
+    return SimulationError(message, traj, diverged=np.asarray(diverged),
+                           diverged_at=np.asarray(times, dtype=float))
+
+
+def _python_batch(model, q0, v0, duration, dt, options: dict) -> Trajectory:
+    """A batch on the Python path, one rollout after the other, every rollout kept."""
+    steps = grid_steps(duration, dt)
+    stride = options["record_every"]
+    times = grid_time(sample_indices(steps, stride), duration, dt)
+    runs: list[Trajectory | None] = [None] * len(q0)
+    failed: dict[int, SimulationError] = {}
+    for k, (q, v) in enumerate(zip(q0, v0, strict=True)):
         try:
-            _simulate_one(model, q0[k], v0[k], duration, dt, **options)
+            runs[k] = _simulate_one(model, q, v, duration, dt, **options)
         except SimulationError as exc:
-            raise SimulationError(f"rollout {k} of the batch: {exc}", exc.trajectory) from exc
-    traj.evaluations *= len(q0)     # over the batch, as for the runs one at a time
-    return traj
+            runs[k], failed[k] = exc.trajectory, exc
+        except SimulationInterrupted as exc:
+            runs[k] = exc.trajectory
+            raise interruption(exc.__cause__ or KeyboardInterrupt(),
+                               _stack(model, runs, times, steps), duration) from exc
+    batch = _stack(model, runs, times, steps)
+    if failed:
+        diverged = np.array(sorted(failed))
+        at = [failed[k].diverged_at for k in diverged]
+        at = np.array([math.nan if t is None else t for t in at])
+        first = int(diverged[0])
+        raise _batch_error(batch, diverged, at, first, failed[first])
+    return batch
 
 
-def _stack(runs: list[Trajectory]) -> Trajectory:
-    """One batch :class:`Trajectory` of runs with the same sample times."""
-    first = runs[0]
-    return Trajectory(t=first.t, q=np.stack([r.q for r in runs]),
-                      v=np.stack([r.v for r in runs]), a=np.stack([r.a for r in runs]),
-                      kinetic=np.stack([r.kinetic for r in runs]),
-                      potential=np.stack([r.potential for r in runs]),
-                      tau=None if first.tau is None else np.stack([r.tau for r in runs]),
-                      model_name=first.model_name, integrator=first.integrator, dt=first.dt,
-                      steps=first.steps, evaluations=sum(r.evaluations for r in runs))
+def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajectory:
+    """One batch :class:`Trajectory` of runs on the sample ``times``: NaN where a run has
+    no sample (it stopped early, or never ran: ``None``)."""
+    some = next(r for r in runs if r is not None and len(r.t)) if any(
+        r is not None and len(r.t) for r in runs) else None
+    keep_tau = some is not None and some.tau is not None
+
+    def column(name, width):
+        shape = (len(runs), len(times)) + (() if width is None else (width,))
+        out = np.full(shape, np.nan)
+        for k, r in enumerate(runs):
+            if r is None:
+                continue
+            rows = min(len(r.t), len(times))
+            n = int(np.argmin(np.append(r.t[:rows] == times[:rows], False)))
+            out[k, :n] = getattr(r, name)[:n]
+        return out
+
+    nq, nv = model.nq, model.nv
+    return Trajectory(t=times, q=column("q", nq), v=column("v", nv), a=column("a", nv),
+                      kinetic=column("kinetic", None), potential=column("potential", None),
+                      tau=column("tau", nv) if keep_tau else None,
+                      model_name=some.model_name if some else "",
+                      integrator=some.integrator if some else "",
+                      dt=some.dt if some else math.nan, steps=steps,
+                      evaluations=sum(r.evaluations for r in runs if r is not None))

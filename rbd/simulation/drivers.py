@@ -57,6 +57,14 @@ class Recorder:
             self.tau.append(np.array(tau, dtype=float))
         return a
 
+    def truncate(self) -> None:
+        """Drop the parts of a sample that an interrupt cut short (lists of equal length)."""
+        lists = [self.t, self.q, self.v, self.a] + ([self.tau] if self.keep_tau else [])
+        n = min(len(x) for x in lists)
+        for x in lists:
+            del x[n:]
+        self.segments = [(start, model) for start, model in self.segments if start < n]
+
     @property
     def last_time(self) -> float:
         return self.t[-1] if self.t else -math.inf

@@ -9,6 +9,7 @@ a :class:`~rbd.SimulationError`.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
@@ -54,10 +55,19 @@ def magnitudes(state: tuple) -> str:
 
 
 def checked(value, shape: tuple, name: str, finite_only: bool = True) -> np.ndarray:
-    """``value`` as a float array of ``shape``; :class:`~rbd.InputError` naming ``name`` if not."""
+    """``value`` as a float array of ``shape``; :class:`~rbd.InputError` naming ``name`` if not.
+
+    Complex values are refused (not cut to their real part), as are ragged and
+    non-numeric sequences.
+    """
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
+        arr = np.asarray(value)
+        if arr.dtype.kind == "c":
+            raise InputError(f"{name} must be real, got complex entries")
+        arr = arr.astype(float, copy=False)
+    except (TypeError, ValueError) as exc:
+        if isinstance(exc, InputError):
+            raise
         raise InputError(f"{name} must be a numeric array, got {type(value).__name__}") from None
     if arr.shape != shape:
         raise InputError(f"{name} must have shape {shape}, got {arr.shape}")
@@ -136,10 +146,16 @@ def check_quaternions(model: Model, q: np.ndarray, name: str) -> None:
 
 
 def positive_number(value, name: str, allow_zero: bool = False) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a number, got {value!r}") from None
+    """``value`` as a finite float ``> 0`` (``>= 0``); :class:`~rbd.InputError` naming ``name``.
+
+    Only real numbers count: ``True``, ``"0.1"`` and complex numbers are refused.
+    """
+    is_real = (isinstance(value, (numbers.Real, np.ndarray))
+               and not isinstance(value, (bool, np.bool_))
+               and np.ndim(value) == 0 and np.asarray(value).dtype.kind in "iuf")
+    if not is_real:
+        raise InputError(f"{name} must be a real number, got {value!r}")
+    x = float(value)
     if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise InputError(f"{name} must be finite and {bound}, got {value!r}")

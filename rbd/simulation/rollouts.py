@@ -12,29 +12,48 @@ joints) takes the Python path of :mod:`rbd.simulation.drivers`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import _backend, algorithms
+from ..errors import SimulationInterrupted
 from ..model import Model
 from .control import Forcing
 from .trajectory import Trajectory
 
-__all__ = ["grid_times", "compiled_kernel", "run_compiled", "sample_indices"]
+__all__ = ["grid_times", "grid_steps", "grid_time", "compiled_kernel", "run_compiled",
+           "sample_indices", "CompiledRun"]
+
+
+def grid_time(k, duration: float, dt: float):
+    """``k dt`` clipped to ``duration`` (within ``1e-9 dt`` of it): the fixed-step grid.
+
+    The same times as :meth:`rbd.simulation.drivers.Run.grid`; ``k`` an int or an array.
+    """
+    t = np.asarray(k, dtype=float) * dt
+    t = np.where(t > duration - 1e-9 * dt, duration, t)
+    return float(t) if t.ndim == 0 else t
+
+
+def grid_steps(duration: float, dt: float) -> int:
+    """The number of steps of the fixed-step grid: the first ``k >= 1`` at the duration.
+
+    0 for ``duration == 0``.  Found without building the grid.
+    """
+    if duration <= 0:
+        return 0
+    k = max(1, int(np.ceil(duration / dt)) - 1)
+    while grid_time(k, duration, dt) < duration:
+        k += 1
+    while k > 1 and grid_time(k - 1, duration, dt) >= duration:
+        k -= 1
+    return k
 
 
 def grid_times(duration: float, dt: float) -> np.ndarray:
-    """The fixed-step grid of the Python driver: ``k dt``, the last one clipped to ``duration``.
-
-    The same times as :meth:`rbd.simulation.drivers.Run.grid` (steps end where
-    ``k dt > duration - 1e-9 dt``).
-    """
-    if duration <= 0:
-        return np.zeros(1)
-    n = int(np.ceil(duration / dt)) + 2
-    t = np.arange(n, dtype=float) * dt
-    t[1:] = np.where(t[1:] > duration - 1e-9 * dt, duration, t[1:])
-    last = 1 + int(np.argmax(t[1:] >= duration))
-    return t[:last + 1]
+    """The whole fixed-step grid ``t_k = k dt``, ``k = 0 .. grid_steps(duration, dt)``."""
+    return grid_time(np.arange(grid_steps(duration, dt) + 1), duration, dt)
 
 
 def sample_indices(steps: int, stride: int) -> np.ndarray:
@@ -55,21 +74,108 @@ def compiled_kernel(model: Model, backend, integrator: str, tau, f_ext, events) 
     return kernel if kernel is not None and hasattr(kernel, "rollout") else None
 
 
-def run_compiled(kernel, model: Model, q0, v0, times: np.ndarray, dt: float, integrator: str,
-                 forcing: Forcing | None, f_ext, stride: int, keep_tau: bool,
-                 num_threads: int | None):
-    """Run ``CompiledModel.rollout``; return ``(trajectory, status)``.
+@dataclass
+class CompiledRun:
+    """The outcome of ``CompiledModel.rollout``, one rollout or a batch (arrays then).
 
-    ``status`` is 0, or -1 (an int array for a batch) where a rollout diverged.
+    ``trajectory`` holds every sample computed: a single run is cut after its
+    last sample, a batch keeps the full grid with NaN after each rollout's last
+    sample.  ``status`` is 0, -1 (diverged) or -2 (interrupted); ``steps`` the
+    steps done to a finite state; ``failure`` ("q", "v", "a") and ``failure_t``
+    what became non-finite first and when.
+    """
+
+    trajectory: Trajectory
+    status: object
+    steps: object
+    failure: object
+    failure_t: object
+
+
+def run_compiled(kernel, model: Model, q0, v0, duration: float, dt: float, integrator: str,
+                 forcing: Forcing | None, f_ext, stride: int, keep_tau: bool,
+                 num_threads: int | None) -> CompiledRun:
+    """Run ``CompiledModel.rollout`` over the grid of ``duration`` and ``dt``.
+
+    Raises
+    ------
+    SimulationInterrupted
+        On Ctrl-C (another exception raised by a signal handler is re-raised
+        with the partial trajectory in its ``trajectory`` attribute).
     """
     f = forcing or Forcing()
-    q, v, a, tau, kinetic, potential, status = kernel.rollout(
-        q0, v0, times, rk4=integrator == "rk4", stride=stride, tau=f.tau, f_ext=f_ext,
-        q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping, keep_tau=keep_tau,
-        num_threads=num_threads)
-    steps = len(times) - 1
-    traj = Trajectory(t=times[sample_indices(steps, stride)], q=q, v=v, a=a, kinetic=kinetic,
-                      potential=potential, tau=tau, model_name=model.name,
-                      integrator=integrator, dt=dt,
-                      steps=steps, evaluations=1 + steps * (4 if integrator == "rk4" else 1))
-    return traj, status
+    steps = grid_steps(duration, dt)
+    kwargs = dict(rk4=integrator == "rk4", stride=stride, tau=f.tau, f_ext=f_ext,
+                  q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping, keep_tau=keep_tau,
+                  num_threads=num_threads, grid=(dt, duration, steps))
+    try:
+        out = kernel.rollout(q0, v0, **kwargs)
+    except BaseException as exc:
+        if not isinstance(getattr(exc, "rollout", None), tuple):
+            raise
+        run = _compiled_run(exc.rollout, model, integrator, duration, dt, stride, steps)
+        new = interruption(exc, run.trajectory, duration)
+        if new is exc:
+            raise
+        raise new from exc
+    return _compiled_run(out, model, integrator, duration, dt, stride, steps)
+
+
+def _compiled_run(out: tuple, model: Model, integrator: str, duration: float, dt: float,
+                  stride: int, steps: int) -> CompiledRun:
+    """A :class:`CompiledRun` of the kernel's result tuple."""
+    q, v, a, tau, kinetic, potential, status, samples, done, failure, failure_t = out
+    arrays = dict(q=q, v=v, a=a, tau=tau, kinetic=kinetic, potential=potential)
+    per_step = 4 if integrator == "rk4" else 1
+    if np.ndim(status) == 0 and status != 0:     # one rollout cut short: its samples only
+        idx = np.arange(samples) * stride
+        if status == -1 and samples and done % stride:
+            idx[-1] = done                       # the off-stride last finite state
+        times = grid_time(idx, duration, dt)
+    else:
+        times = grid_time(sample_indices(steps, stride), duration, dt)
+    if np.ndim(status) == 0:         # one rollout: its samples, cut
+        t = times[:samples]
+        arrays = {name: None if x is None else x[:samples] for name, x in arrays.items()}
+        evaluations = 1 + steps * per_step if status == 0 else 1 + done * per_step
+    else:                            # a batch: the grid, NaN after each rollout's samples
+        t = times
+        for k in np.flatnonzero(samples < len(times)):
+            for x in arrays.values():
+                if x is not None:
+                    x[k, samples[k]:] = np.nan
+            if status[k] == -1 and samples[k] and done[k] % stride:
+                # the off-stride last finite state: not on the shared grid
+                for x in arrays.values():
+                    if x is not None:
+                        x[k, samples[k] - 1:] = np.nan
+        evaluations = int(np.sum(np.where(status == 0, 1 + steps * per_step,
+                                          1 + done * per_step)))
+    traj = Trajectory(t=t, **arrays, model_name=model.name, integrator=integrator, dt=dt,
+                      steps=steps if np.ndim(status) else (steps if status == 0 else done),
+                      evaluations=evaluations)
+    return CompiledRun(traj, status, done, failure, failure_t)
+
+
+def interruption(exc: BaseException, trajectory: Trajectory, duration: float) -> BaseException:
+    """The exception to raise when a signal handler raised ``exc`` during a run.
+
+    ``KeyboardInterrupt`` becomes :class:`~rbd.SimulationInterrupted` carrying
+    ``trajectory``; anything else gets a ``trajectory`` attribute and a note.
+    """
+    if trajectory.batch is not None:
+        text = (f"simulation interrupted (duration {duration:g} s): the samples computed so "
+                f"far, NaN where a rollout had not got that far, are in this exception's "
+                f".trajectory")
+    else:
+        done = trajectory.t[-1] if len(trajectory.t) else 0.0
+        text = (f"simulation interrupted at t = {done:.6g} s of {duration:g} s: the samples "
+                f"up to there are in this exception's .trajectory")
+    if isinstance(exc, KeyboardInterrupt):
+        return SimulationInterrupted(text, trajectory)
+    try:
+        exc.trajectory = trajectory
+        exc.add_note(text)
+    except AttributeError:
+        pass
+    return exc

@@ -110,14 +110,17 @@ class Trajectory:
 
     @property
     def energy_scale(self) -> float | np.ndarray:
-        """``max(|E(0)|, max_t T(t))``: the scale relative energy errors are measured in.
+        """``max(|E(0)|, T(0))``: the scale relative energy errors are measured in, in joules.
 
-        One per rollout, ``(B, 1)``, for a batch.
+        Taken from the initial state only, so an energy that blows up cannot
+        grow its own yardstick; 1 (errors in joules) when both vanish (a start
+        at rest at the zero of the potential).  One per rollout, ``(B, 1)``,
+        for a batch.
         """
         if len(self.t) == 0:
             return 1.0
         total, kinetic = np.atleast_2d(self.total), np.atleast_2d(self.kinetic)
-        scale = np.maximum(np.abs(total[:, :1]), np.max(kinetic, axis=1, keepdims=True))
+        scale = np.maximum(np.abs(total[:, :1]), kinetic[:, :1])
         scale = np.where(scale > 0, scale, 1.0)
         return float(scale[0, 0]) if self.batch is None else scale
 
@@ -130,12 +133,14 @@ class Trajectory:
 
     @property
     def energy_drift(self) -> float:
-        """Largest relative energy error ``max_t |E(t) - E(0)| / energy_scale``.
+        """Largest relative energy error ``max_t |E(t) - E(0)| / max(|E(0)|, T(0))``.
 
         Meaningful for a passive system (no ``tau``, no ``f_ext``, no impacts).
+        A drift of 10 means the energy error is ten times the initial energy;
+        NaN samples (after a rollout of a batch stopped) are left out.
         """
         err = self.energy_error
-        return float(np.max(np.abs(err))) if err.size else 0.0
+        return float(np.nanmax(np.abs(err))) if np.any(np.isfinite(err)) else 0.0
 
     # --- files ---------------------------------------------------------------------------
     def _meta(self) -> dict:
