@@ -91,6 +91,7 @@ class Model:
         self._joint_by_name: dict[str, int] = {}
         self._joint_props: dict[str, list[np.ndarray]] = {key: [] for key in JOINT_PROPERTIES}
         self._mimic: dict[int, tuple[int, float, float]] = {}
+        self._constraints: tuple = ()
         self._cache: dict = {}
 
     # --- construction ---------------------------------------------------------
@@ -101,6 +102,7 @@ class Model:
 
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_mimic", {})  # pickled before mimic joints existed
+        state.setdefault("_constraints", ())
         self.__dict__.update(state)
         for b in self._bodies:
             b.joint.freeze()
@@ -332,6 +334,23 @@ class Model:
         X = _parse_X_tree(X, name)
         X.setflags(write=False)
         self._frames[name] = Frame(name, index, X)
+
+    def add_constraint(self, constraint) -> None:
+        """Add a bilateral constraint (:mod:`rbd.constraints`) to :attr:`constraints`.
+
+        It is resolved against the model at once, so a name the model lacks
+        raises :class:`ModelError` here and the model is left unchanged.
+        """
+        if not callable(getattr(constraint, "resolve", None)):
+            raise ModelError(f"add_constraint takes an rbd.constraints kind, got "
+                             f"{type(constraint).__name__}")
+        constraint.resolve(self._full_tree())
+        self._constraints = (*self._constraints, constraint)
+
+    @property
+    def constraints(self) -> tuple:
+        """The model's bilateral constraints (MJCF ``<equality>``, :meth:`add_constraint`)."""
+        return self._constraints
 
     @classmethod
     def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,
