@@ -27,8 +27,9 @@ def closing_anchor(model, q, rng, kind: str, a: int, b: int | None):
 
 
 def random_loops(seed: int, nloops: int | None = None, kinds=LOOP_JOINTS,
-                 floating: bool | None = None):
-    """``(model, q, constraints)``: a random tree with 1–3 closures that hold at ``q``."""
+                 floating: bool | None = None, world: bool = False):
+    """``(model, q, constraints)``: a random tree with 1–3 closures that hold at ``q``
+    (``world=True``: each closure ties a body to the world)."""
     rng = np.random.default_rng(7000 + seed)
     floating = bool(seed % 2) if floating is None else floating
     model = rbd.testing.random_model(rng, int(rng.integers(4, 8)), kinds, floating_base=floating)
@@ -37,7 +38,7 @@ def random_loops(seed: int, nloops: int | None = None, kinds=LOOP_JOINTS,
     constraints = []
     for _ in range(nloops):
         a = int(rng.integers(1, model.nbodies))
-        b = int(rng.integers(-1, a))
+        b = -1 if world else int(rng.integers(-1, a))
         kind = ("point", "frame")[int(rng.integers(2))]
         constraints.append(closing_anchor(model, q, rng, kind, a, None if b < 0 else b))
     return model, q, constraints
