@@ -355,3 +355,44 @@ def test_pai_simulator_is_contact_coordinates_and_contact_is_free():
 
     assert hasattr(cc, "ContactPair") and hasattr(cc, "simulate")
     assert getattr(rbd, "contact", None) is not cc
+
+
+# --- the registry quantity -----------------------------------------------------------------------
+def null_space_dynamics(model, q, v, tau, constraints=None):
+    """An independent derivation: q̈ = J⁺γ + N y with Nᵀ M N y = Nᵀ(τ − h − M J⁺γ)."""
+    J = rbd.constraint_jacobian(model, q, constraints)
+    _, _, gamma = _rows(model, q, v, model.constraints if constraints is None else constraints)
+    M, h = rbd.crba(model, q), rbd.nonlinear_effects(model, q, v)
+    _, s, Vt = np.linalg.svd(J)
+    N = Vt[int(np.sum(s > 1e-10 * s[0])):].T
+    particular = np.linalg.lstsq(J, gamma, rcond=1e-10)[0]
+    y = np.linalg.solve(N.T @ M @ N, N.T @ (tau - h - M @ particular))
+    return particular + N @ y
+
+
+@pytest.mark.parametrize("case", range(2))
+def test_registry_entries_agree_on_closed_loops(case):
+    model, q = mechanisms()[case]
+    rng = np.random.default_rng(case)
+    v = consistent_velocity(model, q, None, rng)
+    tau = rng.normal(size=model.nv)
+    impls = rbd.registry.implementations("constrained_dynamics")
+    assert {"reference", "schur", "proximal", "kernel", "schur-kernel",
+            "proximal-kernel"} <= set(impls)
+    expected = null_space_dynamics(model, q, v, tau)
+    for name, fn in impls.items():
+        if rbd.registry.supports("constrained_dynamics", name, model):
+            diff = rbd.testing.quantity_difference("constrained_dynamics", model, (q, v, tau),
+                                                   fn(model, q, v, tau), expected)
+            assert diff <= RTOL_EXACT, name
+
+
+def test_check_consistency_takes_a_users_constrained_dynamics():
+    model = mech.four_bar()
+    report = rbd.testing.check_consistency(model, "constrained_dynamics", null_space_dynamics)
+    assert report.ok, str(report)
+
+    def forgot_the_loop(model, q, v, tau, constraints=None):
+        return rbd.aba(model, q, v, tau)
+
+    assert not rbd.testing.check_consistency(model, "constrained_dynamics", forgot_the_loop).ok

@@ -170,6 +170,23 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     return ConstrainedDynamics(*(_stack([o[i] for o in out], batch) for i in range(4)))
 
 
+def _accelerations(method: str, backend: str):
+    """Registry entry: ``fn(model, q, v, tau, constraints=None) -> q̈`` of one method."""
+    def fn(model, q, v, tau, constraints=None):
+        return constrained_dynamics(model, q, v, tau, constraints, method=method,
+                                    backend=backend).qdd
+    fn.__name__ = f"constrained_dynamics_{method}_{backend}"
+    return fn
+
+
+kkt_reference = _accelerations("kkt", "reference")
+schur_reference = _accelerations("schur", "reference")
+proximal_reference = _accelerations("proximal", "reference")
+kkt_kernel = _accelerations("kkt", "kernel")
+schur_kernel = _accelerations("schur", "kernel")
+proximal_kernel = _accelerations("proximal", "kernel")
+
+
 def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: float = 0.0, *,
                      backend: str | None = None) -> ImpulseDynamics:
     r"""Velocities after an impact that makes the constraints hold: ``v⁺`` and the impulses.

@@ -53,7 +53,7 @@ def independent_rows(J, gamma):
     rank = int(np.sum(s > RANK_RTOL * s[0])) if s[0] > 0 else 0
     if rank == m:
         return J, gamma, None
-    U_r = U[:, :rank]
+    U_r = U[:, :rank]                                     # rank 0: no row, force zero
     return U_r.T @ J, U_r.T @ gamma, U_r
 
 
@@ -84,6 +84,8 @@ def solve_schur(M, h, tau, J, gamma):
     J_r, gamma_r, U_r = independent_rows(J, gamma)
     G, c = delassus_factor(M, J_r)
     qdd0 = scipy.linalg.cho_solve(c, tau - h)                             # q̈₀ = M⁻¹(τ − h)
+    if J_r.shape[0] == 0:
+        return qdd0, np.zeros(J.shape[0])
     f_r = scipy.linalg.solve(G, gamma_r - J_r @ qdd0, assume_a="pos")     # RBDA §8.1
     return qdd0 + scipy.linalg.cho_solve(c, J_r.T @ f_r), _force(f_r, U_r)
 
@@ -121,6 +123,8 @@ def solve_impulse(M, v_minus, J, restitution=0.0):
     """``(v⁺, Λ)``: ``M (v⁺ − v⁻) = Jᵀ Λ`` and ``J v⁺ = −e J v⁻`` (Newton's restitution)."""
     target = -restitution * (J @ v_minus)
     J_r, target_r, U_r = independent_rows(J, target)
+    if J_r.shape[0] == 0:
+        return v_minus.copy(), np.zeros(J.shape[0])
     G, c = delassus_factor(M, J_r)
     Lam = scipy.linalg.solve(G, target_r - J_r @ v_minus, assume_a="pos")
     return v_minus + scipy.linalg.cho_solve(c, J_r.T @ Lam), _force(Lam, U_r)
