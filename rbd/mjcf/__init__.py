@@ -129,6 +129,7 @@ from ..errors import InputError
 from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
+from ._equality import read_equality
 from ._options import (
     _Context,
     _defaults,
@@ -233,6 +234,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     if compiler.settotalmass > 0:
         _scale_masses(ctx.bodies, compiler.settotalmass)
     model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies)
+    read_equality(root, ctx, model, ignored)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning, stacklevel=2)
     return model
