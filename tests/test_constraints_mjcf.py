@@ -124,3 +124,30 @@ def test_rows_and_errors_match_mujoco():
         theirs = np.r_[0:9, 9:12, 15:18, 21:24, 27]
         assert_close(J[ours], J_mj[theirs] @ T, RTOL_EXACT, "constraint rows")
         assert_close(phi[ours], pos_mj[theirs], RTOL_EXACT, "position errors")
+
+
+def test_world_sites_and_bodies_fixed_to_the_world():
+    """A site in <worldbody> is a world point; a connect between two world-fixed bodies
+    constrains nothing and is listed in the reader's warning instead."""
+    xml = """
+    <mujoco>
+      <worldbody>
+        <site name="hook" pos="0 0 2"/>
+        <body name="wall" pos="3 0 0"/>
+        <body name="bob" pos="0 0 1">
+          <joint name="ball" type="ball"/>
+          <geom type="sphere" size="0.1"/>
+          <site name="eye" pos="0 0 1"/>
+        </body>
+      </worldbody>
+      <equality>
+        <connect name="rope" site1="eye" site2="hook"/>
+        <connect name="nothing" body1="wall" body2="world" anchor="0 0 0"/>
+      </equality>
+    </mujoco>"""
+    with pytest.warns(RuntimeWarning, match="fixed to the world"):
+        model = rbd.load_mjcf(xml)
+    (rope,) = model.constraints
+    assert rope.body_a == "eye" and rope.body_b is None
+    assert rope.point_b.tolist() == [0.0, 0.0, 2.0]
+    assert np.abs(rbd.constraint_error(model, rbd.neutral(model))).max() < 1e-15

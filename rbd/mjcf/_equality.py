@@ -18,7 +18,8 @@ MuJoCo's meaning (its compiler, ``mj_setConst``, and ``mj_instantiateEquality``)
 
 ``active`` is kept on each constraint.  rbd's constraints are rigid: ``solref``,
 ``solimp`` and a nonzero ``torquescale`` (which only weights MuJoCo's soft rows)
-are not used.  Tendon and flex equalities stay in the reader's warning.
+are not used.  Tendon and flex equalities, and a connect or weld between two
+bodies fixed to the world, stay in the reader's warning.
 ``qpos0`` is rbd's neutral configuration with each hinge and slide at its
 ``ref`` and each free body where the file puts it.
 """
@@ -35,7 +36,9 @@ from ..constraints.kinds import FrameAnchor, JointCoupling, PointAnchor
 from ..errors import InputError, MJCFError, ModelError
 from ..model import Model
 from ..spatial import plux_parts, quat_to_rot
+from ._bodies import _flatten
 from ._options import _attributes, _Context, _ignore
+from ._orientation import _site_pose
 from ._xml import _flag, _scalar, _vector
 
 __all__ = ["read_equality"]
@@ -64,6 +67,25 @@ def _static_poses(ctx: _Context) -> dict:
     return poses
 
 
+def _world_sites(root: ET.Element, ctx: _Context) -> dict:
+    """World poses of the sites placed directly in ``<worldbody>``."""
+    sites = {}
+    for world in root.findall("worldbody"):
+        for e, R, p, cls in _flatten(world, "main", ctx, "<worldbody>"):
+            if e.tag == "site" and e.get("name"):
+                where = f"<site name={quote(e.get('name'))}> of <worldbody>"
+                Rs, ps = _site_pose(_attributes(e, "site", cls, ctx, where), e.attrib, where,
+                                    ctx.compiler)
+                T = np.eye(4)
+                T[:3, :3], T[:3, 3] = R @ Rs, p + R @ ps
+                sites[e.get("name")] = T
+    return sites
+
+
+class _BothWeldedError(Exception):
+    """A connect or weld whose two sides are fixed to the world: nothing to constrain."""
+
+
 def _reference_configuration(model: Model, ctx: _Context) -> np.ndarray:
     """``qpos0`` in rbd's coordinates: neutral, each free body at its pose in the file."""
     from ..algorithms import neutral
@@ -90,11 +112,12 @@ def _quat_wxyz(R: np.ndarray) -> np.ndarray:
 class _Resolver:
     """Names of MJCF bodies and sites to rbd attachment names and world poses at ``qpos0``."""
 
-    def __init__(self, model: Model, ctx: _Context):
+    def __init__(self, model: Model, ctx: _Context, root: ET.Element):
         self.model, self.ctx = model, ctx
         self.static = {ctx.bodies[k].name: T for k, T in _static_poses(ctx).items()}
         self.static_sites = {name: self.static[b.name] @ _pose(X) for b in ctx.bodies
                              if b.name in self.static for name, X in b.sites}
+        self.static_sites.update(_world_sites(root, ctx))
         self.q0 = None
 
     def world_pose(self, name: str | None) -> np.ndarray:
@@ -154,8 +177,7 @@ def _anchor(kind, a, b, res, one, two, point_a, point_b, name, active):
     if b is None and two is not None:   # a world-welded body or site: its pose in the world
         Tb = res.world_pose(two) @ Tb
     if a is None:
-        raise MJCFError(f"<equality> {quote(name or kind.__name__)}: both sides are welded "
-                        "to the world")
+        raise _BothWeldedError
     if kind is PointAnchor:
         return PointAnchor(a, b, Ta[:3, 3], Tb[:3, 3], name=name, active=active)
     return FrameAnchor(a, b, Ta, Tb, name=name, active=active)
@@ -185,7 +207,7 @@ def _framed(kind, a, b, res, one, two, pose_a, pose_b, name, active):
     if a is None:
         a, b, pose_a, pose_b, one, two = b, a, pose_b, pose_a, two, one
     if a is None:
-        raise MJCFError(f"<equality> {quote(name or 'weld')}: both sides are welded to the world")
+        raise _BothWeldedError
     if b is None and two is not None:
         pose_b = res.world_pose(two) @ pose_b
     if kind is PointAnchor:
@@ -214,7 +236,7 @@ def read_equality(root: ET.Element, ctx: _Context, model: Model, ignored: dict) 
     constraints"; the translated ones are taken off that list.
     """
     ignored.pop("equality constraints", None)
-    res = _Resolver(model, ctx)
+    res = _Resolver(model, ctx, root)
     for elem in (e for s in root.findall("equality") for e in s):
         name = elem.get("name", "")
         where = f"<equality/{elem.tag}" + (f" name={quote(name)}>" if name else ">")
@@ -232,5 +254,8 @@ def read_equality(root: ET.Element, ctx: _Context, model: Model, ignored: dict) 
             else:
                 constraint = _joint(attrs, where, ctx, name, active)
             model.add_constraint(constraint)
+        except _BothWeldedError:
+            _ignore(ignored, "equality constraints between bodies fixed to the world",
+                    f"<{elem.tag}" + (f" {quote(name)}>" if name else ">"))
         except (ModelError, InputError) as exc:
             raise MJCFError(f"{where}: {exc}") from None
