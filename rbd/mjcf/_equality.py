@@ -121,7 +121,7 @@ class _Resolver:
         self.q0 = None
 
     def world_pose(self, name: str | None) -> np.ndarray:
-        if name is None:
+        if name is None or name == "world":
             return np.eye(4)
         if name in self.static:
             return self.static[name]
@@ -174,7 +174,7 @@ def _anchor(kind, a, b, res, one, two, point_a, point_b, name, active):
         Tb[:3, 3] = point_b
     if a is None:                       # body1 welded to the world: swap the two sides
         a, b, Ta, Tb, one, two = b, a, Tb, Ta, two, one
-    if b is None and two is not None:   # a world-welded body or site: its pose in the world
+    if b is None and two not in (None, "world"):   # a world-fixed body or site: its world pose
         Tb = res.world_pose(two) @ Tb
     if a is None:
         raise _BothWeldedError
@@ -208,7 +208,7 @@ def _framed(kind, a, b, res, one, two, pose_a, pose_b, name, active):
         a, b, pose_a, pose_b, one, two = b, a, pose_b, pose_a, two, one
     if a is None:
         raise _BothWeldedError
-    if b is None and two is not None:
+    if b is None and two not in (None, "world"):
         pose_b = res.world_pose(two) @ pose_b
     if kind is PointAnchor:
         return PointAnchor(a, b, pose_a[:3, 3], pose_b[:3, 3], name=name, active=active)
