@@ -139,10 +139,11 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     --------
     >>> import numpy as np, rbd
     >>> from rbd import constraints as rc
-    >>> model = rbd.models.double_pendulum()
-    >>> pin = rc.PointAnchor("link2", None, [0, 0, -1], [0, 0, -2])   # tip held in place
-    >>> res = rbd.constrained_dynamics(model, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [pin])
-    >>> np.abs(res.qdd).max() < 1e-12, res.force.round(6)
+    >>> model = rbd.models.double_pendulum()      # unit point masses at the links' ends
+    >>> q = [np.pi / 2, -np.pi / 2]                # upper link horizontal, lower one hanging
+    >>> pin = rc.PointAnchor("link2", None, [0, 0, -1], [-1.0, 0.0, -1.0])  # lower end held
+    >>> res = rbd.constrained_dynamics(model, q, [0.0, 0.0], [0.0, 0.0], [pin])
+    >>> bool(np.abs(res.qdd).max() < 1e-12), res.force.round(6)   # it carries both weights
     (True, array([ 0.  ,  0.  , 19.62]))
     """
     if method not in METHODS:
