@@ -396,3 +396,53 @@ def test_check_consistency_takes_a_users_constrained_dynamics():
         return rbd.aba(model, q, v, tau)
 
     assert not rbd.testing.check_consistency(model, "constrained_dynamics", forgot_the_loop).ok
+
+
+def test_external_forces_enter_like_aba(backend):
+    """Without constraints the result is aba's with f_ext; with them, f_ext moves h."""
+    model, q, constraints = random_loops(5)
+    rng = np.random.default_rng(8)
+    v, tau = rng.normal(size=model.nv), rng.normal(size=model.nv)
+    f_ext = rng.normal(size=(model.nbodies, 6))
+    free = rbd.constrained_dynamics(model, q, v, tau, [], f_ext=f_ext, backend=backend)
+    assert_close(free.qdd, rbd.aba(model, q, v, tau, f_ext), RTOL_EXACT, "no constraints")
+    res = rbd.constrained_dynamics(model, q, v, tau, constraints, f_ext=f_ext, backend=backend)
+    J = rbd.constraint_jacobian(model, q, constraints)
+    tau_ext = tau - rbd.rnea(model, q, v, np.zeros(model.nv), f_ext) + rbd.nonlinear_effects(
+        model, q, v)   # τ plus the joint-space image of f_ext
+    same = rbd.constrained_dynamics(model, q, v, tau_ext, constraints, backend=backend)
+    assert_close(res.qdd, same.qdd, RTOL_EXACT, "f_ext as a joint force")
+    assert J.shape[0] == res.force.shape[0]
+
+
+# --- simulation ---------------------------------------------------------------------------------
+#: A passive four-bar over 1 s (RK4, dt = 1 ms, Baumgarte "auto"): measured energy drift 2e-10
+#: and constraint drift 1e-10 (over 10 s: 1.3e-9 and 7e-10); the issue's bounds are 1e-6, 1e-8.
+FOUR_BAR_ENERGY_DRIFT = 1e-6
+FOUR_BAR_CONSTRAINT_DRIFT = 1e-8
+
+
+def test_simulated_four_bar_keeps_its_loop_and_energy():
+    model, q0 = mechanisms()[0]
+    v0 = 3.0 * consistent_velocity(model, q0, None, np.random.default_rng(0))
+    traj = rbd.simulate(model, q0, v0, 1.0, 1e-3)
+    assert traj.constraint_error.shape == (len(traj.t), 3)
+    assert traj.constraint_drift <= FOUR_BAR_CONSTRAINT_DRIFT
+    assert traj.energy_drift <= FOUR_BAR_ENERGY_DRIFT
+    J = rbd.constraint_jacobian(model, traj.q[-1])
+    assert np.abs(J @ traj.v[-1]).max() < 1e-7
+
+
+def test_simulation_without_constraints_or_stabilization():
+    """constraints=() ignores the model's own (the chain falls open); baumgarte=None lets the
+    error grow from a loop opened by 1e-6 rad, the default gains pull it back."""
+    model, q0 = mechanisms()[0]
+    opened = q0 + np.array([1e-6, 0.0, 0.0])
+    free = rbd.simulate(model, q0, np.zeros(3), 0.2, 1e-3, constraints=())
+    assert free.constraint_error is None and free.constraint_drift == 0.0
+    assert np.abs(rbd.constraint_error(model, free.q[-1])).max() > 1e-2
+    loose = rbd.simulate(model, opened, np.zeros(3), 0.2, 1e-3, baumgarte=None)
+    held = rbd.simulate(model, opened, np.zeros(3), 0.2, 1e-3)
+    assert np.abs(held.constraint_error[-1]).max() < 1e-3 * np.abs(loose.constraint_error[-1]).max()
+    with pytest.raises(rbd.InputError, match="baumgarte must be 'auto', \\(kp, kd\\) or None"):
+        rbd.simulate(model, q0, np.zeros(3), 0.1, 1e-3, baumgarte="strong")

@@ -20,7 +20,7 @@ from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
 from ..reference.constraints import constraint_rows
-from ._dispatch import _Q, _TAU, _V, _twin, _validate
+from ._dispatch import _F, _Q, _TAU, _V, _twin, _validate
 
 __all__ = ["ConstrainedDynamics", "ImpulseDynamics", "constrained_dynamics", "impulse_dynamics",
            "delassus", "constraint_jacobian", "constraint_error", "assemble", "METHODS"]
@@ -94,7 +94,7 @@ def _states(model, specs, values):
 
 
 def _at(arrays, k):
-    return [a if k is None else a[k] for a in arrays]
+    return [a if k is None or a is None else a[k] for a in arrays]
 
 
 def _stack(values, batch):
@@ -103,7 +103,8 @@ def _stack(values, batch):
 
 @shared_doc
 def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: str = "kkt",
-                         baumgarte=None, backend: str | None = None) -> ConstrainedDynamics:
+                         baumgarte=None, f_ext=None,
+                         backend: str | None = None) -> ConstrainedDynamics:
     r"""Forward dynamics under bilateral constraints: ``q̈`` and the constraint forces.
 
     Solves ``M q̈ + h = τ + Jᵀ f`` with ``J q̈ = γ`` (``γ = −J̇ v``; RBDA §8.1,
@@ -120,6 +121,9 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         the force of least norm.
     baumgarte : (kp, kd), optional
         Stabilization (RBDA §8.3): ``J q̈ = γ − kd J v − kp φ``.
+    f_ext : (nbodies, 6) or (N, nbodies, 6) array_like, optional
+        External spatial forces ``[n; f]`` on each body, in body coordinates
+        (they enter ``h`` as in :func:`aba`).
     {backend}
 
     Returns
@@ -150,23 +154,23 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     gains = _baumgarte(baumgarte)
     rows = _Rows(model, constraints)
-    arrays, batch = _states(model, (_Q, _V, _TAU), (q, v, tau))
+    arrays, batch = _states(model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
     twin = _twin(model, backend)
     out = []
     for k in batch:
-        q_k, v_k, tau_k = _at(arrays, k)
+        q_k, v_k, tau_k, f_k = (None if a is None else a for a in _at(arrays, k))
         phi, J, gamma = rows(q_k, v_k)
         if gains is not None:
             gamma = gamma - gains[1] * (J @ v_k) - gains[0] * phi            # RBDA §8.3
-        M, h = twin.crba(q_k), twin.nonlinear_effects(q_k, v_k)
+        M = twin.crba(q_k)
+        h = (twin.nonlinear_effects(q_k, v_k) if f_k is None
+             else twin.rnea(q_k, v_k, np.zeros(model.nv), f_k))            # h − Σ Jᵢᵀ f_ext,i
         if method == "proximal":
             qdd, f, its = _solve.solve_proximal(M, h, tau_k, J, gamma)
+            rank = _solve.independent_rows(J, gamma)[0].shape[0]
         else:
             solver = _solve.solve_kkt if method == "kkt" else _solve.solve_schur
-            qdd, f = solver(M, h, tau_k, J, gamma)
-            its = 1
-        rank = J.shape[0] if not J.size else int(np.linalg.matrix_rank(
-            J, tol=_solve.RANK_RTOL * np.linalg.norm(J, 2)))
+            (qdd, f, rank), its = solver(M, h, tau_k, J, gamma), 1
         out.append((qdd, f, rank, its))
     return ConstrainedDynamics(*(_stack([o[i] for o in out], batch) for i in range(4)))
 

@@ -11,7 +11,8 @@ augmented (KKT) system, Pai et al.'s Eq. 5 written for joint coordinates:
     \begin{bmatrix} \tau - h \\ \gamma \end{bmatrix}
     \qquad (M\ddot q + h = \tau + J^T f,\ J\ddot q = \gamma).
 
-* :func:`solve_kkt` factors the augmented matrix (symmetric indefinite, LDLᵀ).
+* :func:`solve_kkt` solves the augmented system as it stands (LU with pivoting:
+  the matrix is symmetric but indefinite).
 * :func:`solve_schur` eliminates ``q̈`` with the Cholesky factor of ``M``:
   ``G f = γ − J q̈₀`` with the Delassus matrix ``G = J M⁻¹ Jᵀ`` and the
   unconstrained ``q̈₀ = M⁻¹(τ − h)`` (RBDA §8.1).
@@ -31,7 +32,6 @@ it from ``f_0 = 0`` (its component in the null space of ``Jᵀ`` never moves).
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 
 #: Singular values of ``J`` below this fraction of the largest count as redundant rows.
 RANK_RTOL = 1e-10
@@ -62,32 +62,37 @@ def _force(f_r, U_r):
 
 
 def solve_kkt(M, h, tau, J, gamma):
-    """``(q̈, f)`` from the augmented system of Pai (5) with joint coordinates (LDLᵀ)."""
+    """``(q̈, f, rank)`` from the augmented system of Pai (5) with joint coordinates."""
     J_r, gamma_r, U_r = independent_rows(J, gamma)
     n, m = M.shape[0], J_r.shape[0]
     K = np.zeros((n + m, n + m))
     K[:n, :n], K[:n, n:], K[n:, :n] = M, J_r.T, J_r                       # Pai (5)
     rhs = np.concatenate([tau - h, gamma_r])                              # Pai (5)
-    x = scipy.linalg.solve(K, rhs, assume_a="sym")
-    return x[:n], _force(-x[n:], U_r)
+    x = np.linalg.solve(K, rhs)
+    return x[:n], _force(-x[n:], U_r), m
 
 
 def delassus_factor(M, J):
-    """``(G, c)``: ``G = J M⁻¹ Jᵀ`` through the Cholesky factor ``c`` of ``M`` (RBDA §8.1)."""
-    c = scipy.linalg.cho_factor(M, lower=True)
-    Y = scipy.linalg.solve_triangular(c[0], J.T, lower=True)              # L⁻¹ Jᵀ
-    return Y.T @ Y, c                                                     # G = (L⁻¹Jᵀ)ᵀ L⁻¹Jᵀ
+    """``(G, L)``: ``G = J M⁻¹ Jᵀ`` through the Cholesky factor ``M = L Lᵀ`` (RBDA §8.1)."""
+    L = np.linalg.cholesky(M)
+    Y = np.linalg.solve(L, J.T)                                           # L⁻¹ Jᵀ
+    return Y.T @ Y, L                                                     # G = (L⁻¹Jᵀ)ᵀ L⁻¹Jᵀ
+
+
+def cholesky_solve(L, b):
+    """``M⁻¹ b`` from ``M = L Lᵀ``: two triangular solves."""
+    return np.linalg.solve(L.T, np.linalg.solve(L, b))
 
 
 def solve_schur(M, h, tau, J, gamma):
-    """``(q̈, f)`` by the Schur complement of ``M``: ``G f = γ − J q̈₀``, ``q̈ = q̈₀ + M⁻¹Jᵀf``."""
+    """``(q̈, f, rank)`` by the Schur complement of ``M``: ``G f = γ − J q̈₀``, ``q̈ = q̈₀ + M⁻¹Jᵀf``."""
     J_r, gamma_r, U_r = independent_rows(J, gamma)
     G, c = delassus_factor(M, J_r)
-    qdd0 = scipy.linalg.cho_solve(c, tau - h)                             # q̈₀ = M⁻¹(τ − h)
+    qdd0 = cholesky_solve(c, tau - h)                             # q̈₀ = M⁻¹(τ − h)
     if J_r.shape[0] == 0:
-        return qdd0, np.zeros(J.shape[0])
-    f_r = scipy.linalg.solve(G, gamma_r - J_r @ qdd0, assume_a="pos")     # RBDA §8.1
-    return qdd0 + scipy.linalg.cho_solve(c, J_r.T @ f_r), _force(f_r, U_r)
+        return qdd0, np.zeros(J.shape[0]), 0
+    f_r = cholesky_solve(np.linalg.cholesky(G), gamma_r - J_r @ qdd0)     # RBDA §8.1
+    return qdd0 + cholesky_solve(c, J_r.T @ f_r), _force(f_r, U_r), J_r.shape[0]
 
 
 def solve_proximal(M, h, tau, J, gamma, mu=None):
@@ -100,23 +105,23 @@ def solve_proximal(M, h, tau, J, gamma, mu=None):
     ``ε‖b‖/μ`` per step, which ``μ`` relatively large keeps below ~1e-9.
     """
     G, c = delassus_factor(M, J)
-    qdd0 = scipy.linalg.cho_solve(c, tau - h)
+    qdd0 = cholesky_solve(c, tau - h)
     b = gamma - J @ qdd0
     m = J.shape[0]
     if m == 0:
         return qdd0, np.zeros(0), 0
     scale = max(float(np.max(np.diag(G))), np.finfo(float).tiny)
     mu = PROXIMAL_MU * scale if mu is None else float(mu)
-    factor = scipy.linalg.cho_factor(G + mu * np.eye(m), lower=True)      # G + μ1 ≻ 0
+    factor = np.linalg.cholesky(G + mu * np.eye(m))                       # G + μ1 ≻ 0
     f, k, residual = np.zeros(m), 0, np.inf
     while k < PROXIMAL_MAX_ITER:
         k += 1
-        f = scipy.linalg.cho_solve(factor, b + mu * f)                    # proximal step
+        f = cholesky_solve(factor, b + mu * f)                            # proximal step
         residual, previous = float(np.max(np.abs(G @ f - b))), residual   # J q̈ − γ
         size = max(float(np.max(np.abs(b))), scale * float(np.max(np.abs(f))), 1e-300)
         if residual <= PROXIMAL_TOL * m * size or residual > 0.5 * previous:
             break                                     # converged, or at the rounding floor
-    return qdd0 + scipy.linalg.cho_solve(c, J.T @ f), f, k
+    return qdd0 + cholesky_solve(c, J.T @ f), f, k
 
 
 def solve_impulse(M, v_minus, J, restitution=0.0):
@@ -126,5 +131,5 @@ def solve_impulse(M, v_minus, J, restitution=0.0):
     if J_r.shape[0] == 0:
         return v_minus.copy(), np.zeros(J.shape[0])
     G, c = delassus_factor(M, J_r)
-    Lam = scipy.linalg.solve(G, target_r - J_r @ v_minus, assume_a="pos")
-    return v_minus + scipy.linalg.cho_solve(c, J_r.T @ Lam), _force(Lam, U_r)
+    Lam = cholesky_solve(np.linalg.cholesky(G), target_r - J_r @ v_minus)
+    return v_minus + cholesky_solve(c, J_r.T @ Lam), _force(Lam, U_r)

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..spatial import crm, plux_parts, so3_log
+from ..spatial import crm, plux_parts, skew, so3_log
 from .kinematics import jacobian
 from .rnea import velocity_step
 
@@ -66,8 +66,8 @@ def frame_motion(motion, i, T):
     R, p, v, a = (m[i] for m in motion)
     r = T[:3, 3]
     w, vo, dw, dvo = v[:3], v[3:], a[:3], a[3:]
-    vel = vo + np.cross(w, r)                                             # RBDA §8.2
-    acc = dvo + np.cross(dw, r) + np.cross(w, vel)                        # RBDA §8.2
+    vel = vo + skew(w) @ r                                                # RBDA §8.2
+    acc = dvo + skew(dw) @ r + skew(w) @ vel                              # RBDA §8.2
     return R @ T[:3, :3], p + R @ r, R @ w, R @ vel, R @ dw, R @ acc
 
 
