@@ -446,3 +446,49 @@ def test_simulation_without_constraints_or_stabilization():
     assert np.abs(held.constraint_error[-1]).max() < 1e-3 * np.abs(loose.constraint_error[-1]).max()
     with pytest.raises(rbd.InputError, match="baumgarte must be 'auto', \\(kp, kd\\) or None"):
         rbd.simulate(model, q0, np.zeros(3), 0.1, 1e-3, baumgarte="strong")
+
+
+# --- the compiled twin of the rows ---------------------------------------------------------------
+def _both_rows(model, q, v, constraints):
+    from rbd._kernels.constraints import constraint_rows as compiled_rows
+
+    records = [c.resolve(model) for c in constraints]
+    return (_rows(model, q, v, constraints),
+            compiled_rows(rbd.algorithms.compiled(model), q, v, records))
+
+
+@pytest.mark.parametrize("k", range(6))
+def test_compiled_rows_equal_the_reference(k, require_kernels):
+    model, q, constraints, rng = _fd_cases()[k]
+    v = rng.normal(size=model.nv)
+    for ours, theirs, name in zip(*_both_rows(model, q, v, constraints), ("φ", "J", "γ"),
+                                  strict=True):
+        assert_close(theirs, ours, RTOL_EXACT, name)
+
+
+@pytest.mark.parametrize("angle", [0.0, 1e-9, 1.3, np.pi - 1e-7, np.pi])
+def test_compiled_rotation_error_near_zero_and_pi(angle, require_kernels):
+    """The frame anchor's log(R_a R_bᵀ) on both sides of the branches of so3_log."""
+    model = rbd.models.revolute_chain(2)
+    axis = np.array([0.3, -0.5, 0.8]) / np.linalg.norm([0.3, -0.5, 0.8])
+    pose_b = np.eye(4)
+    pose_b[:3, :3] = rbd.spatial.axis_angle_rotation(axis, angle).T
+    weld = rc.FrameAnchor(model.body_names[1], None, None, pose_b @ rbd.frame_pose(
+        model, np.zeros(2), model.body_names[1]))
+    q = np.zeros(2)
+    (phi, _, _), (phi_k, _, _) = _both_rows(model, q, np.zeros(2), [weld])
+    assert_close(phi_k, phi, RTOL_EXACT, "φ")
+    assert np.linalg.norm(phi[:3]) == pytest.approx(angle, abs=1e-8)
+
+
+def test_kernel_backend_uses_the_compiled_rows(require_kernels, monkeypatch):
+    from rbd._kernels import constraints as compiled_module
+
+    calls = []
+    original = compiled_module.constraint_rows
+    monkeypatch.setattr(compiled_module, "constraint_rows",
+                        lambda *a: calls.append(1) or original(*a))
+    model, q = mechanisms()[0]
+    rbd.constrained_dynamics(model, q, np.zeros(3), np.zeros(3), backend="kernel")
+    rbd.constrained_dynamics(model, q, np.zeros(3), np.zeros(3), backend="reference")
+    assert len(calls) == 1

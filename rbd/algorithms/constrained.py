@@ -20,7 +20,7 @@ from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
 from ..reference.constraints import constraint_rows
-from ._dispatch import _F, _Q, _TAU, _V, _twin, _validate
+from ._dispatch import _F, _Q, _TAU, _V, _kernel, _twin, _validate
 
 __all__ = ["ConstrainedDynamics", "ImpulseDynamics", "constrained_dynamics", "impulse_dynamics",
            "delassus", "constraint_jacobian", "constraint_error", "assemble", "METHODS"]
@@ -53,9 +53,10 @@ class ImpulseDynamics:
 
 
 class _Rows:
-    """The constraints resolved on the tree the rows are computed on (the full tree for mimics)."""
+    """The constraints resolved on the tree the rows are computed on (the full tree for
+    mimics), and the rows' derivation: the compiled twin on the kernel backend."""
 
-    def __init__(self, model: Model, constraints):
+    def __init__(self, model: Model, constraints, backend: str | None = None):
         if not isinstance(model, Model):
             raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
         if constraints is None:
@@ -65,9 +66,19 @@ class _Rows:
         self.tree = model._full_tree() if model._mimic else model
         self.active = active_constraints(model, constraints)
         self.records = [c.resolve(self.tree) for c in self.active]
+        self.compiled = None
+        if self.coupling is None and _kernel(model, backend) is not None:
+            from .._kernels.constraints import constraint_rows as rows
+
+            twin = _kernel(model, backend)
+            self.compiled = lambda q, v: rows(twin, np.ascontiguousarray(q, dtype=float),
+                                              np.ascontiguousarray(v, dtype=float),
+                                              self.records)
 
     def __call__(self, q, v):
         """``(φ, J, γ)`` at one state."""
+        if self.compiled is not None:
+            return self.compiled(q, v)
         if self.coupling is None:
             return constraint_rows(self.tree, q, v, self.records)
         c = self.coupling
@@ -153,7 +164,7 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     gains = _baumgarte(baumgarte)
-    rows = _Rows(model, constraints)
+    rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
     twin = _twin(model, backend)
     out = []
@@ -218,7 +229,7 @@ def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: fl
     e = float(restitution) if isinstance(restitution, int | float | np.floating) else None
     if e is None or not 0.0 <= e <= 1.0:
         raise InputError(f"restitution must be a number in [0, 1], got {restitution!r}")
-    rows = _Rows(model, constraints)
+    rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, ("v_minus", "v")), (q, v_minus))
     twin = _twin(model, backend)
     out = []
@@ -229,8 +240,8 @@ def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: fl
     return ImpulseDynamics(*(_stack([o[i] for o in out], batch) for i in range(2)))
 
 
-def _rows_only(model, q, constraints, which: int):
-    rows = _Rows(model, constraints)
+def _rows_only(model, q, constraints, which: int, backend=None):
+    rows = _Rows(model, constraints, backend)
     (q_arr,), batch = _states(model, (_Q,), (q,))
     zero = np.zeros(model.nv)
     return rows, q_arr, batch, [rows(q_arr if k is None else q_arr[k], zero)[which]
@@ -244,14 +255,14 @@ def constraint_jacobian(model: Model, q, constraints=None, *,
     Rows in the order of ``constraints`` (default: the model's active ones),
     each kind's rows in its frame (:mod:`rbd.constraints`).
     """
-    _, _, batch, J = _rows_only(model, q, constraints, 1)
+    _, _, batch, J = _rows_only(model, q, constraints, 1, backend)
     return _stack(J, batch)
 
 
 def constraint_error(model: Model, q, constraints=None, *,
                      backend: str | None = None) -> np.ndarray:
     """The position error ``φ(q)`` of the constraints, ``(rows,)``; zero where they hold."""
-    _, _, batch, phi = _rows_only(model, q, constraints, 0)
+    _, _, batch, phi = _rows_only(model, q, constraints, 0, backend)
     return _stack(phi, batch)
 
 
@@ -260,7 +271,7 @@ def delassus(model: Model, q, constraints=None, *, backend: str | None = None) -
 
     Its rank is that of ``J``: a singular ``G`` means redundant rows (RBDA §8.1).
     """
-    rows, q_arr, batch, J = _rows_only(model, q, constraints, 1)
+    rows, q_arr, batch, J = _rows_only(model, q, constraints, 1, backend)
     twin = _twin(model, backend)
     out = [_solve.delassus_factor(twin.crba(q_arr if k is None else q_arr[k]), J_k)[0]
            for k, J_k in zip(batch, J, strict=True)]
@@ -284,7 +295,7 @@ def assemble(model: Model, q_guess, constraints=None, *, tol: float = 1e-12,
     InputError
         On a bad ``q_guess`` (as :func:`rnea`) or batch input.
     """
-    rows = _Rows(model, constraints)
+    rows = _Rows(model, constraints, backend)
     (q,), batch = _states(model, (_Q,), (q_guess,))
     if batch != [None]:
         raise InputError("q_guess: assemble takes one configuration (nq,), not a batch")

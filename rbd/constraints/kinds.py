@@ -82,16 +82,17 @@ def _attachment(model, ref: str | None, what: str, constraint) -> tuple[int, np.
     """Body index (-1: world) and the (4, 4) pose of the named body or frame in its body."""
     if ref is None:
         return -1, np.eye(4)
-    if ref in model.body_names:
-        return model.body_index(ref), np.eye(4)
-    frame = model.frames.get(ref)
-    if frame is None:
+    try:
+        index = model.body_index(ref)                 # a body, or an attached frame's body
+    except ModelError:
         raise ModelError(f"{constraint!r}: {what} {ref!r} is neither a body nor a frame of "
-                         f"model {model.name!r}")
-    E, r = plux_parts(frame.X)
+                         f"model {model.name!r}") from None
+    if model.bodies[index].name == ref:
+        return index, np.eye(4)
+    E, r = plux_parts(model.frames[ref].X)
     T = np.eye(4)
     T[:3, :3], T[:3, 3] = E.T, r
-    return int(frame.body), T
+    return int(index), T
 
 
 class Constraint:
