@@ -67,10 +67,10 @@ class _Rows:
         self.active = active_constraints(model, constraints)
         self.records = [c.resolve(self.tree) for c in self.active]
         self.compiled = None
-        if self.coupling is None and _kernel(model, backend) is not None:
+        twin = None if self.coupling is not None else _kernel(model, backend)
+        if twin is not None:
             from .._kernels.constraints import constraint_rows as rows
 
-            twin = _kernel(model, backend)
             self.compiled = lambda q, v: rows(twin, np.ascontiguousarray(q, dtype=float),
                                               np.ascontiguousarray(v, dtype=float),
                                               self.records)
