@@ -13,15 +13,21 @@ from ._backend import has_kernels
 from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     aba,
     aba_derivatives,
+    assemble,
     bias_forces,
     body_centers_of_mass,
     center_of_mass,
+    constrained_dynamics,
+    constraint_error,
+    constraint_jacobian,
     crba,
+    delassus,
     forward_dynamics,
     forward_kinematics,
     frame_pose,
     geom_poses,
     gravity_forces,
+    impulse_dynamics,
     integrate,
     inverse_dynamics,
     jacobian,
@@ -55,9 +61,9 @@ __version__ = "0.1.0"
 
 # Submodules with heavier dependencies load on first attribute access
 # (``rbd.walker``, ``rbd.symbolic``, ...), keeping ``import rbd`` light.
-_LAZY_SUBMODULES = ("animation", "contact", "data", "geometry", "interop", "joints", "mjcf",
-                    "plotting", "reference", "simulation", "spatial", "studies", "sweeps",
-                    "symbolic", "topology", "urdf", "walker")
+_LAZY_SUBMODULES = ("animation", "constraints", "contact_coordinates", "data", "geometry",
+                    "interop", "joints", "mjcf", "plotting", "reference", "simulation", "spatial",
+                    "studies", "sweeps", "symbolic", "topology", "urdf", "walker")
 # Functions of those submodules, also loaded on first access: ``rbd.simulate(...)``.
 _LAZY_FUNCTIONS = {"simulate": "simulation", "sweep": "sweeps", "animate": "animation"}
 

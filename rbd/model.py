@@ -93,6 +93,7 @@ class Model:
         self._joint_by_name: dict[str, int] = {}
         self._joint_props: dict[str, list[np.ndarray]] = {key: [] for key in JOINT_PROPERTIES}
         self._mimic: dict[int, tuple[int, float, float]] = {}
+        self._constraints: tuple = ()
         self._cache: dict = {}
 
     # --- construction ---------------------------------------------------------
@@ -104,6 +105,7 @@ class Model:
     def __setstate__(self, state: dict) -> None:
         state.setdefault("_mimic", {})  # pickled before mimic joints existed
         state.setdefault("_geoms", {})  # pickled before geoms existed
+        state.setdefault("_constraints", ())
         self.__dict__.update(state)
         for b in self._bodies:
             b.joint.freeze()
@@ -359,6 +361,22 @@ class Model:
     def geoms(self) -> tuple[Geom, ...]:
         """The visual and collision shapes, :class:`~rbd.geoms.Geom` records (body frames)."""
         return tuple(self._geoms.values())
+    def add_constraint(self, constraint) -> None:
+        """Add a bilateral constraint (:mod:`rbd.constraints`) to :attr:`constraints`.
+
+        It is resolved against the model at once, so a name the model lacks
+        raises :class:`ModelError` here and the model is left unchanged.
+        """
+        if not callable(getattr(constraint, "resolve", None)):
+            raise ModelError(f"add_constraint takes an rbd.constraints kind, got "
+                             f"{type(constraint).__name__}")
+        constraint.resolve(self._full_tree())
+        self._constraints = (*self._constraints, constraint)
+
+    @property
+    def constraints(self) -> tuple:
+        """The model's bilateral constraints (MJCF ``<equality>``, :meth:`add_constraint`)."""
+        return self._constraints
 
     @classmethod
     def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,

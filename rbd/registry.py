@@ -1,13 +1,18 @@
 """Every implementation of each dynamics quantity, under one signature.
 
-=====================  ===============================================
-quantity               signature of each registered callable
-=====================  ===============================================
-``inverse_dynamics``   ``fn(model, q, v, a, f_ext=None) -> tau``
-``mass_matrix``        ``fn(model, q) -> M``
-``forward_dynamics``   ``fn(model, q, v, tau, f_ext=None) -> a``
-``bias_forces``        ``fn(model, q, v) -> h``
-=====================  ===============================================
+========================  ===============================================
+quantity                  signature of each registered callable
+========================  ===============================================
+``inverse_dynamics``      ``fn(model, q, v, a, f_ext=None) -> tau``
+``mass_matrix``           ``fn(model, q) -> M``
+``forward_dynamics``      ``fn(model, q, v, tau, f_ext=None) -> a``
+``bias_forces``           ``fn(model, q, v) -> h``
+``constrained_dynamics``  ``fn(model, q, v, tau, constraints=None) -> a``
+========================  ===============================================
+
+``constrained_dynamics`` is forward dynamics under the model's own
+constraints (:attr:`rbd.Model.constraints`; none: ``aba``), one entry per
+solver and backend of :func:`rbd.constrained_dynamics`.
 
 The test suite and ``rbd check`` iterate this registry, so a derivation is
 compared with every other one as soon as it is listed here.  Users may add
@@ -36,7 +41,8 @@ from .errors import InputError
 __all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports",
            "without_armature"]
 
-QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces")
+QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces",
+              "constrained_dynamics")
 
 # (quantity, name, "module:function"[, "module:predicate", ...]) — the built-in derivations,
 # imported on first use.  The optional predicates(model) -> bool say which models a
@@ -89,6 +95,15 @@ _BUILTIN = [
      "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("bias_forces", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:bias_forces",
      "rbd.symbolic.lagrangian:supports"),
+    ("constrained_dynamics", "reference", "rbd.algorithms.constrained:kkt_reference"),
+    ("constrained_dynamics", "schur", "rbd.algorithms.constrained:schur_reference"),
+    ("constrained_dynamics", "proximal", "rbd.algorithms.constrained:proximal_reference"),
+    ("constrained_dynamics", "kernel", "rbd.algorithms.constrained:kkt_kernel",
+     "rbd._variants:kernels_available"),
+    ("constrained_dynamics", "schur-kernel", "rbd.algorithms.constrained:schur_kernel",
+     "rbd._variants:kernels_available"),
+    ("constrained_dynamics", "proximal-kernel", "rbd.algorithms.constrained:proximal_kernel",
+     "rbd._variants:kernels_available"),
 ]
 
 # Public functions served by the compiled kernels, registered as "kernel".

@@ -138,7 +138,7 @@ def quantity_difference(quantity: str, model: Model, state, x, y) -> float:
     velocity terms 1e4 times the torques), while two exact algorithms agree in
     torque space to rounding whatever the conditioning.
     """
-    if quantity != "forward_dynamics":
+    if quantity not in ("forward_dynamics", "constrained_dynamics"):
         return relative_difference(x, y)
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape:
@@ -161,10 +161,11 @@ _ARGUMENTS = {
     "inverse_dynamics": ("q", "v", "a"),
     "mass_matrix": ("q",),
     "forward_dynamics": ("q", "v", "tau"),
+    "constrained_dynamics": ("q", "v", "tau"),
     "bias_forces": ("q", "v"),
 }
 _SYMBOLS = {"mass_matrix": "M", "inverse_dynamics": "tau", "bias_forces": "h",
-            "forward_dynamics": "qdd"}
+            "forward_dynamics": "qdd", "constrained_dynamics": "qdd"}
 # A slip explains the worst entry when it predicts the user's value there to this relative
 # accuracy at every tested state: far above rounding (1e-16 per operation on values of order
 # one) and far below any real disagreement worth naming.
@@ -428,7 +429,8 @@ def check_consistency(
     Parameters
     ----------
     model : Model
-    quantity : {"mass_matrix", "inverse_dynamics", "bias_forces", "forward_dynamics"}
+    quantity : {"mass_matrix", "inverse_dynamics", "bias_forces", "forward_dynamics",
+        "constrained_dynamics"}
     fn : callable or sympy.Matrix
         A function with the registry signature of ``quantity``: ``fn(model, q)``
         for ``M``, ``fn(model, q, v)`` for ``h = C v + g``, ``fn(model, q, v, a)``

@@ -106,7 +106,8 @@ def test_registry_implementations_handle_or_refuse_armature():
                 refused.add((quantity, name))
                 continue
             args = {"inverse_dynamics": (q, v, a), "forward_dynamics": (q, v, a),
-                    "mass_matrix": (q,), "bias_forces": (q, v)}[quantity]
+                    "mass_matrix": (q,), "bias_forces": (q, v),
+                    "constrained_dynamics": (q, v, a)}[quantity]
             got = np.asarray(fn(armed, *args), dtype=float)
             assert_close(got, impls["reference"](armed, *args), rtol=1e-9,
                          what=f"{quantity} {name}")

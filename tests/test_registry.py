@@ -49,7 +49,7 @@ def cases():
 def evaluate(quantity, fn, model, q, v, a, f_ext=None):
     if quantity == "inverse_dynamics":
         return fn(model, q, v, a) if f_ext is None else fn(model, q, v, a, f_ext)
-    if quantity == "forward_dynamics":
+    if quantity in ("forward_dynamics", "constrained_dynamics"):
         return fn(model, q, v, a) if f_ext is None else fn(model, q, v, a, f_ext)
     if quantity == "mass_matrix":
         return fn(model, q)

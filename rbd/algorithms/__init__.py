@@ -30,6 +30,14 @@ forward dynamics and ``M⁻¹`` through the Cholesky factor of ``Gᵀ M_full G``
 from .._validation import QUATERNION_TOLERANCE, as_real_array, as_time_step  # noqa: F401
 from ._dispatch import _HAVE_KERNELS, _kernel, _reference, _validate, compiled  # noqa: F401
 from .configuration import integrate, neutral, random_configuration
+from .constrained import (
+    assemble,
+    constrained_dynamics,
+    constraint_error,
+    constraint_jacobian,
+    delassus,
+    impulse_dynamics,
+)
 from .derivatives import aba_derivatives, linearize, rnea_derivatives
 from .dynamics import aba, crba, gravity_forces, mass_matrix_inverse, nonlinear_effects, rnea
 from .kinematics import (
@@ -68,6 +76,12 @@ __all__ = [
     "mass_matrix",
     "forward_dynamics",
     "bias_forces",
+    "constrained_dynamics",
+    "impulse_dynamics",
+    "delassus",
+    "constraint_jacobian",
+    "constraint_error",
+    "assemble",
     "compiled",
 ]
 

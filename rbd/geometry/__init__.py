@@ -5,7 +5,7 @@ wire, a body sliding on a surface, two surfaces held in contact: Guenter &
 Lee, §5; :mod:`rbd.symbolic.frames`) need a curve's Frenet frame or a surface
 frame as a 4×4 pose, often as a *symbolic* expression to be differentiated.
 Contact dynamics in contact coordinates (Pai, Ascher & Kry, §6;
-:mod:`rbd.contact`) needs the same frames numerically, with the metric,
+:mod:`rbd.contact_coordinates`) needs the same frames numerically, with the metric,
 curvature and torsion of the surface and the first two time derivatives of
 the frame.
 

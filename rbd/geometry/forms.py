@@ -120,7 +120,7 @@ def contact_forms(partials: dict, lib=None) -> tuple:
             [\hat y\cdot x_{uu},\ \hat y\cdot x_{uv}]\, M^{-1},
 
     with :math:`S = I^{-1} II` the shape operator.  These give the frame's
-    twist relative to the surface, Pai (9) (:func:`rbd.contact.frame_jacobian`).
+    twist relative to the surface, Pai (9) (:func:`rbd.contact_coordinates.frame_jacobian`).
 
     Parameters
     ----------

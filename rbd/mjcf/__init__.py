@@ -163,6 +163,7 @@ from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
 from ._geoms import _read_assets
+from ._equality import read_equality
 from ._options import (
     _Context,
     _defaults,
@@ -274,6 +275,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         _scale_masses(ctx.bodies, compiler.settotalmass)
     model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms,
                    ctx.labels)
+    read_equality(root, ctx, model, ignored)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
                       stacklevel=caller_stacklevel())

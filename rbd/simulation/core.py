@@ -14,6 +14,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
+from .. import algorithms
 from ..errors import InputError, SimulationError, SimulationInterrupted
 from ..model import Model
 from .control import forcing
@@ -261,6 +262,8 @@ def simulate(
     record_every: int = 1,
     num_threads: int | None = None,
     compiled: bool = True,
+    constraints=None,
+    baumgarte="auto",
 ) -> Trajectory:
     """Integrate the equations of motion of ``model`` from ``(q0, v0)`` for ``duration`` seconds.
 
@@ -339,6 +342,17 @@ def simulate(
     compiled : bool, keyword-only
         ``False`` runs the Python path even where the compiled one could (for
         comparisons; see Notes).
+    constraints : sequence of constraint kinds, optional, keyword-only
+        Bilateral constraints (:mod:`rbd.constraints`) enforced by
+        :func:`rbd.constrained_dynamics` at every stage; default: the model's
+        active :attr:`~rbd.Model.constraints` (``()`` for none).  Such a run
+        takes the Python path, and :attr:`Trajectory.constraint_error` holds
+        ``φ(q)`` at each sample.
+    baumgarte : "auto", (kp, kd) or None, keyword-only
+        Stabilization of the constraints, ``J q̈ = γ − kd J v − kp φ``
+        (RBDA §8.3): ``"auto"`` is ``kp = ω²``, ``kd = 2ω`` with
+        ``ω = 1 / (20 dt)`` (critically damped, slow against the step); None
+        integrates ``J q̈ = γ`` alone, whose error drifts.
 
     Returns
     -------
@@ -404,7 +418,8 @@ def simulate(
                    progress=progress, backend=backend, event_tol=event_tol, method=method,
                    rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
                    min_step=min_step, damping=damping, record_every=record_every,
-                   num_threads=num_threads, compiled=compiled)
+                   num_threads=num_threads, compiled=compiled, constraints=constraints,
+                   baumgarte=baumgarte)
     if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
         return _simulate_batch(model, q0, v0, duration, dt, options)
     return _simulate_one(model, q0, v0, duration, dt, **options)
@@ -413,7 +428,7 @@ def simulate(
 def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, impact,
                   progress, backend, event_tol, method, rtol, atol, max_step,
                   max_evaluations, min_step, damping, record_every, num_threads,
-                  compiled) -> Trajectory:
+                  compiled, constraints, baumgarte) -> Trajectory:
     """One run of :func:`simulate` (arguments as there)."""
     q0, v0, duration, dt, f_ext, events, event_tol = _validate(
         model, q0, v0, duration, dt, integrator, tau, f_ext, events, event_tol, method)
@@ -425,8 +440,9 @@ def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, i
               positive_number(min_step, "min_step", allow_zero=True))
     steps = grid_steps(duration, dt) if integrator != "solve_ivp" else None
     force = forcing(model, tau, bool(damping), steps)
+    active, gains = _constraint_options(model, constraints, baumgarte, dt)
     kernel = None
-    if compiled and not progress and steps is not None:
+    if compiled and not progress and steps is not None and not active:
         evaluations = 1 + steps * (4 if integrator == "rk4" else 1)
         if evaluations <= solver[3]:    # else the Python path stops at the limit
             kernel = compiled_kernel(model, backend, integrator, tau, f_ext, events)
@@ -438,8 +454,24 @@ def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, i
             return run.trajectory
         raise _compiled_divergence(run, integrator, duration, dt)
     run = _PythonRun(integrator, tau if force is None else force, f_ext, events, impacts,
-                     progress, backend, event_tol, method, solver, record_every)
-    return _run_python(model, q0, v0, duration, dt, run)
+                     progress, backend, event_tol, method, solver, record_every, active, gains)
+    traj = _run_python(model, q0, v0, duration, dt, run)
+    if active:
+        traj.constraint_error = algorithms.constraint_error(model, traj.q, active)
+    return traj
+
+
+def _constraint_options(model, constraints, baumgarte, dt) -> tuple[tuple, object]:
+    """The active constraints of the run and the Baumgarte gains (see :func:`simulate`)."""
+    from ..constraints.kinds import active_constraints
+
+    active = tuple(active_constraints(model, constraints)) if isinstance(model, Model) else ()
+    if isinstance(baumgarte, str):
+        if baumgarte != "auto":
+            raise InputError(f"baumgarte must be 'auto', (kp, kd) or None, got {baumgarte!r}")
+        omega = 1.0 / (20.0 * float(dt))
+        baumgarte = (omega * omega, 2.0 * omega)
+    return active, baumgarte
 
 
 _FAILURES = {"q": "q became non-finite", "v": "v became non-finite", "a": NONFINITE_A}
@@ -476,6 +508,8 @@ class _PythonRun:
     method: str
     solver: tuple           # rtol, atol, max_step, the evaluation limit, min_step
     record_every: int
+    constraints: tuple = ()
+    baumgarte: object = None
 
 
 def _run_python(model, q0, v0, duration, dt, options: _PythonRun) -> Trajectory:
@@ -488,7 +522,7 @@ def _run_python(model, q0, v0, duration, dt, options: _PythonRun) -> Trajectory:
                                         and tau.q_ref is None)
     if progress is None:
         progress = duration / dt > PROGRESS_THRESHOLD and sys.stderr.isatty()
-    dyn = Dynamics(model, tau, f_ext, backend, limit)
+    dyn = Dynamics(model, tau, f_ext, backend, limit, o.constraints, o.baumgarte)
     recorder = Recorder(keep_tau=keep_tau)
     bar = Progress(bool(progress), duration)
     run = Run(dyn, recorder, Events(events, event_tol), impacts, bar, duration, dt,
@@ -553,8 +587,9 @@ def _simulate_batch(model, q0, v0, duration, dt, options: dict) -> Trajectory:
                     options["integrator"], options["compiled"])
     integrator, tau = options["integrator"], options["tau"]
     f_ext = _force_argument(options["f_ext"], (model.nbodies, 6), "f_ext")
+    active, _ = _constraint_options(model, options["constraints"], options["baumgarte"], dt)
     kernel = (compiled_kernel(model, options["backend"], integrator, tau, f_ext, ())
-              if options["compiled"] else None)
+              if options["compiled"] and not active else None)
     _check_memory(model, duration, dt, options["record_every"], len(q0), python=kernel is None)
     if kernel is None:
         return _python_batch(model, q0, v0, duration, dt, options)
@@ -645,4 +680,6 @@ def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajector
                       model_name=some.model_name if some else "",
                       integrator=some.integrator if some else "",
                       dt=some.dt if some else math.nan, steps=steps,
-                      evaluations=sum(r.evaluations for r in runs if r is not None))
+                      evaluations=sum(r.evaluations for r in runs if r is not None),
+                      constraint_error=None if some is None or some.constraint_error is None
+                      else column("constraint_error", some.constraint_error.shape[-1]))

@@ -84,11 +84,13 @@ class Dynamics:
     damping); the returned ``tau`` is the commanded force, without the damping.
     """
 
-    def __init__(self, model: Model, tau, f_ext, backend, max_evaluations: float = math.inf):
+    def __init__(self, model: Model, tau, f_ext, backend, max_evaluations: float = math.inf,
+                 constraints=(), baumgarte=None):
         self.model, self.tau, self.f_ext, self.backend = model, tau, f_ext, backend
         self.zero = np.zeros(model.nv)
         self.evaluations = 0
         self.max_evaluations = max_evaluations
+        self.constraints, self.baumgarte = tuple(constraints), baumgarte
 
     def _callable_force(self, fn, shape: tuple, name: str, t: float, q, v) -> np.ndarray:
         arr = checked(fn(t, q, v), shape, name, finite_only=False)
@@ -124,7 +126,12 @@ class Dynamics:
         tau, total, f_ext = self.forces(t, q, v)
         self.evaluations += 1
         try:
-            a = algorithms.aba(self.model, q, v, total, f_ext, backend=self.backend)
+            if self.constraints:    # rbd.constrained_dynamics, stabilized (RBDA §8.3)
+                a = algorithms.constrained_dynamics(
+                    self.model, q, v, total, self.constraints, baumgarte=self.baumgarte,
+                    f_ext=f_ext, backend=self.backend).qdd
+            else:
+                a = algorithms.aba(self.model, q, v, total, f_ext, backend=self.backend)
         except RbdError:
             require_finite_state(t, q, v)   # a genuine input error is re-raised below
             raise

@@ -71,6 +71,9 @@ class Trajectory:
         Number of integrator steps taken.
     evaluations : int
         Number of forward-dynamics (ABA) evaluations, including those that give ``a``.
+    constraint_error : (N, rows) ndarray or None
+        The position error ``φ(q)`` of the enforced constraints at each sample
+        (None without constraints; :meth:`save` does not write it).
     """
 
     t: np.ndarray
@@ -86,6 +89,7 @@ class Trajectory:
     dt: float = float("nan")
     steps: int = 0
     evaluations: int = 0
+    constraint_error: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)
@@ -141,6 +145,12 @@ class Trajectory:
         """
         err = self.energy_error
         return float(np.nanmax(np.abs(err))) if np.any(np.isfinite(err)) else 0.0
+
+    @property
+    def constraint_drift(self) -> float:
+        """Largest position error ``max_t max|φ(q(t))|`` of the constraints (0 without)."""
+        err = self.constraint_error
+        return float(np.max(np.abs(err))) if err is not None and err.size else 0.0
 
     # --- files ---------------------------------------------------------------------------
     def _meta(self) -> dict:

@@ -5,7 +5,7 @@ import pytest
 from helpers import RTOL_EXACT
 
 import rbd
-from rbd import contact as ct
+from rbd import contact_coordinates as ct
 from rbd import geometry as geo
 from rbd.spatial import mcI, unskew
 

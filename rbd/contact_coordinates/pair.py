@@ -1,6 +1,6 @@
 """Contact coordinates of two smooth bodies: kinematics and dynamics (Pai §6).
 
-See :mod:`rbd.contact` for the equations; :mod:`rbd.contact.simulation`
+See :mod:`rbd.contact_coordinates` for the equations; :mod:`rbd.contact_coordinates.simulation`
 integrates them.
 """
 
