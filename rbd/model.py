@@ -37,6 +37,7 @@ import numpy as np
 from ._body import Body, Frame
 from ._joint_properties import JOINT_PROPERTIES, _checked_properties
 from ._mimic import _check_mimic, _mimic_number
+from ._model_attachments import _Attachments
 from ._model_checks import MAX_MAGNITUDE as MAX_MAGNITUDE
 from ._model_checks import (
     _build_order,
@@ -49,13 +50,13 @@ from ._model_views import MAX_INDENT as MAX_INDENT
 from ._model_views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
 from .errors import ModelError
-from .geoms import Geom, placed_geom
+from .geoms import Geom
 from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]
 
 
-class Model:
+class Model(_Attachments):
     """A kinematic tree of rigid bodies.
 
     Parameters
@@ -346,37 +347,6 @@ class Model:
         X = _parse_X_tree(X, name)
         X.setflags(write=False)
         self._frames[name] = Frame(name, index, X)
-
-    def add_geom(self, name: str | Geom, body: int | str | None = None, kind: str = "sphere",
-                 size=(0.0, 0.0, 0.0), pose=None, **fields) -> int:
-        """Attach a shape (a name and :func:`rbd.geoms.make_geom`'s arguments, or a whole
-        :class:`~rbd.geoms.Geom`) to ``body`` (None: the world); its index in :attr:`geoms`."""
-        geom = placed_geom(self, name, body, kind, size, pose, fields)
-        if geom.name in self._geoms:
-            raise ModelError(f"duplicate geom name {geom.name!r}")
-        self._geoms[geom.name] = geom
-        return len(self._geoms) - 1
-
-    @property
-    def geoms(self) -> tuple[Geom, ...]:
-        """The visual and collision shapes, :class:`~rbd.geoms.Geom` records (body frames)."""
-        return tuple(self._geoms.values())
-    def add_constraint(self, constraint) -> None:
-        """Add a bilateral constraint (:mod:`rbd.constraints`) to :attr:`constraints`.
-
-        It is resolved against the model at once, so a name the model lacks
-        raises :class:`ModelError` here and the model is left unchanged.
-        """
-        if not callable(getattr(constraint, "resolve", None)):
-            raise ModelError(f"add_constraint takes an rbd.constraints kind, got "
-                             f"{type(constraint).__name__}")
-        constraint.resolve(self._full_tree())
-        self._constraints = (*self._constraints, constraint)
-
-    @property
-    def constraints(self) -> tuple:
-        """The model's bilateral constraints (MJCF ``<equality>``, :meth:`add_constraint`)."""
-        return self._constraints
 
     @classmethod
     def from_arrays(cls, parent, joints, X_tree, inertias, names=None, joint_names=None,

@@ -162,8 +162,8 @@ from ..errors import InputError, MJCFError
 from ..model import Model
 from ._bodies import _read_world
 from ._build import _build, _scale_masses
-from ._geoms import _read_assets
 from ._equality import read_equality
+from ._geoms import _read_assets
 from ._options import (
     _Context,
     _defaults,
