@@ -208,8 +208,7 @@ def cmd_simulate(args) -> int:
     traj = simulate(model, q0, v0, args.duration, args.dt, integrator=args.integrator,
                     progress=args.progress, backend=backend)
     sim_time = time.perf_counter() - start
-    fig = plot_summary(traj, model=model)
-    fig.savefig(args.out, dpi=args.dpi)
+    _save_figure(plot_summary(traj, model=model), args.out, args.dpi)
     if args.save:
         traj.save(args.save)
     if args.animate:
@@ -235,6 +234,16 @@ def cmd_simulate(args) -> int:
     for key, value in rows:
         print(f"  {key:<13}{value}")
     return 0
+
+
+def _save_figure(fig, path: str, dpi: int) -> None:
+    """Write a pyplot-managed figure and close it (a command draws no window)."""
+    import matplotlib.pyplot as plt
+
+    try:
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
 
 
 def _check_animation_path(path: str | None) -> None:
@@ -449,7 +458,7 @@ def cmd_walker(args) -> int:
     for name, make in (("walker_phase_portrait.png", plot_walker_phase_portrait),
                        ("walker_energy.png", plot_walker_energy)):
         path = os.path.join(args.out, name)
-        make(cycle).savefig(path, dpi=120)
+        _save_figure(make(cycle), path, 120)
         print(f"wrote {path}")
     if args.animate:
         from .animation import animate, walker_motion

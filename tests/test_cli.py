@@ -455,7 +455,7 @@ def test_walker_animate(capsys, tmp_path):
 
 
 # --- rbd.plotting ------------------------------------------------------------------------------
-def test_plotting_functions_draw_without_pyplot(tmp_path):
+def test_plotting_functions_make_pyplot_figures(tmp_path):
     import matplotlib.pyplot as plt
 
     from rbd import plotting
@@ -467,19 +467,81 @@ def test_plotting_functions_draw_without_pyplot(tmp_path):
 
     traj = simulate(model, [0.4, 0.0], [0.0, 0.0], 0.6, 0.02, events=[g])
     assert traj.events
-    figures = {
-        "trajectory": (plotting.plot_trajectory(traj), 2),
-        "phase": (plotting.plot_phase(traj, q_index=1), 1),
-        "energy": (plotting.plot_energy(traj), 2),
-        "model": (plotting.plot_model(model, traj.q[-1], label_bodies=True), 1),
-        "summary": (plotting.plot_summary(traj), 4),
+    makers = {
+        "trajectory": (lambda: plotting.plot_trajectory(traj), 2),
+        "phase": (lambda: plotting.plot_phase(traj, q_index=1), 1),
+        "energy": (lambda: plotting.plot_energy(traj), 2),
+        "model": (lambda: plotting.plot_model(model, traj.q[-1], label_bodies=True), 1),
+        "summary": (lambda: plotting.plot_summary(traj), 4),
+        "sparsity": (lambda: plotting.plot_sparsity(rbd.models.revolute_chain(3)), 3),
     }
-    for name, (fig, n_axes) in figures.items():
+    plt.close("all")
+    for name, (make, n_axes) in makers.items():
+        fig = make()
         assert len(fig.axes) == n_axes, name
+        # pyplot manages it: plt.gcf() is the new figure, so plt.savefig/plt.show reach it
+        assert plt.gcf() is fig and isinstance(fig, plotting.PlotFigure), name
         path = tmp_path / f"{name}.png"
-        fig.savefig(path)
+        plt.gcf().savefig(path)
         assert path.read_bytes()[:8] == PNG_MAGIC
-    assert plt.get_fignums() == []            # nothing registered with pyplot
+        # not blank: more than a handful of distinct colours were drawn
+        image = plt.imread(path)
+        assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 20, name
+        plt.close(fig)
+    assert plt.get_fignums() == []
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """What a notebook would receive from ``display``: a list of MIME bundles."""
+    pytest.importorskip("IPython", reason="IPython displays notebook output")
+    import IPython.display
+
+    bundles = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False, **kw: bundles.append(obj))
+    return bundles
+
+
+def _energy_figure():
+    from rbd.plotting import plot_energy
+
+    return plot_energy(rbd.simulate(rbd.models.double_pendulum(), [0.5, 0.0], [0.0, 0.0],
+                                    0.1, 0.01))
+
+
+def test_a_notebook_shows_a_figure_as_png_under_agg(shown):
+    import matplotlib.pyplot as plt
+
+    assert plt.get_backend().lower() == "agg"          # set by conftest, as in CI
+    fig = _energy_figure()
+    fig._ipython_display_()
+    assert len(shown) == 1 and shown[0]["image/png"].startswith(PNG_MAGIC)
+    assert plt.fignum_exists(fig.number)                # the user's figure stays open
+    plt.close(fig)
+
+
+def test_a_notebook_shows_a_figure_once_under_the_inline_backend(shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    fig = _energy_figure()
+    monkeypatch.setattr(plt, "get_backend", lambda: "module://matplotlib_inline.backend_inline")
+    fig._ipython_display_()
+    # shown now and closed, so the inline backend's end-of-cell flush does not repeat it
+    assert len(shown) == 1 and shown[0]["image/png"].startswith(PNG_MAGIC)
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_a_widget_or_window_backend_shows_the_figure_itself(shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    fig = _energy_figure()
+    monkeypatch.setattr(plt, "get_backend", lambda: "widget")
+    fig._ipython_display_()
+    assert shown == []
+    plt.close(fig)
+    fig._ipython_display_()                            # closed: only a PNG can show it
+    assert len(shown) == 1
 
 
 def test_plot_model_joins_parent_and_child_origins():
@@ -517,9 +579,61 @@ def test_free_and_prismatic_joints_have_units():
                    rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)), "slider", "rail")
     q = rbd.neutral(model)[None]
     _, _, q_labels, v_labels, q_units, _ = readable_coordinates(model, q, np.zeros((1, 7)))
-    assert q_labels == ["root x [m]", "root y [m]", "root z [m]", "root θx [rad]",
-                        "root θy [rad]", "root θz [rad]", "rail [m]"]
+    assert q_labels == ["root θx [rad]", "root θy [rad]", "root θz [rad]", "root x [m]",
+                        "root y [m]", "root z [m]", "rail [m]"]
     assert v_labels[3:] == ["root vx [m/s]", "root vy [m/s]", "root vz [m/s]", "rail [m/s]"]
+
+
+def test_free_joint_positions_and_velocities_are_drawn_in_one_order():
+    # column k of the drawn q and of v name the same motion: rotation (θ, ω), then translation
+    from rbd.plotting import readable_coordinates
+
+    model = rbd.Model()
+    model.add_body(-1, rbd.Free(), np.eye(6), rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)),
+                   "base", "root")
+    q = np.concatenate([[1.0, 2.0, 3.0], rbd.spatial.rot_to_quat(rbd.spatial.rotz(0.5)[:3, :3].T)])
+    drawn, _, q_labels, v_labels, _, _ = readable_coordinates(model, q[None], np.zeros((1, 6)))
+    np.testing.assert_allclose(drawn[0], [0.0, 0.0, 0.5, 1.0, 2.0, 3.0], atol=1e-15)
+    assert [label.split()[1][-1] for label in q_labels] == ["x", "y", "z", "x", "y", "z"]
+    assert [label.split()[1][0] for label in q_labels[:3]] == ["θ"] * 3
+    assert [label.split()[1][0] for label in v_labels] == ["ω"] * 3 + ["v"] * 3
+
+
+@pytest.mark.parametrize("name, n", [("pendulum3", 9), ("RC20", 20)])
+def test_summary_draws_every_coordinate_and_says_how_many_are_named(name, n):
+    import matplotlib.pyplot as plt
+
+    from rbd.plotting import MAX_LABELLED, plot_summary
+
+    model = rbd.models.get(name)
+    q0, v0 = rbd.cli.displaced_state(model)
+    fig = plot_summary(rbd.simulate(model, q0, v0, 0.02, 0.01), model=model)
+    for ax in fig.axes[:2]:
+        assert len(ax.get_lines()) == n                 # every coordinate has its curve
+        legend = ax.get_legend()
+        named = len(legend.get_texts())
+        assert named == min(n, MAX_LABELLED)
+        title = legend.get_title().get_text()
+        assert title == ("" if named == n else f"{n} drawn, first {named} named")
+    plt.close(fig)
+
+
+def test_walker_energy_figure_says_what_its_marks_are():
+    import matplotlib.pyplot as plt
+
+    from rbd.plotting import plot_walker_energy
+
+    fig = plot_walker_energy(steps=2)
+    ax = fig.axes[0]
+    marks = sorted(t.get_text() for t in ax.texts)
+    assert marks == ["A", "A′", "B", "B′", "C", "C′"]
+    legend = ax.get_legend()
+    entries = [t.get_text() for t in legend.get_texts()]
+    assert "step begins, just after heel strike" in entries
+    assert "top of the stance arc (most potential energy)" in entries
+    assert "just before heel strike" in entries
+    assert "A′, B′, C′" in legend.get_title().get_text()
+    plt.close(fig)
 
 
 def test_summary_names_joints_and_puts_legends_beside_the_data():
@@ -536,3 +650,18 @@ def test_summary_names_joints_and_puts_legends_beside_the_data():
     for ax in fig.axes[:3]:
         legend = ax.get_legend().get_window_extent()
         assert legend.x0 >= ax.get_window_extent().x1        # beside, not over, the curves
+
+
+# --- rbd simulate on every bundled model ---------------------------------------------------------
+@pytest.mark.parametrize("name", rbd.models.names())
+def test_simulate_every_bundled_model(capsys, tmp_path, name):
+    # a short run on each model the CLI lists, through the plot: no traceback anywhere
+    out_png = tmp_path / "plot.png"
+    code, out, err = run(capsys, "simulate", name, "--duration", "0.02", "--dt", "0.01",
+                         "--out", str(out_png), "--no-progress")
+    if rbd.models.get(name).name == "compass gait":
+        assert code == 2 and "rbd walker" in err
+        return
+    assert code == 0, err
+    assert "energy drift" in out
+    assert out_png.read_bytes().startswith(PNG_MAGIC)
