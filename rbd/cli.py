@@ -14,8 +14,11 @@ an existing file is recognized by its root element, ``<robot>`` or
 ``<mujoco>``) or the name of a bundled model (``rbd info`` lists them; a
 model is also found by the name it reports).  ``--floating-base`` puts a free
 joint at the root of a URDF model.  Output paths are checked before a long
-run starts.  Errors are reported on stderr with exit status 2; ``rbd check``
-exits with 1 when implementations disagree.
+run starts, numbers when they are parsed (finite, in range), and the work a
+command may start is bounded (:data:`MAX_SIMULATE_STEPS`,
+:data:`MAX_SIMULATE_BYTES`, :data:`MAX_CHECK_DOF`, :data:`MAX_BENCH_BUDGET`).
+Errors are reported on stderr with exit status 2; ``rbd check`` exits with 1
+when implementations disagree.
 """
 
 from __future__ import annotations
@@ -36,13 +39,25 @@ from ._cli_info import _table, _vec, info_tables
 from ._cli_info import body_rows as body_rows
 from ._cli_info import inertia_rows as inertia_rows
 from ._cli_info import limit_rows as limit_rows
-from .errors import InputError, RbdError
+from .errors import InputError, ModelError, RbdError
 from .model import Model
 
 __all__ = ["main", "load_model", "displaced_state"]
 
 #: ``rbd check`` fails when an implementation differs from the reference by more than this.
 CHECK_TOLERANCE = 1e-8
+
+# --- bounds on the work one command may start ----------------------------------------------------
+#: ``rbd simulate`` stores every step; it refuses runs of more steps than this ...
+MAX_SIMULATE_STEPS = 10**7
+#: ... or whose stored samples (t, q, v, a and the energies) would take more bytes than this.
+MAX_SIMULATE_BYTES = 2**30
+#: ``rbd check`` runs the pure-Python derivations (O(n²) per call); larger models are refused.
+MAX_CHECK_DOF = 300
+#: ``rbd bench``: most seconds spent timing one cell (nine cells in all).
+MAX_BENCH_BUDGET = 10.0
+#: ``rbd simulate --dpi``: a plot of 9 × 9 inches at this resolution is ~15,000 pixels square.
+MAX_DPI = 1600
 
 
 # --- shared helpers ------------------------------------------------------------------------------
@@ -105,7 +120,7 @@ def load_model(spec: str, floating_base: bool = False) -> Model:
     if kind == "mjcf":
         model = _load_mjcf(spec)
     else:
-        name = models.resolve(spec)
+        name = _bundled_name(spec)
         if floating_base and name in _bundled_urdfs():
             return models.bundled_urdf(name, floating_base=True)
         model = models.get(name)
@@ -114,6 +129,17 @@ def load_model(spec: str, floating_base: bool = False) -> Model:
             f"the bundled model {model.name!r} is built with a fixed base"
         raise InputError(f"--floating-base applies to URDF models; {what}")
     return model
+
+
+def _bundled_name(spec: str) -> str:
+    """The bundled model ``spec`` names; a directory is reported as one, not as a model name."""
+    try:
+        return models.resolve(spec)
+    except ModelError:
+        if os.path.isdir(spec):
+            raise InputError(f"{spec!r} is a directory, not a model; give a URDF or MJCF file "
+                             "in it, or a bundled model name") from None
+        raise
 
 
 def _bundled_urdfs() -> set[str]:
@@ -202,6 +228,7 @@ def cmd_simulate(args) -> int:
     _check_animation_path(args.animate)
     model = load_model(args.model, args.floating_base)
     _refuse_walker(model)
+    _check_run_size(model, args.duration, args.dt)
     q0, v0 = displaced_state(model, args.tilt)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
@@ -234,6 +261,24 @@ def cmd_simulate(args) -> int:
     for key, value in rows:
         print(f"  {key:<13}{value}")
     return 0
+
+
+def _simulate_steps(duration: float, dt: float) -> float:
+    """Steps of a run of ``duration`` seconds at ``dt`` (a float: may be huge or infinite)."""
+    with np.errstate(over="ignore"):
+        return float(np.ceil(np.float64(duration) / np.float64(dt)))
+
+
+def _check_run_size(model: Model, duration: float, dt: float) -> None:
+    """Refuse a run whose stored samples would not fit in :data:`MAX_SIMULATE_BYTES`."""
+    samples = _simulate_steps(duration, dt) + 2
+    per_sample = 8 * (model.nq + 2 * model.nv + 3)          # t, q, v, a, kinetic, potential
+    need = samples * per_sample
+    if need > MAX_SIMULATE_BYTES:
+        raise InputError(f"--duration {duration:g} at --dt {dt:g} stores {samples:.3g} samples "
+                         f"of {model.name!r} ({need / 2**30:.3g} GiB); rbd simulate stores at "
+                         f"most {MAX_SIMULATE_BYTES / 2**30:g} GiB: raise --dt or shorten "
+                         "--duration")
 
 
 def _save_figure(fig, path: str, dpi: int) -> None:
@@ -321,6 +366,10 @@ def check_rows(model: Model, trials: int, seed: int, tolerance: float):
 
 def cmd_check(args) -> int:
     model = load_model(args.model, args.floating_base)
+    if model.nv > MAX_CHECK_DOF:
+        raise InputError(f"{model.name!r} has {model.nv} degrees of freedom; rbd check runs the "
+                         f"pure-Python derivations and takes models of at most {MAX_CHECK_DOF} "
+                         "(check a smaller model of the same kind)")
     rows = check_rows(model, args.trials, args.seed, args.tolerance)
     print(f"rbd check: {model.name} ({_describe_size(model)}), {args.trials} random states, "
           f"tolerance {args.tolerance:.0e}")
@@ -418,9 +467,19 @@ def bench_rows(model: Model, budget: float, seed: int = 0):
     return rows
 
 
+def _micro() -> str:
+    """``µ``, or ``u`` when standard output cannot encode it (an ASCII terminal)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
+    try:
+        "µ".encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return "u"
+    return "µ"
+
+
 def _format_time(seconds: float) -> str:
     if seconds < 1e-3:
-        return f"{seconds * 1e6:.2f} µs"
+        return f"{seconds * 1e6:.2f} {_micro()}s"
     return f"{seconds * 1e3:.2f} ms"
 
 
@@ -471,6 +530,28 @@ def cmd_walker(args) -> int:
 
 
 # --- the parser --------------------------------------------------------------------------------
+def _number(kind: type, low: float | None = None, high: float | None = None,
+            low_open: bool = False) -> Callable[[str], float]:
+    """An argparse type: a finite ``kind`` (int or float) in ``[low, high]`` (``(low, high]``)."""
+    what = "a whole number" if kind is int else "a number"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not np.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
+        if low is not None and (value <= low if low_open else value < low):
+            raise argparse.ArgumentTypeError(
+                f"must be {'>' if low_open else '>='} {low:g}, got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text!r}")
+        return value
+
+    return parse
+
+
 MODEL_HELP = ("a URDF file (.urdf), an MJCF file (.xml, .mjcf) or a bundled model name "
               "(list them with 'rbd info')")
 
@@ -501,16 +582,19 @@ def _add_simulate(sub) -> None:
     """The ``rbd simulate`` subcommand and its options."""
     p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
     _model_arguments(p, "pendulum3", "a 3-link spherical pendulum")
-    p.add_argument("--duration", type=float, default=5.0, help="simulated seconds (default 5)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3 s)")
+    p.add_argument("--duration", type=_number(float, 0.0), default=5.0,
+                   help="simulated seconds (default 5)")
+    p.add_argument("--dt", type=_number(float, 0.0, low_open=True), default=1e-3,
+                   help="time step (default 1e-3 s)")
     p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4",
                    help="time integrator (default %(default)s)")
-    p.add_argument("--tilt", type=float, default=0.4,
+    p.add_argument("--tilt", type=_number(float), default=0.4,
                    help="initial displacement of every joint coordinate (default 0.4)")
     p.add_argument("--out", default="rbd_simulate.png",
                    help="plot file, its format from the suffix (default %(default)s)")
-    p.add_argument("--dpi", type=int, default=100,
-                   help="resolution of the plot in dots per inch (default %(default)s)")
+    p.add_argument("--dpi", type=_number(int, 1, MAX_DPI), default=100,
+                   help=f"resolution of the plot in dots per inch, 1 to {MAX_DPI} "
+                        "(default %(default)s)")
     p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
     p.add_argument("--animate", metavar="PATH",
                    help="also write an animation: .html (3-D, time slider; opens offline), "
@@ -527,10 +611,11 @@ def _add_check(sub) -> None:
     """The ``rbd check`` subcommand and its options."""
     p = sub.add_parser("check", help="compare every registered implementation")
     _model_arguments(p, None, "")
-    p.add_argument("--trials", type=int, default=3, help="random states (default 3)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the random states (default %(default)s)")
-    p.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
+    p.add_argument("--trials", type=_number(int, 1, 1000), default=3,
+                   help="random states, 1 to 1000 (default 3)")
+    p.add_argument("--seed", type=_number(int, 0), default=0,
+                   help="seed of the random states, >= 0 (default %(default)s)")
+    p.add_argument("--tolerance", type=_number(float, 0.0), default=CHECK_TOLERANCE,
                    help="largest relative difference (default %(default).0e)")
     p.set_defaults(func=cmd_check)
 
@@ -539,8 +624,9 @@ def _add_bench(sub) -> None:
     """The ``rbd bench`` subcommand and its options."""
     p = sub.add_parser("bench", help="time rnea, crba and aba")
     _model_arguments(p, "RC20", "a 20-link revolute chain")
-    p.add_argument("--budget", type=float, default=0.2,
-                   help="seconds spent timing each cell (default 0.2)")
+    p.add_argument("--budget", type=_number(float, 0.0, MAX_BENCH_BUDGET, low_open=True),
+                   default=0.2, help=f"seconds spent timing each cell, at most "
+                                     f"{MAX_BENCH_BUDGET:g} (default 0.2)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -552,7 +638,7 @@ def _add_walker(sub) -> None:
     p.add_argument("--animate", metavar="PATH",
                    help="also write the walker walking: .html (3-D, time slider; opens "
                         "offline), .gif or .mp4 (needs ffmpeg)")
-    p.add_argument("--steps", type=int, default=6,
+    p.add_argument("--steps", type=_number(int, 1, 1000), default=6,
                    help="steps walked in the animation (default %(default)s)")
     p.set_defaults(func=cmd_walker)
 
@@ -573,16 +659,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate_args(args) -> None:
-    for name in ("duration", "dt", "budget"):
-        value = getattr(args, name, None)
-        if value is not None and not np.isfinite(value):
-            raise InputError(f"--{name} must be finite, got {value}")
-    if getattr(args, "steps", 1) < 1:
-        raise InputError(f"--steps must be at least 1, got {args.steps}")
-    if getattr(args, "trials", 1) < 1:
-        raise InputError(f"--trials must be at least 1, got {args.trials}")
-    if getattr(args, "budget", 1.0) <= 0:
-        raise InputError(f"--budget must be > 0, got {args.budget}")
+    """Checks that need two arguments (each alone is checked by its argparse type)."""
+    if getattr(args, "command", None) == "simulate":
+        steps = _simulate_steps(args.duration, args.dt)
+        if steps > MAX_SIMULATE_STEPS:
+            raise InputError(f"--duration {args.duration:g} at --dt {args.dt:g} is {steps:.3g} "
+                             f"steps; rbd simulate takes at most {MAX_SIMULATE_STEPS:,}: "
+                             "raise --dt or shorten --duration")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -372,13 +372,13 @@ def test_walker_prints_the_cycle_and_writes_two_pngs(capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "message"), [
     (["info", "no_such_model"], "unknown model 'no_such_model'"),
     (["info", "missing.urdf"], "no such URDF file: 'missing.urdf'"),
-    (["simulate", "double_pendulum", "--dt", "0"], "dt must be finite and > 0"),
-    (["simulate", "double_pendulum", "--duration", "-1"], "duration must be finite and >= 0"),
-    (["simulate", "double_pendulum", "--duration", "nan"], "--duration must be finite"),
+    (["simulate", "double_pendulum", "--dt", "0"], "argument --dt: must be > 0"),
+    (["simulate", "double_pendulum", "--duration", "-1"], "argument --duration: must be >= 0"),
+    (["simulate", "double_pendulum", "--duration", "nan"], "argument --duration: must be finite"),
     (["simulate", "double_pendulum", "--duration", "0.01", "--save", "x.txt"],
      r".npz or .csv"),
-    (["check", "double_pendulum", "--trials", "0"], "--trials must be at least 1"),
-    (["bench", "double_pendulum", "--budget", "0"], "--budget must be > 0"),
+    (["check", "double_pendulum", "--trials", "0"], "argument --trials: must be >= 1"),
+    (["bench", "double_pendulum", "--budget", "0"], "argument --budget: must be > 0"),
 ])
 def test_errors_exit_2_with_a_message(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -665,3 +665,71 @@ def test_simulate_every_bundled_model(capsys, tmp_path, name):
     assert code == 0, err
     assert "energy drift" in out
     assert out_png.read_bytes().startswith(PNG_MAGIC)
+
+
+# --- arguments that once traced back or ran without bound ----------------------------------------
+@pytest.mark.parametrize(("argv", "message"), [
+    (["simulate", "--dpi", "0"], "argument --dpi: must be >= 1, got '0'"),
+    (["simulate", "--dpi", "-3"], "argument --dpi: must be >= 1"),
+    (["simulate", "--dpi", "100000"], "argument --dpi: must be at most 1600"),
+    (["simulate", "--dpi", "7.5"], "argument --dpi: must be a whole number"),
+    (["simulate", "--dt", "5e-324"], "inf steps; rbd simulate takes at most 10,000,000"),
+    (["simulate", "--duration", "1e300"], "1e+303 steps; rbd simulate takes at most"),
+    (["simulate", "--duration", "1e7"], "1e+10 steps; rbd simulate takes at most"),
+    (["simulate", "RC100", "--duration", "5000"], "GiB); rbd simulate stores at most 1 GiB"),
+    (["simulate", "--tilt", "inf"], "argument --tilt: must be finite"),
+    (["check", "double_pendulum", "--seed", "-1"], "argument --seed: must be >= 0, got '-1'"),
+    (["check", "double_pendulum", "--tolerance", "nan"], "argument --tolerance: must be finite"),
+    (["check", "double_pendulum", "--tolerance=-1e-8"], "argument --tolerance: must be >= 0"),
+    (["check", "double_pendulum", "--trials", "1e9"], "argument --trials: must be a whole"),
+    (["bench", "--budget", "1e9"], "argument --budget: must be at most 10, got '1e9'"),
+    (["walker", "--steps", "10000000"], "argument --steps: must be at most 1000"),
+])
+def test_bad_numbers_are_refused_in_one_line_before_any_work(capsys, tmp_path, monkeypatch,
+                                                             no_simulation, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    # one error line (argparse adds its usage line above a refused value)
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+def test_check_refuses_a_model_too_large_to_check(capsys, tmp_path):
+    path = tmp_path / "long_chain.urdf"
+    path.write_text(rbd.to_urdf(rbd.models.revolute_chain(rbd.cli.MAX_CHECK_DOF + 1)))
+    code, out, err = run(capsys, "check", str(path))
+    assert code == 2 and out == ""
+    assert f"has {rbd.cli.MAX_CHECK_DOF + 1} degrees of freedom" in err
+    assert f"at most {rbd.cli.MAX_CHECK_DOF}" in err
+
+
+@pytest.mark.parametrize("command", ["info", "check", "simulate", "bench"])
+def test_a_directory_is_reported_as_a_directory(capsys, tmp_path, command):
+    code, _, err = run(capsys, command, str(tmp_path))
+    assert code == 2
+    assert "is a directory, not a model" in err and "unknown model" not in err
+
+
+def test_a_bundled_name_wins_over_a_directory_of_that_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "double_pendulum").mkdir()
+    code, out, _ = run(capsys, "info", "double_pendulum")
+    assert code == 0 and "nq = 2, nv = 2" in out
+
+
+def test_bench_on_an_ascii_terminal_writes_us():
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    result = subprocess.run([sys.executable, "-m", "rbd.cli", "bench", "double_pendulum",
+                             "--budget", "0.002"], capture_output=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr.decode("ascii", "replace")
+    out = result.stdout.decode("ascii")                    # pure ASCII: decodes strictly
+    assert re.search(r"\d us", out) and "Traceback" not in result.stderr.decode("ascii", "replace")
+
+
+def test_bench_on_a_unicode_terminal_writes_micro(capsys):
+    code, out, _ = run(capsys, "bench", "double_pendulum", "--budget", "0.002")
+    assert code == 0 and re.search(r"\d µs", out)
