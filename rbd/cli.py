@@ -152,9 +152,10 @@ def _bundled_urdfs() -> set[str]:
 def check_output_path(path: str, option: str, directory: bool = False) -> None:
     """Refuse, before any work, an output path that cannot be written.
 
-    A file's directory must exist and accept a new file (tried with a
-    temporary file), and the file, if it exists, must be a writable file; with
-    ``directory=True`` the path itself is that directory.
+    A file's directory is created when missing (with its parents, as
+    ``mkdir -p``) and must accept a new file (tried with a temporary file), and
+    the file, if it exists, must be a writable file; with ``directory=True``
+    the path itself is that directory.
     """
     target = os.path.abspath(path)
     if directory:
@@ -168,7 +169,11 @@ def check_output_path(path: str, option: str, directory: bool = False) -> None:
         if os.path.exists(target) and not os.access(target, os.W_OK):
             raise InputError(f"{option}: {path!r} exists and is not writable")
     if not os.path.isdir(folder):
-        raise InputError(f"{option}: the directory {folder!r} does not exist; create it first")
+        try:
+            os.makedirs(folder)
+        except OSError as exc:   # a file in the way, no permission, ...
+            raise InputError(f"{option}: cannot create the directory {folder!r} "
+                             f"({exc.strerror or exc})") from None
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
@@ -634,7 +639,7 @@ def _add_walker(sub) -> None:
     """The ``rbd walker`` subcommand and its options."""
     p = sub.add_parser("walker", help="the passive compass-gait walker")
     p.add_argument("--out", default=".",
-                   help="existing, writable directory for the figures (default: current)")
+                   help="directory for the figures, created if missing (default: current)")
     p.add_argument("--animate", metavar="PATH",
                    help="also write the walker walking: .html (3-D, time slider; opens "
                         "offline), .gif or .mp4 (needs ffmpeg)")

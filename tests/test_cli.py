@@ -206,11 +206,10 @@ def no_simulation(monkeypatch):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("--out", "{tmp}/missing/plot.png", "does not exist; create it first"),
     ("--out", "{tmp}", "is a directory; give a file name"),
     ("--out", "{tmp}/plot.nope", "cannot write a .nope plot"),
-    ("--save", "{tmp}/missing/run.npz", "does not exist; create it first"),
-    ("--out", "{tmp}/file.txt/plot.png", "does not exist; create it first"),
+    ("--save", "{tmp}/file.txt/run.npz", "cannot create the directory"),
+    ("--out", "{tmp}/file.txt/plot.png", "cannot create the directory"),
 ])
 def test_output_paths_are_checked_before_simulating(capsys, tmp_path, no_simulation, option,
                                                     value, message):
@@ -241,8 +240,31 @@ def test_walker_output_directory_is_checked_first(capsys, monkeypatch, tmp_path)
 
     calls = []
     monkeypatch.setattr(walker, "find_limit_cycle", lambda: calls.append(1))
-    code, _, err = run(capsys, "walker", "--out", str(tmp_path / "missing"))
-    assert code == 2 and "does not exist" in err and calls == []
+    (tmp_path / "file.txt").write_text("")
+    code, _, err = run(capsys, "walker", "--out", str(tmp_path / "file.txt" / "figures"))
+    assert code == 2 and "cannot create the directory" in err and calls == []
+
+
+def test_walker_creates_a_missing_output_directory(capsys, monkeypatch, tmp_path):
+    # `rbd walker --out walker/` (the README's line) in a directory without walker/
+    from rbd import walker
+
+    def stop():
+        raise rbd.errors.RbdError("stopped after the output check")
+
+    monkeypatch.setattr(walker, "find_limit_cycle", stop)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "walker", "--out", "walker/")
+    assert "stopped after the output check" in err and code == 2
+    assert (tmp_path / "walker").is_dir()
+
+
+def test_simulate_creates_the_directories_of_its_outputs(capsys, tmp_path):
+    png, saved = tmp_path / "plots" / "run" / "dp.png", tmp_path / "runs" / "dp.npz"
+    code, _, err = run(capsys, "simulate", "double_pendulum", "--duration", "0.02", "--dt",
+                       "0.01", "--out", str(png), "--save", str(saved))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == PNG_MAGIC and saved.is_file()
 
 
 # --- rbd simulate ------------------------------------------------------------------------------

@@ -70,13 +70,6 @@ def test_ci_runs_the_readme_commands_verbatim():
     assert printed == quick_start_commands()
 
 
-@needs_sources
-def test_readme_tour_runs():
-    """The first Python example of the README runs as written."""
-    code = "\n".join(fenced_blocks(README.read_text(encoding="utf-8"), "python")[0])
-    exec(compile(code, "README.md", "exec"), {})
-
-
 def cited_labels() -> dict[str, set[str]]:
     """Every label cited by an equation tag in the package, its kernels or the tutorials."""
     files = [*(ROOT / "rbd").rglob("*.py"), *(ROOT / "rbd").rglob("*.pyx"),
