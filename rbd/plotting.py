@@ -418,7 +418,7 @@ def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Fi
     """SPW Fig. 11: potential against kinetic energy over ``steps`` steps.
 
     Each step climbs to the top of the stance arc (A → B), falls (B → C) along a
-    line of constant total energy, and loses energy at heel strike (C → A′); the
+    line of constant total energy, and loses energy at heel strike (C → A'); the
     next step's points are primed.  The legend says what A, B and C are.
     """
     fig, ax = _figure(ax, figsize=(9, 4.5))
@@ -426,7 +426,7 @@ def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Fi
         T = algorithms.kinetic_energy(s.model, s.x[:, :2], s.x[:, 2:])
         U = algorithms.potential_energy(s.model, s.x[:, :2])
         ax.plot(T, U, color=f"C{k}", label=f"step {k + 1}")
-        tag = "′" * k
+        tag = "'" * k
         b = int(np.argmax(U))
         for i, name in ((0, "A"), (b, "B"), (-1, "C")):
             ax.annotate(name + tag, (T[i], U[i]), textcoords="offset points", xytext=(5, 5))
@@ -439,7 +439,7 @@ def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Fi
     ax.set_xlabel("kinetic energy (J)")
     ax.set_ylabel("potential energy (J)")
     ax.set_title("Compass gait: potential against kinetic energy")
-    ax.legend(title="A′, B′, C′: the same on the next step", fontsize="small",
+    ax.legend(title="A', B', C': the same on the next step", fontsize="small",
               title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig

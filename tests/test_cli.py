@@ -648,13 +648,13 @@ def test_walker_energy_figure_says_what_its_marks_are():
     fig = plot_walker_energy(steps=2)
     ax = fig.axes[0]
     marks = sorted(t.get_text() for t in ax.texts)
-    assert marks == ["A", "A′", "B", "B′", "C", "C′"]
+    assert marks == ["A", "A'", "B", "B'", "C", "C'"]
     legend = ax.get_legend()
     entries = [t.get_text() for t in legend.get_texts()]
     assert "step begins, just after heel strike" in entries
     assert "top of the stance arc (most potential energy)" in entries
     assert "just before heel strike" in entries
-    assert "A′, B′, C′" in legend.get_title().get_text()
+    assert "A', B', C'" in legend.get_title().get_text()
     plt.close(fig)
 
 
