@@ -28,13 +28,25 @@ import importlib
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from . import __version__, _backend, algorithms, models, registry, testing
+from ._cli_checks import MAX_BENCH_BUDGET as MAX_BENCH_BUDGET
+from ._cli_checks import MAX_CHECK_DOF as MAX_CHECK_DOF
+from ._cli_checks import MAX_DPI as MAX_DPI
+from ._cli_checks import MAX_SIMULATE_BYTES as MAX_SIMULATE_BYTES
+from ._cli_checks import MAX_SIMULATE_STEPS as MAX_SIMULATE_STEPS
+from ._cli_checks import (
+    check_animation_path,
+    check_plot_path,
+    check_run_size,
+    number,
+    simulate_steps,
+)
+from ._cli_checks import check_output_path as check_output_path
 from ._cli_info import _table, _vec, info_tables
 from ._cli_info import body_rows as body_rows
 from ._cli_info import inertia_rows as inertia_rows
@@ -46,19 +58,6 @@ __all__ = ["main", "load_model", "displaced_state"]
 
 #: ``rbd check`` fails when an implementation differs from the reference by more than this.
 CHECK_TOLERANCE = 1e-8
-
-# --- bounds on the work one command may start ----------------------------------------------------
-#: ``rbd simulate`` stores every step; it refuses runs of more steps than this ...
-MAX_SIMULATE_STEPS = 10**7
-#: ... or whose stored samples (t, q, v, a and the energies) would take more bytes than this.
-MAX_SIMULATE_BYTES = 2**30
-#: ``rbd check`` runs the pure-Python derivations (O(n²) per call); larger models are refused.
-MAX_CHECK_DOF = 300
-#: ``rbd bench``: most seconds spent timing one cell (nine cells in all).
-MAX_BENCH_BUDGET = 10.0
-#: ``rbd simulate --dpi``: a plot of 9 × 9 inches at this resolution is ~15,000 pixels square.
-MAX_DPI = 1600
-
 
 # --- shared helpers ------------------------------------------------------------------------------
 URDF_SUFFIXES = (".urdf",)
@@ -149,39 +148,6 @@ def _bundled_urdfs() -> set[str]:
     return {entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".urdf")}
 
 
-def check_output_path(path: str, option: str, directory: bool = False) -> None:
-    """Refuse, before any work, an output path that cannot be written.
-
-    A file's directory is created when missing (with its parents, as
-    ``mkdir -p``) and must accept a new file (tried with a temporary file), and
-    the file, if it exists, must be a writable file; with ``directory=True``
-    the path itself is that directory.
-    """
-    target = os.path.abspath(path)
-    if directory:
-        folder = target
-        if os.path.exists(target) and not os.path.isdir(target):
-            raise InputError(f"{option}: {path!r} exists and is not a directory")
-    else:
-        folder = os.path.dirname(target)
-        if os.path.isdir(target):
-            raise InputError(f"{option}: {path!r} is a directory; give a file name")
-        if os.path.exists(target) and not os.access(target, os.W_OK):
-            raise InputError(f"{option}: {path!r} exists and is not writable")
-    if not os.path.isdir(folder):
-        try:
-            os.makedirs(folder)
-        except OSError as exc:   # a file in the way, no permission, ...
-            raise InputError(f"{option}: cannot create the directory {folder!r} "
-                             f"({exc.strerror or exc})") from None
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise InputError(f"{option}: cannot write in the directory {folder!r} "
-                         f"({exc.strerror or exc})") from None
-
-
 def displaced_state(model: Model, tilt: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
     """A fixed start away from equilibrium: every joint moved by ``tilt``, at rest.
 
@@ -227,13 +193,13 @@ def cmd_simulate(args) -> int:
 
     if args.save and not args.save.lower().endswith((".npz", ".csv")):
         raise InputError(f"--save: the path must end in .npz or .csv, got {args.save!r}")
-    _check_plot_path(args.out)
+    check_plot_path(args.out)
     if args.save:
         check_output_path(args.save, "--save")
-    _check_animation_path(args.animate)
+    check_animation_path(args.animate)
     model = load_model(args.model, args.floating_base)
     _refuse_walker(model)
-    _check_run_size(model, args.duration, args.dt)
+    check_run_size(model, args.duration, args.dt)
     q0, v0 = displaced_state(model, args.tilt)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
@@ -268,24 +234,6 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _simulate_steps(duration: float, dt: float) -> float:
-    """Steps of a run of ``duration`` seconds at ``dt`` (a float: may be huge or infinite)."""
-    with np.errstate(over="ignore"):
-        return float(np.ceil(np.float64(duration) / np.float64(dt)))
-
-
-def _check_run_size(model: Model, duration: float, dt: float) -> None:
-    """Refuse a run whose stored samples would not fit in :data:`MAX_SIMULATE_BYTES`."""
-    samples = _simulate_steps(duration, dt) + 2
-    per_sample = 8 * (model.nq + 2 * model.nv + 3)          # t, q, v, a, kinetic, potential
-    need = samples * per_sample
-    if need > MAX_SIMULATE_BYTES:
-        raise InputError(f"--duration {duration:g} at --dt {dt:g} stores {samples:.3g} samples "
-                         f"of {model.name!r} ({need / 2**30:.3g} GiB); rbd simulate stores at "
-                         f"most {MAX_SIMULATE_BYTES / 2**30:g} GiB: raise --dt or shorten "
-                         "--duration")
-
-
 def _save_figure(fig, path: str, dpi: int) -> None:
     """Write a pyplot-managed figure and close it (a command draws no window)."""
     import matplotlib.pyplot as plt
@@ -296,39 +244,12 @@ def _save_figure(fig, path: str, dpi: int) -> None:
         plt.close(fig)
 
 
-def _check_animation_path(path: str | None) -> None:
-    """``--animate``: a writable ``.html``, ``.gif`` or ``.mp4`` path whose writer is installed."""
-    if not path:
-        return
-    from .animation import SUFFIXES, check_output
-
-    if not path.lower().endswith(SUFFIXES):
-        raise InputError(f"--animate: the path must end in {', '.join(SUFFIXES)}, got {path!r}")
-    check_output_path(path, "--animate")
-    try:
-        check_output(path)
-    except ImportError as exc:
-        raise InputError(f"--animate: {exc}") from None
-
-
 def _refuse_walker(model: Model) -> None:
     """The compass gait falls over without its heel strikes: ``rbd walker`` walks it."""
     if model.name == "compass gait":
         raise InputError("the compass gait walks only with its heel-strike impacts, which "
                          "'rbd simulate' does not apply; run 'rbd walker' (with --animate "
                          "walk.html to watch it walk)")
-
-
-def _check_plot_path(path: str) -> None:
-    """The plot's directory is writable and matplotlib can write its format."""
-    check_output_path(path, "--out")
-    from matplotlib.figure import Figure
-
-    suffix = os.path.splitext(path)[1].lower().lstrip(".")
-    formats = Figure().canvas.get_supported_filetypes()
-    if suffix and suffix not in formats:
-        raise InputError(f"--out: cannot write a .{suffix} plot; use one of "
-                         f"{', '.join('.' + f for f in sorted(formats))}")
 
 
 # --- rbd check ---------------------------------------------------------------------------------
@@ -514,7 +435,7 @@ def cmd_walker(args) -> int:
     from .plotting import plot_walker_energy, plot_walker_phase_portrait
 
     check_output_path(args.out, "--out", directory=True)
-    _check_animation_path(args.animate)
+    check_animation_path(args.animate)
     cycle = walker.find_limit_cycle()
     print(cycle)
     label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
@@ -535,28 +456,6 @@ def cmd_walker(args) -> int:
 
 
 # --- the parser --------------------------------------------------------------------------------
-def _number(kind: type, low: float | None = None, high: float | None = None,
-            low_open: bool = False) -> Callable[[str], float]:
-    """An argparse type: a finite ``kind`` (int or float) in ``[low, high]`` (``(low, high]``)."""
-    what = "a whole number" if kind is int else "a number"
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
-        if not np.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be finite, got {text!r}")
-        if low is not None and (value <= low if low_open else value < low):
-            raise argparse.ArgumentTypeError(
-                f"must be {'>' if low_open else '>='} {low:g}, got {text!r}")
-        if high is not None and value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text!r}")
-        return value
-
-    return parse
-
-
 MODEL_HELP = ("a URDF file (.urdf), an MJCF file (.xml, .mjcf) or a bundled model name "
               "(list them with 'rbd info')")
 
@@ -587,17 +486,17 @@ def _add_simulate(sub) -> None:
     """The ``rbd simulate`` subcommand and its options."""
     p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
     _model_arguments(p, "pendulum3", "a 3-link spherical pendulum")
-    p.add_argument("--duration", type=_number(float, 0.0), default=5.0,
+    p.add_argument("--duration", type=number(float, 0.0), default=5.0,
                    help="simulated seconds (default 5)")
-    p.add_argument("--dt", type=_number(float, 0.0, low_open=True), default=1e-3,
+    p.add_argument("--dt", type=number(float, 0.0, low_open=True), default=1e-3,
                    help="time step (default 1e-3 s)")
     p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4",
                    help="time integrator (default %(default)s)")
-    p.add_argument("--tilt", type=_number(float), default=0.4,
+    p.add_argument("--tilt", type=number(float), default=0.4,
                    help="initial displacement of every joint coordinate (default 0.4)")
     p.add_argument("--out", default="rbd_simulate.png",
                    help="plot file, its format from the suffix (default %(default)s)")
-    p.add_argument("--dpi", type=_number(int, 1, MAX_DPI), default=100,
+    p.add_argument("--dpi", type=number(int, 1, MAX_DPI), default=100,
                    help=f"resolution of the plot in dots per inch, 1 to {MAX_DPI} "
                         "(default %(default)s)")
     p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
@@ -616,11 +515,11 @@ def _add_check(sub) -> None:
     """The ``rbd check`` subcommand and its options."""
     p = sub.add_parser("check", help="compare every registered implementation")
     _model_arguments(p, None, "")
-    p.add_argument("--trials", type=_number(int, 1, 1000), default=3,
+    p.add_argument("--trials", type=number(int, 1, 1000), default=3,
                    help="random states, 1 to 1000 (default 3)")
-    p.add_argument("--seed", type=_number(int, 0), default=0,
+    p.add_argument("--seed", type=number(int, 0), default=0,
                    help="seed of the random states, >= 0 (default %(default)s)")
-    p.add_argument("--tolerance", type=_number(float, 0.0), default=CHECK_TOLERANCE,
+    p.add_argument("--tolerance", type=number(float, 0.0), default=CHECK_TOLERANCE,
                    help="largest relative difference (default %(default).0e)")
     p.set_defaults(func=cmd_check)
 
@@ -629,7 +528,7 @@ def _add_bench(sub) -> None:
     """The ``rbd bench`` subcommand and its options."""
     p = sub.add_parser("bench", help="time rnea, crba and aba")
     _model_arguments(p, "RC20", "a 20-link revolute chain")
-    p.add_argument("--budget", type=_number(float, 0.0, MAX_BENCH_BUDGET, low_open=True),
+    p.add_argument("--budget", type=number(float, 0.0, MAX_BENCH_BUDGET, low_open=True),
                    default=0.2, help=f"seconds spent timing each cell, at most "
                                      f"{MAX_BENCH_BUDGET:g} (default 0.2)")
     p.set_defaults(func=cmd_bench)
@@ -643,7 +542,7 @@ def _add_walker(sub) -> None:
     p.add_argument("--animate", metavar="PATH",
                    help="also write the walker walking: .html (3-D, time slider; opens "
                         "offline), .gif or .mp4 (needs ffmpeg)")
-    p.add_argument("--steps", type=_number(int, 1, 1000), default=6,
+    p.add_argument("--steps", type=number(int, 1, 1000), default=6,
                    help="steps walked in the animation (default %(default)s)")
     p.set_defaults(func=cmd_walker)
 
@@ -666,7 +565,7 @@ def _parser() -> argparse.ArgumentParser:
 def _validate_args(args) -> None:
     """Checks that need two arguments (each alone is checked by its argparse type)."""
     if getattr(args, "command", None) == "simulate":
-        steps = _simulate_steps(args.duration, args.dt)
+        steps = simulate_steps(args.duration, args.dt)
         if steps > MAX_SIMULATE_STEPS:
             raise InputError(f"--duration {args.duration:g} at --dt {args.dt:g} is {steps:.3g} "
                              f"steps; rbd simulate takes at most {MAX_SIMULATE_STEPS:,}: "

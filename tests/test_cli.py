@@ -444,10 +444,12 @@ def test_simulate_animate_html_and_gif(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("path, match", [("run.png", r"must end in \.html, \.gif, \.mp4"),
-                                         ("missing/run.html", "does not exist")])
+                                         ("file.txt/run.html", "cannot create the directory")])
 def test_simulate_animate_path_checked_before_the_run(capsys, tmp_path, monkeypatch, path,
                                                       match):
     import rbd.simulation
+
+    (tmp_path / "file.txt").write_text("")
 
     def refuse(*args, **kwargs):
         raise AssertionError("the simulation ran before the path was checked")
