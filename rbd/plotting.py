@@ -3,11 +3,10 @@
 Every function draws into the axes (or figure) it is given or, without one,
 into a new figure made by :func:`matplotlib.pyplot.figure`: pyplot manages it,
 so ``plt.show()``, ``plt.gcf()`` and ``plt.close()`` work on it as on any
-figure.  Each returns the figure.  A notebook shows a returned figure once,
-whatever the backend: the inline backend (or a widget, or a window) shows it
-when the cell ends; a non-interactive backend such as Agg, which shows
-nothing, gets a PNG of it.  Scripts that draw many figures close them
-(``plt.close(fig)``) as with any pyplot figure.
+figure.  Each returns the figure, a :class:`PlotFigure`, which a notebook
+shows exactly once whatever the backend (inline, a widget, or Agg as in
+continuous integration, which alone would show nothing).  Scripts that draw
+many figures close them (``plt.close(fig)``) as with any pyplot figure.
 
 >>> import rbd
 >>> from rbd import simulate
