@@ -311,6 +311,17 @@ def test_the_figure_makers_are_rbd_plottings_functions():
     assert PLOTTING_MAKERS == {name for name in dir(plotting) if name.startswith("plot_")}
 
 
+@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="run from a source checkout (tutorials/)")
+def test_tutorials_with_figures_select_the_inline_backend():
+    # under MPLBACKEND=Agg (CI) a kernel draws pyplot figures nowhere unless the notebook
+    # asks for the inline backend itself
+    for path in sorted(TUTORIALS.glob("[0-9][0-9]_*.md")):
+        markdown = path.read_text(encoding="utf-8")
+        if tutorial_figures(markdown):
+            first = CODE_CELL.search(markdown).group(1)
+            assert "%matplotlib inline" in first.splitlines(), path.name
+
+
 def test_figures_are_counted_from_the_code():
     code = """
 fig, ax = plt.subplots()
