@@ -395,12 +395,7 @@ def bench_rows(model: Model, budget: float, seed: int = 0):
 
 def _micro() -> str:
     """``µ``, or ``u`` when standard output cannot encode it (an ASCII terminal)."""
-    encoding = getattr(sys.stdout, "encoding", None) or "ascii"
-    try:
-        "µ".encode(encoding)
-    except (UnicodeEncodeError, LookupError):
-        return "u"
-    return "µ"
+    return "µ" if _encodes(sys.stdout, "µ") else "u"
 
 
 def _format_time(seconds: float) -> str:
@@ -572,8 +567,28 @@ def _validate_args(args) -> None:
                              "raise --dt or shorten --duration")
 
 
+def _encodes(stream, text: str) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _tolerant_output() -> None:
+    """On a terminal that cannot encode rbd's symbols (ASCII), escape them instead of failing.
+
+    Joint names from a file, ``λ`` in the walker's summary, ... print as ``\\u03bb``.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and not _encodes(stream, "µλθω"):
+            reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``rbd`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    _tolerant_output()
     parser = _parser()
     try:
         args = parser.parse_args(argv)

@@ -754,6 +754,21 @@ def test_bench_on_an_ascii_terminal_writes_us():
     assert re.search(r"\d us", out) and "Traceback" not in result.stderr.decode("ascii", "replace")
 
 
+def test_non_ascii_names_on_an_ascii_terminal_are_escaped(tmp_path):
+    import os
+    import subprocess
+
+    path = tmp_path / "arm.urdf"
+    model = rbd.models.double_pendulum()
+    path.write_text(rbd.to_urdf(model).replace("link2", "avant-bras_λ"), encoding="utf-8")
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    result = subprocess.run([sys.executable, "-m", "rbd.cli", "info", str(path)],
+                            capture_output=True, env=env, timeout=300)
+    err = result.stderr.decode("ascii", "replace")
+    assert result.returncode == 0 and "Traceback" not in err, err
+    assert "avant-bras_\\u03bb" in result.stdout.decode("ascii")
+
+
 def test_bench_on_a_unicode_terminal_writes_micro(capsys):
     code, out, _ = run(capsys, "bench", "double_pendulum", "--budget", "0.002")
     assert code == 0 and re.search(r"\d µs", out)
