@@ -79,8 +79,16 @@ def offer_notebook(app, docname: str, source: list[str]) -> None:
     source[0] = head[:title.end()] + link + head[title.end():] + fence + rest
 
 
+def skip_matplotlib_members(app, what, name, obj, skip, options):
+    """Leave out what matplotlib defines on rbd's Figure subclass (its generated ``set``)."""
+    if what == "class" and getattr(obj, "__module__", "").startswith("matplotlib"):
+        return True
+    return None
+
+
 def setup(app) -> None:
     app.connect("source-read", offer_notebook)
+    app.connect("autodoc-skip-member", skip_matplotlib_members)
 
 # --- project ---------------------------------------------------------------------------------
 project = "rbd"

@@ -14,8 +14,11 @@ an existing file is recognized by its root element, ``<robot>`` or
 ``<mujoco>``) or the name of a bundled model (``rbd info`` lists them; a
 model is also found by the name it reports).  ``--floating-base`` puts a free
 joint at the root of a URDF model.  Output paths are checked before a long
-run starts.  Errors are reported on stderr with exit status 2; ``rbd check``
-exits with 1 when implementations disagree.
+run starts, numbers when they are parsed (finite, in range), and the work a
+command may start is bounded (:data:`MAX_SIMULATE_STEPS`,
+:data:`MAX_SIMULATE_BYTES`, :data:`MAX_CHECK_DOF`, :data:`MAX_BENCH_BUDGET`).
+Errors are reported on stderr with exit status 2; ``rbd check`` exits with 1
+when implementations disagree.
 """
 
 from __future__ import annotations
@@ -25,25 +28,36 @@ import importlib
 import os
 import statistics
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
 from . import __version__, _backend, algorithms, models, registry, testing
+from ._cli_checks import MAX_BENCH_BUDGET as MAX_BENCH_BUDGET
+from ._cli_checks import MAX_CHECK_DOF as MAX_CHECK_DOF
+from ._cli_checks import MAX_DPI as MAX_DPI
+from ._cli_checks import MAX_SIMULATE_BYTES as MAX_SIMULATE_BYTES
+from ._cli_checks import MAX_SIMULATE_STEPS as MAX_SIMULATE_STEPS
+from ._cli_checks import (
+    check_animation_path,
+    check_plot_path,
+    check_run_size,
+    number,
+    simulate_steps,
+)
+from ._cli_checks import check_output_path as check_output_path
 from ._cli_info import _table, _vec, info_tables
 from ._cli_info import body_rows as body_rows
 from ._cli_info import inertia_rows as inertia_rows
 from ._cli_info import limit_rows as limit_rows
-from .errors import InputError, RbdError
+from .errors import InputError, ModelError, RbdError
 from .model import Model
 
 __all__ = ["main", "load_model", "displaced_state"]
 
 #: ``rbd check`` fails when an implementation differs from the reference by more than this.
 CHECK_TOLERANCE = 1e-8
-
 
 # --- shared helpers ------------------------------------------------------------------------------
 URDF_SUFFIXES = (".urdf",)
@@ -105,7 +119,7 @@ def load_model(spec: str, floating_base: bool = False) -> Model:
     if kind == "mjcf":
         model = _load_mjcf(spec)
     else:
-        name = models.resolve(spec)
+        name = _bundled_name(spec)
         if floating_base and name in _bundled_urdfs():
             return models.bundled_urdf(name, floating_base=True)
         model = models.get(name)
@@ -116,39 +130,22 @@ def load_model(spec: str, floating_base: bool = False) -> Model:
     return model
 
 
+def _bundled_name(spec: str) -> str:
+    """The bundled model ``spec`` names; a directory is reported as one, not as a model name."""
+    try:
+        return models.resolve(spec)
+    except ModelError:
+        if os.path.isdir(spec):
+            raise InputError(f"{spec!r} is a directory, not a model; give a URDF or MJCF file "
+                             "in it, or a bundled model name") from None
+        raise
+
+
 def _bundled_urdfs() -> set[str]:
     from importlib.resources import files
 
     folder = files(models.__name__) / "urdf"
     return {entry.name[:-5] for entry in folder.iterdir() if entry.name.endswith(".urdf")}
-
-
-def check_output_path(path: str, option: str, directory: bool = False) -> None:
-    """Refuse, before any work, an output path that cannot be written.
-
-    A file's directory must exist and accept a new file (tried with a
-    temporary file), and the file, if it exists, must be a writable file; with
-    ``directory=True`` the path itself is that directory.
-    """
-    target = os.path.abspath(path)
-    if directory:
-        folder = target
-        if os.path.exists(target) and not os.path.isdir(target):
-            raise InputError(f"{option}: {path!r} exists and is not a directory")
-    else:
-        folder = os.path.dirname(target)
-        if os.path.isdir(target):
-            raise InputError(f"{option}: {path!r} is a directory; give a file name")
-        if os.path.exists(target) and not os.access(target, os.W_OK):
-            raise InputError(f"{option}: {path!r} exists and is not writable")
-    if not os.path.isdir(folder):
-        raise InputError(f"{option}: the directory {folder!r} does not exist; create it first")
-    try:
-        with tempfile.TemporaryFile(dir=folder):
-            pass
-    except OSError as exc:
-        raise InputError(f"{option}: cannot write in the directory {folder!r} "
-                         f"({exc.strerror or exc})") from None
 
 
 def displaced_state(model: Model, tilt: float = 0.4) -> tuple[np.ndarray, np.ndarray]:
@@ -196,20 +193,20 @@ def cmd_simulate(args) -> int:
 
     if args.save and not args.save.lower().endswith((".npz", ".csv")):
         raise InputError(f"--save: the path must end in .npz or .csv, got {args.save!r}")
-    _check_plot_path(args.out)
+    check_plot_path(args.out)
     if args.save:
         check_output_path(args.save, "--save")
-    _check_animation_path(args.animate)
+    check_animation_path(args.animate)
     model = load_model(args.model, args.floating_base)
     _refuse_walker(model)
+    check_run_size(model, args.duration, args.dt)
     q0, v0 = displaced_state(model, args.tilt)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
     traj = simulate(model, q0, v0, args.duration, args.dt, integrator=args.integrator,
                     progress=args.progress, backend=backend)
     sim_time = time.perf_counter() - start
-    fig = plot_summary(traj, model=model)
-    fig.savefig(args.out, dpi=args.dpi)
+    _save_figure(plot_summary(traj, model=model), args.out, args.dpi)
     if args.save:
         traj.save(args.save)
     if args.animate:
@@ -237,19 +234,14 @@ def cmd_simulate(args) -> int:
     return 0
 
 
-def _check_animation_path(path: str | None) -> None:
-    """``--animate``: a writable ``.html``, ``.gif`` or ``.mp4`` path whose writer is installed."""
-    if not path:
-        return
-    from .animation import SUFFIXES, check_output
+def _save_figure(fig, path: str, dpi: int) -> None:
+    """Write a pyplot-managed figure and close it (a command draws no window)."""
+    import matplotlib.pyplot as plt
 
-    if not path.lower().endswith(SUFFIXES):
-        raise InputError(f"--animate: the path must end in {', '.join(SUFFIXES)}, got {path!r}")
-    check_output_path(path, "--animate")
     try:
-        check_output(path)
-    except ImportError as exc:
-        raise InputError(f"--animate: {exc}") from None
+        fig.savefig(path, dpi=dpi)
+    finally:
+        plt.close(fig)
 
 
 def _refuse_walker(model: Model) -> None:
@@ -258,18 +250,6 @@ def _refuse_walker(model: Model) -> None:
         raise InputError("the compass gait walks only with its heel-strike impacts, which "
                          "'rbd simulate' does not apply; run 'rbd walker' (with --animate "
                          "walk.html to watch it walk)")
-
-
-def _check_plot_path(path: str) -> None:
-    """The plot's directory is writable and matplotlib can write its format."""
-    check_output_path(path, "--out")
-    from matplotlib.figure import Figure
-
-    suffix = os.path.splitext(path)[1].lower().lstrip(".")
-    formats = Figure().canvas.get_supported_filetypes()
-    if suffix and suffix not in formats:
-        raise InputError(f"--out: cannot write a .{suffix} plot; use one of "
-                         f"{', '.join('.' + f for f in sorted(formats))}")
 
 
 # --- rbd check ---------------------------------------------------------------------------------
@@ -312,6 +292,10 @@ def check_rows(model: Model, trials: int, seed: int, tolerance: float):
 
 def cmd_check(args) -> int:
     model = load_model(args.model, args.floating_base)
+    if model.nv > MAX_CHECK_DOF:
+        raise InputError(f"{model.name!r} has {model.nv} degrees of freedom; rbd check runs the "
+                         f"pure-Python derivations and takes models of at most {MAX_CHECK_DOF} "
+                         "(check a smaller model of the same kind)")
     rows = check_rows(model, args.trials, args.seed, args.tolerance)
     print(f"rbd check: {model.name} ({_describe_size(model)}), {args.trials} random states, "
           f"tolerance {args.tolerance:.0e}")
@@ -418,9 +402,14 @@ def bench_rows(model: Model, budget: float, seed: int = 0):
     return rows
 
 
+def _micro() -> str:
+    """``µ``, or ``u`` when standard output cannot encode it (an ASCII terminal)."""
+    return "µ" if _encodes(sys.stdout, "µ") else "u"
+
+
 def _format_time(seconds: float) -> str:
     if seconds < 1e-3:
-        return f"{seconds * 1e6:.2f} µs"
+        return f"{seconds * 1e6:.2f} {_micro()}s"
     return f"{seconds * 1e3:.2f} ms"
 
 
@@ -453,7 +442,7 @@ def cmd_walker(args) -> int:
     from .plotting import plot_walker_energy, plot_walker_phase_portrait
 
     check_output_path(args.out, "--out", directory=True)
-    _check_animation_path(args.animate)
+    check_animation_path(args.animate)
     cycle = walker.find_limit_cycle()
     print(cycle)
     label = "SPW Table 1 (pre-impact, 4 decimals):".ljust(39)
@@ -461,7 +450,7 @@ def cmd_walker(args) -> int:
     for name, make in (("walker_phase_portrait.png", plot_walker_phase_portrait),
                        ("walker_energy.png", plot_walker_energy)):
         path = os.path.join(args.out, name)
-        make(cycle).savefig(path, dpi=120)
+        _save_figure(make(cycle), path, 120)
         print(f"wrote {path}")
     if args.animate:
         from .animation import animate, walker_motion
@@ -504,16 +493,19 @@ def _add_simulate(sub) -> None:
     """The ``rbd simulate`` subcommand and its options."""
     p = sub.add_parser("simulate", help="simulate a model from a tilted state and plot it")
     _model_arguments(p, "pendulum3", "a 3-link spherical pendulum")
-    p.add_argument("--duration", type=float, default=5.0, help="simulated seconds (default 5)")
-    p.add_argument("--dt", type=float, default=1e-3, help="time step (default 1e-3 s)")
+    p.add_argument("--duration", type=number(float, 0.0), default=5.0,
+                   help="simulated seconds (default 5)")
+    p.add_argument("--dt", type=number(float, 0.0, low_open=True), default=1e-3,
+                   help="time step (default 1e-3 s)")
     p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4",
                    help="time integrator (default %(default)s)")
-    p.add_argument("--tilt", type=float, default=0.4,
+    p.add_argument("--tilt", type=number(float), default=0.4,
                    help="initial displacement of every joint coordinate (default 0.4)")
     p.add_argument("--out", default="rbd_simulate.png",
                    help="plot file, its format from the suffix (default %(default)s)")
-    p.add_argument("--dpi", type=int, default=100,
-                   help="resolution of the plot in dots per inch (default %(default)s)")
+    p.add_argument("--dpi", type=number(int, 1, MAX_DPI), default=100,
+                   help=f"resolution of the plot in dots per inch, 1 to {MAX_DPI} "
+                        "(default %(default)s)")
     p.add_argument("--save", metavar="PATH", help="also save the trajectory (.npz or .csv)")
     p.add_argument("--animate", metavar="PATH",
                    help="also write an animation: .html (3-D, time slider; opens offline), "
@@ -530,10 +522,11 @@ def _add_check(sub) -> None:
     """The ``rbd check`` subcommand and its options."""
     p = sub.add_parser("check", help="compare every registered implementation")
     _model_arguments(p, None, "")
-    p.add_argument("--trials", type=int, default=3, help="random states (default 3)")
-    p.add_argument("--seed", type=int, default=0,
-                   help="seed of the random states (default %(default)s)")
-    p.add_argument("--tolerance", type=float, default=CHECK_TOLERANCE,
+    p.add_argument("--trials", type=number(int, 1, 1000), default=3,
+                   help="random states, 1 to 1000 (default 3)")
+    p.add_argument("--seed", type=number(int, 0), default=0,
+                   help="seed of the random states, >= 0 (default %(default)s)")
+    p.add_argument("--tolerance", type=number(float, 0.0), default=CHECK_TOLERANCE,
                    help="largest relative difference (default %(default).0e)")
     p.set_defaults(func=cmd_check)
 
@@ -542,8 +535,9 @@ def _add_bench(sub) -> None:
     """The ``rbd bench`` subcommand and its options."""
     p = sub.add_parser("bench", help="time rnea, crba and aba")
     _model_arguments(p, "RC20", "a 20-link revolute chain")
-    p.add_argument("--budget", type=float, default=0.2,
-                   help="seconds spent timing each cell (default 0.2)")
+    p.add_argument("--budget", type=number(float, 0.0, MAX_BENCH_BUDGET, low_open=True),
+                   default=0.2, help=f"seconds spent timing each cell, at most "
+                                     f"{MAX_BENCH_BUDGET:g} (default 0.2)")
     p.set_defaults(func=cmd_bench)
 
 
@@ -551,11 +545,11 @@ def _add_walker(sub) -> None:
     """The ``rbd walker`` subcommand and its options."""
     p = sub.add_parser("walker", help="the passive compass-gait walker")
     p.add_argument("--out", default=".",
-                   help="existing, writable directory for the figures (default: current)")
+                   help="directory for the figures, created if missing (default: current)")
     p.add_argument("--animate", metavar="PATH",
                    help="also write the walker walking: .html (3-D, time slider; opens "
                         "offline), .gif or .mp4 (needs ffmpeg)")
-    p.add_argument("--steps", type=int, default=6,
+    p.add_argument("--steps", type=number(int, 1, 1000), default=6,
                    help="steps walked in the animation (default %(default)s)")
     p.set_defaults(func=cmd_walker)
 
@@ -576,20 +570,37 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _validate_args(args) -> None:
-    for name in ("duration", "dt", "budget"):
-        value = getattr(args, name, None)
-        if value is not None and not np.isfinite(value):
-            raise InputError(f"--{name} must be finite, got {value}")
-    if getattr(args, "steps", 1) < 1:
-        raise InputError(f"--steps must be at least 1, got {args.steps}")
-    if getattr(args, "trials", 1) < 1:
-        raise InputError(f"--trials must be at least 1, got {args.trials}")
-    if getattr(args, "budget", 1.0) <= 0:
-        raise InputError(f"--budget must be > 0, got {args.budget}")
+    """Checks that need two arguments (each alone is checked by its argparse type)."""
+    if getattr(args, "command", None) == "simulate":
+        steps = simulate_steps(args.duration, args.dt)
+        if steps > MAX_SIMULATE_STEPS:
+            raise InputError(f"--duration {args.duration:g} at --dt {args.dt:g} is {steps:.3g} "
+                             f"steps; rbd simulate takes at most {MAX_SIMULATE_STEPS:,}: "
+                             "raise --dt or shorten --duration")
+
+
+def _encodes(stream, text: str) -> bool:
+    try:
+        text.encode(getattr(stream, "encoding", None) or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+def _tolerant_output() -> None:
+    """On a terminal that cannot encode rbd's symbols (ASCII), escape them instead of failing.
+
+    Joint names from a file, ``λ`` in the walker's summary, ... print as ``\\u03bb``.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and not _encodes(stream, "µλθω"):
+            reconfigure(errors="backslashreplace")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``rbd`` command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    _tolerant_output()
     parser = _parser()
     try:
         args = parser.parse_args(argv)

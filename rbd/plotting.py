@@ -1,9 +1,12 @@
 """Matplotlib figures of trajectories, energies and models.
 
-Every function draws into the axes it is given or, without one, into a new
-:class:`matplotlib.figure.Figure` that is not registered with pyplot, so the
-module works headless (no display, any backend) and leaves no global state.
-Each returns the figure.
+Every function draws into the axes (or figure) it is given or, without one,
+into a new figure made by :func:`matplotlib.pyplot.figure`: pyplot manages it,
+so ``plt.show()``, ``plt.gcf()`` and ``plt.close()`` work on it as on any
+figure.  Each returns the figure, a :class:`PlotFigure`, which a notebook
+shows exactly once whatever the backend (inline, a widget, or Agg as in
+continuous integration, which alone would show nothing).  Scripts that draw
+many figures close them (``plt.close(fig)``) as with any pyplot figure.
 
 >>> import rbd
 >>> from rbd import simulate
@@ -12,12 +15,18 @@ Each returns the figure.
 >>> fig = plot_energy(simulate(model, [0.5, 0.0], [0.0, 0.0], 0.5, 0.01))
 >>> len(fig.axes)
 2
+>>> import matplotlib.pyplot as plt
+>>> plt.gcf() is fig
+True
+>>> plt.close(fig)
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -26,29 +35,67 @@ from . import algorithms
 from .model import Model
 from .simulation import Trajectory
 
-__all__ = ["plot_trajectory", "readable_coordinates", "plot_phase", "plot_energy", "plot_model",
-           "plot_summary", "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin"]
+__all__ = ["PlotFigure", "plot_trajectory", "readable_coordinates", "plot_phase", "plot_energy",
+           "plot_model", "plot_summary", "plot_walker_phase_portrait", "plot_walker_energy",
+           "plot_basin", "plot_sparsity"]
 
-#: Largest number of coordinates drawn individually with a legend entry.
-MAX_LABELLED = 8
+#: Largest number of coordinates named in a legend (all are drawn; the legend says "n of m").
+MAX_LABELLED = 10
+
+
+#: Backends that draw only into files: a notebook shows their figures as PNG images.
+_FILE_BACKENDS = frozenset({"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"})
+
+
+class PlotFigure(Figure):
+    """A pyplot figure that a notebook shows exactly once, whatever the backend.
+
+    Every function of this module that makes its own figure returns one.  In a
+    notebook it is shown as a PNG image: under the inline backend (then closed,
+    as the backend closes every figure at the end of a cell, so that it is not
+    shown a second time) and under a file-only backend such as Agg (as set in
+    continuous integration), which would show nothing or the text
+    ``<Figure size ...>``.  A widget or window backend shows it itself.
+    """
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        backend = plt.get_backend().lower()
+        inline = "inline" in backend
+        manager = self.canvas.manager
+        managed = manager is not None and plt.fignum_exists(manager.num)
+        if managed and not inline and backend not in _FILE_BACKENDS:
+            return                       # a widget or a window shows it
+        buffer = io.BytesIO()
+        self.savefig(buffer, format="png", bbox_inches="tight")
+        display({"image/png": buffer.getvalue(), "text/plain": repr(self)}, raw=True)
+        if managed and inline:
+            plt.close(self)              # shown: the end of the cell must not show it again
+
+
+def _new_figure(**kwargs) -> Figure:
+    """A new pyplot-managed :class:`PlotFigure` (``kwargs`` of :func:`matplotlib.pyplot.figure`)."""
+    return plt.figure(FigureClass=PlotFigure, **kwargs)
 
 
 def _figure(ax: Axes | None, **kwargs) -> tuple[Figure, Axes]:
     if ax is not None:
         return ax.figure, ax
-    fig = Figure(**kwargs)
+    fig = _new_figure(**kwargs)
     return fig, fig.add_subplot()
 
 
 # --- coordinates a person can read ------------------------------------------------------------
 # Per joint kind: the names and units of the drawn position and velocity components.  Ball
 # and free joints are drawn as rotation vectors θ (axis × angle, from their quaternions),
-# not as quaternion components.
+# not as quaternion components; a free joint's position is drawn rotation first, (θ, x),
+# in the order of its velocity (ω, v), so that column k of q and of v name the same motion.
 _ROT = ("θx", "θy", "θz")
 _POSITIONS = {"revolute": (("",), ("rad",)), "prismatic": (("",), ("m",)),
               "helical": (("",), ("rad",)), "universal": (("1", "2"), ("rad", "rad")),
               "spherical": (_ROT, ("rad",) * 3),
-              "free": (("x", "y", "z", *_ROT), ("m",) * 3 + ("rad",) * 3),
+              "free": ((*_ROT, "x", "y", "z"), ("rad",) * 3 + ("m",) * 3),
               "planar": (("x", "y", "θ"), ("m", "m", "rad"))}
 _VELOCITIES = {"spherical": (("ωx", "ωy", "ωz"), ("rad/s",) * 3),
                "free": (("ωx", "ωy", "ωz", "vx", "vy", "vz"), ("rad/s",) * 3 + ("m/s",) * 3)}
@@ -66,7 +113,9 @@ def readable_coordinates(model: Model, q: np.ndarray, v: np.ndarray):
 
     Ball and free joints become rotation vectors (axis × angle, rad) instead of
     quaternion components; a joint's velocity components keep their meaning
-    (body-frame ω and v for ball and free joints).
+    (body-frame ω and v for ball and free joints).  A free joint is drawn in
+    the order of its velocity, rotation first: ``(θx, θy, θz, x, y, z)`` beside
+    ``(ωx, ωy, ωz, vx, vy, vz)``.
 
     Parameters
     ----------
@@ -90,15 +139,16 @@ def readable_coordinates(model: Model, q: np.ndarray, v: np.ndarray):
             continue
         qs, name, kind = q[:, model.q_index(i)], body.joint_name, joint.kind
         if kind in ("spherical", "free"):
+            # a free joint's rotation first, as ω leads its velocity v = [ω; v]
             qs = _rotation_vectors(qs) if kind == "spherical" else np.hstack(
-                [qs[:, :3], _rotation_vectors(qs[:, 3:7])])
-        parts, part_units = _POSITIONS.get(kind, ((f"[{k}]" for k in range(joint.nq)),
+                [_rotation_vectors(qs[:, 3:7]), qs[:, :3]])
+        parts, part_units = _POSITIONS.get(kind, (tuple(f"[{k}]" for k in range(joint.nq)),
                                                   ("",) * joint.nq))
         for k, (part, unit) in enumerate(zip(parts, part_units, strict=True)):
             columns.append(qs[:, k])
             labels.append(_label(name, part, unit))
             units.append(unit)
-        default = (tuple(parts)[:joint.nv] if joint.nv == joint.nq else
+        default = (parts[:joint.nv] if joint.nv == joint.nq else
                    tuple(f"[{k}]" for k in range(joint.nv)),
                    tuple(u + "/s" if u else "" for u in part_units)[:joint.nv])
         vparts, vunits = _VELOCITIES.get(kind, default)
@@ -123,12 +173,14 @@ def _lines(ax: Axes, t: np.ndarray, values: np.ndarray, labels: Sequence[str], y
            indices: Sequence[int] | None) -> None:
     """Curves of ``values[:, indices]`` against ``t``, their legend beside the axes."""
     indices = range(values.shape[1]) if indices is None else indices
-    for i in indices:
-        ax.plot(t, values[:, i], lw=1.0, label=labels[i])
+    lines = [ax.plot(t, values[:, i], lw=1.0, label=labels[i])[0] for i in indices]
     ax.set_ylabel(ylabel)
-    if 0 < len(indices) <= MAX_LABELLED:
-        ax.legend(loc="center left", bbox_to_anchor=(1.01, 0.5), fontsize="small",
-                  frameon=False)
+    if lines:
+        named = lines[:MAX_LABELLED]
+        title = (None if len(named) == len(lines) else
+                 f"{len(lines)} drawn, first {len(named)} named")
+        ax.legend(handles=named, title=title, loc="center left", bbox_to_anchor=(1.01, 0.5),
+                  fontsize="small", title_fontsize="small", frameon=False)
     ax.grid(True, alpha=0.3)
 
 
@@ -158,7 +210,7 @@ def plot_trajectory(traj: Trajectory, q_indices: Sequence[int] | None = None,
         The simulated model: curves named after its joints, units on the axes,
         ball and free joints as rotation vectors (without it: ``q0, q1, ...``).
     """
-    fig = Figure(figsize=(8, 5), layout="constrained") if fig is None else fig
+    fig = _new_figure(figsize=(8, 5), layout="constrained") if fig is None else fig
     ax_q, ax_v = fig.subplots(2, 1, sharex=True)
     q, v, q_labels, v_labels, q_axis, v_axis = _coordinates(traj, model)
     _lines(ax_q, traj.t, q, q_labels, q_axis, q_indices)
@@ -215,7 +267,7 @@ def plot_energy(traj: Trajectory, fig: Figure | None = None) -> Figure:
     The error is ``(E(t) - E(0)) / max(|E(0)|, max T)``
     (:attr:`Trajectory.energy_error`), drawn on a symmetric-log axis.
     """
-    fig = Figure(figsize=(7, 5), layout="constrained") if fig is None else fig
+    fig = _new_figure(figsize=(7, 5), layout="constrained") if fig is None else fig
     ax_e, ax_d = fig.subplots(2, 1, sharex=True)
     _energy_lines(ax_e, traj)
     err = traj.energy_error
@@ -257,7 +309,7 @@ def plot_model(model: Model, q=None, ax: Axes | None = None, backend: str | None
     T = algorithms.forward_kinematics(model, q, backend=backend)
     reuse = ax is not None and ax.has_data()
     if ax is None:
-        fig = Figure(figsize=(5, 5), layout="constrained")
+        fig = _new_figure(figsize=(5, 5), layout="constrained")
         ax = fig.add_subplot(projection="3d")
     fig = ax.figure
     origins = T[:, :3, 3]
@@ -300,15 +352,11 @@ def plot_summary(traj: Trajectory, fig: Figure | None = None,
     units and ball and free joints are drawn as rotation vectors (as in
     :func:`plot_trajectory`).
     """
-    fig = Figure(figsize=(9, 9), layout="constrained") if fig is None else fig
+    fig = _new_figure(figsize=(9, 9), layout="constrained") if fig is None else fig
     ax_q, ax_v, ax_e, ax_d = fig.subplots(4, 1, sharex=True)
     q, v, q_labels, v_labels, q_axis, v_axis = _coordinates(traj, model)
-    nq_label = None if q.shape[1] <= MAX_LABELLED else range(MAX_LABELLED)
-    nv_label = None if v.shape[1] <= MAX_LABELLED else range(MAX_LABELLED)
-    _lines(ax_q, traj.t, q, q_labels, q_axis if nq_label is None else
-           f"{q_axis} (first {MAX_LABELLED} of {q.shape[1]})", nq_label)
-    _lines(ax_v, traj.t, v, v_labels, v_axis if nv_label is None else
-           f"{v_axis} (first {MAX_LABELLED} of {v.shape[1]})", nv_label)
+    _lines(ax_q, traj.t, q, q_labels, q_axis, None)
+    _lines(ax_v, traj.t, v, v_labels, v_axis, None)
     _energy_lines(ax_e, traj)
     ax_d.plot(traj.t, traj.energy_error, lw=1.0, color="C3")
     ax_d.set_ylabel("(E - E₀) / scale [1]")
@@ -359,13 +407,20 @@ def plot_walker_phase_portrait(cycle=None, steps: int = 4, leg: str = "leg1",
     return fig
 
 
+#: The points marked on :func:`plot_walker_energy`, with what they mean (SPW Fig. 11).
+WALKER_ENERGY_MARKS = (("A", "step begins, just after heel strike"),
+                       ("B", "top of the stance arc (most potential energy)"),
+                       ("C", "just before heel strike"))
+
+
 def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Figure:
     """SPW Fig. 11: potential against kinetic energy over ``steps`` steps.
 
     Each step climbs to the top of the stance arc (A → B), falls (B → C) along a
-    line of constant total energy, and loses energy at heel strike (C → A′).
+    line of constant total energy, and loses energy at heel strike (C → A'); the
+    next step's points are primed.  The legend says what A, B and C are.
     """
-    fig, ax = _figure(ax, figsize=(6, 4.5))
+    fig, ax = _figure(ax, figsize=(9, 4.5))
     for k, s in enumerate(_walker_steps(cycle, steps)[1]):
         T = algorithms.kinetic_energy(s.model, s.x[:, :2], s.x[:, 2:])
         U = algorithms.potential_energy(s.model, s.x[:, :2])
@@ -378,10 +433,13 @@ def plot_walker_energy(cycle=None, steps: int = 2, ax: Axes | None = None) -> Fi
         T_next = algorithms.kinetic_energy(s.next_model, s.x_plus[:2], s.x_plus[2:])
         ax.plot([T[-1], T_next], [U[-1], U[-1]], "k--", lw=0.8,
                 label="heel strike" if k == 0 else None)
+    for letter, meaning in WALKER_ENERGY_MARKS:
+        ax.plot([], [], ls="none", marker=f"${letter}$", color="k", ms=7, label=meaning)
     ax.set_xlabel("kinetic energy (J)")
     ax.set_ylabel("potential energy (J)")
     ax.set_title("Compass gait: potential against kinetic energy")
-    ax.legend()
+    ax.legend(title="A', B', C': the same on the next step", fontsize="small",
+              title_fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     fig.tight_layout()
     return fig
 
@@ -441,7 +499,7 @@ def plot_sparsity(model: Model, q=None, markersize: float = 1.5) -> Figure:
     K = be.kkt_matrix(system)
     U, _ = be.eliminated_matrix(system, be.eliminate(system))
     C = be.crbm_eliminated_matrix(system)
-    fig = Figure(figsize=(12, 4.2))
+    fig = _new_figure(figsize=(12, 4.2))
     axes = fig.subplots(1, 3)
     panels = [(K, f"Pai Eq. (5): {K.nnz} non-zeros"),
               (U, f"after ABM elimination: {U.nnz}"),

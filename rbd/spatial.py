@@ -281,21 +281,31 @@ def so3_exp(w: np.ndarray) -> np.ndarray:
 
 
 def so3_log(R: np.ndarray) -> np.ndarray:
-    """Logarithm of SO(3): the rotation vector ``w`` with ``so3_exp(w) == R``."""
-    cos_theta = np.clip((np.trace(R) - 1.0) / 2.0, -1.0, 1.0)
-    theta = np.arccos(cos_theta)
-    if theta < 1e-8:
-        return unskew(R)
-    if np.pi - theta < 1e-6:
-        # Near pi: read the axis from the symmetric part R = 2aa^T - 1.
-        B = 0.5 * (R + np.eye(3))
-        k = int(np.argmax(np.diag(B)))
-        a = B[:, k] / np.sqrt(B[k, k])
-        a = a / np.linalg.norm(a)
-        if np.dot(unskew(R), a) < 0:
-            a = -a
-        return theta * a
-    return theta / np.sin(theta) * unskew(R)
+    r"""Logarithm of SO(3): the rotation vector ``w`` with ``so3_exp(w) == R`` and ``|w| ≤ π``.
+
+    Accurate to round-off for every angle.  With the skew part
+    :math:`s = \mathrm{vee}(R - R^T)/2 = \sin θ\,a` and
+    :math:`\cos θ = (\mathrm{tr} R - 1)/2`, the angle is
+    :math:`θ = \mathrm{atan2}(|s|, \cos θ)`, well conditioned everywhere.
+    Up to a right angle the axis is :math:`s/|s|`.  Beyond it :math:`|s|` is
+    small and its round-off would tilt the axis, so the axis is read from the
+    symmetric part, :math:`(R + R^T)/2 - \cos θ\,1 = (1 - \cos θ)\,a a^T`, at its
+    largest diagonal entry, and only its sign from :math:`s`.
+    """
+    R = np.asarray(R, dtype=float)
+    s = unskew(R)
+    cos_theta = 0.5 * (R[0, 0] + R[1, 1] + R[2, 2] - 1.0)
+    sin_theta = float(np.linalg.norm(s))
+    theta = float(np.arctan2(sin_theta, cos_theta))
+    if cos_theta >= 0.0:
+        # θ/sin θ → 1 as θ → 0, where s is already the rotation vector
+        return s * (theta / sin_theta) if sin_theta > 0.0 else s
+    S = 0.5 * (R + R.T) - cos_theta * np.eye(3)
+    k = int(np.argmax(np.diag(S)))
+    a = S[:, k] / np.linalg.norm(S[:, k])
+    if a @ s < 0.0:
+        a = -a
+    return theta * a
 
 
 def se3_exp(xi: np.ndarray) -> np.ndarray:

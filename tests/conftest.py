@@ -44,3 +44,30 @@ def rng():
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+# Hypothesis profiles.  The default one is derandomized and keeps no example database, so
+# `pytest` draws the same examples on every machine and one unlucky draw stored in
+# `.hypothesis/` cannot fail every later run; a failure found once is pinned with
+# `@example`.  `pytest --hypothesis-profile=dev` explores at random, more examples, and
+# remembers what it found outside the checkout.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+from hypothesis.database import DirectoryBasedExampleDatabase  # noqa: E402
+
+_hypothesis_settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+_hypothesis_settings.register_profile(
+    "dev",
+    max_examples=1000,
+    deadline=None,
+    database=DirectoryBasedExampleDatabase(
+        os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")),
+                     "rbd", "hypothesis")),
+)
+_hypothesis_settings.load_profile("ci")
+
+
+def pytest_configure(config):
+    """Honour ``--hypothesis-profile`` even when this file is imported after the option is read."""
+    chosen = config.getoption("hypothesis_profile", default=None)
+    if chosen:
+        _hypothesis_settings.load_profile(chosen)

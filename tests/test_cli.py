@@ -206,11 +206,10 @@ def no_simulation(monkeypatch):
 
 
 @pytest.mark.parametrize(("option", "value", "message"), [
-    ("--out", "{tmp}/missing/plot.png", "does not exist; create it first"),
     ("--out", "{tmp}", "is a directory; give a file name"),
     ("--out", "{tmp}/plot.nope", "cannot write a .nope plot"),
-    ("--save", "{tmp}/missing/run.npz", "does not exist; create it first"),
-    ("--out", "{tmp}/file.txt/plot.png", "does not exist; create it first"),
+    ("--save", "{tmp}/file.txt/run.npz", "cannot create the directory"),
+    ("--out", "{tmp}/file.txt/plot.png", "cannot create the directory"),
 ])
 def test_output_paths_are_checked_before_simulating(capsys, tmp_path, no_simulation, option,
                                                     value, message):
@@ -241,8 +240,31 @@ def test_walker_output_directory_is_checked_first(capsys, monkeypatch, tmp_path)
 
     calls = []
     monkeypatch.setattr(walker, "find_limit_cycle", lambda: calls.append(1))
-    code, _, err = run(capsys, "walker", "--out", str(tmp_path / "missing"))
-    assert code == 2 and "does not exist" in err and calls == []
+    (tmp_path / "file.txt").write_text("")
+    code, _, err = run(capsys, "walker", "--out", str(tmp_path / "file.txt" / "figures"))
+    assert code == 2 and "cannot create the directory" in err and calls == []
+
+
+def test_walker_creates_a_missing_output_directory(capsys, monkeypatch, tmp_path):
+    # `rbd walker --out walker/` (the README's line) in a directory without walker/
+    from rbd import walker
+
+    def stop():
+        raise rbd.errors.RbdError("stopped after the output check")
+
+    monkeypatch.setattr(walker, "find_limit_cycle", stop)
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run(capsys, "walker", "--out", "walker/")
+    assert "stopped after the output check" in err and code == 2
+    assert (tmp_path / "walker").is_dir()
+
+
+def test_simulate_creates_the_directories_of_its_outputs(capsys, tmp_path):
+    png, saved = tmp_path / "plots" / "run" / "dp.png", tmp_path / "runs" / "dp.npz"
+    code, _, err = run(capsys, "simulate", "double_pendulum", "--duration", "0.02", "--dt",
+                       "0.01", "--out", str(png), "--save", str(saved))
+    assert code == 0, err
+    assert png.read_bytes()[:8] == PNG_MAGIC and saved.is_file()
 
 
 # --- rbd simulate ------------------------------------------------------------------------------
@@ -372,13 +394,13 @@ def test_walker_prints_the_cycle_and_writes_two_pngs(capsys, tmp_path):
 @pytest.mark.parametrize(("argv", "message"), [
     (["info", "no_such_model"], "unknown model 'no_such_model'"),
     (["info", "missing.urdf"], "no such URDF file: 'missing.urdf'"),
-    (["simulate", "double_pendulum", "--dt", "0"], "dt must be finite and > 0"),
-    (["simulate", "double_pendulum", "--duration", "-1"], "duration must be finite and >= 0"),
-    (["simulate", "double_pendulum", "--duration", "nan"], "--duration must be finite"),
+    (["simulate", "double_pendulum", "--dt", "0"], "argument --dt: must be > 0"),
+    (["simulate", "double_pendulum", "--duration", "-1"], "argument --duration: must be >= 0"),
+    (["simulate", "double_pendulum", "--duration", "nan"], "argument --duration: must be finite"),
     (["simulate", "double_pendulum", "--duration", "0.01", "--save", "x.txt"],
      r".npz or .csv"),
-    (["check", "double_pendulum", "--trials", "0"], "--trials must be at least 1"),
-    (["bench", "double_pendulum", "--budget", "0"], "--budget must be > 0"),
+    (["check", "double_pendulum", "--trials", "0"], "argument --trials: must be >= 1"),
+    (["bench", "double_pendulum", "--budget", "0"], "argument --budget: must be > 0"),
 ])
 def test_errors_exit_2_with_a_message(capsys, tmp_path, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
@@ -422,10 +444,12 @@ def test_simulate_animate_html_and_gif(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("path, match", [("run.png", r"must end in \.html, \.gif, \.mp4"),
-                                         ("missing/run.html", "does not exist")])
+                                         ("file.txt/run.html", "cannot create the directory")])
 def test_simulate_animate_path_checked_before_the_run(capsys, tmp_path, monkeypatch, path,
                                                       match):
     import rbd.simulation
+
+    (tmp_path / "file.txt").write_text("")
 
     def refuse(*args, **kwargs):
         raise AssertionError("the simulation ran before the path was checked")
@@ -455,7 +479,7 @@ def test_walker_animate(capsys, tmp_path):
 
 
 # --- rbd.plotting ------------------------------------------------------------------------------
-def test_plotting_functions_draw_without_pyplot(tmp_path):
+def test_plotting_functions_make_pyplot_figures(tmp_path):
     import matplotlib.pyplot as plt
 
     from rbd import plotting
@@ -467,19 +491,81 @@ def test_plotting_functions_draw_without_pyplot(tmp_path):
 
     traj = simulate(model, [0.4, 0.0], [0.0, 0.0], 0.6, 0.02, events=[g])
     assert traj.events
-    figures = {
-        "trajectory": (plotting.plot_trajectory(traj), 2),
-        "phase": (plotting.plot_phase(traj, q_index=1), 1),
-        "energy": (plotting.plot_energy(traj), 2),
-        "model": (plotting.plot_model(model, traj.q[-1], label_bodies=True), 1),
-        "summary": (plotting.plot_summary(traj), 4),
+    makers = {
+        "trajectory": (lambda: plotting.plot_trajectory(traj), 2),
+        "phase": (lambda: plotting.plot_phase(traj, q_index=1), 1),
+        "energy": (lambda: plotting.plot_energy(traj), 2),
+        "model": (lambda: plotting.plot_model(model, traj.q[-1], label_bodies=True), 1),
+        "summary": (lambda: plotting.plot_summary(traj), 4),
+        "sparsity": (lambda: plotting.plot_sparsity(rbd.models.revolute_chain(3)), 3),
     }
-    for name, (fig, n_axes) in figures.items():
+    plt.close("all")
+    for name, (make, n_axes) in makers.items():
+        fig = make()
         assert len(fig.axes) == n_axes, name
+        # pyplot manages it: plt.gcf() is the new figure, so plt.savefig/plt.show reach it
+        assert plt.gcf() is fig and isinstance(fig, plotting.PlotFigure), name
         path = tmp_path / f"{name}.png"
-        fig.savefig(path)
+        plt.gcf().savefig(path)
         assert path.read_bytes()[:8] == PNG_MAGIC
-    assert plt.get_fignums() == []            # nothing registered with pyplot
+        # not blank: more than a handful of distinct colours were drawn
+        image = plt.imread(path)
+        assert len(np.unique(image.reshape(-1, image.shape[-1]), axis=0)) > 20, name
+        plt.close(fig)
+    assert plt.get_fignums() == []
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    """What a notebook would receive from ``display``: a list of MIME bundles."""
+    pytest.importorskip("IPython", reason="IPython displays notebook output")
+    import IPython.display
+
+    bundles = []
+    monkeypatch.setattr(IPython.display, "display",
+                        lambda obj, raw=False, **kw: bundles.append(obj))
+    return bundles
+
+
+def _energy_figure():
+    from rbd.plotting import plot_energy
+
+    return plot_energy(rbd.simulate(rbd.models.double_pendulum(), [0.5, 0.0], [0.0, 0.0],
+                                    0.1, 0.01))
+
+
+def test_a_notebook_shows_a_figure_as_png_under_agg(shown):
+    import matplotlib.pyplot as plt
+
+    assert plt.get_backend().lower() == "agg"          # set by conftest, as in CI
+    fig = _energy_figure()
+    fig._ipython_display_()
+    assert len(shown) == 1 and shown[0]["image/png"].startswith(PNG_MAGIC)
+    assert plt.fignum_exists(fig.number)                # the user's figure stays open
+    plt.close(fig)
+
+
+def test_a_notebook_shows_a_figure_once_under_the_inline_backend(shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    fig = _energy_figure()
+    monkeypatch.setattr(plt, "get_backend", lambda: "module://matplotlib_inline.backend_inline")
+    fig._ipython_display_()
+    # shown now and closed, so the inline backend's end-of-cell flush does not repeat it
+    assert len(shown) == 1 and shown[0]["image/png"].startswith(PNG_MAGIC)
+    assert not plt.fignum_exists(fig.number)
+
+
+def test_a_widget_or_window_backend_shows_the_figure_itself(shown, monkeypatch):
+    import matplotlib.pyplot as plt
+
+    fig = _energy_figure()
+    monkeypatch.setattr(plt, "get_backend", lambda: "widget")
+    fig._ipython_display_()
+    assert shown == []
+    plt.close(fig)
+    fig._ipython_display_()                            # closed: only a PNG can show it
+    assert len(shown) == 1
 
 
 def test_plot_model_joins_parent_and_child_origins():
@@ -517,9 +603,61 @@ def test_free_and_prismatic_joints_have_units():
                    rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)), "slider", "rail")
     q = rbd.neutral(model)[None]
     _, _, q_labels, v_labels, q_units, _ = readable_coordinates(model, q, np.zeros((1, 7)))
-    assert q_labels == ["root x [m]", "root y [m]", "root z [m]", "root θx [rad]",
-                        "root θy [rad]", "root θz [rad]", "rail [m]"]
+    assert q_labels == ["root θx [rad]", "root θy [rad]", "root θz [rad]", "root x [m]",
+                        "root y [m]", "root z [m]", "rail [m]"]
     assert v_labels[3:] == ["root vx [m/s]", "root vy [m/s]", "root vz [m/s]", "rail [m/s]"]
+
+
+def test_free_joint_positions_and_velocities_are_drawn_in_one_order():
+    # column k of the drawn q and of v name the same motion: rotation (θ, ω), then translation
+    from rbd.plotting import readable_coordinates
+
+    model = rbd.Model()
+    model.add_body(-1, rbd.Free(), np.eye(6), rbd.spatial.mcI(1.0, [0, 0, 0], np.eye(3)),
+                   "base", "root")
+    q = np.concatenate([[1.0, 2.0, 3.0], rbd.spatial.rot_to_quat(rbd.spatial.rotz(0.5)[:3, :3].T)])
+    drawn, _, q_labels, v_labels, _, _ = readable_coordinates(model, q[None], np.zeros((1, 6)))
+    np.testing.assert_allclose(drawn[0], [0.0, 0.0, 0.5, 1.0, 2.0, 3.0], atol=1e-15)
+    assert [label.split()[1][-1] for label in q_labels] == ["x", "y", "z", "x", "y", "z"]
+    assert [label.split()[1][0] for label in q_labels[:3]] == ["θ"] * 3
+    assert [label.split()[1][0] for label in v_labels] == ["ω"] * 3 + ["v"] * 3
+
+
+@pytest.mark.parametrize("name, n", [("pendulum3", 9), ("RC20", 20)])
+def test_summary_draws_every_coordinate_and_says_how_many_are_named(name, n):
+    import matplotlib.pyplot as plt
+
+    from rbd.plotting import MAX_LABELLED, plot_summary
+
+    model = rbd.models.get(name)
+    q0, v0 = rbd.cli.displaced_state(model)
+    fig = plot_summary(rbd.simulate(model, q0, v0, 0.02, 0.01), model=model)
+    for ax in fig.axes[:2]:
+        assert len(ax.get_lines()) == n                 # every coordinate has its curve
+        legend = ax.get_legend()
+        named = len(legend.get_texts())
+        assert named == min(n, MAX_LABELLED)
+        title = legend.get_title().get_text()
+        assert title == ("" if named == n else f"{n} drawn, first {named} named")
+    plt.close(fig)
+
+
+def test_walker_energy_figure_says_what_its_marks_are():
+    import matplotlib.pyplot as plt
+
+    from rbd.plotting import plot_walker_energy
+
+    fig = plot_walker_energy(steps=2)
+    ax = fig.axes[0]
+    marks = sorted(t.get_text() for t in ax.texts)
+    assert marks == ["A", "A'", "B", "B'", "C", "C'"]
+    legend = ax.get_legend()
+    entries = [t.get_text() for t in legend.get_texts()]
+    assert "step begins, just after heel strike" in entries
+    assert "top of the stance arc (most potential energy)" in entries
+    assert "just before heel strike" in entries
+    assert "A', B', C'" in legend.get_title().get_text()
+    plt.close(fig)
 
 
 def test_summary_names_joints_and_puts_legends_beside_the_data():
@@ -536,3 +674,101 @@ def test_summary_names_joints_and_puts_legends_beside_the_data():
     for ax in fig.axes[:3]:
         legend = ax.get_legend().get_window_extent()
         assert legend.x0 >= ax.get_window_extent().x1        # beside, not over, the curves
+
+
+# --- rbd simulate on every bundled model ---------------------------------------------------------
+@pytest.mark.parametrize("name", rbd.models.names())
+def test_simulate_every_bundled_model(capsys, tmp_path, name):
+    # a short run on each model the CLI lists, through the plot: no traceback anywhere
+    out_png = tmp_path / "plot.png"
+    code, out, err = run(capsys, "simulate", name, "--duration", "0.02", "--dt", "0.01",
+                         "--out", str(out_png), "--no-progress")
+    if rbd.models.get(name).name == "compass gait":
+        assert code == 2 and "rbd walker" in err
+        return
+    assert code == 0, err
+    assert "energy drift" in out
+    assert out_png.read_bytes().startswith(PNG_MAGIC)
+
+
+# --- arguments that once traced back or ran without bound ----------------------------------------
+@pytest.mark.parametrize(("argv", "message"), [
+    (["simulate", "--dpi", "0"], "argument --dpi: must be >= 1, got '0'"),
+    (["simulate", "--dpi", "-3"], "argument --dpi: must be >= 1"),
+    (["simulate", "--dpi", "100000"], "argument --dpi: must be at most 1600"),
+    (["simulate", "--dpi", "7.5"], "argument --dpi: must be a whole number"),
+    (["simulate", "--dt", "5e-324"], "inf steps; rbd simulate takes at most 10,000,000"),
+    (["simulate", "--duration", "1e300"], "1e+303 steps; rbd simulate takes at most"),
+    (["simulate", "--duration", "1e7"], "1e+10 steps; rbd simulate takes at most"),
+    (["simulate", "RC100", "--duration", "5000"], "GiB); rbd simulate stores at most 1 GiB"),
+    (["simulate", "--tilt", "inf"], "argument --tilt: must be finite"),
+    (["check", "double_pendulum", "--seed", "-1"], "argument --seed: must be >= 0, got '-1'"),
+    (["check", "double_pendulum", "--tolerance", "nan"], "argument --tolerance: must be finite"),
+    (["check", "double_pendulum", "--tolerance=-1e-8"], "argument --tolerance: must be >= 0"),
+    (["check", "double_pendulum", "--trials", "1e9"], "argument --trials: must be a whole"),
+    (["bench", "--budget", "1e9"], "argument --budget: must be at most 10, got '1e9'"),
+    (["walker", "--steps", "10000000"], "argument --steps: must be at most 1000"),
+])
+def test_bad_numbers_are_refused_in_one_line_before_any_work(capsys, tmp_path, monkeypatch,
+                                                             no_simulation, argv, message):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+    # one error line (argparse adds its usage line above a refused value)
+    assert len([line for line in err.splitlines() if "error:" in line]) == 1
+
+
+def test_check_refuses_a_model_too_large_to_check(capsys, tmp_path):
+    path = tmp_path / "long_chain.urdf"
+    path.write_text(rbd.to_urdf(rbd.models.revolute_chain(rbd.cli.MAX_CHECK_DOF + 1)))
+    code, out, err = run(capsys, "check", str(path))
+    assert code == 2 and out == ""
+    assert f"has {rbd.cli.MAX_CHECK_DOF + 1} degrees of freedom" in err
+    assert f"at most {rbd.cli.MAX_CHECK_DOF}" in err
+
+
+@pytest.mark.parametrize("command", ["info", "check", "simulate", "bench"])
+def test_a_directory_is_reported_as_a_directory(capsys, tmp_path, command):
+    code, _, err = run(capsys, command, str(tmp_path))
+    assert code == 2
+    assert "is a directory, not a model" in err and "unknown model" not in err
+
+
+def test_a_bundled_name_wins_over_a_directory_of_that_name(capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "double_pendulum").mkdir()
+    code, out, _ = run(capsys, "info", "double_pendulum")
+    assert code == 0 and "nq = 2, nv = 2" in out
+
+
+def test_bench_on_an_ascii_terminal_writes_us():
+    import os
+    import subprocess
+
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    result = subprocess.run([sys.executable, "-m", "rbd.cli", "bench", "double_pendulum",
+                             "--budget", "0.002"], capture_output=True, env=env, timeout=300)
+    assert result.returncode == 0, result.stderr.decode("ascii", "replace")
+    out = result.stdout.decode("ascii")                    # pure ASCII: decodes strictly
+    assert re.search(r"\d us", out) and "Traceback" not in result.stderr.decode("ascii", "replace")
+
+
+def test_non_ascii_names_on_an_ascii_terminal_are_escaped(tmp_path):
+    import os
+    import subprocess
+
+    path = tmp_path / "arm.urdf"
+    model = rbd.models.double_pendulum()
+    path.write_text(rbd.to_urdf(model).replace("link2", "avant-bras_λ"), encoding="utf-8")
+    env = dict(os.environ, PYTHONIOENCODING="ascii")
+    result = subprocess.run([sys.executable, "-m", "rbd.cli", "info", str(path)],
+                            capture_output=True, env=env, timeout=300)
+    err = result.stderr.decode("ascii", "replace")
+    assert result.returncode == 0 and "Traceback" not in err, err
+    assert "avant-bras_\\u03bb" in result.stdout.decode("ascii")
+
+
+def test_bench_on_a_unicode_terminal_writes_micro(capsys):
+    code, out, _ = run(capsys, "bench", "double_pendulum", "--budget", "0.002")
+    assert code == 0 and re.search(r"\d µs", out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import shutil
@@ -68,13 +69,6 @@ def test_ci_runs_the_readme_commands_verbatim():
     printed = subprocess.run([str(CI), "--print-quick-start"], capture_output=True, text=True,
                              check=True, cwd=ROOT).stdout.splitlines()
     assert printed == quick_start_commands()
-
-
-@needs_sources
-def test_readme_tour_runs():
-    """The first Python example of the README runs as written."""
-    code = "\n".join(fenced_blocks(README.read_text(encoding="utf-8"), "python")[0])
-    exec(compile(code, "README.md", "exec"), {})
 
 
 def cited_labels() -> dict[str, set[str]]:
@@ -218,13 +212,169 @@ def test_every_built_tutorial_offers_its_notebook():
         assert (page.parent / link.group(1)).resolve().is_file(), link.group(1)
 
 
+# --- the built tutorials: every figure an image ---------------------------------------------------
+#: Figure-making calls of a tutorial's code: pyplot's constructors, and rbd.plotting's
+#: ``plot_*`` functions and a result's ``.plot(...)`` when not given an ``ax=``/``fig=``
+#: to draw into.  ``ax.plot``, ``ax[0].plot`` and ``plt.plot`` draw into an existing figure.
+PYPLOT_MAKERS = {"figure", "subplots", "subplot_mosaic"}
+PLOTTING_MAKERS = {"plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary",
+                   "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin",
+                   "plot_sparsity"}
+CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", flags=re.M | re.S)
+FIGURE_AS_TEXT = re.compile(r"<(?:[\w.]+\.)?\w*Figure size \d")
+
+
+def code_cells(markdown: str) -> list[tuple[str, str]]:
+    """``(options, code)`` of each MyST code cell; magics (``%...``) left out of the code."""
+    cells = []
+    for body in CODE_CELL.findall(markdown):
+        lines = body.split("\n")
+        options = []
+        while lines and lines[0].startswith(":"):
+            options.append(lines.pop(0))
+        code = "\n".join(line for line in lines if not line.lstrip().startswith(("%", "!")))
+        cells.append((" ".join(options), code))
+    return cells
+
+
+def figures_made(code: str) -> int:
+    """How many figures ``code`` makes (calls in :data:`PYPLOT_MAKERS`, ...; see above)."""
+    count = 0
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.Call):
+            continue
+        func, keywords = node.func, {k.arg for k in node.keywords}
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if isinstance(owner, ast.Name) and owner.id == "plt":
+            count += name in PYPLOT_MAKERS
+        elif name in PLOTTING_MAKERS or (
+                name == "plot" and isinstance(owner, ast.Name) and not owner.id.startswith("ax")):
+            count += not keywords & {"ax", "fig"}
+    return count
+
+
+def tutorial_figures(markdown: str) -> int:
+    """Figures a tutorial shows: those made by its cells whose output is kept."""
+    return sum(figures_made(code) for options, code in code_cells(markdown)
+               if not re.search(r"remove-(output|cell)", options))
+
+
+class _CellOutputs(HTMLParser):
+    """Images and text inside the code-cell outputs of a built page."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self._stack: list[bool] = []
+        self.images = 0
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        inside = bool(self._stack) and self._stack[-1]
+        if tag == "img" and inside:
+            self.images += 1
+        if tag in VOID_TAGS:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        self._stack.append(inside or "cell_output" in classes)
+
+    def handle_endtag(self, tag):
+        if tag not in VOID_TAGS and self._stack:
+            self._stack.pop()
+
+    def handle_data(self, data):
+        if self._stack and self._stack[-1]:
+            self.text.append(data)
+
+
+def figure_problems(root: Path, tutorials: Path = TUTORIALS) -> list[str]:
+    """Figures printed as text, and tutorial pages with fewer or more images than figures."""
+    problems = []
+    for page in sorted((root / "tutorials").glob("[0-9][0-9]_*.html")):
+        outputs = _CellOutputs()
+        outputs.feed(page.read_text(encoding="utf-8"))
+        text = "".join(outputs.text)
+        for match in FIGURE_AS_TEXT.finditer(text):
+            problems.append(f"{page.name}: a figure printed as text: "
+                            f"{text[match.start():text.find('>', match.start()) + 1]!r}")
+        source = tutorials / (page.stem + ".md")
+        if source.exists():
+            expected = tutorial_figures(source.read_text(encoding="utf-8"))
+            if outputs.images != expected:
+                problems.append(f"{page.name}: {outputs.images} images in the cell outputs, "
+                                f"but its code makes {expected} figures")
+    return problems
+
+
+def test_the_figure_makers_are_rbd_plottings_functions():
+    plotting = pytest.importorskip("rbd.plotting", reason="counts the figures rbd.plotting makes")
+    assert PLOTTING_MAKERS == {name for name in dir(plotting) if name.startswith("plot_")}
+
+
+@pytest.mark.skipif(not TUTORIALS.is_dir(), reason="run from a source checkout (tutorials/)")
+def test_tutorials_with_figures_select_the_inline_backend():
+    # under MPLBACKEND=Agg (CI) a kernel draws pyplot figures nowhere unless the notebook
+    # asks for the inline backend itself
+    for path in sorted(TUTORIALS.glob("[0-9][0-9]_*.md")):
+        markdown = path.read_text(encoding="utf-8")
+        if tutorial_figures(markdown):
+            first = CODE_CELL.search(markdown).group(1)
+            assert "%matplotlib inline" in first.splitlines(), path.name
+
+
+def test_figures_are_counted_from_the_code():
+    code = """
+fig, ax = plt.subplots()
+ax.plot(t, x); ax[0].plot(t, x); plt.plot(t, x)
+plot_energy(traj)
+rbd.plotting.plot_model(model, q, ax=ax3d)
+result.plot(label="a map")
+result.plot(ax=ax)
+"""
+    assert figures_made(code) == 3
+    markdown = ("```{code-cell} ipython3\n%matplotlib inline\nplt.figure()\n```\n"
+                "```{code-cell} ipython3\n:tags: [remove-output]\nplt.figure()\n```\n")
+    assert tutorial_figures(markdown) == 1
+
+
+def test_the_figure_checker_finds_text_figures_and_missing_images(tmp_path):
+    (tmp_path / "tutorials").mkdir()
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "01_a.md").write_text(
+        "```{code-cell} ipython3\nfig, ax = plt.subplots()\n```\n"
+        "```{code-cell} ipython3\nplot_energy(traj)\n```\n")
+    cell = '<div class="cell docutils container"><div class="cell_output docutils container">'
+    good = (f'{cell}<img alt="a" src="../_images/a.png" /></div></div>'
+            f'{cell}<img alt="b" src="../_images/b.png" /></div></div>'
+            '<p><img src="../_static/logo.png" /> Figure size 5x5 in prose is fine</p>')
+    page = tmp_path / "tutorials" / "01_a.html"
+    page.write_text(good)
+    assert figure_problems(tmp_path, tmp_path / "src") == []
+    page.write_text(f'{cell}<img alt="a" src="../_images/a.png" /></div></div>'
+                    f'{cell}<div class="output text_plain"><pre>&lt;Figure size 600x450 with '
+                    f'1 Axes&gt;</pre></div></div></div>')
+    problems = figure_problems(tmp_path, tmp_path / "src")
+    assert len(problems) == 2
+    assert "printed as text: '<Figure size 600x450 with 1 Axes>'" in problems[0]
+    assert "1 images in the cell outputs, but its code makes 2 figures" in problems[1]
+
+
+@pytest.mark.skipif(not (BUILT_HTML / "index.html").exists(),
+                    reason="no built documentation in docs/_build/html (CI checks it after "
+                           "sphinx-build with `python tests/test_docs.py docs/_build/html`)")
+def test_every_figure_of_the_built_tutorials_is_an_image():
+    problems = figure_problems(BUILT_HTML)
+    assert not problems, "\n".join(problems)
+
+
 def main(argv: list[str]) -> int:
     """``python tests/test_docs.py HTML_DIR``: list the problems of a built HTML tree."""
     if len(argv) != 1 or not Path(argv[0]).is_dir():
         print("usage: python tests/test_docs.py HTML_DIR", file=sys.stderr)
         return 2
-    problems = html_problems(Path(argv[0]))
-    print("\n".join(problems) or f"{argv[0]}: no raw math, no remote scripts")
+    problems = html_problems(Path(argv[0])) + figure_problems(Path(argv[0]))
+    print("\n".join(problems) or f"{argv[0]}: no raw math, no remote scripts, every figure "
+                                  "of the tutorials an image")
     return 1 if problems else 0
 
 

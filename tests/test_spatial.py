@@ -1,11 +1,13 @@
 """Spatial algebra identities (Featherstone's notation, Si & Guenter Eqs. 1–5)."""
 
 import numpy as np
-from hypothesis import given, settings
+import pytest
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from rbd import spatial as sp
+from rbd.joints import Free
 
 finite = st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 vec3 = arrays(np.float64, 3, elements=finite)
@@ -63,13 +65,61 @@ def test_mcI_roundtrip_and_energy():
     assert np.isclose(0.5 * v @ I @ v, 0.5 * m * 6.0)
 
 
+# so3_exp ∘ so3_log reproduces R to a few units in the last place of its O(1) entries
+ROUNDOFF = 16 * np.finfo(float).eps
+AXIS = np.array([1.0, 2.0, -0.5]) / np.linalg.norm([1.0, 2.0, -0.5])
+NEAR_PI = [1e-3, 1e-5, 1e-6, 1e-8, 1e-12, 0.0]  # π minus these angles
+
+
 @given(vec3)
+# rotations within 1e-5 and 1e-6 of a half turn, where the log once lost 1e-7..1e-5
+@example(w=(np.pi - 1e-5) * AXIS)
+@example(w=(np.pi - 1e-6) * AXIS)
+@example(w=(np.pi - 1e-12) * AXIS)
+@example(w=np.pi * AXIS)
+@example(w=np.array([np.pi - 1e-6, 0.0, 0.0]))
+@example(w=np.array([0.0, 0.0, 1e-300]))
 def test_so3_exp_log(w):
     R = sp.so3_exp(w)
     assert np.allclose(R @ R.T, np.eye(3), atol=TOL)
     assert np.isclose(np.linalg.det(R), 1.0)
     w2 = sp.so3_log(R)
-    assert np.allclose(sp.so3_exp(w2), R, atol=1e-8)
+    assert np.linalg.norm(w2) <= np.pi + ROUNDOFF
+    assert np.abs(sp.so3_exp(w2) - R).max() <= ROUNDOFF
+
+
+@pytest.mark.parametrize("delta", NEAR_PI)
+def test_so3_log_near_a_half_turn_is_accurate_to_roundoff(delta):
+    R = sp.so3_exp((np.pi - delta) * AXIS)
+    w = sp.so3_log(R)
+    assert np.abs(sp.so3_exp(w) - R).max() <= ROUNDOFF
+    # the angle itself, not only the matrix: atan2 keeps it to round-off of π
+    assert abs(np.linalg.norm(w) - (np.pi - delta)) <= 4 * ROUNDOFF
+
+
+@pytest.mark.parametrize("R", [np.diag([1.0, -1.0, -1.0]), np.diag([-1.0, 1.0, -1.0]),
+                               np.diag([-1.0, -1.0, 1.0])], ids=["x", "y", "z"])
+def test_so3_log_of_exact_half_turns(R):
+    w = sp.so3_log(R)
+    assert np.isclose(np.linalg.norm(w), np.pi, rtol=0, atol=ROUNDOFF)
+    assert np.abs(sp.so3_exp(w) - R).max() <= ROUNDOFF
+
+
+@pytest.mark.parametrize("angle", [1e-4, 1e-8, 1e-9, 1e-12, 1e-300, 0.0])
+def test_so3_log_near_identity_keeps_relative_accuracy(angle):
+    w = sp.so3_log(sp.so3_exp(angle * AXIS))
+    assert np.allclose(w, angle * AXIS, rtol=ROUNDOFF, atol=0)
+
+
+@pytest.mark.parametrize("delta", NEAR_PI)
+def test_free_joint_difference_inverts_integrate_near_a_half_turn(delta):
+    # Free.difference is built on so3_log: q0 ⊕ (q1 ⊖ q0) must land on q1
+    joint = Free()
+    q0 = joint.neutral()
+    q1 = np.concatenate([[0.3, -0.2, 1.0], sp.rot_to_quat(sp.so3_exp((np.pi - delta) * AXIS))])
+    q = joint.integrate(q0, joint.difference(q0, q1), 1.0)
+    assert np.abs(sp.quat_to_rot(q[3:]) - sp.quat_to_rot(q1[3:])).max() <= ROUNDOFF
+    assert np.abs(q[:3] - q1[:3]).max() <= ROUNDOFF
 
 
 @given(arrays(np.float64, 4, elements=st.floats(-1, 1)))
