@@ -22,7 +22,7 @@ joint coordinates), two 4×4 poses and the coupling coefficients.
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport acos, sin, sqrt
+from libc.math cimport atan2, sqrt
 from libc.string cimport memset
 
 from rbd._kernels._base cimport CompiledBase
@@ -109,29 +109,31 @@ cdef inline void frame_motion(const Work* w, Py_ssize_t i, const double* T,
 
 
 cdef inline void rotation_log(const double* R, double* out) noexcept nogil:
-    # out = log(R)^∨ as spatial.so3_log: θ/sin θ times the antisymmetric part, or near π the
-    # axis from the largest column of B = (R + 1)/2, signed by the antisymmetric part
-    cdef double theta, s, norm = 0.0, dot = 0.0
+    # out = log(R)^∨ as spatial.so3_log: s = vee(R − Rᵀ)/2 = sin θ a, cos θ = (tr R − 1)/2,
+    # θ = atan2(|s|, cos θ); up to a right angle out = θ s/|s|, beyond it the axis is the
+    # largest column of (R + Rᵀ)/2 − cos θ 1 = (1 − cos θ) a aᵀ, signed by s
+    cdef double theta, c, sn, norm = 0.0, dot = 0.0
     cdef double axis[3]
     cdef int k, j = 0
     out[0] = 0.5 * (R[7] - R[5]); out[1] = 0.5 * (R[2] - R[6]); out[2] = 0.5 * (R[3] - R[1])
-    theta = acos(min(1.0, max(-1.0, (R[0] + R[4] + R[8] - 1.0) / 2.0)))
-    if theta < 1e-8:
-        return
-    if 3.141592653589793 - theta >= 1e-6:
-        s = theta / sin(theta)
-        out[0] *= s; out[1] *= s; out[2] *= s
+    c = 0.5 * (R[0] + R[4] + R[8] - 1.0)
+    sn = sqrt(out[0] * out[0] + out[1] * out[1] + out[2] * out[2])
+    theta = atan2(sn, c)
+    if c >= 0.0:
+        # θ/sin θ → 1 as θ → 0, where s is already the rotation vector
+        if sn > 0.0:
+            out[0] *= theta / sn; out[1] *= theta / sn; out[2] *= theta / sn
         return
     for k in range(1, 3):
         if R[4 * k] > R[4 * j]:
             j = k
     for k in range(3):
-        axis[k] = 0.5 * (R[3 * k + j] + (1.0 if k == j else 0.0))
+        axis[k] = 0.5 * (R[3 * k + j] + R[3 * j + k]) - (c if k == j else 0.0)
         norm += axis[k] * axis[k]
         dot += axis[k] * out[k]
-    s = (theta if dot >= 0 else -theta) / sqrt(norm)
+    sn = (theta if dot >= 0 else -theta) / sqrt(norm)
     for k in range(3):
-        out[k] = s * axis[k]
+        out[k] = sn * axis[k]
 
 
 cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, Py_ssize_t a,
