@@ -16,6 +16,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     bias_forces,
     body_centers_of_mass,
     center_of_mass,
+    compute_all,
     crba,
     forward_dynamics,
     forward_kinematics,
@@ -35,6 +36,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea,
     rnea_derivatives,
 )
+from .data import Data
 from .errors import InputError, MJCFError, ModelError, RbdError, SimulationError, URDFError  # noqa: F401
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal  # noqa: F401
 from .mjcf import load, load_mjcf
@@ -66,6 +68,7 @@ def __getattr__(name: str):
 __all__ = [
     "__version__",
     "Model",
+    "Data",
     *(name for name in _joints.__all__ if name != "JOINT_CODES"),
     *_errors.__all__,
     "load_urdf",
