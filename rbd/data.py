@@ -210,6 +210,7 @@ class Data:
             setattr(self, name,
                     self.buffer[offset * n:(offset + count) * n].reshape(*lead, *shape))
         self.factor_kind = None
+        self._view_of = None
         self._set_frames(record, ())
 
     # --- the model and the frames -------------------------------------------------------------
@@ -253,6 +254,7 @@ class Data:
         lead = () if self.batch is None else (self.batch,)
         self.J_frames = np.zeros((*lead, len(frames), 6, self.nv), dtype=self.dtype)
         self.jacobians = {name: self.J_frames[..., k, :, :] for k, name in enumerate(frames)}
+        self._bound = None      # what the kernels keep of this workspace (rbd._kernels.stages)
 
     def state(self, k: int) -> Data:
         """State ``k`` of a batch, as a ``Data`` of views (writes go to this workspace)."""
@@ -263,6 +265,7 @@ class Data:
         view = object.__new__(Data)
         view.__dict__.update(self.__dict__)
         view.batch = None
+        view._view_of = self
         for name in self.offsets:
             setattr(view, name, getattr(self, name)[k])
         view.J_frames = self.J_frames[k]

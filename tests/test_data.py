@@ -47,6 +47,12 @@ def test_a_batch_is_a_leading_axis_of_each_field(arm):
         data.state(3)
 
 
+def test_a_state_view_is_not_a_workspace_of_its_own(arm, require_kernels):
+    q, v, _ = rbd.testing.random_state(arm, 0)
+    with pytest.raises(rbd.InputError, match="one state of a batch"):
+        rbd.compute_all(arm, q, v, data=rbd.Data(arm, batch=2).state(0))
+
+
 def test_reuse_gives_the_new_state(arm, backend):
     data = rbd.Data(arm)
     first = rbd.testing.random_state(arm, 1)

@@ -59,15 +59,18 @@ def test_compute_all_agrees_with_the_one_call_functions(index, backend):
     assert_close(data.qdd, rbd.aba(model, q, v, tau, backend=backend), 1e-8, "q̈ against ABA")
 
 
-@pytest.mark.parametrize("model", [rbd.models.revolute_chain(20), rbd.models.binary_tree(4)],
-                         ids=lambda m: m.name)
-def test_both_factorizations_occur_and_agree_across_backends(model, require_kernels):
-    """RC20 takes the dense Cholesky, the binary tree the sparse LᵀL (the crossover of
-    ``sparse_pays``): each backend the same one, with the same numbers."""
+@pytest.mark.parametrize("model, expected", [
+    (rbd.models.revolute_chain(20), "LLt"),
+    (rbd.models.binary_tree(4), "LtL"),
+    (rbd.models.humanoid(), "LtL"),
+    (rbd.models.revolute_chain(12), "LtL"),
+], ids=lambda x: getattr(x, "name", x))
+def test_both_factorizations_occur_and_agree_across_backends(model, expected, require_kernels):
+    """RC20 takes the dense Cholesky, the trees and short chains the sparse LᵀL (the
+    crossover ``factor_sparse``): each backend the same one, with the same numbers."""
     q, v, tau = rbd.testing.random_state(model, 3)
     kernel = rbd.compute_all(model, q, v, tau=tau, backend="kernel")
     reference = rbd.compute_all(model, q, v, tau=tau, backend="reference")
-    expected = "LLt" if model.name == "RC20" else "LtL"
     assert kernel.factor_kind == reference.factor_kind == expected
     assert_close(kernel.L, reference.L, RTOL_EXACT, "L")
     for field in ("M", "h", "g", "qdd", "R", "p", "S0", "c", "v"):

@@ -28,15 +28,6 @@ cdef inline void force_to_root(Work* w, Py_ssize_t i, const double* f,
     cross3_add(w.p + 3 * i, out + 3, out)
 
 
-cdef inline bint sparse_pays(const ModelC* model) noexcept nogil:
-    # factor M with the tree's sparsity (M = Lᵀ L, ``ltl``) or densely by LAPACK (M = L Lᵀ):
-    # the sparse sweeps cost ~Σ_k d_k² multiply-adds (~nv Σ_k d_k for nv right-hand sides),
-    # the dense ones ~nv³ done about four times faster by BLAS but with a fixed cost per
-    # call: measured on chains and on a binary tree (docs/benchmarks.md), the sparse path
-    # wins up to 12 degrees of freedom and wherever 4 Σ_k d_k ≤ nv² (branched trees)
-    return model.nv <= 12 or 4 * model.dof_depths <= model.nv * model.nv
-
-
 cdef inline void composite_inertias(const ModelC* model, Work* w) noexcept nogil:
     # IC_i = I_i;  IC_λ(i) += X_up[i]ᵀ IC_i X_up[i] from the leaves (m_C, h_C, I_C)
     cdef Py_ssize_t nb = model.nb, i, p

@@ -40,14 +40,7 @@ from rbd._kernels._spatial cimport (
     rbi_congruence_add,
 )
 from rbd._kernels.aba cimport aba
-from rbd._kernels.crba cimport (
-    force_to_root,
-    ltl,
-    ltl_inverse,
-    ltl_solve,
-    motion_to_root,
-    sparse_pays,
-)
+from rbd._kernels.crba cimport force_to_root, ltl, ltl_inverse, ltl_solve, motion_to_root
 from rbd._kernels.kinematics cimport world_pose
 
 
@@ -356,6 +349,14 @@ cdef int rnea_derivatives(const ModelC* model, Work* w, const double* q, const d
         ancestor_blocks(model, w, i, P, Q, dF_dv, turned, out, out + n2, out + 2 * n2)
         accumulate(model, w, i)
     return 0
+
+
+cdef inline bint sparse_pays(const ModelC* model) noexcept nogil:
+    # the sparse sweeps cost ~nv Σ_k d_k multiply-adds, the dense ones ~nv³ done about four
+    # times faster by BLAS but with a fixed cost per call: measured on chains and on a
+    # binary tree (docs/benchmarks.md), the sparse path wins up to 12 degrees of freedom
+    # and wherever 4 Σ_k d_k ≤ nv² (branched trees)
+    return model.nv <= 12 or 4 * model.dof_depths <= model.nv * model.nv
 
 
 cdef inline int minus_inverse_times_dense(int n, double* M, double* dq, double* dv) noexcept nogil:

@@ -21,6 +21,7 @@ cdef struct Terms:
     const int64_t* frame_body     # nframes: the body of each frame
     const double* frame_point     # nframes × 3: its origin in body coordinates
     Py_ssize_t nframes
+    bint sparse                   # the factor is M = Lᵀ L (tree pattern), else M = L Lᵀ
 
 
 cdef void position(const ModelC* model, Work* w, Terms* t, const double* q) noexcept nogil

@@ -10,7 +10,7 @@ pointing into the buffer of an :class:`rbd.data.Data`.  The passes are the
 shared steps of the one-call kernels: ``joint_step`` and ``world_pose``
 (position), ``body_velocity`` (``rnea.pxd``), ``composite_inertias`` and
 ``block_rows`` (``crba.pxd``), ``ltl``/``ltl_solve`` or LAPACK's dense
-Cholesky (the crossover ``sparse_pays`` of ``crba.pxd``).
+Cholesky (the crossover ``factor_sparse``).
 
 ``compute_all(twin, data, q, qd, tau=None)`` is the checked entry point
 behind :func:`rbd.compute_all`: one state, or a batch in threads (one state
@@ -53,7 +53,6 @@ from rbd._kernels.crba cimport (
     ltl,
     ltl_solve,
     motion_to_root,
-    sparse_pays,
 )
 from rbd._kernels.kinematics cimport world_pose
 from rbd._kernels.rnea cimport body_velocity
@@ -127,15 +126,33 @@ cdef void composite_inertia(const ModelC* model, Work* w, Terms* t) noexcept nog
     block_rows(model, w, t.M)
 
 
+cdef inline bint factor_sparse(const ModelC* model):
+    # factor M = Lᵀ L with the tree's pattern (ltl: ~Σ_k d_k² / 2 multiply-adds, d_k the
+    # depth of degree of freedom k) or densely by LAPACK (M = L Lᵀ: nv³/6, faster per
+    # operation but with a fixed cost): measured (docs/benchmarks.md), the sparse one wins
+    # up to 12 degrees of freedom and wherever 8 Σ_k d_k² ≤ nv³ (the humanoid, trees),
+    # the dense one on chains (RC20).  Derivatives solve nv right-hand sides: their
+    # crossover is crba.pxd's sparse_pays.
+    cdef Py_ssize_t k, total = 0
+    cdef int64_t* depth = <int64_t*>malloc(max(model.nv, 1) * sizeof(int64_t))
+    if depth == NULL:
+        raise MemoryError()
+    for k in range(model.nv):
+        depth[k] = 1 + (depth[model.dof_parent[k]] if model.dof_parent[k] >= 0 else 0)
+        total += depth[k] * depth[k]
+    free(depth)
+    return model.nv <= 12 or 8 * total <= model.nv * model.nv * model.nv
+
+
 cdef int factor(const ModelC* model, Work* w, Terms* t) noexcept nogil:
-    """L: M = Lᵀ L (tree pattern) when sparse_pays, else M = L Lᵀ; 0 or 1 + the failing
-    degree of freedom."""
+    """L: M = Lᵀ L (tree pattern) when t.sparse (factor_sparse), else M = L Lᵀ; 0 or 1 + the
+    failing degree of freedom."""
     cdef Py_ssize_t n = model.nv, r, c
     cdef int nn = <int>n, info = 0
     memcpy(t.L, t.M, n * n * sizeof(double))
     if n == 0:
         return 0
-    if sparse_pays(model):
+    if t.sparse:
         # M = Lᵀ L
         info = ltl(model, t.L)
     else:
@@ -228,7 +245,7 @@ cdef int solve(const ModelC* model, Work* w, Terms* t, const double* tau) noexce
         w.qdd[k] = tau[k] - t.h[k]
     if n == 0:
         return 0
-    if sparse_pays(model):
+    if t.sparse:
         # q̈ = L⁻¹ L⁻ᵀ (τ - h)
         ltl_solve(model, t.L, w.qdd, 1)
     else:
@@ -272,14 +289,25 @@ cdef inline void bind(Work* w, Terms* t, double* base, const int64_t* start,
     w.status = 0
 
 
-cdef inline object stage_layout(object data):
-    # (2, NFIELDS) int64, kept on data: where each field's block starts in data.buffer, and
-    # its size per state
+cdef inline tuple bound_data(CompiledBase twin, object data):
+    # what a run needs of data, kept on it until its frames or its model change:
+    # (twin, buffer, (2, NFIELDS) int64 table of each field's start in the buffer and size
+    # per state, frame Jacobians, frame bodies, frame points, number of frames, sparse)
+    if data._view_of is not None:
+        raise InputError("data is one state of a batch (data.state(k)); pass the batch, or "
+                         "an rbd.Data(model) of its own")
+    buffer = data.buffer
+    if cnp.PyArray_TYPE(buffer) != cnp.NPY_DOUBLE:
+        raise InputError("data holds symbols (dtype=object); the kernels need rbd.Data(model)")
     n = 1 if data.batch is None else data.batch
-    table = np.array([[data.offsets[name][0] * n for name in FIELDS],
-                      [int(np.prod(data.offsets[name][1])) for name in FIELDS]], dtype=np.int64)
-    data._stage_layout = table
-    return table
+    layout = np.array([[data.offsets[name][0] * n for name in FIELDS],
+                       [int(np.prod(data.offsets[name][1])) for name in FIELDS]], dtype=np.int64)
+    sparse = factor_sparse(&twin.m)
+    bound = (twin, buffer, layout, data.J_frames, data.frame_body, data.frame_point,
+             len(data.frames), sparse)
+    data._bound = bound
+    data.factor_kind = "LtL" if sparse else "LLt"
+    return bound
 
 
 cdef inline cnp.ndarray state_argument(object x, str name, Py_ssize_t size, Py_ssize_t* N,
@@ -296,56 +324,36 @@ cdef inline cnp.ndarray state_argument(object x, str name, Py_ssize_t size, Py_s
     return arr
 
 
-cdef inline int run_states(const ModelC* m, double* base, cnp.ndarray layout, cnp.ndarray J,
-                           cnp.ndarray frame_body, cnp.ndarray frame_point, Py_ssize_t nf,
-                           const double* q, Py_ssize_t sq, const double* qd, Py_ssize_t sv,
-                           const double* tau, Py_ssize_t st, Py_ssize_t N,
-                           int nt) except -1:
-    # c_compute_all on one state (N < 0) or on N states in threads, each in its own state
-    # of the buffer; returns the first nonzero status (0 when every state succeeded)
-    cdef const int64_t* start = <const int64_t*>cnp.PyArray_DATA(layout)
-    cdef const int64_t* step = start + NFIELDS
-    cdef double* Jp = <double*>cnp.PyArray_DATA(J)
-    cdef Py_ssize_t jstep = nf * 6 * m.nv, k, chunk
+cdef inline int run_batch(const ModelC* m, double* base, const int64_t* start,
+                          double* J, Terms* shared, const double* q, Py_ssize_t sq,
+                          const double* qd, Py_ssize_t sv, const double* tau, Py_ssize_t st,
+                          Py_ssize_t N, int nt) except -1:
+    # c_compute_all on N states in threads, each in its own state of the buffer; returns the
+    # first nonzero status (0 when every state succeeded)
+    cdef Py_ssize_t jstep = shared.nframes * 6 * m.nv, k, chunk
     cdef int tid, status = 0
-    cdef Work* works
-    cdef Terms* terms
-    cdef int* statuses
-    if N == 0:
-        return 0
-    nt = 1 if N < 0 or _base.omp_unusable() else <int>min(nt, N)
-    works = <Work*>malloc(nt * sizeof(Work))
-    terms = <Terms*>malloc(nt * sizeof(Terms))
-    statuses = <int*>malloc(nt * sizeof(int))
+    nt = 1 if _base.omp_unusable() else <int>min(nt, N)
+    cdef Work* works = <Work*>malloc(nt * sizeof(Work))
+    cdef Terms* terms = <Terms*>malloc(nt * sizeof(Terms))
+    cdef int* statuses = <int*>malloc(nt * sizeof(int))
     if works == NULL or terms == NULL or statuses == NULL:
         free(works); free(terms); free(statuses)
         raise MemoryError()
     for tid in range(nt):
-        terms[tid].frame_body = <const int64_t*>cnp.PyArray_DATA(frame_body)
-        terms[tid].frame_point = <const double*>cnp.PyArray_DATA(frame_point)
-        terms[tid].nframes = nf
+        terms[tid] = shared[0]
         statuses[tid] = 0
     chunk = max(1, N // (16 * nt))
     if nt > 1:
         _base.omp_starting()
     with nogil:
-        if nt == 1:
-            for k in range(max(N, 1)):
-                bind(&works[0], &terms[0], base, start, step, k)
-                terms[0].J = Jp + k * jstep
-                statuses[0] = c_compute_all(m, &works[0], &terms[0], q + k * sq, qd + k * sv,
-                                            NULL if tau == NULL else tau + k * st)
-                if statuses[0]:
-                    break
-        else:
-            for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=chunk):
-                tid = threadid()
-                if statuses[tid] == 0:
-                    bind(&works[tid], &terms[tid], base, start, step, k)
-                    terms[tid].J = Jp + k * jstep
-                    statuses[tid] = c_compute_all(
-                        m, &works[tid], &terms[tid], q + k * sq, qd + k * sv,
-                        NULL if tau == NULL else tau + k * st)
+        for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=chunk):
+            tid = threadid()
+            if statuses[tid] == 0:
+                bind(&works[tid], &terms[tid], base, start, start + NFIELDS, k)
+                terms[tid].J = J + k * jstep
+                statuses[tid] = c_compute_all(
+                    m, &works[tid], &terms[tid], q + k * sq, qd + k * sv,
+                    NULL if tau == NULL else tau + k * st)
     for tid in range(nt):
         if statuses[tid] and not status:
             status = statuses[tid]
@@ -368,12 +376,14 @@ def compute_all(CompiledBase twin, data, q, qd, tau=None):
         When ``M`` is not positive definite.
     """
     cdef const ModelC* m = &twin.m
-    cdef Py_ssize_t N = -1, nstates, nf
-    cdef Py_ssize_t sq = 0, sv = 0, st = 0
+    cdef Py_ssize_t N = -1, nstates, sq = 0, sv = 0, st = 0
+    cdef Work w
+    cdef Terms t
+    cdef const double* tau_p = NULL
+    cdef int status
     cdef cnp.ndarray qa = state_argument(q, "q", m.nq, &N, &sq)
     cdef cnp.ndarray va = state_argument(qd, "v", m.nv, &N, &sv)
     cdef cnp.ndarray ta = None
-    cdef const double* tau_p = NULL
     if tau is not None:
         ta = state_argument(tau, "tau", m.nv, &N, &st)
         tau_p = <const double*>cnp.PyArray_DATA(ta)
@@ -387,19 +397,28 @@ def compute_all(CompiledBase twin, data, q, qd, tau=None):
         raise InputError(f"data holds {'one state' if batch is None else f'{batch} states'}, "
                          f"the arguments {'one' if N < 0 else N}: make it with "
                          f"rbd.Data(model{'' if N < 0 else f', batch={N}'})")
-    buffer = data.buffer
-    if cnp.PyArray_TYPE(buffer) != cnp.NPY_DOUBLE:
-        raise InputError("data holds symbols (dtype=object); the kernels need rbd.Data(model)")
-    layout = getattr(data, "_stage_layout", None)
-    if layout is None:
-        layout = stage_layout(data)
-    J = data.J_frames
-    nf = len(data.frames)
-    status = run_states(m, <double*>cnp.PyArray_DATA(buffer), layout, J, data.frame_body,
-                        data.frame_point, nf, <const double*>cnp.PyArray_DATA(qa), sq,
-                        <const double*>cnp.PyArray_DATA(va), sv, tau_p, st, N,
-                        twin._num_threads)
-    data.factor_kind = "LtL" if sparse_pays(m) else "LLt"
+    bound = data._bound
+    if bound is None or bound[0] is not twin:
+        bound = bound_data(twin, data)
+    _, buffer, layout, J, frame_body, frame_point, nf, sparse = bound
+    t.nframes = nf
+    t.sparse = sparse
+    t.frame_body = <const int64_t*>cnp.PyArray_DATA(frame_body)
+    t.frame_point = <const double*>cnp.PyArray_DATA(frame_point)
+    t.J = <double*>cnp.PyArray_DATA(J)
+    cdef double* base = <double*>cnp.PyArray_DATA(buffer)
+    cdef const int64_t* start = <const int64_t*>cnp.PyArray_DATA(layout)
+    if N < 0:
+        bind(&w, &t, base, start, start + NFIELDS, 0)
+        with nogil:
+            status = c_compute_all(m, &w, &t, <const double*>cnp.PyArray_DATA(qa),
+                                   <const double*>cnp.PyArray_DATA(va), tau_p)
+    elif N == 0:
+        status = 0
+    else:
+        status = run_batch(m, base, start, t.J, &t, <const double*>cnp.PyArray_DATA(qa), sq,
+                           <const double*>cnp.PyArray_DATA(va), sv, tau_p, st, N,
+                           twin._num_threads)
     if status:
         raise ModelError(f"the mass matrix is not positive definite (pivot of degree of "
                          f"freedom {status - 1})")

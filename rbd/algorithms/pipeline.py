@@ -13,14 +13,16 @@ from ..errors import InputError, ModelError
 from ..model import Model
 from ._dispatch import _kernel, _symbolic_record, _validate
 
-_run_stages = None   # rbd._kernels.stages.compute_all, imported on the first kernel call
+_run_stages = None       # rbd._kernels.stages.compute_all, imported on the first kernel call
+_compiled_type = None    # rbd._kernels._model.CompiledModel
 
 
 def _compiled_stages():
-    global _run_stages
+    global _run_stages, _compiled_type
+    from .._kernels._model import CompiledModel
     from .._kernels.stages import compute_all as run
 
-    _run_stages = run
+    _run_stages, _compiled_type = run, CompiledModel
     return run
 
 
@@ -85,18 +87,20 @@ def compute_all(model: Model, q, v, data: Data | None = None, frames: Sequence =
     twin = _kernel(model, backend)
     if twin is None:
         return _reference_all(model, q, v, data, frames, tau)
-    if getattr(model, "_mimic", None):
+    run = _run_stages or _compiled_stages()
+    if twin.__class__ is not _compiled_type:
         raise ModelError(f"{model.name}: compute_all does not handle mimic joints yet; "
                          "use rbd.crba, rbd.nonlinear_effects and rbd.jacobian")
     if data is None:
         data = Data(model, batch=_batch(q, v, tau))
-    elif type(data) is not Data:
-        raise InputError(f"data must be an rbd.Data, got {type(data).__name__}")
-    else:
+    elif getattr(data, "_bound", None) is None or data._bound[0] is not twin:
+        # not run on this compiled model yet (a data kept bound to a twin is its model's)
+        if type(data) is not Data:
+            raise InputError(f"data must be an rbd.Data, got {type(data).__name__}")
         data.check_model(model)
     if frames is not data.frames:
         _frames(model, data, frames)
-    return (_run_stages or _compiled_stages())(twin, data, q, v, tau)
+    return run(twin, data, q, v, tau)
 
 
 def _batch(*arrays) -> int | None:

@@ -98,18 +98,19 @@ def composite_inertia(model, data):
             j = model.bodies[j].parent
 
 
-def sparse_pays(model) -> bool:
+def factor_sparse(model) -> bool:
     """Factor ``M`` with the tree's sparsity (``M = Lᵀ L``) rather than densely (``L Lᵀ``).
 
-    The sparse sweeps cost about ``Σ_k d_k²`` multiply-adds (``d_k``: depth of
-    degree of freedom ``k``), a dense Cholesky ``nv³/6`` done faster by LAPACK but with
-    a fixed cost per call: the sparse one wins up to 12 degrees of freedom and wherever
-    ``4 Σ_k d_k ≤ nv²`` (branched trees); the rule of the derivative kernel.
+    :func:`rbd.reference.crba.ltl` costs about ``Σ_k d_k² / 2`` multiply-adds (``d_k``:
+    depth of degree of freedom ``k``), a dense Cholesky ``nv³ / 6`` done faster per
+    operation by LAPACK but with a fixed cost per call.  Measured on the compiled twins
+    (``docs/benchmarks.md``), the sparse one wins up to 12 degrees of freedom and
+    wherever ``8 Σ_k d_k² ≤ nv³`` (the humanoid, branched trees), the dense one on chains.
     """
     depth = [0] * model.nv
     for k, lam in enumerate(model.dof_parent):
         depth[k] = 1 + (depth[lam] if lam >= 0 else 0)
-    return model.nv <= 12 or 4 * sum(depth) <= model.nv * model.nv
+    return model.nv <= 12 or 8 * sum(d * d for d in depth) <= model.nv ** 3
 
 
 def factor(model, data):
@@ -117,7 +118,7 @@ def factor(model, data):
 
     Raises ``numpy.linalg.LinAlgError`` when ``M`` is not positive definite.
     """
-    if sparse_pays(model):
+    if factor_sparse(model):
         data.L[:] = ltl(model, data.M)                                 # M = Lᵀ L
         data.factor_kind = "LtL"
     else:
