@@ -104,14 +104,16 @@ cdef void ltl_solve(const ModelC* model, const double* L, double* X,
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
     cdef Py_ssize_t n = model.nv, k, i
     cdef const int64_t* lam = model.dof_parent
-    # X ← L⁻ᵀ X: row k is final once its descendants (larger indices) have pushed into it
+    # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
+    # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(n - 1, -1, -1):
         row_scale(X, ncols, k, 1.0 / L[k * n + k])
         i = lam[k]
         while i >= 0:
             row_minus(X, ncols, i, k, L[k * n + i])
             i = lam[i]
-    # X ← L⁻¹ X: row k needs its ancestors (smaller indices) only
+    # --- sweep 2 (root to leaves): X ← L⁻¹ X
+    # (row k needs its ancestors, smaller indices, only)
     for k in range(n):
         i = lam[k]
         while i >= 0:

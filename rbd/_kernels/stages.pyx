@@ -70,7 +70,6 @@ FIELDS = ("E_up", "r_up", "S_cols", "c_J", "v", "a", "f", "c", "pA", "IA", "U_co
 DEF NFIELDS = 36
 
 
-# --- the stages ---------------------------------------------------------------------------------
 cdef void position(const ModelC* model, Work* w, Terms* t, const double* q) noexcept nogil:
     """X_up, S, world poses R, p, centres of mass C and S⁰ = X_0,i⁻¹ S (world) at q."""
     cdef Py_ssize_t i, k, vi
@@ -271,7 +270,6 @@ cdef int c_compute_all(const ModelC* model, Work* w, Terms* t, const double* q,
     return 0
 
 
-# --- binding a Data ----------------------------------------------------------------------------
 cdef inline void bind(Work* w, Terms* t, double* base, const int64_t* start,
                       const int64_t* step, Py_ssize_t k) noexcept nogil:
     # the pointers of state k: field n at base + start[n] + k step[n] (FIELDS order)
@@ -423,3 +421,4 @@ def compute_all(CompiledBase twin, data, q, qd, tau=None):
         raise ModelError(f"the mass matrix is not positive definite (pivot of degree of "
                          f"freedom {status - 1})")
     return data
+
