@@ -109,8 +109,9 @@ def one_call_candidates() -> dict:
                 "forward_kinematics": (q,), "mass_matrix_inverse": (q,),
                 "aba_derivatives": (q, v, a)}
         for fn in ONE_CALL:
+            function = getattr(rbd, fn)
             candidates[f"{name}/{fn}"] = (
-                lambda f=getattr(rbd, fn), model=model, x=args[fn]: f(model, *x))
+                lambda f=function, model=model, x=args[fn]: f(model, *x))
     return candidates
 
 
