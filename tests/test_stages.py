@@ -147,3 +147,27 @@ def test_the_reference_runs_on_symbols_for_a_two_link_arm():
     assert sympy.simplify(sympy.Matrix(data.M) - sympy.Matrix(expected["M"])) == sympy.zeros(2)
     # and it is the closed form: M[1, 1] = m₂ l₂², M[0, 1] = m₂ (l₂² + l₁ l₂ cos q₂)
     assert sympy.simplify(data.M[0, 1] - (1 + sympy.cos(q2))) == 0
+
+
+def test_mimic_joints_are_projected_onto_the_independent_coordinates(backend):
+    """The stages run on the full tree; M, h, g, J, q̈ equal the coupled one-call functions."""
+    from test_mimic import gripper
+
+    model = gripper()
+    rng = np.random.default_rng(4)
+    states = [(rbd.random_configuration(model, rng), rng.normal(size=model.nv),
+               rng.normal(size=model.nv)) for _ in range(2)]
+    Q, V, T = (np.array([s[k] for s in states]) for k in range(3))
+    data = rbd.compute_all(model, Q, V, frames=("fingertip",), tau=T, backend=backend)
+    for k, (q, v, tau) in enumerate(states):
+        assert_close(data.M[k], rbd.crba(model, q, backend=backend), RTOL_EXACT, "M")
+        assert_close(data.h[k], rbd.nonlinear_effects(model, q, v, backend=backend),
+                     RTOL_EXACT, "h")
+        assert_close(data.g[k], rbd.gravity_forces(model, q, backend=backend), RTOL_EXACT, "g")
+        assert_close(data.jacobians["fingertip"][k],
+                     rbd.jacobian(model, q, "fingertip", backend=backend), RTOL_EXACT, "J")
+        assert_close(data.M[k] @ data.qdd[k] + data.h[k], tau, RTOL_EXACT, "M q̈ + h")
+        assert_close(data.poses[k], rbd.forward_kinematics(model, q, backend=backend),
+                     RTOL_EXACT, "poses")
+    assert data.factor_kind == "LLt"
+    assert_close(data.L[0] @ data.L[0].T, data.M[0], RTOL_EXACT, "factor")

@@ -66,10 +66,16 @@ def compute_all(model: Model, q, v, data: Data | None = None, frames: Sequence =
         On a bad array (as :func:`rnea`), an unknown frame, a ``data`` made for
         another model (or another batch size, or holding symbols on the kernel path).
     ModelError
-        When ``M`` is not positive definite, or the model has mimic joints.
+        When ``M`` is not positive definite.
 
     Notes
     -----
+    With mimic joints the stages run on the full tree and the terms are projected
+    onto the independent coordinates (``M = Gᵀ M_full G``, ``h = Gᵀ h_full``,
+    ``g = Gᵀ g_full``, ``J = J_full G``, :mod:`rbd.coupling`); ``M`` is then
+    factored densely, and of the per-body fields only the world poses and the
+    centres of mass are filled.
+
     On symbols (``backend="reference"``) the factor and ``q̈`` are skipped and the
     workspace is ``rbd.Data(model, dtype=object)``.
 
@@ -87,10 +93,11 @@ def compute_all(model: Model, q, v, data: Data | None = None, frames: Sequence =
     twin = _kernel(model, backend)
     if twin is None:
         return _reference_all(model, q, v, data, frames, tau)
-    run = _run_stages or _compiled_stages()
     if twin.__class__ is not _compiled_type:
-        raise ModelError(f"{model.name}: compute_all does not handle mimic joints yet; "
-                         "use rbd.crba, rbd.nonlinear_effects and rbd.jacobian")
+        if getattr(model, "_mimic", None):
+            return _coupled_all(model, twin, q, v, data, frames, tau)
+        _compiled_stages()
+    run = _run_stages
     if data is None:
         data = Data(model, batch=_batch(q, v, tau))
     elif getattr(data, "_bound", None) is None or data._bound[0] is not twin:
@@ -132,21 +139,11 @@ def _reference_all(model, q, v, data, frames, tau) -> Data:
     if symbolic and isinstance(model, Model):
         from ..symbolic.equations import SymbolicModel
 
-        if model._mimic:
-            raise ModelError(f"{model.name}: compute_all does not handle mimic joints yet")
         record = SymbolicModel.of(model)
-    elif not symbolic and model._mimic:
-        raise ModelError(f"{model.name}: compute_all does not handle mimic joints yet; "
-                         "use rbd.crba, rbd.nonlinear_effects and rbd.jacobian")
     numeric = record.model if _symbolic_record(record) else record
     if data is None:
         data = Data(numeric, batch=batch, dtype=object if symbolic else float)
-    elif type(data) is not Data:
-        raise InputError(f"data must be an rbd.Data, got {type(data).__name__}")
-    data.check_model(numeric)
-    if data.batch != batch:
-        raise InputError(f"data holds {'one state' if data.batch is None else data.batch} "
-                         f"states, the arguments {'one' if batch is None else batch}")
+    data = _workspace(numeric, data, batch)
     if symbolic and data.dtype != object:
         raise InputError("data holds floats; symbols need rbd.Data(model, dtype=object)")
     _frames(numeric, data, frames)
@@ -158,4 +155,45 @@ def _reference_all(model, q, v, data, frames, tau) -> Data:
         except np.linalg.LinAlgError:
             raise ModelError("the mass matrix is not positive definite") from None
     data.factor_kind = target.factor_kind if states else None
+    return data
+
+
+def _workspace(model, data, batch) -> Data:
+    """``data`` checked for ``model`` and ``batch``, or a new workspace."""
+    if data is None:
+        return Data(model, batch=batch)
+    if type(data) is not Data:
+        raise InputError(f"data must be an rbd.Data, got {type(data).__name__}")
+    data.check_model(model)
+    if data.batch != batch:
+        raise InputError(f"data holds {'one state' if data.batch is None else data.batch} "
+                         f"states, the arguments {'one' if batch is None else batch}")
+    return data
+
+
+def _coupled_all(model, dynamics, q, v, data, frames, tau) -> Data:
+    """A model with mimic joints: the stages on the full tree, projected by ``G``."""
+    from scipy.linalg import cho_solve
+
+    specs = [("q", "q"), ("v", "v")] + ([("tau", "v")] if tau is not None else [])
+    arrays, batch = _validate(model, specs, [q, v] + ([tau] if tau is not None else []))
+    data = _workspace(model, data, batch)
+    _frames(model, data, frames)
+    c = dynamics.coupling
+    full = compute_all(dynamics.full, c.full_q(arrays[0]), c.full_v(arrays[1]),
+                       frames=data.frames, backend=dynamics.backend)
+    data.q[...], data.qd[...] = arrays[0], arrays[1]
+    data.M[...] = c.project_matrix(full.M)                 # M = Gᵀ M_full G
+    data.h[...], data.g[...] = c.project(full.h), c.project(full.g)
+    data.R[...], data.p[...], data.C[...] = full.R, full.p, full.C
+    data.J_frames[...] = full.J_frames @ c.G               # J = J_full G
+    try:
+        data.L[...] = np.linalg.cholesky(data.M)           # M = L Lᵀ
+    except np.linalg.LinAlgError:
+        raise ModelError("the mass matrix is not positive definite") from None
+    data.factor_kind = "LLt"
+    if tau is not None:
+        L, b = data.L.reshape(-1, model.nv, model.nv), (arrays[2] - data.h).reshape(-1, model.nv)
+        data.qdd[...] = np.array([cho_solve((L[k], True), b[k]) for k in range(len(b))]
+                                 ).reshape(data.qdd.shape)
     return data
