@@ -20,6 +20,10 @@ calls interleaved in a shuffled order each round, medians of per-round ratios):
   ``DIR``, each side in its own child process, the two alternating round by
   round; each child reports thread CPU times, and the ratio this / baseline is
   the median over the rounds of the per-round ratios.
+
+OpenBLAS (behind the dense factor and ``aba_derivatives``) is held to one thread
+(``OPENBLAS_NUM_THREADS=1`` unless set), as in ``bench_derivatives.py``: its idle
+threads spin, and on a shared machine that shows in every other timing.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # before NumPy loads OpenBLAS
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent

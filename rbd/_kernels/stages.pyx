@@ -3,8 +3,8 @@
 
 The compiled twin of ``rbd/reference/stages.py``: the same stages, passes and
 symbols, in MuJoCo's order (position, velocity, composite inertia and ``M``,
-the factor of ``M``, bias forces, Jacobians of named frames; forward dynamics
-from the factor).  Each stage reads what the earlier ones wrote and writes its
+the factor of ``M``, bias forces, Jacobians of named frames; then forward
+dynamics with the factor).  Each stage reads what the earlier ones wrote and writes its
 own fields of the workspace ``Work`` and of ``Terms`` (``stages.pxd``), both
 pointing into the buffer of an :class:`rbd.data.Data`.  The passes are the
 shared steps of the one-call kernels: ``joint_step`` and ``world_pose``
