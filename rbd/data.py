@@ -110,7 +110,9 @@ class Data:
         The model whose states this workspace holds (a :class:`rbd.symbolic.SymbolicModel`
         gives the workspace of its numeric model).
     nslots : int, optional
-        Storage slots of the M⁻¹ columns (default: one per body).
+        Storage slots of the M⁻¹ kernel's columns ``F`` (default 0: the stages do not
+        use them; the compiled model's own workspace has one per slot of
+        ``column_slots``).
     batch : int, optional
         Number of states: every field gets a leading axis of this length.
     dtype : {float, object}
@@ -193,7 +195,7 @@ class Data:
         self.nbodies = int(record.nbodies)
         self.nv = int(record.nv)
         self.nq = int(record.nq)
-        self.nslots = self.nbodies if nslots is None else int(nslots)
+        self.nslots = 0 if nslots is None else int(nslots)
         self.batch = None if batch is None else int(batch)
         self._nv_j = [b.joint.nv for b in record.bodies]
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
@@ -276,8 +278,7 @@ class Data:
     def describe(nbodies: int = 0, nv: int = 0, nslots: int | None = None,
                  nq: int | None = None) -> str:
         """A table of the workspace arrays: name, shape and meaning."""
-        rows = _layout(nbodies, nv, nbodies if nslots is None else nslots,
-                       nv if nq is None else nq)
+        rows = _layout(nbodies, nv, 0 if nslots is None else nslots, nv if nq is None else nq)
         return "\n".join(f"{name:8s} {str(shape):14s} {doc}" for name, shape, doc in rows)
 
     # --- derived views ----------------------------------------------------------------------------

@@ -22,6 +22,8 @@ def test_the_layout_has_the_stage_fields(arm):
     assert data.q.shape == (arm.nq,)
     assert data.R.shape == (arm.nbodies, 3, 3) and data.E_up.shape == (arm.nbodies, 3, 3)
     assert data.jacobians == {} and data.frames == () and data.factor_kind is None
+    # the M⁻¹ kernel's per-body columns are the compiled model's business, not the stages'
+    assert data.F.shape == (0, arm.nv, 6)
     # every field is a view of the one buffer: a write shows in the buffer
     data.M[0, 0] = 7.0
     offset, _ = data.offsets["M"]
@@ -167,3 +169,16 @@ def test_the_compiled_model_keeps_its_own_workspace(arm, require_kernels):
     own = rbd.algorithms.compiled(arm).data
     assert own is not mine
     assert_close(own.v, mine.v, RTOL_EXACT, "body velocities of the last RNEA")
+
+
+def test_the_compiled_entry_point_checks_the_sizes_itself(require_kernels):
+    """Called directly (not through rbd.compute_all), the kernel still refuses a workspace
+    whose sizes are not its model's, before writing a byte."""
+    from rbd._kernels import stages
+
+    arm, small = rbd.models.arm7(), rbd.models.revolute_chain(3)
+    data = rbd.Data(small)
+    q, v, _ = rbd.testing.random_state(arm, 0)
+    with pytest.raises(rbd.InputError, match="data was made for another model"):
+        stages.compute_all(rbd.algorithms.compiled(arm), data, q, v)
+    assert not data.buffer.any()

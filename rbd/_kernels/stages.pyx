@@ -291,6 +291,9 @@ cdef inline tuple bound_data(CompiledBase twin, object data):
     # what a run needs of data, kept on it until its frames or its model change:
     # (twin, buffer, (2, NFIELDS) int64 table of each field's start in the buffer and size
     # per state, frame Jacobians, frame bodies, frame points, number of frames, sparse)
+    if (data.nbodies, data.nq, data.nv) != (twin.m.nb, twin.m.nq, twin.m.nv):
+        raise InputError(f"data was made for another model ({data.nbodies} bodies, "
+                         f"nq={data.nq}, nv={data.nv}); the kernels write its buffer")
     if data._view_of is not None:
         raise InputError("data is one state of a batch (data.state(k)); pass the batch, or "
                          "an rbd.Data(model) of its own")
