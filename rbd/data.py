@@ -50,9 +50,10 @@ from .spatial import plux, plux_parts, skew
 __all__ = ["Data"]
 
 
-def _layout(nbodies: int, nv: int, nslots: int,
-            nq: int = 0) -> list[tuple[str, tuple[int, ...], str]]:
+def _layout(nbodies: int, nv: int, nslots: int, nq: int = 0,
+            terms: bool = True) -> list[tuple[str, tuple[int, ...], str]]:
     nb = nbodies
+    square = (nv, nv) if terms else (0, nv)
     return [
         ("E_up", (nb, 3, 3), "rotation of X_up[i] = X_J(q_i) X_tree[i] = plux(E, r)"),
         ("r_up", (nb, 3), "translation of X_up[i]: body i's origin in parent coordinates"),
@@ -93,8 +94,8 @@ def _layout(nbodies: int, nv: int, nslots: int,
                        "differentiated; q̈ = M⁻¹ (τ - h) of the solve stage"),
         ("q", (nq,), "configuration of the position stage"),
         ("qd", (nv,), "joint velocities q̇ of the velocity stage"),
-        ("M", (nv, nv), "joint-space inertia with the armature (composite_inertia stage)"),
-        ("L", (nv, nv), "factor of M (factor stage): M = Lᵀ L with the tree's pattern, or "
+        ("M", square, "joint-space inertia with the armature (composite_inertia stage)"),
+        ("L", square, "factor of M (factor stage): M = Lᵀ L with the tree's pattern, or "
                         "M = L Lᵀ dense (factor_kind); L lower triangular"),
         ("h", (nv,), "bias forces h = C(q, q̇) q̇ + g(q) (bias stage)"),
         ("g", (nv,), "generalized gravity g(q) (bias stage)"),
@@ -117,6 +118,11 @@ class Data:
         Number of states: every field gets a leading axis of this length.
     dtype : {float, object}
         ``object`` for the reference stages on sympy symbols.
+    terms : bool
+        Room for ``M`` and its factor ``L`` (``nv × nv`` each); False for the compiled
+        model's own workspace, whose one-call kernels write ``M`` to their result and
+        keep their workspace linear in the model's size (docs/design.md, "Building is
+        linear").
 
     Attributes
     ----------
@@ -182,7 +188,7 @@ class Data:
     """
 
     def __init__(self, model, nslots: int | None = None, *, batch: int | None = None,
-                 dtype=float):
+                 dtype=float, terms: bool = True):
         record = getattr(model, "model", model)       # a SymbolicModel's numeric model
         if not all(hasattr(record, name) for name in ("bodies", "nbodies", "nv", "nq")):
             raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
@@ -200,7 +206,8 @@ class Data:
         self._nv_j = [b.joint.nv for b in record.bodies]
         self.offsets: dict[str, tuple[int, tuple[int, ...]]] = {}
         size = 0
-        for name, shape, _ in _layout(self.nbodies, self.nv, self.nslots, self.nq):
+        self.terms = bool(terms)
+        for name, shape, _ in _layout(self.nbodies, self.nv, self.nslots, self.nq, terms):
             self.offsets[name] = (size, shape)
             size += int(np.prod(shape, dtype=np.int64))
         self.size = size

@@ -161,6 +161,20 @@ def test_a_mass_matrix_that_is_not_positive_definite_raises(backend):
         rbd.compute_all(model, [0.1], [0.0], backend=backend)
 
 
+def test_the_compiled_workspace_stays_linear_in_the_model(require_kernels):
+    """The one-call kernels' own workspace has no nv × nv fields (docs/design.md,
+    "Building is linear"); the kernel stages refuse it as a Data of their own."""
+    model = rbd.models.revolute_chain(400)
+    own = rbd.algorithms.compiled(model).data
+    assert own.M.size == own.L.size == 0
+    assert own.size < 100 * model.nv * 6      # ~linear: the per-dof and per-body fields
+    q, v, _ = rbd.testing.random_state(model, 0)
+    from rbd._kernels import stages
+
+    with pytest.raises(rbd.InputError, match="no room for M"):
+        stages.compute_all(rbd.algorithms.compiled(model), own, q, v)
+
+
 def test_the_compiled_model_keeps_its_own_workspace(arm, require_kernels):
     """The one-call kernels still write ``compiled(model).data``, not a caller's Data."""
     q, v, a = rbd.testing.random_state(arm, 0)

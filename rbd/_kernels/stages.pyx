@@ -294,6 +294,9 @@ cdef inline tuple bound_data(CompiledBase twin, object data):
     if (data.nbodies, data.nq, data.nv) != (twin.m.nb, twin.m.nq, twin.m.nv):
         raise InputError(f"data was made for another model ({data.nbodies} bodies, "
                          f"nq={data.nq}, nv={data.nv}); the kernels write its buffer")
+    if not data.terms:
+        raise InputError("data has no room for M (made with terms=False, a compiled "
+                         "model's own workspace); use rbd.Data(model)")
     if data._view_of is not None:
         raise InputError("data is one state of a batch (data.state(k)); pass the batch, or "
                          "an rbd.Data(model) of its own")
