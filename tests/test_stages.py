@@ -171,3 +171,18 @@ def test_mimic_joints_are_projected_onto_the_independent_coordinates(backend):
                      RTOL_EXACT, "poses")
     assert data.factor_kind == "LLt"
     assert_close(data.L[0] @ data.L[0].T, data.M[0], RTOL_EXACT, "factor")
+
+
+@pytest.mark.parametrize("make", [lambda: rbd.models.mechanisms.torus_chain(4),
+                                  lambda: rbd.models.mechanisms.windmill(3)],
+                         ids=["torus_chain", "windmill"])
+def test_generated_joints_give_their_velocity_product_terms(make, backend):
+    """Symbolic joints (S depends on q): c_J comes from their generated function in the
+    velocity stage, so h and q̈ agree with the one-call functions."""
+    model = make()
+    q, v, tau = rbd.testing.random_state(model, 2)
+    data = rbd.compute_all(model, q, v, tau=tau, backend=backend)
+    assert_close(data.M, rbd.crba(model, q, backend=backend), RTOL_EXACT, "M")
+    assert_close(data.h, rbd.nonlinear_effects(model, q, v, backend=backend), RTOL_EXACT, "h")
+    assert_close(data.g, rbd.gravity_forces(model, q, backend=backend), RTOL_EXACT, "g")
+    assert_close(data.M @ data.qdd + data.h, tau, RTOL_EXACT, "M q̈ + h")
