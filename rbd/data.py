@@ -40,7 +40,7 @@ symbols: ``Data(model, dtype=object)`` holds object arrays.
 
 from __future__ import annotations
 
-import weakref
+import copy
 
 import numpy as np
 
@@ -197,7 +197,7 @@ class Data:
         self.dtype = np.dtype(dtype)
         if self.dtype not in (np.dtype(float), np.dtype(object)):
             raise InputError(f"dtype must be float or object, got {dtype!r}")
-        self._model = weakref.ref(record)
+        self._model = record
         self.nbodies = int(record.nbodies)
         self.nv = int(record.nv)
         self.nq = int(record.nq)
@@ -211,22 +211,17 @@ class Data:
             self.offsets[name] = (size, shape)
             size += int(np.prod(shape, dtype=np.int64))
         self.size = size
-        n = 1 if batch is None else self.batch
-        self.buffer = np.zeros(size * n, dtype=self.dtype)
-        lead = () if batch is None else (self.batch,)
-        for name, (offset, shape) in self.offsets.items():
-            count = int(np.prod(shape, dtype=np.int64))
-            setattr(self, name,
-                    self.buffer[offset * n:(offset + count) * n].reshape(*lead, *shape))
+        self.buffer = np.zeros(size * (1 if batch is None else self.batch), dtype=self.dtype)
         self.factor_kind = None
         self._view_of = None
         self._set_frames(record, ())
+        self.__setstate__({})
 
     # --- the model and the frames -------------------------------------------------------------
     @property
     def model(self):
-        """The model this workspace was made for (None once that model is gone)."""
-        return self._model()
+        """The model this workspace was made for."""
+        return self._model
 
     def check_model(self, model) -> None:
         """Raise :class:`~rbd.errors.InputError` unless this workspace belongs to ``model``.
@@ -234,7 +229,7 @@ class Data:
         A model changed since (a body added) is refused by its sizes as well.
         """
         record = getattr(model, "model", model)
-        if self._model() is not record or (record.nbodies, record.nq, record.nv) != (
+        if self._model is not record or (record.nbodies, record.nq, record.nv) != (
                 self.nbodies, self.nq, self.nv):
             raise InputError(
                 f"data was made for another model ({self.nbodies} bodies, nq={self.nq}, "
@@ -280,6 +275,32 @@ class Data:
         view.J_frames = self.J_frames[k]
         view.jacobians = {name: view.J_frames[j] for j, name in enumerate(self.frames)}
         return view
+
+    # --- copies and pickles keep the fields views of the one buffer ------------------------------
+    def __getstate__(self) -> dict:
+        state = {k: v for k, v in self.__dict__.items()
+                 if k not in self.offsets and k not in ("jacobians", "_bound")}
+        if self._view_of is not None:
+            raise InputError("data.state(k) is a view: copy or pickle the whole batch")
+        return state
+
+    def __deepcopy__(self, memo) -> Data:
+        # a model is read-only: the copy shares it (and works with it), its arrays are new
+        memo[id(self._model)] = self._model
+        new = object.__new__(Data)
+        new.__setstate__(copy.deepcopy(self.__getstate__(), memo))
+        return new
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        n = 1 if self.batch is None else self.batch
+        lead = () if self.batch is None else (self.batch,)
+        for name, (offset, shape) in self.offsets.items():
+            count = int(np.prod(shape, dtype=np.int64))
+            setattr(self, name,
+                    self.buffer[offset * n:(offset + count) * n].reshape(*lead, *shape))
+        self.jacobians = {name: self.J_frames[..., k, :, :] for k, name in enumerate(self.frames)}
+        self._bound = None
 
     @staticmethod
     def describe(nbodies: int = 0, nv: int = 0, nslots: int | None = None,

@@ -196,3 +196,26 @@ def test_the_compiled_entry_point_checks_the_sizes_itself(require_kernels):
     with pytest.raises(rbd.InputError, match="data was made for another model"):
         stages.compute_all(rbd.algorithms.compiled(arm), data, q, v)
     assert not data.buffer.any()
+
+
+def test_copies_and_pickles_keep_the_fields_views_of_the_buffer(arm, backend):
+    """A deep copy shares the (read-only) model and works with it; a pickle carries the
+    model along; in both the fields are views of the new buffer, so a run fills them."""
+    import copy
+    import pickle
+
+    q, v, _ = rbd.testing.random_state(arm, 0)
+    data = rbd.compute_all(arm, q, v, frames=("arm_link7",), backend=backend)
+    snapshot = copy.deepcopy(data)
+    assert snapshot.model is arm and np.shares_memory(snapshot.M, snapshot.buffer)
+    assert not np.shares_memory(snapshot.buffer, data.buffer)
+    q2, v2, _ = rbd.testing.random_state(arm, 1)
+    rbd.compute_all(arm, q2, v2, data=snapshot, frames=("arm_link7",), backend=backend)
+    assert_close(snapshot.M, rbd.crba(arm, q2), RTOL_EXACT, "the copy's M")
+    assert_close(data.M, rbd.crba(arm, q), RTOL_EXACT, "the original is untouched")
+    restored = pickle.loads(pickle.dumps(data))
+    assert np.shares_memory(restored.jacobians["arm_link7"], restored.J_frames)
+    assert np.shares_memory(restored.M, restored.buffer)
+    assert_close(restored.h, data.h, RTOL_EXACT, "pickled h")
+    rbd.compute_all(restored.model, q2, v2, data=restored, backend=backend)
+    assert_close(restored.M, rbd.crba(arm, q2), RTOL_EXACT, "the unpickled workspace runs")
