@@ -13,6 +13,8 @@ the factor), and :func:`rbd.compute_all` runs them all::
     data.M, data.h, data.g, data.L, data.jacobians["tool0"], data.poses
 
 A second call with another state overwrites the same arrays (no allocation).
+``copy.deepcopy(data)`` gives an independent workspace for the same model (a
+model is read-only and shared); a pickle carries its model along.
 
 >>> import numpy as np, rbd
 >>> model = rbd.models.double_pendulum()
