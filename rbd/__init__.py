@@ -17,6 +17,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     bias_forces,
     body_centers_of_mass,
     center_of_mass,
+    compute_all,
     constrained_dynamics,
     constraint_error,
     constraint_jacobian,
@@ -42,6 +43,7 @@ from .algorithms import (  # noqa: F401  (re-exported: see __all__ below)
     rnea,
     rnea_derivatives,
 )
+from .data import Data
 from .errors import (  # noqa: F401
     InputError,
     MJCFError,
@@ -82,6 +84,7 @@ def __getattr__(name: str):
 __all__ = [
     "__version__",
     "Model",
+    "Data",
     *(name for name in _joints.__all__ if name != "JOINT_CODES"),
     *_errors.__all__,
     "load_urdf",
@@ -96,9 +99,7 @@ __all__ = [
     "models",
     "registry",
     "testing",
+    "collide",
 ]
 
-try:  # contact detection (rbd.constraints.collision); needs model.geoms
-    from .constraints.collision import collide_model as collide  # noqa: F401
-except ImportError:  # pragma: no cover
-    pass
+from .constraints.collision import collide_model as collide  # noqa: E402

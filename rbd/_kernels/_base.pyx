@@ -279,7 +279,7 @@ cdef class CompiledBase:
             self.m.a0[3 + k] = -g[k]
         self._compile_joints(model)
 
-        self.data = Data(model, self.m.ncol_slots)
+        self.data = Data(model, self.m.ncol_slots, terms=False)
         self._bind(&self.w0, self.data.buffer)
         self.w0_busy = False
         self.works_busy = False

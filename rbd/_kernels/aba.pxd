@@ -3,11 +3,15 @@
 
 Twins: ``pivot`` and ``articulated_inertia`` of ``rbd/reference/aba.py``.
 
-``articulated_step`` is the one compiled home of the inward pass's per-body
-work: the joint pivot ``D_i`` (standard, or Pai's modified pivot) and its
-inverse, ``U_i = IA_i S_i``, and the articulated inertia handed to the parent.
+``pivot`` and ``articulated_inertia`` are the one compiled home of the inward
+pass's per-body work: the joint pivot ``D_i`` (standard, or Pai's modified pivot)
+and its inverse, ``U_i = IA_i S_i``, and the articulated inertia handed to the
+parent.
+``D_i⁻¹`` is formed once from the Cholesky factor of ``D_i`` (``spd_inverse``) and
+applied three times; the reference solves with that factor each time instead
+(docs/design.md, "Where the twins differ").
 The ABA, its modified-pivot form, the ``M⁻¹`` kernel and Si & Guenter's
-recursion 4 all call it.
+recursion 4 all call them.
 """
 
 from libc.string cimport memcpy

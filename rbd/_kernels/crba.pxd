@@ -1,6 +1,8 @@
 # cython: language_level=3
+from libc.string cimport memcpy, memset
+
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels._spatial cimport cross3_add, mat3_vec
+from rbd._kernels._spatial cimport cross3_add, dot6, mat3_vec, rbi_apply, rbi_congruence_add
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil
 cdef int ltl(const ModelC* model, double* M) noexcept nogil
@@ -24,3 +26,54 @@ cdef inline void force_to_root(Work* w, Py_ssize_t i, const double* f,
     mat3_vec(w.R + 9 * i, f, out)
     mat3_vec(w.R + 9 * i, f + 3, out + 3)
     cross3_add(w.p + 3 * i, out + 3, out)
+
+
+cdef inline void composite_inertias(const ModelC* model, Work* w) noexcept nogil:
+    # IC_i = I_i;  IC_λ(i) += X_up[i]ᵀ IC_i X_up[i] from the leaves (m_C, h_C, I_C)
+    cdef Py_ssize_t nb = model.nb, i, p
+    # IC_i = I_i
+    memcpy(w.m_C, model.mass, nb * sizeof(double))
+    memcpy(w.h_C, model.h, 3 * nb * sizeof(double))
+    memcpy(w.I_C, model.Ibar, 9 * nb * sizeof(double))
+    for i in range(nb - 1, -1, -1):
+        p = model.parent[i]
+        if p >= 0:
+            # IC_λ(i) += X_up[i]ᵀ IC_i X_up[i]
+            rbi_congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.m_C[i], w.h_C + 3 * i,
+                               w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)  # RBDA T6.2
+
+
+cdef inline void block_rows(const ModelC* model, Work* w, double* M) noexcept nogil:
+    # M_ii = S_iᵀ IC_i S_i (+ armature);  M_ji = S⁰_j · F⁰ for every ancestor j, with S⁰, F⁰
+    # in any frame common to a tree (root-body coordinates here, world in the stages);
+    # needs S0 on entry, writes F0
+    cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, k, l, nv_i, nv_j, vi, vj
+    cdef double Mji
+    cdef double* S_i
+    cdef double F[6]
+    memset(M, 0, nv * nv * sizeof(double))
+    for i in range(nb):
+        nv_i = model.nv_j[i]
+        vi = model.v_start[i]
+        S_i = w.S + 6 * vi
+        for k in range(nv_i):
+            # F = IC_i S_i
+            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, S_i + 6 * k, F)  # RBDA T6.2
+            for l in range(nv_i):
+                # M_ii = S_iᵀ F
+                M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
+            # M_ii += diag(armature_i)   (rotor inertia)
+            M[(vi + k) * nv + vi + k] += model.armature[vi + k]
+            # F⁰ = X_0,iᵀ F = [R n + p × R f; R f]
+            force_to_root(w, i, F, w.F0 + 6 * (vi + k))
+        j = i
+        while model.parent[j] >= 0 and nv_i > 0:
+            j = model.parent[j]
+            nv_j = model.nv_j[j]
+            vj = model.v_start[j]
+            for k in range(nv_i):
+                for l in range(nv_j):
+                    # M_ji = S_jᵀ F = S⁰_j · F⁰;  M_ij = M_jiᵀ
+                    Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))        # RBDA T6.2
+                    M[(vj + l) * nv + vi + k] = Mji
+                    M[(vi + k) * nv + vj + l] = Mji

@@ -13,17 +13,9 @@ ABA on unit forces in ``aba.pyx`` (twin: ``rbd.reference.aba``).
 
 from libc.math cimport sqrt
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work, joint_step
-from rbd._kernels._spatial cimport (
-    dot6,
-    mat3_mulT,
-    mat3_vec,
-    rbi_apply,
-    rbi_congruence_add,
-    set_identity3,
-)
+from rbd._kernels._spatial cimport mat3_mulT, mat3_vec, set_identity3
 
 
 cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcept nogil:
@@ -31,10 +23,7 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
 
     Writes X_up, S, IC (m_C, h_C, I_C), R, p (root-body coordinates), S0, F0.
     """
-    cdef Py_ssize_t nb = model.nb, nv = model.nv, i, j, p, k, l, nv_i, nv_j, vi, vj
-    cdef double Mji
-    cdef double* S_i
-    cdef double F[6]
+    cdef Py_ssize_t nb = model.nb, i, k
     # --- outward pass: joint transforms, root-body coordinates
     for i in range(nb):
         # X_up[i] = X_J(q_i) X_tree[i];  S_i = S(q_i)
@@ -47,45 +36,11 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
                            w.S0 + 6 * (model.v_start[i] + k))
 
     # --- inward pass: composite inertias, held as rigid-body inertias (m, h, Ī)
-    # IC_i = I_i
-    memcpy(w.m_C, model.mass, nb * sizeof(double))
-    memcpy(w.h_C, model.h, 3 * nb * sizeof(double))
-    memcpy(w.I_C, model.Ibar, 9 * nb * sizeof(double))
-    for i in range(nb - 1, -1, -1):
-        p = model.parent[i]
-        if p >= 0:
-            # IC_λ(i) += X_up[i]ᵀ IC_i X_up[i]
-            rbi_congruence_add(w.E_up + 9 * i, w.r_up + 3 * i, w.m_C[i], w.h_C + 3 * i,
-                               w.I_C + 9 * i, w.m_C + p, w.h_C + 3 * p, w.I_C + 9 * p)  # RBDA T6.2
+    composite_inertias(model, w)
 
     # --- block rows: project the composite inertia onto every ancestor's joint
     # (in root-body coordinates: M_ji = S_jᵀ X_up[..]ᵀ F = S⁰_j · F⁰)
-    memset(M, 0, nv * nv * sizeof(double))
-    for i in range(nb):
-        nv_i = model.nv_j[i]
-        vi = model.v_start[i]
-        S_i = w.S + 6 * vi
-        for k in range(nv_i):
-            # F = IC_i S_i
-            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, S_i + 6 * k, F)  # RBDA T6.2
-            for l in range(nv_i):
-                # M_ii = S_iᵀ F
-                M[(vi + l) * nv + vi + k] = dot6(S_i + 6 * l, F)
-            # M_ii += diag(armature_i)   (rotor inertia)
-            M[(vi + k) * nv + vi + k] += model.armature[vi + k]
-            # F⁰ = X_0,iᵀ F = [R n + p × R f; R f]
-            force_to_root(w, i, F, w.F0 + 6 * (vi + k))
-        j = i
-        while model.parent[j] >= 0 and nv_i > 0:
-            j = model.parent[j]
-            nv_j = model.nv_j[j]
-            vj = model.v_start[j]
-            for k in range(nv_i):
-                for l in range(nv_j):
-                    # M_ji = S_jᵀ F = S⁰_j · F⁰;  M_ij = M_jiᵀ
-                    Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))        # RBDA T6.2
-                    M[(vj + l) * nv + vi + k] = Mji
-                    M[(vi + k) * nv + vj + l] = Mji
+    block_rows(model, w, M)
 
 
 cdef inline void root_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept nogil:
@@ -149,14 +104,16 @@ cdef void ltl_solve(const ModelC* model, const double* L, double* X,
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
     cdef Py_ssize_t n = model.nv, k, i
     cdef const int64_t* lam = model.dof_parent
-    # X ← L⁻ᵀ X: row k is final once its descendants (larger indices) have pushed into it
+    # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
+    # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(n - 1, -1, -1):
         row_scale(X, ncols, k, 1.0 / L[k * n + k])
         i = lam[k]
         while i >= 0:
             row_minus(X, ncols, i, k, L[k * n + i])
             i = lam[i]
-    # X ← L⁻¹ X: row k needs its ancestors (smaller indices) only
+    # --- sweep 2 (root to leaves): X ← L⁻¹ X
+    # (row k needs its ancestors, smaller indices, only)
     for k in range(n):
         i = lam[k]
         while i >= 0:

@@ -21,10 +21,16 @@ cdef inline void velocity_step(const ModelC* model, Work* w, Py_ssize_t i, const
                                const double* qd, double* v_J) noexcept nogil:
     # X_J, S_i, c_J = jcalc(q_i, q̇_i);  X_up[i] = X_J X_tree[i];  v_J = S_i q̇_i;
     # v_i = X_up[i] v_λ(i) + v_J   (q̇ = NULL stands for 0)
+    joint_step(model, w, i, q, qd)                                         # S&G (8)
+    body_velocity(model, w, i, qd, v_J)
+
+
+cdef inline void body_velocity(const ModelC* model, Work* w, Py_ssize_t i, const double* qd,
+                               double* v_J) noexcept nogil:
+    # v_J = S_i q̇_i;  v_i = X_up[i] v_λ(i) + v_J   (X_up[i], S_i known; q̇ = NULL stands for 0)
     cdef Py_ssize_t p = model.parent[i], vi = model.v_start[i], j, k
     cdef const double* S_i = w.S + 6 * vi
     cdef double* v_i = w.v + 6 * i
-    joint_step(model, w, i, q, qd)                                         # S&G (8)
     memset(v_J, 0, 6 * sizeof(double))
     if qd != NULL:
         for j in range(model.nv_j[i]):

@@ -50,6 +50,7 @@ from .kinematics import (
     kinetic_energy,
     potential_energy,
 )
+from .pipeline import compute_all
 
 __all__ = [
     "rnea",
@@ -69,6 +70,7 @@ __all__ = [
     "center_of_mass",
     "body_centers_of_mass",
     "jacobian",
+    "compute_all",
     "integrate",
     "neutral",
     "random_configuration",

@@ -17,10 +17,13 @@ from .rnea import outward_step
 def pivot_factor(D):
     """Cholesky factor of a joint pivot ``D = Sᵀ IA S`` (symmetric positive definite).
 
-    ``D`` is never inverted explicitly: on an ill-conditioned mechanism (a torus
-    chain, cond(M) ~ 1e6) ``inv(D)`` loses digits that the Cholesky solves keep.
+    This text solves with the factor (:func:`pivot_solve`) and does not form ``D⁻¹``.
+    The compiled twin forms ``D⁻¹ = L⁻ᵀ L⁻¹`` once from the same factor and multiplies
+    by it (docs/design.md, "Where the twins differ"): the two agree to rounding.  An
+    LU inverse (``numpy.linalg.inv``) is what lost digits on the ill-conditioned torus
+    chain (cond(M) ~ 1e6; see :func:`pivot_inverse`).
     Raises ``numpy.linalg.LinAlgError`` when ``D`` is not positive definite
-    (:func:`pivot` names the joint).
+    (:func:`pivot` turns it into a ``ModelError`` naming the joint).
     """
     return cho_factor(D, lower=True) if D.size else None
 
@@ -116,7 +119,8 @@ def aba(model, q, qd, tau, f_ext=None, data=None, modified_pivot=False):
     ``a_i`` is the joint's rotor inertia (``model.armature``): it adds to
     the joint pivot only, as it adds to the diagonal of ``M``.
     Every ``D_i^{-1} x`` is a solve with the Cholesky factor of ``D_i``
-    (:func:`pivot_factor`), never a product with an explicit inverse.
+    (:func:`pivot_factor`); the compiled twin multiplies by ``D_i⁻¹`` formed from that
+    factor instead (docs/design.md, "Where the twins differ").
     These are the articulated inertias that Pai, Ascher & Kry's ABM obtains by
     sparse block elimination of their augmented system (their Eq. 5); the
     same articulated inertia appears as Si & Guenter's Eq. (27).

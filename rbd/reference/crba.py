@@ -148,14 +148,16 @@ def ltl_solve(model, L, B):
     """
     lam = model.dof_parent
     X = np.array(B, dtype=float)
-    # X ← L⁻ᵀ X: row k is final once its descendants (larger indices) have pushed into it
+    # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
+    # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(model.nv - 1, -1, -1):
         X[k] /= L[k, k]
         i = lam[k]
         while i >= 0:
             X[i] -= L[k, i] * X[k]
             i = lam[i]
-    # X ← L⁻¹ X: row k needs its ancestors (smaller indices) only
+    # --- sweep 2 (root to leaves): X ← L⁻¹ X
+    # (row k needs its ancestors, smaller indices, only)
     for k in range(model.nv):
         i = lam[k]
         while i >= 0:
