@@ -141,11 +141,15 @@ def _builtins() -> dict[str, dict[str, Callable]]:
 
 
 def _on_the_full_tree(quantity: str, fn: Callable) -> Callable:
-    """``fn`` as it is for a tree; for a model with mimic joints, on its full tree."""
+    """``fn`` as it is for a tree; for a model with mimic joints, on its full tree.
+
+    Constrained dynamics is not mapped: its derivations take mimic joints as rows
+    of their own (:mod:`rbd.algorithms.constrained`).
+    """
 
     @functools.wraps(fn)
     def run(model, *args, **kwargs):
-        if not getattr(model, "_mimic", None):
+        if not getattr(model, "_mimic", None) or quantity not in _COUPLED:
             return fn(model, *args, **kwargs)
         return _COUPLED[quantity](fn, model, *args, **kwargs)
 

@@ -91,9 +91,10 @@ def expected_values(model, G, q, v, x):
 
 
 def calls(model):
-    """Every registry entry that handles ``model`` and the public functions on both backends."""
+    """Every registry entry that handles ``model`` and the public functions on both backends,
+    for the four unconstrained quantities (constrained dynamics of mimic models: test_constraints)."""
     found = []
-    for quantity in rbd.registry.QUANTITIES:
+    for quantity in PUBLIC:
         for name, fn in rbd.registry.implementations(quantity).items():
             if rbd.registry.supports(quantity, name, model):
                 found.append((quantity, name, fn))
