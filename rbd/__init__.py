@@ -102,3 +102,6 @@ try:  # contact detection (rbd.constraints.collision); needs model.geoms
     from .constraints.collision import collide_model as collide  # noqa: F401
 except ImportError:  # pragma: no cover
     pass
+
+# the whole forward pass with contacts, joint limits and friction loss (mj_forward)
+from .constraints.forward import forward  # noqa: E402, F401

@@ -40,7 +40,8 @@ from .impedance import (
 from .solver_newton import ConstraintRows, solve_newton
 from .solver_pgs import solve_pgs
 
-#: MuJoCo's defaults of ``<option>`` and of joint limits (``mj_defaultOption``, ``mjs_defaultJoint``).
+#: MuJoCo's defaults of ``<option>`` and of joint limits
+#: (``mj_defaultOption``, ``mjs_defaultJoint``).
 DEFAULT_OPTIONS = {"timestep": 0.002, "impratio": 1.0, "cone": "pyramidal"}
 LIMIT_SOLREF = (0.02, 1.0)
 LIMIT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
@@ -164,7 +165,8 @@ def free_joint_bias(model, v) -> np.ndarray:
 
 
 def _friction_rows(model, v, dof_weight):
-    """Dof friction loss: a row e_j per dof with ``model.friction[j] > 0`` (``mj_instantiateFriction``)."""
+    """Dof friction loss: a row e_j per dof with ``model.friction[j] > 0``
+    (``mj_instantiateFriction``)."""
     J, aref, R, floss, ids = [], [], [], [], []
     for j in np.flatnonzero(np.asarray(model.friction) > 0):
         row = np.zeros(model.nv)
@@ -216,7 +218,8 @@ def _geom_body(model, geom) -> int:
 
 
 def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
-    """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``, ``mj_makeImpedance``)."""
+    """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
+    ``mj_makeImpedance``)."""
     from ..algorithms.kinematics import forward_kinematics, jacobian
 
     poses = forward_kinematics(model, q)
@@ -280,7 +283,7 @@ def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
 def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
             cone: str | None = None, contacts: bool = True, limits: bool = True,
             iterations: int = 100, tolerance: float = 1e-14) -> ForwardResult:
-    r"""Constrained accelerations and forces with contacts, limits and friction loss (``mj_forward``).
+    r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
 
     Parameters
     ----------
@@ -340,8 +343,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
     J = np.vstack([np.atleast_2d(np.array(Jf)).reshape(-1, model.nv),
                    np.array(Jl).reshape(-1, model.nv), *Jc])
-    aref = np.concatenate([np.array(af, float), np.array(al, float), *ac]) if len(J) else np.zeros(0)
-    R = np.concatenate([np.array(Rf, float), np.array(Rl, float), *Rc]) if len(J) else np.zeros(0)
+    aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
+    R = np.concatenate([np.array(Rf, float), np.array(Rl, float), *Rc])
     if len(aref):
         aref = aref - J @ free_joint_bias(model, v)
     frictionloss = np.zeros(len(aref))
