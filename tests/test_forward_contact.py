@@ -159,3 +159,22 @@ def test_bad_solver_and_cone_are_refused():
         forward(model, [0.0], [0.0], cone="round")
     with pytest.raises(rbd.InputError, match="q, v"):
         forward(model, [0.0, 1.0], [0.0])
+
+
+def test_dof_friction_loss_matches_mujoco():
+    """A hinge with ``frictionloss``: one Huber row per dof, qacc as MuJoCo's, both sides
+    of the quadratic zone (slow: the row is in its linear zone; fast start: too)."""
+    xml = """<mujoco><worldbody><body><joint type="hinge" axis="0 1 0" frictionloss="0.3"
+      damping="0.1"/><geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.05"/>
+      </body></worldbody></mujoco>"""
+    model = rbd.load_mjcf(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    mm.opt.tolerance = 1e-15
+    d = mujoco.MjData(mm)
+    for q, v in ((0.3, 0.0), (0.3, 2.0), (-1.0, -0.01)):
+        d.qpos[:], d.qvel[:] = q, v
+        mujoco.mj_forward(mm, d)
+        result = forward(model, [q], [v])
+        assert list(result.kinds) == ["friction"]
+        np.testing.assert_allclose(result.qdd, d.qacc, rtol=QACC_RTOL)
+        np.testing.assert_allclose(result.force, d.efc_force, rtol=QACC_RTOL)

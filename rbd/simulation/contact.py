@@ -135,6 +135,5 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
                       kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
                       potential=algorithms.potential_energy(model, q_arr, backend=backend),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
-                      evaluations=steps + 1)
-    traj.contact_count = np.array(counts, dtype=int)
+                      evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
     return traj
