@@ -147,3 +147,26 @@ def test_box_on_incline_follows_mujoco(theta, cone):
         mujoco.mj_step(mm, d)
         xs.append(d.qpos[:3].copy())
     np.testing.assert_allclose(traj.q[:, :3], xs, atol=1e-9)
+
+
+def test_urdf_robot_on_an_added_floor():
+    """A URDF has no floor: model.add_geom gives it one, and the collision sphere lands on it.
+
+    A slider along z, so the sphere's height is q.  With MuJoCo's default solimp the
+    resting penetration lies inside the impedance sigmoid (width 1 mm), so it is bounded
+    by that width rather than predicted (the exact case is the MJCF ball above)."""
+    model = rbd.load_urdf("""<robot name="drop"><link name="base"/>
+      <link name="ball"><inertial><mass value="1"/><inertia ixx="0.004" iyy="0.004"
+        izz="0.004" ixy="0" ixz="0" iyz="0"/></inertial>
+        <collision><geometry><sphere radius="0.1"/></geometry></collision></link>
+      <joint name="z" type="prismatic"><parent link="base"/><child link="ball"/>
+        <axis xyz="0 0 1"/><limit lower="-10" upper="10" effort="1" velocity="100"/></joint>
+      </robot>""")
+    model.add_geom("floor", None, "plane", size=(0, 0, 1))
+    traj = rbd.simulate(model, [0.3], [0.0], 1.0, 0.002, integrator="euler")
+    penetration = 0.1 - traj.q[-1, 0]
+    assert 0 < penetration < 1e-3
+    assert abs(traj.v[-1, 0]) < 1e-6
+    assert traj.contact_count[-1] == 1
+    free = rbd.simulate(model, [0.3], [0.0], 1.0, 0.002, integrator="euler", contact=False)
+    assert free.q[-1, 0] < -4.0

@@ -86,13 +86,28 @@ def options(model) -> dict:
 
 
 def reference_configuration(model) -> np.ndarray:
-    """``qpos0`` in rbd's coordinates: zero joint values, identity quaternions (x, y, z, w)."""
-    q = np.zeros(model.nq)
+    """``qpos0`` in rbd's coordinates: :func:`rbd.neutral` (zero joint values, identity
+    quaternions)."""
+    from ..algorithms.configuration import neutral
+
+    return neutral(model)
+
+
+def own_slices(model, which: str):
+    """``(body index, body, slice)`` of the joints with coordinates of their own
+    (``which`` "q" or "v"; a mimic joint has none and is left out)."""
+    from ..errors import ModelError
+
+    out = []
     for i, body in enumerate(model.bodies):
-        kind = body.joint.kind
-        if kind in ("free", "spherical"):
-            q[model.q_index(i).stop - 1] = 1.0
-    return q
+        if body.joint.nv == 0:
+            continue
+        try:
+            index = model.q_index(i) if which == "q" else model.v_index(i)
+        except ModelError:
+            continue
+        out.append((i, body, index))
+    return out
 
 
 def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
@@ -125,9 +140,8 @@ def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
         A = J @ Minv @ J.T
         body[i + 1] = np.trace(A[3:, 3:]) / 3, np.trace(A[:3, :3]) / 3
     dof = np.diag(Minv).copy()
-    for i, b in enumerate(model.bodies):
+    for _, b, vs in own_slices(model, "v"):
         kind = b.joint.kind
-        vs = model.v_index(i)
         if kind == "free":                              # rbd's free v is [ω; u]
             dof[vs.start:vs.start + 3] = np.mean(dof[vs.start:vs.start + 3])
             dof[vs.start + 3:vs.stop] = np.mean(dof[vs.start + 3:vs.stop])
@@ -157,9 +171,8 @@ def free_joint_bias(model, v) -> np.ndarray:
     this :math:`b` (zero but for the :math:`\omega \times u` entries).
     """
     b = np.zeros(model.nv)
-    for i, body in enumerate(model.bodies):
+    for _, body, vs in own_slices(model, "v"):
         if body.joint.kind == "free":
-            vs = model.v_index(i)
             b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
     return b
 
@@ -188,10 +201,11 @@ def _limit_rows(model, q, v, dof_weight, timestep):
     solimp = clamp_solimp(LIMIT_SOLIMP)
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     margins = getattr(model, "limit_margin", None)
-    for i, b in enumerate(model.bodies):
+    for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
+                                      strict=True):
         if b.joint.kind not in ("revolute", "prismatic"):
             continue
-        jq, jv = model.q_index(i).start, model.v_index(i).start
+        jq, jv = qs.start, vs.start
         margin = 0.0 if margins is None else float(margins[jv])
         for side, bound in ((-1, lower[jq]), (1, upper[jq])):
             if not np.isfinite(bound):

@@ -36,12 +36,14 @@ def has_contact_terms(model) -> bool:
 
 def warn_outside_limits(model, q) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``."""
+    from ..constraints.forward import own_slices
+
     q = np.asarray(q, float)
     outside = []
-    for i, body in enumerate(model.bodies):
+    for _, body, qs in own_slices(model, "q"):
         if body.joint.kind not in ("revolute", "prismatic"):
             continue
-        k = model.q_index(i).start
+        k = qs.start
         if q[k] < model.lower[k] or q[k] > model.upper[k]:
             outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
                            f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
@@ -91,6 +93,9 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None)
         a_step = a - np.linalg.solve(M + h * np.diag(damping), h * damping * a)
     else:
         a_step = a
+    if model.mimic:       # no MuJoCo layout: the same step on rbd's joint manifolds
+        v_next = v + h * a_step
+        return algorithms.integrate(model, q, v_next, h), v_next, a, len(result.contacts)
     qpos, qvel, qacc = to_mujoco_state(model, q, v, a_step)
     qvel = qvel + h * qacc
     qpos = integrate_position(model, qpos, qvel, h)
