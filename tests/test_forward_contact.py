@@ -71,10 +71,11 @@ def _welded_weights(model, mm):
             mm.body_invweight0[b] = body_weight[model.body_index(name) + 1]
 
 
-def _compare(model, mm, d, cone):
+def _compare(model, mm, d, cone, solver="newton"):
     mujoco.mj_forward(mm, d)
     q, v, a = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
-    result = forward(model, q, v, d.qfrc_actuator.copy(), cone=cone)
+    result = forward(model, q, v, d.qfrc_actuator.copy(), cone=cone, solver=solver,
+                     iterations=20000 if solver == "pgs" else 100)
     assert len(result.contacts) == d.ncon
     assert len(result.rows.aref) == d.nefc
     assert int(np.sum(result.kinds == "limit")) == d.nl
@@ -92,12 +93,14 @@ def _compare(model, mm, d, cone):
     return result
 
 
+@pytest.mark.parametrize("solver", ["newton", "pgs"])
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 @pytest.mark.parametrize("steps", [100, 300, 1000])
-def test_ant_matches_mujoco(cone, steps):
+def test_ant_matches_mujoco(cone, steps, solver):
+    """rbd's Newton and PGS both against MuJoCo's Newton: the problem's minimizer is unique."""
     model, mm, d = _pair("ant", cone, steps)
     model.mujoco_options = {"timestep": mm.opt.timestep, "impratio": mm.opt.impratio}
-    _compare(model, mm, d, cone)
+    _compare(model, mm, d, cone, solver)
 
 
 def test_ant_states_have_contacts_and_limits():
@@ -110,12 +113,13 @@ def test_ant_states_have_contacts_and_limits():
     assert any(c > 0 for c, _ in counts) and any(n > 0 for _, n in counts)
 
 
+@pytest.mark.parametrize("solver", ["newton", "pgs"])
 @pytest.mark.parametrize("name", ["hopper", "walker2d", "half_cheetah", "humanoid"])
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
-def test_gymnasium_models_match_mujoco(name, cone):
+def test_gymnasium_models_match_mujoco(name, cone, solver):
     model, mm, d = _pair(name, cone, 300)
     _welded_weights(model, mm)
-    _compare(model, mm, d, cone)
+    _compare(model, mm, d, cone, solver)
 
 
 def test_options_read_from_mjcf():
