@@ -170,3 +170,16 @@ def test_urdf_robot_on_an_added_floor():
     assert traj.contact_count[-1] == 1
     free = rbd.simulate(model, [0.3], [0.0], 1.0, 0.002, integrator="euler", contact=False)
     assert free.q[-1, 0] < -4.0
+
+
+def test_batch_of_contact_runs_stacks_single_runs():
+    model = _ball()
+    q0 = np.array([[0, 0, 0.2, 0, 0, 0, 1.0], [0, 0, 0.3, 0, 0, 0, 1.0]])
+    batch = rbd.simulate(model, q0, np.zeros((2, 6)), 0.2, 0.002, integrator="euler")
+    single = rbd.simulate(model, q0[1], np.zeros(6), 0.2, 0.002, integrator="euler")
+    assert batch.q.shape == (2, len(single.t), 7)
+    np.testing.assert_array_equal(batch.q[1], single.q)
+    np.testing.assert_array_equal(batch.contact_count[1], single.contact_count)
+    with pytest.raises(rbd.InputError, match="tau"):
+        rbd.simulate(model, q0[0], np.zeros(6), 0.1, 0.002, integrator="euler",
+                     tau=lambda t, q, v: np.zeros(6))

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import algorithms
 from ..constraints.forward import forward
-from ..errors import SimulationError
+from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
 
@@ -109,7 +109,26 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
 
     ``tau``: None, a constant ``(nv,)`` or one row per step ``(steps, nv)``.
     The trajectory's ``contact_count`` holds the number of contacts at each sample.
+    ``q0`` of shape ``(N, nq)`` (and ``v0`` ``(N, nv)``) runs the rollouts one after
+    the other and stacks them as :func:`rbd.simulate` does.
     """
+    if callable(tau):
+        raise InputError("tau: a contact run takes a constant tau or one row per step, "
+                         "not a callable")
+    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+        q0 = np.atleast_2d(np.asarray(q0, float))
+        v0 = np.atleast_2d(np.asarray(v0, float))
+        count = max(len(q0), len(v0))
+        q0 = np.broadcast_to(q0, (count, q0.shape[1]))
+        v0 = np.broadcast_to(v0, (count, v0.shape[1]))
+        runs = [simulate_contact(model, q, v, duration, dt, tau, record_every, backend,
+                                 solver, cone) for q, v in zip(q0, v0, strict=True)]
+        first = runs[0]
+        return Trajectory(t=first.t, **{k: np.stack([getattr(r, k) for r in runs])
+                                        for k in ("q", "v", "a", "kinetic", "potential",
+                                                  "contact_count")},
+                          model_name=model.name, integrator="euler", dt=dt,
+                          steps=first.steps, evaluations=sum(r.evaluations for r in runs))
     steps = int(np.ceil(duration / dt - 1e-12))
     warn_outside_limits(model, q0)
     tau_rows = None

@@ -304,7 +304,7 @@ def simulate(
     contact : bool, optional
         Contacts, joint limits and dof friction loss through :func:`rbd.forward`
         with MuJoCo's semi-implicit Euler (:mod:`rbd.simulation.contact`; Python
-        path, one rollout, ``tau`` constant or per step).  Default: on with
+        path, batches one rollout after the other, ``tau`` constant or per step).  Default: on with
         ``integrator="euler"`` when the model has collision geoms or joint limits;
         ``False`` switches it off.  The trajectory's ``contact_count`` holds the
         number of contacts at each sample.  A start outside the joint limits warns.
