@@ -182,3 +182,12 @@ def test_dof_friction_loss_matches_mujoco():
         assert list(result.kinds) == ["friction"]
         np.testing.assert_allclose(result.qdd, d.qacc, rtol=QACC_RTOL)
         np.testing.assert_allclose(result.force, d.efc_force, rtol=QACC_RTOL)
+
+
+def test_equality_constraints_are_not_silently_dropped():
+    """Equality rows are not part of forward yet: a model with them warns."""
+    model = rbd.models.double_pendulum()
+    model.add_constraint(rbd.constraints.JointCoupling(model.joint_names[1],
+                                                       model.joint_names[0], 1.0))
+    with pytest.warns(RuntimeWarning, match="equality constraints"):
+        forward(model, [0.1, 0.1], [0.0, 0.0])

@@ -22,6 +22,7 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -37,6 +38,7 @@ from .impedance import (
     safe_solref,
     stiffness_damping,
 )
+from .kinds import active_constraints
 from .solver_newton import ConstraintRows, solve_newton
 from .solver_pgs import solve_pgs
 
@@ -320,6 +322,11 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     -------
     ForwardResult
         ``qdd`` (MuJoCo's ``qacc``), ``force`` (``efc_force``), ``contacts``, ``rows``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the model has active equality constraints: they are not rows here yet.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
@@ -337,6 +344,10 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
+    if active_constraints(model, None):
+        warnings.warn("forward: the model's equality constraints (model.constraints) are "
+                      "not rows of rbd.forward yet and are left out; rbd.constrained_dynamics "
+                      "enforces them without contact", RuntimeWarning, stacklevel=2)
     M = crba(model, q, backend=backend)
     passive = -np.asarray(model.damping, float) * v
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
