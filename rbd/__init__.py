@@ -105,3 +105,5 @@ except ImportError:  # pragma: no cover
 
 # the whole forward pass with contacts, joint limits and friction loss (mj_forward)
 from .constraints.forward import forward  # noqa: E402, F401
+
+__all__.append("forward")
