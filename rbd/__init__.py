@@ -100,6 +100,10 @@ __all__ = [
     "registry",
     "testing",
     "collide",
+    "forward",
 ]
 
+# contact detection and the whole forward pass with contacts, joint limits and friction
+# loss (mj_forward), imported last: rbd.constraints reads the public functions above
 from .constraints.collision import collide_model as collide  # noqa: E402
+from .constraints.forward import forward  # noqa: E402

@@ -486,9 +486,15 @@ def _assemble(rows, unsupported) -> Contacts:
 def body_tree(model) -> BodyTree:
     """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``."""
     names = (None, *model.body_names)
-    parent = (-1, *(p + 1 for p in model.parent))
-    ndof = (0, *(body.joint.nv for body in model.bodies))
-    return BodyTree(names, parent, ndof)
+    parent = [-1, *(p + 1 for p in model.parent)]
+    ndof = [0, *(body.joint.nv for body in model.bodies)]
+    # An MJCF body with several joints becomes a chain "name/joint1", ... , "name":
+    # for the filters, "name" is one body with all the chain's dofs and the chain's parent.
+    for b in range(1, len(names)):
+        while parent[b] > 0 and str(names[parent[b]]).startswith(f"{names[b]}/"):
+            ndof[b] += ndof[parent[b]]
+            parent[b] = parent[parent[b]]
+    return BodyTree(names, tuple(parent), tuple(ndof))
 
 
 def collide_model(model, q) -> Contacts | list[Contacts]:

@@ -171,6 +171,7 @@ from ._options import (
     _ignored_message,
     _read_compiler,
     _read_option,
+    _read_solver_options,
 )
 from ._schema import check_grammar
 from ._state import (
@@ -276,6 +277,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms,
                    ctx.labels)
     read_equality(root, ctx, model, ignored)
+    model.mujoco_options = _read_solver_options(root)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
                       stacklevel=caller_stacklevel())

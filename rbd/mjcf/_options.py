@@ -178,3 +178,17 @@ def _ignored_message(name: str, ignored: dict) -> str:
     return (f"MJCF model {name!r}: rbd's tree dynamics leaves out " + "; ".join(parts)
             + " (they are not part of the model)")
 
+
+
+def _read_solver_options(root: ET.Element) -> dict:
+    """``<option timestep impratio cone>`` as ``{"timestep", "impratio", "cone"}`` (those given),
+    for :func:`rbd.forward`'s constraint rows."""
+    found: dict = {}
+    for elem in root.findall("option"):
+        for key in ("timestep", "impratio"):
+            if key in elem.attrib:
+                found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
+        if "cone" in elem.attrib:
+            found["cone"] = _flag(elem.attrib, "cone", "<option>", "pyramidal",
+                                  ("pyramidal", "elliptic"))
+    return found

@@ -211,6 +211,7 @@ def simulate(
     compiled: bool = True,
     constraints=None,
     baumgarte="auto",
+    contact: bool | None = None,
 ) -> Trajectory:
     """Integrate the equations of motion of ``model`` from ``(q0, v0)`` for ``duration`` seconds.
 
@@ -300,6 +301,13 @@ def simulate(
         (RBDA §8.3): ``"auto"`` is ``kp = ω²``, ``kd = 2ω`` with
         ``ω = 1 / (20 dt)`` (critically damped, slow against the step); None
         integrates ``J q̈ = γ`` alone, whose error drifts.
+    contact : bool, optional
+        Contacts, joint limits and dof friction loss through :func:`rbd.forward`
+        with MuJoCo's semi-implicit Euler (:mod:`rbd.simulation.contact`; Python
+        path, batches one rollout after the other, ``tau`` constant or per step).  Default: on with
+        ``integrator="euler"`` when the model has collision geoms or joint limits;
+        ``False`` switches it off.  The trajectory's ``contact_count`` holds the
+        number of contacts at each sample.  A start outside the joint limits warns.
 
     Returns
     -------
@@ -361,6 +369,13 @@ def simulate(
     >>> traj.q.shape, bool(traj.energy_drift < 1e-6)
     ((101, 2), True)
     """
+    if _contact_run(model, integrator, contact):
+        from .contact import simulate_contact
+
+        return simulate_contact(model, q0, v0, positive_number(duration, "duration",
+                                                               allow_zero=True),
+                                positive_number(dt, "dt"), tau=tau,
+                                record_every=record_every, backend=backend)
     options = dict(integrator=integrator, tau=tau, f_ext=f_ext, events=events, impact=impact,
                    progress=progress, backend=backend, event_tol=event_tol, method=method,
                    rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
@@ -370,6 +385,21 @@ def simulate(
     if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
         return _simulate_batch(model, q0, v0, duration, dt, options)
     return _simulate_one(model, q0, v0, duration, dt, **options)
+
+
+def _contact_run(model, integrator, contact) -> bool:
+    """Whether :func:`simulate` takes the contact path (its ``contact`` keyword)."""
+    if contact is False:
+        return False
+    if contact is None:
+        if integrator != "euler" or not isinstance(model, Model):
+            return False
+        from .contact import has_contact_terms
+
+        return has_contact_terms(model)
+    if integrator != "euler":
+        raise InputError(f"contact=True needs integrator='euler', got {integrator!r}")
+    return True
 
 
 def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, impact,

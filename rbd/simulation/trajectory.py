@@ -74,6 +74,9 @@ class Trajectory:
     constraint_error : (N, rows) ndarray or None
         The position error ``φ(q)`` of the enforced constraints at each sample
         (None without constraints; :meth:`save` does not write it).
+    contact_count : (N,) int ndarray or None
+        The number of contacts at each sample of a contact run
+        (``simulate(..., contact=...)``; None otherwise).
     """
 
     t: np.ndarray
@@ -90,6 +93,7 @@ class Trajectory:
     steps: int = 0
     evaluations: int = 0
     constraint_error: np.ndarray | None = None
+    contact_count: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)

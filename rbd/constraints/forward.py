@@ -1,0 +1,388 @@
+r"""The whole forward pass with contacts, joint limits and friction loss (MuJoCo's ``mj_forward``).
+
+Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
+``engine_core_constraint.c``):
+
+1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
+   :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
+   :math:`\tau_p = -\mathrm{damping}\,v` (``mj_passive``); the unconstrained
+   acceleration :math:`a_0 = M^{-1}(\tau + \tau_p - h)`;
+2. the constraint rows in MuJoCo's order: dof friction loss (``model.friction > 0``),
+   joint limits (``mj_instantiateLimit``: the lower side is active when
+   :math:`q - \mathrm{lower} < \mathrm{margin}`, row :math:`+e_j`; the upper side when
+   :math:`\mathrm{upper} - q < \mathrm{margin}`, row :math:`-e_j`), contacts
+   (:func:`rbd.collide`, rows of :mod:`.contact_rows` from the Jacobian difference of
+   the two bodies at the contact point);
+3. MuJoCo's approximate Delassus diagonal :math:`\hat A` (``mj_diagApprox``) from the
+   inverse weights at the reference configuration (:func:`inverse_weights`), the
+   regularizer :math:`R`, and the reference acceleration (:mod:`.impedance`);
+4. the convex problem solved by Newton (:func:`.solver_newton.solve_newton`) or PGS.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import numpy as np
+
+from ..errors import InputError
+from .collision import Contacts, collide_model
+from .contact_rows import contact_rows
+from .impedance import (
+    clamp_solimp,
+    contact_regularizers,
+    impedance,
+    reference_acceleration,
+    regularizer,
+    safe_solref,
+    stiffness_damping,
+)
+from .kinds import active_constraints
+from .solver_newton import ConstraintRows, solve_newton
+from .solver_pgs import solve_pgs
+
+#: MuJoCo's defaults of ``<option>`` and of joint limits
+#: (``mj_defaultOption``, ``mjs_defaultJoint``).
+DEFAULT_OPTIONS = {"timestep": 0.002, "impratio": 1.0, "cone": "pyramidal"}
+LIMIT_SOLREF = (0.02, 1.0)
+LIMIT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+@dataclasses.dataclass
+class ForwardResult:
+    """What :func:`forward` computed.
+
+    Attributes
+    ----------
+    qdd : (nv,) ndarray
+        Constrained accelerations (MuJoCo's ``qacc``).
+    qdd_smooth : (nv,) ndarray
+        Unconstrained accelerations :math:`a_0` (``qacc_smooth``).
+    force : (nefc,) ndarray
+        Constraint forces in row order (``efc_force``).
+    contacts : Contacts
+        The contact set (:func:`rbd.collide`).
+    rows : ConstraintRows
+        The rows: ``J``, ``aref``, ``D``, ``R``, ``ne``, ``nf``, cones.
+    kinds : (nefc,) ndarray of str
+        ``"friction"``, ``"limit"`` or ``"contact"`` per row.
+    ids : (nefc,) int ndarray
+        The dof (friction, limit) or contact index of each row.
+    """
+
+    qdd: np.ndarray
+    qdd_smooth: np.ndarray
+    force: np.ndarray
+    contacts: Contacts
+    rows: ConstraintRows
+    kinds: np.ndarray
+    ids: np.ndarray
+
+
+def options(model) -> dict:
+    """The solver options of ``model`` (from its MJCF ``<option>``), MuJoCo's defaults elsewhere."""
+    found = dict(DEFAULT_OPTIONS)
+    found.update(getattr(model, "mujoco_options", None) or {})
+    return found
+
+
+def reference_configuration(model) -> np.ndarray:
+    """``qpos0`` in rbd's coordinates: :func:`rbd.neutral` (zero joint values, identity
+    quaternions)."""
+    from ..algorithms.configuration import neutral
+
+    return neutral(model)
+
+
+def own_slices(model, which: str):
+    """``(body index, body, slice)`` of the joints with coordinates of their own
+    (``which`` "q" or "v"; a mimic joint has none and is left out)."""
+    from ..errors import ModelError
+
+    out = []
+    for i, body in enumerate(model.bodies):
+        if body.joint.nv == 0:
+            continue
+        try:
+            index = model.q_index(i) if which == "q" else model.v_index(i)
+        except ModelError:
+            continue
+        out.append((i, body, index))
+    return out
+
+
+def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
+    r"""MuJoCo's ``body_invweight0`` and ``dof_invweight0`` (``mj_setConst``).
+
+    At the reference configuration, :math:`A = J M^{-1} J^T` with :math:`J` the
+    Jacobian of each body's centre of mass: the body's weights are the averages
+    of the translational and rotational diagonals of :math:`A`.  A dof's weight
+    is the diagonal of :math:`M^{-1}` (averaged over the three translations and
+    the three rotations of a free joint, the three of a ball joint).
+
+    Returns
+    -------
+    body : (nbodies + 1, 2) ndarray
+        Row 0 the world (zeros), then ``model.bodies``: translation, rotation.
+    dof : (nv,) ndarray
+    """
+    from ..algorithms.dynamics import crba
+    from ..algorithms.kinematics import jacobian
+
+    cached = getattr(model, "_cache", None)
+    key = "contact_inverse_weights"
+    if isinstance(cached, dict) and key in cached:
+        return cached[key]
+    q0 = reference_configuration(model)
+    Minv = np.linalg.inv(crba(model, q0))
+    body = np.zeros((model.nbodies + 1, 2))
+    for i, b in enumerate(model.bodies):
+        J = jacobian(model, q0, i, np.asarray(b.com, float))
+        A = J @ Minv @ J.T
+        body[i + 1] = np.trace(A[3:, 3:]) / 3, np.trace(A[:3, :3]) / 3
+    dof = np.diag(Minv).copy()
+    for _, b, vs in own_slices(model, "v"):
+        kind = b.joint.kind
+        if kind == "free":                              # rbd's free v is [ω; u]
+            dof[vs.start:vs.start + 3] = np.mean(dof[vs.start:vs.start + 3])
+            dof[vs.start + 3:vs.stop] = np.mean(dof[vs.start + 3:vs.stop])
+        elif kind == "spherical":
+            dof[vs] = np.mean(dof[vs])
+    if isinstance(cached, dict):
+        cached[key] = (body, dof)
+    return body, dof
+
+
+def _dof_joint(model):
+    """Per dof: (body index, joint kind)."""
+    out = []
+    for i, b in enumerate(model.bodies):
+        out += [(i, b.joint.kind)] * b.joint.nv
+    return out
+
+
+def free_joint_bias(model, v) -> np.ndarray:
+    r"""The velocity term between rbd's and MuJoCo's free-joint accelerations.
+
+    rbd's free joint moves with :math:`[\omega; u]` in the body frame, MuJoCo's
+    with :math:`[R u; \omega]`; MuJoCo's acceleration corresponds to rbd's
+    :math:`[\dot\omega; \dot u + \omega \times u]` (:func:`rbd.mjcf.from_mujoco_state`).
+    MuJoCo writes its rows as :math:`J\,\mathrm{qacc}` without the velocity
+    product, so in rbd's coordinates a row reads :math:`J (\dot v + b)` with
+    this :math:`b` (zero but for the :math:`\omega \times u` entries).
+    """
+    b = np.zeros(model.nv)
+    for _, body, vs in own_slices(model, "v"):
+        if body.joint.kind == "free":
+            b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
+    return b
+
+
+def _friction_rows(model, v, dof_weight):
+    """Dof friction loss: a row e_j per dof with ``model.friction[j] > 0``
+    (``mj_instantiateFriction``)."""
+    J, aref, R, floss, ids = [], [], [], [], []
+    for j in np.flatnonzero(np.asarray(model.friction) > 0):
+        row = np.zeros(model.nv)
+        row[j] = 1.0
+        imp, _ = impedance(clamp_solimp(LIMIT_SOLIMP), 0.0, 0.0)
+        k, b = stiffness_damping(LIMIT_SOLREF, LIMIT_SOLIMP[1], friction_row=True)
+        J.append(row)
+        aref.append(reference_acceleration(k, b, imp, v[j], 0.0, 0.0))
+        R.append(regularizer(imp, dof_weight[j]))
+        floss.append(float(model.friction[j]))
+        ids.append(int(j))
+    return J, aref, R, floss, ids
+
+
+def _limit_rows(model, q, v, dof_weight, timestep):
+    """Joint-limit rows of the revolute and prismatic joints (``mj_instantiateLimit``)."""
+    J, aref, R, ids = [], [], [], []
+    solref = safe_solref(LIMIT_SOLREF, timestep)
+    solimp = clamp_solimp(LIMIT_SOLIMP)
+    lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
+    margins = getattr(model, "limit_margin", None)
+    for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
+                                      strict=True):
+        if b.joint.kind not in ("revolute", "prismatic"):
+            continue
+        jq, jv = qs.start, vs.start
+        margin = 0.0 if margins is None else float(margins[jv])
+        for side, bound in ((-1, lower[jq]), (1, upper[jq])):
+            if not np.isfinite(bound):
+                continue
+            dist = side * (bound - q[jq])
+            if dist >= margin:
+                continue
+            row = np.zeros(model.nv)
+            row[jv] = -side
+            imp, _ = impedance(solimp, dist, margin)
+            k, bb = stiffness_damping(solref, solimp[1])
+            J.append(row)
+            aref.append(reference_acceleration(k, bb, imp, row @ v, dist, margin))
+            R.append(regularizer(imp, dof_weight[jv]))
+            ids.append(jv)
+    return J, aref, R, ids
+
+
+def _geom_body(model, geom) -> int:
+    """rbd body index of a geom (-1: the world)."""
+    if geom.body is None:
+        return -1
+    return model.body_index(geom.body) if not isinstance(geom.body, int) else geom.body
+
+
+def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
+    """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
+    ``mj_makeImpedance``)."""
+    from ..algorithms.kinematics import forward_kinematics, jacobian
+
+    poses = forward_kinematics(model, q)
+    geoms = model.geoms
+    J, aref, R, ids, cones = [], [], [], [], []
+    for c in range(len(contacts)):
+        if contacts.exclude[c]:
+            continue
+        point = contacts.pos[c]
+        jac = np.zeros((6, model.nv))
+        weight = np.zeros(2)
+        for side, sign in ((0, -1.0), (1, 1.0)):
+            b = _geom_body(model, geoms[contacts.geom[c, side]])
+            if b < 0:
+                continue
+            local = poses[b][:3, :3].T @ (point - poses[b][:3, 3])
+            jac += sign * jacobian(model, q, b, local)
+            weight += body_weight[b + 1]
+        tran, rot = weight
+        condim = int(contacts.condim[c])
+        friction = contacts.friction[c]
+        rows = contact_rows(contacts.frame[c], jac[3:], jac[:3], condim, friction, cone)
+        dist, margin = float(contacts.dist[c]), float(contacts.includemargin[c])
+        solref = safe_solref(contacts.solref[c], timestep)
+        solimp = clamp_solimp(contacts.solimp[c])
+        imp, _ = impedance(solimp, dist, margin)
+        k, b = stiffness_damping(solref, solimp[1])
+        vel = rows @ v
+        if condim == 1 or cone == "elliptic":
+            diag0 = tran
+        else:
+            diag0 = tran + friction[0] ** 2 * tran
+        r0 = regularizer(imp, diag0)
+        if condim == 1:
+            Rc = np.array([r0])
+            a = reference_acceleration(k, b, imp, vel, dist, margin)
+        else:
+            Rc, mu = contact_regularizers(r0, friction, condim, cone, impratio)
+            if cone == "elliptic":
+                pos = np.zeros(condim)
+                pos[0] = dist
+                marg = np.zeros(condim)
+                marg[0] = margin
+                ref = np.asarray(contacts.solreffriction[c], float)
+                kk = np.zeros(condim)
+                bb = np.full(condim, b)
+                kk[0] = k
+                if ref[0] or ref[1]:
+                    bb[1:] = stiffness_damping(ref, solimp[1], friction_row=True)[1]
+                a = reference_acceleration(kk, bb, imp, vel, pos, marg)
+                cones.append((sum(len(x) for x in aref), condim, mu, np.asarray(friction)))
+            else:
+                a = reference_acceleration(k, b, imp, vel, dist, margin)
+        J.append(rows)
+        aref.append(np.atleast_1d(a))
+        R.append(Rc)
+        ids += [c] * len(rows)
+    return J, aref, R, ids, cones
+
+
+def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
+            cone: str | None = None, contacts: bool = True, limits: bool = True,
+            iterations: int = 100, tolerance: float = 1e-14) -> ForwardResult:
+    r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
+
+    Parameters
+    ----------
+    model : rbd.Model
+    q : (nq,) array_like
+    v : (nv,) array_like
+    tau : (nv,) array_like, optional
+        Joint forces (MuJoCo's ``qfrc_applied`` plus actuation), zero by default.
+    backend : str, optional
+        Backend of the smooth dynamics (:func:`rbd.crba`, :func:`rbd.nonlinear_effects`).
+    solver : {"newton", "pgs"}
+    cone : {"pyramidal", "elliptic"}, optional
+        Friction cone; default the model's ``<option cone>`` (MuJoCo: pyramidal).
+    contacts, limits : bool
+        Switch the contact rows or the joint-limit rows off.
+    iterations, tolerance : int, float
+        Of the solver.
+
+    Returns
+    -------
+    ForwardResult
+        ``qdd`` (MuJoCo's ``qacc``), ``force`` (``efc_force``), ``contacts``, ``rows``.
+
+    Warns
+    -----
+    RuntimeWarning
+        When the model has active equality constraints: they are not rows here yet.
+    """
+    from ..algorithms.dynamics import crba, nonlinear_effects
+
+    if solver not in ("newton", "pgs"):
+        raise InputError(f"solver: expected 'newton' or 'pgs', got {solver!r}")
+    opts = options(model)
+    cone = opts["cone"] if cone is None else cone
+    if cone not in ("pyramidal", "elliptic"):
+        raise InputError(f"cone: expected 'pyramidal' or 'elliptic', got {cone!r}")
+    q = np.asarray(q, float)
+    v = np.asarray(v, float)
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise InputError(f"q, v: expected shapes ({model.nq},), ({model.nv},), "
+                         f"got {q.shape}, {v.shape}")
+    tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
+    if tau.shape != (model.nv,):
+        raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
+    if active_constraints(model, None):
+        warnings.warn("forward: the model's equality constraints (model.constraints) are "
+                      "not rows of rbd.forward yet and are left out; rbd.constrained_dynamics "
+                      "enforces them without contact", RuntimeWarning, stacklevel=2)
+    M = crba(model, q, backend=backend)
+    passive = -np.asarray(model.damping, float) * v
+    a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
+    body_weight, dof_weight = inverse_weights(model)
+    timestep = float(opts["timestep"])
+
+    Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight)
+    Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
+    found = collide_model(model, q) if contacts and getattr(model, "geoms", ()) else None
+    if found is None:
+        from .collision import collide
+
+        found = collide((), np.zeros((0, 4, 4)))
+    Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, body_weight, cone,
+                                           float(opts["impratio"]), timestep)
+    nf = len(Jf)
+    offset = nf + len(Jl)
+    cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
+    J = np.vstack([np.atleast_2d(np.array(Jf)).reshape(-1, model.nv),
+                   np.array(Jl).reshape(-1, model.nv), *Jc])
+    aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
+    R = np.concatenate([np.array(Rf, float), np.array(Rl, float), *Rc])
+    if len(aref):
+        aref = aref - J @ free_joint_bias(model, v)
+    frictionloss = np.zeros(len(aref))
+    frictionloss[:nf] = floss
+    rows = ConstraintRows(J=J, aref=aref, D=1 / R if len(R) else R, R=R, ne=0, nf=nf,
+                          frictionloss=frictionloss, cones=cones)
+    if len(aref) == 0:
+        qdd, force = a0, np.zeros(0)
+    elif solver == "newton":
+        qdd, force = solve_newton(M, a0, rows, iterations=iterations, tolerance=tolerance)
+    else:
+        qdd, force = solve_pgs(M, a0, rows, iterations=max(iterations, 2000))
+    kinds = np.array(["friction"] * nf + ["limit"] * len(Jl) + ["contact"] * len(idc))
+    ids = np.array(idf + idl + idc, dtype=int)
+    return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
+                         kinds=kinds, ids=ids)

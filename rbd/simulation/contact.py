@@ -1,0 +1,163 @@
+r"""Stepping with contacts, joint limits and friction loss: MuJoCo's semi-implicit Euler.
+
+Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
+
+1. :func:`rbd.forward` gives the constrained acceleration :math:`a`;
+2. joint damping :math:`D` is taken implicitly (``mj_EulerSkip``):
+   :math:`a_E = (M + h D)^{-1} M a`;
+3. :math:`v_{k+1} = v_k + h\,a_E` and :math:`q_{k+1} = q_k \oplus h\,v_{k+1}`
+   (``mj_integratePos``).
+
+The velocity and position updates happen in MuJoCo's coordinates (a free
+joint's linear velocity in the world frame), through
+:func:`rbd.mjcf.from_mujoco_state`, so that a run follows MuJoCo's step by step.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .. import algorithms
+from ..constraints.forward import forward
+from ..errors import InputError, SimulationError
+from .trajectory import Trajectory
+
+
+def has_contact_terms(model) -> bool:
+    """True when the model has collision geoms or finite joint limits."""
+    geoms = getattr(model, "geoms", ()) or ()
+    if any(g.contype or g.conaffinity for g in geoms):
+        return True
+    lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
+    return bool(np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)))
+
+
+def warn_outside_limits(model, q) -> None:
+    """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``."""
+    from ..constraints.forward import own_slices
+
+    q = np.asarray(q, float)
+    outside = []
+    for _, body, qs in own_slices(model, "q"):
+        if body.joint.kind not in ("revolute", "prismatic"):
+            continue
+        k = qs.start
+        if q[k] < model.lower[k] or q[k] > model.upper[k]:
+            outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
+                           f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
+    if outside:
+        warnings.warn("simulate: the initial state is outside joint limits: "
+                      + "; ".join(outside), RuntimeWarning, stacklevel=3)
+
+
+def _quat_integrate(quat, omega, h):
+    """``mju_quatIntegrate``: ``quat ⊗ exp(h ω / 2)`` with ``quat = (w, x, y, z)``, normalized."""
+    angle = np.linalg.norm(omega) * h
+    if angle > 0:
+        axis = omega / np.linalg.norm(omega)
+        rot = np.concatenate([[np.cos(angle / 2)], np.sin(angle / 2) * axis])
+        w1, v1 = quat[0], quat[1:]
+        w2, v2 = rot[0], rot[1:]
+        quat = np.concatenate([[w1 * w2 - v1 @ v2], w1 * v2 + w2 * v1 + np.cross(v1, v2)])
+    return quat / np.linalg.norm(quat)
+
+
+def integrate_position(model, qpos, qvel, h):
+    """MuJoCo's ``mj_integratePos`` in MuJoCo's coordinates (quaternions w first)."""
+    from ..mjcf._state import _layout
+
+    qpos = np.array(qpos, float)
+    for kind, qs, vs in _layout(model):
+        if kind == "free":
+            qpos[qs.start:qs.start + 3] += h * qvel[vs.start:vs.start + 3]
+            qpos[qs.start + 3:qs.stop] = _quat_integrate(qpos[qs.start + 3:qs.stop],
+                                                         qvel[vs.start + 3:vs.stop], h)
+        elif kind == "spherical":
+            qpos[qs] = _quat_integrate(qpos[qs], qvel[vs], h)
+        else:
+            qpos[qs] += h * qvel[vs]
+    return qpos
+
+
+def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None):
+    """One semi-implicit Euler step; returns ``(q, v, a, ncon)`` (``a`` at the start state)."""
+    from ..mjcf._state import from_mujoco_state, to_mujoco_state
+
+    result = forward(model, q, v, tau, backend=backend, solver=solver, cone=cone)
+    a = result.qdd
+    damping = np.asarray(model.damping, float)
+    if np.any(damping > 0):
+        M = algorithms.crba(model, q, backend=backend)
+        a_step = a - np.linalg.solve(M + h * np.diag(damping), h * damping * a)
+    else:
+        a_step = a
+    if model.mimic:       # no MuJoCo layout: the same step on rbd's joint manifolds
+        v_next = v + h * a_step
+        return algorithms.integrate(model, q, v_next, h), v_next, a, len(result.contacts)
+    qpos, qvel, qacc = to_mujoco_state(model, q, v, a_step)
+    qvel = qvel + h * qacc
+    qpos = integrate_position(model, qpos, qvel, h)
+    q_next, v_next, _ = from_mujoco_state(model, qpos, qvel)
+    return q_next, v_next, a, len(result.contacts)
+
+
+def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, backend=None,
+                     solver="newton", cone=None) -> Trajectory:
+    """A run of :func:`rbd.simulate` with contacts and limits (``integrator="euler"``).
+
+    ``tau``: None, a constant ``(nv,)`` or one row per step ``(steps, nv)``.
+    The trajectory's ``contact_count`` holds the number of contacts at each sample.
+    ``q0`` of shape ``(N, nq)`` (and ``v0`` ``(N, nv)``) runs the rollouts one after
+    the other and stacks them as :func:`rbd.simulate` does.
+    """
+    if callable(tau):
+        raise InputError("tau: a contact run takes a constant tau or one row per step, "
+                         "not a callable")
+    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
+        q0 = np.atleast_2d(np.asarray(q0, float))
+        v0 = np.atleast_2d(np.asarray(v0, float))
+        count = max(len(q0), len(v0))
+        q0 = np.broadcast_to(q0, (count, q0.shape[1]))
+        v0 = np.broadcast_to(v0, (count, v0.shape[1]))
+        runs = [simulate_contact(model, q, v, duration, dt, tau, record_every, backend,
+                                 solver, cone) for q, v in zip(q0, v0, strict=True)]
+        first = runs[0]
+        return Trajectory(t=first.t, **{k: np.stack([getattr(r, k) for r in runs])
+                                        for k in ("q", "v", "a", "kinetic", "potential",
+                                                  "contact_count")},
+                          model_name=model.name, integrator="euler", dt=dt,
+                          steps=first.steps, evaluations=sum(r.evaluations for r in runs))
+    steps = int(np.ceil(duration / dt - 1e-12))
+    warn_outside_limits(model, q0)
+    tau_rows = None
+    if tau is not None:
+        tau_rows = np.asarray(tau, float)
+        if tau_rows.ndim == 1:
+            tau_rows = np.broadcast_to(tau_rows, (steps + 1, model.nv))
+    q, v = np.array(q0, float), np.array(v0, float)
+    ts, qs, vs, accs, counts = [], [], [], [], []
+    for k in range(steps + 1):
+        tk = None if tau_rows is None else tau_rows[min(k, len(tau_rows) - 1)]
+        q_next, v_next, a, ncon = euler_step(model, q, v, tk, dt, backend=backend,
+                                             solver=solver, cone=cone)
+        if k % record_every == 0 or k == steps:
+            ts.append(k * dt)
+            qs.append(q)
+            vs.append(v)
+            accs.append(a)
+            counts.append(ncon)
+        if k == steps:
+            break
+        if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
+            raise SimulationError(f"simulate: the contact run diverged at t = {k * dt:g} "
+                                  f"(step {k}); try a smaller dt")
+        q, v = q_next, v_next
+    q_arr, v_arr = np.array(qs), np.array(vs)
+    traj = Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
+                      kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
+                      potential=algorithms.potential_energy(model, q_arr, backend=backend),
+                      model_name=model.name, integrator="euler", dt=dt, steps=steps,
+                      evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
+    return traj
