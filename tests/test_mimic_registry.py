@@ -92,7 +92,7 @@ def expected_values(model, G, q, v, x):
 
 def calls(model):
     """Every registry entry that handles ``model`` and the public functions on both backends,
-    for the four unconstrained quantities (constrained dynamics of mimic models: test_constraints)."""
+    for the four unconstrained quantities (constrained dynamics: test_constraints.py)."""
     found = []
     for quantity in PUBLIC:
         for name, fn in rbd.registry.implementations(quantity).items():
