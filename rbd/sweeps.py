@@ -450,19 +450,13 @@ def _killed(client, task, fn, grid: _Grid, start: int, stop: int, distributed) -
     the one that kills (each costs the workers it kills; Dask restarts them)."""
     culprit = start if stop - start == 1 else None
     if culprit is None:
-        singles = {client.submit(task, fn, grid.names, grid.chunk(k, k + 1), k, pure=False): k
-                   for k in range(start, stop)}
-        try:
-            for future in distributed.as_completed(list(singles)):
-                try:
-                    future.result()
-                except distributed.KilledWorker:
-                    culprit = singles[future]
-                    break
-                except Exception:
-                    continue
-        finally:
-            client.cancel(list(singles))
+        # the points side by side first; a worker that dies takes the tasks queued on it
+        # along, so each suspect is then run alone, in order, until one kills by itself
+        suspects = _killing_points(client, task, fn, grid, range(start, stop), distributed)
+        for k in suspects:
+            if len(suspects) == 1 or _killing_points(client, task, fn, grid, [k], distributed):
+                culprit = k
+                break
     if culprit is None:
         where = (f"one of grid points {start} to {stop - 1} (each ran alone without a "
                  f"crash: the failure depends on what ran before it in the process)")
@@ -484,3 +478,22 @@ def _as_objects(values: list) -> np.ndarray:
     for k, value in enumerate(values):
         out[k] = value
     return out
+
+
+def _killing_points(client, task, fn, grid: _Grid, indices, distributed) -> list[int]:
+    """The grid points among ``indices`` whose task ended with its worker killed, in order."""
+    singles = {client.submit(task, fn, grid.names, grid.chunk(k, k + 1), k, pure=False): k
+               for k in indices}
+    killed = []
+    try:
+        distributed.wait(list(singles))
+        for future, k in singles.items():
+            try:
+                future.result()
+            except distributed.KilledWorker:
+                killed.append(k)
+            except Exception:   # an error of fn, not a killed worker
+                continue
+    finally:
+        client.cancel(list(singles))
+    return sorted(killed)

@@ -55,7 +55,7 @@ _HEADER = re.compile(r"^\s*# --- ([^:]+?)\s*(?::|$)")
 #: Guenter & Lee, Spong et al.'s walker (SPW), the numbered notes of the derivative
 #: modules (``W (n)``: rbd/reference/derivatives.py, ``D (n)``: derivatives_tangent.py);
 #: then Featherstone's tables (``RBDA T5.1``) and Pai's sections (``Pai §7``).
-TAG_FAMILIES = ("S&G", "L&J", "Pai", "GL", "SPW", "W", "D")
+TAG_FAMILIES = ("S&G", "L&J", "Pai", "GL", "SPW", "W", "D", "Tonon")
 _TAG = re.compile(rf"(?<![\w&])(?:{'|'.join(re.escape(f) for f in TAG_FAMILIES)}) \(\d+\)"
                   r"(?:–\(\d+\))?|RBDA T\d+\.\d+|Pai §\d+")
 #: Anything shaped like a tag at the end of a code line: ``Name (n)`` or ``Name Tn.m``.
