@@ -13,6 +13,9 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``kinematics.pyx``         ``reference/kinematics.py``         poses, Jacobian, energies, integrate
 ``derivatives.pyx``        ``reference/derivatives.py``        analytical RNEA and ABA derivatives
 ``rollout.pyx``            ``reference/rollout.py``            fixed-step rollouts (Euler, RK4)
+``stages.pyx``             ``reference/stages.py``             the stages over :class:`rbd.Data`
+``constraints.pyx``        ``reference/constraints.py``        rows φ, J, γ of the anchors
+``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks
