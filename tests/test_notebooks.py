@@ -1,0 +1,149 @@
+"""The tutorials as notebooks: plain Markdown, exercise stubs that grade, ``rbd grade``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd import exercises
+from rbd.cli import main
+
+TUTORIALS = sorted((Path(__file__).resolve().parents[1] / "tutorials").glob("[0-9][0-9]_*.md"))
+GRADED = [p for p in TUTORIALS if "check_consistency(" in p.read_text(encoding="utf-8")
+          or any(p.name.startswith(k.split(".")[0] + "_") for k in exercises.CUSTOM_CHECKS)]
+
+#: what MyST leaves when a role or directive is not rewritten
+RAW_MYST = re.compile(r"\{[a-z]+(?::[a-z]+)?\}`|^\s*(:::|```)\{|^\([A-Za-z0-9_.:-]+\)=\s*$", re.M)
+
+
+def _text(cell) -> str:
+    return cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
+
+
+def test_tutorials_found():
+    assert len(TUTORIALS) >= 20 and len(GRADED) >= 18
+
+
+@pytest.mark.parametrize("solutions", [False, True], ids=["stub", "solution"])
+@pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem[:2])
+def test_markdown_cells_hold_no_myst(path, solutions):
+    nb = exercises.tutorial_notebook(path, solutions=solutions)
+    assert nb["nbformat"] == 4
+    for cell in nb["cells"]:
+        if cell["cell_type"] == "markdown":
+            leftover = RAW_MYST.search(_text(cell))
+            assert leftover is None, f"{path.name}: raw MyST {leftover.group(0)!r} in a cell"
+    code = "\n".join(_text(c) for c in nb["cells"] if c["cell_type"] == "code")
+    assert "```" not in code and ":tags:" not in code
+
+
+def test_roles_and_dropdowns_rewritten():
+    text = ("See {func}`rbd.aba`, {ref}`GL (8) <gl-8>`, {class}`~rbd.Model`, {math}`x^2`.\n"
+            "(sec-a)=\n:::{dropdown} Worked solution\nbody $M$\n:::\n")
+    out = exercises.myst_to_markdown(text)
+    assert "`rbd.aba()`" in out and "GL (8)" in out and "`Model`" in out and "$x^2$" in out
+    assert "<details><summary>Worked solution</summary>" in out and "</details>" in out
+    assert "(sec-a)=" not in out
+    assert "body" not in exercises.myst_to_markdown(text, drop=("Worked solution",))
+
+
+def test_stub_hides_the_solution():
+    nb = exercises.tutorial_notebook(TUTORIALS[2], solutions=False)   # 10: double pendulum
+    answers = [_text(c) for c in nb["cells"] if c["metadata"].get("rbd_role") == "answer"]
+    assert len(answers) == 2 and all("raise NotImplementedError" in a for a in answers)
+    joined = "\n".join(_text(c) for c in nb["cells"])
+    assert "2 * l1 * l2 * c" not in joined and "Worked solution" not in joined
+    assert nb["metadata"]["rbd"]["exercises"] == ["10.1", "10.2"]
+
+
+def _write(folder: Path, name: str, nb: dict) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem[:2])
+def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    for solutions, status in ((False, exercises.TODO), (True, exercises.PASS)):
+        nb = exercises.tutorial_notebook(path, solutions=solutions)
+        rows = exercises._run_exercises(str(_write(tmp_path, f"{solutions}.ipynb", nb)))
+        assert [r["exercise"] for r in rows] == nb["metadata"]["rbd"]["exercises"]
+        for r in rows:
+            assert r["status"] == status, (path.name, solutions, r)
+            if not solutions:
+                assert "stub" in r["message"] or "replace the ..." in r["message"]
+
+
+def _wrong_double_pendulum(tmp_path) -> Path:
+    """Tutorial 10 with the usual slip: the cross term of M[0, 0] without its factor 2."""
+    nb = exercises.tutorial_notebook(TUTORIALS[2], solutions=True)
+    for cell in nb["cells"]:
+        if cell["metadata"].get("rbd_exercise") == "10.1" and \
+                cell["metadata"]["rbd_role"] == "answer":
+            assert "2 * l1 * l2 * c" in cell["source"]
+            cell["source"] = cell["source"].replace("2 * l1 * l2 * c", "l1 * l2 * c")
+    return _write(tmp_path, "wrong.ipynb", nb)
+
+
+def test_wrong_answer_names_the_entry(tmp_path):
+    rows = exercises._run_exercises(str(_wrong_double_pendulum(tmp_path)))
+    by = {r["exercise"]: r for r in rows}
+    assert by["10.1"]["status"] == exercises.FAIL and "M[0, 0]" in by["10.1"]["message"]
+    assert by["10.2"]["status"] == exercises.PASS
+
+
+def test_check_reports_instead_of_raising():
+    model = rbd.models.double_pendulum()
+
+    def broken(model, q):
+        return np.zeros(3)[5]
+
+    result = exercises.check(model, "mass_matrix", broken, exercise="x")
+    assert result.status == exercises.FAIL and "IndexError" in result.message
+    assert exercises.check(model, "mass_matrix", ..., exercise="x").status == exercises.TODO
+    assert not result.ok and "exercise x: FAIL" in str(result)
+
+
+def test_custom_check_names_the_entry():
+    def halved(model, q, v, a):
+        return 0.5 * rbd.rnea_derivatives(model, q, v, a)[1]
+
+    result = exercises.check_dtau_dv(halved)
+    assert result.status == exercises.FAIL and result.message.startswith("worst entry dtau/dv[")
+
+
+def test_grade_table_of_three_submissions(tmp_path, capsys):
+    folder = tmp_path / "submitted"
+    _write(folder, "alice.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=False))
+    _write(folder, "bob.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=True))
+    wrong = _wrong_double_pendulum(tmp_path)
+    (folder / "carol.ipynb").write_text(wrong.read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["grade", str(folder), "--width", "160"]) == 0
+    out = capsys.readouterr().out
+    table = {tuple(line.split()[:2]): line for line in out.splitlines() if ".ipynb  " in line}
+    assert "not done" in table[("alice.ipynb", "10.1")]
+    assert " pass " in table[("bob.ipynb", "10.1")] and " pass " in table[("bob.ipynb", "10.2")]
+    assert " fail " in table[("carol.ipynb", "10.1")] and "M[0, 0]" in table[("carol.ipynb",
+                                                                              "10.1")]
+    assert " pass " in table[("carol.ipynb", "10.2")]
+    assert "alice.ipynb: 0 of 2 passed" in out and "bob.ipynb: 2 of 2 passed" in out
+    assert "carol.ipynb: 1 of 2 passed" in out
+
+
+def test_grade_refuses_a_missing_folder(tmp_path, capsys):
+    assert main(["grade", str(tmp_path / "nowhere")]) == 2
+    assert "FOLDER" in capsys.readouterr().err
+
+
+def test_notebooks_command_writes_both_variants(tmp_path, capsys):
+    assert main(["notebooks", str(tmp_path), "--solutions"]) == 0
+    assert len(list(tmp_path.glob("*.ipynb"))) == len(TUTORIALS)
+    assert len(list((tmp_path / "solutions").glob("*.ipynb"))) == len(TUTORIALS)
+    assert main(["notebooks", str(tmp_path / "x"), "--tutorials", str(tmp_path)]) == 2
