@@ -147,3 +147,61 @@ def test_notebooks_command_writes_both_variants(tmp_path, capsys):
     assert len(list(tmp_path.glob("*.ipynb"))) == len(TUTORIALS)
     assert len(list((tmp_path / "solutions").glob("*.ipynb"))) == len(TUTORIALS)
     assert main(["notebooks", str(tmp_path / "x"), "--tutorials", str(tmp_path)]) == 2
+
+
+# -- plots label by joint without the model, sweeps' figures managed by pyplot -----------------
+
+
+def _legend(ax) -> list[str]:
+    return [t.get_text() for t in ax.get_legend().get_texts()]
+
+
+def test_trajectory_plot_names_joints_and_units_without_model(tmp_path):
+    plotting = pytest.importorskip("rbd.plotting", reason="matplotlib draws the figures")
+    import matplotlib.pyplot as plt
+
+    cartpole = rbd.Model(gravity=(0, 0, -9.81), name="cart-pole")
+    cart = cartpole.add_body(-1, rbd.Prismatic([1.0, 0.0, 0.0]), None,
+                             (1.0, np.zeros(3), 0.01 * np.eye(3)), "cart")
+    cartpole.add_body(cart, rbd.Revolute([0.0, 1.0, 0.0]), None,
+                      (0.3, np.array([0.0, 0.0, 0.7]), 0.01 * np.eye(3)), "pole")
+    traj = rbd.simulate(cartpole, [0.0, 0.2], [0.0, 0.0], 0.1, 0.01)
+    names = [j[0] for j in traj.joints]
+    fig = plotting.plot_trajectory(traj)
+    ax_q, ax_v = fig.axes[:2]
+    assert _legend(ax_q) == [f"{names[0]} [m]", f"{names[1]} [rad]"]
+    assert _legend(ax_v) == [f"{names[0]} [m/s]", f"{names[1]} [rad/s]"]
+    assert ax_q.get_ylabel() == "q [m, rad]" and ax_v.get_ylabel() == "v [m/s, rad/s]"
+    with_model = plotting.plot_trajectory(traj, model=cartpole)
+    assert _legend(with_model.axes[0]) == _legend(ax_q)
+    plt.close("all")
+    for suffix in (".npz", ".csv"):          # the joints survive a file
+        loaded = rbd.simulation.Trajectory.load(traj.save(tmp_path / f"t{suffix}"))
+        assert loaded.joints == traj.joints
+
+
+def test_free_joint_labels_rotation_first_without_model():
+    plotting = pytest.importorskip("rbd.plotting", reason="matplotlib draws the figures")
+    import matplotlib.pyplot as plt
+
+    model = rbd.testing.random_model(8, 2, ("revolute",), floating_base=True)
+    q, v, _ = rbd.testing.random_state(model, 1)
+    traj = rbd.simulate(model, q, v, 0.02, 0.01)
+    fig = plotting.plot_trajectory(traj)
+    q_labels, v_labels = _legend(fig.axes[0]), _legend(fig.axes[1])
+    assert q_labels[0].endswith("θx [rad]") and q_labels[3].endswith("x [m]")
+    assert v_labels[0].endswith("ωx [rad/s]") and v_labels[3].endswith("vx [m/s]")
+    assert len(q_labels) == len(v_labels) == model.nv
+    plt.close("all")
+
+
+def test_sweep_plot_is_managed_by_pyplot():
+    pytest.importorskip("matplotlib", reason="matplotlib draws the figures")
+    import matplotlib.pyplot as plt
+
+    from rbd.plotting import PlotFigure
+    from rbd.sweeps import SweepResult
+
+    fig = SweepResult(np.array([1.0, 4.0]), {"x": np.array([1.0, 2.0])}).plot()
+    assert isinstance(fig, PlotFigure) and plt.gcf() is fig
+    plt.close(fig)
