@@ -73,7 +73,7 @@ def _record(result: ExerciseResult) -> ExerciseResult:
 
 
 def _fn_name(fn) -> str:
-    return getattr(fn, "__name__", None) if callable(fn) else "your answer"
+    return getattr(fn, "__name__", "your function") if callable(fn) else "your answer"
 
 
 def _not_done(fn) -> str | None:
@@ -91,7 +91,8 @@ def _summary(report) -> str:
             tail = [ln for ln in lines[k + 1:] if ln]
             if tail:
                 return "; ".join(tail)
-    return lines[0] if lines else "differs"
+    named = [ln for ln in lines if "entry" in ln or "slip" in ln]
+    return "; ".join(named) if named else (lines[0] if lines else "differs")
 
 
 def check(model, quantity: str, fn, *, exercise: str | None = None,
@@ -102,8 +103,9 @@ def check(model, quantity: str, fn, *, exercise: str | None = None,
     ----------
     model, quantity, fn
         As for :func:`rbd.testing.check_consistency`: the model, the quantity
-        (``"mass_matrix"``, ``"bias_forces"``, ...; M(q) of (Featherstone 2008, eq. 6.1),
-        h(q, q̇) = C q̇ + g) and the student's function or sympy matrix.
+        (``"mass_matrix"`` M(q), ``"bias_forces"`` h(q, q̇) = C(q, q̇) q̇ + g(q) of
+        M q̈ + h = τ, ``"forward_dynamics"``, ...) and the student's function or sympy
+        matrix.
     exercise
         The exercise's label, e.g. ``"10.1"`` (tutorial 10, exercise 1), shown in the result.
     **kwargs

@@ -205,3 +205,22 @@ def test_sweep_plot_is_managed_by_pyplot():
     fig = SweepResult(np.array([1.0, 4.0]), {"x": np.array([1.0, 2.0])}).plot()
     assert isinstance(fig, PlotFigure) and plt.gcf() is fig
     plt.close(fig)
+
+
+def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path):
+    """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises."""
+    nbformat = pytest.importorskip("nbformat", reason="runs a notebook in a Jupyter kernel")
+    nbclient = pytest.importorskip("nbclient", reason="runs a notebook in a Jupyter kernel")
+    pytest.importorskip("ipykernel", reason="runs a notebook in a Jupyter kernel")
+    source = next(p for p in TUTORIALS if p.name.startswith("11_"))
+    nb = nbformat.reads(json.dumps(exercises.tutorial_notebook(source)), as_version=4)
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    check = next(c for c in nb.cells if c.metadata.get("rbd_role") == "check")
+    printed = "".join(o.get("text", "") for o in check.outputs)
+    assert "exercise 11.1: NOT DONE: my_inertia is still the stub" in printed
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    as_text = [o for o in outputs if "Figure size" in str(o.get("data", {}).get("text/plain", ""))
+               and "image/png" not in o.get("data", {})]
+    assert images and not as_text        # figures inline, none printed as text only
