@@ -421,6 +421,10 @@ def tutorial_notebook(path: str | os.PathLike, *, solutions: bool = False) -> di
             if "hide-input" in tags:
                 meta["jupyter"] = {"source_hidden": True}
             cells.append(_cell("code", source, **meta))
+    code = [c for c in cells if c["cell_type"] == "code"]
+    if code and not any("%matplotlib" in c["source"] for c in code):
+        # figures as images in the notebook whatever backend MPLBACKEND names
+        code[0]["source"] = "%matplotlib inline\n" + code[0]["source"]
     labels = sorted({c["metadata"]["rbd_exercise"] for c in cells
                      if c["metadata"].get("rbd_role") == "check"})
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,

@@ -38,8 +38,10 @@ def test_markdown_cells_hold_no_myst(path, solutions):
         if cell["cell_type"] == "markdown":
             leftover = RAW_MYST.search(_text(cell))
             assert leftover is None, f"{path.name}: raw MyST {leftover.group(0)!r} in a cell"
-    code = "\n".join(_text(c) for c in nb["cells"] if c["cell_type"] == "code")
+    cells = [_text(c) for c in nb["cells"] if c["cell_type"] == "code"]
+    code = "\n".join(cells)
     assert "```" not in code and ":tags:" not in code
+    assert cells[0].startswith("%matplotlib inline"), f"{path.name}: figures not inline"
 
 
 def test_roles_and_dropdowns_rewritten():
