@@ -14,13 +14,13 @@ render without a network connection.
 from __future__ import annotations
 
 import filecmp
+import json
 import re
 import shutil
 from pathlib import Path
 
-import jupytext
-
 import rbd
+from rbd.exercises import tutorial_notebook
 
 DOCS = Path(__file__).resolve().parent
 TUTORIALS = DOCS.parent / "tutorials"
@@ -42,14 +42,19 @@ def mirror_tutorials() -> None:
 
 
 def write_notebooks() -> None:
-    """Convert each tutorial to ``docs/tutorials/notebooks/NN_*.ipynb`` (when it changed)."""
+    """Convert each tutorial to ``docs/tutorials/notebooks/NN_*.ipynb`` (when it changed).
+
+    As ``rbd notebooks`` writes them: MyST rewritten as plain Markdown, each exercise's
+    answer a stub and its check a call of :func:`rbd.exercises.check`.
+    """
     NOTEBOOKS.mkdir(parents=True, exist_ok=True)
     sources = {p.stem: p for p in sorted(TUTORIALS.glob("[0-9][0-9]_*.md"))}
     for stale in NOTEBOOKS.glob("*.ipynb"):
         if stale.stem not in sources:
             stale.unlink()
     for stem, source in sources.items():
-        text = jupytext.writes(jupytext.read(source), fmt="ipynb")
+        # plain Markdown (no MyST roles), exercise answers as stubs: see teaching.md
+        text = json.dumps(tutorial_notebook(source), indent=1, ensure_ascii=False) + "\n"
         target = NOTEBOOKS / f"{stem}.ipynb"
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
@@ -74,8 +79,8 @@ def offer_notebook(app, docname: str, source: list[str]) -> None:
     if title is None:
         return
     link = (f"\n\n{{download}}`Download this tutorial as a Jupyter notebook "
-            f"<notebooks/{stem}.ipynb>` ({stem}.ipynb; see the README to open all of them "
-            f"in JupyterLab).\n")
+            f"<notebooks/{stem}.ipynb>` ({stem}.ipynb, exercises as stubs to fill in; see "
+            f"{{doc}}`/teaching`).\n")
     source[0] = head[:title.end()] + link + head[title.end():] + fence + rest
 
 

@@ -47,6 +47,7 @@ from ._cli_checks import (
     simulate_steps,
 )
 from ._cli_checks import check_output_path as check_output_path
+from ._cli_course import add_course_commands
 from ._cli_info import _table, _vec, info_tables
 from ._cli_info import body_rows as body_rows
 from ._cli_info import inertia_rows as inertia_rows
@@ -566,6 +567,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_check(sub)
     _add_bench(sub)
     _add_walker(sub)
+    add_course_commands(sub)
     return parser
 
 

@@ -23,60 +23,28 @@ True
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 from . import algorithms
+from ._figures import PlotFigure, _new_figure
 from .model import Model
 from .simulation import Trajectory
+from .simulation.trajectory import joint_layout
 
 __all__ = ["PlotFigure", "plot_trajectory", "readable_coordinates", "plot_phase", "plot_energy",
            "plot_model", "plot_summary", "plot_walker_phase_portrait", "plot_walker_energy",
            "plot_basin", "plot_sparsity"]
 
+# The figure factory lives in rbd._figures so that rbd.sweeps makes the same figures; the
+# class is documented here, where readers look for it.
+PlotFigure.__module__ = __name__
+
 #: Largest number of coordinates named in a legend (all are drawn; the legend says "n of m").
 MAX_LABELLED = 10
-
-
-#: Backends that draw only into files: a notebook shows their figures as PNG images.
-_FILE_BACKENDS = frozenset({"agg", "cairo", "pdf", "pgf", "ps", "svg", "template"})
-
-
-class PlotFigure(Figure):
-    """A pyplot figure that a notebook shows exactly once, whatever the backend.
-
-    Every function of this module that makes its own figure returns one.  In a
-    notebook it is shown as a PNG image: under the inline backend (then closed,
-    as the backend closes every figure at the end of a cell, so that it is not
-    shown a second time) and under a file-only backend such as Agg (as set in
-    continuous integration), which would show nothing or the text
-    ``<Figure size ...>``.  A widget or window backend shows it itself.
-    """
-
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        backend = plt.get_backend().lower()
-        inline = "inline" in backend
-        manager = self.canvas.manager
-        managed = manager is not None and plt.fignum_exists(manager.num)
-        if managed and not inline and backend not in _FILE_BACKENDS:
-            return                       # a widget or a window shows it
-        buffer = io.BytesIO()
-        self.savefig(buffer, format="png", bbox_inches="tight")
-        display({"image/png": buffer.getvalue(), "text/plain": repr(self)}, raw=True)
-        if managed and inline:
-            plt.close(self)              # shown: the end of the cell must not show it again
-
-
-def _new_figure(**kwargs) -> Figure:
-    """A new pyplot-managed :class:`PlotFigure` (``kwargs`` of :func:`matplotlib.pyplot.figure`)."""
-    return plt.figure(FigureClass=PlotFigure, **kwargs)
 
 
 def _figure(ax: Axes | None, **kwargs) -> tuple[Figure, Axes]:
@@ -130,27 +98,27 @@ def readable_coordinates(model: Model, q: np.ndarray, v: np.ndarray):
         ``"elbow [rad]"``, ``"ball1 θx [rad]"``, ``"base vx [m/s]"``, ...
     position_units, velocity_units : list of str
     """
+    return _readable(joint_layout(model), q, v)
+
+
+def _readable(layout, q: np.ndarray, v: np.ndarray):
+    """:func:`readable_coordinates` from a :func:`~rbd.simulation.trajectory.joint_layout`."""
     columns, labels, units = [], [], []
     v_labels, v_units = [], []
-    mimic = model.mimic
-    for i, body in enumerate(model.bodies):
-        joint = body.joint
-        if joint.nv == 0 or body.joint_name in mimic:
-            continue
-        qs, name, kind = q[:, model.q_index(i)], body.joint_name, joint.kind
+    for name, kind, q_start, nq, _, nv in layout:
+        qs = q[:, q_start:q_start + nq]
         if kind in ("spherical", "free"):
             # a free joint's rotation first, as ω leads its velocity v = [ω; v]
             qs = _rotation_vectors(qs) if kind == "spherical" else np.hstack(
                 [_rotation_vectors(qs[:, 3:7]), qs[:, :3]])
-        parts, part_units = _POSITIONS.get(kind, (tuple(f"[{k}]" for k in range(joint.nq)),
-                                                  ("",) * joint.nq))
+        parts, part_units = _POSITIONS.get(kind, (tuple(f"[{k}]" for k in range(nq)),
+                                                  ("",) * nq))
         for k, (part, unit) in enumerate(zip(parts, part_units, strict=True)):
             columns.append(qs[:, k])
             labels.append(_label(name, part, unit))
             units.append(unit)
-        default = (parts[:joint.nv] if joint.nv == joint.nq else
-                   tuple(f"[{k}]" for k in range(joint.nv)),
-                   tuple(u + "/s" if u else "" for u in part_units)[:joint.nv])
+        default = (parts[:nv] if nv == nq else tuple(f"[{k}]" for k in range(nv)),
+                   tuple(u + "/s" if u else "" for u in part_units)[:nv])
         vparts, vunits = _VELOCITIES.get(kind, default)
         v_labels += [_label(name, part, unit) for part, unit in zip(vparts, vunits, strict=True)]
         v_units += list(vunits)
@@ -186,10 +154,11 @@ def _lines(ax: Axes, t: np.ndarray, values: np.ndarray, labels: Sequence[str], y
 
 def _coordinates(traj: Trajectory, model: Model | None):
     """``(q values, v values, q labels, v labels, q axis label, v axis label)`` to draw."""
-    if model is None:
+    layout = joint_layout(model) if model is not None else traj.joints
+    if not layout:              # a trajectory made by hand or read from an older file
         return (traj.q, traj.v, [f"q{i}" for i in range(traj.nq)],
                 [f"v{i}" for i in range(traj.nv)], "q", "v")
-    q, v, q_labels, v_labels, q_units, v_units = readable_coordinates(model, traj.q, traj.v)
+    q, v, q_labels, v_labels, q_units, v_units = _readable(layout, traj.q, traj.v)
     return q, v, q_labels, v_labels, _axis_label("q", q_units), _axis_label("v", v_units)
 
 
@@ -208,7 +177,9 @@ def plot_trajectory(traj: Trajectory, q_indices: Sequence[int] | None = None,
         Draw into this (empty) figure instead of a new one.
     model : Model, optional
         The simulated model: curves named after its joints, units on the axes,
-        ball and free joints as rotation vectors (without it: ``q0, q1, ...``).
+        ball and free joints as rotation vectors.  Without it, the joints stored on
+        the trajectory by :func:`rbd.simulate` (``traj.joints``) give the same
+        labels; ``q0, q1, ...`` only for a trajectory that has none.
     """
     fig = _new_figure(figsize=(8, 5), layout="constrained") if fig is None else fig
     ax_q, ax_v = fig.subplots(2, 1, sharex=True)

@@ -104,8 +104,9 @@ class SweepResult:
         Parameters
         ----------
         ax : matplotlib.axes.Axes, optional
-            Draw here (default: a new :class:`matplotlib.figure.Figure`, not
-            registered with pyplot).
+            Draw here (default: a new pyplot-managed figure, as
+            :mod:`rbd.plotting` makes: ``plt.show()`` and ``plt.gcf()`` work, a
+            notebook shows it once whatever the backend).
         label : str
             Name of the value (the y label, or the colour bar's).
         **kwargs
@@ -129,10 +130,9 @@ class SweepResult:
                              f"{type(self.values.flat[0]).__name__}: map the results "
                              "to numbers first")
         if ax is None:
-            from matplotlib.figure import Figure
+            from ._figures import _new_figure
 
-            fig = Figure(figsize=(5.5, 4), layout="constrained")
-            ax = fig.add_subplot()
+            ax = _new_figure(figsize=(5.5, 4), layout="constrained").add_subplot()
         axes = [(name, _plot_axis(values)) for name, values in self.grid.items()]
         if self.values.ndim == 1:
             (name, x), = axes

@@ -37,7 +37,7 @@ from .rollouts import (
     run_compiled,
     sample_indices,
 )
-from .trajectory import Trajectory
+from .trajectory import Trajectory, joint_layout
 
 __all__ = ["simulate", "INTEGRATORS", "IVP_METHODS", "PROGRESS_THRESHOLD", "EVALUATION_FLOOR",
            "EVALUATIONS_PER_SECOND", "available_memory", "PYTHON_SAMPLE_OVERHEAD"]
@@ -383,8 +383,11 @@ def simulate(
                    num_threads=num_threads, compiled=compiled, constraints=constraints,
                    baumgarte=baumgarte)
     if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
-        return _simulate_batch(model, q0, v0, duration, dt, options)
-    return _simulate_one(model, q0, v0, duration, dt, **options)
+        traj = _simulate_batch(model, q0, v0, duration, dt, options)
+    else:
+        traj = _simulate_one(model, q0, v0, duration, dt, **options)
+    traj.joints = joint_layout(model)      # curves named after the joints, with units
+    return traj
 
 
 def _contact_run(model, integrator, contact) -> bool:

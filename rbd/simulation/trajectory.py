@@ -11,7 +11,25 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["EventRecord", "Trajectory"]
+__all__ = ["EventRecord", "Trajectory", "joint_layout"]
+
+
+def joint_layout(model) -> tuple[tuple[str, str, int, int, int, int], ...]:
+    """``(name, kind, q start, nq, v start, nv)`` of each joint with coordinates of its own.
+
+    In body order; fixed joints and mimic joints (no coordinate of their own) are left out.
+    Stored on a :class:`Trajectory` by :func:`rbd.simulate` so that a plot names the curves
+    after the joints, with units, without the model at hand.
+    """
+    layout = []
+    for i, body in enumerate(model.bodies):
+        joint = body.joint
+        if joint.nv == 0 or body.joint_name in model.mimic:
+            continue
+        qs, vs = model.q_index(i), model.v_index(i)
+        layout.append((body.joint_name, joint.kind, qs.start, qs.stop - qs.start, vs.start,
+                       vs.stop - vs.start))
+    return tuple(layout)
 
 
 @dataclass
@@ -77,6 +95,9 @@ class Trajectory:
     contact_count : (N,) int ndarray or None
         The number of contacts at each sample of a contact run
         (``simulate(..., contact=...)``; None otherwise).
+    joints : tuple
+        The simulated model's joints, :func:`joint_layout` (empty when not known): the
+        names and units :func:`rbd.plotting.plot_trajectory` labels the curves with.
     """
 
     t: np.ndarray
@@ -94,6 +115,7 @@ class Trajectory:
     evaluations: int = 0
     constraint_error: np.ndarray | None = None
     contact_count: np.ndarray | None = None
+    joints: tuple = ()
 
     def __len__(self) -> int:
         return len(self.t)
@@ -167,6 +189,7 @@ class Trajectory:
             "evaluations": self.evaluations,
             "nq": self.nq,
             "nv": self.nv,
+            "joints": [list(j) for j in self.joints],
         }
 
     def save(self, path: str | os.PathLike) -> Path:
@@ -260,7 +283,7 @@ class Trajectory:
                        tau=data["tau"] if "tau" in data.files else None, events=events,
                        model_name=meta["model_name"], integrator=meta["integrator"],
                        dt=float(meta["dt"]), steps=int(meta["steps"]),
-                   evaluations=int(meta.get("evaluations", 0)))
+                   evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta))
 
     @classmethod
     def _load_csv(cls, path: Path) -> Trajectory:
@@ -284,4 +307,10 @@ class Trajectory:
                    tau=block("tau", nv) if "tau0" in col else None, events=events,
                    model_name=meta["model_name"], integrator=meta["integrator"],
                    dt=float(meta["dt"]), steps=int(meta["steps"]),
-                   evaluations=int(meta.get("evaluations", 0)))
+                   evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta))
+
+
+def _joints(meta: dict) -> tuple:
+    """The joint layout of a trajectory file's metadata (older files have none)."""
+    return tuple((str(n), str(k), int(a), int(b), int(c), int(d))
+                 for n, k, a, b, c, d in meta.get("joints", ()))
