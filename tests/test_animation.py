@@ -243,14 +243,15 @@ def test_names_with_dollar_signs_are_drawn_as_written(swing, tmp_path):
 
 
 def test_an_error_while_drawing_a_movie_is_reported_as_itself(swing, tmp_path, monkeypatch):
-    from matplotlib import animation as mpl_animation
+    from rbd.animation import _movie
 
-    def broken(self, **kwargs):
+    def broken(*args, **kwargs):
         raise RuntimeError("the drawing failed")
 
-    monkeypatch.setattr(mpl_animation.PillowWriter, "grab_frame", broken)
+    monkeypatch.setattr(_movie, "_draw_frame", broken)
     with pytest.raises(RuntimeError, match="the drawing failed"):
         rbd.animate(*swing, tmp_path / "x.gif", frames=3, size=2, dpi=40)
+    assert not (tmp_path / "x.gif").exists()          # no half-written GIF
 
 
 def test_bad_trajectories(swing, tmp_path):

@@ -50,7 +50,9 @@ from ._geometry import (
     HTML_FRAMES,
     MAX_FRAMES,
     MOVIE_FRAMES,
+    MOVIE_TRIANGLES,
     Motion,
+    check_choices,
     check_frames,
     inertia_box,
     motion,
@@ -110,13 +112,17 @@ def check_output(out: str | os.PathLike) -> Path:
 
 def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | None = None,
             trail: str | None = None, title: str | None = None, speed: float = 1.0,
-            fps: float = 20.0, size: float = 5.0, dpi: int = 80) -> Path:
+            fps: float = 20.0, size: float = 5.0, dpi: int = 80, geometry: str = "visual",
+            follow: str | bool | None = None, floor: bool | None = None) -> Path:
     """Write an animation of ``trajectory``: offline HTML, GIF or MP4 (by the suffix of ``out``).
 
     Parameters
     ----------
-    model, trajectory, t, trail, title, speed
-        As for :func:`figure`.
+    model, trajectory, t, trail, title, speed, geometry, follow, floor
+        As for :func:`figure`: by default the robot's visual geometry (its
+        meshes and primitives in their colours), a checker floor where it has
+        a plane or a floating base, and a camera following a floating base;
+        ``geometry="inertia"`` for the links and inertia-equivalent boxes.
     out : str or path-like
         ``*.html``: a self-contained page (plotly's JavaScript embedded; opens
         offline) with a 3-D view, a time slider and play/pause; ``run.html#frame=K``
@@ -165,12 +171,13 @@ def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | 
     for name, value in (("title", title), ("trail", trail)):
         if value is not None and not isinstance(value, str):
             raise InputError(f"animate: {name} must be a string or None, got {value!r}")
+    check_choices(geometry, follow, floor)
+    choices = dict(t=t, frames=frames, trail=trail, title=title, geometry=geometry,
+                   follow=follow, floor=floor)
     if html:
-        fig = figure(model, trajectory, t=t, frames=frames, trail=trail, title=title,
-                     speed=speed)
-        write_page(fig, path)
+        write_page(figure(model, trajectory, speed=speed, **choices), path)
         return path
-    write_movie(motion(model, trajectory, t=t, frames=frames, trail=trail, title=title),
+    write_movie(motion(model, trajectory, triangles=MOVIE_TRIANGLES, **choices),
                 path, fps, size, dpi)
     return path
 
