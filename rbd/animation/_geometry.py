@@ -259,7 +259,8 @@ def _piece_geometry(model: Model, q: np.ndarray, R: np.ndarray, index: dict, tra
             segments.append(np.stack([pos[:, i], to_world(i, r)], axis=1))
         joint_origin = plux_parts(body.X_tree)[1]
         if body.parent < 0:
-            anchors.append(joint_origin)
+            if body.joint.kind != "free":           # a free root hangs from nothing
+                anchors.append(joint_origin)
             if body.joint.kind not in ("free", "planar"):
                 segments.append(np.stack([np.broadcast_to(joint_origin, pos[:, i].shape),
                                           pos[:, i]], axis=1))
@@ -409,7 +410,7 @@ def motion(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str |
     result.segments = [s[np.linalg.norm(s[:, 1] - s[:, 0], axis=1) > 1e-9 * size]
                        for s in result.segments]
     _frame_camera(result, pieces, parts, followed, index)
-    plane = _floor_plane(first, R, floor, float(lo[2]))
+    plane = _floor_plane(first, R, floor, float(result.bounds()[0][2]))   # under everything
     if plane is not None:
         result.floor = [floor_patch(*plane, target, _floor_half(result))
                         for target in _targets(result)]

@@ -133,7 +133,7 @@ def _time(m: Motion, f: int) -> str:
 
 
 def _scene(m: Motion) -> dict:
-    ticks = dict(nticks=5, tickfont=dict(size=10), tickformat=".3~g")
+    ticks = dict(nticks=5, tickfont=dict(size=12), tickformat=".3~g")
     if m.target is not None:
         axes = {k: dict(v, title=f"{k[0]} [m]", autorange=False, **ticks)
                 for k, v in _ranges(m, 0).items()}

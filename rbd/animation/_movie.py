@@ -74,6 +74,8 @@ def write_movie(m: Motion, out: Path, fps: float, size: float, dpi: int) -> None
     com, = ax.plot([], [], [], "D", color="#d62728", ms=6, label="centre of mass", zorder=5)
     trail, = ax.plot([], [], [], "-", color="#2ca02c", lw=1.5, zorder=5)
     ax.legend(loc="upper left", fontsize="small")
+    if m.floor is not None:
+        ax.set_axis_off()               # the floor's checker gives the scale
     title = ax.set_title("", fontsize="small")
     artists = dict(floor=floor, links=links, boxes=boxes, solid=solid, joints=joints, dots=dots,
                    com=com, trail=trail, title=title, ax=ax)
@@ -111,15 +113,17 @@ def _write_gif(m: Motion, fig, artists: dict, label: str, out: Path, fps: float,
     from PIL import Image
 
     fig.set_dpi(dpi)
-    images = []
+    images: list = []
     for f in range(len(m)):
         _draw_frame(m, f, artists, label)
         fig.canvas.draw()
         if f == 0:
             fig.set_layout_engine("none")
-        rgba = np.asarray(fig.canvas.buffer_rgba())
-        images.append(Image.fromarray(rgba[..., :3].copy()).quantize(
-            colors=255, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE))
+        rgb = Image.fromarray(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
+        # one palette for the whole GIF (from the first frame): no flicker, a small file
+        images.append(rgb.quantize(colors=255, method=Image.Quantize.FASTOCTREE,
+                                   dither=Image.Dither.NONE) if not images else
+                      rgb.quantize(palette=images[0], dither=Image.Dither.NONE))
     images[0].save(out, save_all=True, append_images=images[1:], loop=0,
                    duration=round(1000 / fps), optimize=False)
 
