@@ -316,6 +316,10 @@ def ant():
 @pytest.fixture(scope="module")
 def ur5():
     """example-robot-data's UR5 (visual meshes: Collada) swinging down for 0.5 s."""
+    return _ur5()
+
+
+def _ur5():
     import importlib.metadata
 
     pytest.importorskip("trimesh", reason="meshes are read with trimesh (the 'mesh' extra)")

@@ -21,8 +21,8 @@ import numpy as np
 
 from ..geoms import load_mesh
 
-#: Rings and meridians of a tessellated round primitive.
-RINGS, MERIDIANS = 8, 16
+#: Meridians of a tessellated round primitive (half as many rings), in a page and in a movie.
+MERIDIANS, MOVIE_MERIDIANS = 16, 12
 #: Checker cells along each side of the floor patch.
 FLOOR_CELLS = 12
 #: The two checker colours of a default floor (RGBA).
@@ -41,16 +41,16 @@ def box_corners(sides: np.ndarray) -> np.ndarray:
     return _BOX_CORNERS * np.asarray(sides, dtype=float)
 
 
-def revolution(profile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def revolution(profile: np.ndarray, meridians: int = MERIDIANS) -> tuple[np.ndarray, np.ndarray]:
     """The surface swept by turning ``profile`` (rows ``(r, z)``, top to bottom) about ``z``.
 
     The first and last rows should have ``r = 0`` (the poles) for a closed surface.
     """
-    angles = np.linspace(0.0, 2 * np.pi, MERIDIANS, endpoint=False)
+    angles = np.linspace(0.0, 2 * np.pi, meridians, endpoint=False)
     r, z = profile[:, :1], profile[:, 1:]
     vertices = np.stack([r * np.cos(angles), r * np.sin(angles),
                          np.broadcast_to(z, r.shape[:1] + angles.shape)], axis=-1)
-    n, m = len(profile), MERIDIANS
+    n, m = len(profile), meridians
     triangles = []
     for i in range(n - 1):
         for j in range(m):
@@ -64,21 +64,23 @@ def revolution(profile: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return flat, tri[area > 0]
 
 
-def primitive(kind: str, size: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def primitive(kind: str, size: np.ndarray, meridians: int = MERIDIANS):
     """Vertices and triangles of a primitive geom in its own frame (MuJoCo's ``size``)."""
-    theta = np.linspace(0.0, np.pi, RINGS + 1)
+    rings = meridians // 2
+    theta = np.linspace(0.0, np.pi, rings + 1)
     if kind in ("sphere", "ellipsoid"):
         radii = np.full(3, size[0]) if kind == "sphere" else np.asarray(size, dtype=float)
-        v, tri = revolution(np.column_stack([np.sin(theta), np.cos(theta)]))
+        v, tri = revolution(np.column_stack([np.sin(theta), np.cos(theta)]), meridians)
         return v * radii, tri
     r, half = float(size[0]), float(size[1])
     if kind == "capsule":
-        top, bottom = theta[: RINGS // 2 + 1], theta[RINGS // 2:]
+        top, bottom = theta[: rings // 2 + 1], theta[rings // 2:]
         profile = np.vstack([np.column_stack([r * np.sin(top), half + r * np.cos(top)]),
                              np.column_stack([r * np.sin(bottom), -half + r * np.cos(bottom)])])
-        return revolution(profile)
+        return revolution(profile, meridians)
     if kind == "cylinder":
-        return revolution(np.array([[0.0, half], [r, half], [r, -half], [0.0, -half]]))
+        return revolution(np.array([[0.0, half], [r, half], [r, -half], [0.0, -half]]),
+                          meridians)
     if kind == "box":
         return box_corners(2 * np.asarray(size, dtype=float)), BOX_TRIANGLES
     raise ValueError(f"no surface for a {kind!r} geom")
@@ -117,10 +119,10 @@ def _kept(cluster: np.ndarray, triangles: np.ndarray) -> np.ndarray:
     return tri[np.sort(first)]
 
 
-def geom_surface(geom, budget: int):
+def geom_surface(geom, budget: int, meridians: int = MERIDIANS):
     """``(vertices, triangles)`` of one geom in its own frame; None if it cannot be read."""
     if geom.kind != "mesh":
-        return primitive(geom.kind, geom.size)
+        return primitive(geom.kind, geom.size, meridians)
     try:
         vertices, triangles = load_mesh(geom)
     except Exception as exc:  # a missing file, mesh reader or library: drawn without it
@@ -139,12 +141,14 @@ def select_geoms(model, geometry: str) -> list:
 def body_surfaces(model, geoms, budget: int) -> list[tuple]:
     """``(body index or -1, vertices in body frame, triangles, rgba)`` of each drawn geom.
 
-    ``budget`` triangles are shared among the meshes in proportion to their size.
+    ``budget`` triangles are shared evenly among the geoms (at least 200 each);
+    a small budget (a movie's) also draws round primitives with fewer sides.
     """
     solids = [g for g in geoms if g.kind != "plane"]
+    meridians = MERIDIANS if budget >= 5000 else MOVIE_MERIDIANS
     out = []
     for g in solids:
-        surface = geom_surface(g, max(budget // max(len(solids), 1), 200))
+        surface = geom_surface(g, max(budget // max(len(solids), 1), 200), meridians)
         if surface is None:
             continue
         v, tri = surface
