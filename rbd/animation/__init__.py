@@ -10,9 +10,24 @@ scroll to zoom), a time slider and play/pause buttons.  Opening it as
 
 Shapes
 ------
-A :class:`~rbd.model.Model` keeps no visual geometry (the URDF and MJCF
-readers keep only the inertias), so every body is drawn from its kinematics
-and its inertia:
+By default the robot is drawn as it is: the visual geoms of
+:attr:`rbd.Model.geoms` (for an MJCF model the geoms of groups 0 to 2, those
+MuJoCo shows by default), spheres, ellipsoids, capsules, cylinders and boxes as
+shaded surfaces and meshes (read with :func:`rbd.geoms.load_mesh`) as triangle
+meshes, in their colours.  Every shape is made once in its body's frame and
+moved with the body; a mesh with more triangles than the page (6000) or a
+movie (2500) carries is simplified by vertex clustering, and a mesh file that
+cannot be read (missing, or no reader installed) is left out with a
+:class:`RuntimeWarning` naming the geom.
+``geometry="collision"`` draws the collision geoms instead, and
+``geometry="inertia"`` the teaching drawing below (also used for a model
+without geoms, such as the built-in pendulums).  A checker floor is drawn
+where the model has a plane geom (or, for a floating base, the plane
+``z = 0``; ``floor=``), and the camera follows the root of a floating base
+(``follow=``) so that a falling robot stays in view at a fixed zoom; the time
+is shown above the scene.
+
+The teaching drawing shows every body from its kinematics and its inertia:
 
 * a **link**: line segments from the body's origin to the joint origins of its
   children and to the origins of the frames attached to it (or, with neither,
