@@ -103,7 +103,7 @@ def _frame_traces(go, m: Motion, f: int, digits: int, topology: bool = True) -> 
                   flatshading=True, name="geometry", showlegend=solid, hoverinfo="skip",
                   lighting=dict(ambient=0.45, diffuse=0.8, specular=0.15, roughness=0.6),
                   lightposition=dict(x=1000, y=-500, z=2000)),
-        go.Mesh3d(**_surface(floor[0], floor[1], floor[2], c, digits, True),
+        go.Mesh3d(**_surface(floor[0], floor[1], floor[2], c, digits, topology or f == 0),
                   name="floor", showlegend=m.floor is not None, hoverinfo="skip",
                   lighting=dict(ambient=0.9, diffuse=0.1, specular=0.0)),
     ]

@@ -175,12 +175,15 @@ def floor_patch(origin: np.ndarray, axes: np.ndarray, target: np.ndarray, half: 
     """Checker cells of the plane through ``origin`` (columns of ``axes``: u, v, normal).
 
     The patch covers ``target ± half`` projected on the plane, on a grid of
-    round cells (:func:`floor_grid`) fixed in the plane.  Returns vertices
-    ``(4 n, 3)``, triangles ``(2 n, 3)`` and a colour per triangle ``(2 n, 4)``.
+    round cells (:func:`floor_grid`) fixed in the plane, starting on an even
+    cell so that the colours of its triangles are the same for any target.
+    Returns vertices ``(4 n, 3)``, triangles ``(2 n, 3)`` and a colour per
+    triangle ``(2 n, 4)``.
     """
     cell, n = floor_grid(half)
+    n += 1                         # starting on an even cell: the same checker in every frame
     u0, v0 = (np.asarray(target) - origin) @ axes[:, :2]
-    i0, j0 = math.floor((u0 - half) / cell), math.floor((v0 - half) / cell)
+    i0, j0 = (2 * math.floor((w - half) / (2 * cell)) for w in (u0, v0))
     i, j = np.meshgrid(np.arange(i0, i0 + n), np.arange(j0, j0 + n), indexing="ij")
     i, j = i.ravel(), j.ravel()
     corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1]])
