@@ -477,3 +477,20 @@ def test_gif_of_the_ant(ant, tmp_path):
     tan = (first[..., 0].astype(int) - first[..., 2] > 60).sum()
     assert tan > 2000
     assert np.any(first != last, axis=2).sum() > 1000
+
+
+def test_walker_slope_is_drawn_under_its_feet():
+    """``floor=(point, normal)`` draws the walker's slope: every foot it lands on lies on it."""
+    from rbd import walker
+
+    cycle = walker.find_limit_cycle()
+    models, q, t = animation.walker_motion(cycle, steps=2, samples=5)
+    normal = cycle.params.normal
+    m = animation.motion(models, q, t=t, floor=(np.zeros(3), normal))
+    assert cycle.params.slope > 0 and len(m.anchors) == 2       # a foothold per step
+    for v, _, _ in m.floor:                                     # gravity is -z: R = I
+        np.testing.assert_allclose(v @ normal, 0.0, atol=ATOL_GEOMETRY)
+    np.testing.assert_allclose(m.anchors @ normal, 0.0, atol=1e-9)
+    assert not np.allclose(m.floor[0][0][:, 2], m.floor[0][0][0, 2])   # tilted, not level
+    with pytest.raises(rbd.InputError, match=r"floor must be .*\(point, normal\)"):
+        animation.motion(models, q, t=t, floor=((0, 0), normal))

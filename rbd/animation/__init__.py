@@ -128,7 +128,7 @@ def check_output(out: str | os.PathLike) -> Path:
 def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | None = None,
             trail: str | None = None, title: str | None = None, speed: float = 1.0,
             fps: float = 20.0, size: float = 5.0, dpi: int = 80, geometry: str = "visual",
-            follow: str | bool | None = None, floor: bool | None = None) -> Path:
+            follow: str | bool | None = None, floor=None) -> Path:
     """Write an animation of ``trajectory``: offline HTML, GIF or MP4 (by the suffix of ``out``).
 
     Parameters

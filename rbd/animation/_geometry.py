@@ -337,7 +337,20 @@ def check_choices(geometry, follow, floor) -> None:
         raise InputError(f"animate: follow must be a body name, True, False or None, got "
                          f"{follow!r}")
     if not (floor is None or isinstance(floor, bool)):
-        raise InputError(f"animate: floor must be True, False or None, got {floor!r}")
+        ground_plane(floor)
+
+
+def ground_plane(floor) -> tuple[np.ndarray, np.ndarray]:
+    """``floor=(point, normal)``: a point of the ground and its unit normal (world coordinates)."""
+    try:
+        point, normal = (np.asarray(a, dtype=float) for a in floor)
+    except (TypeError, ValueError):
+        point = normal = None
+    if (point is None or point.shape != (3,) or normal.shape != (3,)
+            or not np.all(np.isfinite([point, normal])) or not np.any(normal)):
+        raise InputError(f"animate: floor must be True, False, None or (point, normal) with "
+                         f"two 3-vectors (normal not zero), got {floor!r}")
+    return point, normal / np.linalg.norm(normal)
 
 
 def _followed(model: Model, follow) -> str | None:
@@ -357,6 +370,13 @@ def _floor_plane(model: Model, R: np.ndarray, floor, lowest: float):
     """``(origin, axes)`` of the floor in the viewing frame, or None (see :func:`motion`)."""
     if floor is False:
         return None
+    if floor is not None and floor is not True:
+        point, normal = ground_plane(floor)
+        n = R @ normal
+        u = R @ np.array([1.0, 0.0, 0.0]) if abs(n @ R[:, 0]) < 0.9 else R[:, 1]
+        u = u - (u @ n) * n
+        u /= np.linalg.norm(u)
+        return R @ point, np.column_stack([u, np.cross(n, u), n])
     planes = [g for g in model.geoms if g.kind == "plane" and g.body is None]
     if planes:
         return R @ planes[0].pose[:3, 3], R @ planes[0].pose[:3, :3]

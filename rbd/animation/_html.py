@@ -173,7 +173,7 @@ def _controls(m: Motion, speed: float) -> tuple[list, list]:
 def figure(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str | None = None,
            title: str | None = None, speed: float = 1.0, height: int | None = 600,
            geometry: str = "visual", follow: str | bool | None = None,
-           floor: bool | None = None):
+           floor=None):
     """The animation as an interactive plotly figure (3-D view, time slider, play/pause).
 
     Parameters
@@ -213,10 +213,12 @@ def figure(model, trajectory, *, t=None, frames: int = HTML_FRAMES, trail: str |
         zoom that holds the whole robot); None (default) follows the root of a
         floating base and frames the whole motion otherwise; False always
         frames the whole motion.
-    floor : bool or None
+    floor : bool, None or (point, normal)
         Draw a checker floor: the model's plane geom where it has one, else
         the plane ``z = 0`` (or lower, under the lowest point drawn).  None
-        (default): where the model has a plane geom or a floating base.
+        (default): where the model has a plane geom or a floating base.  A
+        ``(point, normal)`` pair (world coordinates) draws that plane, such
+        as the walker's slope.
 
     Returns
     -------
