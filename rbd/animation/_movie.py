@@ -114,16 +114,44 @@ def _write_gif(m: Motion, fig, artists: dict, label: str, out: Path, fps: float,
 
     fig.set_dpi(dpi)
     images: list = []
+    # A still camera, or a moving one without axes drawn: the axes, panes and ticks are drawn
+    # once as the background, and each frame redraws only the moving artists over it (in the
+    # order the axes would), projected with the frame's camera.
+    moving = [artists[k] for k in ("floor", "links", "boxes", "solid", "joints", "dots", "com",
+                                   "trail", "title")]
+    background = None
+    ax = artists["ax"]
+    if m.target is None or not ax.axison:
+        _draw_frame(m, 0, artists, label)
+        for artist in moving:
+            artist.set_animated(True)
+        fig.canvas.draw()
+        fig.set_layout_engine("none")
+        background = fig.canvas.copy_from_bbox(fig.bbox)
     for f in range(len(m)):
         _draw_frame(m, f, artists, label)
-        fig.canvas.draw()
-        if f == 0:
+        if background is None:
+            fig.canvas.draw()
             fig.set_layout_engine("none")
-        rgb = Image.fromarray(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy())
-        # one palette for the whole GIF (from the first frame): no flicker, a small file
-        images.append(rgb.quantize(colors=255, method=Image.Quantize.FASTOCTREE,
-                                   dither=Image.Dither.NONE) if not images else
-                      rgb.quantize(palette=images[0], dither=Image.Dither.NONE))
+        else:
+            fig.canvas.restore_region(background)
+            ax.M = ax.get_proj()                  # the frame's view limits
+            for artist in moving:
+                if artist.get_visible():
+                    if hasattr(artist, "do_3d_projection"):
+                        artist.do_3d_projection()
+                    fig.draw_artist(artist)
+        images.append(Image.fromarray(np.asarray(fig.canvas.buffer_rgba())[..., :3].copy()))
+    # one palette for the whole GIF, from frames spread over it (the trail grows, the robot
+    # moves): no flicker between frames, a small file
+    sample = [images[k] for k in sorted({0, len(images) // 3, 2 * len(images) // 3,
+                                         len(images) - 1})]
+    strip = Image.new("RGB", (sum(im.width for im in sample), sample[0].height))
+    for k, im in enumerate(sample):
+        strip.paste(im, (k * im.width, 0))
+    palette = strip.quantize(colors=255, method=Image.Quantize.FASTOCTREE,
+                             dither=Image.Dither.NONE)
+    images = [im.quantize(palette=palette, dither=Image.Dither.NONE) for im in images]
     images[0].save(out, save_all=True, append_images=images[1:], loop=0,
                    duration=round(1000 / fps), optimize=False)
 
