@@ -64,10 +64,13 @@ def _colours(rgba: np.ndarray) -> list[str]:
 
 def _surface(vertices: np.ndarray, triangles: np.ndarray, colours: np.ndarray, point,
              digits: int, topology: bool) -> dict:
-    """A mesh3d trace's data; without ``topology`` only its vertices (a frame's update)."""
+    """A mesh3d trace's data; without ``topology`` only its vertices (a frame's update).
+
+    Surfaces are drawn to ``digits`` decimals (1e-4 of the scene's size: below a pixel).
+    """
     if not len(triangles):
         return _mesh([], point)
-    v = vertices.round(digits)
+    v = vertices.round(digits).astype(np.float32)     # sent as 4-byte numbers: a smaller page
     data = dict(x=v[:, 0], y=v[:, 1], z=v[:, 2])
     if topology:
         data.update(i=triangles[:, 0], j=triangles[:, 1], k=triangles[:, 2],
@@ -99,11 +102,12 @@ def _frame_traces(go, m: Motion, f: int, digits: int, topology: bool = True) -> 
                      line=dict(color="#2ca02c", width=3), visible=m.trail is not None),
         go.Mesh3d(**_surface(m.surfaces[f] if m.surfaces else np.zeros((0, 3)),
                              m.surface_triangles[f] if solid else np.zeros((0, 3), int),
-                             m.surface_colours[f] if solid else None, c, digits, topology),
+                             m.surface_colours[f] if solid else None, c, digits - 1,
+                             topology),
                   flatshading=True, name="geometry", showlegend=solid, hoverinfo="skip",
                   lighting=dict(ambient=0.45, diffuse=0.8, specular=0.15, roughness=0.6),
                   lightposition=dict(x=1000, y=-500, z=2000)),
-        go.Mesh3d(**_surface(floor[0], floor[1], floor[2], c, digits, topology or f == 0),
+        go.Mesh3d(**_surface(floor[0], floor[1], floor[2], c, digits - 1, topology or f == 0),
                   name="floor", showlegend=m.floor is not None, hoverinfo="skip",
                   lighting=dict(ambient=0.9, diffuse=0.1, specular=0.0)),
     ]
