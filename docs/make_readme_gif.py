@@ -1,26 +1,34 @@
-"""Regenerate ``docs/images/pendulum3.gif``, the animation shown at the top of the README.
+"""Regenerate ``docs/images/ur5.gif``, the animation shown at the top of the README.
 
-The three-link spherical pendulum of ``rbd simulate`` (every joint tilted by
-0.8 rad, released at rest) for 4 s (in real time: 48 frames at 12 per second), drawn by :func:`rbd.animate`: links,
-inertia-equivalent boxes, the centre of mass and the path of the last link.
+example-robot-data's UR5 (its URDF and Collada meshes, read with the ``mesh``
+extra: trimesh and pycollada), released at rest with its arm stretched out
+and swinging under gravity for 3 s (in real time: 36 frames at 12 per second),
+drawn by :func:`rbd.animate` with its visual meshes, the centre of mass and
+the path of the tool flange.
 
-Usage: ``python docs/make_readme_gif.py`` (needs the ``animate`` extra).
+Usage: ``python docs/make_readme_gif.py`` (needs the ``animate`` and ``mesh``
+extras and example-robot-data).
 """
 
+import importlib.metadata
 from pathlib import Path
 
-import rbd
-from rbd.cli import displaced_state
+import numpy as np
 
-OUT = Path(__file__).resolve().parent / "images" / "pendulum3.gif"
+import rbd
+
+OUT = Path(__file__).resolve().parent / "images" / "ur5.gif"
 
 
 def main() -> None:
-    model = rbd.models.get("pendulum3")
-    q0, v0 = displaced_state(model, 0.8)
-    traj = rbd.simulate(model, q0, v0, 4.0, 2e-3)
-    rbd.animate(model, traj, OUT, frames=48, fps=12, trail="link3", size=3.6, dpi=80,
-                title="three-link spherical pendulum")
+    robots = importlib.metadata.distribution("example-robot-data").locate_file(
+        "cmeel.prefix/share/example-robot-data/robots")
+    model = rbd.load_urdf(str(robots / "ur_description/urdf/ur5_robot.urdf"),
+                          package_dirs=[str(robots.parent.parent)])
+    q0 = np.array([0.3, -0.4, 0.6, -0.8, 1.2, 0.0])
+    traj = rbd.simulate(model, q0, np.zeros(model.nv), 3.0, 2e-3)
+    rbd.animate(model, traj, OUT, frames=36, fps=12, trail="wrist_3_link", size=4.0, dpi=100,
+                title="UR5 swinging under gravity")
     print(f"wrote {OUT} ({OUT.stat().st_size / 1000:.0f} kB)")
 
 

@@ -458,7 +458,8 @@ def cmd_walker(args) -> int:
 
         models, q, t = walker_motion(cycle, steps=args.steps)
         title = f"compass gait: {args.steps} steps down a slope of {cycle.params.slope:g} rad"
-        animate(models, q, args.animate, t=t, trail="hip", title=title)
+        animate(models, q, args.animate, t=t, trail="hip", title=title,
+                floor=(np.zeros(3), cycle.params.normal))       # the slope
         print(f"wrote {args.animate}")
     return 0
 

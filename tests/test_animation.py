@@ -243,14 +243,15 @@ def test_names_with_dollar_signs_are_drawn_as_written(swing, tmp_path):
 
 
 def test_an_error_while_drawing_a_movie_is_reported_as_itself(swing, tmp_path, monkeypatch):
-    from matplotlib import animation as mpl_animation
+    from rbd.animation import _movie
 
-    def broken(self, **kwargs):
+    def broken(*args, **kwargs):
         raise RuntimeError("the drawing failed")
 
-    monkeypatch.setattr(mpl_animation.PillowWriter, "grab_frame", broken)
+    monkeypatch.setattr(_movie, "_draw_frame", broken)
     with pytest.raises(RuntimeError, match="the drawing failed"):
         rbd.animate(*swing, tmp_path / "x.gif", frames=3, size=2, dpi=40)
+    assert not (tmp_path / "x.gif").exists()          # no half-written GIF
 
 
 def test_bad_trajectories(swing, tmp_path):
@@ -288,3 +289,208 @@ def test_embedded_figure_is_offline_html(swing):
     html = animation.embed(animation.figure(*swing, frames=3))._repr_html_()
     assert "Plotly.newPlot" in html and len(html) > 1_000_000
     assert not re.search(r"<script[^>]+src=", html)
+
+
+# --- the robot's own geometry --------------------------------------------------------------------
+# A vertex of a drawn primitive lies on the primitive's surface: the same pose products in
+# another order, so to 1e-9 m on metre-sized robots.
+ATOL_SURFACE = 1e-9
+
+
+def _ant():
+    gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml is the test model")
+    from pathlib import Path
+    with pytest.warns(RuntimeWarning, match="actuators"):
+        model = rbd.load_mjcf(Path(gymnasium.__file__).parent / "envs/mujoco/assets/ant.xml")
+    q0 = np.zeros(model.nq)
+    q0[2], q0[3] = 0.75, 1.0                       # standing height, upright
+    return model, rbd.simulate(model, q0, np.zeros(model.nv), 0.5, 5e-3)
+
+
+@pytest.fixture(scope="module")
+def ant():
+    """gymnasium's ant falling for 0.5 s from its standing height."""
+    return _ant()
+
+
+@pytest.fixture(scope="module")
+def ur5():
+    """example-robot-data's UR5 (visual meshes: Collada) swinging down for 0.5 s."""
+    return _ur5()
+
+
+def _ur5():
+    import importlib.metadata
+
+    pytest.importorskip("trimesh", reason="meshes are read with trimesh (the 'mesh' extra)")
+    pytest.importorskip("collada", reason="the UR5's visual meshes are Collada (pycollada)")
+    try:
+        dist = importlib.metadata.distribution("example-robot-data")
+    except importlib.metadata.PackageNotFoundError:
+        pytest.skip("example-robot-data is not installed")
+    robots = dist.locate_file("cmeel.prefix/share/example-robot-data/robots")
+    model = rbd.load_urdf(str(robots / "ur_description/urdf/ur5_robot.urdf"),
+                          package_dirs=[str(robots.parent.parent)])
+    return model, rbd.simulate(model, [0.0, -1.0, 1.0, 0.0, 0.0, 0.0], np.zeros(6), 0.5, 5e-3)
+
+
+def _trace(fig, name):
+    return next(tr for tr in fig.data if tr.name == name)
+
+
+def test_ur5_page_draws_its_meshes(ur5, tmp_path):
+    model, traj = ur5
+    fig = animation.figure(model, traj, frames=4)
+    robot = _trace(fig, "geometry")
+    # the 7 visual meshes (94 000 triangles in the files), simplified to the page's budget
+    assert robot.type == "mesh3d" and robot.showlegend
+    assert 2000 < len(robot.i) <= animation._geometry.HTML_TRIANGLES
+    assert not any(_trace(fig, "inertia boxes").showlegend for _ in [0])
+    assert _trace(fig, "links").visible == "legendonly"     # under the meshes, on request
+    # frames move the vertices and keep the triangles of the first frame
+    assert fig.frames[-1].data[6].i is None
+    assert not np.allclose(fig.frames[-1].data[6].x, robot.x)
+    out = rbd.animate(model, traj, tmp_path / "ur5.html", frames=4)
+    assert '"type":"mesh3d"' in out.read_text().replace(" ", "")
+    # collision geometry: the coarse STL meshes and the tool's box
+    collision = _trace(animation.figure(model, traj, frames=2, geometry="collision"), "geometry")
+    assert 0 < len(collision.i) < len(robot.i)
+
+
+def test_mesh_simplification_keeps_the_shape(ur5):
+    from rbd.animation import _shapes
+
+    geom = next(g for g in ur5[0].geoms if g.visual and g.body == "upper_arm_link")
+    v, tri = rbd.geoms.load_mesh(geom)
+    sv, stri = _shapes.simplify(np.asarray(v), np.asarray(tri), 1000)
+    assert 300 < len(stri) <= 1000 < len(tri)
+    # merged vertices are means of vertices: inside the mesh's bounding box, and spread over it
+    assert np.all(sv >= v.min(axis=0) - 1e-12) and np.all(sv <= v.max(axis=0) + 1e-12)
+    np.testing.assert_allclose(np.ptp(sv, axis=0), np.ptp(v, axis=0), rtol=0.1)
+
+
+def _distance_to_surface(points, geom, pose):
+    """Distance of world points to a sphere or capsule geom at world pose ``pose``."""
+    local = (points - pose[:3, 3]) @ pose[:3, :3]
+    half = geom.size[1] if geom.kind == "capsule" else 0.0
+    axial = np.clip(local[:, 2], -half, half)
+    core = local - np.column_stack([np.zeros((len(local), 2)), axial])
+    return np.abs(np.linalg.norm(core, axis=1) - geom.size[0])
+
+
+def test_ant_is_drawn_as_its_capsules_on_its_floor(ant):
+    model, traj = ant
+    m = animation.motion(model, traj, frames=5)
+    keep = np.linspace(0, len(traj.t) - 1, 5).round().astype(int)
+    poses = rbd.geom_poses(model, traj.q[keep])
+    solids = [k for k, g in enumerate(model.geoms) if g.kind in ("sphere", "capsule")]
+    assert len(solids) == 13 and not m.boxes[0]          # the surfaces replace the boxes
+    for f in range(5):
+        gaps = np.min([_distance_to_surface(m.surfaces[f], model.geoms[k], poses[f, k])
+                       for k in solids], axis=0)
+        assert np.max(gaps) < ATOL_SURFACE
+        # every geom is drawn: some vertex lies on each of them
+        for k in solids:
+            assert np.min(_distance_to_surface(m.surfaces[f], model.geoms[k],
+                                               poses[f, k])) < ATOL_SURFACE
+    # the floor is the model's plane z = 0, a checker patch under the torso
+    for f, (v, tri, colours) in enumerate(m.floor):
+        np.testing.assert_array_equal(v[:, 2], 0.0)
+        torso = m.target[f]
+        assert v[:, 0].min() < torso[0] < v[:, 0].max()
+        assert len(np.unique(colours, axis=0)) == 2 and len(colours) == len(tri)
+    fig = animation.figure(model, traj, frames=5)
+    assert _trace(fig, "floor").showlegend and len(_trace(fig, "floor").i) > 100
+
+
+def test_inertia_drawing_on_request(ant):
+    m = animation.motion(*ant, frames=3, geometry="inertia")
+    assert len(m.boxes[0]) == 9 and m.surfaces[0].shape == (0, 3)
+
+
+def test_time_readout(swing, tmp_path):
+    model, traj = swing
+    fig = animation.figure(model, traj, frames=6)
+    keep = np.linspace(0, len(traj.t) - 1, 6).round().astype(int)
+    assert fig.layout.title.text.endswith("t = 0.00 s")
+    for frame, k in zip(fig.frames, keep, strict=True):
+        assert frame.layout.title.text.endswith(f"t = {traj.t[k]:.2f} s")
+    assert fig.layout.sliders[0].currentvalue.font.color == "#333333"   # not transparent
+
+
+def test_camera_follows_the_floating_base(ant):
+    model, traj = ant
+    fig = animation.figure(model, traj, frames=5)
+    keep = np.linspace(0, len(traj.t) - 1, 5).round().astype(int)
+    torso = rbd.forward_kinematics(model, traj.q[keep])[:, 0, :3, 3]
+    for frame, p in zip(fig.frames, torso, strict=True):
+        centre = [np.mean(frame.layout.scene[f"{a}axis"].range) for a in "xyz"]
+        np.testing.assert_allclose(centre, p, atol=ATOL_SURFACE)
+    # it falls about g t^2 / 2 = 1.2 m in 0.5 s: the view goes with it, at a fixed zoom
+    assert torso[0, 2] - torso[-1, 2] > 1.0
+    widths = {round(np.ptp(f.layout.scene.zaxis.range), 12) for f in fig.frames}
+    assert len(widths) == 1
+    # another body on request; none at all with follow=False
+    leg = animation.motion(model, traj, frames=5, follow="aux_1")
+    np.testing.assert_allclose(leg.target, rbd.forward_kinematics(model, traj.q[keep])[:, 1, :3, 3],
+                               atol=ATOL_SURFACE)
+    assert animation.motion(model, traj, frames=5, follow=False).target is None
+    assert all("scene" not in f.layout or f.layout.scene.xaxis.range is None
+               for f in animation.figure(model, traj, frames=3, follow=False).frames)
+
+
+def test_floor_on_request_under_a_fixed_base(swing):
+    model, traj = swing
+    assert animation.motion(model, traj, frames=3).floor is None
+    m = animation.motion(model, traj, frames=3, floor=True)
+    lowest = min([s[..., 2].min() for s in m.segments] + [d[:, 2].min() for d in m.masses]
+                 + [c[:, 2].min() for frame in m.boxes for _, c in frame])
+    np.testing.assert_allclose(m.floor[0][0][:, 2], min(0.0, lowest), atol=ATOL_GEOMETRY)
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    (dict(geometry="mesh"), "geometry must be one of"),
+    (dict(follow="nope"), "follow='nope' is not a body"),
+    (dict(follow=3), "follow must be"),
+    (dict(floor="yes"), "floor must be"),
+])
+def test_bad_drawing_choices_write_nothing(ant, tmp_path, kwargs, match):
+    with pytest.raises(rbd.InputError, match=match):
+        rbd.animate(*ant, tmp_path / "x.gif", **kwargs)
+    assert not (tmp_path / "x.gif").exists()
+
+
+def test_gif_of_the_ant(ant, tmp_path):
+    import time
+
+    from PIL import Image
+
+    start = time.perf_counter()
+    out = rbd.animate(*ant, tmp_path / "ant.gif", frames=80)
+    print(f"80-frame GIF of the ant: {time.perf_counter() - start:.1f} s")
+    with Image.open(out) as im:
+        assert im.n_frames == 80
+        first = np.asarray(im.convert("RGB"))
+        im.seek(79)
+        last = np.asarray(im.convert("RGB"))
+    # the ant's tan capsules are drawn (red well above blue), and the picture changes
+    tan = (first[..., 0].astype(int) - first[..., 2] > 60).sum()
+    assert tan > 2000
+    assert np.any(first != last, axis=2).sum() > 1000
+
+
+def test_walker_slope_is_drawn_under_its_feet():
+    """``floor=(point, normal)`` draws the walker's slope: every foot it lands on lies on it."""
+    from rbd import walker
+
+    cycle = walker.find_limit_cycle()
+    models, q, t = animation.walker_motion(cycle, steps=2, samples=5)
+    normal = cycle.params.normal
+    m = animation.motion(models, q, t=t, floor=(np.zeros(3), normal))
+    assert cycle.params.slope > 0 and len(m.anchors) == 2       # a foothold per step
+    for v, _, _ in m.floor:                                     # gravity is -z: R = I
+        np.testing.assert_allclose(v @ normal, 0.0, atol=ATOL_GEOMETRY)
+    np.testing.assert_allclose(m.anchors @ normal, 0.0, atol=1e-9)
+    assert not np.allclose(m.floor[0][0][:, 2], m.floor[0][0][0, 2])   # tilted, not level
+    with pytest.raises(rbd.InputError, match=r"floor must be .*\(point, normal\)"):
+        animation.motion(models, q, t=t, floor=((0, 0), normal))

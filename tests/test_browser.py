@@ -81,3 +81,46 @@ def test_scene_is_drawn_and_the_slider_moves_it(page, tmp_path):
     # the pendulum swings: the scene changes over an area larger than noise
     changed = np.any(first[SCENE] != later[SCENE], axis=2)
     assert changed.sum() > 500, f"only {changed.sum()} pixels differ between frames 0 and 20"
+
+
+# --- the robots themselves ---------------------------------------------------------------------
+# A 1280 × 900 window, as a laptop's browser.
+WINDOW = (1280, 900)
+
+
+def robot_screenshot(page, tmp_path, frame: int = 0) -> np.ndarray:
+    png = tmp_path / f"{page.stem}{frame}.png"
+    result = chromium(f"--screenshot={png}", f"--window-size={WINDOW[0]},{WINDOW[1]}",
+                      f"{page.as_uri()}#frame={frame}")
+    assert png.exists(), f"chromium wrote no screenshot: {result.stderr[-2000:]}"
+    with Image.open(png) as im:
+        return np.asarray(im.convert("RGB")).astype(int)
+
+
+def test_ur5_is_seen_with_its_meshes(tmp_path):
+    """The UR5's grey meshes fill a good part of the window, and the page fills the window."""
+    from test_animation import _ur5
+    model, traj = _ur5()
+    page = rbd.animate(model, traj, tmp_path / "ur5.html", frames=10)
+    shot = robot_screenshot(page, tmp_path, 5)
+    r, g, b = shot[..., 0], shot[..., 1], shot[..., 2]
+    # the meshes are shaded greys (the scene's background is a light blue-grey, the page white)
+    grey = (np.abs(r - g) < 8) & (np.abs(g - b) < 8) & (r < 170)
+    assert grey.sum() > 4000, f"only {grey.sum()} pixels of the robot's grey"
+    # the plot fills the window: its slider sits in the bottom fifth of the window
+    drawn_rows = np.nonzero(np.any(shot < 250, axis=(1, 2)))[0]
+    assert drawn_rows.max() > 0.8 * WINDOW[1]
+
+
+def test_ant_is_seen_as_capsules_on_a_floor(tmp_path):
+    from test_animation import _ant
+    model, traj = _ant()
+    page = rbd.animate(model, traj, tmp_path / "ant.html", frames=10)
+    shot = robot_screenshot(page, tmp_path, 2)
+    r, b = shot[..., 0], shot[..., 2]
+    tan = (r - b > 60) & (r > 80)                 # the ant's rgba (0.8, 0.6, 0.4), shaded
+    assert tan.sum() > 10_000, f"only {tan.sum()} pixels of the ant's colour"
+    # the checker floor: its two greys side by side
+    floor = [(np.abs(shot - np.array(c[:3]) * 255).sum(axis=2) < 40).sum()
+             for c in ((0.82, 0.84, 0.86), (0.70, 0.73, 0.76))]
+    assert min(floor) > 1000, f"floor pixels of each checker colour: {floor}"

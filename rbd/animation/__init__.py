@@ -10,9 +10,24 @@ scroll to zoom), a time slider and play/pause buttons.  Opening it as
 
 Shapes
 ------
-A :class:`~rbd.model.Model` keeps no visual geometry (the URDF and MJCF
-readers keep only the inertias), so every body is drawn from its kinematics
-and its inertia:
+By default the robot is drawn as it is: the visual geoms of
+:attr:`rbd.Model.geoms` (for an MJCF model the geoms of groups 0 to 2, those
+MuJoCo shows by default), spheres, ellipsoids, capsules, cylinders and boxes as
+shaded surfaces and meshes (read with :func:`rbd.geoms.load_mesh`) as triangle
+meshes, in their colours.  Every shape is made once in its body's frame and
+moved with the body; a mesh with more triangles than the page (6000) or a
+movie (2500) carries is simplified by vertex clustering, and a mesh file that
+cannot be read (missing, or no reader installed) is left out with a
+:class:`RuntimeWarning` naming the geom.
+``geometry="collision"`` draws the collision geoms instead, and
+``geometry="inertia"`` the teaching drawing below (also used for a model
+without geoms, such as the built-in pendulums).  A checker floor is drawn
+where the model has a plane geom (or, for a floating base, the plane
+``z = 0``; ``floor=``), and the camera follows the root of a floating base
+(``follow=``) so that a falling robot stays in view at a fixed zoom; the time
+is shown above the scene.
+
+The teaching drawing shows every body from its kinematics and its inertia:
 
 * a **link**: line segments from the body's origin to the joint origins of its
   children and to the origins of the frames attached to it (or, with neither,
@@ -50,7 +65,9 @@ from ._geometry import (
     HTML_FRAMES,
     MAX_FRAMES,
     MOVIE_FRAMES,
+    MOVIE_TRIANGLES,
     Motion,
+    check_choices,
     check_frames,
     inertia_box,
     motion,
@@ -110,13 +127,17 @@ def check_output(out: str | os.PathLike) -> Path:
 
 def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | None = None,
             trail: str | None = None, title: str | None = None, speed: float = 1.0,
-            fps: float = 20.0, size: float = 5.0, dpi: int = 80) -> Path:
+            fps: float = 20.0, size: float = 5.0, dpi: int = 80, geometry: str = "visual",
+            follow: str | bool | None = None, floor=None) -> Path:
     """Write an animation of ``trajectory``: offline HTML, GIF or MP4 (by the suffix of ``out``).
 
     Parameters
     ----------
-    model, trajectory, t, trail, title, speed
-        As for :func:`figure`.
+    model, trajectory, t, trail, title, speed, geometry, follow, floor
+        As for :func:`figure`: by default the robot's visual geometry (its
+        meshes and primitives in their colours), a checker floor where it has
+        a plane or a floating base, and a camera following a floating base;
+        ``geometry="inertia"`` for the links and inertia-equivalent boxes.
     out : str or path-like
         ``*.html``: a self-contained page (plotly's JavaScript embedded; opens
         offline) with a 3-D view, a time slider and play/pause; ``run.html#frame=K``
@@ -165,12 +186,13 @@ def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | 
     for name, value in (("title", title), ("trail", trail)):
         if value is not None and not isinstance(value, str):
             raise InputError(f"animate: {name} must be a string or None, got {value!r}")
+    check_choices(geometry, follow, floor)
+    choices = dict(t=t, frames=frames, trail=trail, title=title, geometry=geometry,
+                   follow=follow, floor=floor)
     if html:
-        fig = figure(model, trajectory, t=t, frames=frames, trail=trail, title=title,
-                     speed=speed)
-        write_page(fig, path)
+        write_page(figure(model, trajectory, speed=speed, **choices), path)
         return path
-    write_movie(motion(model, trajectory, t=t, frames=frames, trail=trail, title=title),
+    write_movie(motion(model, trajectory, triangles=MOVIE_TRIANGLES, **choices),
                 path, fps, size, dpi)
     return path
 
