@@ -31,6 +31,7 @@ from ..model import Model
 from ..reference import crba as _crba
 from ..reference import rnea as _rnea
 from ..spatial import exact, mcI, plux, plux_parts
+from .trig import TrigRing
 
 __all__ = [
     "SymbolicBody",
@@ -272,14 +273,73 @@ def _symbols(given, prefix: str, n: int, what: str) -> tuple:
     return tuple(sympy.sympify(x) for x in values)
 
 
-def _matrix(a, simplify: bool) -> sympy.Matrix:
-    M = sympy.Matrix(np.atleast_1d(a).tolist()).applyfunc(exact_numbers)
-    return M.applyfunc(sympy.simplify) if simplify else M
+class _RingJoint:
+    """A joint whose outputs on symbols are converted to :class:`TrigPoly` scalars."""
+
+    def __init__(self, joint, R: TrigRing):
+        self.joint, self.R = joint, R
+        self.nq, self.nv, self.kind = joint.nq, joint.nv, joint.kind
+
+    def jcalc(self, q, qd):
+        return tuple(self.R.array(x) for x in self.joint.jcalc(q, qd))
+
+    def X_J(self, q):
+        return self.R.array(self.joint.X_J(q))
+
+    def S(self, q):
+        return self.R.array(self.joint.S(q))
+
+
+class _RingBody:
+    __slots__ = ("parent", "joint", "X_tree", "inertia", "name", "joint_name")
+
+    def __init__(self, body, R: TrigRing):
+        self.parent, self.name, self.joint_name = body.parent, body.name, body.joint_name
+        self.joint = _RingJoint(body.joint, R)
+        self.X_tree, self.inertia = R.array(body.X_tree), R.array(body.inertia)
+
+
+class _RingModel:
+    """A :class:`SymbolicModel` whose data are elements of one :class:`TrigRing`: the record
+    the reference CRBA and RNEA run on in :func:`equations_of_motion`."""
+
+    def __init__(self, model: SymbolicModel, q, qd):
+        formulas = [x for body in model.bodies for a in (body.X_tree, body.inertia)
+                    for x in np.ravel(a)]
+        formulas += list(model.gravity) + list(model.armature)
+        for i, body in enumerate(model.bodies):
+            for a in body.joint.jcalc(q[model.q_index(i)], qd[model.v_index(i)]):
+                formulas += list(np.ravel(a))
+        self.R = R = TrigRing(formulas)
+        self.record = model
+        self.bodies = tuple(_RingBody(body, R) for body in model.bodies)
+        self.gravity, self.armature = R.array(model.gravity), R.array(model.armature)
+        self.nbodies, self.nq, self.nv = model.nbodies, model.nq, model.nv
+        self.q_index, self.v_index = model.q_index, model.v_index
+
+    def matrix(self, a) -> sympy.Matrix:
+        a = np.atleast_2d(np.asarray(a, dtype=object))
+        return sympy.Matrix([[self.R.expr(x) for x in row] for row in a])
+
+
+#: Largest system whose formulas are tidied by default (``simplify=None``): angle sums
+#: recombined, common factors pulled out.  The tidy pass grows quickly with the size of
+#: the formulas (0.1 s for the two-link arm, 1 s for a 3-link spatial chain, 16 s for 4).
+TIDY_DOF = 2
+
+
+def tidy(expr):
+    """``expr`` with products of sines and cosines recombined into angle sums
+    (``cos q1 cos q2 − sin q1 sin q2 → cos(q1 + q2)``, sympy's ``fu`` rule TR10i) and common
+    factors pulled out of sums."""
+    from sympy.simplify.fu import TR10i
+
+    return sympy.factor_terms(TR10i(expr))
 
 
 def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
                         v: Sequence | None = None, parameters: Mapping | None = None,
-                        simplify: bool = True) -> EquationsOfMotion:
+                        simplify: bool | None = None) -> EquationsOfMotion:
     r"""``M(q)``, ``h(q, q̇)`` and ``g(q)`` as formulas, from the reference CRBA and RNEA.
 
     Parameters
@@ -292,10 +352,14 @@ def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
     parameters : mapping, optional
         Symbolic masses, centres of mass, inertias, offsets and gravity, as for
         :class:`SymbolicModel` (merged over those of a ``SymbolicModel``).
-    simplify : bool
-        Apply ``sympy.simplify`` to every entry (default).  Off, the formulas
-        are the recursions' raw output, which grows quickly with the depth of
-        the tree.
+    simplify : bool or None
+        Every entry is always brought to its normal form as a polynomial in the
+        sines, cosines, velocities and parameters, with ``sin² x = 1 − cos² x``
+        applied (:mod:`rbd.symbolic.trig`): exact cancellation, no ``simplify``
+        needed for zero entries to be zero.  ``True`` also applies :func:`tidy`
+        (angle sums recombined, common factors out: the textbook form of the
+        two-link arm); ``None`` (default) does so for systems of at most
+        ``TIDY_DOF`` (2) DoF, whose formulas tidy quickly.
 
     Returns
     -------
@@ -306,10 +370,14 @@ def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
     -----
     ``M`` is :func:`rbd.reference.crba.crba` (RBDA T6.2), ``h`` is
     :func:`rbd.reference.rnea.nonlinear_effects` and ``g`` is
-    :func:`rbd.reference.rnea.gravity_forces` (RBDA T5.1), called on object
-    arrays of the symbols; integral floats left by the numeric model are made
-    exact.  Spherical and free joints give ``M`` in their quaternion symbols,
-    taken as a unit quaternion.
+    :func:`rbd.reference.rnea.gravity_forces` (RBDA T5.1), run on a record of
+    the model whose numbers and formulas are elements of one
+    :class:`~rbd.symbolic.trig.TrigRing`, so every product the recursions form
+    is reduced as it is formed (a 5-link spatial chain takes about 1.5 s, where
+    sympy trees and ``simplify`` at the end took minutes for 4 links; see
+    ``docs/benchmarks.md``).  Floats of a numeric model stay floats, integral
+    ones become integers.  Spherical and free joints give ``M`` in their
+    quaternion symbols, taken as a unit quaternion (``|q| = 1`` is not applied).
 
     Examples
     --------
@@ -334,11 +402,13 @@ def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
     q = _symbols(q, "q", model.nq, "q")
     qd = _symbols(v, "qd", model.nv, "v")
     q_arr, qd_arr = np.array(q, dtype=object), np.array(qd, dtype=object)
-    M = _crba.crba(model, q_arr)                                           # RBDA T6.2
-    h = _rnea.nonlinear_effects(model, q_arr, qd_arr)                      # RBDA T5.1
-    g = _rnea.gravity_forces(model, q_arr)                                 # RBDA T5.1
-    return EquationsOfMotion(_matrix(M, simplify), _matrix(h, simplify).reshape(model.nv, 1),
-                             _matrix(g, simplify).reshape(model.nv, 1), q, qd)
+    ring = _RingModel(model, q_arr, qd_arr)
+    M = ring.matrix(_crba.crba(ring, q_arr))                               # RBDA T6.2
+    h = ring.matrix(_rnea.nonlinear_effects(ring, q_arr, qd_arr))          # RBDA T5.1
+    g = ring.matrix(_rnea.gravity_forces(ring, q_arr))                     # RBDA T5.1
+    if simplify or (simplify is None and model.nv <= TIDY_DOF):
+        M, h, g = (x.applyfunc(tidy) for x in (M, h, g))
+    return EquationsOfMotion(M, h.reshape(model.nv, 1), g.reshape(model.nv, 1), q, qd)
 
 
 # --- two textbook systems ------------------------------------------------------------------------
