@@ -337,11 +337,14 @@ def _agree(eom, kane, rng) -> float:
     qv, uv = rng.uniform(-2, 2, n), rng.uniform(-2, 2, n)
     ours = dict(zip(eom.q, qv, strict=True)) | dict(zip(eom.qd, uv, strict=True))
     theirs = dict(zip(q, qv, strict=True)) | dict(zip(u, uv, strict=True))
-    f = sympy.lambdify
-    M1 = np.asarray(f(list(ours), eom.M)(*ours.values()), dtype=float)
-    h1 = np.asarray(f(list(ours), eom.h)(*ours.values()), dtype=float).ravel()
-    M2 = np.asarray(f(list(theirs), M_k)(*theirs.values()), dtype=float)
-    h2 = -np.asarray(f(list(theirs), forcing)(*theirs.values()), dtype=float).ravel()
+
+    def f(values, matrix):       # (lambdify's compiler recurses too deep on RC6 and beyond)
+        values = {k: sympy.Float(v) for k, v in values.items()}
+        return np.array([[float(x.xreplace(values)) for x in row]
+                         for row in matrix.tolist()], dtype=float)
+
+    M1, h1 = f(ours, eom.M), f(ours, eom.h).ravel()
+    M2, h2 = f(theirs, M_k), -f(theirs, forcing).ravel()
     return float(max(np.abs(M1 - M2).max(), np.abs(h1 - h2).max()))
 
 

@@ -21,8 +21,11 @@ the module itself is ``importlib.import_module("rbd.symbolic.lagrangian")``.
 from .build import CompilationError, InsecureCacheError, compiler_available
 from .equations import (
     EquationsOfMotion,
+    FormulaMatrix,
+    ReadableSymbol,
     SymbolicModel,
     equations_of_motion,
+    joint_symbols,
     planar_arm,
     spatial_double_pendulum,
 )
@@ -46,6 +49,9 @@ __all__ = [
     "compiler_available",
     "equations_of_motion",
     "EquationsOfMotion",
+    "FormulaMatrix",
+    "ReadableSymbol",
+    "joint_symbols",
     "SymbolicModel",
     "planar_arm",
     "spatial_double_pendulum",

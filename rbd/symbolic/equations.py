@@ -41,6 +41,11 @@ __all__ = [
     "planar_arm",
     "spatial_double_pendulum",
     "exact_numbers",
+    "ReadableSymbol",
+    "FormulaMatrix",
+    "joint_symbols",
+    "coordinate_joints",
+    "tidy",
 ]
 
 #: Keys of a body's entry in ``parameters``.
@@ -52,6 +57,66 @@ def exact_numbers(expr):
     expr = sympy.sympify(expr)
     floats = {f: sympy.Integer(int(f)) for f in expr.atoms(sympy.Float) if float(f).is_integer()}
     return expr.xreplace(floats) if floats else expr
+
+
+class ReadableSymbol(sympy.Symbol):
+    """A symbol whose name is code (``lc2``, ``qd1``) and which prints as math (``l_c2``, ``q̇₁``).
+
+    ``str`` and ``lambdify`` use the name; the pretty and LaTeX printers show
+    ``display``, a name in sympy's own conventions (``"l_c2"`` → :math:`l_{c2}`,
+    ``"qdot1"`` → :math:`\\dot q_1`).  Otherwise an ordinary ``Symbol``.
+    """
+
+    def __new__(cls, name: str, display: str | None = None, **assumptions):
+        obj = super().__new__(cls, name, **assumptions)
+        obj._display = display or name
+        return obj
+
+    @classmethod
+    def class_key(cls):
+        return sympy.Symbol.class_key()      # sorted among symbols by name, as a Symbol
+
+    def __getnewargs_ex__(self):
+        return (self.name, self._display), self.assumptions0
+
+    def _latex(self, printer):
+        return printer._print(sympy.Symbol(self._display))
+
+    def _pretty(self, printer):
+        return printer._print(sympy.Symbol(self._display))
+
+
+class FormulaMatrix(sympy.MutableDenseMatrix):
+    """A sympy ``Matrix`` that prints as formulas: ``print`` gives ``sympy.pretty``, Jupyter
+    LaTeX (``_repr_latex_``) and IPython's text view the pretty form."""
+
+    def __str__(self) -> str:
+        return sympy.pretty(self)
+
+    def _repr_pretty_(self, p, cycle) -> None:
+        p.text(sympy.pretty(self))
+
+
+def joint_symbols(nq: int, nv: int | None = None) -> tuple[tuple, tuple, tuple]:
+    """The symbols of a state, numbered from 1 like the joints of a textbook: ``(q, q̇, q̈)``.
+
+    ``q1 … q_nq``, ``qd1 … qd_nv`` (printed :math:`\\dot q_k`) and ``qdd1 …``
+    (printed :math:`\\ddot q_k`), all real.  The one convention of
+    :func:`equations_of_motion`, :func:`rbd.testing.state_symbols` and the
+    reports of :func:`rbd.testing.check_consistency`; entry ``k - 1`` of a
+    NumPy array holds the value of ``qk``.
+    """
+    nv = nq if nv is None else nv
+    q = tuple(sympy.Symbol(f"q{k}", real=True) for k in range(1, nq + 1))
+    qd = tuple(ReadableSymbol(f"qd{k}", f"qdot{k}", real=True) for k in range(1, nv + 1))
+    qdd = tuple(ReadableSymbol(f"qdd{k}", f"qddot{k}", real=True) for k in range(1, nv + 1))
+    return q, qd, qdd
+
+
+def coordinate_joints(model) -> tuple[str, ...]:
+    """The name of the joint of each velocity coordinate (``nv`` names, in ``v`` order)."""
+    return tuple(body.joint_name for i, body in enumerate(model.bodies)
+                 for _ in range(model.v_index(i).stop - model.v_index(i).start))
 
 
 class SymbolicBody:
@@ -246,7 +311,11 @@ class SymbolicModel:
 class EquationsOfMotion:
     r"""``M(q) q̈ + h(q, q̇) = τ`` with ``h = C(q, q̇) q̇ + g(q)``, as sympy matrices.
 
-    Unpacks as ``M, h, g = equations``; ``q`` and ``qd`` are the symbols used.
+    Unpacks as ``M, h, g = equations``; ``q`` and ``qd`` are the symbols used
+    (``q1 …``, ``qd1 …``, numbered from 1: :func:`joint_symbols`) and
+    ``joints`` names the joint of each velocity coordinate.  The matrices print
+    as formulas (:class:`FormulaMatrix`), and so do the equations themselves
+    (``print(eom)``, or LaTeX in a notebook).
     """
 
     M: sympy.Matrix
@@ -254,19 +323,38 @@ class EquationsOfMotion:
     g: sympy.Matrix
     q: tuple
     qd: tuple
+    joints: tuple = ()
 
     def __iter__(self):
         return iter((self.M, self.h, self.g))
 
     @property
-    def coriolis(self) -> sympy.Matrix:
+    def coriolis(self) -> FormulaMatrix:
         """The velocity terms ``C(q, q̇) q̇ = h − g``."""
-        return (self.h - self.g).applyfunc(sympy.expand)
+        return FormulaMatrix((self.h - self.g).applyfunc(sympy.expand))
+
+    def _equation(self):
+        qdd = sympy.Matrix([ReadableSymbol(f"qdd{k}", f"qddot{k}", real=True)
+                            for k in range(1, len(self.qd) + 1)])
+        return sympy.Eq(sympy.MatMul(self.M, qdd, evaluate=False) + self.h,
+                        sympy.Matrix(sympy.symbols(f"tau1:{len(self.qd) + 1}")))
+
+    def __str__(self) -> str:
+        coordinates = ", ".join(f"{q} ({name})" for q, name in zip(self.q, self.joints,
+                                                                    strict=False))
+        head = f"M(q) q̈ + h(q, q̇) = τ; coordinates {coordinates}\n" if coordinates else ""
+        return (f"{head}M =\n{sympy.pretty(self.M)}\n\nh = C(q, q̇) q̇ + g(q) =\n"
+                f"{sympy.pretty(self.h)}\n\ng =\n{sympy.pretty(self.g)}")
+
+    def _repr_latex_(self) -> str:
+        return (rf"$\displaystyle M(q)\,\ddot q + h(q, \dot q) = \tau,\quad "
+                rf"M = {sympy.latex(self.M)},\quad h = {sympy.latex(self.h)},\quad "
+                rf"g = {sympy.latex(self.g)}$")
 
 
-def _symbols(given, prefix: str, n: int, what: str) -> tuple:
+def _symbols(given, default: tuple, n: int, what: str) -> tuple:
     if given is None:
-        return tuple(sympy.symbols(f"{prefix}1:{n + 1}", real=True)) if n else ()
+        return default
     values = tuple(np.ravel(np.array(given, dtype=object)))
     if len(values) != n:
         raise InputError(f"{what} must have {n} entries, got {len(values)}")
@@ -399,8 +487,9 @@ def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
     else:
         raise InputError(f"model must be an rbd.Model or a SymbolicModel, got "
                          f"{type(model).__name__}")
-    q = _symbols(q, "q", model.nq, "q")
-    qd = _symbols(v, "qd", model.nv, "v")
+    q_default, qd_default, _ = joint_symbols(model.nq, model.nv)
+    q = _symbols(q, q_default, model.nq, "q")
+    qd = _symbols(v, qd_default, model.nv, "v")
     q_arr, qd_arr = np.array(q, dtype=object), np.array(qd, dtype=object)
     ring = _RingModel(model, q_arr, qd_arr)
     M = ring.matrix(_crba.crba(ring, q_arr))                               # RBDA T6.2
@@ -408,7 +497,9 @@ def equations_of_motion(model: Model | SymbolicModel, q: Sequence | None = None,
     g = ring.matrix(_rnea.gravity_forces(ring, q_arr))                     # RBDA T5.1
     if simplify or (simplify is None and model.nv <= TIDY_DOF):
         M, h, g = (x.applyfunc(tidy) for x in (M, h, g))
-    return EquationsOfMotion(M, h.reshape(model.nv, 1), g.reshape(model.nv, 1), q, qd)
+    joints = coordinate_joints(model)
+    return EquationsOfMotion(FormulaMatrix(M), FormulaMatrix(h.reshape(model.nv, 1)),
+                             FormulaMatrix(g.reshape(model.nv, 1)), q, qd, joints)
 
 
 # --- two textbook systems ------------------------------------------------------------------------
@@ -419,8 +510,8 @@ def planar_arm() -> SymbolicModel:
     r"""The two-link planar arm with symbolic masses, lengths and inertias.
 
     Two revolute joints about ``z``; link ``k`` has mass ``m_k``, its centre of
-    mass ``lc_k`` along its ``x`` axis, inertia ``I_k`` about ``z`` at the centre
-    of mass; the second joint sits ``l1`` along the first link; gravity is
+    mass ``lc_k`` (printed :math:`l_{ck}`) along its ``x`` axis, inertia ``I_k``
+    about ``z`` at the centre of mass; the second joint sits ``l1`` along the first link; gravity is
     ``-g`` along ``y``, so ``q = 0`` is horizontal.  The textbook mass matrix is
 
     .. math::
@@ -431,7 +522,8 @@ def planar_arm() -> SymbolicModel:
 
     The symbols are in ``arm.values`` (with sample numbers) and ``arm.symbols``.
     """
-    m1, m2, l1, lc1, lc2, I1, I2, g = sympy.symbols("m1 m2 l1 lc1 lc2 I1 I2 g", positive=True)
+    m1, m2, l1, I1, I2, g = sympy.symbols("m1 m2 l1 I1 I2 g", positive=True)
+    lc1, lc2 = (ReadableSymbol(f"lc{k}", f"l_c{k}", positive=True) for k in (1, 2))
     numbers = {m1: 1.0, m2: 0.8, l1: 1.0, lc1: 0.5, lc2: 0.4, I1: 0.1, I2: 0.06, g: 9.81}
     skeleton = Model(gravity=(0.0, -9.81, 0.0), name="planar_arm")
     b1 = skeleton.add_body(-1, Revolute(_Z), None, (1.0, [0.5, 0, 0], np.diag([0, 0.1, 0.1])),

@@ -28,6 +28,9 @@ from sympy.polys.rings import ring as _ring
 
 __all__ = ["TrigRing", "TrigPoly"]
 
+_SORT_KEY = sympy.core.basic._args_sortkey if hasattr(sympy.core.basic, "_args_sortkey") \
+    else sympy.default_sort_key
+
 
 def _atoms(expr, found: dict) -> None:
     """Collect the atoms of ``expr``: the factors that are not sums, products or powers by
@@ -77,6 +80,7 @@ class TrigRing:
                       if isinstance(a, sympy.sin) and sympy.cos(a.args[0]) in index]
         self._one_minus_cos2 = {s: self.ring.one - ring_gens[c] ** 2 for s, c in self.pairs}
         self._cache: dict = {}
+        self._powers: dict = {}
 
     # --- conversion -------------------------------------------------------------------------
     def element(self, expr) -> TrigPoly:
@@ -102,7 +106,13 @@ class TrigRing:
         return np.array([self.element(x) for x in a.ravel()], dtype=object).reshape(a.shape)
 
     def expr(self, x) -> sympy.Expr:
-        """An element (or a number) back as a sympy formula in the original atoms."""
+        """An element (or a number) back as a sympy formula in the original atoms.
+
+        The terms are assembled in sympy's canonical argument order directly
+        (``Mul._from_args``, ``Add._from_args``): the atoms are distinct, so
+        nothing is left to combine, and the result is the object that
+        ``sympy.Add(*terms)`` would build, at a fraction of the cost.
+        """
         if not isinstance(x, TrigPoly):
             return sympy.nsimplify(x) if isinstance(x, float) and x.is_integer() else \
                 sympy.sympify(x)
@@ -111,30 +121,69 @@ class TrigRing:
             c = sympy.Rational(coeff.numerator, coeff.denominator)
             if self.had_floats and not c.is_Integer:
                 c = sympy.Float(c, 15)
-            factors = [self.atoms[k] ** e for k, e in enumerate(monom) if e]
-            terms.append(sympy.Mul(c, *factors))
-        return sympy.Add(*terms)
+            factors = [self._power(k, e) for k, e in enumerate(monom) if e]
+            if not factors:
+                terms.append(c)
+                continue
+            factors.sort(key=_SORT_KEY)
+            if c != 1:
+                factors.insert(0, c)
+            terms.append(factors[0] if len(factors) == 1 else
+                         sympy.Mul._from_args(factors, is_commutative=True))
+        if not terms:
+            return sympy.Integer(0)
+        if len(terms) == 1:
+            return terms[0]
+        numbers = [t for t in terms if t.is_Number]
+        others = sorted((t for t in terms if not t.is_Number), key=_SORT_KEY)
+        return sympy.Add._from_args(numbers + others, is_commutative=True)
+
+    def _power(self, k: int, e: int):
+        key = (k, e)
+        try:
+            return self._powers[key]
+        except KeyError:
+            value = self._powers[key] = self.atoms[k] if e == 1 else sympy.Pow(self.atoms[k], e)
+            return value
 
     # --- the normal form --------------------------------------------------------------------
     def reduce(self, p):
-        """``p`` with every ``sin² x`` replaced by ``1 − cos² x`` (one pass suffices when the
-        factors of a product are reduced: their product has sine degrees at most 2)."""
+        """``p`` with every ``sin² x`` replaced by ``1 − cos² x``.
+
+        One pass suffices when the factors of a product are reduced: sine degrees
+        are then at most 2.  A term with ``sin²`` of the angles in ``K`` becomes
+        ``Σ_{T ⊆ K} (−1)^{|T|} Π_{i∈T} cos² x_i`` times the rest.
+        """
         if not self.pairs:
             return p
-        bad = [(m, c) for m, c in p.items() if any(m[s] >= 2 for s, _ in self.pairs)]
+        pairs = self.pairs
+        bad = [m for m in p if any(m[s] >= 2 for s, _ in pairs)]
         if not bad:
             return p
-        R = self.ring
         out = p.copy()
-        for monom, coeff in bad:
-            del out[monom]
-            rest = list(monom)
-            term = R.one
-            for s, _ in self.pairs:
-                while rest[s] >= 2:
-                    rest[s] -= 2
-                    term = term * self._one_minus_cos2[s]
-            out = out + R({tuple(rest): coeff}) * term
+        zero = self.ring.domain.zero
+        for monom in bad:
+            coeff = out.pop(monom)
+            expansions = [(list(monom), coeff)]
+            for s, c in pairs:
+                if monom[s] < 2:
+                    continue
+                grown = []
+                for m, k in expansions:
+                    m = m.copy()
+                    m[s] -= 2
+                    grown.append((m, k))
+                    m2 = m.copy()
+                    m2[c] += 2
+                    grown.append((m2, -k))
+                expansions = grown
+            for m, k in expansions:
+                key = tuple(m)
+                value = out.get(key, zero) + k
+                if value:
+                    out[key] = value
+                else:
+                    out.pop(key, None)
         return out
 
 
