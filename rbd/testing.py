@@ -164,26 +164,35 @@ _ARGUMENTS = {
 }
 _SYMBOLS = {"mass_matrix": "M", "inverse_dynamics": "tau", "bias_forces": "h",
             "forward_dynamics": "qdd"}
-# A slip explains the worst entry when it predicts the user's value there to this relative
+# A slip explains an entry when it predicts the user's value there to this relative
 # accuracy at every tested state: far above rounding (1e-16 per operation on values of order
 # one) and far below any real disagreement worth naming.
 SLIP_TOLERANCE = 1e-6
+#: Largest model whose slips are named term by term (its equations of motion are derived
+#: as formulas, split by body and term); larger ones get the whole-quantity slips only.
+SLIP_DOF = 6
 
 
 @dataclass
 class Discrepancy:
-    """The entry where a function disagrees most with the expected value.
+    """One entry where a function disagrees with the expected value.
 
     Attributes
     ----------
     index : tuple of int
-        ``(row, column)`` for a matrix, ``(row,)`` for a vector.
+        ``(row, column)`` for a matrix, ``(row,)`` for a vector (NumPy indices, from 0).
     state : dict
-        The state where it happens, by argument name (``q``, ``v`` and ``a`` or ``tau``).
+        The state where the entry differs most, by argument name (``q``, ``v`` and
+        ``a`` or ``tau``).
     yours, expected : float
         The function's value and the reference implementation's value of that entry.
     slips : list of str
         The usual mistakes that explain the entry at every tested state (may be empty).
+    coordinates : str
+        The joint symbols and joints of the entry's row (and column), e.g.
+        ``"row q1 (shoulder), column q2 (elbow)"``.
+    difference : float
+        ``|yours − expected| / max(1, max|expected|)`` at that state: the order of the list.
     """
 
     quantity: str
@@ -192,6 +201,8 @@ class Discrepancy:
     yours: float
     expected: float
     slips: list[str] = field(default_factory=list)
+    coordinates: str = ""
+    difference: float = 0.0
 
     @property
     def entry(self) -> str:
@@ -200,10 +211,11 @@ class Discrepancy:
     def __str__(self) -> str:
         where = ", ".join(f"{k} = {np.array2string(np.asarray(x), precision=4)}"
                           for k, x in self.state.items())
-        lines = [f"worst entry: {self.entry} at {where}",
+        about = f" ({self.coordinates})" if self.coordinates else ""
+        lines = [f"{self.entry}{about} at {where}",
                  f"  yours     {self.yours: .10g}",
                  f"  expected  {self.expected: .10g}"]
-        lines += [f"likely slip: {slip}" for slip in self.slips]
+        lines += [f"  likely slip: {slip}" for slip in self.slips]
         return "\n".join(lines)
 
 
@@ -213,10 +225,11 @@ class ConsistencyReport:
 
     ``rows`` holds ``(implementation, max difference, note)``; a non-empty note
     (``"n/a ..."``) marks an implementation that does not handle the model: it is
-    shown and counted apart, never as an agreement.  ``worst`` names the entry
-    that differs most from the reference; ``formulas`` (symbolic input only)
-    maps each non-zero entry of the simplified difference *yours − expected* to
-    its formula.
+    shown and counted apart, never as an agreement.  ``entries`` lists every
+    entry that differs from the reference, worst first, each with the usual
+    slips that explain it; ``worst`` is the first.  ``formulas`` (symbolic input
+    only) maps each non-zero entry of the difference *yours − expected* to its
+    formula.
     """
 
     quantity: str
@@ -224,6 +237,7 @@ class ConsistencyReport:
     rows: list[tuple[str, float, str]] = field(default_factory=list)
     worst: Discrepancy | None = None
     formulas: dict[tuple[int, ...], object] = field(default_factory=dict)
+    entries: list[Discrepancy] = field(default_factory=list)
 
     @property
     def compared(self) -> int:
@@ -245,6 +259,11 @@ class ConsistencyReport:
         errs = [err for _, err, note in self.rows if not note]
         return max(errs) if errs else 0.0
 
+    @property
+    def slips(self) -> list[str]:
+        """Every slip named, entry by entry (``"M[0, 1]: a sign error in ..."``)."""
+        return [f"{e.entry}: {slip}" for e in self.entries for slip in e.slips]
+
     def __str__(self) -> str:
         width = max([len(n) for n, _, _ in self.rows] + [14])
         lines = [f"{self.quantity}: max relative difference against each implementation "
@@ -257,10 +276,13 @@ class ConsistencyReport:
                 lines.append(f"  {name:<{width}}  {err:10.3e}  {verdict}")
         lines.append(f"agreement: {'yes' if self.ok else 'NO'} ({self.compared} compared, "
                      f"{self.not_applicable} n/a, counted apart)")
-        if self.worst is not None and not self.ok:
-            lines.append(str(self.worst))
+        if self.entries and not self.ok:
+            lines.append(f"{len(self.entries)} differing "
+                         f"{'entry' if len(self.entries) == 1 else 'entries'}, worst first:")
+            lines.append("worst entry: " + str(self.entries[0]))
+            lines += [str(e) for e in self.entries[1:]]
         if self.formulas:
-            lines.append("yours - expected, simplified (non-zero entries):")
+            lines.append("yours - expected (non-zero entries):")
             lines += [f"  {_SYMBOLS[self.quantity]}[{', '.join(map(str, k))}] = {f}"
                       for k, f in self.formulas.items()]
         return "\n".join(lines)
@@ -345,8 +367,9 @@ def _compare(report: ConsistencyReport, model: Model, states, mine) -> dict | No
     return expected[_reference_name(list(expected))] if expected else None
 
 
-def _slip_predictions(quantity: str, model: Model, state, expected: np.ndarray):
-    """``(description, predicted value)`` of each usual slip at one state."""
+def _whole_quantity_slips(quantity: str, model: Model, state, expected: np.ndarray):
+    """``(description, predicted value)`` of the slips of a whole quantity at one state: the
+    fallback for forward dynamics and for models too large to name terms."""
     from .algorithms import crba, gravity_forces, nonlinear_effects
 
     yield "a sign (yours is minus the expected value)", -expected
@@ -360,33 +383,18 @@ def _slip_predictions(quantity: str, model: Model, state, expected: np.ndarray):
     if quantity == "forward_dynamics":      # the same slips, seen through M⁻¹
         M = crba(model, q, backend="reference")
         g, cv = np.linalg.solve(M, -g), np.linalg.solve(M, -cv)
-    yield "a missing gravity term g(q)", expected - g
+    yield "the gravity term g(q) missing", expected - g
     yield "gravity with the wrong sign", expected - 2.0 * g
-    if quantity != "mass_matrix" and np.any(v):
-        yield "the Coriolis/centrifugal term C(q, v) v halved", expected - 0.5 * cv
-        yield "a missing Coriolis/centrifugal term C(q, v) v", expected - cv
-        yield "the Coriolis/centrifugal term C(q, v) v doubled", expected + cv
+    if np.any(v):
+        yield "the Coriolis/centrifugal term C(q, q̇) q̇ halved", expected - 0.5 * cv
+        yield "the Coriolis/centrifugal term C(q, q̇) q̇ missing", expected - cv
+        yield "the Coriolis/centrifugal term C(q, q̇) q̇ doubled", expected + cv
 
 
-def _slips(quantity: str, model: Model, states, mine, expected, index) -> list[str]:
-    """The usual slips that predict the user's worst entry at every state."""
-    per_state = [dict(_slip_predictions(quantity, model, s, y))
-                 for s, y in zip(states, expected, strict=True)]
-    found = []
-    for name in per_state[0]:
-        if all(abs(m[index] - p[name][index]) <= SLIP_TOLERANCE * max(1.0, abs(y[index]))
-               and abs(m[index] - y[index]) > SLIP_TOLERANCE * max(1.0, abs(y[index]))
-               for m, y, p in zip(mine, expected, per_state, strict=True)):
-            everywhere = all(np.allclose(m, p[name], rtol=SLIP_TOLERANCE, atol=SLIP_TOLERANCE)
-                             for m, p in zip(mine, per_state, strict=True))
-            found.append(name + (" in every entry" if everywhere else
-                                 f" in entry {_SYMBOLS[quantity]}{list(index)}"))
-    if _transposed(mine, expected, index):
-        i, j = index
-        found.append(f"a transpose: {_SYMBOLS[quantity]} is symmetric and yours is not; your "
-                     f"entry [{j}, {i}] is right, so the term of [{i}, {j}] has a transposed "
-                     f"factor (or fill {_SYMBOLS[quantity]} from one triangle)")
-    return found
+def _explains(mine, expected, predicted, index) -> bool:
+    """``predicted`` gives the user's (wrong) entry at every state."""
+    return all(abs(m[index] - p[index]) <= SLIP_TOLERANCE * max(1.0, abs(y[index]))
+               for m, y, p in zip(mine, expected, predicted, strict=True))
 
 
 def _transposed(mine, expected, index) -> bool:
@@ -398,44 +406,109 @@ def _transposed(mine, expected, index) -> bool:
                < abs(m[i, j] - y[i, j]) for m, y in zip(mine, expected, strict=True))
 
 
-def _worst(quantity: str, model: Model, states, mine, expected) -> Discrepancy:
-    k, index, largest = 0, (0,) * mine[0].ndim, -1.0
-    for i, (m, y) in enumerate(zip(mine, expected, strict=True)):
-        if m.size == 0:
-            continue
-        d = np.abs(m - y) / max(1.0, float(np.max(np.abs(y))))
-        j = np.unravel_index(int(np.argmax(d)), d.shape)
-        if d[j] > largest:
-            k, index, largest = i, tuple(int(x) for x in j), float(d[j])
-    if largest < 0:
-        return Discrepancy(quantity, index, _state(quantity, *states[0]), 0.0, 0.0)
-    return Discrepancy(quantity, index, _state(quantity, *states[k]), float(mine[k][index]),
-                       float(expected[k][index]),
-                       _slips(quantity, model, states, mine, expected, index))
+def _coordinates(model, index) -> str:
+    from .symbolic.equations import coordinate_joints
+
+    joints = coordinate_joints(model)
+    names = [f"q{k + 1} '{joints[k]}'" for k in index]
+    if len(index) == 1:
+        return f"coordinate {names[0]}"
+    return f"row {names[0]}, column {names[1]}"
+
+
+def _entries(quantity: str, model: Model, states, mine, expected, tolerance) -> list:
+    """Every entry that differs by more than ``tolerance`` at some state, worst first."""
+    found = []
+    if not mine or mine[0].size == 0:
+        return found
+    scale = [max(1.0, float(np.max(np.abs(y)))) for y in expected]
+    d = np.array([np.abs(m - y) / s for m, y, s in zip(mine, expected, scale, strict=True)])
+    worst = d.max(axis=0)
+    for flat in np.argsort(-worst.ravel(), kind="stable"):
+        index = tuple(int(x) for x in np.unravel_index(int(flat), worst.shape))
+        if worst[index] <= tolerance:
+            break
+        k = int(np.argmax(d[(slice(None), *index)]))
+        found.append(Discrepancy(quantity, index, _state(quantity, *states[k]),
+                                 float(mine[k][index]), float(expected[k][index]),
+                                 coordinates=_coordinates(model, index),
+                                 difference=float(worst[index])))
+    return found
+
+
+def _sort_key():
+    import sympy
+
+    return sympy.default_sort_key
+
+
+def _name_slips(quantity, model, record, states, mine, expected, entries, points) -> None:
+    """Fill ``entry.slips`` of every differing entry.
+
+    Term by term (:class:`_Terms`) for M, h and tau of models of at most
+    ``SLIP_DOF`` DoF; otherwise the slips of the whole quantity.  ``points`` are
+    the arguments of the formulas at each state (``q, q̇, q̈`` and the parameter
+    values ``mine`` and ``expected`` were evaluated at).
+    """
+    if not entries:
+        return
+    terms = None
+    if quantity != "forward_dynamics" and 0 < model.nv <= SLIP_DOF:
+        try:
+            terms = _Terms.of(record, quantity)
+        except Exception:       # a model the symbolic path does not handle: whole quantity
+            terms = None
+    if terms is not None:
+        terms.name(points, mine, expected, entries)
+    else:
+        per_state = [dict(_whole_quantity_slips(quantity, model, s, y))
+                     for s, y in zip(states, expected, strict=True)]
+        for entry in entries:
+            entry.slips += [name for name in per_state[0] if _explains(
+                mine, expected, [p[name] for p in per_state], entry.index)]
+    symbol = _SYMBOLS[quantity]
+    for entry in entries:
+        if _transposed(mine, expected, entry.index):
+            i, j = entry.index
+            entry.slips.append(f"a swapped index (transpose): {symbol} is symmetric and yours "
+                               f"is not; your entry [{j}, {i}] is right, so the term of "
+                               f"[{i}, {j}] has a transposed factor (or fill {symbol} from "
+                               f"one triangle)")
+    # a slip of the whole quantity that explains every entry is said once more, as such
+    if len(entries) == mine[0].size:
+        common = set(entries[0].slips).intersection(*(e.slips for e in entries[1:]))
+        for entry in entries:
+            entry.slips = [s + (" (in every entry)" if s in common else "")
+                           for s in entry.slips]
 
 
 def check_consistency(
-    model: Model,
+    model,
     quantity: str,
     fn,
     rng: np.random.Generator | int | None = 0,
     trials: int = 5,
     tolerance: float = 1e-8,
 ) -> ConsistencyReport:
-    """Compare ``fn`` with every registered implementation of ``quantity``; find the wrong term.
+    """Compare ``fn`` with every registered implementation of ``quantity``; name the slip.
 
     Parameters
     ----------
-    model : Model
+    model : Model or rbd.symbolic.SymbolicModel
+        A symbolic model (e.g. :func:`rbd.symbolic.planar_arm`) is compared at
+        its numeric values (``model.numeric()``); a sympy answer may then use
+        its parameter symbols (``m1``, ``lc2``, ...).
     quantity : {"mass_matrix", "inverse_dynamics", "bias_forces", "forward_dynamics"}
     fn : callable or sympy.Matrix
         A function with the registry signature of ``quantity``: ``fn(model, q)``
         for ``M``, ``fn(model, q, v)`` for ``h = C v + g``, ``fn(model, q, v, a)``
         for ``tau`` and ``fn(model, q, v, tau)`` for ``qdd``.  It may return a
         sympy Matrix, or be one, written in the symbols of
-        :func:`state_symbols` (``q0, q1, ...``, ``v0, ...``, ``a0, ...``): the
-        difference to the symbolic equations of motion is then simplified and
-        its non-zero entries are reported as formulas.
+        :func:`state_symbols` (``q1, q2, ...``, ``qd1, ...``, ``qdd1, ...``,
+        numbered from 1 like the joints, as :func:`rbd.symbolic.equations_of_motion`;
+        ``v1``, ``q_1``, ``dq1``, ``a1`` are understood too): the difference to
+        the symbolic equations of motion is then reported entry by entry as a
+        formula.
     rng : Generator or seed
         Draws the ``trials`` random states.
     tolerance : float
@@ -446,32 +519,50 @@ def check_consistency(
     ConsistencyReport
         ``report.ok``; ``print(report)`` shows one row per implementation
         (``n/a`` for those that do not handle the model, counted apart), and when
-        they disagree the worst entry (row, column), the state where it happens,
-        your value beside the expected one, and the usual slip that explains it
-        (a sign, a factor of 2, a transpose, a missing gravity term, the
-        Coriolis term halved, ...).
+        they disagree every differing entry, worst first: its row and column
+        with their joint symbols and joints, the state where it differs most,
+        your value beside the expected one, and the usual slips that explain it.
+        For M, h and tau of models of at most ``SLIP_DOF`` DoF the expected
+        equations are split into named terms (per link: the rotational
+        inertia and the parallel-axis part m·d² of M; the Coriolis terms
+        ``q̇_i q̇_j``, the centrifugal terms ``q̇_i²`` and the gravity terms of
+        h; then the single terms of each formula), and a slip is named when it
+        predicts your value at every state: a term with its sign flipped,
+        missing, doubled or halved, cos written for sin, an index swapped
+        (transpose, ``Cᵀ q̇`` for ``C q̇``), a factor of 2 or a sign of the
+        whole entry.
 
     Raises
     ------
     InputError
         An unknown quantity (with the closest name), a function whose signature
-        does not fit the quantity, or a result of the wrong shape.
+        does not fit the quantity, a result of the wrong shape, or a sympy symbol
+        that is not a state symbol (numbered from 1) or parameter of the model.
 
     Examples
     --------
     >>> import numpy as np, rbd
     >>> model = rbd.models.double_pendulum(1.0, 1.0, 1.0, 1.0)
-    >>> def my_M(model, q):   # the coupling term should be 1 + cos(q1)
+    >>> def my_M(model, q):   # the coupling term should be 1 + cos(q2)
     ...     c = np.cos(q[1])
-    ...     return np.array([[3 + 2 * c, 2 + 2 * c], [2 + 2 * c, 1.0]])
+    ...     return np.array([[3 + 2 * c, 1 - c], [1 - c, 1.0]])
     >>> report = rbd.testing.check_consistency(model, "mass_matrix", my_M)
-    >>> report.ok, report.worst.entry
-    (False, 'M[0, 1]')
+    >>> report.ok, [e.entry for e in report.entries]
+    (False, ['M[0, 1]', 'M[1, 0]'])
     >>> report.worst.slips[0]
-    'a factor of 2 (yours is twice the expected value) in entry M[0, 1]'
+    'a sign error in the term cos(q2) (of the parallel-axis term m·d² of link2)'
     """
+    from .symbolic.equations import SymbolicModel
+
     quantity = _quantity(quantity)
+    record = model if isinstance(model, SymbolicModel) else None
+    if record is not None:
+        model = record.numeric()
+    elif not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model or a SymbolicModel, got "
+                         f"{type(model).__name__}")
     formulas: dict = {}
+    slip_data = None
     if _is_sympy_matrix(fn) or callable(fn):
         if callable(fn):
             _check_signature(quantity, fn)
@@ -481,19 +572,236 @@ def check_consistency(
     states = [random_state(model, rng) for _ in range(trials)]
     first = fn if _is_sympy_matrix(fn) else _call(quantity, fn, model, *states[0])
     if _is_sympy_matrix(first):
-        fn, formulas = _symbolic(quantity, model, first if _is_sympy_matrix(fn) else fn, states)
+        if record is None:
+            record = SymbolicModel.of(model)
+        fn, formulas, slip_data = _symbolic(quantity, model, record,
+                                            first if _is_sympy_matrix(fn) else fn, states, rng)
+    record = record or SymbolicModel.of(model)
     mine = [_as_result(quantity, model, _call(quantity, fn, model, *s)) for s in states]
     report = ConsistencyReport(quantity, tolerance, formulas=formulas)
     expected = _compare(report, model, states, mine)
-    if expected is not None:
-        report.worst = _worst(quantity, model, states, mine, expected)
+    if expected is not None and not report.ok:
+        report.entries = _entries(quantity, model, states, mine, expected, tolerance)
+        if slip_data is not None:       # named where the parameters vary too
+            points, mine_p, expected_p = slip_data
+            _name_slips(quantity, model, record, states, mine_p, expected_p, report.entries,
+                        points)
+        else:
+            values = [float(record.values[p]) for p in sorted(record.symbols,
+                                                                key=_sort_key())]
+            points = [[*s[0], *s[1], *s[2], *values] for s in states]
+            _name_slips(quantity, model, record, states, mine, expected, report.entries,
+                        points)
+        report.worst = report.entries[0] if report.entries else None
     return report
 
 
+# --- naming slips term by term ------------------------------------------------------------------
+def _short(label: str, t) -> str:
+    text = str(t)
+    return f"{label} ({text})" if len(text) <= 60 else label
+
+
+class _Terms:
+    """The expected ``M``, ``h`` or ``tau`` as formulas, split into named physical terms.
+
+    ``M = Σ_k (M_rot,k + M_trans,k)``: link ``k``'s rotational inertia about its
+    centre of mass and its mass at the centre of mass (the parallel-axis part
+    m·d²), each from the equations of motion of the model with every other
+    inertia zero (they are linear in the inertias).  ``h = Σ_k h_k`` likewise,
+    each split by its velocity factor: Coriolis ``q̇_i q̇_j`` (i ≠ j),
+    centrifugal ``q̇_i²`` and gravity (no velocity).  Each named term then splits
+    into its single terms (grouped by their factor in ``q`` and ``q̇``).
+    """
+
+    def __init__(self, record, quantity: str):
+        import sympy
+
+        from .symbolic.equations import equations_of_motion, joint_symbols
+
+        self.quantity = quantity
+        self.q, self.qd, self.qdd = joint_symbols(record.nq, record.nv)
+        self.params = sorted(record.symbols, key=sympy.default_sort_key)
+        self.args = [*self.q, *self.qd, *self.qdd, *self.params]
+        self.eom = equations_of_motion(record, simplify=False)
+        names = record.body_names
+        zero = np.zeros((3, 3))
+
+        def only(k: int, **own) -> dict:
+            others = {b: {"mass": 0, "inertia": zero} for b in names if b != names[k]}
+            return {**others, names[k]: own} if own else others
+
+        self.M_parts, self.h_parts = [], []
+        if quantity in ("mass_matrix", "inverse_dynamics"):
+            for k, b in enumerate(names):
+                for label, own in ((f"the rotational inertia of {b}", {"mass": 0}),
+                                   (f"the parallel-axis term m·d² of {b}", {"inertia": zero})):
+                    part = equations_of_motion(record, parameters=only(k, **own),
+                                               simplify=False).M
+                    self.M_parts.append((label, part))
+        if quantity in ("bias_forces", "inverse_dynamics"):
+            for k, b in enumerate(names):
+                self.h_parts.append((b, equations_of_motion(record, parameters=only(k),
+                                                            simplify=False).h))
+
+    @classmethod
+    def of(cls, record, quantity: str) -> _Terms:
+        cache = record.__dict__.setdefault("_slip_terms", {})
+        if quantity not in cache:
+            cache[quantity] = cls(record, quantity)
+        return cache[quantity]
+
+    # --- the named terms of one entry -------------------------------------------------------
+    def _singles(self, expr, label: str):
+        """The single terms of ``expr``, grouped by their factor in the state symbols."""
+        import sympy
+
+        groups: dict = {}
+        for term in sympy.Add.make_args(sympy.expand(expr)):
+            _, state = term.as_independent(*self.q, *self.qd, *self.qdd, as_Add=False)
+            groups.setdefault(state, []).append(term)
+        out = []
+        if len(groups) > 1:
+            out += [(f"the term {sympy.Add(*ts)} (of {label})", sympy.Add(*ts))
+                    for ts in groups.values()]
+        out += [(f"the term {t} (of {label})", t) for ts in groups.values() if len(ts) > 1
+                for t in ts]
+        if len(groups) == 1 and len(next(iter(groups.values()))) == 1:
+            return []
+        return out
+
+    def _M_terms(self, i: int, j: int):
+        for label, part in self.M_parts:
+            if part[i, j] != 0:
+                yield _short(label, part[i, j]), part[i, j]
+        for label, part in self.M_parts:
+            if part[i, j] != 0:
+                yield from self._singles(part[i, j], label)
+
+    def _velocity_kind(self, term) -> str:
+        _, v = term.as_independent(*self.qd, as_Add=False)
+        if v == 1:
+            return "gravity"
+        powers = v.as_powers_dict()
+        names = [f"q̇{self.qd.index(s) + 1}" for s in powers]
+        if len(powers) == 1 and sum(powers.values()) == 2:
+            return f"the centrifugal term in {names[0]}²"
+        return f"the Coriolis term in {'·'.join(sorted(names))}"
+
+    def _split_h(self, expr) -> dict:
+        import sympy
+
+        kinds: dict = {}
+        for term in sympy.Add.make_args(sympy.expand(expr)):
+            kinds.setdefault(self._velocity_kind(term), []).append(term)
+        return {k: sympy.Add(*ts) for k, ts in kinds.items()}
+
+    def _h_terms(self, i: int):
+        import sympy
+
+        whole = self._split_h(self.eom.h[i])
+        coriolis = [v for k, v in whole.items() if k.startswith("the Coriolis")]
+        centrifugal = [v for k, v in whole.items() if k.startswith("the centrifugal")]
+        if "gravity" in whole:
+            yield _short("the gravity term", whole["gravity"]), whole["gravity"]
+        if coriolis or centrifugal:
+            yield "the velocity terms C(q, q̇) q̇", sympy.Add(*coriolis, *centrifugal)
+        if len(coriolis) > 1:
+            yield "every Coriolis term", sympy.Add(*coriolis)
+        if len(centrifugal) > 1:
+            yield "every centrifugal term", sympy.Add(*centrifugal)
+        for kind, value in whole.items():
+            if kind != "gravity":
+                yield _short(kind, value), value
+        for body, part in self.h_parts:
+            for kind, value in self._split_h(part[i]).items():
+                label = f"the gravity term of {body}" if kind == "gravity" else \
+                    f"{kind} from {body}"
+                yield _short(label, value), value
+        for kind, value in whole.items():
+            yield from self._singles(value, "gravity" if kind == "gravity" else kind)
+
+    def _coriolis_transposed(self, i: int):
+        """``(Cᵀ q̇ − C q̇)_i`` with ``C`` of Christoffel symbols of ``M`` (q̇ = dq/dt only)."""
+        import sympy
+
+        n = len(self.qd)
+        if len(self.q) != n:
+            return None
+        M, q, qd = self.eom.M, self.q, self.qd
+
+        def C(a, b):
+            return sum(sympy.Rational(1, 2) * (M[a, b].diff(q[k]) + M[a, k].diff(q[b])
+                                               - M[b, k].diff(q[a])) * qd[k] for k in range(n))
+
+        return sympy.expand(sum((C(j, i) - C(i, j)) * qd[j] for j in range(n)))
+
+    def candidates(self, index):
+        """``(description, predicted yours − expected)`` of every slip at one entry."""
+        import sympy
+
+        if self.quantity == "mass_matrix":
+            y = self.eom.M[index]
+            named = list(self._M_terms(*index))
+        elif self.quantity == "bias_forces":
+            y = self.eom.h[index[0]]
+            named = list(self._h_terms(index[0]))
+        else:
+            i = index[0]
+            y = (self.eom.M[i, :] * sympy.Matrix(self.qdd))[0] + self.eom.h[i]
+            inertial = (self.eom.M[i, :] * sympy.Matrix(self.qdd))[0]
+            named = [("the inertial term M q̈", inertial)]
+            for j in range(len(self.qd)):
+                named += [(f"{label} in M[{i}, {j}]·q̈{j + 1}", t * self.qdd[j])
+                          for label, t in self._M_terms(i, j)]
+            named += list(self._h_terms(i))
+        trig = (sympy.sin, sympy.cos)
+
+        def swapped(t):
+            return t.xreplace({f: (sympy.cos if isinstance(f, sympy.sin) else sympy.sin)(*f.args)
+                               for f in t.atoms(*trig)})
+
+        out = [("a sign of the whole entry (yours is minus the expected value)", -2 * y),
+               ("a factor of 2 (yours is twice the expected value)", y),
+               ("a factor of 2 (yours is half the expected value)", -y / 2)]
+        if y.atoms(*trig):
+            out.append(("cos written for sin (and sin for cos) in the whole entry",
+                        swapped(y) - y))
+        if self.quantity != "mass_matrix":
+            transposed = self._coriolis_transposed(index[0])
+            if transposed is not None and transposed != 0:
+                out.append(("a swapped index: Cᵀ(q, q̇) q̇ for C(q, q̇) q̇ (the Christoffel "
+                            "symbols with their first two indices exchanged)", transposed))
+        for label, t in named:
+            out += [(f"a sign error in {label}", -2 * t), (f"{label} missing", -t),
+                    (f"{label} doubled", t), (f"{label} halved", -t / 2)]
+            if t.atoms(*trig):
+                out.append((f"cos written for sin (and sin for cos) in {label}",
+                            swapped(t) - t))
+        return out
+
+    def name(self, points, mine, expected, entries, most: int = 3) -> None:
+        """Add to each entry the (at most ``most``) slips that predict it at every point."""
+        import sympy
+
+        for entry in entries:
+            index = entry.index
+            candidates = self.candidates(index)
+            f = sympy.lambdify(self.args, [d for _, d in candidates], modules="numpy")
+            values = np.array([np.broadcast_to(np.asarray(f(*p), dtype=float),
+                                               (len(candidates),)) for p in points])
+            d = np.array([m[index] - y[index] for m, y in zip(mine, expected, strict=True)])
+            scale = np.array([max(1.0, abs(y[index])) for y in expected])
+            hits = np.all(np.abs(values - d[:, None]) <= SLIP_TOLERANCE * scale[:, None],
+                          axis=0)
+            found = [candidates[k][0] for k in np.flatnonzero(hits)]
+            entry.slips += list(dict.fromkeys(found))[:most]
+
+
 # --- the symbolic comparison ------------------------------------------------------------------
-_SYMBOL_NAME = re.compile(r"^(q|v|qd|dq|a|qdd|ddq|tau)_?\[?(\d+)\]?$")
-_ROLE = {"q": "q", "v": "v", "qd": "v", "dq": "v", "a": "a", "qdd": "a", "ddq": "a",
-         "tau": "a"}
+_SYMBOL_NAME = re.compile(r"^(q|v|qd|dq|qdot|a|qdd|ddq|qddot|tau)_?\{?(\d+)\}?$")
+_ROLE = {"q": "q", "v": "v", "qd": "v", "dq": "v", "qdot": "v", "a": "a", "qdd": "a",
+         "ddq": "a", "qddot": "a", "tau": "a"}
 
 
 def _is_sympy_matrix(x) -> bool:
@@ -504,110 +812,130 @@ def _is_sympy_matrix(x) -> bool:
     return isinstance(x, sympy.MatrixBase)
 
 
-def state_symbols(model: Model):
-    """Sympy symbols ``(q, v, a)`` for a symbolic :func:`check_consistency`.
+def state_symbols(model):
+    """Sympy symbols ``(q, q̇, q̈)`` for a symbolic :func:`check_consistency`.
 
-    Each is a column ``sympy.Matrix`` of ``model.nv`` symbols named ``q0, q1, ...``,
-    ``v0, ...`` and ``a0, ...`` (``a`` stands for ``tau`` in forward dynamics).
-    Symbols of your own named ``q1``, ``q_1``, ``qd1``, ``qdd1`` and so on are
-    recognized too.
+    Each is a column ``sympy.Matrix``: ``q1 … q_nq``, ``qd1 … qd_nv`` (printed
+    :math:`\\dot q_k`) and ``qdd1 …`` (printed :math:`\\ddot q_k`; they stand for
+    ``tau`` in forward dynamics), numbered from 1 like the joints of a textbook
+    and the symbols of :func:`rbd.symbolic.equations_of_motion`
+    (:func:`rbd.symbolic.joint_symbols`): ``qk`` is ``q[k - 1]``.  Symbols of
+    your own named ``q_1``, ``v1``, ``dq1``, ``a1`` and so on are recognized
+    too; ``model`` may be a :class:`~rbd.symbolic.SymbolicModel`.
 
     Examples
     --------
     >>> import rbd
-    >>> q, v, a = rbd.testing.state_symbols(rbd.models.double_pendulum())
-    >>> q.T
-    Matrix([[q0, q1]])
+    >>> q, qd, qdd = rbd.testing.state_symbols(rbd.models.double_pendulum())
+    >>> q.T, qd.T
+    (Matrix([[q1, q2]]), Matrix([[qd1, qd2]]))
     """
     import sympy
 
-    return tuple(sympy.Matrix(sympy.symbols(f"{s}0:{model.nv}") if model.nv else [])
-                 for s in ("q", "v", "a"))
+    from .symbolic.equations import joint_symbols
+
+    return tuple(sympy.Matrix(list(s)) if s else sympy.zeros(0, 1)
+                 for s in joint_symbols(model.nq, model.nv))
 
 
-def _symbolic_expected(quantity: str, model: Model):
-    """The Guenter–Lee equations of ``quantity`` in the symbols of :func:`state_symbols`."""
-    import sympy
-
-    from .symbolic.lagrangian import lagrangian, supports
-
-    if quantity == "forward_dynamics" or not supports(model):
-        raise InputError(f"a symbolic {quantity!r} cannot be compared for {model.name!r}: the "
-                         "symbolic equations cover M, tau and h of models with revolute, "
-                         "prismatic and helical joints of at most 8 DoF; pass a numeric "
-                         "function instead")
-    gl = lagrangian(model)
-    program, output = {"mass_matrix": (gl.mass_matrix_program, "M"),
-                       "inverse_dynamics": (gl.inverse_dynamics_program, "tau"),
-                       "bias_forces": (gl.bias_forces_program, "c")}[quantity]
-    q, v, a = state_symbols(model)
-    rename = {}
-    for role, mine in (("q", q), ("qd", v), ("qdd", a)):
-        rename.update(zip(program.inputs.get(role, []), mine, strict=False))
-    inlined: dict = {}
-    for symbol, expr in program.assignments:
-        inlined[symbol] = expr.xreplace(inlined)
-    values = [e.xreplace(inlined).xreplace(rename) for e in program.outputs[output]]
-    if quantity != "mass_matrix":
-        return sympy.Matrix(values)
-    M = sympy.zeros(model.nv, model.nv)
-    it = iter(values)
-    for i in range(model.nv):
-        for j in range(i + 1):
-            M[i, j] = M[j, i] = next(it)
-    return M
-
-
-def _in_state_symbols(model: Model, expr):
-    """``expr`` with the user's symbols renamed to those of :func:`state_symbols`."""
-    q, v, a = state_symbols(model)
+def _in_state_symbols(record, expr):
+    """``expr`` with the user's symbols renamed to those of :func:`state_symbols` and the
+    record's parameters (matched by name)."""
+    q, v, a = state_symbols(record)
     columns = {"q": q, "v": v, "a": a}
+    parameters = {s.name: s for s in record.symbols}
+    joints = record.joint_names
     rename = {}
     for s in expr.free_symbols:
+        if s.name in parameters:
+            rename[s] = parameters[s.name]
+            continue
         match = _SYMBOL_NAME.match(s.name)
-        if match is None or int(match.group(2)) >= model.nv:
-            raise InputError(f"symbol {s.name!r} is not a state symbol of this model; use "
-                             f"rbd.testing.state_symbols(model): q0..q{model.nv - 1}, "
-                             f"v0.., a0..")
-        rename[s] = columns[_ROLE[match.group(1)]][int(match.group(2))]
+        role = _ROLE[match.group(1)] if match else None
+        size = len(columns[role]) if role else 0
+        if match is None or not 1 <= int(match.group(2)) <= size:
+            zero = " (rbd numbers the state symbols from 1, like the joints)" \
+                if match is not None and int(match.group(2)) == 0 else ""
+            params = f"; parameters {', '.join(sorted(parameters))}" if parameters else ""
+            raise InputError(f"symbol {s.name!r} is not a state symbol of this model{zero}; "
+                             f"use rbd.testing.state_symbols(model): q1..q{len(q)} "
+                             f"(q1 = {joints[0] if joints else '-'}), qd1.., qdd1..{params}")
+        rename[s] = columns[role][int(match.group(2)) - 1]
     return expr.xreplace(rename)
 
 
-def _symbolic(quantity: str, model: Model, fn, states):
-    """A numeric function for the user's sympy result, and the formulas of the difference."""
+def _symbolic(quantity: str, model: Model, record, fn, states, rng):
+    """A numeric function for the user's sympy result, the formulas of the difference, and
+    ``(points, yours, expected)`` for naming slips where the parameters vary too."""
     import sympy
 
-    symbols = state_symbols(model)
+    from .symbolic.equations import equations_of_motion
+
+    if quantity == "forward_dynamics":
+        raise InputError("a symbolic 'forward_dynamics' cannot be compared: the symbolic "
+                         "equations cover M, tau and h; pass a numeric function instead")
+    if model.nv > SLIP_DOF + 2:
+        raise InputError(f"a symbolic {quantity!r} is compared for models of at most "
+                         f"{SLIP_DOF + 2} DoF ({model.name!r} has {model.nv}); pass a "
+                         "numeric function instead")
+    symbols = state_symbols(record)
     if _is_sympy_matrix(fn):
         mine = fn
     else:
-        _check_signature(quantity, fn)
         mine = _call(quantity, fn, model, *symbols)
         if not _is_sympy_matrix(mine):
             raise InputError(f"fn returned a sympy Matrix for numbers but "
                              f"{type(mine).__name__} for symbols")
-    mine = _in_state_symbols(model, sympy.Matrix(mine))
+    mine = _in_state_symbols(record, sympy.Matrix(mine))
     shape = _expected_shape(quantity, model)
     if quantity != "mass_matrix" and mine.shape in ((1, model.nv), (model.nv, 1)):
         mine = mine.reshape(model.nv, 1)
     elif mine.shape != shape:
         raise InputError(f"the sympy Matrix has shape {mine.shape} for {quantity!r}; expected "
                          f"{shape} (nv = {model.nv})")
-    expected = _symbolic_expected(quantity, model).reshape(*mine.shape)
-    args = [s for column in symbols for s in column]
+    eom = equations_of_motion(record, simplify=False)
+    expected = {"mass_matrix": lambda: eom.M, "bias_forces": lambda: eom.h,
+                "inverse_dynamics": lambda: eom.M * symbols[2] + eom.h}[quantity]()
+    params = sorted(record.symbols, key=sympy.default_sort_key)
+    args = [s for column in symbols for s in column] + params
     numeric = sympy.lambdify(args, mine, modules="numpy")
+    reference = sympy.lambdify(args, expected, modules="numpy")
+    values = [float(record.values[p]) for p in params]
 
     def evaluate(model_, q, v=None, a=None):
         zeros = np.zeros(model.nv)
-        values = [*q, *(zeros if v is None else v), *(zeros if a is None else a)]
-        return np.asarray(numeric(*values), dtype=float).reshape(shape)
+        point = [*q, *(zeros if v is None else v), *(zeros if a is None else a), *values]
+        return np.asarray(numeric(*point), dtype=float).reshape(shape)
 
-    return evaluate, _difference_formulas(mine - expected, args, states)
+    points = [[*s[0], *s[1], *s[2], *(rng.uniform(0.5, 2.0, len(params)) if model.nv <= SLIP_DOF
+                                       else values)] for s in states]
+    yours = [np.asarray(numeric(*p), dtype=float).reshape(shape) for p in points]
+    theirs = [np.asarray(reference(*p), dtype=float).reshape(shape) for p in points]
+    return evaluate, _difference_formulas(mine - expected, args, points), (points, yours, theirs)
 
 
-def _difference_formulas(difference, args, states) -> dict:
-    """Non-zero entries of the simplified difference (checked numerically at ``states``)."""
+def _normal_form(expr):
+    """``expr`` as a polynomial in sines and cosines with ``sin² = 1 − cos²`` applied, angle
+    sums expanded first; terms below 1e-12 of the largest (rounding of float data) dropped."""
     import sympy
+
+    from .symbolic.trig import TrigRing
+
+    e = sympy.expand(sympy.expand_trig(sympy.expand(expr)))
+    R = TrigRing([e])
+    p = R.element(e)
+    if R.had_floats and p.p:
+        largest = max(abs(float(c)) for c in p.p.values())
+        for monom in [m for m, c in p.p.items() if abs(float(c)) < 1e-12 * largest]:
+            del p.p[monom]
+    return R.expr(p)
+
+
+def _difference_formulas(difference, args, points) -> dict:
+    """Non-zero entries of the difference in normal form (checked numerically at ``points``)."""
+    import sympy
+
+    from .symbolic.equations import tidy
 
     formulas = {}
     for index in np.ndindex(*difference.shape):
@@ -615,11 +943,10 @@ def _difference_formulas(difference, args, states) -> dict:
         if expr == 0:
             continue
         f = sympy.lambdify(args, expr, modules="numpy")
-        values = [abs(float(f(*s[0], *s[1], *s[2]))) for s in states]
+        values = [abs(float(f(*p))) for p in points]
         # Both sides are exact formulas; float coefficients (9.81, lengths) round at 1e-15.
         if max(values) <= 1e-10:
             continue
-        simplified = sympy.nsimplify(sympy.simplify(expr), tolerance=1e-12, rational=False)
         key = (index[0],) if difference.shape[1] == 1 else tuple(int(i) for i in index)
-        formulas[key] = simplified
+        formulas[key] = tidy(_normal_form(expr))
     return formulas
