@@ -658,6 +658,8 @@ class _Terms:
 
         groups: dict = {}
         for term in sympy.Add.make_args(sympy.expand(expr)):
+            if term == 0:
+                continue
             _, state = term.as_independent(*self.q, *self.qd, *self.qdd, as_Add=False)
             groups.setdefault(state, []).append(term)
         out = []
@@ -693,6 +695,8 @@ class _Terms:
 
         kinds: dict = {}
         for term in sympy.Add.make_args(sympy.expand(expr)):
+            if term == 0:
+                continue
             kinds.setdefault(self._velocity_kind(term), []).append(term)
         return {k: sympy.Add(*ts) for k, ts in kinds.items()}
 
