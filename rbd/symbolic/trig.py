@@ -150,9 +150,10 @@ class TrigRing:
     def reduce(self, p):
         """``p`` with every ``sin² x`` replaced by ``1 − cos² x``.
 
-        One pass suffices when the factors of a product are reduced: sine degrees
-        are then at most 2.  A term with ``sin²`` of the angles in ``K`` becomes
-        ``Σ_{T ⊆ K} (−1)^{|T|} Π_{i∈T} cos² x_i`` times the rest.
+        A term with ``sin²`` of the angles in ``K`` becomes
+        ``Σ_{T ⊆ K} (−1)^{|T|} Π_{i∈T} cos² x_i`` times the rest, repeated while a
+        sine degree is 2 or more (the factors of a product are reduced, so there it
+        is one step; a converted formula may hold any power).
         """
         if not self.pairs:
             return p
@@ -166,17 +167,19 @@ class TrigRing:
             coeff = out.pop(monom)
             expansions = [(list(monom), coeff)]
             for s, c in pairs:
-                if monom[s] < 2:
-                    continue
-                grown = []
-                for m, k in expansions:
-                    m = m.copy()
-                    m[s] -= 2
-                    grown.append((m, k))
-                    m2 = m.copy()
-                    m2[c] += 2
-                    grown.append((m2, -k))
-                expansions = grown
+                while any(m[s] >= 2 for m, _ in expansions):
+                    grown = []
+                    for m, k in expansions:
+                        if m[s] < 2:
+                            grown.append((m, k))
+                            continue
+                        m = m.copy()
+                        m[s] -= 2
+                        grown.append((m, k))
+                        m2 = m.copy()
+                        m2[c] += 2
+                        grown.append((m2, -k))
+                    expansions = grown
             for m, k in expansions:
                 key = tuple(m)
                 value = out.get(key, zero) + k
