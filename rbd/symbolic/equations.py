@@ -277,6 +277,11 @@ class SymbolicModel:
             found |= getattr(x, "free_symbols", set())
         return found
 
+    @property
+    def parameter_symbols(self) -> list:
+        """:attr:`symbols` in sympy's sort order: the order of generated arguments."""
+        return sorted(self.symbols, key=sympy.default_sort_key)
+
     def numeric(self, values: Mapping | None = None) -> Model:
         """The :class:`rbd.Model` with the parameter symbols replaced by ``values``.
 
