@@ -327,3 +327,22 @@ def test_every_differing_entry_is_listed_worst_first():
     assert all(any("the rotational inertia of link2 (I2) missing" in s for s in e.slips)
                for e in report.entries)
     assert len(report.slips) >= 4 and str(report).count("likely slip") >= 4
+
+
+@pytest.mark.parametrize("form", ["function", "sympy"])
+def test_inverse_dynamics_names_a_missing_link_inertia_in_M_qdd(form):
+    """τ = M q̈ + h with I2 left out of M: every row, named as a part of M q̈."""
+    t = arm_truth()
+    qdd = sympy.Matrix(state_symbols(t.model)[2])
+    wrong = (t.M - t.M_rot[1]) * qdd + t.h
+    if form == "function":
+        values = t.model.values
+        f = sympy.lambdify([t.q, t.qd, list(qdd)], wrong.xreplace(values), modules="numpy")
+        fn = lambda model, q, v, a: np.asarray(f(q, v, a), dtype=float).ravel()  # noqa: E731
+    else:
+        fn = wrong
+    report = check_consistency(t.model, "inverse_dynamics", fn)
+    assert {e.index for e in report.entries} == {(0,), (1,)}
+    for entry in report.entries:
+        assert any(s.startswith("the rotational inertia of link2 in M q̈") and "missing" in s
+                   for s in entry.slips), str(report)

@@ -168,6 +168,9 @@ class Terms:
             y = (self.eom.M[i, :] * sympy.Matrix(self.qdd))[0] + self.eom.h[i]
             inertial = (self.eom.M[i, :] * sympy.Matrix(self.qdd))[0]
             named = [("the inertial term M q̈", inertial)]
+            qdd = sympy.Matrix(self.qdd)
+            named += [(f"{label} in M q̈", (part[i, :] * qdd)[0])
+                      for label, part in self.M_parts if any(x != 0 for x in part[i, :])]
             for j in range(len(self.qd)):
                 named += [(f"{label} in M[{i}, {j}]·q̈{j + 1}", t * self.qdd[j])
                           for label, t in self._M_terms(i, j)]
