@@ -346,3 +346,17 @@ def test_inverse_dynamics_names_a_missing_link_inertia_in_M_qdd(form):
     for entry in report.entries:
         assert any(s.startswith("the rotational inertia of link2 in M q̈") and "missing" in s
                    for s in entry.slips), str(report)
+
+
+def test_a_missing_rotor_inertia_is_named_apart_from_the_links():
+    """Armature enters M once, not in every link's part."""
+    model = rbd.models.double_pendulum(1.0, 1.0, 1.0, 1.0)
+    model.set_joint_properties("joint2", armature=[0.5])
+
+    def without_rotor(model, q):
+        c = np.cos(q[1])                        # the textbook M, no armature
+        return np.array([[3 + 2 * c, 1 + c], [1 + c, 1.0]])
+
+    report = check_consistency(model, "mass_matrix", without_rotor)
+    assert [e.entry for e in report.entries] == ["M[1, 1]"]
+    assert report.worst.slips[0] == "the rotor inertia (armature) (0.5) missing"

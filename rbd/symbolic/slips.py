@@ -24,8 +24,13 @@ __all__ = ["Terms", "name_slips", "whole_quantity_slips", "in_state_symbols",
            "difference_formulas", "normal_form"]
 
 
+def _text(t) -> str:
+    """A formula on one line, floats at the digits they were given with (0.5, not 0.500…)."""
+    return sympy.sstr(t, full_prec=False)
+
+
 def _short(label: str, t) -> str:
-    text = str(t)
+    text = _text(t)
     return f"{label} ({text})" if len(text) <= 60 else label
 
 
@@ -56,12 +61,16 @@ class Terms:
 
         self.M_parts, self.h_parts = [], []
         if quantity in ("mass_matrix", "inverse_dynamics"):
+            # the joints' rotor inertia is in every variant's M: count it once, apart
+            rotors = sympy.diag(*record.armature) if record.nv else sympy.zeros(0, 0)
+            if any(x != 0 for x in rotors):
+                self.M_parts.append(("the rotor inertia (armature)", rotors))
             for k, b in enumerate(names):
                 for label, own in ((f"the rotational inertia of {b}", {"mass": 0}),
                                    (f"the parallel-axis term m·d² of {b}", {"inertia": zero})):
                     part = equations_of_motion(record, parameters=only(k, **own),
                                                simplify=False).M
-                    self.M_parts.append((label, part))
+                    self.M_parts.append((label, (part - rotors).applyfunc(sympy.expand)))
         if quantity in ("bias_forces", "inverse_dynamics"):
             for k, b in enumerate(names):
                 self.h_parts.append((b, equations_of_motion(record, parameters=only(k),
@@ -85,10 +94,10 @@ class Terms:
             groups.setdefault(state, []).append(term)
         out = []
         if len(groups) > 1:
-            out += [(f"the term {sympy.Add(*ts)} (of {label})", sympy.Add(*ts))
+            out += [(f"the term {_text(sympy.Add(*ts))} (of {label})", sympy.Add(*ts))
                     for ts in groups.values()]
-        out += [(f"the term {t} (of {label})", t) for ts in groups.values() if len(ts) > 1
-                for t in ts]
+        out += [(f"the term {_text(t)} (of {label})", t) for ts in groups.values()
+                if len(ts) > 1 for t in ts]
         if len(groups) == 1 and len(next(iter(groups.values()))) == 1:
             return []
         return out
