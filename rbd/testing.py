@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .algorithms import random_configuration
-from .errors import InputError
+from .errors import InputError, ModelError
 from .joints import Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
 from .model import Model
 from .spatial import plux, so3_exp
@@ -366,10 +366,14 @@ def _compare(report: ConsistencyReport, model: Model, states, mine) -> dict | No
     return expected[_reference_name(list(expected))] if expected else None
 
 
-def _coordinates(model, index) -> str:
-    from .symbolic.equations import coordinate_joints
-
-    joints = coordinate_joints(model)
+def _coordinates(model: Model, index) -> str:
+    joints = ["?"] * model.nv
+    for name in model.joint_names:
+        try:
+            sl = model.v_slice(name)
+        except ModelError:          # a mimic joint has no coordinate of its own
+            continue
+        joints[sl] = [name] * (sl.stop - sl.start)
     names = [f"q{k + 1} '{joints[k]}'" for k in index]
     if len(index) == 1:
         return f"coordinate {names[0]}"
@@ -491,7 +495,6 @@ def check_consistency(
             record = SymbolicModel.of(model)
         fn, formulas, slip_data = _symbolic(quantity, model, record,
                                             first if _is_sympy_matrix(fn) else fn, states, rng)
-    record = record or SymbolicModel.of(model)
     mine = [_as_result(quantity, model, _call(quantity, fn, model, *s)) for s in states]
     report = ConsistencyReport(quantity, tolerance, formulas=formulas)
     expected = _compare(report, model, states, mine)
@@ -502,7 +505,10 @@ def check_consistency(
             name_slips(quantity, model, record, states, mine_p, expected_p, report.entries,
                        points, SLIP_TOLERANCE, SLIP_DOF, _SYMBOLS[quantity])
         else:
-            values = [float(record.values[p]) for p in record.parameter_symbols]
+            if record is None and not model._mimic:     # (mimic joints: no symbolic record)
+                record = SymbolicModel.of(model)
+            values = [float(record.values[p]) for p in record.parameter_symbols] \
+                if record is not None else []
             points = [[*s[0], *s[1], *s[2], *values] for s in states]
             name_slips(quantity, model, record, states, mine, expected, report.entries,
                        points, SLIP_TOLERANCE, SLIP_DOF, _SYMBOLS[quantity])

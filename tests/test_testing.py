@@ -164,3 +164,15 @@ def test_clear_errors():
                                                                  [0, 1]]))
     with pytest.raises(InputError, match="a function or a sympy Matrix"):
         check_consistency(PENDULUM, "mass_matrix", np.eye(2))
+
+
+def test_a_model_with_mimic_joints_gets_the_whole_quantity_slips():
+    """No symbolic record for mimic joints: the entries are still listed, the slip of the
+    whole quantity named, and the coordinate carries the name of the joint that owns it."""
+    model = rbd.models.double_pendulum()
+    model.add_mimic("joint2", "joint1")
+    report = check_consistency(model, "mass_matrix", lambda model, q: 2 * rbd.crba(model, q))
+    assert [e.entry for e in report.entries] == ["M[0, 0]"]
+    assert report.worst.coordinates == "row q1 'joint1', column q1 'joint1'"
+    assert report.worst.slips == ["a factor of 2 (yours is twice the expected value) "
+                                  "(in every entry)"]

@@ -331,14 +331,15 @@ def name_slips(quantity, model, record, states, mine, expected, entries, points,
     """Fill ``entry.slips`` of every differing entry.
 
     Term by term (:class:`Terms`) for M, h and tau of models of at most
-    ``most_dof`` DoF; otherwise the slips of the whole quantity.  ``points`` are
+    ``most_dof`` DoF with a symbolic ``record``; otherwise (``record`` None: mimic
+    joints) the slips of the whole quantity.  ``points`` are
     the arguments of the formulas at each state (``q, q̇, q̈`` and the parameter
     values ``mine`` and ``expected`` were evaluated at).
     """
     if not entries:
         return
     terms = None
-    if quantity != "forward_dynamics" and 0 < model.nv <= most_dof:
+    if record is not None and quantity != "forward_dynamics" and 0 < model.nv <= most_dof:
         try:
             terms = Terms.of(record, quantity)
         except ModelError:      # a model without a symbolic record (mimic joints)
