@@ -392,3 +392,15 @@ def test_the_normal_form_reduces_squared_sines():
     # (sin² + cos²)² = 1 and sin³ = sin (1 − cos²)
     assert R.expr(R.element(e)) == 1 + y * sympy.sin(x) - y * sympy.sin(x) * sympy.cos(x) ** 2
     assert R.expr(R.element(0.1) * R.element(sympy.sin(x))) == sympy.Float(0.1) * sympy.sin(x)
+
+
+def test_equations_of_motion_of_every_joint_kind(numeric_model):
+    """The normal form handles every joint the reference handles: prismatic, helical,
+    universal, planar, spherical and free (quaternion symbols), symbolic joints."""
+    model = numeric_model
+    eom = equations_of_motion(model, simplify=False)
+    q, v, _ = rbd.testing.random_state(model, np.random.default_rng(12))
+    values = dict(zip(eom.q, q, strict=True)) | dict(zip(eom.qd, v, strict=True))
+    assert_close(substitute(eom.M, values), rbd.crba(model, q), RTOL, "M")
+    assert_close(substitute(eom.h, values).ravel(), rbd.nonlinear_effects(model, q, v), RTOL,
+                 "h")
