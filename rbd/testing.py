@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import difflib
 import inspect
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from .algorithms import random_configuration
-from .errors import InputError
+from .errors import InputError, ModelError
 from .joints import Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
 from .model import Model
 from .spatial import plux, so3_exp
@@ -166,26 +165,35 @@ _ARGUMENTS = {
 }
 _SYMBOLS = {"mass_matrix": "M", "inverse_dynamics": "tau", "bias_forces": "h",
             "forward_dynamics": "qdd", "constrained_dynamics": "qdd"}
-# A slip explains the worst entry when it predicts the user's value there to this relative
+# A slip explains an entry when it predicts the user's value there to this relative
 # accuracy at every tested state: far above rounding (1e-16 per operation on values of order
 # one) and far below any real disagreement worth naming.
 SLIP_TOLERANCE = 1e-6
+#: Largest model whose slips are named term by term (its equations of motion are derived
+#: as formulas, split by body and term); larger ones get the whole-quantity slips only.
+SLIP_DOF = 6
 
 
 @dataclass
 class Discrepancy:
-    """The entry where a function disagrees most with the expected value.
+    """One entry where a function disagrees with the expected value.
 
     Attributes
     ----------
     index : tuple of int
-        ``(row, column)`` for a matrix, ``(row,)`` for a vector.
+        ``(row, column)`` for a matrix, ``(row,)`` for a vector (NumPy indices, from 0).
     state : dict
-        The state where it happens, by argument name (``q``, ``v`` and ``a`` or ``tau``).
+        The state where the entry differs most, by argument name (``q``, ``v`` and
+        ``a`` or ``tau``).
     yours, expected : float
         The function's value and the reference implementation's value of that entry.
     slips : list of str
         The usual mistakes that explain the entry at every tested state (may be empty).
+    coordinates : str
+        The joint symbols and joints of the entry's row (and column), e.g.
+        ``"row q1 (shoulder), column q2 (elbow)"``.
+    difference : float
+        ``|yours − expected| / max(1, max|expected|)`` at that state: the order of the list.
     """
 
     quantity: str
@@ -194,6 +202,8 @@ class Discrepancy:
     yours: float
     expected: float
     slips: list[str] = field(default_factory=list)
+    coordinates: str = ""
+    difference: float = 0.0
 
     @property
     def entry(self) -> str:
@@ -202,10 +212,11 @@ class Discrepancy:
     def __str__(self) -> str:
         where = ", ".join(f"{k} = {np.array2string(np.asarray(x), precision=4)}"
                           for k, x in self.state.items())
-        lines = [f"worst entry: {self.entry} at {where}",
+        about = f" ({self.coordinates})" if self.coordinates else ""
+        lines = [f"{self.entry}{about} at {where}",
                  f"  yours     {self.yours: .10g}",
                  f"  expected  {self.expected: .10g}"]
-        lines += [f"likely slip: {slip}" for slip in self.slips]
+        lines += [f"  likely slip: {slip}" for slip in self.slips]
         return "\n".join(lines)
 
 
@@ -215,10 +226,11 @@ class ConsistencyReport:
 
     ``rows`` holds ``(implementation, max difference, note)``; a non-empty note
     (``"n/a ..."``) marks an implementation that does not handle the model: it is
-    shown and counted apart, never as an agreement.  ``worst`` names the entry
-    that differs most from the reference; ``formulas`` (symbolic input only)
-    maps each non-zero entry of the simplified difference *yours − expected* to
-    its formula.
+    shown and counted apart, never as an agreement.  ``entries`` lists every
+    entry that differs from the reference, worst first, each with the usual
+    slips that explain it; ``worst`` is the first.  ``formulas`` (symbolic input
+    only) maps each non-zero entry of the difference *yours − expected* to its
+    formula.
     """
 
     quantity: str
@@ -226,6 +238,7 @@ class ConsistencyReport:
     rows: list[tuple[str, float, str]] = field(default_factory=list)
     worst: Discrepancy | None = None
     formulas: dict[tuple[int, ...], object] = field(default_factory=dict)
+    entries: list[Discrepancy] = field(default_factory=list)
 
     @property
     def compared(self) -> int:
@@ -247,6 +260,11 @@ class ConsistencyReport:
         errs = [err for _, err, note in self.rows if not note]
         return max(errs) if errs else 0.0
 
+    @property
+    def slips(self) -> list[str]:
+        """Every slip named, entry by entry (``"M[0, 1]: a sign error in ..."``)."""
+        return [f"{e.entry}: {slip}" for e in self.entries for slip in e.slips]
+
     def __str__(self) -> str:
         width = max([len(n) for n, _, _ in self.rows] + [14])
         lines = [f"{self.quantity}: max relative difference against each implementation "
@@ -259,10 +277,13 @@ class ConsistencyReport:
                 lines.append(f"  {name:<{width}}  {err:10.3e}  {verdict}")
         lines.append(f"agreement: {'yes' if self.ok else 'NO'} ({self.compared} compared, "
                      f"{self.not_applicable} n/a, counted apart)")
-        if self.worst is not None and not self.ok:
-            lines.append(str(self.worst))
+        if self.entries and not self.ok:
+            lines.append(f"{len(self.entries)} differing "
+                         f"{'entry' if len(self.entries) == 1 else 'entries'}, worst first:")
+            lines.append("worst entry: " + str(self.entries[0]))
+            lines += [str(e) for e in self.entries[1:]]
         if self.formulas:
-            lines.append("yours - expected, simplified (non-zero entries):")
+            lines.append("yours - expected (non-zero entries):")
             lines += [f"  {_SYMBOLS[self.quantity]}[{', '.join(map(str, k))}] = {f}"
                       for k, f in self.formulas.items()]
         return "\n".join(lines)
@@ -347,88 +368,56 @@ def _compare(report: ConsistencyReport, model: Model, states, mine) -> dict | No
     return expected[_reference_name(list(expected))] if expected else None
 
 
-def _slip_predictions(quantity: str, model: Model, state, expected: np.ndarray):
-    """``(description, predicted value)`` of each usual slip at one state."""
-    from .algorithms import crba, gravity_forces, nonlinear_effects
-
-    yield "a sign (yours is minus the expected value)", -expected
-    yield "a factor of 2 (yours is twice the expected value)", 2.0 * expected
-    yield "a factor of 2 (yours is half the expected value)", 0.5 * expected
-    if quantity == "mass_matrix":
-        return
-    q, v, _ = state
-    g = gravity_forces(model, q, backend="reference")
-    cv = nonlinear_effects(model, q, v, backend="reference") - g
-    if quantity == "forward_dynamics":      # the same slips, seen through M⁻¹
-        M = crba(model, q, backend="reference")
-        g, cv = np.linalg.solve(M, -g), np.linalg.solve(M, -cv)
-    yield "a missing gravity term g(q)", expected - g
-    yield "gravity with the wrong sign", expected - 2.0 * g
-    if quantity != "mass_matrix" and np.any(v):
-        yield "the Coriolis/centrifugal term C(q, v) v halved", expected - 0.5 * cv
-        yield "a missing Coriolis/centrifugal term C(q, v) v", expected - cv
-        yield "the Coriolis/centrifugal term C(q, v) v doubled", expected + cv
+def _coordinates(model: Model, index) -> str:
+    joints = ["?"] * model.nv
+    for name in model.joint_names:
+        try:
+            sl = model.v_slice(name)
+        except ModelError:          # a mimic joint has no coordinate of its own
+            continue
+        joints[sl] = [name] * (sl.stop - sl.start)
+    names = [f"q{k + 1} '{joints[k]}'" for k in index]
+    if len(index) == 1:
+        return f"coordinate {names[0]}"
+    return f"row {names[0]}, column {names[1]}"
 
 
-def _slips(quantity: str, model: Model, states, mine, expected, index) -> list[str]:
-    """The usual slips that predict the user's worst entry at every state."""
-    per_state = [dict(_slip_predictions(quantity, model, s, y))
-                 for s, y in zip(states, expected, strict=True)]
+def _entries(quantity: str, model: Model, states, mine, expected, tolerance) -> list:
+    """Every entry that differs by more than ``tolerance`` at some state, worst first."""
     found = []
-    for name in per_state[0]:
-        if all(abs(m[index] - p[name][index]) <= SLIP_TOLERANCE * max(1.0, abs(y[index]))
-               and abs(m[index] - y[index]) > SLIP_TOLERANCE * max(1.0, abs(y[index]))
-               for m, y, p in zip(mine, expected, per_state, strict=True)):
-            everywhere = all(np.allclose(m, p[name], rtol=SLIP_TOLERANCE, atol=SLIP_TOLERANCE)
-                             for m, p in zip(mine, per_state, strict=True))
-            found.append(name + (" in every entry" if everywhere else
-                                 f" in entry {_SYMBOLS[quantity]}{list(index)}"))
-    if _transposed(mine, expected, index):
-        i, j = index
-        found.append(f"a transpose: {_SYMBOLS[quantity]} is symmetric and yours is not; your "
-                     f"entry [{j}, {i}] is right, so the term of [{i}, {j}] has a transposed "
-                     f"factor (or fill {_SYMBOLS[quantity]} from one triangle)")
+    if not mine or mine[0].size == 0:
+        return found
+    scale = [max(1.0, float(np.max(np.abs(y)))) for y in expected]
+    d = np.array([np.abs(m - y) / s for m, y, s in zip(mine, expected, scale, strict=True)])
+    worst = d.max(axis=0)
+    for flat in np.argsort(-worst.ravel(), kind="stable"):
+        index = tuple(int(x) for x in np.unravel_index(int(flat), worst.shape))
+        if worst[index] <= tolerance:
+            break
+        k = int(np.argmax(d[(slice(None), *index)]))
+        found.append(Discrepancy(quantity, index, _state(quantity, *states[k]),
+                                 float(mine[k][index]), float(expected[k][index]),
+                                 coordinates=_coordinates(model, index),
+                                 difference=float(worst[index])))
     return found
 
 
-def _transposed(mine, expected, index) -> bool:
-    """Entry ``(i, j)`` is wrong where its mirror ``(j, i)`` is right (``M`` is symmetric)."""
-    if len(index) != 2 or index[0] == index[1]:
-        return False
-    i, j = index
-    return all(abs(m[j, i] - y[i, j]) <= SLIP_TOLERANCE * max(1.0, abs(y[i, j]))
-               < abs(m[i, j] - y[i, j]) for m, y in zip(mine, expected, strict=True))
-
-
-def _worst(quantity: str, model: Model, states, mine, expected) -> Discrepancy:
-    k, index, largest = 0, (0,) * mine[0].ndim, -1.0
-    for i, (m, y) in enumerate(zip(mine, expected, strict=True)):
-        if m.size == 0:
-            continue
-        d = np.abs(m - y) / max(1.0, float(np.max(np.abs(y))))
-        j = np.unravel_index(int(np.argmax(d)), d.shape)
-        if d[j] > largest:
-            k, index, largest = i, tuple(int(x) for x in j), float(d[j])
-    if largest < 0:
-        return Discrepancy(quantity, index, _state(quantity, *states[0]), 0.0, 0.0)
-    return Discrepancy(quantity, index, _state(quantity, *states[k]), float(mine[k][index]),
-                       float(expected[k][index]),
-                       _slips(quantity, model, states, mine, expected, index))
-
-
 def check_consistency(
-    model: Model,
+    model,
     quantity: str,
     fn,
     rng: np.random.Generator | int | None = 0,
     trials: int = 5,
     tolerance: float = 1e-8,
 ) -> ConsistencyReport:
-    """Compare ``fn`` with every registered implementation of ``quantity``; find the wrong term.
+    """Compare ``fn`` with every registered implementation of ``quantity``; name the slip.
 
     Parameters
     ----------
-    model : Model
+    model : Model or rbd.symbolic.SymbolicModel
+        A symbolic model (e.g. :func:`rbd.symbolic.planar_arm`) is compared at
+        its numeric values (``model.numeric()``); a sympy answer may then use
+        its parameter symbols (``m1``, ``lc2``, ...).
     quantity : {"mass_matrix", "inverse_dynamics", "bias_forces", "forward_dynamics",
         "constrained_dynamics"}
     fn : callable or sympy.Matrix
@@ -436,9 +425,11 @@ def check_consistency(
         for ``M``, ``fn(model, q, v)`` for ``h = C v + g``, ``fn(model, q, v, a)``
         for ``tau`` and ``fn(model, q, v, tau)`` for ``qdd``.  It may return a
         sympy Matrix, or be one, written in the symbols of
-        :func:`state_symbols` (``q0, q1, ...``, ``v0, ...``, ``a0, ...``): the
-        difference to the symbolic equations of motion is then simplified and
-        its non-zero entries are reported as formulas.
+        :func:`state_symbols` (``q1, q2, ...``, ``qd1, ...``, ``qdd1, ...``,
+        numbered from 1 like the joints, as :func:`rbd.symbolic.equations_of_motion`;
+        ``v1``, ``q_1``, ``dq1``, ``a1`` are understood too): the difference to
+        the symbolic equations of motion is then reported entry by entry as a
+        formula.
     rng : Generator or seed
         Draws the ``trials`` random states.
     tolerance : float
@@ -449,32 +440,51 @@ def check_consistency(
     ConsistencyReport
         ``report.ok``; ``print(report)`` shows one row per implementation
         (``n/a`` for those that do not handle the model, counted apart), and when
-        they disagree the worst entry (row, column), the state where it happens,
-        your value beside the expected one, and the usual slip that explains it
-        (a sign, a factor of 2, a transpose, a missing gravity term, the
-        Coriolis term halved, ...).
+        they disagree every differing entry, worst first: its row and column
+        with their joint symbols and joints, the state where it differs most,
+        your value beside the expected one, and the usual slips that explain it.
+        For M, h and tau of models of at most ``SLIP_DOF`` DoF the expected
+        equations are split into named terms (per link: the rotational
+        inertia and the parallel-axis part m·d² of M; the Coriolis terms
+        ``q̇_i q̇_j``, the centrifugal terms ``q̇_i²`` and the gravity terms of
+        h; then the single terms of each formula), and a slip is named when it
+        predicts your value at every state: a term with its sign flipped,
+        missing, doubled or halved, cos written for sin, an index swapped
+        (transpose, ``Cᵀ q̇`` for ``C q̇``), a factor of 2 or a sign of the
+        whole entry.
 
     Raises
     ------
     InputError
         An unknown quantity (with the closest name), a function whose signature
-        does not fit the quantity, or a result of the wrong shape.
+        does not fit the quantity, a result of the wrong shape, or a sympy symbol
+        that is not a state symbol (numbered from 1) or parameter of the model.
 
     Examples
     --------
     >>> import numpy as np, rbd
     >>> model = rbd.models.double_pendulum(1.0, 1.0, 1.0, 1.0)
-    >>> def my_M(model, q):   # the coupling term should be 1 + cos(q1)
+    >>> def my_M(model, q):   # the coupling term should be 1 + cos(q2)
     ...     c = np.cos(q[1])
-    ...     return np.array([[3 + 2 * c, 2 + 2 * c], [2 + 2 * c, 1.0]])
+    ...     return np.array([[3 + 2 * c, 1 - c], [1 - c, 1.0]])
     >>> report = rbd.testing.check_consistency(model, "mass_matrix", my_M)
-    >>> report.ok, report.worst.entry
-    (False, 'M[0, 1]')
+    >>> report.ok, [e.entry for e in report.entries]
+    (False, ['M[0, 1]', 'M[1, 0]'])
     >>> report.worst.slips[0]
-    'a factor of 2 (yours is twice the expected value) in entry M[0, 1]'
+    'a sign error in the term cos(q2) (of the parallel-axis term m·d² of link2)'
     """
+    from .symbolic.equations import SymbolicModel
+    from .symbolic.slips import name_slips
+
     quantity = _quantity(quantity)
+    record = model if isinstance(model, SymbolicModel) else None
+    if record is not None:
+        model = record.numeric()
+    elif not isinstance(model, Model):
+        raise InputError(f"model must be an rbd.Model or a SymbolicModel, got "
+                         f"{type(model).__name__}")
     formulas: dict = {}
+    slip_data = None
     if _is_sympy_matrix(fn) or callable(fn):
         if callable(fn):
             _check_signature(quantity, fn)
@@ -484,21 +494,32 @@ def check_consistency(
     states = [random_state(model, rng) for _ in range(trials)]
     first = fn if _is_sympy_matrix(fn) else _call(quantity, fn, model, *states[0])
     if _is_sympy_matrix(first):
-        fn, formulas = _symbolic(quantity, model, first if _is_sympy_matrix(fn) else fn, states)
+        if record is None:
+            record = SymbolicModel.of(model)
+        fn, formulas, slip_data = _symbolic(quantity, model, record,
+                                            first if _is_sympy_matrix(fn) else fn, states, rng)
     mine = [_as_result(quantity, model, _call(quantity, fn, model, *s)) for s in states]
     report = ConsistencyReport(quantity, tolerance, formulas=formulas)
     expected = _compare(report, model, states, mine)
-    if expected is not None:
-        report.worst = _worst(quantity, model, states, mine, expected)
+    if expected is not None and not report.ok:
+        report.entries = _entries(quantity, model, states, mine, expected, tolerance)
+        if slip_data is not None:       # named where the parameters vary too
+            points, mine_p, expected_p = slip_data
+            name_slips(quantity, model, record, states, mine_p, expected_p, report.entries,
+                       points, SLIP_TOLERANCE, SLIP_DOF, _SYMBOLS[quantity])
+        else:
+            if record is None and not model._mimic:     # (mimic joints: no symbolic record)
+                record = SymbolicModel.of(model)
+            values = [float(record.values[p]) for p in record.parameter_symbols] \
+                if record is not None else []
+            points = [[*s[0], *s[1], *s[2], *values] for s in states]
+            name_slips(quantity, model, record, states, mine, expected, report.entries,
+                       points, SLIP_TOLERANCE, SLIP_DOF, _SYMBOLS[quantity])
+        report.worst = report.entries[0] if report.entries else None
     return report
 
 
 # --- the symbolic comparison ------------------------------------------------------------------
-_SYMBOL_NAME = re.compile(r"^(q|v|qd|dq|a|qdd|ddq|tau)_?\[?(\d+)\]?$")
-_ROLE = {"q": "q", "v": "v", "qd": "v", "dq": "v", "a": "a", "qdd": "a", "ddq": "a",
-         "tau": "a"}
-
-
 def _is_sympy_matrix(x) -> bool:
     try:
         import sympy
@@ -507,122 +528,78 @@ def _is_sympy_matrix(x) -> bool:
     return isinstance(x, sympy.MatrixBase)
 
 
-def state_symbols(model: Model):
-    """Sympy symbols ``(q, v, a)`` for a symbolic :func:`check_consistency`.
+def state_symbols(model):
+    """Sympy symbols ``(q, q̇, q̈)`` for a symbolic :func:`check_consistency`.
 
-    Each is a column ``sympy.Matrix`` of ``model.nv`` symbols named ``q0, q1, ...``,
-    ``v0, ...`` and ``a0, ...`` (``a`` stands for ``tau`` in forward dynamics).
-    Symbols of your own named ``q1``, ``q_1``, ``qd1``, ``qdd1`` and so on are
-    recognized too.
+    Each is a column ``sympy.Matrix``: ``q1 … q_nq``, ``qd1 … qd_nv`` (printed
+    :math:`\\dot q_k`) and ``qdd1 …`` (printed :math:`\\ddot q_k`; they stand for
+    ``tau`` in forward dynamics), numbered from 1 like the joints of a textbook
+    and the symbols of :func:`rbd.symbolic.equations_of_motion`
+    (:func:`rbd.symbolic.joint_symbols`): ``qk`` is ``q[k - 1]``.  Symbols of
+    your own named ``q_1``, ``v1``, ``dq1``, ``a1`` and so on are recognized
+    too; ``model`` may be a :class:`~rbd.symbolic.SymbolicModel`.
 
     Examples
     --------
     >>> import rbd
-    >>> q, v, a = rbd.testing.state_symbols(rbd.models.double_pendulum())
-    >>> q.T
-    Matrix([[q0, q1]])
+    >>> q, qd, qdd = rbd.testing.state_symbols(rbd.models.double_pendulum())
+    >>> q.T, qd.T
+    (Matrix([[q1, q2]]), Matrix([[qd1, qd2]]))
     """
     import sympy
 
-    return tuple(sympy.Matrix(sympy.symbols(f"{s}0:{model.nv}") if model.nv else [])
-                 for s in ("q", "v", "a"))
+    from .symbolic.equations import joint_symbols
+
+    return tuple(sympy.Matrix(list(s)) if s else sympy.zeros(0, 1)
+                 for s in joint_symbols(model.nq, model.nv))
 
 
-def _symbolic_expected(quantity: str, model: Model):
-    """The Guenter–Lee equations of ``quantity`` in the symbols of :func:`state_symbols`."""
+def _symbolic(quantity: str, model: Model, record, fn, states, rng):
+    """A numeric function for the user's sympy result, the formulas of the difference, and
+    ``(points, yours, expected)`` for naming slips where the parameters vary too."""
     import sympy
 
-    from .symbolic.lagrangian import lagrangian, supports
+    from .symbolic.equations import equations_of_motion
+    from .symbolic.slips import difference_formulas, in_state_symbols
 
-    if quantity == "forward_dynamics" or not supports(model):
-        raise InputError(f"a symbolic {quantity!r} cannot be compared for {model.name!r}: the "
-                         "symbolic equations cover M, tau and h of models with revolute, "
-                         "prismatic and helical joints of at most 8 DoF; pass a numeric "
-                         "function instead")
-    gl = lagrangian(model)
-    program, output = {"mass_matrix": (gl.mass_matrix_program, "M"),
-                       "inverse_dynamics": (gl.inverse_dynamics_program, "tau"),
-                       "bias_forces": (gl.bias_forces_program, "c")}[quantity]
-    q, v, a = state_symbols(model)
-    rename = {}
-    for role, mine in (("q", q), ("qd", v), ("qdd", a)):
-        rename.update(zip(program.inputs.get(role, []), mine, strict=False))
-    inlined: dict = {}
-    for symbol, expr in program.assignments:
-        inlined[symbol] = expr.xreplace(inlined)
-    values = [e.xreplace(inlined).xreplace(rename) for e in program.outputs[output]]
-    if quantity != "mass_matrix":
-        return sympy.Matrix(values)
-    M = sympy.zeros(model.nv, model.nv)
-    it = iter(values)
-    for i in range(model.nv):
-        for j in range(i + 1):
-            M[i, j] = M[j, i] = next(it)
-    return M
-
-
-def _in_state_symbols(model: Model, expr):
-    """``expr`` with the user's symbols renamed to those of :func:`state_symbols`."""
-    q, v, a = state_symbols(model)
-    columns = {"q": q, "v": v, "a": a}
-    rename = {}
-    for s in expr.free_symbols:
-        match = _SYMBOL_NAME.match(s.name)
-        if match is None or int(match.group(2)) >= model.nv:
-            raise InputError(f"symbol {s.name!r} is not a state symbol of this model; use "
-                             f"rbd.testing.state_symbols(model): q0..q{model.nv - 1}, "
-                             f"v0.., a0..")
-        rename[s] = columns[_ROLE[match.group(1)]][int(match.group(2))]
-    return expr.xreplace(rename)
-
-
-def _symbolic(quantity: str, model: Model, fn, states):
-    """A numeric function for the user's sympy result, and the formulas of the difference."""
-    import sympy
-
-    symbols = state_symbols(model)
+    if quantity == "forward_dynamics":
+        raise InputError("a symbolic 'forward_dynamics' cannot be compared: the symbolic "
+                         "equations cover M, tau and h; pass a numeric function instead")
+    if model.nv > SLIP_DOF + 2:
+        raise InputError(f"a symbolic {quantity!r} is compared for models of at most "
+                         f"{SLIP_DOF + 2} DoF ({model.name!r} has {model.nv}); pass a "
+                         "numeric function instead")
+    symbols = state_symbols(record)
     if _is_sympy_matrix(fn):
         mine = fn
     else:
-        _check_signature(quantity, fn)
         mine = _call(quantity, fn, model, *symbols)
         if not _is_sympy_matrix(mine):
             raise InputError(f"fn returned a sympy Matrix for numbers but "
                              f"{type(mine).__name__} for symbols")
-    mine = _in_state_symbols(model, sympy.Matrix(mine))
+    mine = in_state_symbols(record, sympy.Matrix(mine))
     shape = _expected_shape(quantity, model)
     if quantity != "mass_matrix" and mine.shape in ((1, model.nv), (model.nv, 1)):
         mine = mine.reshape(model.nv, 1)
     elif mine.shape != shape:
         raise InputError(f"the sympy Matrix has shape {mine.shape} for {quantity!r}; expected "
                          f"{shape} (nv = {model.nv})")
-    expected = _symbolic_expected(quantity, model).reshape(*mine.shape)
-    args = [s for column in symbols for s in column]
+    eom = equations_of_motion(record, simplify=False)
+    expected = {"mass_matrix": lambda: eom.M, "bias_forces": lambda: eom.h,
+                "inverse_dynamics": lambda: eom.M * symbols[2] + eom.h}[quantity]()
+    params = record.parameter_symbols
+    args = [s for column in symbols for s in column] + params
     numeric = sympy.lambdify(args, mine, modules="numpy")
+    reference = sympy.lambdify(args, expected, modules="numpy")
+    values = [float(record.values[p]) for p in params]
 
     def evaluate(model_, q, v=None, a=None):
         zeros = np.zeros(model.nv)
-        values = [*q, *(zeros if v is None else v), *(zeros if a is None else a)]
-        return np.asarray(numeric(*values), dtype=float).reshape(shape)
+        point = [*q, *(zeros if v is None else v), *(zeros if a is None else a), *values]
+        return np.asarray(numeric(*point), dtype=float).reshape(shape)
 
-    return evaluate, _difference_formulas(mine - expected, args, states)
-
-
-def _difference_formulas(difference, args, states) -> dict:
-    """Non-zero entries of the simplified difference (checked numerically at ``states``)."""
-    import sympy
-
-    formulas = {}
-    for index in np.ndindex(*difference.shape):
-        expr = difference[index]
-        if expr == 0:
-            continue
-        f = sympy.lambdify(args, expr, modules="numpy")
-        values = [abs(float(f(*s[0], *s[1], *s[2]))) for s in states]
-        # Both sides are exact formulas; float coefficients (9.81, lengths) round at 1e-15.
-        if max(values) <= 1e-10:
-            continue
-        simplified = sympy.nsimplify(sympy.simplify(expr), tolerance=1e-12, rational=False)
-        key = (index[0],) if difference.shape[1] == 1 else tuple(int(i) for i in index)
-        formulas[key] = simplified
-    return formulas
+    points = [[*s[0], *s[1], *s[2], *(rng.uniform(0.5, 2.0, len(params)) if model.nv <= SLIP_DOF
+                                       else values)] for s in states]
+    yours = [np.asarray(numeric(*p), dtype=float).reshape(shape) for p in points]
+    theirs = [np.asarray(reference(*p), dtype=float).reshape(shape) for p in points]
+    return evaluate, difference_formulas(mine - expected, args, points), (points, yours, theirs)

@@ -315,3 +315,92 @@ def test_numeric_path_does_not_import_sympy():
             "rbd.crba(m, [0.1, 0.2], backend='reference'); rbd.rnea(m, [0, 0], [0, 0], [0, 0]); "
             "assert 'sympy' not in sys.modules, 'sympy loaded'")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+# --- one symbol convention, readable printing ---------------------------------------------------
+def test_symbols_are_numbered_from_1_and_print_as_math(arm):
+    eom = equations_of_motion(arm)
+    q, qd, qdd = rbd.testing.state_symbols(arm)
+    assert tuple(q) == eom.q and tuple(qd) == eom.qd
+    assert [s.name for s in eom.q] == ["q1", "q2"] and [s.name for s in eom.qd] == ["qd1", "qd2"]
+    assert eom.joints == ("joint1", "joint2")
+    assert sympy.latex(eom.qd[0]) == r"\dot{q}_{1}" and sympy.latex(qdd[1]) == r"\ddot{q}_{2}"
+    assert sympy.pretty(eom.qd[0]) == "q̇₁"
+    lc2 = next(s for s in arm.symbols if s.name == "lc2")
+    assert sympy.pretty(lc2) == "l_c2" and sympy.latex(lc2) == "l_{c2}"
+    assert str(lc2) == "lc2"                    # code and lambdify keep the name
+    # the results print as formulas, not as Matrix([[...
+    for shown in (str(eom.coriolis), str(eom.M), str(eom)):
+        assert "Matrix(" not in shown and "⎡" in shown
+    assert "q̇₁" in str(eom.coriolis)
+    assert eom.coriolis._repr_latex_().startswith("$") and r"\dot{q}_{2}" in eom._repr_latex_()
+    assert "q1 (joint1), q2 (joint2)" in str(eom)
+
+
+# --- the polynomial normal form: textbook form, exact zeros, numbers of the kernels ------------
+def test_planar_arm_comes_out_in_textbook_form(arm):
+    """Structurally (no simplify in the test): M in cos q2, g with cos(q1 + q2)."""
+    eom = equations_of_motion(arm)
+    s = {x.name: x for x in arm.symbols}
+    m1, m2, l1, lc1, lc2, I1, I2, g = (s[n] for n in ("m1", "m2", "l1", "lc1", "lc2", "I1",
+                                                      "I2", "g"))
+    q1, q2 = eom.q
+    qd1, qd2 = eom.qd
+    c2 = sympy.cos(q2)
+    # the textbook's terms, one by one (m2 not collected)
+    assert eom.M[0, 0] == (m1 * lc1**2 + m2 * l1**2 + m2 * lc2**2 + 2 * m2 * l1 * lc2 * c2
+                           + I1 + I2)
+    assert eom.M[0, 1] == m2 * lc2**2 + m2 * l1 * lc2 * c2 + I2
+    assert eom.M[1, 1] == m2 * lc2**2 + I2
+    assert eom.g[1] == g * lc2 * m2 * sympy.cos(q1 + q2)
+    assert eom.coriolis[1] == m2 * l1 * lc2 * sympy.sin(q2) * qd1**2
+
+
+@pytest.mark.parametrize("n", [3, 4])
+def test_chains_at_random_substitutions_and_without_squared_sines(n):
+    """RC3 and RC4 (minutes before the normal form): the kernels' numbers, and every
+    sin² already replaced by 1 − cos², so nothing is left for simplify to find."""
+    model = rbd.models.revolute_chain(n)
+    eom = equations_of_motion(model)
+    sines = [sympy.sin(x) for x in eom.q]
+    for entry in [*eom.M, *eom.h]:
+        assert not any(p.base in sines and p.exp >= 2 for p in entry.atoms(sympy.Pow))
+    rng = np.random.default_rng(11)
+    for _ in range(2):
+        q, v, _ = rbd.testing.random_state(model, rng)
+        values = dict(zip(eom.q, q, strict=True)) | dict(zip(eom.qd, v, strict=True))
+        assert_close(substitute(eom.M, values), rbd.crba(model, q), RTOL, "M")
+        assert_close(substitute(eom.h, values).ravel(), rbd.nonlinear_effects(model, q, v),
+                     RTOL, "h")
+        assert_close(substitute(eom.g, values).ravel(), rbd.gravity_forces(model, q), RTOL,
+                     "g")
+
+
+def test_a_vanishing_entry_is_exactly_zero_without_simplify():
+    """The 3-D double pendulum's coupling M12 cancels as the recursion runs."""
+    eom = equations_of_motion(spatial_double_pendulum(), simplify=False)
+    assert eom.M[0, 1] == 0 and eom.M[1, 0] == 0
+
+
+def test_the_normal_form_reduces_squared_sines():
+    from rbd.symbolic.trig import TrigRing
+
+    x, y = sympy.symbols("x y")
+    e = sympy.sin(x) ** 4 + 2 * sympy.sin(x) ** 2 * sympy.cos(x) ** 2 + sympy.cos(x) ** 4 \
+        + y * sympy.sin(x) ** 3
+    R = TrigRing([e])
+    # (sin² + cos²)² = 1 and sin³ = sin (1 − cos²)
+    assert R.expr(R.element(e)) == 1 + y * sympy.sin(x) - y * sympy.sin(x) * sympy.cos(x) ** 2
+    assert R.expr(R.element(0.1) * R.element(sympy.sin(x))) == sympy.Float(0.1) * sympy.sin(x)
+
+
+def test_equations_of_motion_of_every_joint_kind(numeric_model):
+    """The normal form handles every joint the reference handles: prismatic, helical,
+    universal, planar, spherical and free (quaternion symbols), symbolic joints."""
+    model = numeric_model
+    eom = equations_of_motion(model, simplify=False)
+    q, v, _ = rbd.testing.random_state(model, np.random.default_rng(12))
+    values = dict(zip(eom.q, q, strict=True)) | dict(zip(eom.qd, v, strict=True))
+    assert_close(substitute(eom.M, values), rbd.crba(model, q), RTOL, "M")
+    assert_close(substitute(eom.h, values).ravel(), rbd.nonlinear_effects(model, q, v), RTOL,
+                 "h")

@@ -11,6 +11,10 @@
   by running the reference CRBA and RNEA on sympy symbols; :class:`SymbolicModel`
   carries symbolic masses, lengths and inertias (:func:`planar_arm`,
   :func:`spatial_double_pendulum`).
+* :mod:`~rbd.symbolic.trig` — polynomials in sines and cosines, reduced by
+  ``sin² = 1 − cos²`` at every product: the normal form of those formulas;
+  :mod:`~rbd.symbolic.slips` — the equations split into named terms, for
+  :func:`rbd.testing.check_consistency`.
 * :mod:`~rbd.symbolic.program` — the straight-line programs behind both;
   :mod:`~rbd.symbolic.build` — compilation into a private, hash-keyed cache.
 
@@ -21,8 +25,11 @@ the module itself is ``importlib.import_module("rbd.symbolic.lagrangian")``.
 from .build import CompilationError, InsecureCacheError, compiler_available
 from .equations import (
     EquationsOfMotion,
+    FormulaMatrix,
+    ReadableSymbol,
     SymbolicModel,
     equations_of_motion,
+    joint_symbols,
     planar_arm,
     spatial_double_pendulum,
 )
@@ -46,6 +53,9 @@ __all__ = [
     "compiler_available",
     "equations_of_motion",
     "EquationsOfMotion",
+    "FormulaMatrix",
+    "ReadableSymbol",
+    "joint_symbols",
     "SymbolicModel",
     "planar_arm",
     "spatial_double_pendulum",
