@@ -152,15 +152,17 @@ def animate(model, trajectory, out: str | os.PathLike, *, t=None, frames: int | 
         Width and height of a GIF or MP4 in inches, and its dots per inch;
         ``size * dpi`` (its side in pixels) must lie within :data:`MOVIE_PIXELS`.
 
-    Every argument and the output path (suffix, directory, permission, the tool
-    that writes the format) are checked before any drawing, with an
-    :class:`~rbd.InputError` naming the argument.  Names and titles are drawn
-    as they are written (a ``$`` is not read as the start of a formula).
-
     Returns
     -------
     Path
         The file written.
+
+    Notes
+    -----
+    Every argument and the output path (suffix, directory, permission, the tool
+    that writes the format) are checked before any drawing, with an
+    :class:`~rbd.InputError` naming the argument.  Names and titles are drawn
+    as they are written (a ``$`` is not read as the start of a formula).
 
     Examples
     --------
