@@ -79,7 +79,7 @@ class TrigRing:
         self.pairs = [(index[a], index[sympy.cos(a.args[0])]) for a in atoms
                       if isinstance(a, sympy.sin) and sympy.cos(a.args[0]) in index]
         self._one_minus_cos2 = {s: self.ring.one - ring_gens[c] ** 2 for s, c in self.pairs}
-        self._cache: dict = {}
+        self._memo: dict = {}
         self._powers: dict = {}
 
     # --- conversion -------------------------------------------------------------------------
@@ -87,7 +87,7 @@ class TrigRing:
         """``expr`` (a number or a formula in the ring's atoms) as a reduced element."""
         key = expr if isinstance(expr, sympy.Basic) else float(expr)
         try:
-            return self._cache[key]
+            return self._memo[key]
         except KeyError:
             pass
         e = sympy.sympify(expr)
@@ -97,7 +97,7 @@ class TrigRing:
             e = e.xreplace({f: _rational(f) for f in floats})
         value = TrigPoly(self, self.reduce(self.ring.from_expr(e.xreplace(self._to_gen))
                                            if not e.is_Number else self.ring(e)))
-        self._cache[key] = value
+        self._memo[key] = value
         return value
 
     def array(self, a) -> np.ndarray:
