@@ -30,7 +30,8 @@ def add_course_commands(sub) -> None:
     p.add_argument("--solutions", action="store_true",
                    help="also write the worked solutions to OUT_DIR/solutions")
     p.add_argument("--tutorials", metavar="DIR", default=None,
-                   help="folder of the MyST tutorials (default: tutorials/ of this checkout)")
+                   help="folder of the MyST tutorials (default: tutorials/ of the checkout "
+                        "rbd runs from, else ./tutorials)")
     p.set_defaults(func=cmd_notebooks)
     p = sub.add_parser("grade", help="run the exercise checks of every notebook in FOLDER and "
                        "print a table: file, exercise, pass / fail / not done, message")

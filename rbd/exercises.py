@@ -436,8 +436,13 @@ def tutorial_notebook(path: str | os.PathLike, *, solutions: bool = False) -> di
 
 
 def default_tutorials() -> Path:
-    """The ``tutorials/`` folder of a source checkout of rbd."""
-    return Path(__file__).resolve().parents[1] / "tutorials"
+    """The ``tutorials/`` folder of a source checkout of rbd: the one beside the package when
+    it runs from the checkout, else ``tutorials/`` of the current directory (an installed
+    package does not carry the tutorials; run from the clone, or pass the folder)."""
+    beside = Path(__file__).resolve().parents[1] / "tutorials"
+    if any(beside.glob("[0-9][0-9]_*.md")):
+        return beside
+    return Path.cwd() / "tutorials"
 
 
 def write_notebooks(out_dir: str | os.PathLike, tutorials: str | os.PathLike | None = None, *,

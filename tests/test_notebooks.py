@@ -144,6 +144,13 @@ def test_grade_refuses_a_missing_folder(tmp_path, capsys):
     assert "FOLDER" in capsys.readouterr().err
 
 
+def test_installed_package_finds_the_tutorials_of_the_current_directory(tmp_path, monkeypatch):
+    """An installed rbd carries no tutorials: the default is then ./tutorials."""
+    monkeypatch.setattr(exercises, "__file__", str(tmp_path / "site-packages" / "rbd" / "x.py"))
+    monkeypatch.chdir(TUTORIALS[0].parent.parent)
+    assert exercises.default_tutorials() == TUTORIALS[0].parent.parent / "tutorials"
+
+
 def test_notebooks_command_writes_both_variants(tmp_path, capsys):
     assert main(["notebooks", str(tmp_path), "--solutions"]) == 0
     assert len(list(tmp_path.glob("*.ipynb"))) == len(TUTORIALS)
