@@ -114,7 +114,10 @@ def test_ctrl_c_stops_a_batch_and_keeps_every_rollout(case):
     n = 6 if case == "batch" else 3
     assert out["shape"][:2] == [n, 2001]        # a sample every 1000 steps
     assert out["finite_is_prefix"]              # NaN only after each rollout's samples
-    assert max(out["finite_per_rollout"]) >= 2  # something was computed and kept
+    assert max(out["finite_per_rollout"]) >= 1  # the initial states are kept
+    if rbd.has_kernels():   # the reference path (RBD_NO_EXTENSIONS=1) takes seconds for the
+        # first 1000 steps, longer than DELAY: there only the initial samples exist yet
+        assert max(out["finite_per_rollout"]) >= 2  # something was computed and kept
     assert min(out["finite_per_rollout"]) < 2001
 
 
