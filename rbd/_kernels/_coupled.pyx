@@ -23,7 +23,7 @@ buffers allocated once, here.  A coupled ``M`` that is not positive definite
 """
 
 cimport numpy as cnp
-from libc.math cimport NAN, sqrt
+from libc.math cimport NAN
 from libc.stdint cimport int64_t
 from libc.string cimport memset
 
@@ -31,33 +31,13 @@ from rbd._kernels cimport _args
 from rbd._kernels cimport crba as _crba
 from rbd._kernels cimport rnea as _rnea
 from rbd._kernels._base cimport CompiledBase
+from rbd._kernels._spatial cimport cholesky_factor
 
 import numpy as np
 
 cnp.import_array()
 
 __all__ = ["CoupledKernel"]
-
-
-cdef int cholesky(double* A, Py_ssize_t n) noexcept nogil:
-    # A = L Lᵀ in place (lower triangle, row-major); 1 when A is not positive definite
-    cdef Py_ssize_t i, j, k
-    cdef double s
-    for j in range(n):
-        # L_jj = sqrt(A_jj - Σ_k L_jk²)
-        s = A[j * n + j]
-        for k in range(j):
-            s -= A[j * n + k] * A[j * n + k]
-        if not s > 0.0:
-            return 1
-        A[j * n + j] = sqrt(s)
-        for i in range(j + 1, n):
-            # L_ij = (A_ij - Σ_k L_ik L_jk) / L_jj
-            s = A[i * n + j]
-            for k in range(j):
-                s -= A[i * n + k] * A[j * n + k]
-            A[i * n + j] = s / A[j * n + j]
-    return 0
 
 
 cdef void cholesky_solve(const double* L, double* b, Py_ssize_t n) noexcept nogil:
@@ -283,7 +263,7 @@ cdef class CoupledKernel:
         for k in range(nv):
             qdd[k] = tc[k] - qdd[k]
         # q̈ = M⁻¹ (τ − h) by M = L Lᵀ
-        if cholesky(Mc, nv):
+        if cholesky_factor(Mc, Mc, nv, nv):
             out.fill(NAN)
         else:
             cholesky_solve(Mc, qdd, nv)
@@ -298,7 +278,7 @@ cdef class CoupledKernel:
         cdef double* Mc = <double*>cnp.PyArray_DATA(M)
         out = np.zeros((nv, nv))
         cdef double* X = <double*>cnp.PyArray_DATA(out)
-        if cholesky(Mc, nv):
+        if cholesky_factor(Mc, Mc, nv, nv):
             out.fill(NAN)
             return out
         # column j of M⁻¹ solves M x = e_j; rows of a symmetric result

@@ -289,20 +289,12 @@ cdef inline void congruence_add(const double* E, const double* r, const double* 
 
 # --- small dense solves ---------------------------------------------------------------------
 
-cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
-                            double* work) noexcept nogil:
-    # Dinv = D⁻¹ for a symmetric positive-definite n×n block (leading dimension ld),
-    # by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  ``work`` holds 2·ld·ld doubles.
-    # Returns 0, or 1 when D is not positive definite.
-    cdef double* L = work
-    cdef double* Li = work + ld * ld
-    cdef int i, j, k
+cdef inline int cholesky_factor(const double* D, double* L, Py_ssize_t n,
+                                Py_ssize_t ld) noexcept nogil:
+    # D = L Lᵀ for a symmetric positive-definite n×n block (lower triangles, leading
+    # dimension ld; L may be D itself).  Returns 0, or 1 when D is not positive definite.
+    cdef Py_ssize_t i, j, k
     cdef double s
-    if n == 1:
-        if not D[0] > 0.0:
-            return 1
-        Dinv[0] = 1.0 / D[0]
-        return 0
     for j in range(n):
         # L_jj = sqrt(D_jj - Σ_k L_jk²)
         s = D[ld * j + j]
@@ -317,6 +309,25 @@ cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
             for k in range(j):
                 s -= L[ld * i + k] * L[ld * j + k]
             L[ld * i + j] = s / L[ld * j + j]
+    return 0
+
+
+cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
+                            double* work) noexcept nogil:
+    # Dinv = D⁻¹ for a symmetric positive-definite n×n block (leading dimension ld),
+    # by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  ``work`` holds 2·ld·ld doubles.
+    # Returns 0, or 1 when D is not positive definite.
+    cdef double* L = work
+    cdef double* Li = work + ld * ld
+    cdef int i, j, k
+    cdef double s
+    if n == 1:
+        if not D[0] > 0.0:
+            return 1
+        Dinv[0] = 1.0 / D[0]
+        return 0
+    if cholesky_factor(D, L, n, ld):
+        return 1
     for j in range(n):
         # Li = L⁻¹ by forward substitution, column j
         for i in range(n):
