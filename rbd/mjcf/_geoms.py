@@ -221,8 +221,8 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
                    for key in ("solmix", "margin", "gap")})
     fields.update({key: _vector(attrs, key, len(MUJOCO_DEFAULTS[key]), where,
                                 MUJOCO_DEFAULTS[key]) for key in ("solref",)})
-    fields["friction"] = _friction(attrs, where)
-    fields["solimp"] = _solimp(attrs, where)
+    fields["friction"] = _leading_values(attrs, "friction", where, 3)
+    fields["solimp"] = _leading_values(attrs, "solimp", where, 5)
     rgba = MUJOCO_DEFAULTS["rgba"]
     material = attrs.get("material")
     if material is not None and material in assets.materials:
@@ -251,17 +251,9 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
                      (R @ Rg, p + R @ pg), **fields)
 
 
-def _friction(attrs, where):
-    values = _numbers(attrs["friction"], where, "friction", (1, 3)) if "friction" in attrs \
-        else np.zeros(0)
-    out = np.array(MUJOCO_DEFAULTS["friction"], dtype=float)
-    out[:values.size] = values
-    return out
-
-
-def _solimp(attrs, where):
-    values = _numbers(attrs["solimp"], where, "solimp", (1, 5)) if "solimp" in attrs \
-        else np.zeros(0)
-    out = np.array(MUJOCO_DEFAULTS["solimp"], dtype=float)
+def _leading_values(attrs, key: str, where: str, count: int) -> np.ndarray:
+    """``key``'s 1 to ``count`` numbers over MuJoCo's default (the values not given keep it)."""
+    values = _numbers(attrs[key], where, key, (1, count)) if key in attrs else np.zeros(0)
+    out = np.array(MUJOCO_DEFAULTS[key], dtype=float)
     out[:values.size] = values
     return out
