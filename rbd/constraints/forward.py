@@ -127,13 +127,14 @@ def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
         Row 0 the world (zeros), then ``model.bodies``: translation, rotation.
     dof : (nv,) ndarray
     """
+    return model._derived("contact_inverse_weights", lambda: _inverse_weights(model))
+
+
+def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`inverse_weights`, computed (the model keeps the result)."""
     from ..algorithms.dynamics import crba
     from ..algorithms.kinematics import jacobian
 
-    cached = getattr(model, "_cache", None)
-    key = "contact_inverse_weights"
-    if isinstance(cached, dict) and key in cached:
-        return cached[key]
     q0 = reference_configuration(model)
     Minv = np.linalg.inv(crba(model, q0))
     body = np.zeros((model.nbodies + 1, 2))
@@ -149,8 +150,6 @@ def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
             dof[vs.start + 3:vs.stop] = np.mean(dof[vs.start + 3:vs.stop])
         elif kind == "spherical":
             dof[vs] = np.mean(dof[vs])
-    if isinstance(cached, dict):
-        cached[key] = (body, dof)
     return body, dof
 
 
