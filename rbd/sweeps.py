@@ -374,7 +374,8 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
     SweepError
         When the process evaluating a point died (a crash, out of memory): the
         error names that grid point (``.point``, ``.index``), found by running
-        the points of the failed chunk one per task; or when ``fn``'s result at
+        the points of the failed chunk again, one by one, in a child process of
+        the caller; or when ``fn``'s result at
         a point cannot be pickled back to the client.  An exception raised by
         ``fn`` itself propagates with a note naming the point.
     OSError
@@ -427,8 +428,7 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
                     values = future.result()
                 except distributed.KilledWorker as exc:
                     stop = min(start + chunk, total)
-                    raise _killed(client, task, fn, grid_points, start, stop,
-                                  distributed) from exc
+                    raise _killed(task, fn, grid_points, start, stop) from exc
                 except SweepError as exc:        # the worker knew the flat index only
                     if isinstance(exc.index, int):
                         exc.index = grid_points.index(exc.index)
@@ -445,21 +445,19 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
     return SweepResult(_values(results, shape), dict(axes))
 
 
-def _killed(client, task, fn, grid: _Grid, start: int, stop: int, distributed) -> SweepError:
-    """The error for a chunk whose worker died: its points are run one per task to find
-    the one that kills (each costs the workers it kills; Dask restarts them)."""
-    culprit = start if stop - start == 1 else None
+def _killed(task, fn, grid: _Grid, start: int, stop: int) -> SweepError:
+    """The error for a chunk whose worker died, naming the point that kills.
+
+    The chunk's points are run again, one call of ``task`` per point and in
+    order, in one child process of this one (:func:`_replay`): the point being
+    evaluated when that process dies is the culprit.  The replay does not rely
+    on the cluster restarting the killed worker.
+    """
+    culprit = start if stop - start == 1 else _replay(task, fn, grid, start, stop)
     if culprit is None:
-        # the points side by side first; a worker that dies takes the tasks queued on it
-        # along, so each suspect is then run alone, in order, until one kills by itself
-        suspects = _killing_points(client, task, fn, grid, range(start, stop), distributed)
-        for k in suspects:
-            if len(suspects) == 1 or _killing_points(client, task, fn, grid, [k], distributed):
-                culprit = k
-                break
-    if culprit is None:
-        where = (f"one of grid points {start} to {stop - 1} (each ran alone without a "
-                 f"crash: the failure depends on what ran before it in the process)")
+        where = (f"one of grid points {start} to {stop - 1} (run again one by one in a "
+                 f"fresh process, none crashed: the failure depends on what ran before "
+                 f"it in the worker, or on the worker's machine)")
         return SweepError(f"a Dask worker died while evaluating fn at {where}; the process "
                           f"was killed (a crash in compiled code, running out of memory, "
                           f"os._exit ...)", None, None)
@@ -468,8 +466,42 @@ def _killed(client, task, fn, grid: _Grid, start: int, stop: int, distributed) -
     arguments = ", ".join(f"{n}={v!r}" for n, v in point.items())
     return SweepError(f"a Dask worker died evaluating fn at grid point {culprit} (index "
                       f"{index}: {arguments}): the process was killed (a crash in compiled "
-                      f"code, running out of memory, os._exit ...); Dask gave up on it after "
-                      f"it killed several workers", point, index)
+                      f"code, running out of memory, os._exit ...)", point, index)
+
+
+#: The child process of :func:`_replay`: it reads this process's ``sys.path``,
+#: then the calls, and prints each point's flat index before evaluating it.
+_REPLAY_CHILD = """
+import pickle, sys
+sys.path[:0] = pickle.load(sys.stdin.buffer)
+task, fn, names, calls = pickle.load(sys.stdin.buffer)
+for k, points in calls:
+    print("rbd.sweep point", k, flush=True)
+    try:
+        task(fn, names, points, k)
+    except BaseException:
+        pass
+print("done", flush=True)
+"""
+
+
+def _replay(task, fn, grid: _Grid, start: int, stop: int) -> int | None:
+    """The flat index of the first point of ``start .. stop - 1`` that kills the process
+    evaluating it, or ``None`` when none does (each point alone, in order, in one child)."""
+    import subprocess
+    import sys
+
+    import cloudpickle
+
+    calls = [(k, grid.chunk(k, k + 1)) for k in range(start, stop)]
+    payload = pickle.dumps(list(sys.path)) + cloudpickle.dumps((task, fn, grid.names, calls))
+    child = subprocess.run([sys.executable, "-c", _REPLAY_CHILD], input=payload,
+                           capture_output=True, check=False)
+    lines = child.stdout.decode(errors="replace").splitlines()
+    if child.returncode == 0 and lines[-1:] == ["done"]:
+        return None
+    started = [int(line.split()[-1]) for line in lines if line.startswith("rbd.sweep point ")]
+    return started[-1] if started else None
 
 
 def _as_objects(values: list) -> np.ndarray:
@@ -478,22 +510,3 @@ def _as_objects(values: list) -> np.ndarray:
     for k, value in enumerate(values):
         out[k] = value
     return out
-
-
-def _killing_points(client, task, fn, grid: _Grid, indices, distributed) -> list[int]:
-    """The grid points among ``indices`` whose task ended with its worker killed, in order."""
-    singles = {client.submit(task, fn, grid.names, grid.chunk(k, k + 1), k, pure=False): k
-               for k in indices}
-    killed = []
-    try:
-        distributed.wait(list(singles))
-        for future, k in singles.items():
-            try:
-                future.result()
-            except distributed.KilledWorker:
-                killed.append(k)
-            except Exception:   # an error of fn, not a killed worker
-                continue
-    finally:
-        client.cancel(list(singles))
-    return sorted(killed)

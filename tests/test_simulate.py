@@ -413,12 +413,12 @@ def test_unstable_solve_ivp_run_stops_at_the_evaluation_limit(backend):
 
     Before the limit this ran for hours (4.7 M evaluations in 40 s reached t = 1e-5 of
     1e-3 s); with the default limit it stops after ~10⁴ evaluations, about 0.4 s on the
-    kernels and 2 s on the reference here.  The 120 s timeout only guards against a hang
-    on a loaded machine; the measured time is checked against a looser 60 s.
+    kernels and a few seconds on the reference here.  The evaluation count is the check;
+    the 300 s timeout only guards against a hang on a loaded machine.
     """
     import json
 
-    done = python_child(STIFF_REPRO, backend, timeout=120)
+    done = python_child(STIFF_REPRO, backend, timeout=300)
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout.strip().splitlines()[-1])
     assert out["error"] is not None
@@ -430,7 +430,6 @@ def test_unstable_solve_ivp_run_stops_at_the_evaluation_limit(backend):
     # default limit for duration 1e-3 s, dt 1e-4 s: 10_000 + 100 + 2 * 11 = 10_122, plus the
     # one evaluation that records the last accepted state
     assert out["evaluations"] == 10_123
-    assert out["seconds"] < 60.0
 
 
 def test_max_evaluations_and_min_step_are_configurable():
