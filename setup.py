@@ -7,6 +7,17 @@ from glob import glob
 import numpy as np
 from Cython.Build import cythonize
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+
+class ParallelBuildExt(build_ext):
+    """Compile the kernels' C files on every core (``pip install`` builds them one by one)."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        if self.parallel is None:
+            self.parallel = os.cpu_count() or 1
+
 
 openmp = [] if sys.platform == "darwin" else ["-fopenmp"]
 extensions = [
@@ -22,8 +33,10 @@ extensions = [
 ]
 
 setup(
+    cmdclass={"build_ext": ParallelBuildExt},
     ext_modules=cythonize(
         extensions,
+        nthreads=os.cpu_count() or 1,
         language_level=3,
         compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
     )

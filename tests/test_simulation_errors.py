@@ -114,7 +114,7 @@ def test_a_run_too_large_for_memory_is_refused_with_the_number(monkeypatch):
         rbd.simulate(model, [0.1], [0.0], 1.0, 1e-9, integrator="solve_ivp")
     with pytest.raises(rbd.InputError, match="for each of 4 rollouts"):
         rbd.simulate(model, np.full((4, 1), 0.1), np.zeros((4, 1)), 1e3, 1e-6)
-    assert time.perf_counter() - start < 5.0        # refused, not attempted
+    assert time.perf_counter() - start < 60.0       # refused, not attempted (a run takes hours)
 
 
 @needs_kernels
