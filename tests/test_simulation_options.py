@@ -187,3 +187,11 @@ def test_the_python_path_takes_its_rk4_stages_through_the_transport(monkeypatch)
     model = rbd.models.pendulum(1)                  # one spherical joint
     rbd.simulate(model, rbd.neutral(model), [0.0, 1.0, 0.0], 0.01, 0.01, compiled=False)
     assert len(calls) == 3 and calls[0] == [("spherical", slice(0, 3))]
+
+
+def test_a_contact_warning_points_at_the_caller():
+    model = rbd.models.double_pendulum()
+    model.set_joint_properties(model.bodies[0].joint_name, lower=0.5, upper=1.0)
+    with pytest.warns(RuntimeWarning, match="outside joint limits") as caught:
+        rbd.simulate(model, [0.0, 0.0], [0.0, 0.0], 0.002, 1e-3, integrator="euler")
+    assert caught[0].filename == __file__

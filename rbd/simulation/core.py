@@ -1,6 +1,9 @@
-"""The entry point :func:`simulate`: arguments, the run, and the error report.
+"""The entry point :func:`simulate`: the run and the error report.
 
-See :mod:`rbd.simulation` for the integrators, events and impacts.
+``simulate`` checks its keywords once, into a frozen
+:class:`~rbd.simulation.options.SimulationOptions`, and hands that object whole
+to the contact path, the compiled rollout or the Python path.  See
+:mod:`rbd.simulation` for the integrators, events and impacts.
 """
 
 from __future__ import annotations
@@ -317,8 +320,12 @@ def simulate(
         min_step=min_step, damping=damping, record_every=record_every,
         num_threads=num_threads, compiled=compiled, constraints=constraints,
         baumgarte=baumgarte)
-    if contact_run:
-        return _simulate_contact(model, q0, v0, options)
+    if contact_run:       # called from here, so that its warnings point at the caller
+        from .contact import simulate_contact
+
+        return simulate_contact(model, q0, v0, options.duration, options.dt,
+                                tau=_contact_tau(options), record_every=options.record_every,
+                                backend=options.backend)
     if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
         traj = _simulate_batch(model, q0, v0, options)
     else:
@@ -327,18 +334,15 @@ def simulate(
     return traj
 
 
-def _simulate_contact(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
-    """The contact path of :func:`simulate` (:mod:`rbd.simulation.contact`)."""
-    from .contact import simulate_contact
-
+def _contact_tau(options: SimulationOptions):
+    """The ``tau`` of a contact run: None, a constant or a table (a callable it refuses)."""
     tau = options.tau
     if isinstance(tau, Forcing):
         if tau.q_ref is not None:
             raise InputError("tau: a contact run takes a constant tau or one row per step, "
                              "not a PD law")
         tau = tau.tau
-    return simulate_contact(model, q0, v0, options.duration, options.dt, tau=tau,
-                            record_every=options.record_every, backend=options.backend)
+    return tau
 
 
 def _contact_run(model, integrator, contact) -> bool:
@@ -484,7 +488,7 @@ def _batch_error(traj: Trajectory, diverged, times, first: int,
 def _python_batch(model, q0, v0, options: SimulationOptions) -> Trajectory:
     """A batch on the Python path, one rollout after the other, every rollout kept."""
     duration, dt = options.duration, options.dt
-    steps = grid_steps(duration, dt)
+    steps = grid_steps(duration, dt)           # the sample grid, also of "solve_ivp"
     times = grid_time(sample_indices(steps, options.record_every), duration, dt)
     runs: list[Trajectory | None] = [None] * len(q0)
     failed: dict[int, SimulationError] = {}

@@ -76,11 +76,7 @@ class SimulationOptions:
     compiled: bool
     constraints: tuple          #: the active constraint kinds
     baumgarte: tuple | None     #: the gains ``(kp, kd)``, or None
-
-    @property
-    def steps(self) -> int | None:
-        """Steps of the fixed-step grid; None for ``"solve_ivp"``."""
-        return None if self.integrator == "solve_ivp" else grid_steps(self.duration, self.dt)
+    steps: int | None           #: steps of the fixed-step grid; None for ``"solve_ivp"``
 
     @property
     def rollout(self) -> Integrator | None:
@@ -136,7 +132,7 @@ class SimulationOptions:
         return cls(duration, dt, integrator, tau if force is None else force, tau is not None,
                    f_ext, events, impacts, progress, backend, event_tol, method, rtol, atol,
                    max_step, limit, min_step, bool(damping), int(record_every), num_threads,
-                   bool(compiled), active, gains)
+                   bool(compiled), active, gains, steps)
 
 
 def _events(events) -> tuple:

@@ -111,7 +111,7 @@ def run_compiled(kernel, model: Model, q0, v0, options) -> CompiledRun:
     """
     duration, dt, stride = options.duration, options.dt, options.record_every
     f = options.tau if isinstance(options.tau, Forcing) else Forcing()
-    steps = grid_steps(duration, dt)
+    steps = options.steps
     kwargs = dict(integrator=options.rollout, stride=stride, tau=f.tau, f_ext=options.f_ext,
                   q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping,
                   keep_tau=options.keep_tau, num_threads=options.num_threads,
