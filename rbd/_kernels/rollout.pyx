@@ -9,8 +9,13 @@ the same steps, operation for operation, so that both agree to round-off.
 * RK4 in the Runge–Kutta–Munthe-Kaas form: stages ``x ⊕ c k`` with
   ``x = (q, v)``, stage velocities moved into the chart at ``q`` by the
   truncated series ``dexp⁻¹_{-ξ}(v) ≈ v + ½[ξ, v] + 1/12 [ξ, [ξ, v]]`` on
-  spherical (``so(3)``) and free (``se(3)``) joints (``rbd.simulation.lie``),
+  spherical (``so(3)``) and free (``se(3)``) joints (``transport``, the twin
+  of ``rbd.reference.rollout.transport``, which the Python path calls too),
   and ``q₁ = q ⊕ h k̄`` with ``k̄ = (k₁ + 2k₂ + 2k₃ + k₄) / 6``.
+
+The method is ``Plan.integrator``, a member of ``cpdef enum Integrator``
+(``rollout.pxd``: the members and values of ``rbd.reference.rollout.Integrator``);
+``take_step`` is the one place that dispatches on it.
 
 The joint force at step ``k`` and state ``(q, v)`` is
 ``τ = τ_ff[k] + K_p (q_ref ⊖ q) - K_d v - D v`` (``Control`` in
