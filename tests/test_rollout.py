@@ -13,6 +13,7 @@ import pytest
 from helpers import python_child
 
 import rbd
+from rbd.reference.rollout import Integrator
 from rbd.reference.rollout import rollout as reference_rollout
 from rbd.simulation import PD
 from rbd.simulation.rollouts import grid_times
@@ -97,8 +98,8 @@ def test_pd_table_and_damping_equal_the_python_path_and_the_reference_twin():
     assert_same_run(fast, slow)
     control = dict(tau=table, q_ref=q_ref, kp=np.linspace(5, 30, model.nv),
                    kd=np.full(model.nv, 2.0), damping=model.damping)
-    ref, status = reference_rollout(model, q0, v0, grid_times(steps * 1e-3, 1e-3), True, 3,
-                                    control)
+    ref, status = reference_rollout(model, q0, v0, grid_times(steps * 1e-3, 1e-3),
+                                    Integrator.RK4, 3, control)
     assert status == 0
     for name in ("q", "v", "a", "tau", "kinetic", "potential"):
         assert_roundoff(getattr(fast, name), ref[name], f"reference {name}")

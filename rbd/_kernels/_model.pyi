@@ -59,7 +59,7 @@ class CompiledModel:
                  point: ArrayLike | None = None) -> NDArray[np.float64]: ...
     def integrate(self, q: ArrayLike, v: ArrayLike, dt: Any = 1.0) -> NDArray[np.float64]: ...
     def rollout(
-        self, q0: ArrayLike, v0: ArrayLike, times: ArrayLike | None = None, rk4: bool = True,
+        self, q0: ArrayLike, v0: ArrayLike, times: ArrayLike | None = None, integrator: int = 1,
         stride: int = 1, tau: ArrayLike | None = None, f_ext: ArrayLike | None = None,
         q_ref: ArrayLike | None = None, kp: ArrayLike | None = None,
         kd: ArrayLike | None = None, damping: ArrayLike | None = None, keep_tau: bool = False,

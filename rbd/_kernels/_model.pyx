@@ -518,10 +518,14 @@ cdef class CompiledModel(_base.CompiledBase):
         return self._run(&c, 1, self.m.nq, 0, 0)
 
     # --- rollouts ---------------------------------------------------------------------------
-    def rollout(self, q0, v0, times=None, bint rk4=True, Py_ssize_t stride=1, tau=None,
+    def rollout(self, q0, v0, times=None, integrator=1, Py_ssize_t stride=1, tau=None,
                 f_ext=None, q_ref=None, kp=None, kd=None, damping=None,
                 bint keep_tau=False, num_threads=None, grid=None):
         """Fixed-step simulations from ``(q0, v0)`` over the grid ``times`` (``rollout.pyx``).
+
+        ``integrator`` is a member (or the value) of ``rbd._kernels.rollout.Integrator``,
+        the same as ``rbd.reference.rollout.Integrator``: ``EULER`` (0, semi-implicit
+        Euler) or ``RK4`` (1, the default).
 
         Instead of ``times``, ``grid = (dt, duration, n_steps)`` gives the uniform
         grid ``t_k = k dt`` (clipped to ``duration`` within ``1e-9 dt``, as
@@ -559,8 +563,8 @@ cdef class CompiledModel(_base.CompiledBase):
         ModelError
             When the forward dynamics is undefined (see :meth:`aba`).
         """
-        return _rollout_batch.run_rollout(self, q0, v0, times, rk4, stride, tau, f_ext, q_ref,
-                                          kp, kd, damping, keep_tau, num_threads, grid)
+        return _rollout_batch.run_rollout(self, q0, v0, times, integrator, stride, tau, f_ext,
+                                          q_ref, kp, kd, damping, keep_tau, num_threads, grid)
 
 
 def compiled_model(model):

@@ -4,7 +4,7 @@
 from rbd._kernels._base cimport CompiledBase
 
 
-cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times, bint rk4,
-                       Py_ssize_t stride, object tau, object f_ext, object q_ref, object kp,
-                       object kd, object damping, bint keep_tau, object num_threads,
-                       object grid)
+cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
+                       object integrator, Py_ssize_t stride, object tau, object f_ext,
+                       object q_ref, object kp, object kd, object damping, bint keep_tau,
+                       object num_threads, object grid)

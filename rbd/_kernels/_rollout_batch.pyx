@@ -28,6 +28,7 @@ from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 
 import numpy as np
 
+from rbd._kernels.rollout import Integrator
 from rbd.errors import InputError
 
 cnp.import_array()
@@ -77,10 +78,10 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
         job.status[k] = _rollout.DIVERGED
 
 
-cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times, bint rk4,
-                       Py_ssize_t stride, object tau, object f_ext, object q_ref, object kp,
-                       object kd, object damping, bint keep_tau, object num_threads,
-                       object grid):
+cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
+                       object integrator, Py_ssize_t stride, object tau, object f_ext,
+                       object q_ref, object kp, object kd, object damping, bint keep_tau,
+                       object num_threads, object grid):
     # the rollouts of CompiledModel.rollout (its docstring): checks, outputs, the runs
     cdef _rollout.Control ctl
     cdef _rollout.Plan plan
@@ -89,7 +90,7 @@ cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times, bint
     cdef Py_ssize_t N
     keep = []
     q0, v0, N = _rollout_states(km, q0, v0)
-    keep.append(_rollout_plan(km, times, grid, rk4, stride, &plan))
+    keep.append(_rollout_plan(km, times, grid, integrator, stride, &plan))
     tau_step, tau_arr = _rollout_tau(km, tau, N, plan.n_steps, &ctl)
     keep.append(_rollout_law(km, q_ref, kp, kd, damping, f_ext, &ctl))
     rows = plan.n_steps // stride + 1 + (1 if plan.n_steps % stride else 0)
@@ -144,16 +145,21 @@ cdef tuple _rollout_states(CompiledBase km, object q0, object v0):
     return q, v, N
 
 
-cdef object _rollout_plan(CompiledBase km, object times, object grid, bint rk4,
+cdef object _rollout_plan(CompiledBase km, object times, object grid, object integrator,
                           Py_ssize_t stride, _rollout.Plan* plan):
     # the grid t_0 ≤ t_1 ≤ ... (one step between consecutive times) or the uniform grid
-    # (dt, duration, n_steps), the method, the stride
+    # (dt, duration, n_steps), the method (a member of Integrator, rollout.pxd), the stride
     cdef cnp.ndarray t
     cdef Py_ssize_t i
     if stride < 1:
         raise InputError(f"stride must be a positive integer, got {stride}")
+    members = {int(m): m for m in Integrator}     # a flag enum: Integrator(3) would pass
+    if isinstance(integrator, bool) or not hasattr(integrator, "__index__") \
+            or integrator.__index__() not in members:
+        raise InputError(f"integrator must be a member of rbd._kernels.rollout.Integrator "
+                         f"{[m.name for m in Integrator]} or its value, got {integrator!r}")
     plan.stride = stride
-    plan.rk4 = rk4
+    plan.integrator = <_rollout.Integrator><int>integrator.__index__()
     plan.curved = False
     plan.interrupt = NULL
     for i in range(km.m.nb):

@@ -4,6 +4,13 @@
 from rbd._kernels._base cimport Interrupt
 from rbd._kernels._model cimport ModelC, Work
 
+cpdef enum Integrator:
+    # the fixed-step method of rollout() (Plan.integrator): the members and values of
+    # rbd.reference.rollout.Integrator, each one case of step() in rollout.pyx
+    EULER = 0                   # semi-implicit Euler
+    RK4 = 1                     # RK4 in the Runge-Kutta-Munthe-Kaas form
+
+
 cdef enum:
     # rollout() status (besides 0 and 1 + i for a pivot error at body i)
     DIVERGED = -1               # the state or the acceleration became non-finite
@@ -34,7 +41,7 @@ cdef struct Plan:
     double duration
     Py_ssize_t n_steps
     Py_ssize_t stride           # record every stride-th step (and the last one)
-    bint rk4                    # RK4 (Munthe-Kaas) steps, else semi-implicit Euler
+    Integrator integrator       # the step of step() (rollout.pyx)
     bint curved                 # the model has spherical or free joints (RK4 transport)
     Interrupt* interrupt        # the signal check of the call (_base.pyx), or NULL
 

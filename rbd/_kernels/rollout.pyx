@@ -9,8 +9,13 @@ the same steps, operation for operation, so that both agree to round-off.
 * RK4 in the Runge–Kutta–Munthe-Kaas form: stages ``x ⊕ c k`` with
   ``x = (q, v)``, stage velocities moved into the chart at ``q`` by the
   truncated series ``dexp⁻¹_{-ξ}(v) ≈ v + ½[ξ, v] + 1/12 [ξ, [ξ, v]]`` on
-  spherical (``so(3)``) and free (``se(3)``) joints (``rbd.simulation.lie``),
+  spherical (``so(3)``) and free (``se(3)``) joints (``transport``, the twin
+  of ``rbd.reference.rollout.transport``, which the Python path calls too),
   and ``q₁ = q ⊕ h k̄`` with ``k̄ = (k₁ + 2k₂ + 2k₃ + k₄) / 6``.
+
+The method is ``Plan.integrator``, a member of ``cpdef enum Integrator``
+(``rollout.pxd``: the members and values of ``rbd.reference.rollout.Integrator``);
+``take_step`` is the one place that dispatches on it.
 
 The joint force at step ``k`` and state ``(q, v)`` is
 ``τ = τ_ff[k] + K_p (q_ref ⊖ q) - K_d v - D v`` (``Control`` in
@@ -242,14 +247,26 @@ cdef inline int rk4_step(const ModelC* m, Work* w, const Control* ctl, const Pla
     return 0
 
 
-cdef inline void euler_step(const ModelC* m, double h, double* q, double* v, const double* a,
-                            double* buf) noexcept nogil:
+cdef inline int euler_step(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
+                           Py_ssize_t step, double t, double h, double* q, double* v,
+                           const double* a, double* buf, Record* rec) noexcept nogil:
     # v₁ = v + h a;  q₁ = q ⊕ h v₁
     cdef Py_ssize_t j
     for j in range(m.nv):
         v[j] = v[j] + h * a[j]
     integrate(m, q, v, h, buf)
     memcpy(q, buf, m.nq * sizeof(double))
+    return 0
+
+
+cdef inline int take_step(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
+                          Py_ssize_t step, double t, double h, double* q, double* v,
+                          const double* a, double* buf, Record* rec) noexcept nogil:
+    # (q, v) ← one step of plan.integrator: the one dispatch, a case per member of Integrator
+    # (rollout.pxd), each step with this signature; 0, or the status of a failed stage
+    if plan.integrator == RK4:
+        return rk4_step(m, w, ctl, plan, step, t, h, q, v, a, buf, rec)
+    return euler_step(m, w, ctl, plan, step, t, h, q, v, a, buf, rec)
 
 
 # --- the grid --------------------------------------------------------------------------------
@@ -321,12 +338,9 @@ cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
             break
         t = grid_time(plan, k)
         h = grid_time(plan, k + 1) - t
-        if plan.rk4:
-            status = rk4_step(m, w, ctl, plan, k, t, h, q, v, a, buf, rec)
-            if status:
-                break
-        else:
-            euler_step(m, h, q, v, a, buf)
+        status = take_step(m, w, ctl, plan, k, t, h, q, v, a, buf, rec)
+        if status:
+            break
         status = check_state(rec, m, q, v, t + h)
         if status:
             break

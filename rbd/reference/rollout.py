@@ -11,15 +11,31 @@ as the integrators of :mod:`rbd.simulation.integrators`:
 
 The joint force at step ``k`` is ``τ = τ_ff[k] + K_p (q_ref ⊖ q) - K_d v``
 plus the damping ``-D v`` (``⊖``: :func:`rbd.reference.kinematics.difference`).
+
+The method is a member of :class:`Integrator`, the enum the compiled twin
+declares too (``cpdef enum Integrator`` in ``rollout.pxd``, same members and
+values); :data:`STEPS` maps each member to its step, as ``take_step`` does in
+``rollout.pyx``.  :func:`transport` is the one RKMK transport of the package:
+the Python path of :func:`rbd.simulate` (:mod:`rbd.simulation.integrators`)
+calls it, the kernel renders it.
 """
 
 from __future__ import annotations
+
+from enum import IntEnum
 
 import numpy as np
 
 from ..spatial import crm, skew
 from .aba import aba
 from .kinematics import difference, integrate, kinetic_energy, potential_energy
+
+
+class Integrator(IntEnum):
+    """The fixed-step methods of :func:`rollout`, numbered as the compiled twin's enum."""
+
+    EULER = 0       #: semi-implicit Euler, :func:`euler_step`
+    RK4 = 1         #: RK4 in the Runge-Kutta-Munthe-Kaas form, :func:`rk4_step`
 
 
 def joint_force(model, control: dict, k: int, q, v):
@@ -41,16 +57,30 @@ def evaluate(model, control: dict, k: int, q, v):
     return aba(model, q, v, tau_total, control.get("f_ext")), tau
 
 
-def transport(model, xi, k):
-    """``dexp⁻¹_{-ξ}(k) ≈ k + ½[ξ, k] + 1/12 [ξ, [ξ, k]]`` on spherical and free joints."""
+def dexp_inv_series(kind: str, xi, k):
+    """``dexp⁻¹_{-ξ}(k) ≈ k + ½[ξ, k] + 1/12 [ξ, [ξ, k]]`` on one joint (enough for RKMK order 4).
+
+    ``[ξ, k] = ad_ξ k``: ``ξ × k`` on so(3) (``kind == "spherical"``), ``crm(ξ) k`` on se(3).
+    """
+    ad = skew(xi) if kind == "spherical" else crm(xi)
+    adk = ad @ k
+    return k + 0.5 * adk + (ad @ adk) / 12.0
+
+
+def curved_joints(model) -> list[tuple[str, slice]]:
+    """``(kind, v-slice)`` of every joint whose configuration space is curved."""
+    return [(b.joint.kind, model.v_index(i)) for i, b in enumerate(model.bodies)
+            if b.joint.kind in ("spherical", "free")]
+
+
+def transport(model, xi, k, joints=None):
+    """The RKMK transport: ``k`` on flat joints, :func:`dexp_inv_series` on curved ones.
+
+    ``joints``: :func:`curved_joints` of ``model``, when the caller keeps them.
+    """
     k = np.array(k, dtype=float)
-    for i, body in enumerate(model.bodies):
-        kind = body.joint.kind
-        if kind in ("spherical", "free"):
-            s = model.v_index(i)
-            ad = skew(xi[s]) if kind == "spherical" else crm(xi[s])
-            adk = ad @ k[s]
-            k[s] = k[s] + 0.5 * adk + (ad @ adk) / 12.0
+    for kind, s in curved_joints(model) if joints is None else joints:
+        k[s] = dexp_inv_series(kind, xi[s], k[s])
     return k
 
 
@@ -69,14 +99,21 @@ def rk4_step(model, control: dict, step: int, h: float, q, v, a):
     return integrate(model, q, kq, h), v + h * ka
 
 
-def euler_step(model, h: float, q, v, a):
+def euler_step(model, control: dict, step: int, h: float, q, v, a):
     """Semi-implicit Euler: ``v₁ = v + h a``, ``q₁ = q ⊕ h v₁``."""
     v1 = v + h * a
     return integrate(model, q, v1, h), v1
 
 
-def rollout(model, q0, v0, times, rk4=True, stride=1, control=None):
+#: The step of each :class:`Integrator`, all with one signature ``(model, control, step,
+#: h, q, v, a) -> (q₁, v₁)``; a new fixed-step method is a function and a row here.
+STEPS = {Integrator.EULER: euler_step, Integrator.RK4: rk4_step}
+
+
+def rollout(model, q0, v0, times, integrator=Integrator.RK4, stride=1, control=None):
     """Steps from ``(q0, v0)`` over the grid ``times``; samples every ``stride`` steps.
+
+    ``integrator``: a member (or the value) of :class:`Integrator`.
 
     ``control``: ``tau`` (``(nv,)`` or one row a step), ``q_ref``, ``kp``,
     ``kd``, ``damping``, ``f_ext`` (each optional).  Returns ``(samples,
@@ -86,6 +123,7 @@ def rollout(model, q0, v0, times, rk4=True, stride=1, control=None):
     control = dict(control or {})
     if control.get("tau") is not None:
         control["tau"] = np.atleast_2d(np.asarray(control["tau"], dtype=float))
+    take_step = STEPS[Integrator(integrator)]
     n = len(times) - 1
     out = {name: [] for name in ("q", "v", "a", "tau", "kinetic", "potential")}
 
@@ -106,10 +144,7 @@ def rollout(model, q0, v0, times, rk4=True, stride=1, control=None):
     # --- the steps: x_{k+1} = step(x_k), a_{k+1} = FD(x_{k+1}), a sample every stride steps
     for k in range(n):
         h = times[k + 1] - times[k]
-        if rk4:
-            q, v = rk4_step(model, control, k, h, q, v, a)
-        else:
-            q, v = euler_step(model, h, q, v, a)
+        q, v = take_step(model, control, k, h, q, v, a)
         if not (np.all(np.isfinite(q)) and np.all(np.isfinite(v))):
             return result(-1)
         a, tau = evaluate(model, control, k + 1, q, v)

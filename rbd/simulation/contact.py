@@ -47,9 +47,9 @@ def warn_outside_limits(model, q) -> None:
         if q[k] < model.lower[k] or q[k] > model.upper[k]:
             outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
                            f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
-    if outside:
+    if outside:     # stacklevel: here, simulate_contact, rbd.simulate, its caller
         warnings.warn("simulate: the initial state is outside joint limits: "
-                      + "; ".join(outside), RuntimeWarning, stacklevel=3)
+                      + "; ".join(outside), RuntimeWarning, stacklevel=4)
 
 
 def _quat_integrate(quat, omega, h):

@@ -1,32 +1,36 @@
-"""The entry point :func:`simulate`: arguments, the run, and the error report.
+"""The entry point :func:`simulate`: the run and the error report.
 
-See :mod:`rbd.simulation` for the integrators, events and impacts.
+``simulate`` checks its keywords once, into a frozen
+:class:`~rbd.simulation.options.SimulationOptions`, and hands that object whole
+to the contact path, the compiled rollout or the Python path.  See
+:mod:`rbd.simulation` for the integrators, events and impacts.
 """
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from .. import algorithms
 from ..errors import InputError, SimulationError, SimulationInterrupted
 from ..model import Model
-from .control import forcing
+from .control import Forcing
 from .drivers import Progress, Recorder, Run, run_adaptive, run_fixed
-from .dynamics import (
-    Dynamics,
-    StopError,
-    check_quaternions,
-    checked,
-    positive_number,
-)
-from .events import Events, impact_table
+from .dynamics import Dynamics, StopError, check_quaternions, checked
+from .events import Events
 from .integrators import FIXED_STEP
+from .options import (
+    EVALUATION_FLOOR,
+    EVALUATIONS_PER_SECOND,
+    INTEGRATORS,
+    IVP_METHODS,
+    SimulationOptions,
+)
 from .reports import _compiled_divergence, _hint, _stop_message
 from .rollouts import (
     CompiledRun,
@@ -42,16 +46,8 @@ from .trajectory import Trajectory, joint_layout
 __all__ = ["simulate", "INTEGRATORS", "IVP_METHODS", "PROGRESS_THRESHOLD", "EVALUATION_FLOOR",
            "EVALUATIONS_PER_SECOND", "available_memory", "PYTHON_SAMPLE_OVERHEAD"]
 
-#: Names accepted by ``simulate(..., integrator=...)``.
-INTEGRATORS = ("euler", "rk4", "implicit_euler", "solve_ivp")
-#: Adaptive methods of :func:`scipy.integrate.solve_ivp` usable with ``integrator="solve_ivp"``.
-IVP_METHODS = ("RK45", "DOP853", "RK23", "Radau", "BDF", "LSODA")
 #: A run with more steps than this shows a progress bar (when stderr is a terminal).
 PROGRESS_THRESHOLD = 2000
-#: Default ``max_evaluations`` of ``solve_ivp``: this many, plus the two terms below.
-EVALUATION_FLOOR = 10_000
-#: Default ``max_evaluations`` of ``solve_ivp``: this many per simulated second (+2 per sample).
-EVALUATIONS_PER_SECOND = 100_000
 
 
 def _ndim(value, name: str) -> int:
@@ -63,65 +59,12 @@ def _ndim(value, name: str) -> int:
                          f"sequence") from None
 
 
-def _force_argument(value, shape: tuple, name: str):
-    if value is None or callable(value):
-        return value
-    return checked(value, shape, name)
-
-
-def _validate(model, q0, v0, duration, dt, integrator, tau, f_ext, events, event_tol, method):
-    if not isinstance(model, Model):
-        raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
+def _state(model: Model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
+    """``q0`` ``(nq,)`` and ``v0`` ``(nv,)`` of one run, checked and named."""
     q0 = checked(q0, (model.nq,), "q0")
     v0 = checked(v0, (model.nv,), "v0")
     check_quaternions(model, q0, "q0")
-    duration = positive_number(duration, "duration", allow_zero=True)
-    dt = positive_number(dt, "dt")
-    if integrator not in INTEGRATORS:
-        raise InputError(f"unknown integrator {integrator!r}; choose from {INTEGRATORS}")
-    if method not in IVP_METHODS:
-        raise InputError(f"unknown solve_ivp method {method!r}; choose from {IVP_METHODS}")
-    f_ext = _force_argument(f_ext, (model.nbodies, 6), "f_ext")
-    if callable(events):
-        events = [events]
-    events = list(events)
-    for k, g in enumerate(events):
-        if not callable(g):
-            raise InputError(f"events[{k}] must be a callable g(t, q, v) -> float")
-    event_tol = positive_number(event_tol, "event_tol")
-    return q0, v0, duration, dt, f_ext, events, event_tol
-
-
-def _record_options(damping, record_every, num_threads, integrator: str, compiled) -> None:
-    """Check ``damping``, ``record_every``, ``num_threads`` and ``compiled``."""
-    for name, value in (("damping", damping), ("compiled", compiled)):
-        if not isinstance(value, (bool, np.bool_)):
-            raise InputError(f"{name} must be True or False, got {value!r}")
-    for name, value in (("record_every", record_every), ("num_threads", num_threads)):
-        if value is None and name == "num_threads":
-            continue
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InputError(f"{name} must be a positive integer, got {value!r}")
-    if record_every != 1 and integrator == "solve_ivp":
-        raise InputError("record_every needs integrator='euler' or 'rk4' (with 'solve_ivp', "
-                         "dt is only the sampling interval: use a larger dt)")
-
-
-
-def _evaluation_limit(value, integrator: str, duration: float, dt: float) -> float:
-    """``max_evaluations`` as given, or its default (see :func:`simulate`)."""
-    if value is None:
-        if integrator != "solve_ivp":
-            return math.inf
-        samples = math.ceil(duration / dt) + 1
-        return float(EVALUATION_FLOOR + math.ceil(EVALUATIONS_PER_SECOND * duration)
-                     + 2 * samples)
-    if isinstance(value, bool):
-        raise InputError(f"max_evaluations must be a positive integer or None, got {value!r}")
-    limit = positive_number(value, "max_evaluations") if value != math.inf else math.inf
-    if limit != math.inf and limit != int(limit):
-        raise InputError(f"max_evaluations must be a positive integer or None, got {value!r}")
-    return limit
+    return q0, v0
 
 
 #: Bytes a sample costs on the Python path besides its numbers: one NumPy array
@@ -369,25 +312,37 @@ def simulate(
     >>> traj.q.shape, bool(traj.energy_drift < 1e-6)
     ((101, 2), True)
     """
-    if _contact_run(model, integrator, contact):
+    contact_run = _contact_run(model, integrator, contact)
+    options = SimulationOptions.build(
+        model, duration, dt, integrator=integrator, tau=tau, f_ext=f_ext, events=events,
+        impact=impact, progress=progress, backend=backend, event_tol=event_tol, method=method,
+        rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
+        min_step=min_step, damping=damping, record_every=record_every,
+        num_threads=num_threads, compiled=compiled, constraints=constraints,
+        baumgarte=baumgarte)
+    if contact_run:       # called from here, so that its warnings point at the caller
         from .contact import simulate_contact
 
-        return simulate_contact(model, q0, v0, positive_number(duration, "duration",
-                                                               allow_zero=True),
-                                positive_number(dt, "dt"), tau=tau,
-                                record_every=record_every, backend=backend)
-    options = dict(integrator=integrator, tau=tau, f_ext=f_ext, events=events, impact=impact,
-                   progress=progress, backend=backend, event_tol=event_tol, method=method,
-                   rtol=rtol, atol=atol, max_step=max_step, max_evaluations=max_evaluations,
-                   min_step=min_step, damping=damping, record_every=record_every,
-                   num_threads=num_threads, compiled=compiled, constraints=constraints,
-                   baumgarte=baumgarte)
+        return simulate_contact(model, q0, v0, options.duration, options.dt,
+                                tau=_contact_tau(options), record_every=options.record_every,
+                                backend=options.backend)
     if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
-        traj = _simulate_batch(model, q0, v0, duration, dt, options)
+        traj = _simulate_batch(model, q0, v0, options)
     else:
-        traj = _simulate_one(model, q0, v0, duration, dt, **options)
+        traj = _simulate_one(model, *_state(model, q0, v0), options)
     traj.joints = joint_layout(model)      # curves named after the joints, with units
     return traj
+
+
+def _contact_tau(options: SimulationOptions):
+    """The ``tau`` of a contact run: None, a constant or a table (a callable it refuses)."""
+    tau = options.tau
+    if isinstance(tau, Forcing):
+        if tau.q_ref is not None:
+            raise InputError("tau: a contact run takes a constant tau or one row per step, "
+                             "not a PD law")
+        tau = tau.tau
+    return tau
 
 
 def _contact_run(model, integrator, contact) -> bool:
@@ -405,115 +360,67 @@ def _contact_run(model, integrator, contact) -> bool:
     return True
 
 
-def _simulate_one(model, q0, v0, duration, dt, integrator, tau, f_ext, events, impact,
-                  progress, backend, event_tol, method, rtol, atol, max_step,
-                  max_evaluations, min_step, damping, record_every, num_threads,
-                  compiled, constraints, baumgarte) -> Trajectory:
-    """One run of :func:`simulate` (arguments as there)."""
-    q0, v0, duration, dt, f_ext, events, event_tol = _validate(
-        model, q0, v0, duration, dt, integrator, tau, f_ext, events, event_tol, method)
-    _record_options(damping, record_every, num_threads, integrator, compiled)
-    impacts = impact_table(impact, len(events))
-    solver = (positive_number(rtol, "rtol"), positive_number(atol, "atol"),
-              positive_number(max_step, "max_step") if np.isfinite(max_step) else np.inf,
-              _evaluation_limit(max_evaluations, integrator, duration, dt),
-              positive_number(min_step, "min_step", allow_zero=True))
-    steps = grid_steps(duration, dt) if integrator != "solve_ivp" else None
-    force = forcing(model, tau, bool(damping), steps)
-    active, gains = _constraint_options(model, constraints, baumgarte, dt)
+def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
+                  options: SimulationOptions) -> Trajectory:
+    """One run of :func:`simulate` from a checked state: compiled when it can, else Python."""
+    o = options
     kernel = None
-    if compiled and not progress and steps is not None and not active:
-        evaluations = 1 + steps * (4 if integrator == "rk4" else 1)
-        if evaluations <= solver[3]:    # else the Python path stops at the limit
-            kernel = compiled_kernel(model, backend, integrator, tau, f_ext, events)
-    _check_memory(model, duration, dt, record_every, 1, python=kernel is None)
+    if o.compiled and not o.progress and o.steps is not None and not o.constraints:
+        evaluations = 1 + o.steps * (o.evaluations_per_step or 1)
+        if evaluations <= o.max_evaluations:    # else the Python path stops at the limit
+            kernel = compiled_kernel(model, o)
+    _check_memory(model, o.duration, o.dt, o.record_every, 1, python=kernel is None)
     if kernel is not None:
-        run = run_compiled(kernel, model, q0, v0, duration, dt, integrator, force, f_ext,
-                           record_every, tau is not None, num_threads)
+        run = run_compiled(kernel, model, q0, v0, o)
         if run.status == 0:
             return run.trajectory
-        raise _compiled_divergence(run, integrator, duration, dt)
-    run = _PythonRun(integrator, tau if force is None else force, f_ext, events, impacts,
-                     progress, backend, event_tol, method, solver, record_every, active, gains)
-    traj = _run_python(model, q0, v0, duration, dt, run)
-    if active:
-        traj.constraint_error = algorithms.constraint_error(model, traj.q, active)
+        raise _compiled_divergence(run, o.integrator, o.duration, o.dt)
+    traj = _run_python(model, q0, v0, o)
+    if o.constraints:
+        traj.constraint_error = algorithms.constraint_error(model, traj.q, o.constraints)
     return traj
 
 
-def _constraint_options(model, constraints, baumgarte, dt) -> tuple[tuple, object]:
-    """The active constraints of the run and the Baumgarte gains (see :func:`simulate`)."""
-    from ..constraints.kinds import active_constraints
-
-    active = tuple(active_constraints(model, constraints)) if isinstance(model, Model) else ()
-    if isinstance(baumgarte, str):
-        if baumgarte != "auto":
-            raise InputError(f"baumgarte must be 'auto', (kp, kd) or None, got {baumgarte!r}")
-        omega = 1.0 / (20.0 * float(dt))
-        baumgarte = (omega * omega, 2.0 * omega)
-    return active, baumgarte
-
-
-@dataclass
-class _PythonRun:
-    """The validated options of a run on the Python path."""
-
-    integrator: str
-    tau: object
-    f_ext: object
-    events: list
-    impacts: list
-    progress: bool | None
-    backend: str | None
-    event_tol: float
-    method: str
-    solver: tuple           # rtol, atol, max_step, the evaluation limit, min_step
-    record_every: int
-    constraints: tuple = ()
-    baumgarte: object = None
-
-
-def _run_python(model, q0, v0, duration, dt, options: _PythonRun) -> Trajectory:
-    """The Python path of :func:`simulate` (validated arguments)."""
+def _run_python(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
+    """The Python path of :func:`simulate` (a checked state)."""
     o = options
-    integrator, tau, f_ext, events, impacts = o.integrator, o.tau, o.f_ext, o.events, o.impacts
-    progress, backend, event_tol, method = o.progress, o.backend, o.event_tol, o.method
-    rtol, atol, max_step, limit, min_step = o.solver
-    keep_tau = tau is not None and not (hasattr(tau, "command") and tau.tau is None
-                                        and tau.q_ref is None)
+    duration, dt = o.duration, o.dt
+    progress = o.progress
     if progress is None:
         progress = duration / dt > PROGRESS_THRESHOLD and sys.stderr.isatty()
-    dyn = Dynamics(model, tau, f_ext, backend, limit, o.constraints, o.baumgarte)
-    recorder = Recorder(keep_tau=keep_tau)
+    tau = copy.copy(o.tau) if isinstance(o.tau, Forcing) else o.tau   # its step is per run
+    dyn = Dynamics(model, tau, o.f_ext, o.backend, o.max_evaluations, o.constraints,
+                   o.baumgarte)
+    recorder = Recorder(keep_tau=o.keep_tau)
     bar = Progress(bool(progress), duration)
-    run = Run(dyn, recorder, Events(events, event_tol), impacts, bar, duration, dt,
-              o.record_every)
+    run = Run(dyn, recorder, Events(list(o.events), o.event_tol), list(o.impacts), bar,
+              duration, dt, o.record_every)
     run.last = (0.0, q0, v0)
-    name = integrator if integrator != "solve_ivp" else f"solve_ivp ({method})"
-    meta = dict(model_name=model.name, integrator=name, dt=dt)
+    meta = dict(model_name=model.name, integrator=o.label, dt=dt)
     try:
-        if integrator == "solve_ivp":
-            run_adaptive(run, q0, v0, method, rtol, atol, max_step, min_step)
+        if o.integrator == "solve_ivp":
+            run_adaptive(run, q0, v0, o.method, o.rtol, o.atol, o.max_step, o.min_step)
         else:
-            run_fixed(run, FIXED_STEP[integrator], q0, v0)
+            run_fixed(run, FIXED_STEP[o.integrator].step, q0, v0)
     except StopError as stop:
         run.evaluations_at_stop = dyn.evaluations
         _keep_last_state(run, recorder)
-        partial = (recorder.trajectory(backend, events=run.records, steps=run.steps,
+        partial = (recorder.trajectory(o.backend, events=run.records, steps=run.steps,
                                        evaluations=dyn.evaluations, **meta)
                    if recorder.t else None)
-        limits = dict(max_evaluations=limit,
-                      hint=_hint(stop, integrator == "solve_ivp", method))
-        message = _stop_message(stop, run, name, limits, (recorder.last_time, len(recorder.t)))
+        limits = dict(max_evaluations=o.max_evaluations,
+                      hint=_hint(stop, o.integrator == "solve_ivp", o.method))
+        message = _stop_message(stop, run, o.label, limits,
+                                (recorder.last_time, len(recorder.t)))
         raise SimulationError(message, partial, diverged_at=stop.t) from stop.__cause__
     except KeyboardInterrupt as exc:
         recorder.truncate()                # a sample the interrupt cut short
-        partial = recorder.trajectory(backend, events=run.records, steps=run.steps,
+        partial = recorder.trajectory(o.backend, events=run.records, steps=run.steps,
                                       evaluations=dyn.evaluations, **meta)
         raise interruption(exc, partial, duration) from exc
     finally:
         bar.close()
-    return recorder.trajectory(backend, events=run.records, steps=run.steps,
+    return recorder.trajectory(o.backend, events=run.records, steps=run.steps,
                                evaluations=dyn.evaluations, **meta)
 
 
@@ -531,38 +438,26 @@ def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
     return q0, v0
 
 
-def _simulate_batch(model, q0, v0, duration, dt, options: dict) -> Trajectory:
+def _simulate_batch(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
     """``N`` runs of :func:`simulate` in one :class:`Trajectory` (see its Notes)."""
+    o = options
     q0, v0 = _batch_states(model, q0, v0)
-    events = options["events"]
-    if callable(events) or len(events):
+    if o.events:
         raise InputError("a batch (q0 of shape (N, nq)) cannot have events: run the initial "
                          "states one at a time")
     if len(q0) == 0:
         raise InputError("a batch needs at least one initial state (q0 has shape (0, nq))")
-    # every argument checked as for one run (on the first state)
-    _, _, duration, dt, *_ = _validate(model, q0[0], v0[0], duration, dt, options["integrator"],
-                                       options["tau"], options["f_ext"], (),
-                                       options["event_tol"], options["method"])
-    _record_options(options["damping"], options["record_every"], options["num_threads"],
-                    options["integrator"], options["compiled"])
-    integrator, tau = options["integrator"], options["tau"]
-    f_ext = _force_argument(options["f_ext"], (model.nbodies, 6), "f_ext")
-    active, _ = _constraint_options(model, options["constraints"], options["baumgarte"], dt)
-    kernel = (compiled_kernel(model, options["backend"], integrator, tau, f_ext, ())
-              if options["compiled"] and not active else None)
-    _check_memory(model, duration, dt, options["record_every"], len(q0), python=kernel is None)
+    kernel = compiled_kernel(model, o) if o.compiled and not o.constraints else None
+    _check_memory(model, o.duration, o.dt, o.record_every, len(q0), python=kernel is None)
     if kernel is None:
-        return _python_batch(model, q0, v0, duration, dt, options)
-    force = forcing(model, tau, bool(options["damping"]), grid_steps(duration, dt))
-    run = run_compiled(kernel, model, q0, v0, duration, dt, integrator, force, f_ext,
-                       options["record_every"], tau is not None, options["num_threads"])
+        return _python_batch(model, q0, v0, o)
+    run = run_compiled(kernel, model, q0, v0, o)
     diverged = np.flatnonzero(run.status)
     if diverged.size:
         k = int(diverged[0])
         one = CompiledRun(_rollout(run.trajectory, k), int(run.status[k]), int(run.steps[k]),
                           str(run.failure[k]), float(run.failure_t[k]))
-        first = _compiled_divergence(one, integrator, duration, dt)
+        first = _compiled_divergence(one, o.integrator, o.duration, o.dt)
         raise _batch_error(run.trajectory, diverged, run.failure_t[diverged], k, first)
     return run.trajectory
 
@@ -590,16 +485,16 @@ def _batch_error(traj: Trajectory, diverged, times, first: int,
                            diverged_at=np.asarray(times, dtype=float))
 
 
-def _python_batch(model, q0, v0, duration, dt, options: dict) -> Trajectory:
+def _python_batch(model, q0, v0, options: SimulationOptions) -> Trajectory:
     """A batch on the Python path, one rollout after the other, every rollout kept."""
-    steps = grid_steps(duration, dt)
-    stride = options["record_every"]
-    times = grid_time(sample_indices(steps, stride), duration, dt)
+    duration, dt = options.duration, options.dt
+    steps = grid_steps(duration, dt)           # the sample grid, also of "solve_ivp"
+    times = grid_time(sample_indices(steps, options.record_every), duration, dt)
     runs: list[Trajectory | None] = [None] * len(q0)
     failed: dict[int, SimulationError] = {}
     for k, (q, v) in enumerate(zip(q0, v0, strict=True)):
         try:
-            runs[k] = _simulate_one(model, q, v, duration, dt, **options)
+            runs[k] = _simulate_one(model, q, v, options)
         except SimulationError as exc:
             runs[k], failed[k] = exc.trajectory, exc
         except SimulationInterrupted as exc:

@@ -20,7 +20,7 @@ from .. import algorithms
 from ..model import Model
 from .dynamics import NONFINITE_A, Dynamics, StopError, finite, require_finite_state
 from .events import apply_impact
-from .lie import chart_angle, chart_velocity, lie_joints
+from .lie import chart_angle, chart_velocity, curved_joints
 from .trajectory import EventRecord, Trajectory
 
 __all__ = ["Recorder", "Progress", "Run", "run_fixed", "run_adaptive", "CHART_RADIUS"]
@@ -146,7 +146,7 @@ def run_fixed(run: Run, step, q, v):
     dyn.at_step(0)
     a = recorder.add(dyn, t, q, v)
     events.reset(t, (q, v))
-    lie = lie_joints(dyn.model)
+    lie = curved_joints(dyn.model)
     while t < run.duration and not run.stopped:
         dyn.at_step(k)
         t_next = run.grid(k + 1)
@@ -176,7 +176,7 @@ def run_fixed(run: Run, step, q, v):
                 k += 1
             q, v, jumped = run.handle_event(t, index, q, v)
             if jumped:
-                lie = lie_joints(dyn.model)
+                lie = curved_joints(dyn.model)
                 a = recorder.add(dyn, t, q, v)
             events.reset(t, (q, v))
         run.last = (t, q, v)
@@ -205,7 +205,7 @@ def run_adaptive(run: Run, q, v, method: str, rtol: float, atol: float, max_step
     events.reset(t, (q, v))
     nv = dyn.model.nv
     while t < run.duration and not run.stopped:
-        q_c, lie = q, lie_joints(dyn.model)
+        q_c, lie = q, curved_joints(dyn.model)
 
         def chart(y, q_c=q_c):
             return algorithms.integrate(dyn.model, q_c, y[:nv], 1.0, backend=dyn.backend), y[nv:]
@@ -215,7 +215,7 @@ def run_adaptive(run: Run, q, v, method: str, rtol: float, atol: float, max_step
             a_s, _ = dyn(s, q_s, v_s)
             if not finite(a_s):
                 raise StopError("diverged", s, NONFINITE_A)
-            return np.concatenate([chart_velocity(lie, y[:nv], v_s, exact=True), a_s])
+            return np.concatenate([chart_velocity(lie, y[:nv], v_s), a_s])
 
         if first_step is not None:   # the last step size, within what is left of the run
             first_step = min(first_step, run.duration - t)

@@ -11,8 +11,9 @@ the Runge–Kutta–Munthe-Kaas form that also serves configuration manifolds:
     x_{n+1} = x \oplus \tfrac h6 (k_1 + 2k_2 + 2k_3 + k_4),
 
 with :math:`k_j = f(t_j, x_j)` mapped back into the chart at ``x`` by
-``transport`` (:math:`\mathrm{dexp}^{-1}_{-\xi}`, :mod:`rbd.simulation.lie`)
-where the space is curved.  On a vector space ``⊕`` is ``+`` and this is the
+``transport`` (:math:`\mathrm{dexp}^{-1}_{-\xi}`: on a model the RKMK
+transport :func:`rbd.reference.rollout.transport`, the text the compiled
+rollout renders) where the space is curved.  On a vector space ``⊕`` is ``+`` and this is the
 textbook method.  :func:`rk4_step`, :func:`euler_step` and
 :func:`implicit_euler_step` (Newton on the analytical Jacobian) step a
 :class:`~rbd.Model` (``⊕`` is :func:`rbd.integrate`); :func:`fixed_steps`
@@ -26,16 +27,17 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
 from .. import algorithms
+from ..reference.rollout import transport as rkmk_transport
 from .dynamics import StopError, finite
 from .events import Events
-from .lie import chart_velocity
 
-__all__ = ["rk4", "rk4_step", "euler_step", "implicit_euler_step", "FIXED_STEP", "fixed_steps",
-           "FixedRun"]
+__all__ = ["rk4", "rk4_step", "euler_step", "implicit_euler_step", "FixedStep", "FIXED_STEP",
+           "fixed_steps", "FixedRun"]
 
 
 def _add(x: np.ndarray, k: np.ndarray, h: float) -> np.ndarray:
@@ -93,7 +95,7 @@ def rk4_step(dyn, lie, t, q, v, a1, h):
         return algorithms.integrate(model, x[0], k[:nv], c, backend=backend), x[1] + c * k[nv:]
 
     def transport(xi, k):
-        return np.concatenate([chart_velocity(lie, xi[:nv], k[:nv], exact=False), k[nv:]])
+        return np.concatenate([rkmk_transport(model, xi[:nv], k[:nv], lie), k[nv:]])
 
     return rk4(f, t, (q, v), h, np.concatenate([v, a1]), retract, transport if lie else None)
 
@@ -145,7 +147,23 @@ def implicit_euler_step(dyn, lie, t, q, v, a, h, tol=1e-12, max_iterations=20):
                                        f"{max_iterations} iterations (reduce dt)")
 
 
-FIXED_STEP = {"euler": euler_step, "rk4": rk4_step, "implicit_euler": implicit_euler_step}
+class FixedStep(NamedTuple):
+    """A fixed-step method of the Python path: its step and its cost."""
+
+    #: ``step(dyn, lie, t, q, v, a, h) -> (q₁, v₁)``, ``a`` the acceleration at ``(t, q, v)``
+    step: Callable
+    #: forward-dynamics evaluations a step takes besides ``a``; None when it varies
+    evaluations: int | None
+
+
+#: The fixed-step integrators of :func:`rbd.simulate` by name (its ``integrator=``): a new
+#: one is a step function above and a row here; a name that is also a member of
+#: :class:`rbd.reference.rollout.Integrator` runs compiled as well (docs/design.md).
+FIXED_STEP = {
+    "euler": FixedStep(euler_step, 1),
+    "rk4": FixedStep(rk4_step, 4),
+    "implicit_euler": FixedStep(implicit_euler_step, None),
+}
 
 
 # --- a first-order system y' = f(t, y) ---------------------------------------------------------

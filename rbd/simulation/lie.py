@@ -5,9 +5,10 @@ A configuration near :math:`q_c` is written :math:`q = q_c \oplus \xi` (through
 coordinates move with :math:`\dot\xi = \mathrm{dexp}^{-1}_{-\xi}(v)`: ``v``
 itself on joints whose configuration space is flat (revolute, prismatic, ...),
 the inverse right Jacobian of SO(3) or SE(3) on spherical and free joints.
-The integrators of :mod:`rbd.simulation` use these maps for the stage
-velocities of RK4 (the truncated series) and for the adaptive solvers' state
-(the closed forms).
+The adaptive solvers' state uses the closed forms here; the stage
+velocities of RK4 use the truncated series, the RKMK transport
+:func:`rbd.reference.rollout.transport` (``dexp_inv_series``), the one text
+the reference rollout, the Python path and the compiled rollout share.
 """
 
 from __future__ import annotations
@@ -16,28 +17,10 @@ import math
 
 import numpy as np
 
-from ..model import Model
-from ..spatial import crm, skew
+from ..reference.rollout import curved_joints, dexp_inv_series
 
-__all__ = ["lie_joints", "dexp_inv_series", "dexp_inv_exact", "chart_velocity", "chart_angle"]
-
-
-def lie_joints(model: Model) -> list[tuple[str, slice]]:
-    """``(kind, v-slice)`` of every joint whose configuration space is curved."""
-    return [(b.joint.kind, model.v_index(i)) for i, b in enumerate(model.bodies)
-            if b.joint.kind in ("spherical", "free")]
-
-
-def _ad(kind: str, xi: np.ndarray) -> np.ndarray:
-    """The Lie-algebra adjoint ``ad_ξ``: ``ξ×`` on so(3), ``crm(ξ)`` on se(3)."""
-    return skew(xi) if kind == "spherical" else crm(xi)
-
-
-def dexp_inv_series(kind: str, xi: np.ndarray, v: np.ndarray) -> np.ndarray:
-    """``dexp⁻¹_{-ξ}(v) ≈ v + ½[ξ, v] + 1/12 [ξ, [ξ, v]]`` (enough for RKMK order 4)."""
-    ad = _ad(kind, xi)
-    adv = ad @ v
-    return v + 0.5 * adv + (ad @ adv) / 12.0
+__all__ = ["curved_joints", "dexp_inv_series", "dexp_inv_exact", "chart_velocity",
+           "chart_angle"]
 
 
 def _so3_dexp_inv(phi: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -85,14 +68,16 @@ def dexp_inv_exact(kind: str, xi: np.ndarray, v: np.ndarray) -> np.ndarray:
     return np.concatenate([w, _so3_dexp_inv(phi, v[3:] - _se3_coupling(phi, rho, w))])
 
 
-def chart_velocity(lie: list, xi: np.ndarray, v: np.ndarray, exact: bool) -> np.ndarray:
-    """``ξ̇`` of every joint: ``v`` on flat joints, ``dexp⁻¹_{-ξ}(v)`` on curved ones."""
+def chart_velocity(lie: list, xi: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``ξ̇`` of every joint: ``v`` on flat joints, :func:`dexp_inv_exact` on curved ones.
+
+    ``lie``: :func:`curved_joints` of the model.
+    """
     if not lie:
         return v
     xi_dot = np.array(v, dtype=float)
-    dexp_inv = dexp_inv_exact if exact else dexp_inv_series
     for kind, s in lie:
-        xi_dot[s] = dexp_inv(kind, xi[s], v[s])
+        xi_dot[s] = dexp_inv_exact(kind, xi[s], v[s])
     return xi_dot
 
 

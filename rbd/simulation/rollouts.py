@@ -62,15 +62,20 @@ def sample_indices(steps: int, stride: int) -> np.ndarray:
     return idx if idx[-1] == steps else np.append(idx, steps)
 
 
-def compiled_kernel(model: Model, backend, integrator: str, tau, f_ext, events) -> object:
-    """The :class:`CompiledModel` that can run this simulation whole, or None."""
-    if integrator not in ("euler", "rk4") or events:
+def compiled_kernel(model: Model, options) -> object:
+    """The :class:`CompiledModel` that can run this simulation whole, or None.
+
+    ``options``: the :class:`~rbd.simulation.options.SimulationOptions` of the run; its
+    integrator must be a member of the rollouts' enum (``options.rollout``).
+    """
+    if options.rollout is None or options.events:
         return None
-    if callable(tau) and not isinstance(tau, Forcing):
+    if callable(options.tau) and not isinstance(options.tau, Forcing):
         return None
-    if callable(f_ext) or _backend.resolve(backend) != "kernel" or model._mimic:
+    if (callable(options.f_ext) or _backend.resolve(options.backend) != "kernel"
+            or model._mimic):
         return None
-    kernel = algorithms._kernel(model, backend)
+    kernel = algorithms._kernel(model, options.backend)
     return kernel if kernel is not None and hasattr(kernel, "rollout") else None
 
 
@@ -92,10 +97,11 @@ class CompiledRun:
     failure_t: object
 
 
-def run_compiled(kernel, model: Model, q0, v0, duration: float, dt: float, integrator: str,
-                 forcing: Forcing | None, f_ext, stride: int, keep_tau: bool,
-                 num_threads: int | None) -> CompiledRun:
-    """Run ``CompiledModel.rollout`` over the grid of ``duration`` and ``dt``.
+def run_compiled(kernel, model: Model, q0, v0, options) -> CompiledRun:
+    """Run ``CompiledModel.rollout`` over the grid of ``options.duration`` and ``options.dt``.
+
+    ``options``: the :class:`~rbd.simulation.options.SimulationOptions` of the run;
+    the integrator reaches the kernel as its member of the rollouts' enum.
 
     Raises
     ------
@@ -103,30 +109,32 @@ def run_compiled(kernel, model: Model, q0, v0, duration: float, dt: float, integ
         On Ctrl-C (another exception raised by a signal handler is re-raised
         with the partial trajectory in its ``trajectory`` attribute).
     """
-    f = forcing or Forcing()
-    steps = grid_steps(duration, dt)
-    kwargs = dict(rk4=integrator == "rk4", stride=stride, tau=f.tau, f_ext=f_ext,
-                  q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping, keep_tau=keep_tau,
-                  num_threads=num_threads, grid=(dt, duration, steps))
+    duration, dt, stride = options.duration, options.dt, options.record_every
+    f = options.tau if isinstance(options.tau, Forcing) else Forcing()
+    steps = options.steps
+    kwargs = dict(integrator=options.rollout, stride=stride, tau=f.tau, f_ext=options.f_ext,
+                  q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping,
+                  keep_tau=options.keep_tau, num_threads=options.num_threads,
+                  grid=(dt, duration, steps))
     try:
         out = kernel.rollout(q0, v0, **kwargs)
     except BaseException as exc:
         if not isinstance(getattr(exc, "rollout", None), tuple):
             raise
-        run = _compiled_run(exc.rollout, model, integrator, duration, dt, stride, steps)
+        run = _compiled_run(exc.rollout, model, options, steps)
         new = interruption(exc, run.trajectory, duration)
         if new is exc:
             raise
         raise new from exc
-    return _compiled_run(out, model, integrator, duration, dt, stride, steps)
+    return _compiled_run(out, model, options, steps)
 
 
-def _compiled_run(out: tuple, model: Model, integrator: str, duration: float, dt: float,
-                  stride: int, steps: int) -> CompiledRun:
+def _compiled_run(out: tuple, model: Model, options, steps: int) -> CompiledRun:
     """A :class:`CompiledRun` of the kernel's result tuple."""
     q, v, a, tau, kinetic, potential, status, samples, done, failure, failure_t = out
     arrays = dict(q=q, v=v, a=a, tau=tau, kinetic=kinetic, potential=potential)
-    per_step = 4 if integrator == "rk4" else 1
+    duration, dt, stride = options.duration, options.dt, options.record_every
+    per_step = options.evaluations_per_step
     if np.ndim(status) == 0 and status != 0:     # one rollout cut short: its samples only
         idx = np.arange(samples) * stride
         if status == -1 and samples and done % stride:
@@ -151,7 +159,7 @@ def _compiled_run(out: tuple, model: Model, integrator: str, duration: float, dt
                         x[k, samples[k] - 1:] = np.nan
         evaluations = int(np.sum(np.where(status == 0, 1 + steps * per_step,
                                           1 + done * per_step)))
-    traj = Trajectory(t=t, **arrays, model_name=model.name, integrator=integrator, dt=dt,
+    traj = Trajectory(t=t, **arrays, model_name=model.name, integrator=options.label, dt=dt,
                       steps=steps if np.ndim(status) else (steps if status == 0 else done),
                       evaluations=evaluations)
     return CompiledRun(traj, status, done, failure, failure_t)
