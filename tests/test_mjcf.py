@@ -12,7 +12,7 @@ from helpers import RTOL_EXACT
 
 import rbd
 from rbd import mjcf
-from rbd.errors import InputError, MJCFError
+from rbd.errors import InputError, MJCFError, ModelError
 from rbd.spatial import plux_parts
 
 mujoco = pytest.importorskip("mujoco", reason="the MuJoCo cross-checks need PyPI 'mujoco'")
@@ -483,8 +483,7 @@ def test_every_file_mujoco_loads_rbd_loads_with_mujocos_dynamics(path, backend, 
     assert (model.nq, model.nv) == (m.nq, m.nv)
     if model.nv == 0:
         return
-    _zero_armature(model)
-    m.dof_armature[:] = 0.0
+    np.testing.assert_array_equal(model.armature, m.dof_armature)  # compared with it
     disable = mujoco.mjtDisableBit
     m.opt.disableflags |= (disable.mjDSBL_CONSTRAINT | disable.mjDSBL_SPRING
                            | disable.mjDSBL_DAMPER)
@@ -690,18 +689,31 @@ def test_free_joint_armature_enters_m_as_in_mujoco(rng):
     assert _relative(rbd.crba(model, q), T.T @ M_mj @ T) < RTOL_EXACT
 
 
-@pytest.mark.xfail(strict=True, reason="MuJoCo applies a free joint's armature to the world-"
-                   "frame linear velocity, so its bias has a·(ω × u) more; rbd's algorithms "
-                   "add armature ⊙ v̇ on the body-frame velocity (the reference and kernel "
-                   "RNEA/ABA and the derivatives need the term)")
-def test_free_joint_armature_bias_is_mujocos(rng):
+def test_free_joint_armature_bias_is_mujocos(rng, backend):
+    """MuJoCo applies a free joint's armature to the world-frame linear velocity ``R u``:
+    the bias gains ``a (ω × u)`` in rbd's body-frame coordinates (h, τ and q̈ all see it)."""
     model, m = mjcf.load_mjcf(_ARMED), mujoco.MjModel.from_xml_string(_ARMED)
     q, v, qpos, d = _armed_state(model, m, rng)
     M_mj = np.zeros((m.nv, m.nv))
     mujoco.mj_fullM(m, d, M_mj)
     _, _, qacc0 = mjcf.to_mujoco_state(model, q, v, np.zeros(model.nv))
     h_mj = mjcf.from_mujoco_force(model, qpos, d.qfrc_bias + M_mj @ qacc0)
-    assert _relative(rbd.nonlinear_effects(model, q, v), h_mj) < RTOL_EXACT
+    assert _relative(rbd.nonlinear_effects(model, q, v, backend=backend), h_mj) < RTOL_EXACT
+    # forward dynamics at zero force: MuJoCo's qacc (smooth dynamics, no constraints here)
+    qdd = rbd.aba(model, q, v, np.zeros(model.nv), backend=backend)
+    qacc = mjcf.to_mujoco_state(model, q, v, qdd)[2]
+    assert _relative(qacc, d.qacc_smooth) < RTOL_EXACT
+    tau = rbd.rnea(model, q, v, qdd, backend=backend)
+    assert np.abs(tau).max() < RTOL_EXACT * np.abs(h_mj).max()
+
+
+def test_free_joint_armature_must_be_isotropic_on_the_linear_part():
+    model = mjcf.load_mjcf(_ARMED)
+    with pytest.raises(ModelError, match="'root': a free joint's armature .* same on its "
+                                         "three linear degrees of freedom"):
+        model.set_joint_properties("root", armature=[0.1, 0.1, 0.1, 0.3, 0.3, 0.4])
+    np.testing.assert_array_equal(model.armature[:6], np.full(6, 0.3))  # unchanged
+    model.set_joint_properties("root", armature=[0.1, 0.2, 0.3, 0.4, 0.4, 0.4])
 
 
 def test_a_huge_axis_is_a_direction():
