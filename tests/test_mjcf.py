@@ -598,6 +598,53 @@ def test_mesh_inertia_is_mujocos_principal_moments(scale, angle):
     np.testing.assert_allclose(link.I_com, I, rtol=0, atol=RTOL_MESH_INERTIA * np.abs(I).max())
 
 
+_MOCAP = ("<mujoco><worldbody><body name='target' mocap='true' pos='1 2 3' euler='0.1 0.2 0.3'>"
+          "<geom size='0.1'/><site name='tip' pos='0 0 0.5'/><body name='badge' pos='0 1 0'>"
+          "<geom size='0.1'/></body></body><body name='arm' pos='0 0 1'><joint name='j'/>"
+          "<geom type='capsule' size='0.1' fromto='0 0 0 1 0 0'/></body></worldbody></mujoco>")
+
+
+def test_mocap_bodies_are_frames_at_their_pose(rng):
+    """A mocap body is welded to the world at its pose (MuJoCo's default ``mocap_pos``): it,
+    its sites and its welded children are frames where MuJoCo puts them; no mass is added."""
+    with pytest.warns(RuntimeWarning, match="mocap motion"):
+        model = mjcf.load_mjcf(_MOCAP)
+    m = mujoco.MjModel.from_xml_string(_MOCAP)
+    d = mujoco.MjData(m)
+    q = rbd.random_configuration(model, rng)
+    d.qpos[:] = mjcf.to_mujoco_state(model, q)[0]
+    mujoco.mj_kinematics(m, d)
+    for name, xpos, xmat in (("target", d.body("target").xpos, d.body("target").xmat),
+                             ("badge", d.body("badge").xpos, d.body("badge").xmat),
+                             ("tip", d.site("tip").xpos, d.site("tip").xmat),
+                             ("arm", d.body("arm").xpos, d.body("arm").xmat)):
+        T = rbd.frame_pose(model, q, name)
+        np.testing.assert_allclose(T[:3, 3], xpos, atol=ATOL_POSE, err_msg=name)
+        np.testing.assert_allclose(T[:3, :3], xmat.reshape(3, 3), atol=ATOL_POSE, err_msg=name)
+    assert (model.nq, model.nv) == (m.nq, m.nv)
+    assert model.total_mass == pytest.approx(m.body("arm").mass[0], rel=RTOL_EXACT)
+    # the mocap bodies' geoms are where MuJoCo draws them
+    W = rbd.geom_poses(model, q)
+    for k in range(m.ngeom):
+        np.testing.assert_allclose(W[k][:3, 3], d.geom_xpos[k], atol=ATOL_POSE)
+
+
+def test_dm_control_mocap_bodies_are_frames():
+    path = next((p for p in CORPUS if p.name == "cartpole.xml" and p.parent.name == "assets"
+                 and "testing" in p.parts), None)
+    if path is None:
+        pytest.skip("dm-control's testing cartpole.xml is not installed")
+    model = _quiet_load(path)
+    m = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(m)
+    mujoco.mj_kinematics(m, d)
+    q = mjcf.from_mujoco_state(model, d.qpos)[0]
+    for name in ("mocap1", "mocap2"):
+        assert m.body(name).mocapid[0] >= 0
+        np.testing.assert_allclose(rbd.frame_pose(model, q, name)[:3, 3], d.body(name).xpos,
+                                   atol=ATOL_POSE)
+
+
 # --- deep files and the file's own names in messages -------------------------------------------
 def test_thousands_of_nested_bodies_and_frames_are_read():
     depth = 3000
