@@ -161,3 +161,23 @@ def test_against_pinocchio(backend):
     assert_close(tau, mp.from_tau(None, pin.rnea(P, D, qp, vp, ap)), what="rnea")
     assert_close(rbd.aba(armed, q, v, tau, backend=backend),
                  mp.from_tau(None, pin.aba(P, D, qp, vp, mp.to_v(None, tau))), what="aba")
+
+
+def test_free_joint_armature_bias_does_no_work(backend):
+    """``u · (ω × u) = 0``: the armature's velocity product keeps ``dT/dt = τ · v`` with
+    ``T = ½ vᵀ M v`` (one linear armature per free joint makes it so)."""
+    plain = MODELS[1]
+    armed, _ = with_armature(plain, 10)
+    q, v, _ = rbd.testing.random_state(plain, 11)
+    extra = (rbd.nonlinear_effects(armed, q, v, backend=backend)
+             - rbd.nonlinear_effects(plain, q, v, backend=backend))
+    assert np.abs(extra).max() > 1e-3  # the term is there ...
+    assert abs(extra @ v) < RTOL_EXACT * np.abs(extra).max() * np.abs(v).max()  # ... workless
+
+
+def test_free_joint_linear_armature_is_one_value():
+    model = MODELS[1].copy()
+    free = next(b.joint_name for b in model.bodies if b.joint.kind == "free")
+    with pytest.raises(rbd.ModelError, match="same on its three linear degrees of freedom"):
+        model.set_joint_properties(free, armature=[0.1, 0.1, 0.1, 0.2, 0.3, 0.2])
+    assert not np.any(model.armature)

@@ -36,16 +36,6 @@ def _gymnasium_assets() -> list[pathlib.Path]:
 ASSETS = _gymnasium_assets()
 
 
-def _crba_adds_armature() -> bool:
-    model = rbd.models.double_pendulum()
-    before = rbd.crba(model, np.zeros(model.nq))
-    model.set_joint_properties(model.joint_names[0], armature=1.0)
-    return bool(np.isclose(rbd.crba(model, np.zeros(model.nq))[0, 0] - before[0, 0], 1.0))
-
-
-ARMATURE_IN_RBD = _crba_adds_armature()
-
-
 def _quiet_load(path) -> rbd.Model:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # the unsupported-features warning
@@ -121,8 +111,6 @@ def test_gymnasium_asset_matches_mujoco(path, backend, rng):
 
 
 @pytest.mark.parametrize("path", ARMATURE_ASSETS, ids=[p.name for p in ARMATURE_ASSETS])
-@pytest.mark.xfail(not ARMATURE_IN_RBD, strict=True,
-                   reason="rbd's algorithms do not add model.armature to M yet")
 def test_gymnasium_asset_with_armature_matches_mujoco(path, backend, rng):
     model = _quiet_load(path)
     m, d = _mujoco(path, armature=True)
