@@ -52,6 +52,11 @@ def _checked_properties(joint, joint_name: str, values: dict, lower: np.ndarray,
                              f"{', '.join(JOINT_PROPERTIES)}")
         size = getattr(joint, JOINT_PROPERTIES[key][0])
         new[key] = _joint_property(value, size, key, joint_name)
+        if key == "armature" and joint.kind == "free" and np.ptp(new[key][3:]) != 0:
+            raise ModelError(f"joint {joint_name!r}: a free joint's armature acts on the velocity "
+                             "of its origin in the parent frame (as in MuJoCo) and must be the "
+                             f"same on its three linear degrees of freedom, got "
+                             f"{new[key].tolist()}")
     lower = new.get("lower", lower)
     upper = new.get("upper", upper)
     if np.any(lower > upper):

@@ -39,7 +39,7 @@ from . import _backend
 from .errors import InputError
 
 __all__ = ["QUANTITIES", "implementations", "register", "unregister", "supports",
-           "without_armature"]
+           "without_armature", "without_free_joint_armature"]
 
 QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_forces",
               "constrained_dynamics")
@@ -47,7 +47,8 @@ QUANTITIES = ("inverse_dynamics", "mass_matrix", "forward_dynamics", "bias_force
 # (quantity, name, "module:function"[, "module:predicate", ...]) — the built-in derivations,
 # imported on first use.  The optional predicates(model) -> bool say which models a
 # derivation handles (all must hold; see ``supports``).  Derivations that do not add the
-# joints' rotor inertia (``model.armature``) to M carry ``without_armature``.
+# joints' rotor inertia (``model.armature``) to M carry ``without_armature``, and the bias
+# forces that leave out a free joint's armature ``without_free_joint_armature``.
 _BUILTIN = [
     ("inverse_dynamics", "reference", "rbd.reference.rnea:rnea"),
     ("mass_matrix", "reference", "rbd.reference.crba:crba"),
@@ -72,7 +73,8 @@ _BUILTIN = [
      "rbd.registry:without_armature"),
     ("mass_matrix", "ploen-global", "rbd.reference.ploen:mass_matrix_global",
      "rbd.registry:without_armature"),
-    ("bias_forces", "ploen-global", "rbd.reference.ploen:bias_forces_global"),
+    ("bias_forces", "ploen-global", "rbd.reference.ploen:bias_forces_global",
+     "rbd.registry:without_free_joint_armature"),
     ("forward_dynamics", "ploen-kernel", "rbd._variants:ploen_kernel",
      "rbd._variants:kernels_available"),
     ("forward_dynamics", "aba-modified-pivot-kernel", "rbd._variants:aba_modified_kernel",
@@ -83,10 +85,12 @@ _BUILTIN = [
      "rbd.registry:without_armature"),
     ("forward_dynamics", "lagrangian-jacobian", "rbd.reference.lagrangian:forward_dynamics",
      "rbd.registry:without_armature"),
-    ("bias_forces", "lagrangian-jacobian", "rbd.reference.lagrangian:bias_forces"),
+    ("bias_forces", "lagrangian-jacobian", "rbd.reference.lagrangian:bias_forces",
+     "rbd.registry:without_free_joint_armature"),
     ("inverse_dynamics", "liu-jain-local-frame", "rbd.reference.local_frame_id:inverse_dynamics",
      "rbd.registry:without_armature"),
-    ("bias_forces", "liu-jain-local-frame", "rbd.reference.local_frame_id:bias_forces"),
+    ("bias_forces", "liu-jain-local-frame", "rbd.reference.local_frame_id:bias_forces",
+     "rbd.registry:without_free_joint_armature"),
     ("inverse_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:inverse_dynamics",
      "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("mass_matrix", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:mass_matrix",
@@ -94,7 +98,7 @@ _BUILTIN = [
     ("forward_dynamics", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:forward_dynamics",
      "rbd.symbolic.lagrangian:supports", "rbd.registry:without_armature"),
     ("bias_forces", "symbolic-guenter-lee", "rbd.symbolic.lagrangian:bias_forces",
-     "rbd.symbolic.lagrangian:supports"),
+     "rbd.symbolic.lagrangian:supports", "rbd.registry:without_free_joint_armature"),
     ("constrained_dynamics", "reference", "rbd.algorithms.constrained:kkt_reference"),
     ("constrained_dynamics", "schur", "rbd.algorithms.constrained:schur_reference"),
     ("constrained_dynamics", "proximal", "rbd.algorithms.constrained:proximal_reference"),
@@ -247,6 +251,17 @@ def without_armature(model) -> bool:
     global matrices and factorized inverse, the symbolic Guenter–Lee equations).
     """
     return not np.any(np.asarray(model.armature))
+
+
+def without_free_joint_armature(model) -> bool:
+    """Registry predicate: no free joint has a linear armature.
+
+    Carried by the bias-force derivations from the bodies alone, which leave out
+    that armature's velocity product (:func:`rbd.reference.rnea.armature_bias`).
+    """
+    from .reference.rnea import armed_free_joints
+
+    return not armed_free_joints(model)
 
 
 def _all_of(predicates: list[Callable]) -> Callable:

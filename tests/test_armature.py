@@ -1,12 +1,14 @@
 """Rotor inertia (``model.armature``) in every core algorithm, on both backends.
 
 Convention: the armature ``a_k`` of degree of freedom ``k`` adds ``a_k`` to
-``M_kk`` and nothing else (a rotor spinning with the joint, its gyroscopic terms
-neglected, as in MuJoCo and Pinocchio).  Hence ``rnea`` gains ``a ⊙ q̈``, the ABA
-pivot ``D_i`` gains ``diag(a_i)``, bias forces and gravity are unchanged, and the
-kinetic energy is ``½ q̇ᵀ M q̇`` with the armature in ``M`` (MuJoCo's
-convention; Pinocchio 4.1's ``computeKineticEnergy`` adds the term for some
-joint types only).
+``M_kk`` (a rotor spinning with the joint, its gyroscopic terms neglected, as in
+MuJoCo and Pinocchio).  Hence ``rnea`` gains ``a ⊙ q̈``, the ABA pivot ``D_i``
+gains ``diag(a_i)``, gravity is unchanged, and the kinetic energy is
+``½ q̇ᵀ M q̇`` with the armature in ``M`` (MuJoCo's convention; Pinocchio 4.1's
+``computeKineticEnergy`` adds the term for some joint types only).  The one
+velocity term: a free joint's linear armature acts, as in MuJoCo, on the
+parent-frame velocity ``R u`` of its origin, so the bias gains ``a (ω × u)`` on
+those rows (the free joint's ``q̇ = [ω; u]`` in the body frame).
 """
 
 import numpy as np
@@ -23,9 +25,22 @@ def with_armature(model, seed=0):
     rng = np.random.default_rng(seed)
     for body in model.bodies:
         if body.joint.nv:
-            model.set_joint_properties(body.joint_name,
-                                       armature=rng.uniform(0.05, 2.0, body.joint.nv))
+            values = rng.uniform(0.05, 2.0, body.joint.nv)
+            if body.joint.kind == "free":
+                values[4:] = values[3]  # one linear armature (MuJoCo's meaning)
+            model.set_joint_properties(body.joint_name, armature=values)
     return model, np.array(model.armature)
+
+
+def free_joint_bias(model, v):
+    """``a (ω × u)`` on the linear rows of each free joint, zero elsewhere."""
+    bias = np.zeros(model.nv)
+    for i, body in enumerate(model.bodies):
+        if body.joint.kind == "free":
+            rows = model.v_index(i)
+            w, u = v[rows][:3], v[rows][3:]
+            bias[rows.start + 3:rows.stop] = model.armature[rows][3:] * np.cross(w, u)
+    return bias
 
 
 MODELS = [
@@ -56,10 +71,12 @@ def test_inverse_dynamics_adds_armature_times_acceleration(models, backend):
     plain, armed, armature = models
     q, v, a = rbd.testing.random_state(plain, 2)
     tau0 = rbd.rnea(plain, q, v, a, backend=backend)
-    assert_close(rbd.rnea(armed, q, v, a, backend=backend), tau0 + armature * a, what="rnea")
-    # bias forces and gravity do not depend on the armature
+    extra = free_joint_bias(armed, v)
+    assert_close(rbd.rnea(armed, q, v, a, backend=backend), tau0 + armature * a + extra,
+                 what="rnea")
+    # bias forces gain the free joints' velocity product only; gravity does not change
     assert_close(rbd.nonlinear_effects(armed, q, v, backend=backend),
-                 rbd.nonlinear_effects(plain, q, v, backend=backend), what="h")
+                 rbd.nonlinear_effects(plain, q, v, backend=backend) + extra, what="h")
     assert_close(rbd.gravity_forces(armed, q, backend=backend),
                  rbd.gravity_forces(plain, q, backend=backend), what="g")
 
@@ -116,8 +133,10 @@ def test_registry_implementations_handle_or_refuse_armature():
     assert ("inverse_dynamics", "lagrangian-jacobian") in refused
     # ... and accept the same model without it
     assert registry.supports("mass_matrix", "pai-crbm", MODELS[1])
-    # bias forces do not involve the armature: nothing refuses them for it
-    assert not any(quantity == "bias_forces" and registry.supports(quantity, name, MODELS[1])
+    # bias forces involve only a free joint's armature: nothing refuses them for the others
+    unfree, _ = with_armature(MODELS[0], 6)
+    assert not any(b.joint.kind == "free" for b in unfree.bodies)
+    assert not any(quantity == "bias_forces" and not registry.supports(quantity, name, unfree)
                    for quantity, name in refused)
 
 
@@ -142,3 +161,23 @@ def test_against_pinocchio(backend):
     assert_close(tau, mp.from_tau(None, pin.rnea(P, D, qp, vp, ap)), what="rnea")
     assert_close(rbd.aba(armed, q, v, tau, backend=backend),
                  mp.from_tau(None, pin.aba(P, D, qp, vp, mp.to_v(None, tau))), what="aba")
+
+
+def test_free_joint_armature_bias_does_no_work(backend):
+    """``u · (ω × u) = 0``: the armature's velocity product keeps ``dT/dt = τ · v`` with
+    ``T = ½ vᵀ M v`` (one linear armature per free joint makes it so)."""
+    plain = MODELS[1]
+    armed, _ = with_armature(plain, 10)
+    q, v, _ = rbd.testing.random_state(plain, 11)
+    extra = (rbd.nonlinear_effects(armed, q, v, backend=backend)
+             - rbd.nonlinear_effects(plain, q, v, backend=backend))
+    assert np.abs(extra).max() > 1e-3  # the term is there ...
+    assert abs(extra @ v) < RTOL_EXACT * np.abs(extra).max() * np.abs(v).max()  # ... workless
+
+
+def test_free_joint_linear_armature_is_one_value():
+    model = MODELS[1].copy()
+    free = next(b.joint_name for b in model.bodies if b.joint.kind == "free")
+    with pytest.raises(rbd.ModelError, match="same on its three linear degrees of freedom"):
+        model.set_joint_properties(free, armature=[0.1, 0.1, 0.1, 0.2, 0.3, 0.2])
+    assert not np.any(model.armature)

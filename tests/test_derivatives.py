@@ -34,6 +34,8 @@ def models():
     armed = rbd.testing.random_model(5, 6, ALL_JOINTS, floating_base=True)
     armed.set_joint_properties(armed.joint_names[1], armature=0.3)
     armed.set_joint_properties(armed.joint_names[-1], armature=0.05)
+    assert armed.bodies[0].joint.kind == "free"
+    armed.set_joint_properties(armed.joint_names[0], armature=0.2)  # and its velocity product
     return [*zoo, armed]
 
 

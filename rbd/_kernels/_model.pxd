@@ -240,3 +240,39 @@ cdef inline void joint_step(const ModelC* model, Work* w, Py_ssize_t i, const do
     else:
         # E_up = E_J E_tree,  r_up = r_tree + E_treeᵀ r_J
         plux_compose(E_J, r_J, E_T, r_T, E_up, r_up)
+
+
+cdef inline void armature_bias_add(const ModelC* model, Py_ssize_t i, const double* qd,
+                                   double scale, double* out) noexcept nogil:
+    # out[v_i + 3 + k] += scale a_k (ω × u)_k on a free joint's linear rows (q̇_i = [ω; u]):
+    # the velocity product of its armature acting on the world-frame ṗ = R u
+    # (rbd.reference.rnea.armature_bias); nothing for other joints or a NULL q̇
+    cdef Py_ssize_t vi = model.v_start[i], k
+    cdef const double* a = model.armature + vi + 3
+    cdef double wu[3]
+    if model.jtype[i] != J_FREE or qd == NULL or (a[0] == 0.0 and a[1] == 0.0 and a[2] == 0.0):
+        return
+    cross3(qd + vi, qd + vi + 3, wu)
+    for k in range(3):
+        out[vi + 3 + k] += scale * a[k] * wu[k]
+
+
+cdef inline void armature_bias_jacobian_add(const ModelC* model, Py_ssize_t i,
+                                            const double* qd, double* dv) noexcept nogil:
+    # dv (nv × nv, row-major) += ∂/∂q̇ of armature_bias_add on joint i's rows:
+    # ∂(ω × u)/∂ω = -ũ, ∂(ω × u)/∂u = ω̃   (rbd.reference.rnea.armature_bias_jacobian)
+    cdef Py_ssize_t nv = model.nv, vi = model.v_start[i], k
+    cdef const double* a = model.armature + vi + 3
+    cdef const double* w = qd + vi
+    cdef const double* u = qd + vi + 3
+    cdef double* row
+    if model.jtype[i] != J_FREE or qd == NULL or (a[0] == 0.0 and a[1] == 0.0
+                                                    and a[2] == 0.0):
+        return
+    for k in range(3):
+        row = dv + (vi + 3 + k) * nv + vi
+        # row k of -ũ (columns of ω) and of ω̃ (columns of u)
+        row[(k + 1) % 3] += a[k] * u[(k + 2) % 3]
+        row[(k + 2) % 3] -= a[k] * u[(k + 1) % 3]
+        row[3 + (k + 1) % 3] -= a[k] * w[(k + 2) % 3]
+        row[3 + (k + 2) % 3] += a[k] * w[(k + 1) % 3]

@@ -23,7 +23,7 @@ is not positive definite (a joint that moves no inertia).
 
 from libc.string cimport memcpy, memset
 
-from rbd._kernels._model cimport ModelC, Work, joint_step
+from rbd._kernels._model cimport ModelC, Work, armature_bias_add, joint_step
 from rbd._kernels._spatial cimport (
     congruence_add,
     dot6,
@@ -95,6 +95,8 @@ cdef int aba(const ModelC* model, Work* w, const double* q, const double* qd,
         for k in range(nv_i):
             # u_i = τ_i - S_iᵀ pA_i
             w.u[vi + k] = tau[vi + k] - dot6(w.S + 6 * (vi + k), w.pA + 6 * i)  # RBDA T7.1
+        # u_i -= a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
+        armature_bias_add(model, i, qd, -1.0, w.u)
         p = model.parent[i]
         if p >= 0:
             # Ia = IA_i - U_i D_i⁻¹ U_iᵀ

@@ -29,7 +29,14 @@ from libc.string cimport memset
 from scipy.linalg.cython_blas cimport dtrmm
 from scipy.linalg.cython_lapack cimport dlauum, dpotrf, dtrtri
 
-from rbd._kernels._model cimport J_PLANAR, J_UNIVERSAL, ModelC, Work, joint_step
+from rbd._kernels._model cimport (
+    J_PLANAR,
+    J_UNIVERSAL,
+    ModelC,
+    Work,
+    armature_bias_jacobian_add,
+    joint_step,
+)
 from rbd._kernels._spatial cimport (
     crf_apply,
     crm_apply,
@@ -292,6 +299,8 @@ cdef inline void diagonal_block(const ModelC* model, Work* w, Py_ssize_t i, cons
             for l in range(model.nv_j[i]):
                 motion_to_root(w, i, dS + 6 * l, t)
                 dq[(vi + l) * nv + vi + r] += dot6(t, w.f + 6 * i)             # W (10)
+    # ∂/∂q̇ of a free joint's armature velocity product a ⊙ (ω × u)
+    armature_bias_jacobian_add(model, i, qd, dv)
 
 
 cdef inline void ancestor_blocks(const ModelC* model, Work* w, Py_ssize_t i, const double* P,

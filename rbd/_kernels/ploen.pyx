@@ -27,7 +27,7 @@ Returns 0, or ``1 + k`` when ``Ω_k`` of body ``k`` is not positive definite.
 
 from libc.string cimport memcpy, memset
 
-from rbd._kernels._model cimport ModelC, Work
+from rbd._kernels._model cimport ModelC, Work, armature_bias_add
 from rbd._kernels._spatial cimport (
     congruence_add,
     dot6,
@@ -75,6 +75,8 @@ cdef void reduced_torques(const ModelC* model, Work* w, const double* q, const d
         for j in range(model.nv_j[k]):
             # τ̄_k = τ_k − S_kᵀ p_k
             w.u[vk + j] = tau[vk + j] - dot6(w.S + 6 * (vk + j), w.f + 6 * k)  # S&G (25)–(26)
+        # τ̄_k -= a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
+        armature_bias_add(model, k, qd, -1.0, w.u)
         p = model.parent[k]
         if p >= 0:
             # p_λ(k) += Ad*_{f⁻¹} p_k = X_up[k]ᵀ p_k

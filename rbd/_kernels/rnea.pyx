@@ -9,7 +9,7 @@ is also the first pass of the ABA kernels and of Si & Guenter's recursion.
 ``qdd = NULL`` (and ``qd = NULL``): a NULL vector stands for zeros.
 """
 
-from rbd._kernels._model cimport ModelC, Work
+from rbd._kernels._model cimport ModelC, Work, armature_bias_add
 from rbd._kernels._spatial cimport dot6, rbi_apply, xform_force_T_add, xform_motion
 
 
@@ -60,6 +60,8 @@ cdef void rnea(const ModelC* model, Work* w, const double* q, const double* qd,
             tau[vi + j] = dot6(S_i + 6 * j, f_i)                            # RBDA T5.1
             if qdd != NULL:
                 tau[vi + j] += model.armature[vi + j] * qdd[vi + j]
+        # tau_i += a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
+        armature_bias_add(model, i, qd, 1.0, tau)
         # f_λ(i) += X_up[i]ᵀ f_i
         p = model.parent[i]
         if p >= 0:

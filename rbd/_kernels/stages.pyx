@@ -33,6 +33,7 @@ from rbd._kernels._model cimport (
     J_UNIVERSAL,
     ModelC,
     Work,
+    armature_bias_add,
     jcalc,
     joint_step,
 )
@@ -204,6 +205,8 @@ cdef void bias(const ModelC* model, Work* w, Terms* t) noexcept nogil:
             # h_i = S_iᵀ f_i;  g_i = S_iᵀ f_g
             t.h[vi + j] = dot6(w.S + 6 * (vi + j), f_i)                     # RBDA T5.1
             t.g[vi + j] = dot6(w.S + 6 * (vi + j), f_g)
+        # h_i += a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
+        armature_bias_add(model, i, t.qd, 1.0, t.h)
         p = model.parent[i]
         if p >= 0:
             # f_λ(i) += X_up[i]ᵀ f_i

@@ -92,7 +92,10 @@ asset's ``inertia`` rule: ``legacy`` (MuJoCo's default), ``exact``,
 ``convex``, ``shell``).  A mesh file is opened only when a moving body's
 inertia needs it (STL and OBJ through the optional ``trimesh`` package,
 MuJoCo's ``.msh`` directly; vertices rounded to single precision as MuJoCo
-stores them); bodies welded to the world never need it.  A primitive
+stores them); bodies welded to the world never need it.  MuJoCo keeps a
+mesh's inertia as principal moments in a frame found by Jacobi rotations that
+stop at ``1e-7`` of the largest element, dropping what is left off the
+diagonal; rbd keeps that same tensor, so that the dynamics are MuJoCo's.  A primitive
 fitted to a mesh, a height field or a signed-distance field whose inertia
 would be needed is an error: give the body an ``<inertial>``.  Each body's
 inertia must be physical (``mass ≥ 0``,
@@ -106,9 +109,12 @@ rbd's tree dynamics has no constraints, springs or actuators.  Whatever the
 file holds of equality constraints, tendons, actuators, explicit contact
 pairs and excludes, joint springs (``stiffness``, ``springref``,
 ``springdamper``), ball-joint cone limits, gravity compensation
-(``gravcomp``), fluid forces (``<option density|viscosity|wind>``), mocap
-bodies and plugins is named in one :class:`RuntimeWarning`; nothing is
-dropped silently.  Joint limits, damping and friction are stored on the
+(``gravcomp``), fluid forces (``<option density|viscosity|wind>``), the
+motion of mocap bodies and plugins is named in one :class:`RuntimeWarning`;
+nothing is dropped silently.  A mocap body is a body on a fixed joint at its
+pose in the file (MuJoCo's default ``mocap_pos``, ``mocap_quat``), without
+mass: it, its sites and the bodies welded to it are frames, its geoms are
+drawn there.  Joint limits, damping and friction are stored on the
 model, as for URDF, and applied only by a simulation that asks.
 
 MuJoCo's conventions
@@ -133,7 +139,10 @@ free       qpos [p; (w, x, y, z)]      q [p; (x, y, z, w)]        reorder
            qfrc [f_world; n_body]      τ [n; Rᵀ f_world]          ``τ = Tᵀ qfrc``
 =========  ==========================  =========================  =====================
 
-with ``Ṫ v = [R (ω × u); 0]`` for a free joint.  Power is the same in both
+with ``Ṫ v = [R (ω × u); 0]`` for a free joint.  MuJoCo's armature of a free
+joint acts on ``qvel``, so its linear part on ``R u``: rbd's algorithms add
+``a (ω × u)`` to the bias (:func:`rbd.reference.rnea.armature_bias`), and a
+free joint's linear armature must be the same on its three rows.  Power is the same in both
 (``τ · v = qfrc · qvel``), so the joint-space inertia maps as
 ``M_rbd = Tᵀ M_mujoco T`` and the bias forces as
 ``h_rbd = Tᵀ (qfrc_bias + M_mujoco Ṫ v)`` (MuJoCo's ``qfrc_bias`` is the
@@ -233,7 +242,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         Once, listing what the file holds that rbd's dynamics leaves out
         (equality constraints, tendons, actuators, contact pairs and
         excludes, joint springs, ball-joint limits, gravity compensation,
-        fluid forces, mocap bodies, plugins).
+        fluid forces, the motion of mocap bodies, plugins).
 
     Notes
     -----

@@ -48,6 +48,7 @@ class _MJBody:
     inertia: object  # () -> Link: mass, centre of mass and inertia about it, body frame
     sites: list  # (name, X body -> site)
     geoms: list = field(default_factory=list)  # Geom records, poses in this body's frame
+    mocap: bool = False  # a mocap body: welded to the world at its default mocap pose
     _link: Link | None = None
 
     @property
@@ -148,8 +149,10 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
         raise MJCFError(f"{where}: unknown childclass {quote(cls)}")
     if _scalar(attrs, "gravcomp", where, 0.0):
         _ignore(ctx.ignored, "gravity compensation (gravcomp) of bodies", quote(name))
-    if _flag(attrs, "mocap", where, "false") == "true":
-        _ignore(ctx.ignored, "mocap motion (welded to the world) of bodies", quote(name))
+    mocap = _flag(attrs, "mocap", where, "false") == "true"
+    if mocap:
+        _ignore(ctx.ignored, "mocap motion (welded to the world at the body's pose) of bodies",
+                quote(name))
     kids = _flatten(elem, cls, ctx, where)
     joints = [_read_joint(e, Rk, pk, c, ctx, name, k) for k, (e, Rk, pk, c) in
               enumerate(x for x in kids if x[0].tag in ("joint", "freejoint"))]
@@ -164,7 +167,8 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
     geoms = [g for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom")
              if (g := geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names))]
     ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints,
-                              lambda: _body_link(kids, name, ctx), sites, geoms))
+                              lambda: _body_link(kids, name, ctx), sites, geoms,
+                              mocap and parent == -1 and not joints))
     if any(e.tag == "plugin" for e, *_ in kids):
         _ignore(ctx.ignored, "plugins of bodies", quote(name))
     children = [x for x in kids if x[0].tag == "body"]

@@ -80,11 +80,18 @@ def _plan(bodies: list) -> tuple[list, list, list]:
     taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
     named = {b.name: f"body {quote(b.name)}" for b in bodies}  # the frames' namespace
     owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
+    mocap = set()  # the specs of mocap bodies: welded to the world, like their welded bodies
     for body in bodies:
         base, X_up = (-1, np.eye(6)) if body.parent == -1 else owner[body.parent]
         X_base = body.X @ X_up
         if body.joints:
             owner.append((_chain(body, base, X_base, specs, taken), np.eye(6)))
+        elif body.mocap:  # a body on a fixed joint at its pose: its frame, sites and geoms
+            specs.append(_Spec(-1, Fixed(), X_base, body.name,
+                               unique(f"{body.name}/mocap", taken)))
+            taken.add(specs[-1].joint_name)
+            mocap.add(len(specs) - 1)
+            owner.append((len(specs) - 1, np.eye(6)))
         else:
             owner.append((base, X_base))
             if base >= 0:
@@ -93,7 +100,8 @@ def _plan(bodies: list) -> tuple[list, list, list]:
         T = _placed(X)
         geoms.extend((spec, g.replace(pose=T @ g.pose)) for g in body.geoms)
         if spec >= 0:
-            specs[spec].parts.append((body.link, X))
+            if spec not in mocap:  # welded to the world, the inertia would never be used
+                specs[spec].parts.append((body.link, X))
             for site, X_site in body.sites:
                 # MuJoCo keeps sites and bodies apart; rbd's frames are one namespace, so a
                 # site named like a body is the frame "site:<name>" (documented in rbd.mjcf)

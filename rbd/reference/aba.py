@@ -11,7 +11,7 @@ from scipy.linalg import cho_factor, cho_solve
 
 from .._docstrings import shared_doc
 from .._validation import singular_pivot
-from .rnea import outward_step
+from .rnea import armature_bias, outward_step
 
 
 def pivot_factor(D):
@@ -117,7 +117,9 @@ def aba(model, q, qd, tau, f_ext=None, data=None, modified_pivot=False):
     added to the parent through ``X_iᵀ (·) X_i``.  Outward: accelerations
     ``q̈_i = D_i^{-1}(u_i - U_i^T a')`` with ``a' = X_i a_{λ(i)} + c_i``.
     ``a_i`` is the joint's rotor inertia (``model.armature``): it adds to
-    the joint pivot only, as it adds to the diagonal of ``M``.
+    the joint pivot only, as it adds to the diagonal of ``M``; a free joint's
+    armature also has a velocity product, taken from ``τ`` first
+    (:func:`rbd.reference.rnea.armature_bias`).
     Every ``D_i^{-1} x`` is a solve with the Cholesky factor of ``D_i``
     (:func:`pivot_factor`); the compiled twin multiplies by ``D_i⁻¹`` formed from that
     factor instead (docs/design.md, "Where the twins differ").
@@ -137,6 +139,7 @@ def aba(model, q, qd, tau, f_ext=None, data=None, modified_pivot=False):
         IA[i] = np.zeros((6, 6)) if modified_pivot else np.array(body.inertia)  # IA~_i or I_i
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
+    tau = tau - armature_bias(model, qd)                               # free joints' rotors
     for i in range(nb - 1, -1, -1):
         U[i], D[i], L[i] = pivot(model, i, IA, S[i], modified_pivot)  # D = L Lᵀ
         u[i] = tau[model.v_index(i)] - S[i].T @ pA[i]                  # RBDA T7.1

@@ -112,7 +112,9 @@ ancestor of ``i`` (or ``i`` itself)
 (``∂V/∂q̇ = J``; the extra ``J_i ×* F_i`` is the ancestor's fixed axis seeing the
 subtree's force turn).  A universal or planar joint adds ``(ⁱX_0⁻¹ ∂S)ᵀ F_i`` to
 its own diagonal block, its axes changing with its own coordinates.  The
-armature adds to ``M``'s diagonal and does not depend on ``q`` or ``q̇``.  Cost:
+armature adds to ``M``'s diagonal and does not depend on ``q`` or ``q̇``; a free
+joint's armature adds its velocity product's ``∂/∂q̇`` to ``∂τ/∂q̇``
+(:func:`rbd.reference.rnea.armature_bias_jacobian`).  Cost:
 ``O(Σ depth)`` products of 6-vectors, against ``O(nv · nbodies)`` spatial steps
 for the column-by-column derivation.  Symbolic joints are refused (their second
 derivatives are not generated).
@@ -126,6 +128,7 @@ from ..errors import ModelError
 from ..spatial import crf, crm, inv_plux, skew
 from .aba import aba
 from .crba import ltl, ltl_inverse, ltl_solve
+from .rnea import armature_bias_jacobian
 
 #: Joint kinds whose derivatives are implemented.
 DIFFERENTIABLE = ("fixed", "revolute", "prismatic", "helical", "universal", "spherical",
@@ -258,6 +261,7 @@ def rnea_derivatives(model, q, qd, qdd, f_ext=None):
         p = model.bodies[i].parent
         if p >= 0:
             IC[p], BC[p], F[p] = IC[p] + IC[i], BC[p] + BC[i], F[p] + F[i]
+    dtau_dv += armature_bias_jacobian(model, qd)                        # free joints' rotors
     return dtau_dq, dtau_dv, M
 
 

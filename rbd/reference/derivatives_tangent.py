@@ -62,7 +62,8 @@ and everywhere in the subtree
         \quad \text{D (8)}
 
 (D (8) is D (1) transposed: ``(−(s×) X)ᵀ f = Xᵀ (s ×* f)``).  ``∂τ/∂q̈ = M``
-including the armature, which does not depend on ``q`` or ``q̇``.  Cost:
+including the armature, which does not depend on ``q`` or ``q̇`` (a free joint's
+armature adds :func:`rbd.reference.rnea.armature_bias_jacobian` to ``∂τ/∂q̇``).  Cost:
 O(nv · nbodies).  Symbolic joints are refused (their second derivatives are
 not generated).
 """
@@ -74,7 +75,7 @@ import numpy as np
 from ..spatial import crf, crm
 from .crba import crba
 from .derivatives import check_joints, joint_partials
-from .rnea import outward_step
+from .rnea import armature_bias_jacobian, outward_step
 
 
 def rnea_passes(model, q, qd, qdd, f_ext):
@@ -157,7 +158,7 @@ def tau_partials(model, q, qd, qdd, f_ext=None):
             col = model.v_index(j).start + k
             dtau_dq[:, col] = tangent_column(model, j, k, "q", passes, partials, q, qd, qdd)
             dtau_dv[:, col] = tangent_column(model, j, k, "v", passes, partials, q, qd, qdd)
-    return dtau_dq, dtau_dv
+    return dtau_dq, dtau_dv + armature_bias_jacobian(model, qd)         # free joints' rotors
 
 
 def rnea_derivatives(model, q, qd, qdd, f_ext=None):

@@ -42,7 +42,7 @@ import scipy.linalg
 from ..spatial import crf, crm
 from .aba import articulated_inertia, pivot, pivot_inverse, pivot_solve
 from .cartesian import block_diagonal
-from .rnea import outward_step
+from .rnea import armature_bias, outward_step
 
 __all__ = [
     "forward_dynamics",
@@ -82,6 +82,9 @@ def joint_quantities(model, q):
 def reduced_torques(model, q, qd, tau, f_ext=None, X_up=None, S=None) -> np.ndarray:
     r"""Recursions 1–3: ``τ̄ = τ − C(q, q̇) q̇ − φ(q)`` (S&G Eqs. 18–26).
 
+    ``C q̇`` includes the velocity product of free joints' armature
+    (:func:`rbd.reference.rnea.armature_bias`), as the pivots include the armature.
+
     Returns
     -------
     tau_bar : (nv,) ndarray
@@ -106,6 +109,7 @@ def reduced_torques(model, q, qd, tau, f_ext=None, X_up=None, S=None) -> np.ndar
 
     # --- recursion 3 (backward): bias forces and reduced joint forces
     tau_bar = np.zeros(model.nv)
+    tau = tau - armature_bias(model, qd)                                   # free joints' rotors
     for k in range(nb - 1, -1, -1):
         tau_bar[model.v_index(k)] = tau[model.v_index(k)] - S[k].T @ p[k]  # S&G (25)–(26)
         if parent[k] >= 0:

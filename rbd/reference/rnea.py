@@ -11,7 +11,52 @@ from __future__ import annotations
 import numpy as np
 
 from .._docstrings import shared_doc
-from ..spatial import crf, crm
+from ..spatial import crf, crm, skew
+
+
+def armed_free_joints(model):
+    """The bodies whose free joint has a linear armature."""
+    return [i for i, body in enumerate(model.bodies) if body.joint.kind == "free"
+            and np.any(model.armature[model.v_index(i)][3:])]
+
+
+def armature_bias(model, qd):
+    """Velocity product of the free joints' armature: ``a ⊙ (ω × u)`` on their linear rows.
+
+    The armature of a free joint acts, as in MuJoCo, on the velocity of the body
+    origin in the parent frame, ``ṗ = R u`` (rbd's free joint velocity is
+    ``[ω; u]`` in the body frame).  Its rate is ``p̈ = R (u̇ + ω × u)``, so the
+    linear armature ``a`` (equal on the three rows, :meth:`rbd.Model.set_joint_properties`)
+    needs ``Rᵀ a p̈ = a u̇ + a (ω × u)``: the first term is ``M``'s diagonal, the
+    second this bias.  It does no work (``u · (ω × u) = 0``), so the kinetic energy
+    stays ``½ q̇ᵀ M q̇``.  The angular rows have none: ``ω`` is the body-frame
+    angular velocity in MuJoCo too, and the armature is isotropic on it.  Every
+    other joint's rows are zero.  Compiled twin ``armature_bias`` in
+    ``rbd/_kernels/_model.pxd``.
+
+    Returns
+    -------
+    (nv,) ndarray
+    """
+    bias = np.zeros(model.nv, dtype=np.result_type(np.asarray(qd).dtype, float))
+    for i in armed_free_joints(model):
+        vi = model.v_index(i)
+        w, u = qd[vi][:3], qd[vi][3:]
+        bias[vi.start + 3:vi.stop] = model.armature[vi][3:] * (skew(w) @ u)
+    return bias
+
+
+def armature_bias_jacobian(model, qd):
+    """``∂/∂q̇`` of :func:`armature_bias`: ``[-a ũ, a ω̃]`` on a free joint's linear rows."""
+    jac = np.zeros((model.nv, model.nv))
+    for i in armed_free_joints(model):
+        vi = model.v_index(i)
+        w, u = qd[vi][:3], qd[vi][3:]
+        a = np.asarray(model.armature[vi][3:])[:, None]
+        rows = slice(vi.start + 3, vi.stop)
+        jac[rows, vi.start:vi.start + 3] = -a * skew(u)               # ∂(ω × u)/∂ω = -ũ
+        jac[rows, vi.start + 3:vi.stop] = a * skew(w)                  # ∂(ω × u)/∂u = ω̃
+    return jac
 
 
 def velocity_step(model, i, q, qd, X_up, S, v):
@@ -74,7 +119,8 @@ def rnea(model, q, qd, qdd, f_ext=None):
 
     Gravity enters as a fictitious base acceleration ``a_0 = -[0; g]``.  The
     joints' rotor inertia adds ``armature_i ⊙ q̈_i`` to ``τ_i`` (``M`` gains
-    ``diag(armature)``, see :func:`rbd.reference.crba.crba`).
+    ``diag(armature)``, see :func:`rbd.reference.crba.crba`), and a free joint's
+    armature its velocity product (:func:`armature_bias`).
     """
     nb = model.nbodies
     a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])
@@ -96,7 +142,7 @@ def rnea(model, q, qd, qdd, f_ext=None):
         p = model.bodies[i].parent
         if p >= 0:
             f[p] = f[p] + X_up[i].T @ f[i]                             # RBDA T5.1
-    return tau
+    return tau + armature_bias(model, qd)
 
 
 def nonlinear_effects(model, q, qd):

@@ -29,6 +29,7 @@ from scipy.linalg import cho_solve, cholesky
 
 from ..spatial import crf, crm, identity, inv_plux, plux, plux_parts, unskew
 from .crba import ltl, ltl_solve
+from .rnea import armature_bias
 
 
 def position(model, data, q):
@@ -150,6 +151,7 @@ def bias(model, data):
         data.g[vi] = S.T @ IC[i] @ np.concatenate([np.zeros(3), -data.R[i].T @ model.gravity])
         if p >= 0:
             data.f[p] = data.f[p] + X_up[i].T @ data.f[i]              # RBDA T5.1
+    data.h[:] = data.h + armature_bias(model, data.qd)                 # free joints' rotors
 
 
 def jacobians(model, data):
