@@ -29,7 +29,8 @@ import numpy as np
 from rbd.errors import InputError
 
 __all__ = ["ExerciseResult", "check", "check_against", "tutorial_notebook", "write_notebooks",
-           "grade", "format_grade_table"]
+           "grade", "format_grade_table", "check_dtau_dv", "check_post_impact_rates",
+           "check_five_bar", "check_crank_drive", "check_mass_sweep"]
 
 #: status words of an :class:`ExerciseResult`
 PASS, FAIL, TODO = "pass", "fail", "not done"
@@ -229,7 +230,8 @@ def _closed_configuration(model, tries: int = 8) -> np.ndarray:
     raise error
 
 
-def check_five_bar(fn, counts, *, exercise: str | None = "41.1") -> ExerciseResult:
+def check_five_bar(fn: Callable, counts: Any, *,
+                   exercise: str | None = "41.1") -> ExerciseResult:
     """Tutorial 41's first exercise: the five-bar ``fn()`` and the student's
     ``counts = (rows, rank, dof)`` of its closing anchor.
 
@@ -296,7 +298,8 @@ def check_five_bar(fn, counts, *, exercise: str | None = "41.1") -> ExerciseResu
 CRANK_SPEEDS, SETTLING = (2.0, 2.0), 0.5
 
 
-def check_crank_drive(fn, five_bar, *, exercise: str | None = "41.2") -> ExerciseResult:
+def check_crank_drive(fn: Callable, five_bar: Callable, *,
+                      exercise: str | None = "41.2") -> ExerciseResult:
     """Tutorial 41's second exercise: ``fn(model)`` drives the five-bar ``five_bar()`` and
     returns the :class:`~rbd.simulation.Trajectory`.
 
@@ -340,7 +343,7 @@ def check_crank_drive(fn, five_bar, *, exercise: str | None = "41.2") -> Exercis
                                                   f"the loop stays closed to {gap:.0e} m"))
 
 
-def check_mass_sweep(fn, *, exercise: str | None = "52.1") -> ExerciseResult:
+def check_mass_sweep(fn: Callable, *, exercise: str | None = "52.1") -> ExerciseResult:
     """Tutorial 52's exercise: the flip-time map ``fn()`` over ``m2 × theta1``.
 
     The :class:`~rbd.sweeps.SweepResult` must have the axes ``("m2", "theta1")`` over
