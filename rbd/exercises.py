@@ -618,6 +618,8 @@ def tutorial_notebook(path: str | os.PathLike, *, solutions: bool = False) -> di
         code[0]["source"] = "%matplotlib inline\n" + code[0]["source"]
     labels = sorted({c["metadata"]["rbd_exercise"] for c in cells
                      if c["metadata"].get("rbd_role") == "check"})
+    for k, cell in enumerate(cells):     # nbformat 4.5: every cell has an id, unique in it
+        cell["id"] = f"{number}-{k:03d}"
     return {"cells": cells, "nbformat": 4, "nbformat_minor": 5,
             "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
                                         "name": "python3"},

@@ -51,6 +51,17 @@ def test_markdown_cells_hold_no_myst(path, solutions):
     assert cells[0].startswith("%matplotlib inline"), f"{path.name}: figures not inline"
 
 
+@pytest.mark.parametrize("solutions", [False, True], ids=["stub", "solution"])
+def test_notebooks_are_valid_nbformat(solutions):
+    """Each cell carries the id nbformat 4.5 asks for, unique in its notebook."""
+    nbformat = pytest.importorskip("nbformat", reason="validates against the nbformat schema")
+    for path in TUTORIALS:
+        nb = exercises.tutorial_notebook(path, solutions=solutions)
+        ids = [cell.get("id") for cell in nb["cells"]]
+        assert None not in ids and len(set(ids)) == len(ids), path.name
+        nbformat.validate(nbformat.from_dict(nb), version=4, version_minor=5)
+
+
 def test_roles_and_dropdowns_rewritten():
     text = ("See {func}`rbd.aba`, {ref}`GL (8) <gl-8>`, {class}`~rbd.Model`, {math}`x^2`.\n"
             "(sec-a)=\n:::{dropdown} Worked solution\nbody $M$\n:::\n")
