@@ -30,7 +30,7 @@ from rbd.errors import InputError
 
 __all__ = ["ExerciseResult", "check", "check_against", "tutorial_notebook", "write_notebooks",
            "grade", "format_grade_table", "check_dtau_dv", "check_post_impact_rates",
-           "check_five_bar", "check_crank_drive", "check_mass_sweep"]
+           "check_five_bar", "check_crank_drive", "check_mass_sweep", "check_rnea_passes"]
 
 #: status words of an :class:`ExerciseResult`
 PASS, FAIL, TODO = "pass", "fail", "not done"
@@ -183,6 +183,92 @@ def check_dtau_dv(fn, *, exercise: str | None = "60.1") -> ExerciseResult:
     # central differences of a polynomial of degree 2 in v are exact but for rounding (1e-9)
     return check_against(fn, lambda m, q, v, a: rbd.rnea_derivatives(m, q, v, a)[1], cases,
                          tolerance=1e-8, what="dtau/dv", exercise=exercise)
+
+
+def _rnea_passes(model, q, qd, qdd):
+    """``(v, a, f)`` of RNEA's two passes (RBDA Table 5.1), each ``(nbodies, 6)`` in body
+    coordinates: the body velocities and accelerations of the outward pass (gravity as the
+    base acceleration ``a_0 = -[0; g]``) and the forces across the joints after the inward
+    pass added the children's."""
+    from rbd.reference.rnea import outward_step
+
+    nb = model.nbodies
+    X_up, S, v = [None] * nb, [None] * nb, [None] * nb
+    a, f = np.zeros((nb, 6)), np.zeros((nb, 6))
+    a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity, dtype=float)])
+    for i, body in enumerate(model.bodies):
+        c, f[i] = outward_step(model, i, q, qd, None, X_up, S, v)
+        p = body.parent
+        a[i] = X_up[i] @ (a0 if p < 0 else a[p]) + c + S[i] @ qdd[model.v_index(i)]
+        f[i] = body.inertia @ a[i] + f[i]                      # RBDA T5.1
+    for i in range(nb - 1, -1, -1):
+        p = model.bodies[i].parent
+        if p >= 0:
+            f[p] = f[p] + X_up[i].T @ f[i]                       # RBDA T5.1
+    return np.array(v), a, f
+
+
+#: what each array of tutorial 01's second exercise is, in the order the passes compute them
+_PASSES = (("outward pass", "velocity v", "of body"),
+           ("outward pass", "acceleration a", "of body"),
+           ("inward pass", "force f", "across the joint of body"))
+
+
+def check_rnea_passes(fn: Callable, *, exercise: str | None = "01.2") -> ExerciseResult:
+    """Tutorial 01's second exercise: ``fn(model, q, qd, qdd) -> (tau, v, a, f)``, RNEA
+    written as its two passes, compared pass by pass with :mod:`rbd.reference.rnea`.
+
+    On a random tree of 5 bodies (joints of 1 to 6 degrees of freedom) at two random states,
+    the first quantity that differs is named in the order the algorithm computes it: the
+    outward pass's velocities, then its accelerations (body 0 first), then the inward pass's
+    forces (from the leaves in), then ``τ_i = S_iᵀ f_i``. The tolerance, 1e-9 relative to
+    the largest entry of the quantity, is rounding for derivations in double precision.
+    """
+    import rbd
+
+    why = _not_done(fn)
+    if why is not None:
+        return _record(ExerciseResult(exercise, TODO, why))
+    name = _fn_name(fn)
+    model = rbd.testing.random_model(1, 5)
+    for seed in (1, 2):
+        q, qd, qdd = rbd.testing.random_state(model, seed)
+        answer = _answer_of(fn, exercise, model, q, qd, qdd)
+        if isinstance(answer, ExerciseResult):
+            return answer
+        expected = (*_rnea_passes(model, q, qd, qdd), rbd.rnea(model, q, qd, qdd))
+        try:
+            tau, *arrays = answer
+            if len(arrays) != 3:
+                raise ValueError
+            yours = [np.asarray(x, dtype=float) for x in (*arrays, tau)]
+        except (TypeError, ValueError):
+            return _record(ExerciseResult(exercise, FAIL, f"{name} returned {type(answer).__name__}"
+                                                          "; return (tau, v, a, f)"))
+        at = f"at q = {np.array2string(q, precision=3)} (seed {seed})"
+        for k, (mine, want) in enumerate(zip(yours, expected, strict=True)):
+            what = _PASSES[k][1].split()[0] if k < 3 else "tau"
+            if mine.shape != want.shape:
+                return _record(ExerciseResult(exercise, FAIL, f"{what} has shape {mine.shape}, "
+                                                              f"expected {want.shape}"))
+            tol = 1e-9 * max(1.0, float(np.abs(want).max()))
+            if np.abs(mine - want).max() <= tol:
+                continue
+            if k == 3:
+                j = int(np.argmax(np.abs(mine - want)))
+                return _record(ExerciseResult(
+                    exercise, FAIL, f"v, a and f agree but tau[{j}] does not {at}: yours "
+                    f"{mine[j]:.6g}, expected {want[j]:.6g} (the projection τ_i = S_iᵀ f_i)"))
+            order = range(model.nbodies) if k < 2 else range(model.nbodies - 1, -1, -1)
+            i = next(i for i in order if np.abs(mine[i] - want[i]).max() > tol)
+            c = int(np.argmax(np.abs(mine[i] - want[i])))
+            passname, quantity, where = _PASSES[k]
+            return _record(ExerciseResult(
+                exercise, FAIL, f"{passname}: {quantity}_{i} {where} {model.body_names[i]!r} "
+                f"differs first {at}, component {c}: yours {mine[i][c]:.6g}, expected "
+                f"{want[i][c]:.6g}"))
+    return _record(ExerciseResult(exercise, PASS, f"{name}: both passes agree with the "
+                                                  "reference RNEA"))
 
 
 def check_post_impact_rates(fn, *, exercise: str | None = "51.1") -> ExerciseResult:
@@ -389,7 +475,8 @@ def check_mass_sweep(fn: Callable, *, exercise: str | None = "52.1") -> Exercise
 
 #: exercises whose check cell is replaced by a call of a dedicated check: label -> (function,
 #: the answers in the notebook it is called with)
-CUSTOM_CHECKS = {"41.1": ("check_five_bar", "my_five_bar, my_loop_counts"),
+CUSTOM_CHECKS = {"01.2": ("check_rnea_passes", "my_rnea"),
+                 "41.1": ("check_five_bar", "my_five_bar, my_loop_counts"),
                  "41.2": ("check_crank_drive", "my_drive, my_five_bar"),
                  "51.1": ("check_post_impact_rates", "my_post_impact_rates"),
                  "52.1": ("check_mass_sweep", "my_mass_map"),

@@ -202,6 +202,50 @@ def test_mass_sweep_check_names_the_point_and_the_axes():
     assert axes.status == exercises.FAIL and "asked ('m2', 'theta1')" in axes.message
 
 
+def _solution_namespace(path: Path, label: str) -> dict:
+    """The namespace of a tutorial's exercise cells up to ``label``'s answer, solutions run."""
+    nb = exercises.tutorial_notebook(path, solutions=True)
+    namespace: dict = {"__name__": "__main__"}
+    for cell in nb["cells"]:
+        meta = cell["metadata"]
+        if meta.get("rbd_role") == "answer":
+            exec(_text(cell), namespace)
+            if meta["rbd_exercise"] == label:
+                return namespace
+    raise AssertionError(f"{path.name} has no answer cell {label}")
+
+
+@pytest.mark.parametrize("slip, named", [
+    ("no gravity", "outward pass: acceleration a_0 of body 'b0'"),
+    ("no v x vJ", "outward pass: acceleration a_"),
+    ("children lost", "inward pass: force f_3 across the joint of body 'b3'"),
+])
+def test_rnea_passes_check_names_the_pass_and_the_body(slip, named):
+    """Tutorial 01's RNEA with a usual slip: the check names the pass, quantity and body."""
+    source = _text(next(c for c in exercises.tutorial_notebook(TUTORIALS[0], solutions=True)
+                        ["cells"] if c["metadata"].get("rbd_exercise") == "01.2"
+                        and c["metadata"]["rbd_role"] == "answer"))
+    edits = {"no gravity": ("a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])",
+                            "a0 = np.zeros(6)"),
+             "no v x vJ": (" + c_J + crm(v[i]) @ v_J", " + c_J"),
+             "children lost": ("f[p] += X_up[i].T @ f[i]", "pass")}
+    old, new = edits[slip]
+    assert old in source
+    namespace = _solution_namespace(TUTORIALS[0], "01.2")
+    exec(source.replace(old, new), namespace)
+    result = exercises.check_rnea_passes(namespace["my_rnea"])
+    assert result.status == exercises.FAIL and result.message.startswith(named), result.message
+    assert "yours" in result.message and "expected" in result.message
+
+
+def test_rnea_passes_check_refuses_a_bare_tau():
+    def tau_only(model, q, qd, qdd):
+        return rbd.rnea(model, q, qd, qdd)
+
+    result = exercises.check_rnea_passes(tau_only)
+    assert result.status == exercises.FAIL and "return (tau, v, a, f)" in result.message
+
+
 def test_grade_table_of_three_submissions(tmp_path, capsys):
     folder = tmp_path / "submitted"
     _write(folder, "alice.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=False))
