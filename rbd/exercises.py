@@ -245,7 +245,7 @@ def check_rnea_passes(fn: Callable, *, exercise: str | None = "01.2") -> Exercis
         except (TypeError, ValueError):
             return _record(ExerciseResult(exercise, FAIL, f"{name} returned {type(answer).__name__}"
                                                           "; return (tau, v, a, f)"))
-        at = f"at q = {np.array2string(q, precision=3)} (seed {seed})"
+        at = f"at the state random_state(model, {seed})"
         for k, (mine, want) in enumerate(zip(yours, expected, strict=True)):
             what = _PASSES[k][1].split()[0] if k < 3 else "tau"
             if mine.shape != want.shape:
@@ -350,7 +350,7 @@ def check_five_bar(fn: Callable, counts: Any, *,
         return _record(ExerciseResult(exercise, FAIL, f"the loop does not close: {exc}"))
     rows = rbd.constraint_jacobian(model, q).shape[0]
     rank = int(np.linalg.matrix_rank(rbd.delassus(model, q)))
-    at = f"at the closed configuration q = {np.array2string(q, precision=3)}"
+    at = f"at the closed configuration q = {np.array2string(q, precision=3, separator=', ')}"
     if rank != 2:
         return _record(ExerciseResult(
             exercise, FAIL, f"{at} the Delassus matrix has rank {rank}, leaving "
