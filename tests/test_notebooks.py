@@ -341,8 +341,10 @@ def test_sweep_plot_is_managed_by_pyplot():
     plt.close(fig)
 
 
-def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path):
-    """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises."""
+def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path, monkeypatch):
+    """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises,
+    and the figures are images although the kernel's default backend (Agg) shows none."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
     nbformat = pytest.importorskip("nbformat", reason="runs a notebook in a Jupyter kernel")
     nbclient = pytest.importorskip("nbclient", reason="runs a notebook in a Jupyter kernel")
     pytest.importorskip("ipykernel", reason="runs a notebook in a Jupyter kernel")
