@@ -26,7 +26,14 @@ def _text(cell) -> str:
 
 
 def test_tutorials_found():
-    assert len(TUTORIALS) >= 20 and len(GRADED) >= 18
+    assert len(TUTORIALS) >= 20
+
+
+def test_every_tutorial_has_a_graded_exercise():
+    """Each tutorial ends with an exercise whose check grades it (a stub in the notebook)."""
+    assert [p.name for p in TUTORIALS if p not in GRADED] == []
+    for path in TUTORIALS:
+        assert exercises.tutorial_notebook(path)["metadata"]["rbd"]["exercises"], path.name
 
 
 @pytest.mark.parametrize("solutions", [False, True], ids=["stub", "solution"])
@@ -42,6 +49,17 @@ def test_markdown_cells_hold_no_myst(path, solutions):
     code = "\n".join(cells)
     assert "```" not in code and ":tags:" not in code
     assert cells[0].startswith("%matplotlib inline"), f"{path.name}: figures not inline"
+
+
+@pytest.mark.parametrize("solutions", [False, True], ids=["stub", "solution"])
+def test_notebooks_are_valid_nbformat(solutions):
+    """Each cell carries the id nbformat 4.5 asks for, unique in its notebook."""
+    nbformat = pytest.importorskip("nbformat", reason="validates against the nbformat schema")
+    for path in TUTORIALS:
+        nb = exercises.tutorial_notebook(path, solutions=solutions)
+        ids = [cell.get("id") for cell in nb["cells"]]
+        assert None not in ids and len(set(ids)) == len(ids), path.name
+        nbformat.validate(nbformat.from_dict(nb), version=4, version_minor=5)
 
 
 def test_roles_and_dropdowns_rewritten():
@@ -119,6 +137,113 @@ def test_custom_check_names_the_entry():
 
     result = exercises.check_dtau_dv(halved)
     assert result.status == exercises.FAIL and result.message.startswith("worst entry dtau/dv[")
+
+
+def _five_bar(anchor="point"):
+    """Tutorial 41's five-bar (two cranks on the ground, a rod on each), closed at the tips."""
+    model = rbd.Model(gravity=(0, 0, -9.81), name="five-bar")
+    inertia = (0.5, np.array([0.2, 0.0, 0.0]), 0.01 * np.eye(3))
+    for side, x in ((1, 0.0), (2, 0.6)):
+        crank = model.add_body(-1, rbd.Revolute([0.0, 1.0, 0.0]), (np.eye(3), [x, 0.0, 0.0]),
+                               inertia, f"crank{side}", f"motor{side}")
+        model.add_body(crank, rbd.Revolute([0.0, 1.0, 0.0]), (np.eye(3), [0.4, 0.0, 0.0]),
+                       inertia, f"rod{side}", f"elbow{side}")
+    if anchor == "point":
+        model.add_constraint(rbd.constraints.PointAnchor("rod1", "rod2", [0.8, 0, 0],
+                                                         [0.8, 0, 0]))
+    elif anchor == "weld":
+        tip = np.eye(4)
+        tip[0, 3] = 0.8
+        model.add_constraint(rbd.constraints.FrameAnchor("rod1", "rod2", tip, tip))
+    return model
+
+
+def test_five_bar_check_names_the_wrong_count_and_the_wrong_model():
+    ok = exercises.check_five_bar(_five_bar, (3, 2, 2), exercise="41.1")
+    assert ok.status == exercises.PASS, ok
+    wrong = exercises.check_five_bar(_five_bar, (3, 3, 1), exercise="41.1")
+    assert wrong.status == exercises.FAIL and "rows" not in wrong.message
+    assert "rank of the Delassus matrix: yours 3, expected 2" in wrong.message
+    assert "degrees of freedom left: yours 1, expected 2" in wrong.message
+    todo = exercises.check_five_bar(_five_bar, ..., exercise="41.1")
+    assert todo.status == exercises.TODO and "my_loop_counts" in todo.message
+    open_loop = exercises.check_five_bar(lambda: _five_bar(None), (3, 2, 2))
+    assert open_loop.status == exercises.FAIL and "PointAnchor" in open_loop.message
+    welded = exercises.check_five_bar(lambda: _five_bar("weld"), (3, 2, 2))
+    assert welded.status == exercises.FAIL, welded
+    assert "Delassus matrix has rank 3, leaving 1 degree(s)" in welded.message
+    from rbd.constraints.mechanisms import four_bar
+
+    result = exercises.check_five_bar(four_bar, (3, 2, 1))
+    assert result.status == exercises.FAIL and "four moving rods" in result.message
+
+
+def test_crank_drive_check_names_the_slow_crank():
+    def lazy_drive(model):          # no motor torque: the cranks fall, they do not turn at 2 rad/s
+        start = rbd.assemble(model, [-2.0, 1.0, -1.1, -1.0])
+        return rbd.simulate(model, start, np.zeros(model.nv), 1.6, 4e-3)
+
+    result = exercises.check_crank_drive(lazy_drive, _five_bar)
+    assert result.status == exercises.FAIL and result.message.startswith("crank 'motor1' turns")
+    assert "asked 2 rad/s" in result.message
+    todo = exercises.check_crank_drive(lazy_drive, ...)
+    assert todo.status == exercises.TODO and "first exercise" in todo.message
+
+
+def test_mass_sweep_check_names_the_point_and_the_axes():
+    from rbd.sweeps import SweepResult
+
+    grid = {"m2": np.linspace(0.2, 2.0, 10), "theta1": np.linspace(1.6, 3.1, 12)}
+    zeros = exercises.check_mass_sweep(lambda: SweepResult(np.zeros((10, 12)), grid))
+    assert zeros.status == exercises.FAIL and zeros.message.startswith("flip time at m2 = ")
+    assert "yours 0 s" in zeros.message
+    renamed = {"mass": grid["m2"], "theta1": grid["theta1"]}
+    axes = exercises.check_mass_sweep(lambda: SweepResult(np.zeros((10, 12)), renamed))
+    assert axes.status == exercises.FAIL and "asked ('m2', 'theta1')" in axes.message
+
+
+def _solution_namespace(path: Path, label: str) -> dict:
+    """The namespace of a tutorial's exercise cells up to ``label``'s answer, solutions run."""
+    nb = exercises.tutorial_notebook(path, solutions=True)
+    namespace: dict = {"__name__": "__main__"}
+    for cell in nb["cells"]:
+        meta = cell["metadata"]
+        if meta.get("rbd_role") == "answer":
+            exec(_text(cell), namespace)
+            if meta["rbd_exercise"] == label:
+                return namespace
+    raise AssertionError(f"{path.name} has no answer cell {label}")
+
+
+@pytest.mark.parametrize("slip, named", [
+    ("no gravity", "outward pass: acceleration a_0 of body 'b0'"),
+    ("no v x vJ", "outward pass: acceleration a_"),
+    ("children lost", "inward pass: force f_3 across the joint of body 'b3'"),
+])
+def test_rnea_passes_check_names_the_pass_and_the_body(slip, named):
+    """Tutorial 01's RNEA with a usual slip: the check names the pass, quantity and body."""
+    source = _text(next(c for c in exercises.tutorial_notebook(TUTORIALS[0], solutions=True)
+                        ["cells"] if c["metadata"].get("rbd_exercise") == "01.2"
+                        and c["metadata"]["rbd_role"] == "answer"))
+    edits = {"no gravity": ("a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])",
+                            "a0 = np.zeros(6)"),
+             "no v x vJ": (" + c_J + crm(v[i]) @ v_J", " + c_J"),
+             "children lost": ("f[p] += X_up[i].T @ f[i]", "pass")}
+    old, new = edits[slip]
+    assert old in source
+    namespace = _solution_namespace(TUTORIALS[0], "01.2")
+    exec(source.replace(old, new), namespace)
+    result = exercises.check_rnea_passes(namespace["my_rnea"])
+    assert result.status == exercises.FAIL and result.message.startswith(named), result.message
+    assert "yours" in result.message and "expected" in result.message
+
+
+def test_rnea_passes_check_refuses_a_bare_tau():
+    def tau_only(model, q, qd, qdd):
+        return rbd.rnea(model, q, qd, qdd)
+
+    result = exercises.check_rnea_passes(tau_only)
+    assert result.status == exercises.FAIL and "return (tau, v, a, f)" in result.message
 
 
 def test_grade_table_of_three_submissions(tmp_path, capsys):
@@ -216,8 +341,10 @@ def test_sweep_plot_is_managed_by_pyplot():
     plt.close(fig)
 
 
-def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path):
-    """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises."""
+def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path, monkeypatch):
+    """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises,
+    and the figures are images although the kernel's default backend (Agg) shows none."""
+    monkeypatch.setenv("MPLBACKEND", "Agg")
     nbformat = pytest.importorskip("nbformat", reason="runs a notebook in a Jupyter kernel")
     nbclient = pytest.importorskip("nbclient", reason="runs a notebook in a Jupyter kernel")
     pytest.importorskip("ipykernel", reason="runs a notebook in a Jupyter kernel")
