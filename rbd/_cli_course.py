@@ -7,7 +7,7 @@ from rbd._cli_checks import number
 
 def cmd_notebooks(args) -> int:
     """Write the tutorials as Jupyter notebooks (exercise answers as stubs)."""
-    from rbd.exercises import write_notebooks
+    from rbd.notebooks import write_notebooks
 
     written = write_notebooks(args.out_dir, args.tutorials, solutions=args.solutions)
     print(f"wrote {len(written)} notebooks to {args.out_dir}")
@@ -16,7 +16,7 @@ def cmd_notebooks(args) -> int:
 
 def cmd_grade(args) -> int:
     """Run the exercise checks of every notebook in a folder and print the table."""
-    from rbd.exercises import format_grade_table, grade
+    from rbd.notebooks import format_grade_table, grade
 
     print(format_grade_table(grade(args.folder, timeout=args.timeout), width=args.width))
     return 0

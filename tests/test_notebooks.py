@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import rbd
-from rbd import exercises
+from rbd import exercises, notebooks
 from rbd.cli import main
 
 TUTORIALS = sorted((Path(__file__).resolve().parents[1] / "tutorials").glob("[0-9][0-9]_*.md"))
@@ -33,13 +33,13 @@ def test_every_tutorial_has_a_graded_exercise():
     """Each tutorial ends with an exercise whose check grades it (a stub in the notebook)."""
     assert [p.name for p in TUTORIALS if p not in GRADED] == []
     for path in TUTORIALS:
-        assert exercises.tutorial_notebook(path)["metadata"]["rbd"]["exercises"], path.name
+        assert notebooks.tutorial_notebook(path)["metadata"]["rbd"]["exercises"], path.name
 
 
 @pytest.mark.parametrize("solutions", [False, True], ids=["stub", "solution"])
 @pytest.mark.parametrize("path", TUTORIALS, ids=lambda p: p.stem[:2])
 def test_markdown_cells_hold_no_myst(path, solutions):
-    nb = exercises.tutorial_notebook(path, solutions=solutions)
+    nb = notebooks.tutorial_notebook(path, solutions=solutions)
     assert nb["nbformat"] == 4
     for cell in nb["cells"]:
         if cell["cell_type"] == "markdown":
@@ -56,7 +56,7 @@ def test_notebooks_are_valid_nbformat(solutions):
     """Each cell carries the id nbformat 4.5 asks for, unique in its notebook."""
     nbformat = pytest.importorskip("nbformat", reason="validates against the nbformat schema")
     for path in TUTORIALS:
-        nb = exercises.tutorial_notebook(path, solutions=solutions)
+        nb = notebooks.tutorial_notebook(path, solutions=solutions)
         ids = [cell.get("id") for cell in nb["cells"]]
         assert None not in ids and len(set(ids)) == len(ids), path.name
         nbformat.validate(nbformat.from_dict(nb), version=4, version_minor=5)
@@ -65,15 +65,15 @@ def test_notebooks_are_valid_nbformat(solutions):
 def test_roles_and_dropdowns_rewritten():
     text = ("See {func}`rbd.aba`, {ref}`GL (8) <gl-8>`, {class}`~rbd.Model`, {math}`x^2`.\n"
             "(sec-a)=\n:::{dropdown} Worked solution\nbody $M$\n:::\n")
-    out = exercises.myst_to_markdown(text)
+    out = notebooks.myst_to_markdown(text)
     assert "`rbd.aba()`" in out and "GL (8)" in out and "`Model`" in out and "$x^2$" in out
     assert "<details><summary>Worked solution</summary>" in out and "</details>" in out
     assert "(sec-a)=" not in out
-    assert "body" not in exercises.myst_to_markdown(text, drop=("Worked solution",))
+    assert "body" not in notebooks.myst_to_markdown(text, drop=("Worked solution",))
 
 
 def test_stub_hides_the_solution():
-    nb = exercises.tutorial_notebook(TUTORIALS[2], solutions=False)   # 10: double pendulum
+    nb = notebooks.tutorial_notebook(TUTORIALS[2], solutions=False)   # 10: double pendulum
     answers = [_text(c) for c in nb["cells"] if c["metadata"].get("rbd_role") == "answer"]
     assert len(answers) == 2 and all("raise NotImplementedError" in a for a in answers)
     joined = "\n".join(_text(c) for c in nb["cells"])
@@ -92,8 +92,8 @@ def _write(folder: Path, name: str, nb: dict) -> Path:
 def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
     for solutions, status in ((False, exercises.TODO), (True, exercises.PASS)):
-        nb = exercises.tutorial_notebook(path, solutions=solutions)
-        rows = exercises._run_exercises(str(_write(tmp_path, f"{solutions}.ipynb", nb)))
+        nb = notebooks.tutorial_notebook(path, solutions=solutions)
+        rows = notebooks._run_exercises(str(_write(tmp_path, f"{solutions}.ipynb", nb)))
         assert [r["exercise"] for r in rows] == nb["metadata"]["rbd"]["exercises"]
         for r in rows:
             assert r["status"] == status, (path.name, solutions, r)
@@ -103,7 +103,7 @@ def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
 
 def _wrong_double_pendulum(tmp_path) -> Path:
     """Tutorial 10 with the usual slip: the cross term of M[0, 0] without its factor 2."""
-    nb = exercises.tutorial_notebook(TUTORIALS[2], solutions=True)
+    nb = notebooks.tutorial_notebook(TUTORIALS[2], solutions=True)
     for cell in nb["cells"]:
         if cell["metadata"].get("rbd_exercise") == "10.1" and \
                 cell["metadata"]["rbd_role"] == "answer":
@@ -113,7 +113,7 @@ def _wrong_double_pendulum(tmp_path) -> Path:
 
 
 def test_wrong_answer_names_the_entry(tmp_path):
-    rows = exercises._run_exercises(str(_wrong_double_pendulum(tmp_path)))
+    rows = notebooks._run_exercises(str(_wrong_double_pendulum(tmp_path)))
     by = {r["exercise"]: r for r in rows}
     assert by["10.1"]["status"] == exercises.FAIL and "M[0, 0]" in by["10.1"]["message"]
     assert by["10.2"]["status"] == exercises.PASS
@@ -204,7 +204,7 @@ def test_mass_sweep_check_names_the_point_and_the_axes():
 
 def _solution_namespace(path: Path, label: str) -> dict:
     """The namespace of a tutorial's exercise cells up to ``label``'s answer, solutions run."""
-    nb = exercises.tutorial_notebook(path, solutions=True)
+    nb = notebooks.tutorial_notebook(path, solutions=True)
     namespace: dict = {"__name__": "__main__"}
     for cell in nb["cells"]:
         meta = cell["metadata"]
@@ -222,7 +222,7 @@ def _solution_namespace(path: Path, label: str) -> dict:
 ])
 def test_rnea_passes_check_names_the_pass_and_the_body(slip, named):
     """Tutorial 01's RNEA with a usual slip: the check names the pass, quantity and body."""
-    source = _text(next(c for c in exercises.tutorial_notebook(TUTORIALS[0], solutions=True)
+    source = _text(next(c for c in notebooks.tutorial_notebook(TUTORIALS[0], solutions=True)
                         ["cells"] if c["metadata"].get("rbd_exercise") == "01.2"
                         and c["metadata"]["rbd_role"] == "answer"))
     edits = {"no gravity": ("a0 = np.concatenate([np.zeros(3), -np.asarray(model.gravity)])",
@@ -248,8 +248,8 @@ def test_rnea_passes_check_refuses_a_bare_tau():
 
 def test_grade_table_of_three_submissions(tmp_path, capsys):
     folder = tmp_path / "submitted"
-    _write(folder, "alice.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=False))
-    _write(folder, "bob.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=True))
+    _write(folder, "alice.ipynb", notebooks.tutorial_notebook(TUTORIALS[2], solutions=False))
+    _write(folder, "bob.ipynb", notebooks.tutorial_notebook(TUTORIALS[2], solutions=True))
     wrong = _wrong_double_pendulum(tmp_path)
     (folder / "carol.ipynb").write_text(wrong.read_text(encoding="utf-8"), encoding="utf-8")
     assert main(["grade", str(folder), "--width", "160"]) == 0
@@ -273,7 +273,7 @@ def test_installed_package_finds_the_tutorials_of_the_current_directory(tmp_path
     """An installed rbd carries no tutorials: the default is then ./tutorials."""
     monkeypatch.setattr(exercises, "__file__", str(tmp_path / "site-packages" / "rbd" / "x.py"))
     monkeypatch.chdir(TUTORIALS[0].parent.parent)
-    assert exercises.default_tutorials() == TUTORIALS[0].parent.parent / "tutorials"
+    assert notebooks.default_tutorials() == TUTORIALS[0].parent.parent / "tutorials"
 
 
 def test_notebooks_command_writes_both_variants(tmp_path, capsys):
@@ -349,7 +349,7 @@ def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path, monkeypatch):
     nbclient = pytest.importorskip("nbclient", reason="runs a notebook in a Jupyter kernel")
     pytest.importorskip("ipykernel", reason="runs a notebook in a Jupyter kernel")
     source = next(p for p in TUTORIALS if p.name.startswith("11_"))
-    nb = nbformat.reads(json.dumps(exercises.tutorial_notebook(source)), as_version=4)
+    nb = nbformat.reads(json.dumps(notebooks.tutorial_notebook(source)), as_version=4)
     nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
                             resources={"metadata": {"path": str(tmp_path)}}).execute()
     check = next(c for c in nb.cells if c.metadata.get("rbd_role") == "check")
