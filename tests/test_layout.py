@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -206,3 +207,17 @@ def test_nothing_imports_upward():
 def test_module_length(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_MODULE_LINES, f"{module}: {lines} lines (split it along its seams)"
+
+
+def test_the_kernels_table_names_existing_functions():
+    """The C functions listed in ``rbd/_kernels/__init__.py``'s table are defined in a kernel."""
+    doc = (PACKAGE / "_kernels" / "__init__.py").read_text()
+    rows = [line for line in doc.splitlines() if line.startswith("``")]
+    column = doc.splitlines()[3].index("C functions")
+    names = {name for row in rows for name in re.findall(r"``(\w+)``", row[column:])}
+    sources = "\n".join(p.read_text() for p in sorted((PACKAGE / "_kernels").iterdir())
+                        if p.suffix in (".pyx", ".pxd"))
+    defined = set(re.findall(r"^\s*(?:cdef|cpdef|def|ctypedef|class)\b[^\n]*?\b(\w+)\s*[(:]",
+                             sources, flags=re.M))
+    assert len(names) >= 6 and "ModelC" in names
+    assert sorted(names - defined) == []
