@@ -14,7 +14,7 @@ import numbers
 import numpy as np
 
 from .. import algorithms
-from .._validation import check_quaternions  # noqa: F401  (the simulation's check)
+from .._validation import check_quaternions
 from ..errors import InputError, RbdError
 from ..model import Model
 
