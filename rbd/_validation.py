@@ -3,7 +3,10 @@
 The compiled kernels (``rbd/_kernels/_model.pyx``) and the public functions of
 :mod:`rbd.algorithms` both check their arguments with what is here, so that
 the two backends accept and refuse the same inputs with the same messages.
-This module imports nothing from ``rbd`` but :mod:`rbd.errors`.
+Its vector check (:func:`as_vector`) and quaternion checks serve the rest of the
+package too: the simulation, the peer maps of :mod:`rbd.interop`, re-rooting,
+the symbolic record and Pai's contact pair.  This module imports nothing from
+``rbd`` but :mod:`rbd.errors` (a model is read through its attributes only).
 """
 
 from __future__ import annotations
