@@ -3,12 +3,16 @@
 The compiled kernels (``rbd/_kernels/_model.pyx``) and the public functions of
 :mod:`rbd.algorithms` both check their arguments with what is here, so that
 the two backends accept and refuse the same inputs with the same messages.
-This module imports nothing from ``rbd`` but :mod:`rbd.errors`.
+Its vector check (:func:`as_vector`) and quaternion checks serve the rest of the
+package too: the simulation, the peer maps of :mod:`rbd.interop`, re-rooting,
+the symbolic record and Pai's contact pair.  This module imports nothing from
+``rbd`` but :mod:`rbd.errors` (a model is read through its attributes only).
 """
 
 from __future__ import annotations
 
 import math
+import reprlib
 import sys
 
 import numpy as np
@@ -16,7 +20,7 @@ import numpy as np
 from .errors import InputError, ModelError
 
 __all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step",
-           "singular_pivot"]
+           "as_vector", "check_quaternions", "check_unit_quaternion", "singular_pivot"]
 
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
@@ -71,6 +75,76 @@ def as_symbolic_array(value) -> np.ndarray | None:
             isinstance(x, scalars) and not isinstance(x, bool) for x in entries):
         return None
     return arr
+
+
+def as_vector(value, size: int, name: str, batch: bool = False,
+              symbolic: bool = False) -> np.ndarray:
+    """``value`` as a float array of ``size`` finite entries; :class:`InputError` names ``name``.
+
+    The one check of a small vector argument (a point, an axis, a peer's
+    configuration).  ``batch=True`` also accepts a stack ``(N, size)`` (the
+    entries on the last axis); ``symbolic=True`` also accepts sympy expressions,
+    returned as a flat object array of ``size`` entries (a sympy column or row
+    included), with no finiteness check.
+    """
+    arr = as_symbolic_array(value) if symbolic else None
+    if arr is not None:     # sympy numbers stay exact (a Rational is not cut to a float)
+        arr = arr.reshape(-1) if arr.size == size else arr
+    else:
+        try:
+            arr = as_real_array(value, name)
+        except InputError:
+            raise InputError(f"{name} must be a numeric {size}-vector, got "
+                             f"{reprlib.repr(value)}") from None
+    if arr.ndim == 0 or arr.shape[-1] != size or (arr.ndim > 1 and not batch):
+        shapes = f"({size},) or (N, {size})" if batch else f"({size},)"
+        raise InputError(f"{name} must have shape {shapes}, got {arr.shape}")
+    if arr.dtype != object and not np.all(np.isfinite(arr)):
+        raise InputError(f"{name} has non-finite entries")
+    return arr
+
+
+def check_unit_quaternion(quat: np.ndarray, what: str) -> np.ndarray:
+    """The norms of the quaternions ``quat`` ``(..., 4)``; :class:`InputError` when one is off.
+
+    The norm is ``sqrt(x² + y² + z² + w²)`` summed in this order, as in the
+    kernels' check, so both backends normalize to the same numbers; a norm off by
+    more than :data:`QUATERNION_TOLERANCE` is refused with ``what`` in the message.
+    """
+    norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
+                    + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
+    bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
+    if np.any(bad):
+        worst = float(np.ravel(norms)[np.argmax(np.ravel(bad))])
+        raise InputError(f"{what} has norm {worst:.9g}, not 1")
+    return norms
+
+
+def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
+    """Check the unit quaternion of every spherical and free joint in ``q`` (one or a batch).
+
+    Returns ``q`` with each quaternion normalized: a copy when some norm differs
+    from 1, never the caller's array.  A norm off by more than the tolerance
+    raises :class:`InputError` naming ``name``, the joint and its entries (the
+    message of the kernels' check).  Quaternion symbols are taken as unit
+    quaternions.
+    """
+    if q.dtype == object:
+        return q
+    scaled = None
+    for i, body in enumerate(model.bodies):
+        kind = body.joint.kind
+        if kind not in ("spherical", "free"):
+            continue
+        start = model.q_index(i).start + (3 if kind == "free" else 0)
+        norms = check_unit_quaternion(
+            q[..., start:start + 4],
+            f"{name}: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}])")
+        if np.any(norms != 1.0):
+            if scaled is None:
+                scaled = np.array(q, dtype=float, copy=True)
+            scaled[..., start:start + 4] /= norms[..., None]
+    return q if scaled is None else scaled
 
 
 def as_time_step(dt) -> float:

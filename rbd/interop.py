@@ -61,6 +61,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._validation import as_vector
 from .errors import InputError, ModelError
 from .model import Model
 from .spatial import plux_parts, rot_to_quat
@@ -173,7 +174,7 @@ class JointMap:
     # --- configurations ----------------------------------------------------------------
     def to_q(self, q) -> np.ndarray:
         """rbd ``q`` → the peer's configuration (Pinocchio ``q``, MuJoCo ``qpos``)."""
-        q = _vector(q, self.nq, "q")
+        q = as_vector(q, self.nq, "q", batch=True)
         out = np.zeros(q.shape[:-1] + (self.peer_nq,))
         for b in self._blocks:
             qi = q[..., b.q]
@@ -191,7 +192,7 @@ class JointMap:
 
     def from_q(self, peer_q) -> np.ndarray:
         """The peer's configuration → rbd ``q`` (a continuous joint's angle in (−π, π])."""
-        peer_q = _vector(peer_q, self.peer_nq, "peer configuration")
+        peer_q = as_vector(peer_q, self.peer_nq, "peer configuration", batch=True)
         out = np.zeros(peer_q.shape[:-1] + (self.nq,))
         for b in self._blocks:
             pi = peer_q[..., b.pq]
@@ -211,23 +212,23 @@ class JointMap:
     # --- velocities, accelerations, forces ---------------------------------------------
     def to_v(self, q, v) -> np.ndarray:
         """rbd ``v`` (at rbd's ``q``) → the peer's velocity."""
-        v = _vector(v, self.nv, "v")
+        v = as_vector(v, self.nv, "v", batch=True)
         return self._velocity_like(self._world_quats(q, v.shape[:-1]), v, to_peer=True)
 
     def from_v(self, peer_q, peer_v) -> np.ndarray:
         """The peer's velocity (at the peer's configuration) → rbd ``v``."""
-        peer_v = _vector(peer_v, self.peer_nv, "peer velocity")
+        peer_v = as_vector(peer_v, self.peer_nv, "peer velocity", batch=True)
         quats = self._peer_world_quats(peer_q, peer_v.shape[:-1])
         return self._velocity_like(quats, peer_v, to_peer=False)
 
     def to_tau(self, q, tau) -> np.ndarray:
         """rbd generalized forces (at rbd's ``q``) → the peer's (MuJoCo ``qfrc_*``)."""
-        tau = _vector(tau, self.nv, "tau")
+        tau = as_vector(tau, self.nv, "tau", batch=True)
         return self._velocity_like(self._world_quats(q, tau.shape[:-1]), tau, to_peer=True)
 
     def from_tau(self, peer_q, peer_tau) -> np.ndarray:
         """The peer's generalized forces (at the peer's configuration) → rbd ``tau``."""
-        peer_tau = _vector(peer_tau, self.peer_nv, "peer generalized force")
+        peer_tau = as_vector(peer_tau, self.peer_nv, "peer generalized force", batch=True)
         quats = self._peer_world_quats(peer_q, peer_tau.shape[:-1])
         return self._velocity_like(quats, peer_tau, to_peer=False)
 
@@ -237,11 +238,11 @@ class JointMap:
         For a MuJoCo free joint the linear part gains ``R (ω × v_b)``: the
         derivative of ``ṗ = R v_b`` is ``R (v̇_b + ω × v_b)``.
         """
-        a = _vector(a, self.nv, "a")
+        a = as_vector(a, self.nv, "a", batch=True)
         quats = self._world_quats(q, a.shape[:-1])
         out = self._velocity_like(quats, a, to_peer=True)
         if quats:
-            v = _vector(v, self.nv, "v")
+            v = as_vector(v, self.nv, "v", batch=True)
             for b in self._blocks:
                 if b.rule == "mj_free":
                     w, vb = v[..., b.v][..., :3], v[..., b.v][..., 3:]
@@ -251,12 +252,12 @@ class JointMap:
 
     def from_a(self, peer_q, peer_v, peer_a) -> np.ndarray:
         """The peer's acceleration (at its ``q``, ``v``) → rbd ``a = v̇``."""
-        peer_a = _vector(peer_a, self.peer_nv, "peer acceleration")
+        peer_a = as_vector(peer_a, self.peer_nv, "peer acceleration", batch=True)
         quats = self._peer_world_quats(peer_q, peer_a.shape[:-1])
         out = self._velocity_like(quats, peer_a, to_peer=False)
         if quats:
-            v = self._velocity_like(quats, _vector(peer_v, self.peer_nv, "peer velocity"),
-                                    to_peer=False)
+            peer_v = as_vector(peer_v, self.peer_nv, "peer velocity", batch=True)
+            v = self._velocity_like(quats, peer_v, to_peer=False)
             for b in self._blocks:
                 if b.rule == "mj_free":
                     w, vb = v[..., b.v][..., :3], v[..., b.v][..., 3:]
@@ -280,7 +281,7 @@ class JointMap:
         """World orientation of each MuJoCo free body, from rbd's ``q``."""
         if not any(b.rule == "mj_free" for b in self._blocks):
             return {}
-        q = _vector(q, self.nq, "q")
+        q = as_vector(q, self.nq, "q", batch=True)
         quats = {}
         for b in self._blocks:
             if b.rule == "mj_free":
@@ -292,7 +293,7 @@ class JointMap:
         """World orientation of each MuJoCo free body, from ``qpos``."""
         if not any(b.rule == "mj_free" for b in self._blocks):
             return {}
-        peer_q = _vector(peer_q, self.peer_nq, "peer configuration")
+        peer_q = as_vector(peer_q, self.peer_nq, "peer configuration", batch=True)
         return {b.name: np.broadcast_to(_xyzw(peer_q[..., b.pq][..., 3:]), batch + (4,))
                 for b in self._blocks if b.rule == "mj_free"}
 
@@ -314,19 +315,6 @@ class JointMap:
             else:
                 out[..., dst] = xi
         return out
-
-
-def _vector(x, size: int, what: str) -> np.ndarray:
-    """``x`` as a float array whose last axis has ``size`` finite entries, or InputError."""
-    try:
-        arr = np.asarray(x, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{what} must be an array of numbers, got {type(x).__name__}") from None
-    if arr.ndim == 0 or arr.shape[-1] != size:
-        raise InputError(f"{what} must have shape ({size},) or (N, {size}), got {arr.shape}")
-    if not np.all(np.isfinite(arr)):
-        raise InputError(f"{what} must be finite (it holds nan or inf)")
-    return arr
 
 
 # --- building maps ------------------------------------------------------------------------------

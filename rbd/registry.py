@@ -20,7 +20,7 @@ their own with :func:`register`.
 
 A built-in derivation computes a tree; on a model with mimic joints it runs
 on the model's full tree and the coupling maps its arguments and result
-(:mod:`rbd.coupling`): ``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``,
+(:mod:`rbd.model.coupling`): ``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``,
 ``h = Gᵀ h_full``, and forward dynamics by the constraint forces that keep
 the full tree's accelerations coupled, found with the derivation itself
 (:func:`_coupled_forward_dynamics`).  Its predicates then judge the full

@@ -78,6 +78,7 @@ import heapq
 
 import numpy as np
 
+from ._validation import as_vector
 from .algorithms import forward_kinematics, jacobian, neutral
 from .errors import InputError, ModelError
 from .joints import Fixed, Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
@@ -309,23 +310,11 @@ def _check_kind(joint, axis) -> np.ndarray | None:
         return None
     if axis is None:
         raise InputError("joint='revolute' needs axis= (a 3-vector in world coordinates)")
-    w = _vector(axis, "axis")
+    w = as_vector(axis, 3, "axis")
     norm = np.linalg.norm(w)
     if norm < 1e-12:
         raise InputError(f"axis must be non-zero, got {axis!r}")
     return w / norm
-
-
-def _vector(value, name: str) -> np.ndarray:
-    try:
-        x = np.array(value, dtype=float)
-    except (TypeError, ValueError):
-        raise InputError(f"{name} must be a numeric 3-vector, got {value!r}") from None
-    if x.shape != (3,):
-        raise InputError(f"{name} must have shape (3,), got {x.shape}")
-    if not np.all(np.isfinite(x)):
-        raise InputError(f"{name} has non-finite entries: {x.tolist()}")
-    return x
 
 
 def _check_velocity(model: Model, v) -> np.ndarray:
@@ -411,7 +400,7 @@ def reroot(
         raise InputError(f"model must be an rbd.Model, got {type(model).__name__}")
     k = _root_index(model, new_root)
     w = _check_kind(joint, axis)
-    g = _vector(point, "point")
+    g = as_vector(point, 3, "point")
     chain = chain_of_inversion(model, k)                                # SPW §6.1
     for c in chain[:-1]:
         _check_invertible(model.bodies[c].joint)

@@ -361,7 +361,7 @@ def test_mesh_simplification_keeps_the_shape(ur5):
     from rbd.animation import _shapes
 
     geom = next(g for g in ur5[0].geoms if g.visual and g.body == "upper_arm_link")
-    v, tri = rbd.geoms.load_mesh(geom)
+    v, tri = rbd.model.geoms.load_mesh(geom)
     sv, stri = _shapes.simplify(np.asarray(v), np.asarray(tri), 1000)
     assert 300 < len(stri) <= 1000 < len(tri)
     # merged vertices are means of vertices: inside the mesh's bounding box, and spread over it

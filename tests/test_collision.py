@@ -448,7 +448,7 @@ def test_rbd_collide_needs_geoms():
 
 def test_rbd_collide_on_the_ant_matches_mujoco():
     """``rbd.collide`` on the loaded ant: MuJoCo's contacts at states of a MuJoCo run."""
-    pytest.importorskip("rbd.geoms", reason="model.geoms comes with rbd.geoms")
+    pytest.importorskip("rbd.model.geoms", reason="model.geoms comes with rbd.model.geoms")
     gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml")
     import os
 

@@ -381,6 +381,10 @@ def test_bad_input_raises_named_errors():
     free, state0 = free_shell_pair((0.0, 0.0, 0.0))
     with pytest.raises(rbd.InputError, match="needs base_q"):
         free.forward_dynamics(ct.ContactState(state0.q, state0.qd))
+    base_q = np.array(state0.base_q, dtype=float)
+    base_q[3:7] *= 1.2                                  # the base's quaternion, norm 1.2
+    with pytest.raises(rbd.InputError, match=r"state\.base_q\[3:7\].* has norm 1\.2, not 1$"):
+        free.forward_dynamics(ct.ContactState(state0.q, state0.qd, base_q, state0.base_v))
     with pytest.raises(rbd.ModelError, match="lost rank"):
         flat = ct.ContactPair(geo.Plane(), geo.Plane().flipped(), ball_inertia())
         flat.forward_dynamics(ct.ContactState(np.zeros(5), np.zeros(5)))

@@ -13,7 +13,7 @@ from helpers import example_robot_data_dir
 
 import rbd
 from rbd.errors import InputError, ModelError
-from rbd.geoms import Geom, load_mesh
+from rbd.model.geoms import Geom, load_mesh
 
 # Poses compose a handful of rotations: round-off only.
 ATOL_POSE = 1e-12

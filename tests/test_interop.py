@@ -337,7 +337,7 @@ def test_planar_joint_has_no_pinocchio_conversion():
 
 @pytest.mark.parametrize(("call", "message"), [
     (lambda m, pm: interop.to_pinocchio_q(m, pm, np.zeros(3)), r"q must have shape \(14,\)"),
-    (lambda m, pm: interop.to_pinocchio_v(m, pm, np.full(12, np.nan)), "v must be finite"),
+    (lambda m, pm: interop.to_pinocchio_v(m, pm, np.full(12, np.nan)), "v has non-finite entries"),
     (lambda m, pm: interop.from_pinocchio_tau(m, pm, "abc"), "peer generalized force"),
     (lambda m, pm: interop.pinocchio_map(m, object()), "pin_model must be a pinocchio.Model"),
     (lambda m, pm: interop.pinocchio_map("robot", pm), "model must be an rbd.Model"),

@@ -6,8 +6,9 @@ function-level (lazy) imports too.  Rules (docs/design.md, "Layout"):
 * no cycle among imports, module-level or inside functions (a lazy import is
   still a dependency: a cycle through one is a knot in the design, only hidden
   from the interpreter);
-* the model layer (``model`` and its satellite modules, ``joints``, ``data``,
-  ``coupling``) never imports the public functions (``rbd.algorithms``);
+* the model layer (the package ``rbd/model/``: the model and its satellite modules,
+  the mimic coupling maps and the geoms; with ``joints``, ``_model_checks`` and
+  ``data``) never imports the public functions (``rbd.algorithms``);
 * ``rbd/reference`` never imports the kernels, the figures or the command line;
 * the kernels import only each other and the layer below every other one
   (``errors``, ``data``, ``_validation``, ``_backend``);
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import pytest
 
@@ -146,8 +148,18 @@ def test_no_cycle_among_all_imports():
 
 #: The model layer: the tree and what it is built from.  It sits below the public
 #: functions, so it never imports them (not even inside a function).
-MODEL_LAYER = ("rbd.model", "rbd._body", "rbd._model_checks", "rbd._joint_properties",
-               "rbd._mimic", "rbd._model_views", "rbd.coupling", "rbd.joints", "rbd.data")
+MODEL_LAYER = ("rbd._model_checks", "rbd.joints", "rbd.data",
+               *(module for module in MODULES if module.split(".")[:2] == ["rbd", "model"]))
+
+
+def test_the_model_package_holds_the_model_and_its_satellites():
+    """``rbd/model/`` is a package: the model, its records, coupling maps and geoms."""
+    for module in ("rbd.model", "rbd.model._body", "rbd.model.coupling", "rbd.model.geoms",
+                   "rbd.model._attachments", "rbd.model._views", "rbd.model._mimic",
+                   "rbd.model._joint_properties"):
+        assert module in MODEL_LAYER
+    assert MODULES["rbd.model"].name == "__init__.py"
+    assert "rbd.models" not in MODEL_LAYER      # the named example models are no part of it
 
 
 def test_the_model_layer_does_not_import_the_algorithms():
@@ -195,3 +207,17 @@ def test_nothing_imports_upward():
 def test_module_length(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_MODULE_LINES, f"{module}: {lines} lines (split it along its seams)"
+
+
+def test_the_kernels_table_names_existing_functions():
+    """The C functions listed in ``rbd/_kernels/__init__.py``'s table are defined in a kernel."""
+    doc = (PACKAGE / "_kernels" / "__init__.py").read_text()
+    rows = [line for line in doc.splitlines() if line.startswith("``")]
+    column = doc.splitlines()[3].index("C functions")
+    names = {name for row in rows for name in re.findall(r"``(\w+)``", row[column:])}
+    sources = "\n".join(p.read_text() for p in sorted((PACKAGE / "_kernels").iterdir())
+                        if p.suffix in (".pyx", ".pxd"))
+    defined = set(re.findall(r"^\s*(?:cdef|cpdef|def|ctypedef|class)\b[^\n]*?\b(\w+)\s*[(:]",
+                             sources, flags=re.M))
+    assert len(names) >= 6 and "ModelC" in names
+    assert sorted(names - defined) == []

@@ -305,6 +305,10 @@ def test_symbols_on_the_kernel_path_are_refused_with_a_remedy():
         SymbolicModel(model, {"link3": {"mass": 1}})
     with pytest.raises(rbd.InputError, match="unknown key 'length'"):
         SymbolicModel(model, {"link2": {"length": 1}})
+    with pytest.raises(rbd.InputError, match=r"^parameters: link2 com has non-finite entries$"):
+        SymbolicModel(model, {"link2": {"com": (0.0, np.nan, -1.0)}})
+    with pytest.raises(rbd.InputError, match=r"^parameters: link2 offset must have shape \(3,\)"):
+        SymbolicModel(model, {"link2": {"offset": (sympy.Symbol("L"), 0)}})
     with pytest.raises(rbd.InputError, match="no value for"):
         SymbolicModel(model, {"link2": {"mass": sympy.Symbol("m")}}).numeric()
 

@@ -4,11 +4,11 @@
 module                     twin of (in ``rbd/``)               C functions (cimported by ``_model``)
 =========================  ==================================  =====================================
 ``_spatial.pxd``           ``spatial.py``                      inline 3-/6-vector, Plücker algebra
-``_model.pxd``             ``model.py``, ``joints.py``         ``ModelC``, ``Work``, ``jcalc``
+``_model.pxd``             ``model/``, ``joints.py``           ``ModelC``, ``Work``, ``jcalc``
 ``rnea.pyx``               ``reference/rnea.py``               ``rnea``
 ``crba.pyx``               ``reference/crba.py``               ``crba``
 ``aba.pyx``                ``reference/aba.py``                ``aba``, ``mass_matrix_inverse``
-``block_elimination.pyx``  ``reference/block_elimination.py``  ``c_aba_modified`` (modified pivot)
+``block_elimination.pyx``  ``reference/block_elimination.py``  ``aba`` (``aba.pyx``), modified pivot
 ``ploen.pyx``              ``reference/ploen.py``              ``c_forward_dynamics`` (Si–Guenter)
 ``kinematics.pyx``         ``reference/kinematics.py``         poses, Jacobian, energies, integrate
 ``derivatives.pyx``        ``reference/derivatives.py``        analytical RNEA and ABA derivatives

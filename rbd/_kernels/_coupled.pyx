@@ -15,7 +15,7 @@ coupling matrix ``G`` (one non-zero per row: ``gain[r]`` in column
     q_full = G_q q + o,   v_full = G v,   τ = Gᵀ τ_full,   M = Gᵀ M_full G,
 
 and forward dynamics solves ``(Gᵀ M_full G) q̈ = τ − Gᵀ h_full`` by a Cholesky
-factorization (:mod:`rbd.coupling`).  ``M_full`` and ``h_full`` come from the
+factorization (:mod:`rbd.model.coupling`).  ``M_full`` and ``h_full`` come from the
 kernels of ``crba.pyx`` and ``rnea.pyx`` on the full tree, in the full tree's
 own workspace; the mapping, the projection and the factorization work in
 buffers allocated once, here.  A coupled ``M`` that is not positive definite
@@ -66,7 +66,7 @@ cdef class CoupledKernel:
     ----------
     full : CompiledModel
         The compiled model of the full tree.
-    coupling : rbd.coupling.Coupling
+    coupling : rbd.model.coupling.Coupling
         The model's index maps (``q_keep``, ``q_mimic``, ``q_source``, ``v_keep``,
         ``v_mimic``, ``v_source``, ``multiplier``, ``offset``).
     """

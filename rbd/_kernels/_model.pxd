@@ -1,7 +1,7 @@
 # cython: language_level=3
 """The compiled model and its workspace, shared by every kernel; jcalc.
 
-``ModelC`` holds the flat arrays of ``Model.flat_arrays()`` (see rbd/model.py):
+``ModelC`` holds the flat arrays of ``Model.flat_arrays()`` (see rbd/model/__init__.py):
 topology as integer arrays, the tree transforms as ``(E, r)``, the inertias in
 the compact form ``(m, h, Ī)`` of ``_spatial.pxd`` and as 6×6 matrices, and the
 joints as a type code with a parameter block (see rbd/joints.py).  ``Work``

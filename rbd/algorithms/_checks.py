@@ -13,7 +13,7 @@ import sys
 
 import numpy as np
 
-from .._validation import QUATERNION_TOLERANCE, as_real_array, as_symbolic_array
+from .._validation import as_real_array, as_symbolic_array, check_quaternions
 from ..errors import InputError
 from ..model import Model
 from ..reference import kinematics as _kin
@@ -36,36 +36,6 @@ def _array(value, name: str, symbolic: bool = False) -> np.ndarray:
     if not np.all(np.isfinite(arr)):
         raise InputError(f"{name} has non-finite entries")
     return arr
-
-
-def _check_quaternions(model: Model, q: np.ndarray) -> np.ndarray:
-    """Refuse a quaternion whose norm is off by more than the tolerance; return ``q`` with
-    every quaternion normalized (a copy when some norm differs from 1, never the caller's
-    array).  The norm is ``sqrt(x² + y² + z² + w²)`` summed in this order, as in the
-    kernels' check, so both backends compute the same normalized configuration."""
-    starts = []
-    for i, body in enumerate(model.bodies):
-        kind = body.joint.kind
-        if kind in ("spherical", "free"):
-            starts.append((model.q_index(i).start + (3 if kind == "free" else 0), body))
-    scaled = None
-    if q.dtype == object:   # symbols: taken as a unit quaternion
-        return q
-    for start, body in starts:
-        quat = q[..., start:start + 4]
-        norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
-                        + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
-        bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
-        if np.any(bad):
-            raise InputError(
-                f"q: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}]) "
-                f"has norm {float(np.ravel(norms)[np.argmax(np.ravel(bad))]):.9g}, not 1"
-            )
-        if np.any(norms != 1.0):
-            if scaled is None:
-                scaled = np.array(q, dtype=float, copy=True)
-            scaled[..., start:start + 4] /= norms[..., None]
-    return q if scaled is None else scaled
 
 
 def _validate(model: Model, specs, values, symbolic: bool = False):
@@ -98,7 +68,7 @@ def _validate(model: Model, specs, values, symbolic: bool = False):
         if n is not None:
             batch = n
         if kind == "q":
-            arr = _check_quaternions(model, arr)
+            arr = check_quaternions(model, arr)
         arrays.append(arr)
     if batch is not None:
         for k, ((_, kind), arr) in enumerate(zip(specs, arrays, strict=True)):

@@ -3,12 +3,12 @@
 :class:`CoupledDynamics` has the methods of a compiled model (``rnea``,
 ``crba``, ``aba``, ...).  Each validates its arguments against the coupled
 model, maps them to the full tree with the model's
-:class:`~rbd.coupling.Coupling` (``q_full = G_q q + o``, ``v_full = G v``),
+:class:`~rbd.model.coupling.Coupling` (``q_full = G_q q + o``, ``v_full = G v``),
 runs the full tree's own twin (its compiled model, or the reference
 derivations behind the same method names) and projects the result back
 (``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``, ``J = J_full G``; forward dynamics
 and ``M⁻¹`` through the Cholesky factor of ``Gᵀ M_full G``).  The equations
-are derived in :mod:`rbd.coupling`.
+are derived in :mod:`rbd.model.coupling`.
 """
 
 from __future__ import annotations

@@ -23,7 +23,6 @@ from ._checks import (  # noqa: F401  (the helpers of every public function, imp
     _TAU,
     _V,
     _array,
-    _check_quaternions,
     _reference,
     _symbolic_record,
     _validate,

@@ -92,7 +92,7 @@ def rnea_derivatives(model: Model, q, v, a, f_ext=None, *, backend: str | None =
     it is the ordinary partial derivative.  The recursion differentiates each
     pass of the RNEA (:mod:`rbd.reference.derivatives`, after Carpentier &
     Mansard, RSS 2018), in O(nv · nbodies).  With mimic joints,
-    ``∂τ/∂y = Gᵀ ∂τ_full/∂y_full G`` (:mod:`rbd.coupling`).
+    ``∂τ/∂y = Gᵀ ∂τ_full/∂y_full G`` (:mod:`rbd.model.coupling`).
 
     Examples
     --------

@@ -38,7 +38,7 @@ def rnea(model: Model, q, v, a, f_ext=None, *, backend: str | None = None) -> np
     S&G (8), (11), (14) in Lie-group notation).
 
     With mimic joints, ``tau = Gᵀ rnea_full(G q + o, G v, G a, f_ext)`` on the
-    independent coordinates (:mod:`rbd.coupling`).
+    independent coordinates (:mod:`rbd.model.coupling`).
 
     Examples
     --------
@@ -71,7 +71,7 @@ def crba(model: Model, q, *, backend: str | None = None) -> np.ndarray:
 
     Notes
     -----
-    With mimic joints, ``M = Gᵀ M_full G`` (:mod:`rbd.coupling`).
+    With mimic joints, ``M = Gᵀ M_full G`` (:mod:`rbd.model.coupling`).
 
     Examples
     --------
@@ -123,7 +123,7 @@ def aba(model: Model, q, v, tau, f_ext=None, *, backend: str | None = None,
     Notes
     -----
     With mimic joints (either pivot) it solves ``(Gᵀ M_full G) q̈ = tau − Gᵀ h_full``
-    by a Cholesky factorization (:mod:`rbd.coupling`).
+    by a Cholesky factorization (:mod:`rbd.model.coupling`).
 
     Examples
     --------

@@ -230,7 +230,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
 
     Notes
     -----
-    With mimic joints, ``J = J_full G`` (:mod:`rbd.coupling`).
+    With mimic joints, ``J = J_full G`` (:mod:`rbd.model.coupling`).
 
     Examples
     --------

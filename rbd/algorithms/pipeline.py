@@ -72,7 +72,7 @@ def compute_all(model: Model, q, v, data: Data | None = None, frames: Sequence =
     -----
     With mimic joints the stages run on the full tree and the terms are projected
     onto the independent coordinates (``M = Gᵀ M_full G``, ``h = Gᵀ h_full``,
-    ``g = Gᵀ g_full``, ``J = J_full G``, :mod:`rbd.coupling`); ``M`` is then
+    ``g = Gᵀ g_full``, ``J = J_full G``, :mod:`rbd.model.coupling`); ``M`` is then
     factored densely, and of the per-body fields only the world poses and the
     centres of mass are filled.
 

@@ -13,7 +13,7 @@ Shapes
 By default the robot is drawn as it is: the visual geoms of
 :attr:`rbd.Model.geoms` (for an MJCF model the geoms of groups 0 to 2, those
 MuJoCo shows by default), spheres, ellipsoids, capsules, cylinders and boxes as
-shaded surfaces and meshes (read with :func:`rbd.geoms.load_mesh`) as triangle
+shaded surfaces and meshes (read with :func:`rbd.model.geoms.load_mesh`) as triangle
 meshes, in their colours.  Every shape is made once in its body's frame and
 moved with the body; a mesh with more triangles than the page (6000) or a
 movie (2500) carries is simplified by vertex clustering, and a mesh file that

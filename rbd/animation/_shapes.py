@@ -3,7 +3,7 @@
 Every geom is turned once into a triangle mesh in its body's frame
 (:func:`body_surface`): a primitive is tessellated (a sphere, ellipsoid,
 capsule or cylinder as a surface of revolution about its ``z`` axis, a box by
-its 12 triangles), a mesh is read with :func:`rbd.geoms.load_mesh` and, when it
+its 12 triangles), a mesh is read with :func:`rbd.model.geoms.load_mesh` and, when it
 has more triangles than the drawing can carry, simplified by vertex clustering
 (:func:`simplify`).  The frames then only move these vertices with their body.
 
@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from ..geoms import load_mesh
+from ..model.geoms import load_mesh
 
 #: Meridians of a tessellated round primitive (half as many rings), in a page and in a movie.
 MERIDIANS, MOVIE_MERIDIANS = 16, 12

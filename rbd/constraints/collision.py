@@ -368,7 +368,7 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         of ``bodies.names``; None is the world), ``contype``, ``conaffinity``,
         ``condim``, ``friction`` (3,), ``solref`` (2,), ``solimp`` (5,),
         ``solmix``, ``margin``, ``gap``, ``priority`` and optionally ``collision``
-        (False: never collides), as :class:`rbd.geoms.Geom`.
+        (False: never collides), as :class:`rbd.model.geoms.Geom`.
     poses : (ngeoms, 4, 4) array_like
         World pose of each geom.
     bodies : BodyTree, optional

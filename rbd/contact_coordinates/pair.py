@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._validation import check_unit_quaternion
 from ..errors import InputError, ModelError
 from ..geometry import Surface, contact_forms, frame_jet
 from ..spatial import (
@@ -533,7 +534,7 @@ class ContactPair:
             if bq.shape != (7,) or bv.shape != (6,) or not np.all(np.isfinite(bq)) \
                     or not np.all(np.isfinite(bv)):
                 raise InputError("state.base_q must be 7 and state.base_v 6 finite numbers")
-            if abs(np.linalg.norm(bq[3:7]) - 1.0) > 1e-6:
-                raise InputError("state.base_q[3:7] must be a unit quaternion (x, y, z, w)")
+            check_unit_quaternion(bq[3:7], "state.base_q[3:7], the base's unit quaternion "
+                                  "(x, y, z, w),")
         elif state.base_q is not None or state.base_v is not None:
             raise InputError("body 1 is fixed: the state must not carry base_q / base_v")

@@ -20,7 +20,7 @@ face refpos refquat>``, ``<material rgba>``), ``<option gravity>`` (and
 ``frictionloss`` and ``range`` (when limited) become ``model.armature``,
 ``model.damping``, ``model.friction``, ``model.lower`` and ``model.upper``.
 Every ``<geom>`` (of the world and of the bodies, heights fields and
-signed-distance fields excepted) becomes a :class:`~rbd.geoms.Geom` in
+signed-distance fields excepted) becomes a :class:`~rbd.model.geoms.Geom` in
 :attr:`~rbd.model.Model.geoms`, with its pose moved into the rbd body that
 carries it, its colour (``rgba`` or its material's) and MuJoCo's contact
 parameters (``group``, ``contype``, ``conaffinity``, ``condim``,

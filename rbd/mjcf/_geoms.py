@@ -11,7 +11,7 @@ import numpy as np
 
 from .._robotfile import quote, unique
 from ..errors import InputError, MJCFError
-from ..geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
+from ..model.geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
 from ..reference.mass_properties import MESH_INERTIA_MODES, mesh_inertia
 from ._options import _attributes, _Context, _element, _owner
 from ._orientation import _pose, _quat_rot, _z_to
@@ -205,7 +205,7 @@ def geom_frame(elem, attrs, kind, where, ctx: _Context):
 
 
 def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: int, taken):
-    """The :class:`~rbd.geoms.Geom` of one ``<geom>`` (pose in the MJCF body frame)."""
+    """The :class:`~rbd.model.geoms.Geom` of one ``<geom>`` (pose in the MJCF body frame)."""
     name = elem.get("name") or f"{'world' if body == '<worldbody>' else body}/geom{k}"
     owner = body if body == "<worldbody>" else _owner(ctx, body)
     where = f"{_element('geom', elem, k)} of {owner}"

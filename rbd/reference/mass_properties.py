@@ -5,7 +5,7 @@ inertia comes from its geoms gets MuJoCo's numbers):
 
 * **Primitives in closed form** (:func:`primitive_inertia`): sphere, capsule,
   cylinder, ellipsoid and box, as solids or as thin shells (MuJoCo's
-  ``shellinertia``).  Sizes follow MuJoCo's convention (:mod:`rbd.geoms`); the
+  ``shellinertia``).  Sizes follow MuJoCo's convention (:mod:`rbd.model.geoms`); the
   shape sits at its frame's origin with its axis along ``z``.
 * **Closed triangle meshes by the divergence theorem** (:func:`mesh_inertia`).
   With outward normals, the solid is the signed sum of the tetrahedra that

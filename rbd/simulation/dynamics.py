@@ -14,6 +14,7 @@ import numbers
 import numpy as np
 
 from .. import algorithms
+from .._validation import check_quaternions
 from ..errors import InputError, RbdError
 from ..model import Model
 
@@ -140,16 +141,6 @@ class Dynamics:
             raise StopError("diverged", t, f"the forward dynamics failed at "
                                            f"{magnitudes((t, q, v))}: {exc}") from exc
         return np.asarray(a, dtype=float), tau
-
-
-def check_quaternions(model: Model, q: np.ndarray, name: str) -> None:
-    for i, body in enumerate(model.bodies):
-        if body.joint.kind in ("spherical", "free"):
-            start = model.q_index(i).start + (3 if body.joint.kind == "free" else 0)
-            norm = float(np.linalg.norm(q[start:start + 4]))
-            if abs(norm - 1.0) > algorithms.QUATERNION_TOLERANCE:
-                raise InputError(f"{name}: the quaternion of joint {body.joint_name!r} "
-                                 f"(entries {start}..{start + 3}) has norm {norm:.9g}, not 1")
 
 
 def positive_number(value, name: str, allow_zero: bool = False) -> float:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 import sympy
 
+from .._validation import as_vector
 from ..errors import InputError, ModelError
 from ..joints import Revolute
 from ..model import Model
@@ -136,17 +137,6 @@ class SymbolicBody:
         return f"SymbolicBody({self.name!r}, parent={self.parent}, mass={self.mass})"
 
 
-def _vector(value, size: int, what: str) -> np.ndarray:
-    arr = exact(np.array(value, dtype=object).reshape(-1) if _is_expr(value) else value)
-    if arr.shape != (size,):
-        raise InputError(f"parameters: {what} must have {size} entries, got shape {arr.shape}")
-    return arr
-
-
-def _is_expr(value) -> bool:
-    return any(isinstance(x, sympy.Basic) for x in np.ravel(np.array(value, dtype=object)))
-
-
 class SymbolicModel:
     """A model record whose inertial and geometric data may be sympy expressions.
 
@@ -202,7 +192,7 @@ class SymbolicModel:
         self.parameters = parameters
         self.values = dict(values or {})
         gravity = parameters.get("gravity", model.gravity)
-        self.gravity = _vector(gravity, 3, "gravity")
+        self.gravity = exact(as_vector(gravity, 3, "parameters: gravity", symbolic=True))
         self.armature = exact(model.armature)
         self.bodies = tuple(self._body(body, parameters.get(body.name, {}))
                             for body in model.bodies)
@@ -214,12 +204,15 @@ class SymbolicModel:
             raise InputError(f"parameters[{body.name!r}]: unknown key {sorted(unknown)[0]!r} "
                              f"(keys: {', '.join(BODY_PARAMETERS)})")
         mass = sympy.sympify(given["mass"]) if "mass" in given else exact(body.mass)[()]
-        com = _vector(given.get("com", body.com), 3, f"{body.name} com")
+        com = exact(as_vector(given.get("com", body.com), 3, f"parameters: {body.name} com",
+                              symbolic=True))
         I_com = exact(np.array(given.get("inertia", body.I_com), dtype=object))
         if I_com.shape != (3, 3):
             raise InputError(f"parameters: {body.name} inertia must be 3 × 3, got {I_com.shape}")
         E, r = plux_parts(body.X_tree)
-        r = _vector(given["offset"], 3, f"{body.name} offset") if "offset" in given else exact(r)
+        if "offset" in given:
+            r = as_vector(given["offset"], 3, f"parameters: {body.name} offset", symbolic=True)
+        r = exact(r)
         return SymbolicBody(body, mass, com, I_com, plux(exact(E), r))
 
     @classmethod

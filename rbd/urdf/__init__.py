@@ -72,7 +72,7 @@ coordinate to joint ``k``'s, ``q_j = m q_k + o`` (``m = 1`` and ``o = 0``
 when absent, as the URDF specification says), through
 :meth:`~rbd.model.Model.add_mimic`: the model's ``nq`` and ``nv`` count the
 independent coordinates and every algorithm works on them (see
-:mod:`rbd.coupling`).  Both joints must be ``revolute``, ``continuous`` or
+:mod:`rbd.model.coupling`).  Both joints must be ``revolute``, ``continuous`` or
 ``prismatic``; a mimic of an unknown joint, of itself or of another mimic
 joint (hence a cycle), and a multiplier or offset that is not a finite
 number, raise :class:`~rbd.errors.URDFError` naming the joint.  A

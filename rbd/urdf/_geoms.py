@@ -1,4 +1,4 @@
-"""``<visual>`` and ``<collision>`` of URDF links as :class:`~rbd.geoms.Geom` records.
+"""``<visual>`` and ``<collision>`` of URDF links as :class:`~rbd.model.geoms.Geom` records.
 
 Shapes become MuJoCo's convention: ``<box size>`` its half sizes,
 ``<cylinder radius length>`` ``(radius, length / 2, 0)``, ``<sphere radius>``
@@ -19,7 +19,7 @@ import numpy as np
 
 from .._robotfile import quote
 from ..errors import URDFError
-from ..geoms import MUJOCO_DEFAULTS, make_geom
+from ..model.geoms import MUJOCO_DEFAULTS, make_geom
 from ._attributes import _numbers
 
 _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")

@@ -1,9 +1,9 @@
-"""What a model carries beside its tree: geometry (:mod:`rbd.geoms`) and bilateral
+"""What a model carries beside its tree: geometry (:mod:`rbd.model.geoms`) and bilateral
 constraints (:mod:`rbd.constraints`), each added through the builder and checked at once."""
 
 from __future__ import annotations
 
-from .errors import ModelError
+from ..errors import ModelError
 from .geoms import Geom, placed_geom
 
 
@@ -12,8 +12,9 @@ class _Attachments:
 
     def add_geom(self, name: str | Geom, body: int | str | None = None, kind: str = "sphere",
                  size=(0.0, 0.0, 0.0), pose=None, **fields) -> int:
-        """Attach a shape (a name and :func:`rbd.geoms.make_geom`'s arguments, or a whole
-        :class:`~rbd.geoms.Geom`) to ``body`` (None: the world); its index in :attr:`geoms`."""
+        """Attach a shape (a name and :func:`rbd.model.geoms.make_geom`'s arguments, or a
+        whole :class:`~rbd.model.geoms.Geom`) to ``body`` (None: the world); its index in
+        :attr:`geoms`."""
         geom = placed_geom(self, name, body, kind, size, pose, fields)
         if geom.name in self._geoms:
             raise ModelError(f"duplicate geom name {geom.name!r}")
@@ -22,7 +23,7 @@ class _Attachments:
 
     @property
     def geoms(self) -> tuple[Geom, ...]:
-        """The visual and collision shapes, :class:`~rbd.geoms.Geom` records (body frames)."""
+        """The visual and collision shapes, :class:`~rbd.model.geoms.Geom` records (body frames)."""
         return tuple(self._geoms.values())
 
     def add_constraint(self, constraint) -> None:

@@ -45,7 +45,7 @@ The Poincaré section is the start of a step (just after heel strike); on it
 ``(q_st, q̇_st, q̇_sw)``.  :func:`find_limit_cycle` solves ``P(x) = x`` by
 Newton's method with a finite-difference Jacobian, whose eigenvalues are the
 Floquet multipliers of the gait; :func:`section_jacobian` computes the same
-Jacobian from the variational equations (:mod:`rbd.walker_floquet`), and
+Jacobian from the variational equations (:mod:`rbd.walker.floquet`), and
 :class:`LimitCycle` reports both sets of multipliers.
 
 References
@@ -66,13 +66,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .algorithms import aba, crba, forward_kinematics, jacobian
-from .errors import InputError, SimulationError
-from .joints import Revolute
-from .model import Model
-from .spatial import mcI, plux_parts
-from .topology import reroot
-from .walker_floquet import ALGEBRAIC_STEP, central_jacobian, hybrid_jacobian  # noqa: F401
+from ..algorithms import aba, crba, forward_kinematics, jacobian
+from ..errors import InputError, SimulationError
+from ..joints import Revolute
+from ..model import Model
+from ..spatial import mcI, plux_parts
+from ..topology import reroot
+from .floquet import ALGEBRAIC_STEP, central_jacobian, hybrid_jacobian  # noqa: F401
 
 __all__ = ["PAPER_PARAMETERS", "PAPER_STATE", "WalkerParameters", "Step", "LimitCycle", "Basin",
            "FallError", "compass_gait", "stance_leg", "swing_leg", "frame_position",
@@ -321,7 +321,7 @@ def swing_dynamics(model: Model) -> Callable:
 
 def _swing(model: Model, x: np.ndarray, duration: float, dt: float, **options):
     """The swing phase from ``x`` by :func:`rbd.simulate` (DOP853, the walker's tolerances)."""
-    from .simulation import simulate
+    from ..simulation import simulate
 
     try:
         return simulate(model, x[:2], x[2:], duration, dt, integrator="solve_ivp",
@@ -411,7 +411,7 @@ def _section_map(z, params):
 
 def section_jacobian(z, params: WalkerParameters | None = None) -> np.ndarray:
     """Jacobian of the section map ``(q_st, q̇_st, q̇_sw) ↦ P`` from the variational equations:
-    ``x₀ = E z`` (both feet down), one step (:func:`rbd.walker_floquet.hybrid_jacobian`).
+    ``x₀ = E z`` (both feet down), one step (:func:`rbd.walker.floquet.hybrid_jacobian`).
 
     Examples
     --------
@@ -632,7 +632,7 @@ def basin_of_attraction(stance_angles: Sequence[float], swing_rates: Sequence[fl
     ImportError
         If ``dask.distributed`` is not installed (extra ``parallel``).
     """
-    from .sweeps import sweep
+    from ..sweeps import sweep
 
     if int(steps) < 1:
         raise InputError(f"steps must be at least 1, got {steps!r}")

@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from ._model_checks import MAX_MAGNITUDE
+from .._model_checks import MAX_MAGNITUDE
+from ..errors import ModelError
 from .coupling import MIMIC_KINDS
-from .errors import ModelError
 
 
 def _mimic_number(value, what: str, joint: str) -> float:

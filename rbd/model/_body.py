@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spatial import inertia_parts
+from ..spatial import inertia_parts
 
 __all__ = ["Body", "Frame"]
 

@@ -14,8 +14,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .algorithms import aba, aba_derivatives
-from .model import Model
+from ..algorithms import aba, aba_derivatives
+from ..model import Model
 
 __all__ = ["ALGEBRAIC_STEP", "central_jacobian", "hybrid_jacobian"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .joints import NPARAMS
-from .spatial import plux_parts
+from ..joints import NPARAMS
+from ..spatial import plux_parts
 
 #: Deepest indentation of :meth:`Model.describe`'s tree.
 MAX_INDENT = 32

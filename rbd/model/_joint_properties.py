@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .errors import ModelError
+from ..errors import ModelError
 
 #: Per-joint properties: the joint's size they follow (``nq`` or ``nv``) and the default.
 JOINT_PROPERTIES = {

@@ -24,7 +24,10 @@ coordinate an affine function of another's.  The model then keeps its whole
 tree (:meth:`Model.full_model`) and its ``nq``, ``nv``, ``joint_names``,
 ``q_slice``/``v_slice``, ``q_index``/``v_index`` and per-coordinate properties
 (limits, damping, armature, ...) are those of the independent coordinates;
-:mod:`rbd.coupling` states how every algorithm maps to the full tree and back.
+:mod:`rbd.model.coupling` states how every algorithm maps to the full tree and back.
+Beside it the package holds :mod:`rbd.model.geoms` (visual and collision shapes) and
+the private pieces of the builder: bodies and frames, joint properties, mimic checks,
+geoms and constraints attached to a model, and its flat arrays and printed tree.
 """
 
 from __future__ import annotations
@@ -34,24 +37,24 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ._body import Body, Frame
-from ._joint_properties import JOINT_PROPERTIES, _checked_properties
-from ._mimic import _check_mimic, _mimic_number
-from ._model_attachments import _Attachments
-from ._model_checks import MAX_MAGNITUDE as MAX_MAGNITUDE
-from ._model_checks import (
+from .._model_checks import MAX_MAGNITUDE as MAX_MAGNITUDE
+from .._model_checks import (
     _build_order,
     _check_gravity,
     _parent_index,
     _parse_inertia,
     _parse_X_tree,
 )
-from ._model_views import MAX_INDENT as MAX_INDENT
-from ._model_views import _flat_arrays, _tree_lines, dof_parents
+from ..errors import ModelError
+from ..joints import Joint
+from ._attachments import _Attachments
+from ._body import Body, Frame
+from ._joint_properties import JOINT_PROPERTIES, _checked_properties
+from ._mimic import _check_mimic, _mimic_number
+from ._views import MAX_INDENT as MAX_INDENT
+from ._views import _flat_arrays, _tree_lines, dof_parents
 from .coupling import Coupling
-from .errors import ModelError
 from .geoms import Geom
-from .joints import Joint
 
 __all__ = ["Model", "Body", "Frame"]
 
@@ -262,7 +265,7 @@ class Model(_Attachments):
         The joint keeps its body and its place in the full tree
         (:meth:`full_model`) but loses its own coordinate: ``nq`` and ``nv``
         drop by one, and every algorithm works on the independent coordinates
-        through the coupling matrix ``G`` (:mod:`rbd.coupling`:
+        through the coupling matrix ``G`` (:mod:`rbd.model.coupling`:
         ``q_full = G q + o``, ``τ = Gᵀ τ_full``, ``M = Gᵀ M_full G``).
 
         Parameters
@@ -314,8 +317,8 @@ class Model(_Attachments):
     def coupling(self) -> Coupling:
         """The coupling of the independent coordinates to the full tree (cached).
 
-        Index maps and the matrix ``G`` with ``v_full = G v`` (:class:`rbd.coupling.Coupling`);
-        the identity for a model without mimic joints.
+        Index maps and the matrix ``G`` with ``v_full = G v``
+        (:class:`~rbd.model.coupling.Coupling`); the identity for a model without mimic joints.
         """
         return self._derived("coupling", lambda: Coupling(self._bodies, self._q_start,
                                                            self._v_start, self._mimic))
@@ -330,7 +333,7 @@ class Model(_Attachments):
         """A copy of the model with every mimic joint freed: one coordinate per joint.
 
         The algorithms of a model with mimic joints run this tree and project
-        the results (:mod:`rbd.coupling`); for a model without mimic joints it
+        the results (:mod:`rbd.model.coupling`); for a model without mimic joints it
         is an equal copy.
         """
         new = self.copy()

@@ -41,7 +41,7 @@ import os
 
 import numpy as np
 
-from .errors import InputError, ModelError
+from ..errors import InputError, ModelError
 
 __all__ = ["Geom", "GEOM_KINDS", "load_mesh", "make_geom"]
 
