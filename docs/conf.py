@@ -20,7 +20,7 @@ import shutil
 from pathlib import Path
 
 import rbd
-from rbd.exercises import tutorial_notebook
+from rbd.notebooks import tutorial_notebook
 
 DOCS = Path(__file__).resolve().parent
 TUTORIALS = DOCS.parent / "tutorials"
