@@ -179,6 +179,7 @@ def test_gravity_stiffness_is_the_hessian_of_the_potential(backend):
 
 
 # --- batches ----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [rbd.rnea_derivatives, rbd.aba_derivatives])
 @pytest.mark.parametrize("model", [MODELS[1], rbd.models.get("RC20")], ids=["tree", "RC20"])
 def test_batched_equals_per_call(fn, model, backend):
@@ -370,6 +371,7 @@ def stiff_chain():
     return model
 
 
+@pytest.mark.slow
 def test_implicit_euler_dissipates_energy_on_a_stiff_chain(backend):
     """dt = 0.05 s is 1.6/ω of the fastest mode: semi-implicit Euler gains energy, backward
     Euler loses it monotonically (it is L-stable and first order)."""
