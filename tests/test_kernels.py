@@ -178,6 +178,7 @@ def test_zero_external_force_is_no_external_force(model):
 
 
 # --- symbolic joints ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_symbolic_joints_through_generated_c():
     symbolic = pytest.importorskip("rbd.symbolic")
     if not symbolic.compiler_available():

@@ -135,10 +135,12 @@ def test_the_sources_were_found():
     assert "rbd._kernels.rnea" in MODULES
 
 
+@pytest.mark.slow
 def test_no_cycle_among_module_level_imports():
     assert _cycles(_graph(top_level_only=True)) == []
 
 
+@pytest.mark.slow
 def test_no_cycle_among_all_imports():
     """Imports inside functions and under ``if TYPE_CHECKING:`` count too (``ast.walk``)."""
     assert _cycles(_graph(top_level_only=False)) == []
@@ -150,6 +152,7 @@ MODEL_LAYER = ("rbd.model", "rbd._body", "rbd._model_checks", "rbd._joint_proper
                "rbd._mimic", "rbd._model_views", "rbd.coupling", "rbd.joints", "rbd.data")
 
 
+@pytest.mark.slow
 def test_the_model_layer_does_not_import_the_algorithms():
     graph = _graph(top_level_only=False)
     wrong = [(module, target) for module in MODEL_LAYER if module in graph
@@ -159,6 +162,7 @@ def test_the_model_layer_does_not_import_the_algorithms():
     assert wrong == []
 
 
+@pytest.mark.slow
 def test_imports_inside_functions_are_read():
     """The graph sees a relative import in a function body, resolved against the package."""
     tree = ast.parse("def f():\n    from .algorithms import rnea\n    from ..errors import X\n")
@@ -172,6 +176,7 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+@pytest.mark.slow
 def test_nothing_imports_upward():
     graph = _graph(top_level_only=False)
     wrong = []

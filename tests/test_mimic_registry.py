@@ -152,6 +152,7 @@ def test_the_chain_coupling_written_by_hand_is_the_model_s():
     np.testing.assert_array_equal(coupling_matrix(model), CHAIN_G)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ORDERS, ids=["listed", "reversed", "shuffle1", "shuffle2"])
 def test_every_implementation_agrees_on_the_panda_with_its_mimic_finger(order):
     path = panda_path()
