@@ -249,6 +249,7 @@ def test_rolling_ball_keeps_contact_point_at_rest(bowl):
     assert np.abs(Q[-1] - q0).max() > 0.05           # it rolled
 
 
+@pytest.mark.slow
 def test_baumgarte_removes_velocity_drift(bowl):
     """A velocity error e = P q̇ decays as exp(-β t) (velocity-level Baumgarte)."""
     from rbd.symbolic.rolling import simulate_rolling
@@ -264,6 +265,7 @@ def test_baumgarte_removes_velocity_drift(bowl):
     assert e[-1] == pytest.approx(e[0] * np.exp(-beta * t[-1]), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_rolling_divergence_is_a_simulation_error(bowl):
     """An explicit step far beyond 2/β blows up: SimulationError with the finite samples."""
     from rbd.symbolic.rolling import simulate_rolling
@@ -277,6 +279,7 @@ def test_rolling_divergence_is_a_simulation_error(bowl):
     assert 0 < len(t) < 101 and np.all(np.isfinite(Q)) and np.all(np.isfinite(QD))
 
 
+@pytest.mark.slow
 def test_kkt_rejects_negative_beta(bowl):
     from rbd.symbolic.rolling import kkt_forward_dynamics
 

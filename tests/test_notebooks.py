@@ -70,6 +70,7 @@ def _write(folder: Path, name: str, nb: dict) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem[:2])
 def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -94,6 +95,7 @@ def _wrong_double_pendulum(tmp_path) -> Path:
     return _write(tmp_path, "wrong.ipynb", nb)
 
 
+@pytest.mark.slow
 def test_wrong_answer_names_the_entry(tmp_path):
     rows = exercises._run_exercises(str(_wrong_double_pendulum(tmp_path)))
     by = {r["exercise"]: r for r in rows}
@@ -121,6 +123,7 @@ def test_custom_check_names_the_entry():
     assert result.status == exercises.FAIL and result.message.startswith("worst entry dtau/dv[")
 
 
+@pytest.mark.slow
 def test_grade_table_of_three_submissions(tmp_path, capsys):
     folder = tmp_path / "submitted"
     _write(folder, "alice.ipynb", exercises.tutorial_notebook(TUTORIALS[2], solutions=False))
@@ -216,6 +219,7 @@ def test_sweep_plot_is_managed_by_pyplot():
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path):
     """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises."""
     nbformat = pytest.importorskip("nbformat", reason="runs a notebook in a Jupyter kernel")
