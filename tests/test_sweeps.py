@@ -67,6 +67,7 @@ def client(cluster):
         yield client
 
 
+@pytest.mark.slow
 def test_a_local_cluster_of_two_workers_equals_the_serial_loop(serial):
     result = sweep(final_angle, {"theta": ANGLES}, chunk=2, n_workers=2, progress=False)
     assert isinstance(result, SweepResult)
@@ -77,6 +78,7 @@ def test_a_local_cluster_of_two_workers_equals_the_serial_loop(serial):
     np.testing.assert_array_equal(result.values, serial)
 
 
+@pytest.mark.slow
 def test_the_tasks_run_in_the_worker_processes(client):
     result = sweep(where_and_sum, {"a": [1, 2], "b": [10, 20, 30]}, chunk=1, scheduler=client,
                    progress=False)
@@ -87,6 +89,7 @@ def test_the_tasks_run_in_the_worker_processes(client):
     assert result.values.dtype == object
 
 
+@pytest.mark.slow
 def test_batched_tasks_run_one_simulate_per_chunk_and_equal_the_serial_loop(client, serial):
     result = sweep(final_angles, {"theta": ANGLES}, chunk=3, batched=True, scheduler=client,
                    progress=False)
@@ -193,6 +196,7 @@ def lock_at_one(a, b):
     return threading.Lock() if a == b == 1 else a + b
 
 
+@pytest.mark.slow
 def test_a_point_that_kills_its_worker_is_named():
     # before: Dask's KilledWorker naming an internal task ('_run_chunk-<hash>')
     import dask
