@@ -104,6 +104,7 @@ def test_trace_recursion_agrees(name):
                  "M (trace)")
 
 
+@pytest.mark.slow
 def test_physics(model):
     """M symmetric positive definite; inverse ∘ forward = identity."""
     gl = lagrangian(model)
@@ -162,6 +163,7 @@ def test_rc6_counts_are_reproducible(rc6):
                      "forward_dynamics": {"additions": 1480, "multiplications": 2398}}
 
 
+@pytest.mark.slow
 def test_functions_counted_apart(rc6):
     detail = lagrangian(rc6).operation_count(detail=True)["inverse_dynamics"]
     # the first joint turns about the vertical: gravity never sees q0, so 5 sin and 5 cos
