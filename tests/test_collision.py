@@ -172,6 +172,7 @@ def test_pair_routines_match_mujoco(kinds):
     assert ncontacts >= 20, "too few contacts to test the routine"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
 def test_collide_matches_mujoco_on_pairs(kinds):
     """The whole stage (filters, broad phase, margins, parameters) on random pairs."""
@@ -271,6 +272,7 @@ GYM_MODELS = ["ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml", "huma
               "pusher.xml", "walker2d.xml", "point.xml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filename", GYM_MODELS)
 def test_gymnasium_contact_sets_match_mujoco(filename):
     """States of a MuJoCo run under random controls: the same contact set as ``d.contact``."""

@@ -78,6 +78,7 @@ def check_against_finite_differences(model, which, q, v, x, f, backend):
     assert_close(dx, last(model, q, backend=backend), RTOL_EXACT, f"last output = {last.__name__}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", DIFFERENTIATED)
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 def test_derivatives_match_finite_differences(model, which, backend):
@@ -302,6 +303,7 @@ def test_random_tree_matches_pinocchio(seed, backend):
     compare_with_pinocchio(model, pmodel, np.random.default_rng(seed), 2, backend)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ur5", "panda", "solo12", "talos"])
 def test_real_robot_matches_pinocchio(name, backend):
     pin = _pinocchio()

@@ -179,6 +179,7 @@ def test_backends_agree(model, require_kernels):
                      what=fn.__name__)
 
 
+@pytest.mark.slow
 def test_batched_equals_per_call(model, backend):
     rng = np.random.default_rng(13)
     states = [rbd.testing.random_state(model, rng) for _ in range(4)]

@@ -321,6 +321,7 @@ def at(expr, values):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SURFACES)
 def test_sympy_surface_frame_agrees_with_numpy(name):
     surface = SURFACES[name]
@@ -331,6 +332,7 @@ def test_sympy_surface_frame_agrees_with_numpy(name):
         assert np.allclose(at(E, {u: uu, v: vv}), surface.frame(uu, vv), atol=RTOL_EXACT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sphere", "torus", "moved sphere", "flipped ellipsoid"])
 def test_sympy_curvature_forms_agree_with_numpy(name):
     surface = SURFACES[name]

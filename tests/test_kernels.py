@@ -110,6 +110,7 @@ def close(name, kernel, reference, rtol=RTOL_KERNEL):
 
 
 # --- kernel == reference ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_dynamics_match_reference(model):
     rng = np.random.default_rng(1)
     for _ in range(2):

@@ -141,6 +141,7 @@ def run_in_order(load, G, order_seed):
 ORDERS = [None, "reversed", 1, 2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ORDERS, ids=["listed", "reversed", "shuffle1", "shuffle2"])
 def test_every_implementation_agrees_on_a_chain_with_a_mimic_joint(order):
     assert run_in_order(lambda: rbd.load_urdf(CHAIN), CHAIN_G, order) == []

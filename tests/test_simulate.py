@@ -474,6 +474,7 @@ def crossing(t, q, v):
     return q[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("events", [(), (crossing,)], ids=["no-events", "events"])
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
 def test_infinite_torque_is_a_divergence_with_the_trajectory_kept(backend, integrator, events):
