@@ -56,6 +56,7 @@ def conditioning_bound(M, x, scale):
     return STIFF_FACTOR * EPS * np.linalg.cond(M)
 
 
+@pytest.mark.slow
 def test_torus_chain_reference_aba_is_backward_stable(require_kernels):
     """TC20: cond(M) ≈ 1e6.  Failed before the pivots were factored (up to 70 × bound).
     About 2 s, most of it building the model's generated joint code."""
@@ -63,6 +64,7 @@ def test_torus_chain_reference_aba_is_backward_stable(require_kernels):
     _compare(rbd.models.get("TC20"), range(3), backward_bound)
 
 
+@pytest.mark.slow
 def test_windmill_reference_aba_is_backward_stable(require_kernels):
     """cond(M) ≈ 3e4; about 8 s, most of it building the model."""
     _compare(rbd.models.get("windmill"), range(3), backward_bound)

@@ -80,6 +80,7 @@ def test_motion_follows_the_kinematics(swing, backend):
                                    atol=ATOL_GEOMETRY)
 
 
+@pytest.mark.slow
 def test_a_model_of_point_masses_still_has_a_mesh(swing):
     """plotly draws nothing at all when a mesh is empty: a zero-area triangle stands in."""
     fig = animation.figure(*swing, frames=3)
@@ -137,6 +138,7 @@ def test_at_most_max_frames_first_and_last_kept(swing):
 
 
 # --- the HTML page ----------------------------------------------------------------------------
+@pytest.mark.slow
 def test_html_is_self_contained_with_slider_and_buttons(swing, tmp_path):
     model, traj = swing
     out = rbd.animate(model, traj, tmp_path / "swing.html", frames=30, trail="link2")
@@ -153,6 +155,7 @@ def test_html_is_self_contained_with_slider_and_buttons(swing, tmp_path):
     assert out.stat().st_size < 6_000_000
 
 
+@pytest.mark.slow
 def test_walker_motion_keeps_each_stance_foot_still():
     models, q, t = animation.walker_motion(steps=3, samples=8)
     assert len(models) == len(q) == 3 and len(t) == 24 and np.all(np.diff(t) >= 0)
@@ -166,6 +169,7 @@ def test_walker_motion_keeps_each_stance_foot_still():
 
 
 # --- movies ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_gif_has_its_frames_and_they_move(swing, tmp_path):
     from PIL import Image, ImageChops
 
@@ -235,6 +239,7 @@ def test_a_directory_that_cannot_be_written_is_refused_first(swing, tmp_path):
         locked.chmod(0o700)
 
 
+@pytest.mark.slow
 def test_names_with_dollar_signs_are_drawn_as_written(swing, tmp_path):
     # before: matplotlib read '$x' as an unfinished formula, and pillow's IndexError hid it
     model, traj = swing
@@ -284,6 +289,7 @@ def test_animate_is_exported_lazily():
     assert "animate" in rbd.__all__
 
 
+@pytest.mark.slow
 def test_embedded_figure_is_offline_html(swing):
     """The notebook/docs output: plotly's JavaScript inside, no script fetched from elsewhere."""
     html = animation.embed(animation.figure(*swing, frames=3))._repr_html_()
@@ -338,6 +344,7 @@ def _trace(fig, name):
     return next(tr for tr in fig.data if tr.name == name)
 
 
+@pytest.mark.slow
 def test_ur5_page_draws_its_meshes(ur5, tmp_path):
     model, traj = ur5
     fig = animation.figure(model, traj, frames=4)
@@ -357,6 +364,7 @@ def test_ur5_page_draws_its_meshes(ur5, tmp_path):
     assert 0 < len(collision.i) < len(robot.i)
 
 
+@pytest.mark.slow
 def test_mesh_simplification_keeps_the_shape(ur5):
     from rbd.animation import _shapes
 
@@ -378,6 +386,7 @@ def _distance_to_surface(points, geom, pose):
     return np.abs(np.linalg.norm(core, axis=1) - geom.size[0])
 
 
+@pytest.mark.slow
 def test_ant_is_drawn_as_its_capsules_on_its_floor(ant):
     model, traj = ant
     m = animation.motion(model, traj, frames=5)
@@ -408,6 +417,7 @@ def test_inertia_drawing_on_request(ant):
     assert len(m.boxes[0]) == 9 and m.surfaces[0].shape == (0, 3)
 
 
+@pytest.mark.slow
 def test_time_readout(swing, tmp_path):
     model, traj = swing
     fig = animation.figure(model, traj, frames=6)
@@ -418,6 +428,7 @@ def test_time_readout(swing, tmp_path):
     assert fig.layout.sliders[0].currentvalue.font.color == "#333333"   # not transparent
 
 
+@pytest.mark.slow
 def test_camera_follows_the_floating_base(ant):
     model, traj = ant
     fig = animation.figure(model, traj, frames=5)
@@ -460,6 +471,7 @@ def test_bad_drawing_choices_write_nothing(ant, tmp_path, kwargs, match):
     assert not (tmp_path / "x.gif").exists()
 
 
+@pytest.mark.slow
 def test_gif_of_the_ant(ant, tmp_path):
     import time
 
@@ -479,6 +491,7 @@ def test_gif_of_the_ant(ant, tmp_path):
     assert np.any(first != last, axis=2).sum() > 1000
 
 
+@pytest.mark.slow
 def test_walker_slope_is_drawn_under_its_feet():
     """``floor=(point, normal)`` draws the walker's slope: every foot it lands on lies on it."""
     from rbd import walker

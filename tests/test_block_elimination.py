@@ -235,6 +235,7 @@ def test_unknown_pivot_is_rejected():
     assert all(np.array_equal(a, b) for a, b in zip(before, system.M, strict=True))
 
 
+@pytest.mark.slow
 def test_sparsity_figure():
     from rbd.plotting import plot_sparsity
 

@@ -20,8 +20,9 @@ pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not instal
 Image = pytest.importorskip("PIL.Image", reason="pillow (the 'animate' extra) is not installed")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser "
-                                "on the PATH (apt-get install chromium)")
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser "
+                                 "on the PATH (apt-get install chromium)")]
 
 # Every request to the outside fails: all host names resolve to nothing and any
 # connection goes through a proxy on the discard port of this machine.

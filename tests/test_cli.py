@@ -123,6 +123,7 @@ def test_floating_base_on_a_fixed_base_builder_is_an_error(capsys):
     assert "--floating-base applies to URDF models" in err and "'RC20'" in err
 
 
+@pytest.mark.slow
 def test_every_model_is_reachable_by_the_name_it_reports():
     for name in rbd.models.names():
         model = rbd.models.get(name)
@@ -259,6 +260,7 @@ def test_walker_creates_a_missing_output_directory(capsys, monkeypatch, tmp_path
     assert (tmp_path / "walker").is_dir()
 
 
+@pytest.mark.slow
 def test_simulate_creates_the_directories_of_its_outputs(capsys, tmp_path):
     png, saved = tmp_path / "plots" / "run" / "dp.png", tmp_path / "runs" / "dp.npz"
     code, _, err = run(capsys, "simulate", "double_pendulum", "--duration", "0.02", "--dt",
@@ -268,6 +270,7 @@ def test_simulate_creates_the_directories_of_its_outputs(capsys, tmp_path):
 
 
 # --- rbd simulate ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_simulate_writes_plot_and_prints_summary(capsys, tmp_path):
     png, saved = tmp_path / "sim.png", tmp_path / "traj.npz"
     code, out, err = run(capsys, "simulate", "--duration", "0.05", "--dt", "0.01",
@@ -283,6 +286,7 @@ def test_simulate_writes_plot_and_prints_summary(capsys, tmp_path):
     assert drift == pytest.approx(traj.energy_drift, rel=1e-3)
 
 
+@pytest.mark.slow
 def test_simulate_other_model_and_integrator(capsys, tmp_path):
     png = tmp_path / "dp.png"
     code, out, _ = run(capsys, "simulate", "double_pendulum", "--integrator", "euler",
@@ -294,6 +298,7 @@ def test_simulate_other_model_and_integrator(capsys, tmp_path):
 
 
 # --- rbd check ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_check_passes_on_a_bundled_model(capsys):
     code, out, _ = run(capsys, "check", "double_pendulum", "--trials", "2")
     assert code == 0
@@ -302,6 +307,7 @@ def test_check_passes_on_a_bundled_model(capsys):
         assert quantity in out
 
 
+@pytest.mark.slow
 def test_check_counts_implementations_that_do_not_apply_apart(capsys):
     # the humanoid has a free joint, which the symbolic Guenter–Lee derivation refuses
     code, out, _ = run(capsys, "check", "humanoid", "--trials", "1")
@@ -328,6 +334,7 @@ def registered():
         registry.unregister(quantity, name)
 
 
+@pytest.mark.slow
 def test_check_fails_on_a_wrong_implementation(capsys, registered):
     registered("mass_matrix", "off-by-1e-6", lambda model, q: rbd.crba(model, q) + 1e-6)
     code, out, _ = run(capsys, "check", "double_pendulum", "--trials", "2")
@@ -382,6 +389,7 @@ def test_bench_model_without_urdf_prints_na(capsys):
 
 
 # --- rbd walker --------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_walker_prints_the_cycle_and_writes_two_pngs(capsys, tmp_path):
     code, out, _ = run(capsys, "walker", "--out", str(tmp_path))
     assert code == 0
@@ -431,6 +439,7 @@ def test_help_and_version_exit_0(capsys):
 
 
 # --- rbd simulate/walker --animate -------------------------------------------------------------
+@pytest.mark.slow
 def test_simulate_animate_html_and_gif(capsys, tmp_path):
     pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not installed")
     pytest.importorskip("PIL", reason="pillow (the 'animate' extra) is not installed")
@@ -466,6 +475,7 @@ def test_simulate_compass_gait_points_to_the_walker(capsys, tmp_path):
     assert not (tmp_path / "p.png").exists()
 
 
+@pytest.mark.slow
 def test_walker_animate(capsys, tmp_path):
     pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not installed")
     code, out, err = run(capsys, "walker", "--out", str(tmp_path), "--steps", "2",
@@ -479,6 +489,7 @@ def test_walker_animate(capsys, tmp_path):
 
 
 # --- rbd.plotting ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_plotting_functions_make_pyplot_figures(tmp_path):
     import matplotlib.pyplot as plt
 
@@ -534,6 +545,7 @@ def _energy_figure():
                                     0.1, 0.01))
 
 
+@pytest.mark.slow
 def test_a_notebook_shows_a_figure_as_png_under_agg(shown):
     import matplotlib.pyplot as plt
 
@@ -545,6 +557,7 @@ def test_a_notebook_shows_a_figure_as_png_under_agg(shown):
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_a_notebook_shows_a_figure_once_under_the_inline_backend(shown, monkeypatch):
     import matplotlib.pyplot as plt
 
@@ -556,6 +569,7 @@ def test_a_notebook_shows_a_figure_once_under_the_inline_backend(shown, monkeypa
     assert not plt.fignum_exists(fig.number)
 
 
+@pytest.mark.slow
 def test_a_widget_or_window_backend_shows_the_figure_itself(shown, monkeypatch):
     import matplotlib.pyplot as plt
 
@@ -642,6 +656,7 @@ def test_summary_draws_every_coordinate_and_says_how_many_are_named(name, n):
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_walker_energy_figure_says_what_its_marks_are():
     import matplotlib.pyplot as plt
 
@@ -660,6 +675,7 @@ def test_walker_energy_figure_says_what_its_marks_are():
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_summary_names_joints_and_puts_legends_beside_the_data():
     from rbd.plotting import plot_summary
 
@@ -677,6 +693,7 @@ def test_summary_names_joints_and_puts_legends_beside_the_data():
 
 
 # --- rbd simulate on every bundled model ---------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", rbd.models.names())
 def test_simulate_every_bundled_model(capsys, tmp_path, name):
     # a short run on each model the CLI lists, through the plot: no traceback anywhere
@@ -719,6 +736,7 @@ def test_bad_numbers_are_refused_in_one_line_before_any_work(capsys, tmp_path, m
     assert len([line for line in err.splitlines() if "error:" in line]) == 1
 
 
+@pytest.mark.slow
 def test_check_refuses_a_model_too_large_to_check(capsys, tmp_path):
     path = tmp_path / "long_chain.urdf"
     path.write_text(rbd.to_urdf(rbd.models.revolute_chain(rbd.cli.MAX_CHECK_DOF + 1)))
@@ -742,6 +760,7 @@ def test_a_bundled_name_wins_over_a_directory_of_that_name(capsys, tmp_path, mon
     assert code == 0 and "nq = 2, nv = 2" in out
 
 
+@pytest.mark.slow
 def test_bench_on_an_ascii_terminal_writes_us():
     import os
     import subprocess
@@ -754,6 +773,7 @@ def test_bench_on_an_ascii_terminal_writes_us():
     assert re.search(r"\d us", out) and "Traceback" not in result.stderr.decode("ascii", "replace")
 
 
+@pytest.mark.slow
 def test_non_ascii_names_on_an_ascii_terminal_are_escaped(tmp_path):
     import os
     import subprocess

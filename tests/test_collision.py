@@ -143,6 +143,7 @@ def _collide_mujoco(m, d, **kwargs):
 
 # ----------------------------------------------------------------------------- pair routines
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
 def test_pair_routines_match_mujoco(kinds):
     """Each pair routine, fed MuJoCo's poses and sizes, returns MuJoCo's contacts."""
@@ -171,6 +172,7 @@ def test_pair_routines_match_mujoco(kinds):
     assert ncontacts >= 20, "too few contacts to test the routine"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
 def test_collide_matches_mujoco_on_pairs(kinds):
     """The whole stage (filters, broad phase, margins, parameters) on random pairs."""
@@ -239,6 +241,7 @@ def test_special_configurations_match_mujoco(name):
     np.testing.assert_array_equal(got.geom, want.geom)
 
 
+@pytest.mark.slow
 def test_parallel_capsules_match_mujoco():
     """Exactly and nearly parallel (or antiparallel) capsules: MuJoCo's two-contact branch."""
     rng = np.random.default_rng(11)
@@ -269,6 +272,7 @@ GYM_MODELS = ["ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml", "huma
               "pusher.xml", "walker2d.xml", "point.xml"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("filename", GYM_MODELS)
 def test_gymnasium_contact_sets_match_mujoco(filename):
     """States of a MuJoCo run under random controls: the same contact set as ``d.contact``."""
@@ -370,6 +374,7 @@ def test_bitmask_and_body_filters():
     assert not col.body_pair_filtered(3, 4, weld, parent, ndof)
 
 
+@pytest.mark.slow
 def test_broad_phase_finds_every_overlap_without_testing_every_pair():
     """Sweep and prune: the overlapping pairs of brute force, in far fewer box tests."""
     rng = np.random.default_rng(2)
@@ -446,6 +451,7 @@ def test_rbd_collide_needs_geoms():
         rbd.collide(types.SimpleNamespace(name="bare"), np.zeros(0))
 
 
+@pytest.mark.slow
 def test_rbd_collide_on_the_ant_matches_mujoco():
     """``rbd.collide`` on the loaded ant: MuJoCo's contacts at states of a MuJoCo run."""
     pytest.importorskip("rbd.model.geoms", reason="model.geoms comes with rbd.model.geoms")

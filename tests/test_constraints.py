@@ -387,6 +387,7 @@ def test_registry_entries_agree_on_closed_loops(case):
             assert diff <= RTOL_EXACT, name
 
 
+@pytest.mark.slow
 def test_check_consistency_takes_a_users_constrained_dynamics():
     model = mech.four_bar()
     report = rbd.testing.check_consistency(model, "constrained_dynamics", null_space_dynamics)
@@ -422,6 +423,7 @@ FOUR_BAR_ENERGY_DRIFT = 1e-6
 FOUR_BAR_CONSTRAINT_DRIFT = 1e-8
 
 
+@pytest.mark.slow
 def test_simulated_four_bar_keeps_its_loop_and_energy():
     model, q0 = mechanisms()[0]
     v0 = 3.0 * consistent_velocity(model, q0, None, np.random.default_rng(0))
@@ -433,6 +435,7 @@ def test_simulated_four_bar_keeps_its_loop_and_energy():
     assert np.abs(J @ traj.v[-1]).max() < 1e-7
 
 
+@pytest.mark.slow
 def test_simulation_without_constraints_or_stabilization():
     """constraints=() ignores the model's own (the chain falls open); baumgarte=None lets the
     error grow from a loop opened by 1e-6 rad, the default gains pull it back."""

@@ -194,6 +194,7 @@ def test_ball_resting_on_a_plane():
     assert np.allclose(pair.center_of_mass(state), [0.3, -0.2, r], atol=RTOL_EXACT)
 
 
+@pytest.mark.slow
 def test_pai_figure_2_patch_released_on_a_plane():
     """Pai Fig. 2: frictionless, the centre of mass moves only vertically; energy is kept.
 
@@ -220,6 +221,7 @@ def bowl_pair(ball, inertia, R=1.0):
     return ct.ContactPair(bowl, ball, inertia)
 
 
+@pytest.mark.slow
 def test_ball_in_a_bowl_is_a_spherical_pendulum():
     """Frictionless: the ball slides without turning; its centre swings on radius R - r.
 
@@ -243,6 +245,7 @@ def test_ball_in_a_bowl_is_a_spherical_pendulum():
     assert np.allclose(G2[:3, :3] @ phi2[:3], 0.0, atol=1e-9)  # no spin develops
 
 
+@pytest.mark.slow
 def test_ellipsoid_in_a_bowl_conserves_energy():
     """An ellipsoid rocks, turns and slides in the bowl: every term of H and Ḣq̇ is active.
 
@@ -278,6 +281,7 @@ def test_separation_when_pulled_up():
     assert abs(traj.normal_force[-1]) < 1e-9
 
 
+@pytest.mark.slow
 def test_ball_sliding_off_a_dome_separates_at_the_classical_angle():
     """From the top with speed v₀: cos θ* = (2 + v₀²/(g (R + r))) / 3."""
     R, r, v0 = 1.0, 0.1, 1.0
@@ -336,6 +340,7 @@ def free_shell_pair(gravity):
     return pair, state0
 
 
+@pytest.mark.slow
 def test_two_free_bodies_conserve_momentum_and_energy():
     """Ball sliding inside a free shell, no gravity (measured: both < 1e-11 over 0.4 s)."""
     pair, state0 = free_shell_pair((0.0, 0.0, 0.0))
@@ -346,6 +351,7 @@ def test_two_free_bodies_conserve_momentum_and_energy():
     assert np.abs(traj.energy - traj.energy[0]).max() < 1e-9
 
 
+@pytest.mark.slow
 def test_uniform_gravity_does_not_change_the_relative_motion_of_free_bodies():
     """Both bodies fall together: q(t) is the same with and without gravity."""
     pair0, state0 = free_shell_pair((0.0, 0.0, 0.0))

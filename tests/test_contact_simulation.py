@@ -21,6 +21,7 @@ def _ball(solimp="0.9 0.95 0.0001", drop=0.1):
       </body></worldbody></mujoco>""")
 
 
+@pytest.mark.slow
 def test_ball_rests_at_the_penetration_solref_solimp_predict():
     """At rest the normal force m g is D aref with aref = -k d r and D = d / ((1 - d) A):
     with A = 1/m (a free ball), g = k d² |r| / (1 - d), so
@@ -51,6 +52,7 @@ def _incline(theta_deg, mu, cone):
     return model, q0, G * (np.sin(theta) - mu * np.cos(theta))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_box_on_incline_sticks_below_the_friction_angle(cone):
     model, q0, _ = _incline(20.0, 0.5, cone)         # tan 20° = 0.36 < 0.5
@@ -63,6 +65,7 @@ def test_box_on_incline_sticks_below_the_friction_angle(cone):
     assert abs(traj.v[-1, 3]) < 5e-3
 
 
+@pytest.mark.slow
 def test_box_on_incline_slides_above_at_coulomb_acceleration(cone="pyramidal"):
     model, q0, expected = _incline(35.0, 0.5, cone)  # tan 35° = 0.70 > 0.5
     traj = rbd.simulate(model, q0, np.zeros(6), 1.0, 0.002, integrator="euler")
@@ -79,6 +82,7 @@ def test_start_outside_limits_warns():
         rbd.simulate(model, [0.5], [0.0], 0.01, 0.002, integrator="euler")
 
 
+@pytest.mark.slow
 def test_contact_false_switches_contact_off():
     model = _ball()
     q0 = np.array([0, 0, 0.2, 0, 0, 0, 1.0])
@@ -91,6 +95,7 @@ def test_contact_false_switches_contact_off():
         rbd.simulate(model, q0, np.zeros(6), 0.1, 0.002, integrator="rk4", contact=True)
 
 
+@pytest.mark.slow
 def test_ant_stands_like_mujoco():
     """gymnasium's ant from its initial state, 1 s with MuJoCo's Euler: torso height as MuJoCo's."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
@@ -120,6 +125,7 @@ def test_ant_stands_like_mujoco():
     assert traj.contact_count[-1] == d.ncon > 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("theta", [20.0, 35.0])
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
 def test_box_on_incline_follows_mujoco(theta, cone):
@@ -149,6 +155,7 @@ def test_box_on_incline_follows_mujoco(theta, cone):
     np.testing.assert_allclose(traj.q[:, :3], xs, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_urdf_robot_on_an_added_floor():
     """A URDF has no floor: model.add_geom gives it one, and the collision sphere lands on it.
 
@@ -172,6 +179,7 @@ def test_urdf_robot_on_an_added_floor():
     assert free.q[-1, 0] < -4.0
 
 
+@pytest.mark.slow
 def test_batch_of_contact_runs_stacks_single_runs():
     model = _ball()
     q0 = np.array([[0, 0, 0.2, 0, 0, 0, 1.0], [0, 0, 0.3, 0, 0, 0, 1.0]])

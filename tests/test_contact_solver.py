@@ -96,6 +96,7 @@ def test_newton_matches_mujoco(cone, seed):
     _assert_rel(force, d.efc_force, RTOL_SOLVE)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("cone", "seed"), STATES[::2])
 def test_pgs_matches_mujoco(cone, seed):
     m, d = _scene(cone, impratio=1.0 + seed, seed=seed)

@@ -161,6 +161,7 @@ def test_a_mass_matrix_that_is_not_positive_definite_raises(backend):
         rbd.compute_all(model, [0.1], [0.0], backend=backend)
 
 
+@pytest.mark.slow
 def test_the_compiled_workspace_stays_linear_in_the_model(require_kernels):
     """The one-call kernels' own workspace has no nv × nv fields (docs/design.md,
     "Building is linear"); the kernel stages refuse it as a Data of their own."""

@@ -80,6 +80,7 @@ def check_against_finite_differences(model, which, q, v, x, f, backend):
     assert_close(dx, last(model, q, backend=backend), RTOL_EXACT, f"last output = {last.__name__}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", DIFFERENTIATED)
 @pytest.mark.parametrize("model", MODELS, ids=IDS)
 def test_derivatives_match_finite_differences(model, which, backend):
@@ -181,6 +182,7 @@ def test_gravity_stiffness_is_the_hessian_of_the_potential(backend):
 
 
 # --- batches ----------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("fn", [rbd.rnea_derivatives, rbd.aba_derivatives])
 @pytest.mark.parametrize("model", [MODELS[1], rbd.models.get("RC20")], ids=["tree", "RC20"])
 def test_batched_equals_per_call(fn, model, backend):
@@ -303,6 +305,7 @@ def test_random_tree_matches_pinocchio(seed, backend):
     compare_with_pinocchio(model, pmodel, np.random.default_rng(seed), 2, backend)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["ur5", "panda", "solo12", "talos"])
 def test_real_robot_matches_pinocchio(name, backend):
     pin = _pinocchio()
@@ -372,6 +375,7 @@ def stiff_chain():
     return model
 
 
+@pytest.mark.slow
 def test_implicit_euler_dissipates_energy_on_a_stiff_chain(backend):
     """dt = 0.05 s is 1.6/ω of the fastest mode: semi-implicit Euler gains energy, backward
     Euler loses it monotonically (it is L-stable and first order)."""

@@ -86,6 +86,7 @@ def cited_labels() -> dict[str, set[str]]:
     return cited
 
 
+@pytest.mark.slow
 @needs_sources
 def test_every_cited_equation_has_a_label_on_the_theory_page():
     defined = set(re.findall(r"^\(([a-z]+-[0-9a-z-]+)\)=$", THEORY.read_text(encoding="utf-8"),
@@ -306,6 +307,7 @@ def figure_problems(root: Path, tutorials: Path = TUTORIALS) -> list[str]:
     return problems
 
 
+@pytest.mark.slow
 def test_the_figure_makers_are_rbd_plottings_functions():
     plotting = pytest.importorskip("rbd.plotting", reason="counts the figures rbd.plotting makes")
     assert PLOTTING_MAKERS == {name for name in dir(plotting) if name.startswith("plot_")}

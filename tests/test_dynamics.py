@@ -179,6 +179,7 @@ def test_backends_agree(model, require_kernels):
                      what=fn.__name__)
 
 
+@pytest.mark.slow
 def test_batched_equals_per_call(model, backend):
     rng = np.random.default_rng(13)
     states = [rbd.testing.random_state(model, rng) for _ in range(4)]
@@ -257,6 +258,7 @@ def test_double_pendulum_closed_form(backend):
         assert_close(rbd.nonlinear_effects(model, q, v, backend=backend), C + G)
 
 
+@pytest.mark.slow
 def test_free_floating_momentum_is_conserved(backend):
     """No gravity, no joint forces: the world-frame spatial momentum stays constant."""
     rng = np.random.default_rng(16)
@@ -342,6 +344,7 @@ def test_symbolic_joint_without_compiled_code_falls_back_once(monkeypatch, requi
         rbd.aba(model, q, v, tau, backend="kernel")
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1), nbodies=st.integers(1, 7),
        kinds=st.sets(st.sampled_from(ALL_JOINTS + ("free",)), min_size=1),
@@ -406,6 +409,7 @@ print(peak / M_inv.nbytes)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("nbodies", [{"kernel": 2000, "reference": 300}])
 def test_mass_matrix_inverse_memory(backend, nbodies):
     """Peak memory of M⁻¹ is a small multiple of its result (measured in a fresh process).
@@ -423,6 +427,7 @@ def test_mass_matrix_inverse_memory(backend, nbodies):
     assert ratio < 2.5, f"{backend}: peak {ratio:.2f} × the result"
 
 
+@pytest.mark.slow
 def test_random_configuration_respects_limits():
     """Both limits finite: uniform between them; one finite: clipped; none: the joint's
     own draw (angles over (-π, π]); quaternions stay unit.  Before, limits were ignored."""

@@ -113,6 +113,7 @@ def test_free_flyer_list_names_shipped_robots():
 
 
 # --- how many load ---------------------------------------------------------------------------
+@pytest.mark.slow
 @needs_robots
 def test_how_many_robots_load():
     refused = {policy: {r: load(r, False, policy)[1] for r in URDFS
@@ -209,6 +210,7 @@ def pinocchio_model(relative: str, floating: bool):
     return pin.buildModelFromUrdf(path)
 
 
+@pytest.mark.slow
 @needs_robots
 @pytest.mark.parametrize(("relative", "floating"), CASES)
 def test_robot_matches_pinocchio(relative, floating, backend):
@@ -343,6 +345,7 @@ def compare_mimic(model: rbd.Model, p_full, p_mimic, backend: str, seed: int) ->
 MIMIC_CASES = cases([r for r in MIMIC_ROBOTS if r != MALFORMED_MIMIC])
 
 
+@pytest.mark.slow
 @needs_robots
 @pytest.mark.parametrize(("relative", "floating"), MIMIC_CASES)
 def test_mimic_robot_matches_pinocchio(relative, floating, backend):

@@ -321,6 +321,7 @@ def at(expr, values):
 
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", SURFACES)
 def test_sympy_surface_frame_agrees_with_numpy(name):
     surface = SURFACES[name]
@@ -331,6 +332,7 @@ def test_sympy_surface_frame_agrees_with_numpy(name):
         assert np.allclose(at(E, {u: uu, v: vv}), surface.frame(uu, vv), atol=RTOL_EXACT)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sphere", "torus", "moved sphere", "flipped ellipsoid"])
 def test_sympy_curvature_forms_agree_with_numpy(name):
     surface = SURFACES[name]
@@ -343,6 +345,7 @@ def test_sympy_curvature_forms_agree_with_numpy(name):
         assert np.allclose(at(sym, {u: uu, v: vv}), num, atol=1e-9)
 
 
+@pytest.mark.slow
 def test_symbolic_shape_parameters():
     """A symbolic radius turns the sympy backend on even at numeric parameters."""
     r, u, v = sympy.symbols("r u v", positive=True)
@@ -354,6 +357,7 @@ def test_symbolic_shape_parameters():
     assert np.allclose(np.array(E.subs(r, 0.7), dtype=float), geo.Sphere(0.7).frame(0.3, 0.2))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", CURVES)
 def test_sympy_curve_frame_agrees_with_numpy(name):
     curve = CURVES[name]

@@ -241,6 +241,7 @@ ROBOTS = ["ur_description/urdf/ur5_robot.urdf", "panda_description/urdf/panda.ur
           "anymal_b_simple_description/robots/anymal.urdf"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_urdf_geometry_matches_pinocchio(robot, rng):
     pin = pytest.importorskip("pinocchio", reason="the cross-check needs PyPI 'pin'")

@@ -75,6 +75,7 @@ def rc6():
     return rbd.models.revolute_chain(6)
 
 
+@pytest.mark.slow
 def test_agrees_with_reference(model):
     gl = lagrangian(model)
     rng = np.random.default_rng(13)
@@ -90,6 +91,7 @@ def test_agrees_with_reference(model):
                      rbd.aba(model, q, v, tau, backend="reference"), RTOL_SOLVE, "qdd")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["double_pendulum", "RC6"])
 def test_trace_recursion_agrees(name):
     model = MODELS[name]()
@@ -102,6 +104,7 @@ def test_trace_recursion_agrees(name):
                  "M (trace)")
 
 
+@pytest.mark.slow
 def test_physics(model):
     """M symmetric positive definite; inverse ∘ forward = identity."""
     gl = lagrangian(model)
@@ -116,6 +119,7 @@ def test_physics(model):
                  RTOL_EXACT, "c = tau(qdd = 0)")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not build.compiler_available(), reason="no C compiler")
 def test_compiled_equals_generated_python(model):
     gl = lagrangian(model)
@@ -136,6 +140,7 @@ def test_compiled_equals_generated_python(model):
 
 
 # --- operation counts (Guenter & Lee, Table 1) ----------------------------------------------
+@pytest.mark.slow
 def test_rc6_counts_meet_the_paper(rc6):
     count = lagrangian(rc6).operation_count()
     inverse = count["inverse_dynamics"]
@@ -146,6 +151,7 @@ def test_rc6_counts_meet_the_paper(rc6):
     assert forward["multiplications"] <= PAPER_FORWARD["Balafoutis"][1]
 
 
+@pytest.mark.slow
 def test_rc6_counts_are_reproducible(rc6):
     """Pinned counts of the generated code (sympy 1.14): a change here is a regression or
     an improvement of the generator and should be noted in docs/benchmarks.md."""
@@ -157,6 +163,7 @@ def test_rc6_counts_are_reproducible(rc6):
                      "forward_dynamics": {"additions": 1480, "multiplications": 2398}}
 
 
+@pytest.mark.slow
 def test_functions_counted_apart(rc6):
     detail = lagrangian(rc6).operation_count(detail=True)["inverse_dynamics"]
     # the first joint turns about the vertical: gravity never sees q0, so 5 sin and 5 cos
@@ -276,6 +283,7 @@ def test_lagrangian_is_cached(rc6):
     assert lagrangian(rc6, "trace") is not lagrangian(rc6)
 
 
+@pytest.mark.slow
 def test_registry_entries_handle_external_forces():
     model = MODELS["random chain"]()
     rng = np.random.default_rng(17)

@@ -128,6 +128,7 @@ def states(robot):
 
 
 # --- conventions, one at a time ------------------------------------------------------------------
+@pytest.mark.slow
 def test_peers_are_not_imported_with_the_module():
     code = ("import sys, rbd.interop; "
             "print(sorted(m for m in ('pinocchio', 'mujoco') if m in sys.modules))")

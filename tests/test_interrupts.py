@@ -16,6 +16,8 @@ from helpers import python_child
 
 import rbd
 
+pytestmark = pytest.mark.slow
+
 #: Seconds before the child sends itself SIGINT.
 DELAY = 0.5
 #: Seconds from SIGINT to the exception that the runs may take: the compiled

@@ -110,6 +110,7 @@ def close(name, kernel, reference, rtol=RTOL_KERNEL):
 
 
 # --- kernel == reference ---------------------------------------------------------------------
+@pytest.mark.slow
 def test_dynamics_match_reference(model):
     rng = np.random.default_rng(1)
     for _ in range(2):
@@ -178,6 +179,7 @@ def test_zero_external_force_is_no_external_force(model):
 
 
 # --- symbolic joints ---------------------------------------------------------------------------
+@pytest.mark.slow
 def test_symbolic_joints_through_generated_c():
     symbolic = pytest.importorskip("rbd.symbolic")
     if not symbolic.compiler_available():

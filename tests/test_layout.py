@@ -137,10 +137,12 @@ def test_the_sources_were_found():
     assert "rbd._kernels.rnea" in MODULES
 
 
+@pytest.mark.slow
 def test_no_cycle_among_module_level_imports():
     assert _cycles(_graph(top_level_only=True)) == []
 
 
+@pytest.mark.slow
 def test_no_cycle_among_all_imports():
     """Imports inside functions and under ``if TYPE_CHECKING:`` count too (``ast.walk``)."""
     assert _cycles(_graph(top_level_only=False)) == []
@@ -162,6 +164,7 @@ def test_the_model_package_holds_the_model_and_its_satellites():
     assert "rbd.models" not in MODEL_LAYER      # the named example models are no part of it
 
 
+@pytest.mark.slow
 def test_the_model_layer_does_not_import_the_algorithms():
     graph = _graph(top_level_only=False)
     wrong = [(module, target) for module in MODEL_LAYER if module in graph
@@ -171,6 +174,7 @@ def test_the_model_layer_does_not_import_the_algorithms():
     assert wrong == []
 
 
+@pytest.mark.slow
 def test_imports_inside_functions_are_read():
     """The graph sees a relative import in a function body, resolved against the package."""
     tree = ast.parse("def f():\n    from .algorithms import rnea\n    from ..errors import X\n")
@@ -184,6 +188,7 @@ def test_the_cycle_finder_finds_cycles():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+@pytest.mark.slow
 def test_nothing_imports_upward():
     graph = _graph(top_level_only=False)
     wrong = []

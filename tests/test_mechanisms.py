@@ -56,6 +56,7 @@ def test_closed_form_helix_frame_matches_geometry():
 
 
 # --- Si & Guenter, Table 1: DoF of TC10, TC20 and the windmill ---------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("builder, dof", [
     (lambda: mech.torus_chain(10), 38),
     (lambda: mech.torus_chain(20), 78),
@@ -122,6 +123,7 @@ def test_wheels_roll_without_slip():
                  "wheel on wheel")
 
 
+@pytest.mark.slow
 def test_four_bar_knee_closes_its_loop():
     knee = mech.KNEE
     joint = mech.four_bar_coupler(**knee)
@@ -152,6 +154,7 @@ def energy(model, q, qd):
     return rbd.kinetic_energy(model, q, qd) + rbd.potential_energy(model, q)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(SMALL))
 def test_passive_mechanism_conserves_energy(name):
     model = SMALL[name]()
@@ -178,6 +181,7 @@ def test_symbolic_lagrangian_on_mechanisms(name):
                  RTOL_EXACT, "rnea")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not rbd.has_kernels(), reason="compiled kernels not built")
 def test_windmill_kernel_agrees_with_reference():
     model = mech.windmill()
@@ -227,6 +231,7 @@ def _admissible_velocity(contact, q, weights):
     return Vt[2:].T @ weights
 
 
+@pytest.mark.slow
 def test_rolling_ball_keeps_contact_point_at_rest(bowl):
     from rbd.symbolic.rolling import simulate_rolling
 
@@ -244,6 +249,7 @@ def test_rolling_ball_keeps_contact_point_at_rest(bowl):
     assert np.abs(Q[-1] - q0).max() > 0.05           # it rolled
 
 
+@pytest.mark.slow
 def test_baumgarte_removes_velocity_drift(bowl):
     """A velocity error e = P q̇ decays as exp(-β t) (velocity-level Baumgarte)."""
     from rbd.symbolic.rolling import simulate_rolling
@@ -259,6 +265,7 @@ def test_baumgarte_removes_velocity_drift(bowl):
     assert e[-1] == pytest.approx(e[0] * np.exp(-beta * t[-1]), rel=1e-3)
 
 
+@pytest.mark.slow
 def test_rolling_divergence_is_a_simulation_error(bowl):
     """An explicit step far beyond 2/β blows up: SimulationError with the finite samples."""
     from rbd.symbolic.rolling import simulate_rolling
@@ -272,6 +279,7 @@ def test_rolling_divergence_is_a_simulation_error(bowl):
     assert 0 < len(t) < 101 and np.all(np.isfinite(Q)) and np.all(np.isfinite(QD))
 
 
+@pytest.mark.slow
 def test_kkt_rejects_negative_beta(bowl):
     from rbd.symbolic.rolling import kkt_forward_dynamics
 
@@ -326,6 +334,7 @@ def test_up_frame_turns_the_normal_towards_up():
         assert_close(F[:3, 1], up_normal / np.linalg.norm(up_normal), RTOL_FRAME, "N")
 
 
+@pytest.mark.slow
 def test_bezier_patch_power_form_matches_bernstein_form():
     rng = np.random.default_rng(32)
     nets = [frames.BezierSurface.from_heights(mech.SURFACE_HEIGHTS),
@@ -366,6 +375,7 @@ def test_torus_chain_on_spline_degrees_of_freedom_and_straight_hang():
                  RTOL_EXACT, "centres")
 
 
+@pytest.mark.slow
 def test_first_torus_rides_the_spline():
     """Its centre is on the curve and its axis on the tangent along a simulation (S&G Fig. 3)."""
     model = mech.torus_chain_on_spline(2)
@@ -382,6 +392,7 @@ def test_first_torus_rides_the_spline():
 
 
 # --- S&G Fig. 4: a board sliding on a Bézier surface -------------------------------------------
+@pytest.mark.slow
 def test_board_lies_in_the_tangent_plane():
     """Origin on the surface, z axis = surface normal, x axis turned by ψ (S&G Fig. 4)."""
     model = mech.board_on_bezier_surface()
@@ -397,6 +408,7 @@ def test_board_lies_in_the_tangent_plane():
                      "turned by psi")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not rbd.has_kernels(), reason="compiled kernels not built")
 @pytest.mark.parametrize("builder", [lambda: mech.torus_chain_on_spline(3),
                                      mech.board_on_bezier_surface], ids=["spline", "board"])

@@ -102,6 +102,7 @@ def test_a_singular_coupled_mass_matrix_gives_nan_on_the_compiled_path(kernels):
     assert np.isnan(rbd.mass_matrix_inverse(model, [0.0])).all()
 
 
+@pytest.mark.slow
 def test_rbd_check_passes_on_the_panda(capsys):
     """It stopped with a message about slices the user never used."""
     code = main(["check", str(panda_path()), "--trials", "2"])

@@ -141,6 +141,7 @@ def run_in_order(load, G, order_seed):
 ORDERS = [None, "reversed", 1, 2]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ORDERS, ids=["listed", "reversed", "shuffle1", "shuffle2"])
 def test_every_implementation_agrees_on_a_chain_with_a_mimic_joint(order):
     assert run_in_order(lambda: rbd.load_urdf(CHAIN), CHAIN_G, order) == []
@@ -152,6 +153,7 @@ def test_the_chain_coupling_written_by_hand_is_the_model_s():
     np.testing.assert_array_equal(coupling_matrix(model), CHAIN_G)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("order", ORDERS, ids=["listed", "reversed", "shuffle1", "shuffle2"])
 def test_every_implementation_agrees_on_the_panda_with_its_mimic_finger(order):
     path = panda_path()

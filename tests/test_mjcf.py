@@ -455,6 +455,7 @@ def test_corpus_is_installed():
     assert len(CORPUS) > 60
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
 def test_every_file_mujoco_loads_rbd_loads_with_mujocos_dynamics(path, backend, rng):
     with warnings.catch_warnings():
@@ -485,6 +486,7 @@ def _mj_pose(pos, quat):
     return T
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
 def test_geom_and_body_world_poses_match_mujoco(path, rng):
     with warnings.catch_warnings():
@@ -527,6 +529,7 @@ def test_geom_and_body_world_poses_match_mujoco(path, rng):
                 np.testing.assert_allclose(T[:3, 3], d.xpos[b], atol=ATOL_POSE, err_msg=name)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", CORPUS, ids=CORPUS_IDS)
 def test_body_mass_properties_match_mujoco(path):
     """``body_mass``, ``body_ipos`` and the inertia tensor of ``body_iquat``/``body_inertia``."""
@@ -634,6 +637,7 @@ def test_dm_control_mocap_bodies_are_frames():
 
 
 # --- deep files and the file's own names in messages -------------------------------------------
+@pytest.mark.slow
 def test_thousands_of_nested_bodies_and_frames_are_read():
     depth = 3000
     bodies = ("<body><joint/><geom size='0.1'/>" * depth + "</body>" * depth)

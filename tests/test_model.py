@@ -137,7 +137,8 @@ def test_round_off_in_inertia_is_accepted_but_not_a_real_violation():
 
 
 @pytest.mark.parametrize("name, dof", [("RC20", 20), ("RC50", 50), ("RC100", 100),
-                                       ("TC10", 38), ("TC20", 78), ("windmill", 73)])
+                                       ("TC10", 38), ("TC20", 78),
+                                       pytest.param("windmill", 73, marks=pytest.mark.slow)])
 def test_si_guenter_table1_degrees_of_freedom(name, dof):
     # Si & Guenter, Table 1, row "DOFs"
     assert rbd.models.get(name).nv == dof

@@ -88,6 +88,7 @@ def _write(folder: Path, name: str, nb: dict) -> Path:
     return path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem[:2])
 def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
     monkeypatch.setenv("MPLBACKEND", "Agg")
@@ -112,6 +113,7 @@ def _wrong_double_pendulum(tmp_path) -> Path:
     return _write(tmp_path, "wrong.ipynb", nb)
 
 
+@pytest.mark.slow
 def test_wrong_answer_names_the_entry(tmp_path):
     rows = notebooks._run_exercises(str(_wrong_double_pendulum(tmp_path)))
     by = {r["exercise"]: r for r in rows}
@@ -246,6 +248,7 @@ def test_rnea_passes_check_refuses_a_bare_tau():
     assert result.status == exercises.FAIL and "return (tau, v, a, f)" in result.message
 
 
+@pytest.mark.slow
 def test_grade_table_of_three_submissions(tmp_path, capsys):
     folder = tmp_path / "submitted"
     _write(folder, "alice.ipynb", notebooks.tutorial_notebook(TUTORIALS[2], solutions=False))
@@ -341,6 +344,7 @@ def test_sweep_plot_is_managed_by_pyplot():
     plt.close(fig)
 
 
+@pytest.mark.slow
 def test_stub_notebook_runs_top_to_bottom_in_a_kernel(tmp_path, monkeypatch):
     """A student's notebook, run whole in a Jupyter kernel: the checks report, nothing raises,
     and the figures are images although the kernel's default backend (Agg) shows none."""

@@ -60,6 +60,7 @@ def test_free_particle_obeys_newton(polar_particle, rng):
         assert relative_difference(newton, num.applied_forces(q, qd)) < RTOL_EXACT
 
 
+@pytest.mark.slow
 def test_polar_mass_matrix_and_coriolis_closed_form(polar_particle):
     """M = diag(μ, μ ρ²); C = (−μ ρ θ̇², 2 μ ρ ρ̇ θ̇): the textbook polar terms."""
     rho, th = polar_particle.q
@@ -70,6 +71,7 @@ def test_polar_mass_matrix_and_coriolis_closed_form(polar_particle):
     assert sp.simplify(polar_particle.coriolis() - expected) == sp.zeros(2, 1)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("system", ["polar_particle", "cart_pendulum"])
 def test_eq17_equals_lagrange_eq13(system, request):
     """M q̈ + C (Eqs. 16–17) is exactly d/dt ∂T/∂q̇ − ∂T/∂q (Eq. 13)."""

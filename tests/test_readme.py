@@ -107,6 +107,7 @@ def test_the_tour_shows_the_commands():
     assert {argv[0] for argv in TOUR} >= {"info", "check", "bench", "simulate", "walker"}
 
 
+@pytest.mark.slow
 @needs_readme
 @pytest.mark.parametrize("argv", TOUR, ids=[" ".join(a) for a in TOUR])
 def test_readme_tour_command(argv, tmp_path, monkeypatch, capsys):

@@ -116,6 +116,7 @@ def test_user_registration_and_consistency_report():
         registry.implementations("torque")
 
 
+@pytest.mark.slow
 def test_forward_dynamics_compared_in_torque_space():
     model = MODELS[0]
     q, v, tau = rbd.testing.random_state(model, 5)

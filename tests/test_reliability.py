@@ -34,6 +34,7 @@ def run_child(code: str, timeout: float = CHILD_TIMEOUT) -> str:
 
 
 # --- threads ---------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_concurrent_first_batched_calls(require_kernels):
     # Eight threads make the first batched call on each of 300 fresh models, with the
     # interpreter switching threads as often as it can: the workspaces must be claimed
@@ -69,6 +70,7 @@ def _stress_first_batched_calls():
 
 
 # --- fork ------------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_fork_after_a_batched_call(require_kernels):
     # OpenMP's threads do not survive fork(): the child must not wait for them.
     out = run_child("""
@@ -97,6 +99,7 @@ def _batched_mass_matrices(args):
     return rbd.crba(model, Q)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", ["fork", "spawn"])
 def test_worker_pools_after_a_batched_call(method, require_kernels):
     # A pool of workers started after the parent ran a batch, each worker running batches
@@ -214,6 +217,7 @@ def test_builder_changes_reach_the_kernels(backend):
 
 
 # --- deep trees ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_describe_a_long_chain():
     # describe() walked the tree recursively and hit RecursionError at 1000 bodies.
     model = rbd.models.revolute_chain(3000)

@@ -55,6 +55,7 @@ def assert_same_run(fast, slow):
     assert (fast.steps, fast.evaluations) == (slow.steps, slow.evaluations)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", MODELS)
 def test_compiled_rk4_equals_the_python_path_over_one_second(name):
     model = MODELS[name]()
@@ -84,6 +85,7 @@ def test_the_last_step_is_clipped_as_on_the_python_path():
     assert_same_run(fast, slow)
 
 
+@pytest.mark.slow
 def test_pd_table_and_damping_equal_the_python_path_and_the_reference_twin():
     model = rbd.models.humanoid()
     model.set_joint_properties(model.bodies[1].joint_name, damping=0.7)
@@ -215,6 +217,7 @@ def test_bad_batches_are_named():
         rbd.simulate(humanoid, q0, np.zeros((2, humanoid.nv)), 0.01, 1e-3)
 
 
+@pytest.mark.slow
 def test_a_forked_child_runs_batches_serially():
     script = textwrap.dedent("""
         import os, numpy as np, rbd

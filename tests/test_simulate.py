@@ -88,6 +88,7 @@ def test_solve_ivp_conserves_energy_and_agrees_with_rk4():
     assert np.max(np.abs(difference(model, rk4.q[-1], ivp.q[-1]))) < 1e-7
 
 
+@pytest.mark.slow
 def test_solve_ivp_recentres_the_chart_of_a_spinning_free_body():
     """A torque-free body spins through many radians: energy and world momentum conserved."""
     model = rbd.testing.random_model(3, nbodies=1, floating_base=True, gravity=(0, 0, 0))
@@ -408,6 +409,7 @@ except rbd.SimulationError as error:
 """
 
 
+@pytest.mark.slow
 def test_unstable_solve_ivp_run_stops_at_the_evaluation_limit(backend):
     """τ = 10⁶ v on a double pendulum (growth rate ~6·10⁶ /s): DOP853's step collapses.
 
@@ -471,6 +473,7 @@ def crossing(t, q, v):
     return q[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("events", [(), (crossing,)], ids=["no-events", "events"])
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
 def test_infinite_torque_is_a_divergence_with_the_trajectory_kept(backend, integrator, events):
@@ -505,6 +508,7 @@ def test_unstable_fixed_step_run_diverges_with_a_clear_error(backend, integrator
     assert np.max(np.abs(info.value.trajectory.v)) > 1e10        # it really ran away
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("integrator", ["euler", "rk4", "solve_ivp"])
 def test_huge_gain_stops_with_a_simulation_error(backend, integrator):
     """τ = 10²⁰⁰ v: the first steps overflow (fixed steps) or the step collapses (solve_ivp)."""

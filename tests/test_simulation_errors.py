@@ -117,6 +117,7 @@ def test_a_run_too_large_for_memory_is_refused_with_the_number(monkeypatch):
     assert time.perf_counter() - start < 60.0       # refused, not attempted (a run takes hours)
 
 
+@pytest.mark.slow
 @needs_kernels
 def test_the_time_grid_of_a_sparse_recording_is_not_allocated():
     # 10⁶ steps kept every 10⁶: the grid alone would be 8 MB, the samples are 2
@@ -167,6 +168,7 @@ def tumbling_body():
     return model, rbd.neutral(model), np.array([0.3, 5.0, 0.2, 0.0, 0.0, 0.0])
 
 
+@pytest.mark.slow
 def test_energy_drift_of_a_blowing_up_euler_run_is_honest():
     # semi-implicit Euler is not symplectic on body-frame angular velocities: the
     # energy of the tumbling body grows ~11-fold in 800 s at dt = 1 ms

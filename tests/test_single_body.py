@@ -181,6 +181,7 @@ def _rk4(body, q, qd, dt, steps):
     return y[:6], y[6:]
 
 
+@pytest.mark.slow
 def test_same_motion_in_both_parametrizations(rng):
     """A tumbling body integrated in exponential-map and in Euler-angle coordinates ends in
     the same orientation with the same angular velocity; |L| and T are conserved."""

@@ -144,6 +144,7 @@ def truth(request):
     return TRUTHS[request.param]()
 
 
+@pytest.mark.slow
 def test_the_hand_derivations_are_right(truth):
     """The independent formulas are rbd's numbers (else the slips below would test nothing)."""
     report_M = check_consistency(truth.model, "mass_matrix", truth.M)
@@ -284,6 +285,7 @@ def as_function(t, quantity, formula):
     return lambda model, q, v: np.asarray(f(q, v), dtype=float).ravel()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["function", "sympy"])
 @pytest.mark.parametrize("slip", SLIPS, ids=lambda s: s.__name__)
 def test_the_slip_is_named_at_every_entry_it_changes(truth, slip, form):
@@ -301,6 +303,7 @@ def test_the_slip_is_named_at_every_entry_it_changes(truth, slip, form):
         assert set(report.formulas) == changed
 
 
+@pytest.mark.slow
 def test_arm_terms_are_named_with_their_formula():
     """The textbook's slips on the two-link arm, named with the term of the formula."""
     t = arm_truth()
@@ -329,6 +332,7 @@ def test_every_differing_entry_is_listed_worst_first():
     assert len(report.slips) >= 4 and str(report).count("likely slip") >= 4
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("form", ["function", "sympy"])
 def test_inverse_dynamics_names_a_missing_link_inertia_in_M_qdd(form):
     """τ = M q̈ + h with I2 left out of M: every row, named as a part of M q̈."""

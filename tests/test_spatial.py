@@ -19,12 +19,14 @@ def transform(w, r):
     return sp.plux(sp.so3_exp(w), r)
 
 
+@pytest.mark.slow
 @given(vec3, vec3)
 def test_skew_is_cross_product(a, b):
     assert np.allclose(sp.skew(a) @ b, np.cross(a, b), atol=TOL)
     assert np.allclose(sp.unskew(sp.skew(a)), a)
 
 
+@pytest.mark.slow
 @given(vec3, vec3, vec6)
 def test_plux_inverse_and_composition(w, r, m):
     X = transform(w, r)
@@ -34,6 +36,7 @@ def test_plux_inverse_and_composition(w, r, m):
     assert np.allclose(X, sp.rot(E) @ sp.xlt(r2), atol=TOL)
 
 
+@pytest.mark.slow
 @given(vec6, vec6)
 def test_cross_products(v, m):
     # v×v = 0 and crf = -crm^T (force cross product is the dual)
@@ -71,6 +74,7 @@ AXIS = np.array([1.0, 2.0, -0.5]) / np.linalg.norm([1.0, 2.0, -0.5])
 NEAR_PI = [1e-3, 1e-5, 1e-6, 1e-8, 1e-12, 0.0]  # π minus these angles
 
 
+@pytest.mark.slow
 @given(vec3)
 # rotations within 1e-5 and 1e-6 of a half turn, where the log once lost 1e-7..1e-5
 @example(w=(np.pi - 1e-5) * AXIS)
@@ -122,6 +126,7 @@ def test_free_joint_difference_inverts_integrate_near_a_half_turn(delta):
     assert np.abs(q[:3] - q1[:3]).max() <= ROUNDOFF
 
 
+@pytest.mark.slow
 @given(arrays(np.float64, 4, elements=st.floats(-1, 1)))
 def test_quaternion_roundtrip(qraw):
     if np.linalg.norm(qraw) < 1e-3:

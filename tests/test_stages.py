@@ -122,6 +122,7 @@ def test_an_empty_batch(backend):
     assert data.M.shape == (0, model.nv, model.nv)
 
 
+@pytest.mark.slow
 def test_the_reference_runs_on_symbols_for_a_two_link_arm():
     sympy = pytest.importorskip("sympy", reason="symbolic reference")
     model = rbd.models.double_pendulum()
@@ -173,6 +174,7 @@ def test_mimic_joints_are_projected_onto_the_independent_coordinates(backend):
     assert_close(data.L[0] @ data.L[0].T, data.M[0], RTOL_EXACT, "factor")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [lambda: rbd.models.mechanisms.torus_chain(4),
                                   lambda: rbd.models.mechanisms.windmill(3)],
                          ids=["torus_chain", "windmill"])

@@ -30,6 +30,7 @@ def small_system(ratio=1e-3, pattern="coaxial", seed=0):
     return model, q, v, tau, be.augmented_system(model, q, v, tau)
 
 
+@pytest.mark.slow
 def test_sparse_mp_solve_matches_mpmath_dense_lu():
     _, _, _, _, system = small_system()
     K, rhs = be.kkt_matrix(system), be.kkt_rhs(system)

@@ -67,6 +67,7 @@ def client(cluster):
         yield client
 
 
+@pytest.mark.slow
 def test_a_local_cluster_of_two_workers_equals_the_serial_loop(serial):
     result = sweep(final_angle, {"theta": ANGLES}, chunk=2, n_workers=2, progress=False)
     assert isinstance(result, SweepResult)
@@ -77,6 +78,7 @@ def test_a_local_cluster_of_two_workers_equals_the_serial_loop(serial):
     np.testing.assert_array_equal(result.values, serial)
 
 
+@pytest.mark.slow
 def test_the_tasks_run_in_the_worker_processes(client):
     result = sweep(where_and_sum, {"a": [1, 2], "b": [10, 20, 30]}, chunk=1, scheduler=client,
                    progress=False)
@@ -87,6 +89,7 @@ def test_the_tasks_run_in_the_worker_processes(client):
     assert result.values.dtype == object
 
 
+@pytest.mark.slow
 def test_batched_tasks_run_one_simulate_per_chunk_and_equal_the_serial_loop(client, serial):
     result = sweep(final_angles, {"theta": ANGLES}, chunk=3, batched=True, scheduler=client,
                    progress=False)
@@ -95,6 +98,7 @@ def test_batched_tasks_run_one_simulate_per_chunk_and_equal_the_serial_loop(clie
     np.testing.assert_allclose(result.values, serial, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_an_axis_of_initial_states_is_one_value_per_row(client, serial):
     states = np.column_stack([ANGLES, np.zeros_like(ANGLES)])
     result = sweep(final_of_state, {"q0": states}, batched=True, scheduler=client,
@@ -103,6 +107,7 @@ def test_an_axis_of_initial_states_is_one_value_per_row(client, serial):
     np.testing.assert_allclose(result.values, serial, rtol=0, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_a_scheduler_address_runs_the_same_sweep(cluster, serial):
     address = cluster.scheduler_address
     assert isinstance(address, str) and address.startswith("tcp://")
@@ -110,12 +115,14 @@ def test_a_scheduler_address_runs_the_same_sweep(cluster, serial):
     np.testing.assert_array_equal(result.values, serial)
 
 
+@pytest.mark.slow
 def test_a_failing_point_raises_its_error_and_leaves_the_client_usable(client):
     with pytest.raises(ZeroDivisionError):
         sweep(divide, {"a": [1.0, 0.0, 2.0]}, chunk=1, scheduler=client, progress=False)
     assert sweep(divide, {"a": [2.0]}, scheduler=client, progress=False).tolist() == [0.5]
 
 
+@pytest.mark.slow
 def test_a_batched_fn_must_return_one_result_per_point(client):
     message = "one result per point: it returned 2 for a batch of 3"
     with pytest.raises(rbd.InputError, match=message):
@@ -193,6 +200,7 @@ def lock_at_one(a, b):
     return threading.Lock() if a == b == 1 else a + b
 
 
+@pytest.mark.slow
 def test_a_point_that_kills_its_worker_is_named():
     # before: Dask's KilledWorker naming an internal task ('_run_chunk-<hash>')
     import dask
@@ -203,6 +211,7 @@ def test_a_point_that_kills_its_worker_is_named():
     assert info.value.point == {"a": 2} and info.value.index == (2,)
 
 
+@pytest.mark.slow
 def test_an_unpicklable_result_names_its_point(client):
     # before: a pickling traceback from the worker's transport
     with pytest.raises(rbd.SweepError, match=r"grid point 4 \(b=1, a=1\).*lock") as info:
@@ -211,6 +220,7 @@ def test_an_unpicklable_result_names_its_point(client):
     assert info.value.index == (1, 1) and info.value.point == {"b": 1, "a": 1}
 
 
+@pytest.mark.slow
 def test_an_error_of_fn_names_its_point(client):
     with pytest.raises(ZeroDivisionError) as info:
         sweep(divide, {"a": [1.0, 0.0]}, chunk=2, scheduler=client, progress=False)

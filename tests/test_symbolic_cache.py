@@ -101,6 +101,7 @@ def scribble(module: Path) -> None:
         fh.write(b"\xff" * (size // 3))
 
 
+@pytest.mark.slow
 @needs_compiler
 @pytest.mark.parametrize("corrupt", [truncate, scribble], ids=["truncated", "overwritten"])
 def test_a_corrupt_cached_module_is_rebuilt(corrupt, tmp_path):
@@ -124,6 +125,7 @@ def test_a_corrupt_cached_module_is_rebuilt(corrupt, tmp_path):
     assert not any("digest" in w for w in json.loads(again.stdout.splitlines()[-1])["warnings"])
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_a_module_without_a_digest_is_rebuilt(tmp_path):
     """A module cached before digests were recorded (or whose digest was lost)."""
@@ -138,6 +140,7 @@ def test_a_module_without_a_digest_is_rebuilt(tmp_path):
     assert_digest_matches(module)
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_clear_cache_removes_modules_and_digests(tmp_path):
     built = run_child(tmp_path)
@@ -165,6 +168,7 @@ OVERFLOW = CHILD + textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_wrapper_rejects_a_state_count_whose_size_overflows(tmp_path):
     child = run_child(tmp_path, OVERFLOW)
@@ -210,6 +214,7 @@ def first_difference(a: str, b: str) -> str:
     return "one source is a prefix of the other"
 
 
+@pytest.mark.slow
 def test_generated_source_is_the_same_in_every_process(tmp_path):
     """String hashes (hence set order) change with ``PYTHONHASHSEED``; the source must not.
 
@@ -249,6 +254,7 @@ REUSE = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_a_module_built_by_one_process_is_loaded_by_another(tmp_path):
     first, second = (run_with_hash_seed(REUSE, seed, tmp_path) for seed in (0, 1))
@@ -325,6 +331,7 @@ HANGING = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not rbd.has_kernels(), reason="needs the compiled kernels")
 def test_a_hanging_compiler_is_killed_and_the_reference_path_used(tmp_path):
     # before: the first call waited for the compiler forever

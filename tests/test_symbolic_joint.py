@@ -224,6 +224,7 @@ def test_kernel_capsule_calls_jcalc(cam):
     assert_close(cJ, cam.c_J(q, qd), RTOL_C, "cJ")
 
 
+@pytest.mark.slow
 @needs_compiler
 def test_compiled_module_is_keyed_by_source(cam, tmp_path, monkeypatch):
     monkeypatch.setenv("RBD_CACHE_DIR", str(tmp_path))

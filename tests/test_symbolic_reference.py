@@ -95,6 +95,7 @@ def random_values(model, q_sym, v_sym, rng):
     return q, v, a, values
 
 
+@pytest.mark.slow
 def test_every_quantity_at_random_substitutions(numeric_model):
     """rnea, crba, h, g, energies, forward kinematics and the Jacobian of a numeric model,
     on symbolic q and v, evaluate to the compiled kernels' numbers."""
@@ -398,6 +399,7 @@ def test_the_normal_form_reduces_squared_sines():
     assert R.expr(R.element(0.1) * R.element(sympy.sin(x))) == sympy.Float(0.1) * sympy.sin(x)
 
 
+@pytest.mark.slow
 def test_equations_of_motion_of_every_joint_kind(numeric_model):
     """The normal form handles every joint the reference handles: prismatic, helical,
     universal, planar, spherical and free (quaternion symbols), symbolic joints."""

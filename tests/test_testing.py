@@ -63,6 +63,7 @@ def gravity_and_coriolis(model, q, v):
     return g, rbd.nonlinear_effects(model, q, v, backend="reference") - g
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("quantity, planted, slip", [
     ("inverse_dynamics",
      lambda m, q, v, a: rbd.rnea(m, q, v, a) - gravity_and_coriolis(m, q, v)[0],
@@ -120,6 +121,7 @@ def test_a_function_returning_sympy_and_the_users_own_symbol_names():
                for s in report.entries[0].slips + report.entries[1].slips), str(report)
 
 
+@pytest.mark.slow
 def test_one_symbol_convention_from_1():
     """rbd's own equations are accepted as an answer; joints are named in the report."""
     from rbd.symbolic import equations_of_motion, planar_arm

@@ -518,6 +518,7 @@ def test_forest_and_fixed_joints_on_the_chain():
         assert_close(q_new[new.q_index(j)], q[model.q_index(i)], 0.0, f"q of {name}")
 
 
+@pytest.mark.slow
 def test_rerooting_back_and_forth_keeps_proper_rotations_and_the_dynamics():
     """A hundred round trips between the ends of a planar chain, each end pinned by a
     revolute joint, as the walker's heel strikes do: the composed tree rotations are

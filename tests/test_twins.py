@@ -236,6 +236,7 @@ def test_the_parser_finds_entry_points_and_skips_the_rest():
     assert entry_points(source) == ["aba", "scratch", "energy", "forward_dynamics"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module, name, target", list(twins()))
 def test_every_entry_point_has_a_reference_twin(module, name, target):
     reference = reference_functions(REFERENCE / f"{module}.py")

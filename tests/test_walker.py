@@ -272,6 +272,7 @@ def test_two_steps_return_to_the_fixed_point_with_the_legs_back(cycle):
     assert_close(steps[-1].x_plus, cycle.post_impact, RTOL_CYCLE, "x after two steps")
 
 
+@pytest.mark.slow
 def test_the_walker_keeps_walking_for_forty_steps(cycle):
     """Each heel strike re-roots the tree; the rotations it composes stay proper rotations.
 
@@ -304,6 +305,7 @@ def test_bad_parameters_raise_input_error():
 
 
 # --- figures and the command ------------------------------------------------------------------
+@pytest.mark.slow
 def test_figures_show_two_branches_and_energy_lines(cycle):
     pytest.importorskip("matplotlib")
     from rbd import plotting
