@@ -43,8 +43,9 @@ class PD:
         The reference configuration (unit quaternions on spherical and free joints).
     kp, kd : float or (nv,) array_like
         Stiffness and damping gains per degree of freedom (``>= 0``).
-    feedforward : (nv,) or (steps, nv) array_like, optional
-        Added to the law: constant, or one row per step as ``tau`` itself.
+    feedforward : array_like, optional
+        Added to the law: constant, shape ``(nv,)``, or one row per step, shape
+        ``(steps, nv)``, as ``tau`` itself.
 
     Examples
     --------
