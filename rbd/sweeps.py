@@ -189,6 +189,29 @@ def _connect(distributed, scheduler, n_workers):
     return client, [client, cluster]
 
 
+def _environment_keeper() -> Callable[[], None]:
+    """A function that puts back this process's thread-count variables as they are now.
+
+    Before spawning each worker, a Dask nanny writes its ``pre-spawn-environ`` settings
+    (``OMP_NUM_THREADS=1``, ...) into ``os.environ`` of the process that runs it, which for
+    a local cluster is the caller's: without this, after a sweep the caller's own batched
+    kernels and child processes would start one OpenMP thread.
+    """
+    import dask
+
+    names = set(dask.config.get("distributed.nanny.pre-spawn-environ", {}) or {})
+    saved = {name: os.environ.get(name) for name in names | {"PYTHONHASHSEED"}}
+
+    def restore() -> None:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    return restore
+
+
 class _Grid:
     """The points of a Cartesian grid, made on demand from their flat (C-order) index."""
 
@@ -410,6 +433,7 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
                          f"{math.ceil(total / chunk):,} Dask tasks, more than MAX_TASKS = "
                          f"{MAX_TASKS:,}; use a larger chunk")
     task = _run_batch if batched else _run_chunk
+    restore_environment = _environment_keeper()
     client, own = _connect(distributed, scheduler, n_workers)
     futures = {}
     try:
@@ -442,6 +466,8 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
     finally:
         for thing in own:
             thing.close()
+        if own:
+            restore_environment()
     return SweepResult(_values(results, shape), dict(axes))
 
 

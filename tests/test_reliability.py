@@ -22,10 +22,15 @@ import rbd
 CHILD_TIMEOUT = 120
 
 
-def run_child(code: str, timeout: float = CHILD_TIMEOUT) -> str:
-    """Run ``code`` in a new interpreter; fail on a crash, a hang or a non-zero exit."""
+def run_child(code: str, timeout: float = CHILD_TIMEOUT, threads: int | None = None) -> str:
+    """Run ``code`` in a new interpreter; fail on a crash, a hang or a non-zero exit.
+
+    ``threads`` sets the child's OpenMP thread count (``OMP_NUM_THREADS``), so that its
+    batches really run in parallel whatever this process's environment says.
+    """
+    env = None if threads is None else dict(os.environ, OMP_NUM_THREADS=str(threads))
     try:
-        done = python_child(code, timeout=timeout)
+        done = python_child(code, timeout=timeout, env=env)
     except subprocess.TimeoutExpired:
         pytest.fail(f"the child process hung (no exit within {timeout} s)")
     assert done.returncode == 0, (f"child exited with status {done.returncode}\n"
@@ -87,7 +92,7 @@ def test_fork_after_a_batched_call(require_kernels):
             os._exit(0)
         _, status = os.waitpid(pid, 0)
         print("child", os.waitstatus_to_exitcode(status))
-    """, timeout=60)
+    """, timeout=60, threads=2)
     words = out.split()
     assert words[-2:] == ["child", "0"], out
     # the child's batch equals the parent's, run without the OpenMP pool it cannot use

@@ -201,6 +201,17 @@ def lock_at_one(a, b):
 
 
 @pytest.mark.slow
+@pytest.mark.slow
+def test_a_local_cluster_leaves_the_callers_thread_settings_alone(monkeypatch):
+    # before: OMP_NUM_THREADS=1 (Dask's setting for its workers) stayed in os.environ after
+    # the sweep, so the caller's later child processes ran their batches on one thread
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setenv("MKL_NUM_THREADS", "2")
+    sweep(divide, {"a": [1.0, 2.0]}, n_workers=1, progress=False)
+    assert "OMP_NUM_THREADS" not in os.environ
+    assert os.environ["MKL_NUM_THREADS"] == "2"
+
+
 def test_a_point_that_kills_its_worker_is_named():
     # before: Dask's KilledWorker naming an internal task ('_run_chunk-<hash>')
     import dask
