@@ -55,10 +55,15 @@ def serial():
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two worker processes, started once for this module."""
+    """Two worker processes, started once for this module (the thread-count variables
+    their nannies write into this process's environment are put back afterwards)."""
+    from rbd.sweeps import _environment_keeper
+
+    restore_environment = _environment_keeper()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
         yield cluster
+    restore_environment()
 
 
 @pytest.fixture(scope="module")
