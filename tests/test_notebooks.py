@@ -91,6 +91,9 @@ def _write(folder: Path, name: str, nb: dict) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("path", GRADED, ids=lambda p: p.stem[:2])
 def test_stub_not_done_and_solution_passes(path, tmp_path, monkeypatch):
+    if path.stem.startswith("52") and not rbd.has_kernels():
+        pytest.skip("tutorial 52's exercise sweeps a grid of simulations on Dask workers: "
+                    "over ten minutes on the pure-Python path (the grading is the same)")
     monkeypatch.setenv("MPLBACKEND", "Agg")
     for solutions, status in ((False, exercises.TODO), (True, exercises.PASS)):
         nb = notebooks.tutorial_notebook(path, solutions=solutions)
