@@ -398,8 +398,8 @@ def sweep(fn: Callable, grid: Mapping[str, Sequence], chunk: int | None = None, 
         When the process evaluating a point died (a crash, out of memory): the
         error names that grid point (``.point``, ``.index``), found by running
         the points of the failed chunk again, one by one, in a child process of
-        the caller; or when ``fn``'s result at
-        a point cannot be pickled back to the client.  An exception raised by
+        the caller; or when ``fn``'s result at a point cannot be pickled back to
+        the client.  An exception raised by
         ``fn`` itself propagates with a note naming the point.
     OSError
         If no scheduler answers at the given address.
