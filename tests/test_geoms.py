@@ -149,6 +149,28 @@ def test_load_mesh_names_a_missing_file(tmp_path):
         load_mesh(str(tmp_path / "nothing.stl"))
 
 
+
+def test_a_mesh_file_is_parsed_once_per_version(tmp_path, monkeypatch):
+    trimesh = pytest.importorskip("trimesh", reason="reading meshes needs trimesh")
+    path = tmp_path / "tet.obj"
+    tet = "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n"
+    path.write_text(tet)
+    loads = []
+    real_load = trimesh.load
+    monkeypatch.setattr(trimesh, "load", lambda *a, **k: loads.append(a[0]) or real_load(*a, **k))
+    first, faces = load_mesh(str(path), scale=[2.0, 1.0, 1.0])
+    first[:] = -1.0                          # the caller's arrays: the cache is not touched
+    faces[:] = 0
+    second, faces_again = load_mesh(str(path))
+    assert len(loads) == 1
+    np.testing.assert_array_equal(second.max(axis=0), [1, 1, 1])
+    assert faces_again.max() == 3
+    path.write_text(tet.replace("v 0 0 1", "v 0 0 5"))      # edited: another size, read again
+    edited, _ = load_mesh(str(path))
+    assert len(loads) == 2
+    assert edited[:, 2].max() == 5.0
+
+
 # --- URDF ---------------------------------------------------------------------------------------
 URDF = """<robot name="r">
   <material name="blue"><color rgba="0 0 1 1"/></material>

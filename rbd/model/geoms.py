@@ -37,6 +37,7 @@ only when asked.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 
 import numpy as np
@@ -235,20 +236,37 @@ def load_mesh(geom_or_path, scale=None):
 
 
 def read_triangles(path: str, scale=(1.0, 1.0, 1.0)) -> tuple[np.ndarray, np.ndarray]:
-    """The vertices and triangles of a mesh file through ``trimesh`` (an optional dependency)."""
+    """The vertices and triangles of a mesh file through ``trimesh`` (an optional dependency).
+
+    A file is parsed once per content: later calls with the same path, modification time and
+    size reuse the parsed arrays (a model with many bodies sharing one mesh, or an animation
+    drawn again).  The returned arrays are the caller's own.
+    """
     try:
-        import trimesh
+        import trimesh  # noqa: F401  (checked here so the message names the file)
     except ImportError:
         raise InputError(f"reading the mesh file {path!r} needs the optional package trimesh:"
                          " pip install \"rbd[mesh]\" (or pip install trimesh)") from None
     if not os.path.isfile(path):
         raise InputError(f"mesh file {path!r} does not exist or is not a regular file")
+    status = os.stat(path)
+    vertices, faces = _parsed_mesh(os.path.realpath(path), status.st_mtime_ns, status.st_size)
+    return vertices * np.asarray(scale, dtype=float), faces.copy()
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed_mesh(path: str, mtime_ns: int, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The unscaled, read-only arrays of one version of a mesh file (the cache behind
+    :func:`read_triangles`; the modification time and size make an edited file a new key)."""
+    import trimesh
     try:
         mesh = trimesh.load(path, force="mesh", process=False)
     except Exception as exc:  # trimesh raises many kinds of errors on bad files
         raise InputError(f"cannot read mesh file {path!r}: {exc}") from None
-    vertices = np.asarray(mesh.vertices, dtype=float) * np.asarray(scale, dtype=float)
+    vertices = np.asarray(mesh.vertices, dtype=float)
     faces = np.asarray(mesh.faces, dtype=np.int64)
     if vertices.ndim != 2 or vertices.shape[1:] != (3,) or faces.ndim != 2 or faces.shape[1] != 3:
         raise InputError(f"mesh file {path!r} holds no triangles")
+    vertices.flags.writeable = False
+    faces.flags.writeable = False
     return vertices, faces
