@@ -55,7 +55,7 @@ def run():
                             record_every=1000)
     if case == "python-batch":
         return rbd.simulate(model, qs[:3], np.zeros((3, 7)), 2000.0, 1e-3, compiled=False,
-                            record_every=1000)
+                            record_every=100)
     if case == "derivatives":
         return rbd.aba_derivatives(model, many, np.zeros(7), np.zeros(7))
 
@@ -113,14 +113,17 @@ def test_ctrl_c_stops_a_run_and_keeps_its_samples(case):
 def test_ctrl_c_stops_a_batch_and_keeps_every_rollout(case):
     out = interrupted(case)
     assert out["type"] == "SimulationInterrupted"
-    n = 6 if case == "batch" else 3
-    assert out["shape"][:2] == [n, 2001]        # a sample every 1000 steps
+    # a sample every 1000 steps compiled, every 100 on the Python path (a Python step takes
+    # ~0.1 ms with the kernels, and a shared machine can stretch that tenfold: the first
+    # kept sample has to exist within DELAY)
+    n, samples = (6, 2001) if case == "batch" else (3, 20001)
+    assert out["shape"][:2] == [n, samples]
     assert out["finite_is_prefix"]              # NaN only after each rollout's samples
     assert max(out["finite_per_rollout"]) >= 1  # the initial states are kept
     if rbd.has_kernels():   # the reference path (RBD_NO_EXTENSIONS=1) takes seconds for the
         # first 1000 steps, longer than DELAY: there only the initial samples exist yet
         assert max(out["finite_per_rollout"]) >= 2  # something was computed and kept
-    assert min(out["finite_per_rollout"]) < 2001
+    assert min(out["finite_per_rollout"]) < samples
 
 
 @needs_kernels
