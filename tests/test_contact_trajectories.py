@@ -119,3 +119,62 @@ def test_ant_still_stands_after_5_s_at_mujocos_height():
     expected, _ = _mujoco_run(mujoco, mm, d, len(traj.t) - 1)
     assert traj.q[-1, 2] == pytest.approx(expected[-1, 2], abs=ATOL_ANT_HEIGHT)
     assert 0.4 < traj.q[-1, 2] < 0.8 and traj.contact_count[-1] == d.ncon > 0   # it stands
+
+
+# --- no energy gained over a passive run with contact ------------------------------------------
+#: Total energy T + U of these runs is a sum of a few terms of at most ~15 J, each rounded at
+#: 1e-16 relative: a gain above 1e-12 of the initial energy is not rounding.  Real gains are
+#: far larger: the Euler step itself loses ½ m g² h² = 1.9e-4 J per flight step of the ball,
+#: and a start inside a soft limit (the ant at qpos0, ankles at 0 outside their range)
+#: releases the limit's virtual spring, +338 J.
+RTOL_ENERGY_GAIN = 1e-12
+
+
+def _assert_no_energy_gained(traj):
+    """Total energy never rises above a level it had before: soft contacts and limits store
+    energy in their virtual spring-dampers (T + U dips at an impact and partly recovers on the
+    rebound) but never give back more than they took."""
+    E = traj.kinetic + traj.potential
+    earlier = np.maximum.accumulate(E)[:-1]
+    gain = float(np.max(E[1:] - earlier))
+    assert gain <= RTOL_ENERGY_GAIN * abs(E[0]), gain
+    assert traj.contact_count.max() > 0                      # the run touched the floor
+
+
+def _dropped(shape: str) -> rbd.Model:
+    return rbd.load_mjcf(f"""<mujoco><option timestep="0.002"/><worldbody>
+      <geom name="floor" type="plane" size="0 0 1"/>
+      <body name="body" pos="0 0 0.5"><freejoint/>
+        <geom type="{shape}" size="{'0.1' if shape == 'sphere' else '0.1 0.05 0.08'}"
+              mass="1"/></body></worldbody></mujoco>""")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", ["sphere", "box"])
+def test_dropped_body_gains_no_energy(shape):
+    """A ball thrown sideways and a tumbling box (tilted 0.4 rad, spinning) dropped from 0.5 m
+    land, bounce and slide for 1 s: their energy only ever goes down."""
+    model = _dropped(shape)
+    axis = np.array([1.0, 1.0, 0.0]) / np.sqrt(2)
+    q0 = np.concatenate([[0, 0, 0.5], np.sin(0.2) * axis, [np.cos(0.2)]])
+    v0 = np.array([1.0, -2.0, 0.5, 0.3, 0.0, 0.0])           # [ω; u] in the body frame
+    traj = rbd.simulate(model, q0, v0, 1.0, 0.002, integrator="euler")
+    _assert_no_energy_gained(traj)
+
+
+@pytest.mark.slow
+def test_passive_ant_gains_no_energy():
+    """The ant dropped from 0.75 m with its joints mid-range and random joint rates: damped
+    joints, soft limits and four feet on the floor over 2 s."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # left-out actuators
+        model = rbd.load_mjcf(_asset("ant"))
+    q0 = rbd.neutral(model)
+    q0[2] = 0.75
+    lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
+    joints = slice(7, model.nq)                              # after the free joint
+    q0[joints] = 0.5 * (lower[joints] + upper[joints])
+    v0 = np.zeros(model.nv)
+    v0[6:] = np.random.default_rng(3).normal(size=model.nv - 6)
+    traj = rbd.simulate(model, q0, v0, 2.0, 0.01, integrator="euler")
+    _assert_no_energy_gained(traj)
