@@ -191,3 +191,24 @@ def test_batch_of_contact_runs_stacks_single_runs():
     with pytest.raises(rbd.InputError, match="tau"):
         rbd.simulate(model, q0[0], np.zeros(6), 0.1, 0.002, integrator="euler",
                      tau=lambda t, q, v: np.zeros(6))
+
+
+@pytest.mark.slow
+def test_contact_runs_record_like_every_run():
+    """A contact run goes through simulate's one recording path: a batch stacks each run's
+    contact_count and the constraint_error of the constraints it is given, and the curves are
+    named after the joints, as on every other path."""
+    model = _ball()
+    held = rbd.constraints.PointAnchor("ball", None, [0, 0, 0], [0, 0, 0.2])
+    q0 = np.array([[0, 0, 0.2, 0, 0, 0, 1.0], [0, 0, 0.3, 0, 0, 0, 1.0]])
+    batch = rbd.simulate(model, q0, np.zeros((2, 6)), 0.1, 0.002, integrator="euler",
+                         constraints=[held])
+    single = rbd.simulate(model, q0[1], np.zeros(6), 0.1, 0.002, integrator="euler",
+                          constraints=[held])
+    assert batch.contact_count.dtype.kind == "i"
+    np.testing.assert_array_equal(batch.contact_count[1], single.contact_count)
+    assert batch.constraint_error.shape == (2, len(single.t), 3)
+    for k in range(2):
+        np.testing.assert_array_equal(batch.constraint_error[k],
+                                      rbd.constraint_error(model, batch.q[k], [held]))
+    assert single.joints is not None and single.joints == batch.joints
