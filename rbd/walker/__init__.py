@@ -258,9 +258,8 @@ def heel_strike(model: Model, q, v, params: WalkerParameters = PAPER_PARAMETERS
     2. :func:`rbd.impulse_dynamics` stops the landing foot with a
        :class:`rbd.constraints.PointAnchor` to the world at ``restitution=0``:
        :math:`M(\dot q^+ - \dot q^-) = J^T\Lambda`, :math:`J\dot q^+ = 0`;
-    3. the free top joint is re-rooted into a revolute one about the hinge
-       axis, which carries all of the post-impact motion (the foot is at rest
-       and the walker turns about the axis), and relabels the legs.
+    3. the free top joint becomes a revolute one about the hinge axis, which
+       carries all of the post-impact motion (the foot is at rest).
 
     Eliminating :math:`\Lambda` gives SPW (23): in the post-impact coordinates
     :math:`H(q)\dot q^+ = [L_{tot}^-, L_{sw}^-]`, the whole walker's angular
