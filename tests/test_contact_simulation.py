@@ -212,3 +212,25 @@ def test_contact_runs_record_like_every_run():
         np.testing.assert_array_equal(batch.constraint_error[k],
                                       rbd.constraint_error(model, batch.q[k], [held]))
     assert single.joints is not None and single.joints == batch.joints
+
+
+@pytest.mark.slow
+def test_diverging_contact_run_keeps_what_it_computed():
+    """A ball pushed up to the largest float overflows after 48 steps: SimulationError, with
+    the finite samples up to there in its trajectory (in a batch: NaN after them)."""
+    model = _ball()
+    q0 = np.array([0, 0, 0.2, 0, 0, 0, 1.0])
+    v0, tau = np.array([0, 0, 0, 0, 0, 1.7e308]), np.array([0, 0, 0, 0, 0, 1e308])
+    with np.errstate(all="ignore"), pytest.raises(rbd.SimulationError, match="diverged") as err:
+        rbd.simulate(model, q0, v0, 1.0, 0.002, integrator="euler", tau=tau)
+    kept = err.value.trajectory
+    assert len(kept.t) > 1 and kept.t[-1] == pytest.approx(err.value.diverged_at)
+    assert np.all(np.isfinite(kept.q)) and np.all(np.isfinite(kept.v))
+    assert len(kept.contact_count) == len(kept.t)
+    with np.errstate(all="ignore"), pytest.raises(rbd.SimulationError) as err:
+        rbd.simulate(model, np.array([q0, q0]), np.array([v0, np.zeros(6)]), 0.2, 0.002,
+                     integrator="euler", tau=tau)
+    assert list(err.value.diverged) == [0]
+    batch = err.value.trajectory
+    np.testing.assert_array_equal(batch.q[0, :len(kept.t)], kept.q[:len(kept.t)])
+    assert np.all(np.isnan(batch.q[0, len(kept.t):])) and np.all(np.isfinite(batch.q[1]))

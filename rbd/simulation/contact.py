@@ -137,13 +137,26 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
         if k == steps:
             break
         if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
+            if not ts or ts[-1] != k * dt:              # keep the last finite state
+                ts.append(k * dt)
+                qs.append(q)
+                vs.append(v)
+                accs.append(a)
+                counts.append(ncon)
             raise SimulationError(f"simulate: the contact run diverged at t = {k * dt:g} "
-                                  f"(step {k}); try a smaller dt")
+                                  f"(step {k}); try a smaller dt. The samples up to there "
+                                  "are in this error's .trajectory.",
+                                  _trajectory(model, ts, qs, vs, accs, counts, dt, k, backend),
+                                  diverged_at=k * dt)
         q, v = q_next, v_next
+    return _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend)
+
+
+def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend) -> Trajectory:
+    """The :class:`Trajectory` of a contact run's samples (``steps`` taken)."""
     q_arr, v_arr = np.array(qs), np.array(vs)
-    traj = Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
+    return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
                       kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
                       potential=algorithms.potential_energy(model, q_arr, backend=backend),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
                       evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
-    return traj
