@@ -454,7 +454,6 @@ def test_rbd_collide_needs_geoms():
 @pytest.mark.slow
 def test_rbd_collide_on_the_ant_matches_mujoco():
     """``rbd.collide`` on the loaded ant: MuJoCo's contacts at states of a MuJoCo run."""
-    pytest.importorskip("rbd.model.geoms", reason="model.geoms comes with rbd.model.geoms")
     gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml")
     import os
 
@@ -464,6 +463,9 @@ def test_rbd_collide_on_the_ant_matches_mujoco():
     path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", "ant.xml")
     model = rbd.load_mjcf(path)
     m = mujoco.MjModel.from_xml_path(path)
+    # the loaded model carries every geom of the file, in MuJoCo's order
+    assert [g.name for g in model.geoms] == [
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)]
     d = mujoco.MjData(m)
     rng = np.random.default_rng(8)
     name = {g: mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)}

@@ -495,3 +495,4 @@ def test_kernel_backend_uses_the_compiled_rows(require_kernels, monkeypatch):
     rbd.constrained_dynamics(model, q, np.zeros(3), np.zeros(3), backend="kernel")
     rbd.constrained_dynamics(model, q, np.zeros(3), np.zeros(3), backend="reference")
     assert len(calls) == 1
+

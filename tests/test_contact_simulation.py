@@ -191,3 +191,46 @@ def test_batch_of_contact_runs_stacks_single_runs():
     with pytest.raises(rbd.InputError, match="tau"):
         rbd.simulate(model, q0[0], np.zeros(6), 0.1, 0.002, integrator="euler",
                      tau=lambda t, q, v: np.zeros(6))
+
+
+@pytest.mark.slow
+def test_contact_runs_record_like_every_run():
+    """A contact run goes through simulate's one recording path: a batch stacks each run's
+    contact_count and the constraint_error of the constraints it is given, and the curves are
+    named after the joints, as on every other path."""
+    model = _ball()
+    held = rbd.constraints.PointAnchor("ball", None, [0, 0, 0], [0, 0, 0.2])
+    q0 = np.array([[0, 0, 0.2, 0, 0, 0, 1.0], [0, 0, 0.3, 0, 0, 0, 1.0]])
+    batch = rbd.simulate(model, q0, np.zeros((2, 6)), 0.1, 0.002, integrator="euler",
+                         constraints=[held])
+    single = rbd.simulate(model, q0[1], np.zeros(6), 0.1, 0.002, integrator="euler",
+                          constraints=[held])
+    assert batch.contact_count.dtype.kind == "i"
+    np.testing.assert_array_equal(batch.contact_count[1], single.contact_count)
+    assert batch.constraint_error.shape == (2, len(single.t), 3)
+    for k in range(2):
+        np.testing.assert_array_equal(batch.constraint_error[k],
+                                      rbd.constraint_error(model, batch.q[k], [held]))
+    assert single.joints is not None and single.joints == batch.joints
+
+
+@pytest.mark.slow
+def test_diverging_contact_run_keeps_what_it_computed():
+    """A ball pushed up to the largest float overflows after 48 steps: SimulationError, with
+    the finite samples up to there in its trajectory (in a batch: NaN after them)."""
+    model = _ball()
+    q0 = np.array([0, 0, 0.2, 0, 0, 0, 1.0])
+    v0, tau = np.array([0, 0, 0, 0, 0, 1.7e308]), np.array([0, 0, 0, 0, 0, 1e308])
+    with np.errstate(all="ignore"), pytest.raises(rbd.SimulationError, match="diverged") as err:
+        rbd.simulate(model, q0, v0, 1.0, 0.002, integrator="euler", tau=tau)
+    kept = err.value.trajectory
+    assert len(kept.t) > 1 and kept.t[-1] == pytest.approx(err.value.diverged_at)
+    assert np.all(np.isfinite(kept.q)) and np.all(np.isfinite(kept.v))
+    assert len(kept.contact_count) == len(kept.t)
+    with np.errstate(all="ignore"), pytest.raises(rbd.SimulationError) as err:
+        rbd.simulate(model, np.array([q0, q0]), np.array([v0, np.zeros(6)]), 0.2, 0.002,
+                     integrator="euler", tau=tau)
+    assert list(err.value.diverged) == [0]
+    batch = err.value.trajectory
+    np.testing.assert_array_equal(batch.q[0, :len(kept.t)], kept.q[:len(kept.t)])
+    assert np.all(np.isnan(batch.q[0, len(kept.t):])) and np.all(np.isfinite(batch.q[1]))

@@ -421,3 +421,76 @@ def test_bezier_mechanisms_kernel_agrees_with_reference(builder):
                  RTOL_EXACT, "aba")
     assert_close(rbd.rnea(model, q, qd, tau, backend="kernel"),
                  rbd.rnea(model, q, qd, tau, backend="reference"), RTOL_EXACT, "rnea")
+
+
+# --- a velocity constraint: rolling without slip (Guenter & Lee's Eq. 16) -------------------
+#: Central differences of P along q + t q̇ with step 1e-6 on O(1) entries: truncation ~1e-12,
+#: rounding ~1e-10, so 1e-6 relative.
+H_FD, RTOL_FD = 1e-6, 1e-6
+
+
+@pytest.fixture(scope="module")
+def rolling_bowl(bowl):
+    model, contact = bowl
+    return model, contact, contact.constraint(model, name="no slip")
+
+
+def _rolling_state(rng):
+    """A state inside the charts of the bowl and the ball (|u|, |v| < 0.3)."""
+    return rng.uniform(-0.3, 0.3, 4), rng.normal(size=4), rng.normal(size=4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rolling_kind_gives_the_symbolic_kkt_dynamics(seed, rolling_bowl, backend):
+    """constrained_dynamics with the Rolling kind equals rolling.py's KKT system of GL (16)
+    (its own M, c, P and Ṗq̇ solve), with Baumgarte's kd the velocity rate β of that module."""
+    from rbd.symbolic.rolling import kkt_forward_dynamics
+
+    model, contact, rolling = rolling_bowl
+    q, qd, tau = _rolling_state(np.random.default_rng(700 + seed))
+    for beta in (0.0, 20.0):
+        qdd, lam = kkt_forward_dynamics(model, contact, q, qd, tau, beta=beta)
+        gains = None if beta == 0 else (0.0, beta)
+        M = rbd.crba(model, q)
+        scale = float(np.abs(tau - rbd.nonlinear_effects(model, q, qd)).max())
+        for method in ("kkt", "schur", "proximal"):
+            res = rbd.constrained_dynamics(model, q, qd, tau, [rolling], method=method,
+                                           baumgarte=gains, backend=backend)
+            # accelerations compared in torque space, as rbd.testing.quantity_difference does
+            assert float(np.abs(M @ (res.qdd - qdd)).max()) < RTOL_EXACT * scale, method
+            assert_close(res.force, lam, RTOL_EXACT, f"{method} multipliers")
+
+
+def test_rolling_rows_are_p_and_minus_pdot_qd_and_have_no_position_error(rolling_bowl):
+    """J = P in the joint's columns (GL (16)); γ = −d/dt(P q̇) at q̈ = 0 by central differences
+    along q + t q̇; φ is zero; assemble leaves a configuration with only velocity rows as is."""
+    model, contact, rolling = rolling_bowl
+    q, qd, _ = _rolling_state(np.random.default_rng(710))
+    assert rolling.holonomic is False and rolling.rows == 2
+    assert_close(rbd.constraint_jacobian(model, q, [rolling]), contact.P(q), RTOL_EXACT, "J")
+    assert np.all(rbd.constraint_error(model, q, [rolling]) == 0.0)
+    Pdot_qd = (contact.P(q + H_FD * qd) - contact.P(q - H_FD * qd)) / (2 * H_FD) @ qd
+    rate = rbd.constrained_dynamics(model, q, qd, np.zeros(4), [rolling])
+    assert_close(rbd.constraint_jacobian(model, q, [rolling]) @ rate.qdd, -Pdot_qd, RTOL_FD,
+                 "J q̈ = γ")
+    assert np.array_equal(rbd.assemble(model, q, [rolling]), q)
+
+
+def test_rolling_impulse_stops_the_slip_and_loses_energy(rolling_bowl, backend):
+    model, _, rolling = rolling_bowl
+    q, qd, _ = _rolling_state(np.random.default_rng(720))
+    impact = rbd.impulse_dynamics(model, q, qd, [rolling], backend=backend)
+    assert_close(rbd.constraint_jacobian(model, q, [rolling]) @ impact.v, np.zeros(2),
+                 RTOL_EXACT, "slip after the impact")
+    assert rbd.kinetic_energy(model, q, impact.v) < rbd.kinetic_energy(model, q, qd)
+
+
+def test_rolling_refuses_bad_arguments(rolling_bowl):
+    model, contact, _ = rolling_bowl
+    with pytest.raises(rbd.InputError, match="jacobian must be callable"):
+        rbd.constraints.Rolling("contact", None, contact.P_dot_qd)
+    with pytest.raises(rbd.InputError, match="rows must be a positive integer"):
+        rbd.constraints.Rolling("contact", contact.P, contact.P_dot_qd, rows=0)
+    with pytest.raises(rbd.ModelError, match="'nowhere' is not a joint"):
+        rbd.constraint_jacobian(model, np.zeros(4), [rbd.constraints.Rolling("nowhere", contact.P,
+                                                                contact.P_dot_qd)])

@@ -185,6 +185,47 @@ def test_heel_strike_matches_an_impulse_on_the_floating_walker():
     assert_close(vp, v_new, RTOL_EXACT, "post-impact velocity")
 
 
+#: Three exact derivations of one impact map in double precision on angles and rates of
+#: order 1: they differ by rounding only (measured 6e-15 over 200 states), so 1e-12.
+ATOL_IMPACT = 1e-12
+
+
+def momentum_balance(model, q, v):
+    """SPW (23) in closed form: H(q) q̇⁺ = [L_tot⁻, L_sw⁻] on the walker re-rooted at the foot."""
+    foot = walker.frame_position(model, q, "foot2")
+    hip = walker.frame_position(model, q, "hip")
+    new, q_new, _ = rbd.topology.reroot(model, q, v, "leg2", foot, "revolute", axis=walker.AXIS)
+    L = [walker.AXIS @ walker.angular_momentum(model, q, v, foot),
+         walker.AXIS @ walker.angular_momentum(model, q, v, hip, ["leg1"])]
+    return q_new, np.linalg.solve(rbd.crba(new, q_new), L)
+
+
+@pytest.mark.parametrize("seed", [None, 1, 2, 3])
+def test_heel_strike_is_impulse_dynamics_with_the_landing_foot_anchored(seed):
+    """The heel strike equals rbd.impulse_dynamics with a PointAnchor of the landing foot on the
+    walker freed at that foot, SPW (23)'s momentum balance and the point-mass closed form."""
+    x = walker.PAPER_STATE.copy()
+    if seed is not None:
+        x += np.random.default_rng(seed).normal(scale=0.1, size=4)
+    model = walker.compass_gait()
+    q, v = x[:2], x[2:]
+    new, q_new, v_new = walker.heel_strike(model, q, v)
+    foot = walker.frame_position(model, q, "foot2")
+    free, qf, vf = rbd.topology.reroot(model, q, v, "leg2", foot, "free")
+    anchor = rbd.constraints.PointAnchor("foot2", None, np.zeros(3), foot)
+    impact = rbd.impulse_dynamics(free, qf, vf, [anchor])
+    # the same motion seen through a free top joint again: the impulse's v⁺ (SPW A3)
+    _, _, v_back = rbd.topology.reroot(new, q_new, v_new, "leg2", foot, "free")
+    np.testing.assert_allclose(v_back, impact.v, rtol=0, atol=ATOL_IMPACT)
+    np.testing.assert_allclose(rbd.constraint_jacobian(free, qf, [anchor]) @ impact.v,
+                               np.zeros(3), rtol=0, atol=ATOL_IMPACT)
+    q_spw, v_spw = momentum_balance(model, q, v)
+    np.testing.assert_allclose(q_new, q_spw, rtol=0, atol=ATOL_IMPACT)
+    np.testing.assert_allclose(v_new, v_spw, rtol=0, atol=ATOL_IMPACT)
+    np.testing.assert_allclose(np.concatenate([q_new, v_new]),
+                               closed_form_impact(*to_absolute(x)), rtol=0, atol=ATOL_IMPACT)
+
+
 # --- the limit cycle -------------------------------------------------------------------------
 def test_limit_cycle_entry_point_returns_the_documented_attributes(cycle):
     assert isinstance(cycle.post_impact, np.ndarray) and cycle.post_impact.shape == (4,)

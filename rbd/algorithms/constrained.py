@@ -67,7 +67,8 @@ class _Rows:
         self.active = active_constraints(model, constraints)
         self.records = [c.resolve(self.tree) for c in self.active]
         self.compiled = None
-        twin = None if self.coupling is not None else _kernel(model, backend)
+        python_rows = any(r[0] == "rolling" for r in self.records)     # P(q) is Python
+        twin = None if self.coupling is not None or python_rows else _kernel(model, backend)
         if twin is not None:
             from .._kernels.constraints import constraint_rows as rows
 
@@ -284,8 +285,10 @@ def assemble(model: Model, q_guess, constraints=None, *, tol: float = 1e-12,
 
     Gauss–Newton on the manifold: ``q ← integrate(q, −J⁺ φ(q))`` with the
     least-norm step ``J⁺ φ`` (RBDA §8.3, the position projection), until
-    ``max|φ| ≤ tol``.  A velocity is made consistent with
-    :func:`impulse_dynamics` at ``restitution=0``.
+    ``max|φ| ≤ tol``.  Velocity-only kinds (``holonomic = False``, such as
+    :class:`rbd.constraints.Rolling`) have no ``φ`` and are left out.  A
+    velocity is made consistent with :func:`impulse_dynamics` at
+    ``restitution=0``.
 
     Raises
     ------
@@ -302,17 +305,22 @@ def assemble(model: Model, q_guess, constraints=None, *, tol: float = 1e-12,
     twin = _twin(model, backend)
     zero = np.zeros(model.nv)
     q = np.array(q, dtype=float)
+    # velocity-only rows (Rolling) have no position error to project away
+    held = np.concatenate([np.full(c.rows, c.holonomic) for c in rows.active] + [np.zeros(0)])
+    held = held.astype(bool)
     for _ in range(int(max_iter)):
         phi, J, _ = rows(q, zero)
+        phi, J = phi[held], J[held]
         if phi.size == 0 or np.max(np.abs(phi)) <= tol:
             return q
         step = np.linalg.lstsq(J, phi, rcond=None)[0]
         q = twin.integrate(q, -step, 1.0)
-    phi, _, _ = rows(q, zero)
+    phi = rows(q, zero)[0][held]
     if phi.size == 0 or np.max(np.abs(phi)) <= tol:
         return q
-    k = int(np.argmax(np.abs(phi)))
+    k = int(np.flatnonzero(held)[np.argmax(np.abs(phi))])
     owner = rows.active[int(np.searchsorted(np.cumsum([c.rows for c in rows.active]), k,
                                             side="right"))]
+    phi = rows(q, zero)[0]
     raise ModelError(f"assemble: {owner!r} cannot close: its error stays {abs(phi[k]):.3g} "
                      f"(row {k}) after {int(max_iter)} Gauss-Newton steps from q_guess")

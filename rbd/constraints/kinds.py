@@ -18,6 +18,13 @@ Row frames (fixed, the tests rely on them):
   difference of the two frame origins, both in world axes.
 * :class:`JointCoupling` — 1 row: :math:`\phi = q_j - p(q_s)` with
   :math:`p(x) = \sum_k c_k x^k`.
+* :class:`Rolling` — the rows :math:`P(q_j)\,\dot q_j = 0` of a velocity
+  (nonholonomic) constraint on one joint's coordinates, in the joint's own
+  row frame (for :class:`rbd.symbolic.rolling.RollingContact`, the two
+  tangential rows of Guenter & Lee's Eq. 16).  No position error exists:
+  :math:`\phi` is reported as zeros and :func:`rbd.assemble` leaves these rows
+  out of its position projection (``holonomic = False``); their drift is the
+  velocity error :math:`J v`, which Baumgarte's ``kd`` term pulls to zero.
 
 A constraint force ``f`` of these rows acts as :math:`J^T f` in joint space
 (:math:`M\ddot q + h = \tau + J^T f`): for an anchor, ``f`` is the force
@@ -26,6 +33,7 @@ A constraint force ``f`` of these rows acts as :math:`J^T f` in joint space
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,8 +41,8 @@ import numpy as np
 from ..errors import InputError, ModelError
 from ..spatial import plux_parts
 
-__all__ = ["Constraint", "PointAnchor", "FrameAnchor", "JointCoupling", "active_constraints",
-           "resolve_all"]
+__all__ = ["Constraint", "PointAnchor", "FrameAnchor", "JointCoupling", "Rolling",
+           "active_constraints", "resolve_all"]
 
 #: Joint kinds whose single coordinate has ``q̇ = v`` (a coupling needs one).
 COUPLED_KINDS = ("revolute", "prismatic", "helical")
@@ -96,10 +104,14 @@ def _attachment(model, ref: str | None, what: str, constraint) -> tuple[int, np.
 
 
 class Constraint:
-    """Base of the constraint kinds: ``rows`` of ``J``, a ``name`` and an ``active`` flag."""
+    """Base of the constraint kinds: ``rows`` of ``J``, a ``name`` and an ``active`` flag.
+
+    ``holonomic`` is False for a kind that constrains velocities only (no ``φ(q)``).
+    """
 
     rows: int = 0
     kind: str = ""
+    holonomic: bool = True
 
     def resolve(self, model) -> tuple:  # pragma: no cover - every kind overrides it
         raise NotImplementedError
@@ -265,6 +277,77 @@ class JointCoupling(Constraint):
         return f"JointCoupling{label}({self.joint!r}, {self.source!r})"
 
 
+@dataclass(frozen=True, eq=False)
+class Rolling(Constraint):
+    r"""A velocity constraint :math:`P(q_j)\,\dot q_j = 0` on one joint's coordinates.
+
+    Rolling without slip (Guenter & Lee's Eq. 16) is the example: a body on a
+    contact joint ``q_j = (u₁, v₁, u₂, v₂)`` may not slide, so the contact point
+    travels equally fast on both surfaces.  The constraint is nonholonomic
+    (``holonomic = False``): it has rows ``J`` (``P`` in the joint's columns)
+    and the bias :math:`\gamma = -\dot P\dot q_j`, but no position error, so
+    ``φ`` is zeros.  :meth:`rbd.symbolic.rolling.RollingContact.constraint`
+    builds one from a symbolic contact.
+
+    Parameters
+    ----------
+    joint : str
+        The joint whose coordinates ``P`` acts on; it needs ``q̇ = v`` there
+        (``nq = nv``).
+    jacobian : callable
+        ``P(q_j)``, an array ``(rows, nv_j)``.
+    jacobian_rate : callable
+        ``Ṗ q̇_j`` from ``(q_j, q̇_j)``, an array ``(rows,)``.
+    rows : int
+        Number of rows of ``P``.
+    name : str, optional
+    active : bool, optional
+
+    Notes
+    -----
+    ``P`` and ``Ṗq̇`` are Python callables, so the rows are computed by the
+    reference text on every backend (:mod:`rbd.reference.constraints`); the
+    solvers are the same for all kinds.  A model carrying one in
+    :attr:`rbd.Model.constraints` pickles only if the callables do.
+    """
+
+    joint: str
+    jacobian: Callable
+    jacobian_rate: Callable
+    rows: int = 2
+    name: str = ""
+    active: bool = True
+    kind = "rolling"
+    holonomic = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "joint", _name(self.joint, "Rolling joint"))
+        for what in ("jacobian", "jacobian_rate"):
+            if not callable(getattr(self, what)):
+                raise InputError(f"Rolling {what} must be callable, got "
+                                 f"{type(getattr(self, what)).__name__}")
+        if isinstance(self.rows, bool) or not isinstance(self.rows, int | np.integer) \
+                or self.rows < 1:
+            raise InputError(f"Rolling rows must be a positive integer, got {self.rows!r}")
+        object.__setattr__(self, "rows", int(self.rows))
+        object.__setattr__(self, "active", bool(self.active))
+
+    def resolve(self, model) -> tuple:
+        """``("rolling", q slice, v slice, P, Ṗq̇, rows)`` of the joint's coordinates."""
+        if self.joint not in model.joint_names:
+            raise ModelError(f"{self!r}: {self.joint!r} is not a joint with coordinates of "
+                             f"model {model.name!r}")
+        sq, sv = model.q_slice(self.joint), model.v_slice(self.joint)
+        if sq.stop - sq.start != sv.stop - sv.start:
+            raise ModelError(f"{self!r}: joint {self.joint!r} has nq != nv; a velocity "
+                             "constraint here acts on q̇ = v")
+        return ("rolling", sq, sv, self.jacobian, self.jacobian_rate, self.rows)
+
+    def __repr__(self) -> str:
+        label = f" {self.name!r}" if self.name else ""
+        return f"Rolling{label}({self.joint!r})"
+
+
 def active_constraints(model, constraints) -> list[Constraint]:
     """The active kinds of ``constraints`` (default: the model's), checked to be kinds."""
     if constraints is None:
@@ -280,7 +363,7 @@ def active_constraints(model, constraints) -> list[Constraint]:
     for k, c in enumerate(items):
         if not isinstance(c, Constraint):
             raise InputError(f"constraints[{k}] is {type(c).__name__}, not a constraint kind "
-                             "(PointAnchor, FrameAnchor, JointCoupling)")
+                             "(PointAnchor, FrameAnchor, JointCoupling, Rolling)")
         if c.active:
             out.append(c)
     return out

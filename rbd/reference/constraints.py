@@ -18,7 +18,8 @@ loop joints).  That acceleration comes out of the outward pass of the RNEA with
 
 The resolved records are those of :mod:`rbd.constraints.kinds`.  Rows are in
 world axes for the anchors (``[ω; v]`` for a frame anchor); a coupling's row
-is :math:`q_j - p(q_s)`.
+is :math:`q_j - p(q_s)`; a rolling constraint's rows are its own ``P(q_j)``
+(velocity only: its ``φ`` is zero).
 """
 
 from __future__ import annotations
@@ -105,10 +106,21 @@ def coupling_rows(model, q, qd, record):
     return np.array([q[qj] - p(x)]), J, np.array([p.deriv(2)(x) * xd * xd])
 
 
+def rolling_rows(model, q, qd, record):
+    """``(φ, J, γ)`` of a velocity constraint ``P(q_j) q̇_j = 0`` (Guenter & Lee's Eq. 16):
+    ``J = P`` in the joint's columns, ``γ = −Ṗ q̇_j``, and ``φ = 0``: no position error exists."""
+    _, sq, sv, P, P_dot_qd, m = record
+    J = np.zeros((m, model.nv))
+    J[:, sv] = P(q[sq])
+    return np.zeros(m), J, -np.asarray(P_dot_qd(q[sq], qd[sv]), dtype=float)
+
+
 def constraint_rows(model, q, qd, records):
     """Stacked ``(φ, J, γ)`` of the resolved constraints: ``(m,)``, ``(m, nv)``, ``(m,)``."""
-    motion = constraint_motion(model, q, qd) if any(r[0] != "coupling" for r in records) else None
+    anchors = any(r[0] in ("point", "frame") for r in records)
+    motion = constraint_motion(model, q, qd) if anchors else None
     parts = [coupling_rows(model, q, qd, r) if r[0] == "coupling"
+             else rolling_rows(model, q, qd, r) if r[0] == "rolling"
              else anchor_rows(model, q, motion, r) for r in records]
     if not parts:
         return np.zeros(0), np.zeros((0, model.nv)), np.zeros(0)

@@ -34,8 +34,9 @@ def has_contact_terms(model) -> bool:
     return bool(np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)))
 
 
-def warn_outside_limits(model, q) -> None:
-    """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``."""
+def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
+    """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
+    (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one)."""
     from ..constraints.forward import own_slices
 
     q = np.asarray(q, float)
@@ -47,9 +48,9 @@ def warn_outside_limits(model, q) -> None:
         if q[k] < model.lower[k] or q[k] > model.upper[k]:
             outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
                            f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
-    if outside:     # stacklevel: here, simulate_contact, rbd.simulate, its caller
+    if outside:
         warnings.warn("simulate: the initial state is outside joint limits: "
-                      + "; ".join(outside), RuntimeWarning, stacklevel=4)
+                      + "; ".join(outside), RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def _quat_integrate(quat, omega, h):
@@ -105,32 +106,17 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None)
 
 def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, backend=None,
                      solver="newton", cone=None) -> Trajectory:
-    """A run of :func:`rbd.simulate` with contacts and limits (``integrator="euler"``).
+    """One run of :func:`rbd.simulate` with contacts and limits (``integrator="euler"``).
 
     ``tau``: None, a constant ``(nv,)`` or one row per step ``(steps, nv)``.
     The trajectory's ``contact_count`` holds the number of contacts at each sample.
-    ``q0`` of shape ``(N, nq)`` (and ``v0`` ``(N, nv)``) runs the rollouts one after
-    the other and stacks them as :func:`rbd.simulate` does.
+    :func:`rbd.simulate` stacks batches of these runs, records the bilateral
+    constraints' error and warns of a start outside the joint limits.
     """
     if callable(tau):
         raise InputError("tau: a contact run takes a constant tau or one row per step, "
                          "not a callable")
-    if np.ndim(q0) == 2 or np.ndim(v0) == 2:
-        q0 = np.atleast_2d(np.asarray(q0, float))
-        v0 = np.atleast_2d(np.asarray(v0, float))
-        count = max(len(q0), len(v0))
-        q0 = np.broadcast_to(q0, (count, q0.shape[1]))
-        v0 = np.broadcast_to(v0, (count, v0.shape[1]))
-        runs = [simulate_contact(model, q, v, duration, dt, tau, record_every, backend,
-                                 solver, cone) for q, v in zip(q0, v0, strict=True)]
-        first = runs[0]
-        return Trajectory(t=first.t, **{k: np.stack([getattr(r, k) for r in runs])
-                                        for k in ("q", "v", "a", "kinetic", "potential",
-                                                  "contact_count")},
-                          model_name=model.name, integrator="euler", dt=dt,
-                          steps=first.steps, evaluations=sum(r.evaluations for r in runs))
     steps = int(np.ceil(duration / dt - 1e-12))
-    warn_outside_limits(model, q0)
     tau_rows = None
     if tau is not None:
         tau_rows = np.asarray(tau, float)
@@ -151,13 +137,26 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
         if k == steps:
             break
         if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
+            if not ts or ts[-1] != k * dt:              # keep the last finite state
+                ts.append(k * dt)
+                qs.append(q)
+                vs.append(v)
+                accs.append(a)
+                counts.append(ncon)
             raise SimulationError(f"simulate: the contact run diverged at t = {k * dt:g} "
-                                  f"(step {k}); try a smaller dt")
+                                  f"(step {k}); try a smaller dt. The samples up to there "
+                                  "are in this error's .trajectory.",
+                                  _trajectory(model, ts, qs, vs, accs, counts, dt, k, backend),
+                                  diverged_at=k * dt)
         q, v = q_next, v_next
+    return _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend)
+
+
+def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend) -> Trajectory:
+    """The :class:`Trajectory` of a contact run's samples (``steps`` taken)."""
     q_arr, v_arr = np.array(qs), np.array(vs)
-    traj = Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
+    return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
                       kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
                       potential=algorithms.potential_energy(model, q_arr, backend=backend),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
                       evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
-    return traj

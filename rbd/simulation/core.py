@@ -320,16 +320,17 @@ def simulate(
         min_step=min_step, damping=damping, record_every=record_every,
         num_threads=num_threads, compiled=compiled, constraints=constraints,
         baumgarte=baumgarte)
-    if contact_run:       # called from here, so that its warnings point at the caller
-        from .contact import simulate_contact
+    batch = _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2
+    states = _batch_states(model, q0, v0) if batch else _state(model, q0, v0)
+    if contact_run:       # warned from here, so that the warning points at the caller
+        from .contact import warn_outside_limits
 
-        return simulate_contact(model, q0, v0, options.duration, options.dt,
-                                tau=_contact_tau(options), record_every=options.record_every,
-                                backend=options.backend)
-    if _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2:
-        traj = _simulate_batch(model, q0, v0, options)
+        for q in (states[0] if batch else states[:1]):
+            warn_outside_limits(model, q, stacklevel=2)
+    if batch:
+        traj = _simulate_batch(model, *states, options, contact_run)
     else:
-        traj = _simulate_one(model, *_state(model, q0, v0), options)
+        traj = _simulate_one(model, *states, options, contact_run)
     traj.joints = joint_layout(model)      # curves named after the joints, with units
     return traj
 
@@ -361,9 +362,17 @@ def _contact_run(model, integrator, contact) -> bool:
 
 
 def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
-                  options: SimulationOptions) -> Trajectory:
-    """One run of :func:`simulate` from a checked state: compiled when it can, else Python."""
+                  options: SimulationOptions, contact: bool = False) -> Trajectory:
+    """One run of :func:`simulate` from a checked state: with contacts (MuJoCo's Euler step,
+    which records ``contact_count``), compiled when it can, else Python; then the one place
+    that records the bilateral constraints' ``constraint_error``."""
     o = options
+    if contact:
+        from .contact import simulate_contact
+
+        traj = simulate_contact(model, q0, v0, o.duration, o.dt, tau=_contact_tau(o),
+                                record_every=o.record_every, backend=o.backend)
+        return _record_constraints(model, traj, o)
     kernel = None
     if o.compiled and not o.progress and o.steps is not None and not o.constraints:
         evaluations = 1 + o.steps * (o.evaluations_per_step or 1)
@@ -375,9 +384,14 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
         if run.status == 0:
             return run.trajectory
         raise _compiled_divergence(run, o.integrator, o.duration, o.dt)
-    traj = _run_python(model, q0, v0, o)
-    if o.constraints:
-        traj.constraint_error = algorithms.constraint_error(model, traj.q, o.constraints)
+    return _record_constraints(model, _run_python(model, q0, v0, o), o)
+
+
+def _record_constraints(model: Model, traj: Trajectory, options: SimulationOptions
+                        ) -> Trajectory:
+    """``traj.constraint_error``: ``φ(q)`` of the run's bilateral constraints at each sample."""
+    if options.constraints:
+        traj.constraint_error = algorithms.constraint_error(model, traj.q, options.constraints)
     return traj
 
 
@@ -438,15 +452,18 @@ def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
     return q0, v0
 
 
-def _simulate_batch(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
-    """``N`` runs of :func:`simulate` in one :class:`Trajectory` (see its Notes)."""
+def _simulate_batch(model: Model, q0, v0, options: SimulationOptions,
+                    contact: bool = False) -> Trajectory:
+    """``N`` runs of :func:`simulate` from checked states in one :class:`Trajectory` (see
+    its Notes)."""
     o = options
-    q0, v0 = _batch_states(model, q0, v0)
     if o.events:
         raise InputError("a batch (q0 of shape (N, nq)) cannot have events: run the initial "
                          "states one at a time")
     if len(q0) == 0:
         raise InputError("a batch needs at least one initial state (q0 has shape (0, nq))")
+    if contact:
+        return _python_batch(model, q0, v0, o, contact)
     kernel = compiled_kernel(model, o) if o.compiled and not o.constraints else None
     _check_memory(model, o.duration, o.dt, o.record_every, len(q0), python=kernel is None)
     if kernel is None:
@@ -485,8 +502,10 @@ def _batch_error(traj: Trajectory, diverged, times, first: int,
                            diverged_at=np.asarray(times, dtype=float))
 
 
-def _python_batch(model, q0, v0, options: SimulationOptions) -> Trajectory:
-    """A batch on the Python path, one rollout after the other, every rollout kept."""
+def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = False
+                  ) -> Trajectory:
+    """A batch on the Python path (or with contacts), one rollout after the other, every
+    rollout kept."""
     duration, dt = options.duration, options.dt
     steps = grid_steps(duration, dt)           # the sample grid, also of "solve_ivp"
     times = grid_time(sample_indices(steps, options.record_every), duration, dt)
@@ -494,7 +513,7 @@ def _python_batch(model, q0, v0, options: SimulationOptions) -> Trajectory:
     failed: dict[int, SimulationError] = {}
     for k, (q, v) in enumerate(zip(q0, v0, strict=True)):
         try:
-            runs[k] = _simulate_one(model, q, v, options)
+            runs[k] = _simulate_one(model, q, v, options, contact)
         except SimulationError as exc:
             runs[k], failed[k] = exc.trajectory, exc
         except SimulationInterrupted as exc:
@@ -538,4 +557,11 @@ def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajector
                       dt=some.dt if some else math.nan, steps=steps,
                       evaluations=sum(r.evaluations for r in runs if r is not None),
                       constraint_error=None if some is None or some.constraint_error is None
-                      else column("constraint_error", some.constraint_error.shape[-1]))
+                      else column("constraint_error", some.constraint_error.shape[-1]),
+                      contact_count=None if some is None or some.contact_count is None
+                      else _counts(column("contact_count", None)))
+
+
+def _counts(column: np.ndarray) -> np.ndarray:
+    """Contact counts as integers, unless a rollout left samples out (NaN there)."""
+    return column.astype(int) if np.all(np.isfinite(column)) else column

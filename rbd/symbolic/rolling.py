@@ -42,6 +42,7 @@ import numpy as np
 import sympy
 
 from .. import algorithms, geometry
+from ..constraints.kinds import Rolling
 from ..errors import InputError, ModelError, SimulationError
 from ..model import Model
 from .frames import _coordinates, inverse, surface_frame
@@ -98,6 +99,22 @@ class RollingContact:
         self._P = prog.only(("P",)).restricted(("q",)).python_function("P")
         self._P_dot_qd = prog.only(("Pdq",)).python_function("P_dot_qd")
         self.P_expr, self.P_dot_qd_expr = P, P_dot_qd
+
+    def constraint(self, model: Model, name: str = "") -> Rolling:
+        """This contact's rows as a constraint kind of :mod:`rbd.constraints`.
+
+        The :class:`rbd.constraints.Rolling` kind on the model's joint that is
+        :attr:`joint`, with ``P`` and ``Ṗq̇`` of this contact: then
+        :func:`rbd.constrained_dynamics` (any method) and
+        :func:`rbd.impulse_dynamics` enforce GL (16), and
+        ``baumgarte=(0, beta)`` is the stabilization of
+        :func:`kkt_forward_dynamics`.
+        """
+        index = next((i for i, body in enumerate(model.bodies) if body.joint is self.joint),
+                     None)
+        if index is None:
+            raise ModelError("the model has no body on this rolling contact's joint")
+        return Rolling(model.bodies[index].joint_name, self.P, self.P_dot_qd, 2, name=name)
 
     def P(self, q) -> np.ndarray:
         """The constraint matrix, shape ``(2, 4)``: ``P(q) q̇ = 0``."""

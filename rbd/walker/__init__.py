@@ -32,13 +32,14 @@ One step (SPW §8.4–8.5):
    The tree is re-rooted at the new stance foot
    (:func:`rbd.topology.reroot`, a revolute top joint) — the legs exchange
    roles (B4) and the configuration is kept.
-3. *Impact*: a plastic, slipless collision (B1).  No impulse acts about the
-   new contact point on the whole walker, nor about the hip on the leg that
-   leaves the ground, so those two angular momenta are conserved.  In the
-   post-impact coordinates they are the generalized momenta
-   :math:`H(q)\,\dot q^+` (SPW (23), with ``H`` from :func:`rbd.crba`), and the
-   pre-impact momenta are summed over the bodies with point Jacobians
-   (:func:`rbd.jacobian`).
+3. *Impact*: a plastic, slipless collision (B1), an impulse that stops the
+   landing foot (:func:`rbd.impulse_dynamics` with a
+   :class:`rbd.constraints.PointAnchor` to the world) on the walker freed at
+   that foot, so that no impulse acts at the foot that leaves the ground.
+   Eliminating the impulse gives SPW (23): the whole walker's angular
+   momentum about the new contact point and that of the leg leaving the
+   ground about the hip are conserved; in the post-impact coordinates they
+   are the generalized momenta :math:`H(q)\,\dot q^+`.
 
 The Poincaré section is the start of a step (just after heel strike); on it
 ``q_sw = -2 q_st - 2γ`` (both feet on the ground), so the map acts on
@@ -66,7 +67,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algorithms import aba, crba, forward_kinematics, jacobian
+from ..algorithms import aba, forward_kinematics, impulse_dynamics, jacobian
+from ..constraints.kinds import PointAnchor
 from ..errors import InputError, SimulationError
 from ..joints import Revolute
 from ..model import Model
@@ -248,30 +250,28 @@ def heel_strike(model: Model, q, v, params: WalkerParameters = PAPER_PARAMETERS
                 ) -> tuple[Model, np.ndarray, np.ndarray]:
     r"""Exchange the legs and apply the impact: the post-impact model and state.
 
-    The tree is re-rooted at the swing foot (revolute top joint about the
-    hinge axis), which keeps the configuration and relabels the legs.  The
-    post-impact velocities solve SPW (23),
+    The impact is a plastic impulse (B1) posed on the constraint layer:
 
-    .. math::
+    1. the walker is re-rooted at the swing foot with a free top joint
+       (:func:`rbd.topology.reroot`), which releases the old stance foot
+       and keeps the state (SPW A3);
+    2. :func:`rbd.impulse_dynamics` stops the landing foot with a
+       :class:`rbd.constraints.PointAnchor` to the world at ``restitution=0``:
+       :math:`M(\dot q^+ - \dot q^-) = J^T\Lambda`, :math:`J\dot q^+ = 0`;
+    3. the free top joint becomes a revolute one about the hinge axis, which
+       carries all of the post-impact motion (the foot is at rest).
 
-        H(q) \begin{bmatrix} \dot q_{st}^+ \\ \dot q_{sw}^+ \end{bmatrix} =
-        \begin{bmatrix} L_{tot}^- \\ L_{sw}^- \end{bmatrix},
-
-    where ``H`` is the post-impact joint-space inertia (:func:`rbd.crba`),
-    :math:`L_{tot}^-` the whole walker's angular momentum about the new stance
-    foot and :math:`L_{sw}^-` that of the leg leaving the ground (the new swing
-    leg) about the hip, both before the impact and about the hinge axis.  The
-    rows of :math:`H\dot q` are exactly these momenta, because ``q_st`` turns
-    the whole walker about the foot and ``q_sw`` the swing leg about the hip.
+    Eliminating :math:`\Lambda` gives SPW (23): in the post-impact coordinates
+    :math:`H(q)\dot q^+ = [L_{tot}^-, L_{sw}^-]`, the whole walker's angular
+    momentum about the new stance foot and that of the leg leaving the ground
+    about the hip, both conserved because no impulse acts at the old foot.
     """
-    old_stance, old_swing = stance_leg(model), swing_leg(model)
+    old_swing = swing_leg(model)
     foot = frame_position(model, q, _foot(old_swing))
-    hip = frame_position(model, q, "hip")
-    new_model, q_new, _ = reroot(model, q, v, old_swing, foot, "revolute", axis=AXIS)
-    L_tot = AXIS @ angular_momentum(model, q, v, foot)                        # SPW (23)
-    L_sw = AXIS @ angular_momentum(model, q, v, hip, bodies=[old_stance])     # SPW (23)
-    H = crba(new_model, q_new)                                                # SPW (23)
-    return new_model, q_new, np.linalg.solve(H, np.array([L_tot, L_sw]))
+    free, q_free, v_free = reroot(model, q, v, old_swing, foot, "free")         # SPW A3
+    landing = PointAnchor(_foot(old_swing), None, np.zeros(3), foot)
+    v_plus = impulse_dynamics(free, q_free, v_free, [landing]).v               # B1, SPW (23)
+    return reroot(free, q_free, v_plus, old_swing, foot, "revolute", axis=AXIS)
 
 
 # --- one step ---------------------------------------------------------------------------------
