@@ -2,7 +2,7 @@
 
 Tests of a second or more (setup and call) carry ``@pytest.mark.slow``;
 ``pytest -m "not slow"`` runs the rest as a quick inner loop, while CI
-(``.ci/run``) runs plain ``pytest`` and so every test.  Markers are strict, so a
+(``.ci/run``) runs the README's ``pytest -n auto`` and so every test.  Markers are strict, so a
 misspelt ``@pytest.mark.slwo`` is an error rather than a test that silently stays
 in the quick loop.  A test that hangs fails after ``timeout`` seconds
 (pytest-timeout) with its traceback instead of holding CI until CI's own limit.
