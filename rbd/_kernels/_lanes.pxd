@@ -5,15 +5,12 @@ The lane twin of ``_spatial.pxd``, used by ``soa.pxi`` (batched RNEA and ABA).
 A quantity of ``n`` components over a block of ``W`` states is stored
 component-major, the state index innermost: component ``k`` of lane ``l`` is
 ``x[k * W + l]`` (a 6-vector is ``double[6 * W]``, a 3×3 matrix ``double[9 * W]``,
-a 6×6 matrix ``double[36 * W]``).  Each helper carries the name of the
-``_spatial.pxd`` helper it applies and is one loop over the lanes whose body
-reads the lane into small local arrays, calls that helper and writes the lane
-back: after inlining, the C compiler unrolls the small loops and vectorizes the
-loop over the lanes (4 or 8 doubles an instruction with AVX2 or AVX-512).  The
+a 6×6 matrix ``double[36 * W]``).  Each helper carries the name and formula of
+the ``_spatial.pxd`` helper it renders; its innermost loops run over the lanes
+with straight-line bodies, which the C compiler vectorizes (2, 4 or 8 doubles an
+instruction with SSE2, AVX2 or AVX-512; check with ``-fopt-info-vec``).  The
 pointers are ``restrict`` (``lp``, ``clp``): outputs never alias inputs.
 """
-
-from rbd._kernels cimport _spatial as sp
 
 cdef extern from *:
     # restrict-qualified lane pointers: the compiler may vectorize without alias checks
@@ -28,25 +25,17 @@ cdef enum:
 # --- moving one lane in and out ----------------------------------------------------------
 
 cdef inline void lane_get(clp x, Py_ssize_t n, Py_ssize_t l, double* out) noexcept nogil:
-    # out[k] = x[k W + l], k < n (n ≤ 9)
+    # out[k] = x[k W + l], k < n
     cdef Py_ssize_t k
     for k in range(n):
         out[k] = x[k * W + l]
 
 
 cdef inline void lane_put(const double* x, Py_ssize_t n, Py_ssize_t l, lp out) noexcept nogil:
-    # out[k W + l] = x[k], k < n (n ≤ 9)
+    # out[k W + l] = x[k], k < n
     cdef Py_ssize_t k
     for k in range(n):
         out[k * W + l] = x[k]
-
-
-cdef inline void lane_get36(clp x, Py_ssize_t l, double* out) noexcept nogil:
-    # a 6×6 matrix of lane l
-    cdef Py_ssize_t r, s
-    for r in range(6):
-        for s in range(6):
-            out[6 * r + s] = x[(6 * r + s) * W + l]
 
 
 # --- spatial algebra, lane by lane ---------------------------------------------------------
@@ -63,86 +52,97 @@ cdef inline void dot6(clp a, clp b, lp out) noexcept nogil:
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
                               lp E, lp r) noexcept nogil:
     # plux(E1, r1) plux(E2, r2) = plux(E1 E2, r2 + E2ᵀ r1)   (X_2 the same on every lane)
-    cdef double E1l[9]
-    cdef double r1l[3]
-    cdef double El[9]
-    cdef double rl[3]
-    cdef Py_ssize_t l
-    for l in range(W):
-        lane_get(E1, 9, l, E1l)
-        lane_get(r1, 3, l, r1l)
-        sp.plux_compose(E1l, r1l, E2, r2, El, rl)
-        lane_put(El, 9, l, E)
-        lane_put(rl, 3, l, r)
+    cdef Py_ssize_t i, j, l
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                E[(3 * i + j) * W + l] = (E1[3 * i * W + l] * E2[j] + E1[(3 * i + 1) * W + l]
+                                          * E2[3 + j] + E1[(3 * i + 2) * W + l] * E2[6 + j])
+        for l in range(W):
+            r[i * W + l] = r2[i] + (E2[i] * r1[l] + E2[3 + i] * r1[W + l]
+                                    + E2[6 + i] * r1[2 * W + l])
 
 
 cdef inline void xform_motion(clp E, clp r, clp m, lp out) noexcept nogil:
     # out = X m = [E ω; E (v - r × ω)]
-    cdef double El[9]
-    cdef double rl[3]
-    cdef double ml[6]
-    cdef double ol[6]
     cdef Py_ssize_t l
+    cdef double t0, t1, t2
     for l in range(W):
-        lane_get(E, 9, l, El)
-        lane_get(r, 3, l, rl)
-        lane_get(m, 6, l, ml)
-        sp.xform_motion(El, rl, ml, ol)
-        lane_put(ol, 6, l, out)
+        t0 = m[3 * W + l] - (r[W + l] * m[2 * W + l] - r[2 * W + l] * m[W + l])
+        t1 = m[4 * W + l] - (r[2 * W + l] * m[l] - r[l] * m[2 * W + l])
+        t2 = m[5 * W + l] - (r[l] * m[W + l] - r[W + l] * m[l])
+        out[l] = E[l] * m[l] + E[W + l] * m[W + l] + E[2 * W + l] * m[2 * W + l]
+        out[W + l] = E[3 * W + l] * m[l] + E[4 * W + l] * m[W + l] + E[5 * W + l] * m[2 * W + l]
+        out[2 * W + l] = (E[6 * W + l] * m[l] + E[7 * W + l] * m[W + l]
+                          + E[8 * W + l] * m[2 * W + l])
+        out[3 * W + l] = E[l] * t0 + E[W + l] * t1 + E[2 * W + l] * t2
+        out[4 * W + l] = E[3 * W + l] * t0 + E[4 * W + l] * t1 + E[5 * W + l] * t2
+        out[5 * W + l] = E[6 * W + l] * t0 + E[7 * W + l] * t1 + E[8 * W + l] * t2
 
 
 cdef inline void xform_force_T_add(clp E, clp r, clp f, lp out) noexcept nogil:
-    # out += Xᵀ f
-    cdef double El[9]
-    cdef double rl[3]
-    cdef double fl[6]
-    cdef double ol[6]
-    cdef Py_ssize_t l, k
+    # out += Xᵀ f = [Eᵀ n + r × Eᵀ f; Eᵀ f]
+    cdef Py_ssize_t l
+    cdef double n0, n1, n2, f0, f1, f2
     for l in range(W):
-        lane_get(E, 9, l, El)
-        lane_get(r, 3, l, rl)
-        lane_get(f, 6, l, fl)
-        sp.xform_force_T(El, rl, fl, ol)
-        for k in range(6):
-            out[k * W + l] += ol[k]
+        n0 = E[l] * f[l] + E[3 * W + l] * f[W + l] + E[6 * W + l] * f[2 * W + l]
+        n1 = E[W + l] * f[l] + E[4 * W + l] * f[W + l] + E[7 * W + l] * f[2 * W + l]
+        n2 = E[2 * W + l] * f[l] + E[5 * W + l] * f[W + l] + E[8 * W + l] * f[2 * W + l]
+        f0 = E[l] * f[3 * W + l] + E[3 * W + l] * f[4 * W + l] + E[6 * W + l] * f[5 * W + l]
+        f1 = E[W + l] * f[3 * W + l] + E[4 * W + l] * f[4 * W + l] + E[7 * W + l] * f[5 * W + l]
+        f2 = E[2 * W + l] * f[3 * W + l] + E[5 * W + l] * f[4 * W + l] + E[8 * W + l] * f[5 * W + l]
+        out[l] += n0 + (r[W + l] * f2 - r[2 * W + l] * f1)
+        out[W + l] += n1 + (r[2 * W + l] * f0 - r[l] * f2)
+        out[2 * W + l] += n2 + (r[l] * f1 - r[W + l] * f0)
+        out[3 * W + l] += f0
+        out[4 * W + l] += f1
+        out[5 * W + l] += f2
 
 
 cdef inline void crm_apply(clp v, clp m, lp out) noexcept nogil:
-    # out = v × m
-    cdef double vl[6]
-    cdef double ml[6]
-    cdef double ol[6]
+    # out = v × m = [ω × m_ω; ω × m_v + v_lin × m_ω]
     cdef Py_ssize_t l
     for l in range(W):
-        lane_get(v, 6, l, vl)
-        lane_get(m, 6, l, ml)
-        sp.crm_apply(vl, ml, ol)
-        lane_put(ol, 6, l, out)
+        out[l] = v[W + l] * m[2 * W + l] - v[2 * W + l] * m[W + l]
+        out[W + l] = v[2 * W + l] * m[l] - v[l] * m[2 * W + l]
+        out[2 * W + l] = v[l] * m[W + l] - v[W + l] * m[l]
+        out[3 * W + l] = (v[W + l] * m[5 * W + l] - v[2 * W + l] * m[4 * W + l]
+                          + v[4 * W + l] * m[2 * W + l] - v[5 * W + l] * m[W + l])
+        out[4 * W + l] = (v[2 * W + l] * m[3 * W + l] - v[l] * m[5 * W + l]
+                          + v[5 * W + l] * m[l] - v[3 * W + l] * m[2 * W + l])
+        out[5 * W + l] = (v[l] * m[4 * W + l] - v[W + l] * m[3 * W + l]
+                          + v[3 * W + l] * m[W + l] - v[4 * W + l] * m[l])
 
 
 cdef inline void crf_apply(clp v, clp f, lp out) noexcept nogil:
-    # out = v ×* f
-    cdef double vl[6]
-    cdef double fl[6]
-    cdef double ol[6]
+    # out = v ×* f = [ω × n + v_lin × f; ω × f]
     cdef Py_ssize_t l
     for l in range(W):
-        lane_get(v, 6, l, vl)
-        lane_get(f, 6, l, fl)
-        sp.crf_apply(vl, fl, ol)
-        lane_put(ol, 6, l, out)
+        out[l] = (v[W + l] * f[2 * W + l] - v[2 * W + l] * f[W + l]
+                  + v[4 * W + l] * f[5 * W + l] - v[5 * W + l] * f[4 * W + l])
+        out[W + l] = (v[2 * W + l] * f[l] - v[l] * f[2 * W + l]
+                      + v[5 * W + l] * f[3 * W + l] - v[3 * W + l] * f[5 * W + l])
+        out[2 * W + l] = (v[l] * f[W + l] - v[W + l] * f[l]
+                          + v[3 * W + l] * f[4 * W + l] - v[4 * W + l] * f[3 * W + l])
+        out[3 * W + l] = v[W + l] * f[5 * W + l] - v[2 * W + l] * f[4 * W + l]
+        out[4 * W + l] = v[2 * W + l] * f[3 * W + l] - v[l] * f[5 * W + l]
+        out[5 * W + l] = v[l] * f[4 * W + l] - v[W + l] * f[3 * W + l]
 
 
 cdef inline void rbi_apply(double m, const double* h, const double* Ibar, clp v,
                            lp out) noexcept nogil:
     # out = I v = [Ī ω + h × v_lin; m v_lin - h × ω]   (I the same on every lane)
-    cdef double vl[6]
-    cdef double ol[6]
     cdef Py_ssize_t l
     for l in range(W):
-        lane_get(v, 6, l, vl)
-        sp.rbi_apply(m, h, Ibar, vl, ol)
-        lane_put(ol, 6, l, out)
+        out[l] = (Ibar[0] * v[l] + Ibar[1] * v[W + l] + Ibar[2] * v[2 * W + l]
+                  + (h[1] * v[5 * W + l] - h[2] * v[4 * W + l]))
+        out[W + l] = (Ibar[3] * v[l] + Ibar[4] * v[W + l] + Ibar[5] * v[2 * W + l]
+                      + (h[2] * v[3 * W + l] - h[0] * v[5 * W + l]))
+        out[2 * W + l] = (Ibar[6] * v[l] + Ibar[7] * v[W + l] + Ibar[8] * v[2 * W + l]
+                          + (h[0] * v[4 * W + l] - h[1] * v[3 * W + l]))
+        out[3 * W + l] = m * v[3 * W + l] - (h[1] * v[2 * W + l] - h[2] * v[W + l])
+        out[4 * W + l] = m * v[4 * W + l] - (h[2] * v[l] - h[0] * v[2 * W + l])
+        out[5 * W + l] = m * v[5 * W + l] - (h[0] * v[W + l] - h[1] * v[l])
 
 
 cdef inline void mat6_vec(clp A, clp x, lp out) noexcept nogil:
@@ -157,20 +157,55 @@ cdef inline void mat6_vec(clp A, clp x, lp out) noexcept nogil:
 
 
 cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
-    # out += Xᵀ I X for X = plux(E, r) and a symmetric I
-    cdef double El[9]
-    cdef double rl[3]
-    cdef double Il[36]
-    cdef double ol[36]
-    cdef Py_ssize_t l, a, b
-    for l in range(W):
-        lane_get(E, 9, l, El)
-        lane_get(r, 3, l, rl)
-        lane_get36(I, l, Il)
-        for a in range(6):
-            for b in range(6):
-                ol[6 * a + b] = out[(6 * a + b) * W + l]
-        sp.congruence_add(El, rl, Il, ol)
-        for a in range(6):
-            for b in range(6):
-                out[(6 * a + b) * W + l] = ol[6 * a + b]
+    # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[A, B], [Bᵀ, C]]:
+    #   rotate:    A' = Eᵀ A E,  B' = Eᵀ B E,  C' = Eᵀ C E
+    #   translate: B'' = B' + r̃ C',  A'' = A' + r̃ B'ᵀ + (r̃ B'ᵀ)ᵀ - r̃ C' r̃
+    cdef double T[9 * W]
+    cdef double P[27 * W]         # A', B', C'
+    cdef double G[9 * W]
+    cdef double K[9 * W]
+    cdef Py_ssize_t b, o, i, j, l
+    cdef const double* Ap = P
+    cdef const double* Bp = P + 9 * W
+    cdef const double* Cp = P + 18 * W
+    for b in range(3):
+        # the block at row/column offset o (A: 0, B: 3, C: 21) of I;  T = block E
+        o = 0 if b == 0 else (3 if b == 1 else 21)
+        for i in range(3):
+            for j in range(3):
+                for l in range(W):
+                    T[(3 * i + j) * W + l] = (I[(o + 6 * i) * W + l] * E[j * W + l]
+                                              + I[(o + 6 * i + 1) * W + l] * E[(3 + j) * W + l]
+                                              + I[(o + 6 * i + 2) * W + l] * E[(6 + j) * W + l])
+        # P_b = Eᵀ T
+        for i in range(3):
+            for j in range(3):
+                for l in range(W):
+                    P[(9 * b + 3 * i + j) * W + l] = (
+                        E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
+                        + E[(6 + i) * W + l] * T[(6 + j) * W + l])
+    for j in range(3):
+        for l in range(W):
+            # G = r̃ C'  (column j: r × C'[:, j]);  K = r̃ B'ᵀ  (column j: r × B'[j, :])
+            G[j * W + l] = r[W + l] * Cp[(6 + j) * W + l] - r[2 * W + l] * Cp[(3 + j) * W + l]
+            G[(3 + j) * W + l] = r[2 * W + l] * Cp[j * W + l] - r[l] * Cp[(6 + j) * W + l]
+            G[(6 + j) * W + l] = r[l] * Cp[(3 + j) * W + l] - r[W + l] * Cp[j * W + l]
+            K[j * W + l] = (r[W + l] * Bp[(3 * j + 2) * W + l]
+                            - r[2 * W + l] * Bp[(3 * j + 1) * W + l])
+            K[(3 + j) * W + l] = r[2 * W + l] * Bp[3 * j * W + l] - r[l] * Bp[(3 * j + 2) * W + l]
+            K[(6 + j) * W + l] = r[l] * Bp[(3 * j + 1) * W + l] - r[W + l] * Bp[3 * j * W + l]
+    for i in range(3):
+        for l in range(W):
+            # T = G r̃ = r̃ C' r̃  (row i: G[i, :] × r)
+            T[3 * i * W + l] = G[(3 * i + 1) * W + l] * r[2 * W + l] - G[(3 * i + 2) * W + l] * r[W + l]
+            T[(3 * i + 1) * W + l] = G[(3 * i + 2) * W + l] * r[l] - G[3 * i * W + l] * r[2 * W + l]
+            T[(3 * i + 2) * W + l] = G[3 * i * W + l] * r[W + l] - G[(3 * i + 1) * W + l] * r[l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'
+                out[(6 * i + j) * W + l] += (Ap[(3 * i + j) * W + l] + K[(3 * i + j) * W + l]
+                                             + K[(3 * j + i) * W + l] - T[(3 * i + j) * W + l])
+                out[(6 * i + 3 + j) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+                out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+                out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]

@@ -349,8 +349,9 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         # pA_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, qd, f_ext, w.c + 6 * W * i, w.pA + 6 * W * i)
         # IA_i = I_i
-        for k in range(36 * W):
-            w.IA[36 * W * i + k] = model.inertia[36 * i + k // W]
+        for k in range(36):
+            for l in range(W):
+                w.IA[(36 * i + k) * W + l] = model.inertia[36 * i + k]
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
