@@ -49,6 +49,23 @@ cdef inline void dot6(clp a, clp b, lp out) noexcept nogil:
                   + a[5 * W + l] * b[5 * W + l])
 
 
+cdef inline void axis_rotation_T(const double* a, clp s, clp c, lp E) noexcept nogil:
+    # E = exp(ã θ)ᵀ = c 1 - s ã + (1 - c) a aᵀ   (Rodrigues; s = sin θ, c = cos θ per lane)
+    cdef Py_ssize_t l
+    cdef double t
+    for l in range(W):
+        t = 1.0 - c[l]
+        E[l] = c[l] + t * a[0] * a[0]
+        E[W + l] = t * a[0] * a[1] + s[l] * a[2]
+        E[2 * W + l] = t * a[0] * a[2] - s[l] * a[1]
+        E[3 * W + l] = t * a[0] * a[1] - s[l] * a[2]
+        E[4 * W + l] = c[l] + t * a[1] * a[1]
+        E[5 * W + l] = t * a[1] * a[2] + s[l] * a[0]
+        E[6 * W + l] = t * a[0] * a[2] + s[l] * a[1]
+        E[7 * W + l] = t * a[1] * a[2] - s[l] * a[0]
+        E[8 * W + l] = c[l] + t * a[2] * a[2]
+
+
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
                               lp E, lp r) noexcept nogil:
     # plux(E1, r1) plux(E2, r2) = plux(E1 E2, r2 + E2ᵀ r1)   (X_2 the same on every lane)

@@ -11,10 +11,12 @@
 # in the instruction set ``setup.py`` compiles them for.
 
 from cpython.pycapsule cimport PyCapsule_New
+from libc.math cimport cos, sin
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._lanes cimport (
     W,
+    axis_rotation_T,
     clp,
     congruence_add,
     crf_apply,
@@ -29,7 +31,7 @@ from rbd._kernels._lanes cimport (
     xform_force_T_add,
     xform_motion,
 )
-from rbd._kernels._model cimport J_FREE, ModelC, jcalc
+from rbd._kernels._model cimport J_FREE, J_PRISMATIC, J_REVOLUTE, ModelC, jcalc
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 from rbd._kernels._spatial cimport spd_inverse
 
@@ -92,21 +94,48 @@ cdef void bind(const ModelC* model, double* work, Lanes* w) noexcept nogil:
 # --- the outward step (rnea.pxd) -----------------------------------------------------------
 
 cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogil:
-    # X_J, S_i, c_J = jcalc(q_i, q̇_i) lane by lane;  X_up[i] = X_J X_tree[i]   (S&G (8))
-    cdef Py_ssize_t nv_i = model.nv_j[i], vi = model.v_start[i], l, j
+    # X_J, S_i, c_J = jcalc(q_i, q̇_i) on each lane;  X_up[i] = X_J X_tree[i]   (S&G (8))
+    cdef Py_ssize_t nv_i = model.nv_j[i], vi = model.v_start[i], qi = model.q_start[i], l, j, k
+    cdef const double* par = model.jparams + 9 * i
     cdef double E_J[9 * W]
     cdef double r_J[3 * W]
+    cdef double sn[W]
+    cdef double cs[W]
     cdef double E[9]
     cdef double r[3]
     cdef double S[36]
     cdef double cJ[6]
-    for l in range(W):
-        jcalc(model, i, w.q[l], w.qd_row[l], E, r, S, cJ)
-        lane_put(E, 9, l, E_J)
-        lane_put(r, 3, l, r_J)
-        lane_put(cJ, 6, l, w.c_J + 6 * W * i)
-        for j in range(nv_i):
-            lane_put(S + 6 * j, 6, l, w.S + 6 * W * (vi + j))
+    if model.jtype[i] == J_REVOLUTE or model.jtype[i] == J_PRISMATIC:
+        # revolute: E = exp(ã q)ᵀ, r = 0, S = [a; 0];  prismatic: E = 1, r = a q, S = [0; a];
+        # c_J = 0 (jcalc's formulas, written for the lanes)
+        for l in range(W):
+            sn[l] = w.q[l][qi]
+        if model.jtype[i] == J_REVOLUTE:
+            for l in range(W):
+                cs[l] = cos(sn[l])
+                sn[l] = sin(sn[l])
+            axis_rotation_T(par, sn, cs, E_J)
+            memset(r_J, 0, 3 * W * sizeof(double))
+        else:
+            for k in range(9):
+                for l in range(W):
+                    E_J[k * W + l] = 1.0 if k % 4 == 0 else 0.0
+            for k in range(3):
+                for l in range(W):
+                    r_J[k * W + l] = par[k] * sn[l]
+        for k in range(6):
+            for l in range(W):
+                w.S[(6 * vi + k) * W + l] = (par[k] if k < 3 else 0.0) if (
+                    model.jtype[i] == J_REVOLUTE) else (par[k - 3] if k >= 3 else 0.0)
+        memset(w.c_J + 6 * W * i, 0, 6 * W * sizeof(double))
+    else:
+        for l in range(W):
+            jcalc(model, i, w.q[l], w.qd_row[l], E, r, S, cJ)
+            lane_put(E, 9, l, E_J)
+            lane_put(r, 3, l, r_J)
+            lane_put(cJ, 6, l, w.c_J + 6 * W * i)
+            for j in range(nv_i):
+                lane_put(S + 6 * j, 6, l, w.S + 6 * W * (vi + j))
     plux_compose(E_J, r_J, model.E_tree + 9 * i, model.r_tree + 3 * i,
                  w.E_up + 9 * W * i, w.r_up + 3 * W * i)
 
