@@ -53,15 +53,12 @@ from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
 
-import importlib
-import os
-import platform
-import warnings
-
 import numpy as np
 
 from rbd._kernels._base import JCALC_CAPSULE, _is_model, column_slots
 from rbd._kernels._base import parallel_batches_available
+from rbd._kernels._simd import at_import as _simd_at_import
+from rbd._kernels._simd import choose as _simd_choose
 from rbd._validation import as_time_step
 from rbd.errors import InputError, ModelError
 
@@ -70,67 +67,29 @@ cnp.import_array()
 __all__ = ["CompiledModel", "compiled_model", "column_slots", "simd", "set_simd"]
 
 
-# --- batches in lanes: which build of soa.pxi runs ------------------------------------------------
-#: The builds of the lane kernels, widest first, with the CPU features each needs
-#: (the names of NumPy's ``__cpu_features__``).
-SIMD_BUILDS = {"avx512": ("AVX512F", "AVX2", "FMA3"), "avx2": ("AVX2", "FMA3"), "portable": ()}
-#: The values of ``RBD_SIMD`` (and of :func:`set_simd`): a build, ``"auto"`` (the widest
-#: build the CPU runs) or ``"off"`` (batches run the one-state kernels state by state).
-SIMD_CHOICES = ("auto", "off", *SIMD_BUILDS)
-
+# --- batches in lanes: which build of soa.pxi runs (rbd/_kernels/_simd.py) ---------------
 cdef const SoaKernels* _soa = NULL
 _simd = "off"
 
 
-def _cpu_features() -> dict:
-    # NumPy's run-time detection (CPUID and what the OS saves, XCR0); {} off x86 or unknown
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return {}
-    for name in ("numpy._core._multiarray_umath", "numpy.core._multiarray_umath"):
-        try:
-            return dict(importlib.import_module(name).__cpu_features__)
-        except (ImportError, AttributeError):
-            continue
-    return {}
-
-
-def _runnable(build: str) -> bool:
-    # the build exists (setup.py made it) and this CPU has its instructions
-    features = _cpu_features()
-    if not all(features.get(f, False) for f in SIMD_BUILDS[build]):
-        return False
-    try:
-        importlib.import_module(f"rbd._kernels._soa_{build}")
-    except ImportError:
-        return False
-    return True
-
-
 def set_simd(choice: str = "auto") -> str:
-    """Choose the lane kernels of batched ``rnea``/``aba`` (and their variants); the previous.
+    """Choose the lane kernels of batched ``rnea``/``aba``; returns the previous choice.
 
-    ``choice`` as ``RBD_SIMD`` (:data:`SIMD_CHOICES`): ``"auto"`` picks the widest
-    build this CPU runs (AVX-512, AVX2, else portable), ``"off"`` runs batches state by
-    state with the one-state kernels.  A build the CPU cannot run, or that was not
-    built, is refused.
+    ``choice`` as the environment variable ``RBD_SIMD`` (``_simd.SIMD_CHOICES``):
+    ``"auto"`` picks the widest build this CPU runs (AVX-512, AVX2, else portable),
+    ``"off"`` runs batches state by state with the one-state kernels.  A build the
+    CPU cannot run, or that was not built, is refused (:class:`rbd.InputError`).
     """
     global _soa, _simd
-    if choice not in SIMD_CHOICES:
-        raise InputError(f"simd choice must be one of {SIMD_CHOICES}, got {choice!r}")
+    build, capsule = _simd_choose(choice)
     previous = _simd
-    if choice == "auto":
-        choice = next(b for b in SIMD_BUILDS if _runnable(b))
-    if choice == "off":
+    if capsule is None:
         _soa = NULL
     else:
-        if not _runnable(choice):
-            raise InputError(f"the {choice!r} lane kernels do not run here (not built, or "
-                             f"this CPU lacks {', '.join(SIMD_BUILDS[choice])})")
-        capsule = importlib.import_module(f"rbd._kernels._soa_{choice}").kernels()
         if not PyCapsule_IsValid(capsule, b"rbd.soa"):
-            raise ModelError(f"rbd._kernels._soa_{choice}.kernels() returned no kernel table")
+            raise ModelError(f"rbd._kernels._soa_{build}.kernels() returned no kernel table")
         _soa = <const SoaKernels*>PyCapsule_GetPointer(capsule, b"rbd.soa")
-    _simd = choice
+    _simd = build
     return previous
 
 
@@ -139,17 +98,7 @@ def simd() -> str:
     return _simd
 
 
-def _simd_at_import() -> None:
-    # RBD_SIMD chooses (default auto); a choice that cannot run warns and falls back to auto
-    choice = os.environ.get("RBD_SIMD", "auto").strip().lower() or "auto"
-    try:
-        set_simd(choice)
-    except InputError as exc:
-        warnings.warn(f"RBD_SIMD={choice!r}: {exc}; choosing automatically", RuntimeWarning)
-        set_simd("auto")
-
-
-_simd_at_import()
+set_simd(_simd_at_import())
 
 
 cdef enum Task:
@@ -325,7 +274,7 @@ cdef class CompiledModel(_base.CompiledBase):
             return out
         out = cnp.PyArray_EMPTY(nd + 1, dims, cnp.NPY_DOUBLE, 0)
         c.out = <double*>cnp.PyArray_DATA(out)
-        if c.N > 0:
+        if c.N > 0 and not self._run_lanes(c):
             self._run_batch(c)
         return out
 
@@ -348,11 +297,21 @@ cdef class CompiledModel(_base.CompiledBase):
             self._raise_status(status)
         return 0
 
+    cdef int _run_lanes(self, Call* c) except -1:
+        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi); 0 when the
+        # task has no lane kernel or the lanes are off (set_simd), else 1
+        cdef int status
+        if _soa == NULL or not (c.task == T_RNEA or c.task == T_NONLINEAR
+                                or c.task == T_GRAVITY or c.task == T_ABA):
+            return 0
+        status = _base.run_lanes(&self.m, _soa, SOA_ABA if c.task == T_ABA else SOA_RNEA,
+                                 c.x, c.stride, c.out, c.out_stride, c.N, self._num_threads)
+        if status:
+            self._raise_status(status)
+        return 1
+
     cdef int _run_batch(self, Call* c) except -1:
         # a batch, GIL released: prange over the states, one workspace per thread
-        if _soa != NULL and (c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY
-                             or c.task == T_ABA):
-            return self._run_lanes(c, _soa)
         cdef int nt = self._num_threads, t
         cdef Py_ssize_t k, N = c.N, chunk
         cdef Work* works
@@ -420,64 +379,6 @@ cdef class CompiledModel(_base.CompiledBase):
                 self.works_busy = False
         if status:
             self._raise_status(status)
-        return 0
-
-    cdef int _run_lanes(self, Call* c, const SoaKernels* K) except -1:
-        # a batch of RNEA or ABA in blocks of W states (soa.pxi), GIL released: prange over
-        # the blocks, one lane workspace per thread; block b always holds the states
-        # b W .. b W + W - 1, so the result does not depend on the number of threads
-        cdef int nt = self._num_threads, task = SOA_ABA if c.task == T_ABA else SOA_RNEA
-        cdef Py_ssize_t N = c.N, W = K.lanes, nblocks = (c.N + K.lanes - 1) // K.lanes, b
-        cdef Py_ssize_t size = K.size(&self.m) + 8, chunk
-        cdef const ModelC* m = &self.m
-        cdef double* work
-        cdef int* status
-        cdef int t, failed = 0
-        cdef _base.Interrupt intr
-        if nt > nblocks:
-            nt = <int>nblocks
-        if _base.omp_unusable():
-            # a child forked after a parallel batch: serially (the fork rule of _base.pyx)
-            nt = 1
-        chunk = max(1, nblocks // (16 * nt))
-        work = <double*>malloc(nt * size * sizeof(double))
-        status = <int*>malloc(nt * sizeof(int))
-        if work == NULL or status == NULL:
-            free(work)
-            free(status)
-            raise MemoryError()
-        for t in range(nt):
-            status[t] = 0
-        if nt > 1:
-            _base.omp_starting()
-        _base.interrupt_start(&intr)
-        try:
-            with nogil:
-                if nt == 1:
-                    for b in range(nblocks):
-                        status[0] = K.run(m, work, task, c.x, c.stride, c.out, c.out_stride,
-                                          b * W, min(W, N - b * W))
-                        if status[0] or (b % 8 == 7 and _base.interrupted(&intr)):
-                            break
-                else:
-                    for b in prange(nblocks, num_threads=nt, schedule="dynamic",
-                                    chunksize=chunk):
-                        if status[threadid()] == 0 and not (
-                                b % 8 == 7 and _base.interrupted(&intr)) and not intr.stop:
-                            status[threadid()] = K.run(
-                                m, work + threadid() * size, task, c.x, c.stride, c.out,
-                                c.out_stride, b * W, min(W, N - b * W))
-            error = _base.interrupt_error(&intr)
-            if error is not None:
-                raise error
-            for t in range(nt):
-                if status[t]:
-                    failed = status[t]
-        finally:
-            free(work)
-            free(status)
-        if failed:
-            self._raise_status(failed)
         return 0
 
     # --- dynamics -------------------------------------------------------------------------

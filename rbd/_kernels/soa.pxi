@@ -91,7 +91,7 @@ cdef void bind(const ModelC* model, double* work, Lanes* w) noexcept nogil:
         w.a0[k] = model.a0[k // W]
 
 
-# --- the outward step (rnea.pxd) -----------------------------------------------------------
+# === the outward step (rnea.pxd) ===============================================================
 
 cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogil:
     # X_J, S_i, c_J = jcalc(q_i, q̇_i) on each lane;  X_up[i] = X_J X_tree[i]   (S&G (8))
@@ -200,7 +200,7 @@ cdef inline void armature_bias_add(const ModelC* model, Py_ssize_t i, clp qd, do
             out[(vi + 3 + k) * W + l] += scale * arm[k] * wu[k]
 
 
-# --- RNEA (rnea.pyx) ------------------------------------------------------------------------
+# === RNEA (rnea.pyx) ===========================================================================
 
 cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qdd,
                const double* f_ext, double* tau) noexcept nogil:
@@ -259,7 +259,7 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
             xform_force_T_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, f_i, w.f + 6 * W * p)  # RBDA T5.1
 
 
-# --- the articulated-inertia step (aba.pxd) ---------------------------------------------------
+# === the articulated-inertia step (aba.pxd) ====================================================
 
 cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogil:
     # U_i = IA_i S_i,  D_i = S_iᵀ U_i + diag(armature_i),  D_i⁻¹ on every lane;
@@ -326,7 +326,7 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
                                                 * U_i[(6 * k + s) * W + l])        # S&G (27)
 
 
-# --- ABA (aba.pyx) ------------------------------------------------------------------------------
+# === ABA (aba.pyx) =============================================================================
 
 cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexcept nogil:
     # pass 3 (outward): a' = X_up[i] a_λ(i) + c_i;  q̈_i = D_i⁻¹ (u_i - U_iᵀ a');
@@ -418,7 +418,7 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
     return 0
 
 
-# --- a block of a batch ---------------------------------------------------------------------------
+# === a block of a batch ========================================================================
 
 cdef int run_block(const void* record, double* work, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride,
