@@ -12,6 +12,8 @@ instruction with SSE2, AVX2 or AVX-512; check with ``-fopt-info-vec``).  The
 pointers are ``restrict`` (``lp``, ``clp``): outputs never alias inputs.
 """
 
+from libc.math cimport sqrt
+
 cdef extern from *:
     # restrict-qualified lane pointers: the compiler may vectorize without alias checks
     ctypedef double* lp "double *__restrict__"
@@ -64,6 +66,26 @@ cdef inline void axis_rotation_T(const double* a, clp s, clp c, lp E) noexcept n
         E[6 * W + l] = t * a[0] * a[2] + s[l] * a[1]
         E[7 * W + l] = t * a[1] * a[2] - s[l] * a[0]
         E[8 * W + l] = c[l] + t * a[2] * a[2]
+
+
+cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
+    # E = R(quat)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane
+    cdef Py_ssize_t l
+    cdef double x, y, z, w
+    for l in range(W):
+        x = quat[l]
+        y = quat[W + l]
+        z = quat[2 * W + l]
+        w = quat[3 * W + l]
+        E[l] = 1.0 - 2.0 * (y * y + z * z)
+        E[W + l] = 2.0 * (x * y + z * w)
+        E[2 * W + l] = 2.0 * (x * z - y * w)
+        E[3 * W + l] = 2.0 * (x * y - z * w)
+        E[4 * W + l] = 1.0 - 2.0 * (x * x + z * z)
+        E[5 * W + l] = 2.0 * (y * z + x * w)
+        E[6 * W + l] = 2.0 * (x * z + y * w)
+        E[7 * W + l] = 2.0 * (y * z - x * w)
+        E[8 * W + l] = 1.0 - 2.0 * (x * x + y * y)
 
 
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
@@ -226,3 +248,61 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
                 out[(6 * i + 3 + j) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
                 out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
                 out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
+
+
+# --- small dense solves ---------------------------------------------------------------------
+
+cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
+    # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
+    # dimension 6), by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is
+    # not positive definite on some lane.
+    cdef double L[36 * W]
+    cdef double Li[36 * W]
+    cdef double t[W]
+    cdef Py_ssize_t i, j, k, l
+    cdef int bad = 0
+    for j in range(n):
+        # L_jj = sqrt(D_jj - Σ_k L_jk²)
+        for l in range(W):
+            t[l] = D[7 * j * W + l]
+        for k in range(j):
+            for l in range(W):
+                t[l] -= L[(6 * j + k) * W + l] * L[(6 * j + k) * W + l]
+        for l in range(W):
+            if not t[l] > 0.0:
+                bad = 1
+        if bad:
+            return 1
+        for l in range(W):
+            L[7 * j * W + l] = sqrt(t[l])
+        for i in range(j + 1, n):
+            # L_ij = (D_ij - Σ_k L_ik L_jk) / L_jj
+            for l in range(W):
+                t[l] = D[(6 * i + j) * W + l]
+            for k in range(j):
+                for l in range(W):
+                    t[l] -= L[(6 * i + k) * W + l] * L[(6 * j + k) * W + l]
+            for l in range(W):
+                L[(6 * i + j) * W + l] = t[l] / L[7 * j * W + l]
+    for j in range(n):
+        for i in range(j, n):
+            # Li = L⁻¹ by forward substitution, column j
+            for l in range(W):
+                t[l] = 1.0 if i == j else 0.0
+            for k in range(j, i):
+                for l in range(W):
+                    t[l] -= L[(6 * i + k) * W + l] * Li[(6 * k + j) * W + l]
+            for l in range(W):
+                Li[(6 * i + j) * W + l] = t[l] / L[7 * i * W + l]
+    for i in range(n):
+        for j in range(i, n):
+            # D⁻¹_ij = Σ_k Li_ki Li_kj
+            for l in range(W):
+                t[l] = 0.0
+            for k in range(j, n):
+                for l in range(W):
+                    t[l] += Li[(6 * k + i) * W + l] * Li[(6 * k + j) * W + l]
+            for l in range(W):
+                Dinv[(6 * i + j) * W + l] = t[l]
+                Dinv[(6 * j + i) * W + l] = t[l]
+    return 0

@@ -27,13 +27,14 @@ from rbd._kernels._lanes cimport (
     lp,
     mat6_vec,
     plux_compose,
+    quat_to_rot_T,
     rbi_apply,
+    spd_inverse,
     xform_force_T_add,
     xform_motion,
 )
-from rbd._kernels._model cimport J_FREE, J_PRISMATIC, J_REVOLUTE, ModelC, jcalc
+from rbd._kernels._model cimport J_FREE, J_PRISMATIC, J_REVOLUTE, J_SPHERICAL, ModelC, jcalc
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
-from rbd._kernels._spatial cimport spd_inverse
 
 
 cdef struct Lanes:
@@ -101,6 +102,7 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
     cdef double r_J[3 * W]
     cdef double sn[W]
     cdef double cs[W]
+    cdef double quat[4 * W]
     cdef double E[9]
     cdef double r[3]
     cdef double S[36]
@@ -127,6 +129,22 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
             for l in range(W):
                 w.S[(6 * vi + k) * W + l] = (par[k] if k < 3 else 0.0) if (
                     model.jtype[i] == J_REVOLUTE) else (par[k - 3] if k >= 3 else 0.0)
+        memset(w.c_J + 6 * W * i, 0, 6 * W * sizeof(double))
+    elif model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE:
+        # spherical: E = R(quat)ᵀ, r = 0;  free: E = R(quat)ᵀ, r = p;  S = 1 (its first
+        # nv_i columns), c_J = 0 (jcalc's formulas, written for the lanes)
+        j = 3 if model.jtype[i] == J_FREE else 0
+        for k in range(4):
+            for l in range(W):
+                quat[k * W + l] = w.q[l][qi + j + k]
+        quat_to_rot_T(quat, E_J)
+        for k in range(3):
+            for l in range(W):
+                r_J[k * W + l] = w.q[l][qi + k] if j == 3 else 0.0
+        for j in range(nv_i):
+            for k in range(6):
+                for l in range(W):
+                    w.S[(6 * (vi + j) + k) * W + l] = 1.0 if k == j else 0.0
         memset(w.c_J + 6 * W * i, 0, 6 * W * sizeof(double))
     else:
         for l in range(W):
@@ -269,9 +287,6 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double* U_i = w.U + 6 * W * vi
     cdef double* D_inv = w.D_inv + 36 * W * i
     cdef double D[36 * W]
-    cdef double Dl[36]
-    cdef double Dinv_l[36]
-    cdef double scratch[72]
     if nv_i == 0:
         return 0
     for k in range(nv_i):
@@ -292,15 +307,8 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
             if not D[l] > 0.0:
                 return 1
         return 0
-    for l in range(W):
-        # D_i⁻¹ from the Cholesky factor of D_i, lane by lane
-        for k in range(36):
-            Dl[k] = D[k * W + l]
-        if spd_inverse(Dl, <int>nv_i, 6, Dinv_l, scratch):
-            return 1
-        for k in range(36):
-            D_inv[k * W + l] = Dinv_l[k]
-    return 0
+    # D_i⁻¹ from the Cholesky factor of D_i
+    return spd_inverse(D, nv_i, D_inv)
 
 
 cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i,
