@@ -246,3 +246,37 @@ def test_the_lane_text_keeps_the_passes_and_tags_of_its_twins():
         scalar = kernel_functions((KERNELS / f"{stem}.pyx").read_text())
         assert passes(lanes[stem]) == passes(scalar[stem]), stem
         assert tags(lanes[stem]) == tags(scalar[stem]), stem
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_batch_in_lanes():
+    """SIGINT during a long lane batch raises KeyboardInterrupt within the check interval."""
+    code = """
+        import json, os, signal, threading, time
+        import numpy as np
+        import rbd
+        from rbd._kernels import _model
+        model = rbd.models.arm7()
+        rng = np.random.default_rng(0)
+        qs = np.array([rbd.random_configuration(model, rng) for _ in range(8)])
+        many = np.repeat(qs, 1_000_000, axis=0)
+        zeros = np.zeros(7)
+        rbd.aba(model, qs, zeros, zeros)
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.perf_counter()
+        timer.start()
+        try:
+            rbd.aba(model, many, zeros, zeros)
+            out = {"finished": time.perf_counter() - start}
+        except KeyboardInterrupt:
+            out = {"stopped_after": time.perf_counter() - start}
+        print(json.dumps({"simd": _model.simd(), **out}))
+    """
+    done = python_child(code, timeout=300,
+                        env={**os.environ, "PYTHONPATH": str(Path(rbd.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["simd"] != "off"
+    # the loop checks every 8 blocks and runs the handlers at most every 20 ms; 2 s leaves
+    # room for a loaded machine (the whole batch takes several seconds)
+    assert out.get("stopped_after", float("inf")) < 2.0, out
