@@ -16,16 +16,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import python_child, random_models
+from helpers import RTOL_LANES, python_child, random_models
 
 import rbd
 
 pytestmark = pytest.mark.usefixtures("require_kernels")
-
-#: Lanes and one-state kernel evaluate the same formulas in another order (and with fused
-#: multiply-adds in the AVX2 and AVX-512 builds): O(n) sums of O(1) terms, relative
-#: rounding ~1e-16 times the depth of the tree; measured ≤ 3e-15 on these models.
-RTOL_LANES = 1e-13
 
 #: States per test batch: not a multiple of the lane count W (8), so the last block is
 #: partly filled.
