@@ -1,6 +1,7 @@
 """Build the Cython kernels; all metadata lives in pyproject.toml."""
 
 import os
+import platform
 import sys
 from glob import glob
 
@@ -20,16 +21,31 @@ class ParallelBuildExt(build_ext):
 
 
 openmp = [] if sys.platform == "darwin" else ["-fopenmp"]
+# The batched lane kernels (rbd/_kernels/soa.pxi) are built once per instruction set;
+# rbd._kernels._model picks the one the CPU runs at import (docs/design.md, "Batches in
+# lanes").  Off x86-64 only the portable build exists.
+X86 = platform.machine().lower() in ("x86_64", "amd64")
+# -fno-math-errno lets sqrt vectorize (errno is never read by the kernels).
+SIMD_FLAGS = {"_soa_avx2": ["-mavx2", "-mfma"], "_soa_avx512": ["-mavx512f", "-mavx2", "-mfma"]}
+LANE_FLAGS = ["-fno-math-errno"]
+
+
+def _module(path: str) -> str:
+    return os.path.splitext(os.path.basename(path))[0]
+
+
 extensions = [
     Extension(
-        "rbd._kernels." + os.path.splitext(os.path.basename(path))[0],
+        "rbd._kernels." + _module(path),
         [path],
         include_dirs=[np.get_include()],
-        extra_compile_args=["-O3", *openmp],
+        extra_compile_args=["-O3", *openmp, *SIMD_FLAGS.get(_module(path), []),
+                            *(LANE_FLAGS if _module(path).startswith("_soa_") else [])],
         extra_link_args=openmp,
         define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
     )
     for path in sorted(glob("rbd/_kernels/*.pyx"))
+    if X86 or _module(path) not in SIMD_FLAGS
 ]
 
 setup(

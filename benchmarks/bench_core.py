@@ -411,18 +411,18 @@ def notes(per_call_rows, batch_rows, overhead_rows, threads: int) -> list[str]:
     ]
 
 
-def write_section(text: str, path: Path = DOC) -> None:
-    """Replace (or add) the ``## Core algorithms`` section of ``path``, keeping the rest."""
+def write_section(text: str, path: Path = DOC, section: str = SECTION) -> None:
+    """Replace (or add) the ``section`` of ``path`` (``## Core algorithms``), keeping the rest."""
     if path.exists():
         old = path.read_text()
     else:
         old = "# Benchmarks\n\n"
-    start = old.find(SECTION + "\n")
+    start = old.find(section + "\n")
     if start < 0:
         new = old.rstrip("\n") + "\n\n" + text
     else:
-        nxt = re.search(r"^## ", old[start + len(SECTION):], re.MULTILINE)
-        end = len(old) if nxt is None else start + len(SECTION) + nxt.start()
+        nxt = re.search(r"^## ", old[start + len(section):], re.MULTILINE)
+        end = len(old) if nxt is None else start + len(section) + nxt.start()
         new = old[:start] + text + ("\n" + old[end:] if end < len(old) else "")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(new.rstrip("\n") + "\n")

@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 import pytest
+from helpers import assert_batch_row
 
 import rbd
 from rbd.testing import random_model, random_state, relative_difference
@@ -207,7 +208,8 @@ def test_symbolic_joints_through_generated_c():
         # the built-in joint of the same motion gives the same numbers
         close(name, kernel, fn(base, *args, backend="reference"), solve_tolerance(model, q))
     batch = rbd.aba(model, np.stack([q, q]), v, a, backend="kernel")
-    np.testing.assert_array_equal(batch[0], rbd.aba(model, q, v, a, backend="kernel"))
+    assert_batch_row("aba", batch[0], rbd.aba(model, q, v, a, backend="kernel"), model,
+                     (q, v, a))
 
 
 class _NoCapsule(rbd.Revolute):
@@ -267,7 +269,8 @@ def _methods(Q, V, A, F):
 
 
 def test_batched_equals_per_call(model):
-    """The same compiled code on the same numbers: bit-for-bit equal."""
+    """The same compiled code on the same numbers: bit-for-bit equal (to rounding for the
+    batches that run in lanes, ``helpers.assert_batch_row``)."""
     Q, V, A, F = _batch(model, 9)
     kernel = rbd.algorithms.compiled(model)
     for name, args in _methods(Q, V, A, F).items():
@@ -275,7 +278,7 @@ def test_batched_equals_per_call(model):
         batch = method(*args)
         for k in range(len(Q)):
             single = method(*[x[k] if isinstance(x, np.ndarray) else x for x in args])
-            np.testing.assert_array_equal(batch[k], single, err_msg=name)
+            assert_batch_row(name, batch[k], single, model, (Q[k], V[k], A[k]))
     batch = kernel.jacobian(Q, model.nbodies - 1, [0.1, 0.2, 0.3])
     for k in range(len(Q)):
         np.testing.assert_array_equal(
@@ -288,8 +291,8 @@ def test_single_arguments_broadcast_over_a_batch():
     tau = rbd.rnea(model, Q[0], V, A[0], F[1], backend="kernel")
     assert tau.shape == (4, model.nv)
     for k in range(4):
-        np.testing.assert_array_equal(tau[k], rbd.rnea(model, Q[0], V[k], A[0], F[1],
-                                                       backend="kernel"))
+        assert_batch_row("rnea", tau[k], rbd.rnea(model, Q[0], V[k], A[0], F[1],
+                                                  backend="kernel"))
 
 
 @pytest.mark.parametrize("n", [0, 1])
@@ -313,7 +316,7 @@ def test_batches_of_size_zero_and_one(n):
         if n == 1:
             single = getattr(kernel, name)(*[x[0] if isinstance(x, np.ndarray) else x
                                              for x in args])
-            np.testing.assert_array_equal(out[0], single, err_msg=name)
+            assert_batch_row(name, out[0], single, model, (Q[0], V[0], A[0]))
     assert kernel.jacobian(Q, 0).shape == (n, 6, nv)
 
 

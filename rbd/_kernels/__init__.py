@@ -16,6 +16,8 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``stages.pyx``             ``reference/stages.py``             the stages over :class:`rbd.Data`
 ``constraints.pyx``        ``reference/constraints.py``        rows φ, J, γ of the anchors
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
+``_lanes.pxd``             ``_spatial.pxd``, W states a time   lane algebra of the batched kernels
+``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa.pxi``
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks

@@ -7,6 +7,7 @@ cimport numpy as cnp
 from cpython.ref cimport PyObject
 
 from rbd._kernels._model cimport ModelC, Work, jcalc_fn
+from rbd._kernels._soa cimport SoaKernels
 
 
 cdef bint omp_unusable() noexcept
@@ -19,6 +20,11 @@ cdef struct Interrupt:
     unsigned long poller          # the thread that runs Python's signal handlers (the caller)
     double last                   # monotonic time of its last check, seconds
     PyObject* error               # what the handler raised (a new reference), or NULL
+
+
+cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
+                   const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
+                   int num_threads) except -1
 
 
 cdef void interrupt_start(Interrupt* s) noexcept

@@ -25,6 +25,7 @@ from libc.stdlib cimport free, malloc
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 cimport openmp
+from cython.parallel cimport prange, threadid
 
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
 
@@ -133,6 +134,64 @@ cdef object interrupt_error(Interrupt* s):
     Py_XDECREF(s.error)
     s.error = NULL
     return exc
+
+
+# --- batches in lanes ---------------------------------------------------------------------------
+cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
+                   const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
+                   int num_threads) except -1:
+    # a batch of RNEA or ABA (task of _soa.pxd) in blocks of W states (soa.pxi), GIL
+    # released: prange over the blocks, one lane workspace per thread.  Block b always
+    # holds states b W .. b W + W - 1, so no result depends on the number of threads.
+    # Returns 0, or the kernel's status (1 + the body of a singular pivot).
+    cdef int nt = num_threads, t, failed = 0
+    cdef Py_ssize_t W = K.lanes, nblocks = (N + K.lanes - 1) // K.lanes, b
+    cdef Py_ssize_t size = K.size(m) + 8, chunk
+    cdef double* work
+    cdef int* status
+    cdef Interrupt intr
+    if nt > nblocks:
+        nt = <int>nblocks
+    if omp_unusable():
+        # a child forked after a parallel batch: serially (the fork rule above)
+        nt = 1
+    chunk = max(1, nblocks // (16 * nt))
+    work = <double*>malloc(nt * size * sizeof(double))
+    status = <int*>malloc(nt * sizeof(int))
+    if work == NULL or status == NULL:
+        free(work)
+        free(status)
+        raise MemoryError()
+    for t in range(nt):
+        status[t] = 0
+    if nt > 1:
+        omp_starting()
+    interrupt_start(&intr)
+    try:
+        with nogil:
+            if nt == 1:
+                for b in range(nblocks):
+                    status[0] = K.run(m, work, task, x, stride, out, out_stride, b * W,
+                                      min(W, N - b * W))
+                    if status[0] or (b % 8 == 7 and interrupted(&intr)):
+                        break
+            else:
+                for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=chunk):
+                    if status[threadid()] == 0 and not (
+                            b % 8 == 7 and interrupted(&intr)) and not intr.stop:
+                        status[threadid()] = K.run(m, work + threadid() * size, task, x,
+                                                   stride, out, out_stride, b * W,
+                                                   min(W, N - b * W))
+        error = interrupt_error(&intr)
+        if error is not None:
+            raise error
+        for t in range(nt):
+            if status[t]:
+                failed = status[t]
+    finally:
+        free(work)
+        free(status)
+    return failed
 
 
 __all__ = ["CompiledBase", "column_slots", "parallel_batches_available"]

@@ -13,12 +13,14 @@ from numpy.typing import ArrayLike, NDArray
 from rbd.data import Data
 from rbd.model import Model
 
-__all__ = ["CompiledModel", "compiled_model", "column_slots"]
+__all__ = ["CompiledModel", "compiled_model", "column_slots", "simd", "set_simd"]
 
 JCALC_CAPSULE: str
 
 def column_slots(parent: ArrayLike) -> tuple[NDArray[np.int64], NDArray[np.int64], int]: ...
 def parallel_batches_available() -> bool: ...
+def set_simd(choice: str = "auto") -> str: ...
+def simd() -> str: ...
 
 class CompiledModel:
     """The compiled twin of a Model: flat arrays, a workspace, validated entry points."""

@@ -36,6 +36,7 @@ once.  Inputs are never written to.
 """
 
 cimport numpy as cnp
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free, malloc
 
@@ -48,6 +49,7 @@ from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
+from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
 
@@ -55,12 +57,48 @@ import numpy as np
 
 from rbd._kernels._base import JCALC_CAPSULE, _is_model, column_slots
 from rbd._kernels._base import parallel_batches_available
+from rbd._kernels._simd import at_import as _simd_at_import
+from rbd._kernels._simd import choose as _simd_choose
 from rbd._validation import as_time_step
 from rbd.errors import InputError, ModelError
 
 cnp.import_array()
 
-__all__ = ["CompiledModel", "compiled_model", "column_slots"]
+__all__ = ["CompiledModel", "compiled_model", "column_slots", "simd", "set_simd"]
+
+
+# --- batches in lanes: which build of soa.pxi runs (rbd/_kernels/_simd.py) ---------------
+cdef const SoaKernels* _soa = NULL
+_simd = "off"
+
+
+def set_simd(choice: str = "auto") -> str:
+    """Choose the lane kernels of batched ``rnea``/``aba``; returns the previous choice.
+
+    ``choice`` as the environment variable ``RBD_SIMD`` (``_simd.SIMD_CHOICES``):
+    ``"auto"`` picks the widest build this CPU runs (AVX-512, AVX2, else portable),
+    ``"off"`` runs batches state by state with the one-state kernels.  A build the
+    CPU cannot run, or that was not built, is refused (:class:`rbd.InputError`).
+    """
+    global _soa, _simd
+    build, capsule = _simd_choose(choice)
+    previous = _simd
+    if capsule is None:
+        _soa = NULL
+    else:
+        if not PyCapsule_IsValid(capsule, b"rbd.soa"):
+            raise ModelError(f"rbd._kernels._soa_{build}.kernels() returned no kernel table")
+        _soa = <const SoaKernels*>PyCapsule_GetPointer(capsule, b"rbd.soa")
+    _simd = build
+    return previous
+
+
+def simd() -> str:
+    """The lane kernels batches run on: ``"avx512"``, ``"avx2"``, ``"portable"`` or ``"off"``."""
+    return _simd
+
+
+set_simd(_simd_at_import())
 
 
 cdef enum Task:
@@ -236,7 +274,7 @@ cdef class CompiledModel(_base.CompiledBase):
             return out
         out = cnp.PyArray_EMPTY(nd + 1, dims, cnp.NPY_DOUBLE, 0)
         c.out = <double*>cnp.PyArray_DATA(out)
-        if c.N > 0:
+        if c.N > 0 and not self._run_lanes(c):
             self._run_batch(c)
         return out
 
@@ -258,6 +296,19 @@ cdef class CompiledModel(_base.CompiledBase):
         if status:
             self._raise_status(status)
         return 0
+
+    cdef int _run_lanes(self, Call* c) except -1:
+        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi); 0 when the
+        # task has no lane kernel or the lanes are off (set_simd), else 1
+        cdef int status
+        if _soa == NULL or not (c.task == T_RNEA or c.task == T_NONLINEAR
+                                or c.task == T_GRAVITY or c.task == T_ABA):
+            return 0
+        status = _base.run_lanes(&self.m, _soa, SOA_ABA if c.task == T_ABA else SOA_RNEA,
+                                 c.x, c.stride, c.out, c.out_stride, c.N, self._num_threads)
+        if status:
+            self._raise_status(status)
+        return 1
 
     cdef int _run_batch(self, Call* c) except -1:
         # a batch, GIL released: prange over the states, one workspace per thread

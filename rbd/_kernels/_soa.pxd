@@ -1,0 +1,28 @@
+# cython: language_level=3
+"""What the structure-of-arrays modules export to ``_model.pyx``.
+
+``soa.pxi`` (batched RNEA and ABA, the state index innermost) is compiled three
+times, as ``_soa_portable``, ``_soa_avx2`` and ``_soa_avx512`` (the same C with
+different instruction sets; ``setup.py``).  Each module hands ``_model.pyx`` one
+``SoaKernels`` table in a PyCapsule named ``"rbd.soa"``; ``_model.pyx`` picks the
+module at import from the CPU's features (docs/design.md, "Batches in lanes").
+"""
+
+# The tasks of run_block.
+cdef enum:
+    SOA_RNEA = 0                  # tau = ID(q, q̇, q̈, f_ext); x[1], x[2], x[3] may be NULL
+    SOA_ABA = 1                   # q̈ = FD(q, q̇, τ, f_ext); x[3] may be NULL
+
+
+# The model argument is the ModelC record of _model.pxd (passed untyped: this file is
+# cimported by _model.pyx itself, before ModelC is declared there).
+ctypedef Py_ssize_t (*soa_size_fn)(const void* model) noexcept nogil
+ctypedef int (*soa_run_fn)(const void* model, double* work, int task, const double** x,
+                           const Py_ssize_t* stride, double* out, Py_ssize_t out_stride,
+                           Py_ssize_t k0, Py_ssize_t n) noexcept nogil
+
+
+cdef struct SoaKernels:
+    int lanes                     # W: states per block
+    soa_size_fn size              # doubles of one block's workspace
+    soa_run_fn run                # states k0 .. k0 + n - 1 (n ≤ W) of a batch; 0 or 1 + body

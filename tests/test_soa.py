@@ -1,0 +1,277 @@
+"""Batched RNEA and ABA over lanes of states (``rbd/_kernels/soa.pxi``).
+
+A stacked call of ``rbd.rnea`` / ``rbd.aba`` (and ``nonlinear_effects``,
+``gravity_forces``) on the kernels runs blocks of W states in lanes; these tests
+compare every build of the lane kernels that this machine runs with the one-state
+kernel run state by state (``set_simd("off")``), check that the thread count does
+not change a bit of the result, that ``RBD_SIMD`` picks the build, and that the
+lane text keeps the passes and tags of its scalar twins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers import RTOL_LANES, python_child, random_models
+
+import rbd
+
+pytestmark = pytest.mark.usefixtures("require_kernels")
+
+#: States per test batch: not a multiple of the lane count W (8), so the last block is
+#: partly filled.
+N_STATES = 21
+
+MODELS = {
+    "arm7": rbd.models.arm7,
+    "tree31": lambda: rbd.models.binary_tree(5),
+    "humanoid": rbd.models.humanoid,
+    "RC20": lambda: rbd.models.revolute_chain(20),
+    "arm6-floating": lambda: rbd.models.bundled_urdf("arm6", floating_base=True),
+}
+
+
+def _model_module():
+    from rbd._kernels import _model
+
+    return _model
+
+
+def builds() -> list[str]:
+    """The lane builds this machine runs (portable always; AVX2, AVX-512 by the CPU)."""
+    from rbd._kernels import _simd
+
+    return [b for b in _simd.SIMD_BUILDS if _simd.runnable(b)]
+
+
+@pytest.fixture
+def simd():
+    """Set the lane build for one test; put the previous choice back afterwards."""
+    _model = _model_module()
+    previous = _model.simd()
+    yield _model.set_simd
+    _model.set_simd(previous)
+
+
+def batch(model, seed: int = 0, n: int = N_STATES):
+    rng = np.random.default_rng(seed)
+    Q = np.array([rbd.random_configuration(model, rng) for _ in range(n)])
+    V, A = rng.normal(size=(2, n, model.nv))
+    F = rng.normal(size=(n, model.nbodies, 6))
+    return Q, V, A, F
+
+
+def results(model, Q, V, A, F) -> dict[str, np.ndarray]:
+    return {
+        "rnea": rbd.rnea(model, Q, V, A),
+        "rnea f_ext": rbd.rnea(model, Q, V, A, F),
+        "aba": rbd.aba(model, Q, V, A),
+        "aba f_ext": rbd.aba(model, Q, V, A, F),
+        "nonlinear_effects": rbd.nonlinear_effects(model, Q, V),
+        "gravity_forces": rbd.gravity_forces(model, Q),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_every_build_matches_the_one_state_kernel(name, simd):
+    model = MODELS[name]()
+    state = batch(model)
+    simd("off")
+    expected = results(model, *state)
+    for build in builds():
+        simd(build)
+        got = results(model, *state)
+        for key, value in expected.items():
+            err = rbd.testing.relative_difference(got[key], value)
+            assert err <= RTOL_LANES, f"{name} {build} {key}: {err:.2e}"
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_every_joint_kind_runs_in_lanes(seed, simd):
+    """Random trees of every joint kind, free bases, chains: q̈ compared in torque space."""
+    for model in random_models(seed):
+        Q, V, TAU, F = batch(model, seed)
+        simd("off")
+        tau_ref, qdd_ref = rbd.rnea(model, Q, V, TAU, F), rbd.aba(model, Q, V, TAU, F)
+        for build in builds():
+            simd(build)
+            tau, qdd = rbd.rnea(model, Q, V, TAU, F), rbd.aba(model, Q, V, TAU, F)
+            assert rbd.testing.relative_difference(tau, tau_ref) <= RTOL_LANES, build
+            for k in range(len(Q)):
+                err = rbd.testing.quantity_difference(
+                    "forward_dynamics", model, (Q[k], V[k], TAU[k]), qdd[k], qdd_ref[k])
+                assert err <= RTOL_LANES, f"{model.name} {build} state {k}: {err:.2e}"
+
+
+@pytest.mark.parametrize("name", ["humanoid", "RC20"])
+def test_the_thread_count_changes_no_bit(name, simd):
+    model = MODELS[name]()
+    Q, V, A, _ = batch(model, n=61)
+    kernel = rbd.algorithms.compiled(model)
+    saved = kernel.num_threads
+    try:
+        for build in builds():
+            simd(build)
+            out = []
+            for threads in (1, 2, 3):
+                kernel.num_threads = threads
+                out.append((rbd.rnea(model, Q, V, A), rbd.aba(model, Q, V, A)))
+            for other in out[1:]:
+                assert all(np.array_equal(x, y) for x, y in zip(out[0], other, strict=True)), build
+    finally:
+        kernel.num_threads = saved
+
+
+def test_a_batch_of_one_and_an_empty_batch(simd):
+    model = rbd.models.arm7()
+    Q, V, A, _ = batch(model, n=1)
+    simd("off")
+    expected = rbd.aba(model, Q, V, A)
+    simd(builds()[0])
+    assert rbd.testing.relative_difference(rbd.aba(model, Q, V, A), expected) <= RTOL_LANES
+    assert rbd.aba(model, Q[:0], V[:0], A[:0]).shape == (0, model.nv)
+
+
+def test_shared_arguments_broadcast_over_the_lanes(simd):
+    """One ``v`` for the whole batch (stride 0) gives the same as ``v`` repeated."""
+    model = rbd.models.humanoid()
+    Q, V, A, _ = batch(model)
+    simd(builds()[0])
+    shared = rbd.rnea(model, Q, V[0], A)
+    repeated = rbd.rnea(model, Q, np.repeat(V[:1], len(Q), axis=0), A)
+    assert np.array_equal(shared, repeated)
+
+
+def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):
+    model = rbd.Model(name="massless")
+    body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
+                          (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
+    model.add_body(body, rbd.joints.Revolute([1, 0, 0]), None,
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    Q, V, A, _ = batch(model, n=9)
+    simd("off")
+    with pytest.raises(rbd.ModelError) as scalar:
+        rbd.aba(model, Q, V, A)
+    for build in builds():
+        simd(build)
+        with pytest.raises(rbd.ModelError) as lanes:
+            rbd.aba(model, Q, V, A)
+        assert str(lanes.value) == str(scalar.value)
+
+
+def test_the_fma_builds_take_the_lane_path(simd):
+    """The AVX2/AVX-512 builds fuse multiply-adds, the one-state kernel (baseline flags)
+    does not: their results differ in the last bits, which shows the lanes ran."""
+    fused = [b for b in builds() if b != "portable"]
+    if not fused:
+        pytest.skip("this CPU runs only the portable build")
+    model = rbd.models.revolute_chain(20)
+    Q, V, A, _ = batch(model)
+    simd("off")
+    scalar = rbd.aba(model, Q, V, A)
+    for build in fused:
+        simd(build)
+        assert not np.array_equal(rbd.aba(model, Q, V, A), scalar), build
+
+
+def test_choices_are_checked(simd):
+    with pytest.raises(rbd.InputError, match="simd choice"):
+        simd("avx1024")
+    from rbd._kernels import _simd
+
+    assert simd("auto") in _simd.SIMD_CHOICES
+    assert _model_module().simd() == builds()[0]
+
+
+def _child(choice: str | None):
+    code = """
+        import json, warnings
+        import numpy as np
+        warnings.simplefilter("always")
+        with warnings.catch_warnings(record=True) as caught:
+            import rbd
+            from rbd._kernels import _model
+        model = rbd.models.humanoid()
+        rng = np.random.default_rng(5)
+        Q = np.array([rbd.random_configuration(model, rng) for _ in range(11)])
+        V, T = rng.normal(size=(2, 11, model.nv))
+        print(json.dumps({"simd": _model.simd(), "warnings": [str(w.message) for w in caught],
+                          "qdd": rbd.aba(model, Q, V, T).tolist()}))
+    """
+    env = dict(os.environ)
+    env.pop("RBD_SIMD", None)
+    if choice is not None:
+        env["RBD_SIMD"] = choice
+    env["PYTHONPATH"] = str(Path(rbd.__file__).parents[1])
+    done = python_child(code, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+def test_the_environment_forces_the_portable_path(simd):
+    forced = _child("portable")
+    assert forced["simd"] == "portable" and forced["warnings"] == []
+    simd("portable")
+    model = rbd.models.humanoid()
+    rng = np.random.default_rng(5)
+    Q = np.array([rbd.random_configuration(model, rng) for _ in range(11)])
+    V, T = rng.normal(size=(2, 11, model.nv))
+    assert np.array_equal(np.array(forced["qdd"]), rbd.aba(model, Q, V, T))
+    assert _child(None)["simd"] == builds()[0]
+
+
+@pytest.mark.slow
+def test_an_unknown_environment_choice_warns_and_chooses(simd):
+    child = _child("avx1024")
+    assert child["simd"] == builds()[0]
+    assert any("RBD_SIMD='avx1024'" in w for w in child["warnings"])
+
+
+def test_the_lane_text_keeps_the_passes_and_tags_of_its_twins():
+    """``soa.pxi`` renders ``rnea.pyx`` and ``aba.pyx``: same pass headers, same tags."""
+    from test_twins import KERNELS, kernel_functions, passes, tags
+
+    lanes = kernel_functions((KERNELS / "soa.pxi").read_text())
+    for stem in ("rnea", "aba"):
+        scalar = kernel_functions((KERNELS / f"{stem}.pyx").read_text())
+        assert passes(lanes[stem]) == passes(scalar[stem]), stem
+        assert tags(lanes[stem]) == tags(scalar[stem]), stem
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_a_batch_in_lanes():
+    """SIGINT during a long lane batch raises KeyboardInterrupt within the check interval."""
+    code = """
+        import json, os, signal, threading, time
+        import numpy as np
+        import rbd
+        from rbd._kernels import _model
+        model = rbd.models.arm7()
+        rng = np.random.default_rng(0)
+        qs = np.array([rbd.random_configuration(model, rng) for _ in range(8)])
+        many = np.repeat(qs, 1_000_000, axis=0)
+        zeros = np.zeros(7)
+        rbd.aba(model, qs, zeros, zeros)
+        timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+        start = time.perf_counter()
+        timer.start()
+        try:
+            rbd.aba(model, many, zeros, zeros)
+            out = {"finished": time.perf_counter() - start}
+        except KeyboardInterrupt:
+            out = {"stopped_after": time.perf_counter() - start}
+        print(json.dumps({"simd": _model.simd(), **out}))
+    """
+    done = python_child(code, timeout=300,
+                        env={**os.environ, "PYTHONPATH": str(Path(rbd.__file__).parents[1])})
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["simd"] != "off"
+    # the loop checks every 8 blocks and runs the handlers at most every 20 ms; 2 s leaves
+    # room for a loaded machine (the whole batch takes several seconds)
+    assert out.get("stopped_after", float("inf")) < 2.0, out
