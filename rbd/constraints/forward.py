@@ -164,10 +164,6 @@ def joint_softness(model) -> dict:
     ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
     and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
     """
-    return model._derived("joint_softness", lambda: _joint_softness(model))
-
-
-def _joint_softness(model) -> dict:
     given = getattr(model, "mujoco_joints", None) or {}
     nv = model.nv
     out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
@@ -391,7 +387,8 @@ def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
 
 def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
             cone: str | None = None, contacts: bool = True, limits: bool = True,
-            iterations: int = 100, tolerance: float = 1e-14) -> ForwardResult:
+            iterations: int = 100, tolerance: float = 1e-14,
+            constraints=None) -> ForwardResult:
     r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
 
     Parameters
@@ -410,6 +407,9 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Switch the contact rows or the joint-limit rows off.
     iterations, tolerance : int, float
         Of the solver.
+    constraints : sequence of constraint kinds, optional
+        The equality constraints made rows (default: the model's active ones;
+        ``()`` for none).
 
     Returns
     -------
@@ -418,7 +418,7 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
 
     Notes
     -----
-    The model's active equality constraints (``model.constraints``) are the first
+    The active equality constraints (default ``model.constraints``) are the first
     rows, soft as MuJoCo makes them (:mod:`.equality_rows`, with each constraint's
     ``solref``, ``solimp`` and ``torquescale``).
     """
@@ -445,8 +445,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     weight_of = body_weight_of(model, body_weight)
     timestep = float(opts["timestep"])
 
-    Je, ae, Re, _, ide = equality_rows(model, q, v, active_constraints(model, None), weight_of,
-                                       dof_weight, timestep)
+    Je, ae, Re, _, ide = equality_rows(model, q, v, active_constraints(model, constraints),
+                                       weight_of, dof_weight, timestep)
     Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight, timestep)
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
     found = collide_model(model, q) if contacts and getattr(model, "geoms", ()) else None
