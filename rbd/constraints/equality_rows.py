@@ -142,7 +142,7 @@ def equality_rows(model, q, v, constraints, attachment_weight, dof_weight, times
             r, Jc, _ = coupling_rows(model, q, v, record)
             jdot = np.zeros(1)                          # MuJoCo's mj_Jdotv skips couplings
         else:
-            record = c.frames(model) if c.kind == "frame" else c.resolve(model)
+            record = c.anchors(model)
             if motion is None:
                 motion = constraint_motion(model, q, v)
             r, Jc, jdot = anchor_terms(model, q, motion, record,

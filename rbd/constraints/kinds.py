@@ -126,6 +126,21 @@ def _attachment(model, ref: str | None, what: str, constraint) -> tuple[int, np.
     return int(index), T
 
 
+def _sides(obj, kind: str) -> None:
+    """Check the two attachment names of an anchor: names, or None (the world) on one side."""
+    object.__setattr__(obj, "body_a", _name(obj.body_a, f"{kind} body_a", True))
+    object.__setattr__(obj, "body_b", _name(obj.body_b, f"{kind} body_b", True))
+    if obj.body_a is None and obj.body_b is None:
+        raise InputError(f"{kind}: body_a and body_b cannot both be the world (None)")
+
+
+def _world_second(record: tuple) -> tuple:
+    """An anchor record with the world, if it is a side, as side B (the sides swapped: the
+    rows change sign, the constraint does not)."""
+    kind, a, b, Ta, Tb = record
+    return (kind, b, a, Tb, Ta) if a < 0 else record
+
+
 class Constraint:
     """Base of the constraint kinds: ``rows`` of ``J``, a ``name`` and an ``active`` flag."""
 
@@ -143,10 +158,11 @@ class PointAnchor(Constraint):
     Parameters
     ----------
     body_a, body_b : str or None
-        Names of bodies or frames of the model; ``body_b=None`` is the world.
+        Names of bodies or frames of the model; None is the world (one side at
+        most).
     point_a, point_b : (3,) array_like
         The point in ``body_a``'s frame, and in ``body_b``'s frame (world
-        coordinates when ``body_b`` is None).
+        coordinates on a side that is None).
     name : str, optional
     active : bool, optional
         An inactive constraint is kept on the model but never enforced.
@@ -172,15 +188,14 @@ class PointAnchor(Constraint):
     kind = "point"
 
     def __post_init__(self):
-        object.__setattr__(self, "body_a", _name(self.body_a, "PointAnchor body_a"))
-        object.__setattr__(self, "body_b", _name(self.body_b, "PointAnchor body_b", True))
+        _sides(self, "PointAnchor")
         object.__setattr__(self, "point_a", _point(self.point_a, "PointAnchor point_a"))
         object.__setattr__(self, "point_b", _point(self.point_b, "PointAnchor point_b"))
         object.__setattr__(self, "active", bool(self.active))
         _set_soft(self, "PointAnchor")
 
-    def resolve(self, model) -> tuple:
-        """``("point", a, b, T_a, T_b)``: bodies and point poses in their body frames."""
+    def anchors(self, model) -> tuple:
+        """``("point", a, b, T_a, T_b)``: bodies (-1: world) and point poses in their frames."""
         a, Ta = _attachment(model, self.body_a, "body_a", self)
         b, Tb = _attachment(model, self.body_b, "body_b", self)
         Ta, Tb = Ta.copy(), Tb.copy()
@@ -188,6 +203,10 @@ class PointAnchor(Constraint):
         Tb[:3, 3] = Tb[:3, :3] @ self.point_b + Tb[:3, 3]
         Ta[:3, :3], Tb[:3, :3] = np.eye(3), np.eye(3)
         return ("point", a, b, Ta, Tb)
+
+    def resolve(self, model) -> tuple:
+        """:meth:`anchors`, with the world as side B (the rows of the rigid solvers)."""
+        return _world_second(self.anchors(model))
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -201,10 +220,10 @@ class FrameAnchor(Constraint):
     Parameters
     ----------
     body_a, body_b : str or None
-        Names of bodies or frames; ``body_b=None`` is the world.
+        Names of bodies or frames; None is the world (one side at most).
     pose_a, pose_b : (4, 4) array_like or None
-        The frames' poses in ``body_a``'s and ``body_b``'s frames (world when
-        ``body_b`` is None); None is the identity.
+        The frames' poses in ``body_a``'s and ``body_b``'s frames (world on a
+        side that is None); None is the identity.
     name : str, optional
     active : bool, optional
     solref, solimp : array_like, optional
@@ -227,8 +246,7 @@ class FrameAnchor(Constraint):
     kind = "frame"
 
     def __post_init__(self):
-        object.__setattr__(self, "body_a", _name(self.body_a, "FrameAnchor body_a"))
-        object.__setattr__(self, "body_b", _name(self.body_b, "FrameAnchor body_b", True))
+        _sides(self, "FrameAnchor")
         object.__setattr__(self, "pose_a", _pose(self.pose_a, "FrameAnchor pose_a"))
         object.__setattr__(self, "pose_b", _pose(self.pose_b, "FrameAnchor pose_b"))
         object.__setattr__(self, "active", bool(self.active))
@@ -247,15 +265,16 @@ class FrameAnchor(Constraint):
         """6, or 3 when ``torquescale`` is 0 (the rotation is free)."""
         return 3 if self.torquescale == 0 else 6
 
-    def frames(self, model) -> tuple:
-        """``("frame", a, b, T_a, T_b)``: bodies and frame poses in their body frames."""
+    def anchors(self, model) -> tuple:
+        """``("frame", a, b, T_a, T_b)``: bodies (-1: world) and frame poses in their frames."""
         a, Ta = _attachment(model, self.body_a, "body_a", self)
         b, Tb = _attachment(model, self.body_b, "body_b", self)
         return ("frame", a, b, Ta @ self.pose_a, Tb @ self.pose_b)
 
     def resolve(self, model) -> tuple:
-        """:meth:`frames`; a point record of the two origins when ``torquescale`` is 0."""
-        record = self.frames(model)
+        """:meth:`anchors` with the world as side B (the rows of the rigid solvers); a
+        point record of the two origins when ``torquescale`` is 0."""
+        record = _world_second(self.anchors(model))
         if self.torquescale != 0:
             return record
         _, a, b, Ta, Tb = record
