@@ -290,6 +290,73 @@ def test_equality_rows_ignore_inactive_and_can_be_switched_off():
     assert np.sum(forward(off, q, v).kinds == "equality") == 16
 
 
+#: Sides fixed to the world: body1 welded to the world (a connect and a weld with a
+#: relpose), and sites named like bodies on both a static and a moving body.
+WORLD_SIDES = """
+<mujoco>
+  <default><geom contype="0" conaffinity="0"/></default>
+  <worldbody>
+    <body name="post" pos="-1 0 0"><geom type="box" size=".1 .1 .3"/></body>
+    <body name="beam" pos="-1 0 0"><freejoint/>
+      <geom type="box" size=".2 .05 .05" pos=".2 0 0"/></body>
+    <body name="wall" pos="1 0 0"><geom type="box" size=".5 .1 .5"/>
+      <site name="wall" pos=".5 -.1 .5"/></body>
+    <body name="plank" pos="1 0 0"><freejoint/>
+      <geom type="box" size=".2 .2 .05"/><site name="plank" pos=".2 -.1 .2"/></body>
+    <body name="arm" pos="0 1 1"><joint name="swing" axis="0 1 0"/>
+      <geom type="capsule" fromto="0 0 0 .5 0 0" size=".03"/></body>
+  </worldbody>
+  <equality>
+    <connect body1="post" body2="beam" anchor=".1 .05 .3"/>
+    <connect site1="wall" site2="plank" solref="0.03 1"/>
+    <weld body1="wall" body2="arm" relpose="0.4 0 0 0.98 0 0.2 0" torquescale="2"/>
+  </equality>
+</mujoco>
+"""
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_sides_fixed_to_the_world_match_mujoco(cone):
+    """Rows whose body1 is fixed to the world keep MuJoCo's sign (efc_force as MuJoCo's),
+    and a site named like a body is the site."""
+    mm = mujoco.MjModel.from_xml_string(WORLD_SIDES)
+    mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
+    d = mujoco.MjData(mm)
+    d.qvel[:] = np.random.default_rng(5).normal(0.0, 0.5, mm.nv)
+    for _ in range(30):
+        mujoco.mj_step(mm, d)
+    model = rbd.load_mjcf(WORLD_SIDES)
+    _compare(model, mm, d, cone)
+    assert d.ne == 12 and np.abs(d.efc_force[:d.ne]).max() > 1.0
+
+
+@pytest.mark.slow
+def test_simulate_steps_equalities_and_springs_as_mujoco():
+    """rbd.simulate's Euler path steps the equality rows and the springs without a warning,
+    and follows MuJoCo's Euler (implicit damping) to round-off over 0.2 s."""
+    model, mm, d = _equality_pair("pyramidal", 0)
+    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        traj = rbd.simulate(model, q0, v0, 0.2, mm.opt.timestep, integrator="euler")
+    qs = []
+    for _ in range(len(traj.t)):
+        qs.append(from_mujoco_state(model, d.qpos, d.qvel)[0])
+        mujoco.mj_step(mm, d)
+    # the equalities pull: the run moves well away from its start
+    assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.05
+    np.testing.assert_allclose(traj.q, qs, rtol=0, atol=1e-9)
+
+
+def test_simulate_warns_when_springs_are_left_out():
+    """Off the contact path (RK4, rbd.aba) the joint springs act nowhere: the run says so."""
+    model = rbd.load_mjcf(EQUALITIES)
+    with pytest.warns(RuntimeWarning, match="joint springs"):
+        rbd.simulate(model, rbd.neutral(model), np.zeros(model.nv), 0.01, 0.005,
+                     constraints=())
+
+
 @pytest.mark.parametrize("attribute, value, message", [
     ("solref", "0.02 -1", "mixes the standard form"),
     ("solref", "0.02 1 3", "must hold 1 to 2 numbers"),
