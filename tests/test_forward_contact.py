@@ -346,6 +346,11 @@ def test_simulate_steps_equalities_and_springs_as_mujoco():
         mujoco.mj_step(mm, d)
     # the equalities pull: the run moves well away from its start
     assert np.abs(traj.q[-1] - traj.q[0]).max() > 0.05
+    # the soft rows' drift is recorded (rigid rows of the same constraints: 3+6+3+1+1)
+    assert traj.constraint_error.shape == (len(traj.t), 14)
+    # the flap starts 0.2 rad off its held value and is pulled there (timeconst 0.02 s)
+    assert traj.constraint_error[0, -1] == pytest.approx(-0.2)
+    assert abs(traj.constraint_error[-1, -1]) < 0.01
     np.testing.assert_allclose(traj.q, qs, rtol=0, atol=1e-9)
 
 

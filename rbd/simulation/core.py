@@ -327,9 +327,14 @@ def simulate(
     if contact_run:       # called from here, so that its warnings point at the caller
         from .contact import simulate_contact
 
-        return simulate_contact(model, q0, v0, options.duration, options.dt,
+        traj = simulate_contact(model, q0, v0, options.duration, options.dt,
                                 tau=_contact_tau(options), record_every=options.record_every,
                                 backend=options.backend, constraints=options.constraints)
+        if options.constraints:
+            q = traj.q.reshape(-1, model.nq)
+            phi = algorithms.constraint_error(model, q, options.constraints)
+            traj.constraint_error = phi.reshape(*traj.q.shape[:-1], -1)
+        return traj
     if isinstance(model, Model):
         from .contact import has_springs
 
