@@ -398,6 +398,25 @@ def test_constraint_kinds_carry_mujoco_defaults_and_check_them():
         rc.PointAnchor("a", None, [0, 0, 0], [0, 0, 0], solimp=[0.9, np.inf, 0, 0.5, 2])
     with pytest.raises(rbd.InputError, match="torquescale"):
         rc.FrameAnchor("a", None, torquescale=-1.0)
+    with pytest.raises(rbd.InputError, match="cannot both be the world"):
+        rc.PointAnchor(None, None, [0, 0, 0], [0, 0, 0])
+
+
+def test_world_as_side_a_is_the_same_rigid_constraint():
+    """An anchor with the world as side A gives the rigid solvers the rows of the swapped
+    anchor (negated: the same accelerations); forward keeps its side order."""
+    from rbd import constraints as rc
+
+    q, v = np.array([0.4, -0.3]), np.array([0.5, 0.2])
+    qdd, force = [], []
+    for c in (rc.PointAnchor("link2", None, [1.0, 0, 0], [1.9, 0, -0.3]),
+              rc.PointAnchor(None, "link2", [1.9, 0, -0.3], [1.0, 0, 0])):
+        model = rbd.models.double_pendulum()
+        model.add_constraint(c)
+        qdd.append(rbd.constrained_dynamics(model, q, v, np.zeros(2)).qdd)
+        force.append(forward(model, q, v).force)
+    np.testing.assert_allclose(qdd[1], qdd[0], rtol=1e-12)
+    np.testing.assert_allclose(force[1], -force[0], rtol=1e-12)
 
 
 def test_builder_constraints_are_soft_rows_of_forward():
