@@ -59,9 +59,16 @@ def test_equalities_become_constraints():
     kinds = {c.name: type(c) for c in model.constraints}
     assert kinds == {"loop": rc.PointAnchor, "sites": rc.PointAnchor,
                      "slide_to_box": rc.PointAnchor, "hold": rc.FrameAnchor,
-                     "lid_shut": rc.FrameAnchor, "pos_only": rc.PointAnchor,
+                     "lid_shut": rc.FrameAnchor, "pos_only": rc.FrameAnchor,
                      "tie": rc.JointCoupling, "lock": rc.JointCoupling}
+    # torquescale 0 frees the rotation: three rigid rows (MuJoCo keeps six soft ones)
+    pos_only = next(c for c in model.constraints if c.name == "pos_only")
+    assert pos_only.torquescale == 0.0 and pos_only.rows == 3
+    assert pos_only.resolve(model)[0] == "point"
     assert [c.name for c in model.constraints if not c.active] == ["lock"]
+    # the <default><equality solref> class reaches every equality; solimp keeps the default
+    assert all(c.solref.tolist() == [0.01, 1.0] for c in model.constraints)
+    assert all(c.solimp.tolist() == [0.9, 0.95, 0.001, 0.5, 2.0] for c in model.constraints)
     lock = model.constraints[-1]
     assert lock.source is None and lock.coefficients.tolist() == [0.2 + 0.25]   # ref + a0
 

@@ -5,9 +5,11 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 
 1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
    :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
-   :math:`\tau_p = -\mathrm{damping}\,v` (``mj_passive``); the unconstrained
+   :math:`\tau_p = -\mathrm{damping}\,v - \mathrm{stiffness}\,(q - q_{\mathrm{spring}})`
+   (``mj_passive``, :func:`passive_force`); the unconstrained
    acceleration :math:`a_0 = M^{-1}(\tau + \tau_p - h)`;
-2. the constraint rows in MuJoCo's order: dof friction loss (``model.friction > 0``),
+2. the constraint rows in MuJoCo's order: the equality constraints of the model
+   (:mod:`.equality_rows`), dof friction loss (``model.friction > 0``),
    joint limits (``mj_instantiateLimit``: the lower side is active when
    :math:`q - \mathrm{lower} < \mathrm{margin}`, row :math:`+e_j`; the upper side when
    :math:`\mathrm{upper} - q < \mathrm{margin}`, row :math:`-e_j`), contacts
@@ -22,13 +24,13 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import numpy as np
 
 from ..errors import InputError
 from .collision import Contacts, collide_model
 from .contact_rows import contact_rows
+from .equality_rows import equality_rows
 from .impedance import (
     clamp_solimp,
     contact_regularizers,
@@ -66,9 +68,10 @@ class ForwardResult:
     rows : ConstraintRows
         The rows: ``J``, ``aref``, ``D``, ``R``, ``ne``, ``nf``, cones.
     kinds : (nefc,) ndarray of str
-        ``"friction"``, ``"limit"`` or ``"contact"`` per row.
+        ``"equality"``, ``"friction"``, ``"limit"`` or ``"contact"`` per row.
     ids : (nefc,) int ndarray
-        The dof (friction, limit) or contact index of each row.
+        The index of each row's equality constraint (among the active ones), its
+        dof (friction, limit) or its contact.
     """
 
     qdd: np.ndarray
@@ -153,6 +156,88 @@ def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
     return body, dof
 
 
+def joint_softness(model) -> dict:
+    r"""Per dof: MuJoCo's joint spring and the solver parameters of limits and friction loss.
+
+    From the MJCF joints (``model.mujoco_joints``), MuJoCo's defaults elsewhere
+    (a URDF or a built model): ``solreflimit``, ``solreffriction`` (nv, 2),
+    ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
+    and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
+    """
+    given = getattr(model, "mujoco_joints", None) or {}
+    nv = model.nv
+    out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
+           "solreffriction": np.tile(LIMIT_SOLREF, (nv, 1)),
+           "solimplimit": np.tile(LIMIT_SOLIMP, (nv, 1)),
+           "solimpfriction": np.tile(LIMIT_SOLIMP, (nv, 1)),
+           "margin": np.zeros(nv), "stiffness": np.zeros(nv), "springref": np.zeros(nv)}
+    for _, body, vs in own_slices(model, "v"):
+        for key, value in given.get(body.joint_name, {}).items():
+            out[key][vs] = value
+    return out
+
+
+def passive_force(model, q, v) -> np.ndarray:
+    r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})`
+    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`)."""
+    soft = joint_softness(model)
+    force = -np.asarray(model.damping, float) * v
+    if np.any(soft["stiffness"]):
+        for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
+                                          strict=True):
+            if b.joint.kind in ("revolute", "prismatic"):
+                j = vs.start
+                force[j] -= soft["stiffness"][j] * (q[qs.start] - soft["springref"][j])
+    return force
+
+
+def body_weight_of(model, body_weight):
+    r"""``name -> (translation, rotation)`` inverse weight of the body carrying a body,
+    frame or geom name, as MuJoCo has it per MJCF body (``body_invweight0``).
+
+    MuJoCo computes a body's weight at its own centre of mass before anything is merged;
+    rbd merges bodies welded to their parent, so a name that came from an MJCF body
+    (``model.mujoco_bodies``) takes that body's weight, any other its rbd body's.
+    """
+    places = getattr(model, "mujoco_bodies", None) or {"body": {}, "geom": {}, "frame": {}}
+    mujoco_weight = _mujoco_body_weights(model) if places["body"] else {}
+
+    def weight(name, geom: bool = False) -> np.ndarray:
+        if name is None:
+            return np.zeros(2)
+        owner = places["geom" if geom else "frame"].get(name, name)
+        if owner in mujoco_weight:
+            return mujoco_weight[owner]
+        if geom:
+            g = next(g for g in model.geoms if g.name == name)
+            return body_weight[_geom_body(model, g) + 1]
+        return body_weight[model.body_index(name) + 1]
+
+    return weight
+
+
+def _mujoco_body_weights(model) -> dict:
+    """``body_invweight0`` of each MJCF body at its own centre of mass (cached)."""
+    return model._derived("mujoco_body_weights", lambda: _weights_at_com(model))
+
+
+def _weights_at_com(model) -> dict:
+    from ..algorithms.dynamics import crba
+    from ..algorithms.kinematics import jacobian
+
+    q0 = reference_configuration(model)
+    Minv = np.linalg.inv(crba(model, q0))
+    out = {}
+    for name, (body, com) in model.mujoco_bodies["body"].items():
+        if body is None:
+            out[name] = np.zeros(2)
+            continue
+        J = jacobian(model, q0, model.body_index(body), com)
+        A = J @ Minv @ J.T
+        out[name] = np.array([np.trace(A[3:, 3:]) / 3, np.trace(A[:3, :3]) / 3])
+    return out
+
+
 def _dof_joint(model):
     """Per dof: (body index, joint kind)."""
     out = []
@@ -178,15 +263,18 @@ def free_joint_bias(model, v) -> np.ndarray:
     return b
 
 
-def _friction_rows(model, v, dof_weight):
+def _friction_rows(model, v, dof_weight, timestep):
     """Dof friction loss: a row e_j per dof with ``model.friction[j] > 0``
-    (``mj_instantiateFriction``)."""
+    (``mj_instantiateFriction``), with the joint's ``solreffriction``/``solimpfriction``."""
+    soft = joint_softness(model)
     J, aref, R, floss, ids = [], [], [], [], []
     for j in np.flatnonzero(np.asarray(model.friction) > 0):
         row = np.zeros(model.nv)
         row[j] = 1.0
-        imp, _ = impedance(clamp_solimp(LIMIT_SOLIMP), 0.0, 0.0)
-        k, b = stiffness_damping(LIMIT_SOLREF, LIMIT_SOLIMP[1], friction_row=True)
+        solimp = clamp_solimp(soft["solimpfriction"][j])
+        imp, _ = impedance(solimp, 0.0, 0.0)
+        k, b = stiffness_damping(safe_solref(soft["solreffriction"][j], timestep), solimp[1],
+                                 friction_row=True)
         J.append(row)
         aref.append(reference_acceleration(k, b, imp, v[j], 0.0, 0.0))
         R.append(regularizer(imp, dof_weight[j]))
@@ -196,18 +284,19 @@ def _friction_rows(model, v, dof_weight):
 
 
 def _limit_rows(model, q, v, dof_weight, timestep):
-    """Joint-limit rows of the revolute and prismatic joints (``mj_instantiateLimit``)."""
+    """Joint-limit rows of the revolute and prismatic joints (``mj_instantiateLimit``),
+    with the joint's ``solreflimit``, ``solimplimit`` and ``margin``."""
+    soft = joint_softness(model)
     J, aref, R, ids = [], [], [], []
-    solref = safe_solref(LIMIT_SOLREF, timestep)
-    solimp = clamp_solimp(LIMIT_SOLIMP)
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
-    margins = getattr(model, "limit_margin", None)
     for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
                                       strict=True):
         if b.joint.kind not in ("revolute", "prismatic"):
             continue
         jq, jv = qs.start, vs.start
-        margin = 0.0 if margins is None else float(margins[jv])
+        solref = safe_solref(soft["solreflimit"][jv], timestep)
+        solimp = clamp_solimp(soft["solimplimit"][jv])
+        margin = float(soft["margin"][jv])
         for side, bound in ((-1, lower[jq]), (1, upper[jq])):
             if not np.isfinite(bound):
                 continue
@@ -232,7 +321,7 @@ def _geom_body(model, geom) -> int:
     return model.body_index(geom.body) if not isinstance(geom.body, int) else geom.body
 
 
-def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
+def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
     """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
     ``mj_makeImpedance``)."""
     from ..algorithms.kinematics import forward_kinematics, jacobian
@@ -247,12 +336,13 @@ def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
         jac = np.zeros((6, model.nv))
         weight = np.zeros(2)
         for side, sign in ((0, -1.0), (1, 1.0)):
-            b = _geom_body(model, geoms[contacts.geom[c, side]])
+            geom = geoms[contacts.geom[c, side]]
+            b = _geom_body(model, geom)
             if b < 0:
                 continue
             local = poses[b][:3, :3].T @ (point - poses[b][:3, 3])
             jac += sign * jacobian(model, q, b, local)
-            weight += body_weight[b + 1]
+            weight += weight_of(geom.name, geom=True)
         tran, rot = weight
         condim = int(contacts.condim[c])
         friction = contacts.friction[c]
@@ -297,7 +387,8 @@ def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
 
 def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
             cone: str | None = None, contacts: bool = True, limits: bool = True,
-            iterations: int = 100, tolerance: float = 1e-14) -> ForwardResult:
+            iterations: int = 100, tolerance: float = 1e-14,
+            constraints=None) -> ForwardResult:
     r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
 
     Parameters
@@ -316,16 +407,20 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Switch the contact rows or the joint-limit rows off.
     iterations, tolerance : int, float
         Of the solver.
+    constraints : sequence of constraint kinds, optional
+        The equality constraints made rows (default: the model's active ones;
+        ``()`` for none).
 
     Returns
     -------
     ForwardResult
         ``qdd`` (MuJoCo's ``qacc``), ``force`` (``efc_force``), ``contacts``, ``rows``.
 
-    Warns
+    Notes
     -----
-    RuntimeWarning
-        When the model has active equality constraints: they are not rows here yet.
+    The active equality constraints (default ``model.constraints``) are the first
+    rows, soft as MuJoCo makes them (:mod:`.equality_rows`, with each constraint's
+    ``solref``, ``solimp`` and ``torquescale``).
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
@@ -343,37 +438,37 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
-    if active_constraints(model, None):
-        warnings.warn("forward: the model's equality constraints (model.constraints) are "
-                      "not rows of rbd.forward yet and are left out; rbd.constrained_dynamics "
-                      "enforces them without contact", RuntimeWarning, stacklevel=2)
     M = crba(model, q, backend=backend)
-    passive = -np.asarray(model.damping, float) * v
+    passive = passive_force(model, q, v)
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
     body_weight, dof_weight = inverse_weights(model)
+    weight_of = body_weight_of(model, body_weight)
     timestep = float(opts["timestep"])
 
-    Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight)
+    Je, ae, Re, _, ide = equality_rows(model, q, v, active_constraints(model, constraints),
+                                       weight_of, dof_weight, timestep)
+    Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight, timestep)
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
     found = collide_model(model, q) if contacts and getattr(model, "geoms", ()) else None
     if found is None:
         from .collision import collide
 
         found = collide((), np.zeros((0, 4, 4)))
-    Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, body_weight, cone,
+    Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, weight_of, cone,
                                            float(opts["impratio"]), timestep)
-    nf = len(Jf)
-    offset = nf + len(Jl)
+    ne, nf = len(ae), len(Jf)
+    offset = ne + nf + len(Jl)
     cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
     J = np.vstack([np.atleast_2d(np.array(Jf)).reshape(-1, model.nv),
                    np.array(Jl).reshape(-1, model.nv), *Jc])
     aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
-    R = np.concatenate([np.array(Rf, float), np.array(Rl, float), *Rc])
-    if len(aref):
+    R = np.concatenate([Re, np.array(Rf, float), np.array(Rl, float), *Rc])
+    if len(aref):               # MuJoCo's rows act on its free-joint acceleration
         aref = aref - J @ free_joint_bias(model, v)
+    J, aref = np.vstack([Je, J]), np.concatenate([ae, aref])
     frictionloss = np.zeros(len(aref))
-    frictionloss[:nf] = floss
-    rows = ConstraintRows(J=J, aref=aref, D=1 / R if len(R) else R, R=R, ne=0, nf=nf,
+    frictionloss[ne:ne + nf] = floss
+    rows = ConstraintRows(J=J, aref=aref, D=1 / R if len(R) else R, R=R, ne=ne, nf=nf,
                           frictionloss=frictionloss, cones=cones)
     if len(aref) == 0:
         qdd, force = a0, np.zeros(0)
@@ -381,7 +476,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         qdd, force = solve_newton(M, a0, rows, iterations=iterations, tolerance=tolerance)
     else:
         qdd, force = solve_pgs(M, a0, rows, iterations=max(iterations, 2000))
-    kinds = np.array(["friction"] * nf + ["limit"] * len(Jl) + ["contact"] * len(idc))
-    ids = np.array(idf + idl + idc, dtype=int)
+    kinds = np.array(["equality"] * ne + ["friction"] * nf + ["limit"] * len(Jl)
+                     + ["contact"] * len(idc))
+    ids = np.array(ide + idf + idl + idc, dtype=int)
     return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
                          kinds=kinds, ids=ids)

@@ -29,6 +29,12 @@ Row frames (fixed, the tests rely on them):
 A constraint force ``f`` of these rows acts as :math:`J^T f` in joint space
 (:math:`M\ddot q + h = \tau + J^T f`): for an anchor, ``f`` is the force
 (and moment) on body A, in world axes; body B receives its opposite.
+
+Every kind also carries MuJoCo's softness, ``solref`` and ``solimp`` (MuJoCo's
+defaults ``(0.02, 1)`` and ``(0.9, 0.95, 0.001, 0.5, 2)``), and a frame anchor
+its ``torquescale`` (default 1).  The rigid solvers
+(:func:`rbd.constrained_dynamics`) do not use them; :func:`rbd.forward` makes
+soft rows of them as MuJoCo does (:mod:`rbd.constraints.equality_rows`).
 """
 
 from __future__ import annotations
@@ -46,6 +52,31 @@ __all__ = ["Constraint", "PointAnchor", "FrameAnchor", "JointCoupling", "Rolling
 
 #: Joint kinds whose single coordinate has ``q̇ = v`` (a coupling needs one).
 COUPLED_KINDS = ("revolute", "prismatic", "helical")
+
+#: MuJoCo's default softness of an equality constraint (``mj_defaultSolRefImp``).
+DEFAULT_SOLREF = (0.02, 1.0)
+DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def _soft(kind, value, size: int, what: str) -> np.ndarray:
+    """``solref`` (2 numbers, both positive or both non-positive) or ``solimp`` (5 numbers)."""
+    try:
+        s = np.array(value, dtype=float)
+    except (TypeError, ValueError):
+        raise InputError(f"{kind} {what} must be {size} numbers, got {value!r}") from None
+    if s.shape != (size,) or not np.all(np.isfinite(s)):
+        raise InputError(f"{kind} {what} must be {size} finite numbers, got {value!r}")
+    if size == 2 and (s[0] > 0) != (s[1] > 0):
+        raise InputError(f"{kind} solref {s.tolist()} mixes the standard form (time constant "
+                         "and damping ratio, both positive) and the direct form (-stiffness, "
+                         "-damping)")
+    s.setflags(write=False)
+    return s
+
+
+def _set_soft(obj, kind: str) -> None:
+    object.__setattr__(obj, "solref", _soft(kind, obj.solref, 2, "solref"))
+    object.__setattr__(obj, "solimp", _soft(kind, obj.solimp, 5, "solimp"))
 
 
 def _point(value, name: str) -> np.ndarray:
@@ -103,6 +134,21 @@ def _attachment(model, ref: str | None, what: str, constraint) -> tuple[int, np.
     return int(index), T
 
 
+def _sides(obj, kind: str) -> None:
+    """Check the two attachment names of an anchor: names, or None (the world) on one side."""
+    object.__setattr__(obj, "body_a", _name(obj.body_a, f"{kind} body_a", True))
+    object.__setattr__(obj, "body_b", _name(obj.body_b, f"{kind} body_b", True))
+    if obj.body_a is None and obj.body_b is None:
+        raise InputError(f"{kind}: body_a and body_b cannot both be the world (None)")
+
+
+def _world_second(record: tuple) -> tuple:
+    """An anchor record with the world, if it is a side, as side B (the sides swapped: the
+    rows change sign, the constraint does not)."""
+    kind, a, b, Ta, Tb = record
+    return (kind, b, a, Tb, Ta) if a < 0 else record
+
+
 class Constraint:
     """Base of the constraint kinds: ``rows`` of ``J``, a ``name`` and an ``active`` flag.
 
@@ -124,13 +170,16 @@ class PointAnchor(Constraint):
     Parameters
     ----------
     body_a, body_b : str or None
-        Names of bodies or frames of the model; ``body_b=None`` is the world.
+        Names of bodies or frames of the model; None is the world (one side at
+        most).
     point_a, point_b : (3,) array_like
         The point in ``body_a``'s frame, and in ``body_b``'s frame (world
-        coordinates when ``body_b`` is None).
+        coordinates on a side that is None).
     name : str, optional
     active : bool, optional
         An inactive constraint is kept on the model but never enforced.
+    solref, solimp : array_like, optional
+        MuJoCo's softness of the rows in :func:`rbd.forward` (2 and 5 numbers).
 
     Examples
     --------
@@ -145,18 +194,20 @@ class PointAnchor(Constraint):
     point_b: np.ndarray
     name: str = ""
     active: bool = True
+    solref: np.ndarray = DEFAULT_SOLREF
+    solimp: np.ndarray = DEFAULT_SOLIMP
     rows = 3
     kind = "point"
 
     def __post_init__(self):
-        object.__setattr__(self, "body_a", _name(self.body_a, "PointAnchor body_a"))
-        object.__setattr__(self, "body_b", _name(self.body_b, "PointAnchor body_b", True))
+        _sides(self, "PointAnchor")
         object.__setattr__(self, "point_a", _point(self.point_a, "PointAnchor point_a"))
         object.__setattr__(self, "point_b", _point(self.point_b, "PointAnchor point_b"))
         object.__setattr__(self, "active", bool(self.active))
+        _set_soft(self, "PointAnchor")
 
-    def resolve(self, model) -> tuple:
-        """``("point", a, b, T_a, T_b)``: bodies and point poses in their body frames."""
+    def anchors(self, model) -> tuple:
+        """``("point", a, b, T_a, T_b)``: bodies (-1: world) and point poses in their frames."""
         a, Ta = _attachment(model, self.body_a, "body_a", self)
         b, Tb = _attachment(model, self.body_b, "body_b", self)
         Ta, Tb = Ta.copy(), Tb.copy()
@@ -164,6 +215,10 @@ class PointAnchor(Constraint):
         Tb[:3, 3] = Tb[:3, :3] @ self.point_b + Tb[:3, 3]
         Ta[:3, :3], Tb[:3, :3] = np.eye(3), np.eye(3)
         return ("point", a, b, Ta, Tb)
+
+    def resolve(self, model) -> tuple:
+        """:meth:`anchors`, with the world as side B (the rows of the rigid solvers)."""
+        return _world_second(self.anchors(model))
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -177,12 +232,18 @@ class FrameAnchor(Constraint):
     Parameters
     ----------
     body_a, body_b : str or None
-        Names of bodies or frames; ``body_b=None`` is the world.
+        Names of bodies or frames; None is the world (one side at most).
     pose_a, pose_b : (4, 4) array_like or None
-        The frames' poses in ``body_a``'s and ``body_b``'s frames (world when
-        ``body_b`` is None); None is the identity.
+        The frames' poses in ``body_a``'s and ``body_b``'s frames (world on a
+        side that is None); None is the identity.
     name : str, optional
     active : bool, optional
+    solref, solimp : array_like, optional
+        MuJoCo's softness of the rows in :func:`rbd.forward` (2 and 5 numbers).
+    torquescale : float, optional
+        MuJoCo's weight of the rotation rows (default 1).  At 0 the rotation is
+        free: the rigid solvers see a point anchor at the frames' origins (3
+        rows), :func:`rbd.forward` keeps MuJoCo's six rows, the last three zero.
     """
 
     body_a: str
@@ -191,21 +252,47 @@ class FrameAnchor(Constraint):
     pose_b: np.ndarray | None = None
     name: str = ""
     active: bool = True
-    rows = 6
+    solref: np.ndarray = DEFAULT_SOLREF
+    solimp: np.ndarray = DEFAULT_SOLIMP
+    torquescale: float = 1.0
     kind = "frame"
 
     def __post_init__(self):
-        object.__setattr__(self, "body_a", _name(self.body_a, "FrameAnchor body_a"))
-        object.__setattr__(self, "body_b", _name(self.body_b, "FrameAnchor body_b", True))
+        _sides(self, "FrameAnchor")
         object.__setattr__(self, "pose_a", _pose(self.pose_a, "FrameAnchor pose_a"))
         object.__setattr__(self, "pose_b", _pose(self.pose_b, "FrameAnchor pose_b"))
         object.__setattr__(self, "active", bool(self.active))
+        _set_soft(self, "FrameAnchor")
+        try:
+            scale = float(self.torquescale)
+        except (TypeError, ValueError):
+            scale = np.nan
+        if not np.isfinite(scale) or scale < 0:
+            raise InputError("FrameAnchor torquescale must be a finite number >= 0, got "
+                             f"{self.torquescale!r}")
+        object.__setattr__(self, "torquescale", scale)
 
-    def resolve(self, model) -> tuple:
-        """``("frame", a, b, T_a, T_b)``: bodies and frame poses in their body frames."""
+    @property
+    def rows(self) -> int:
+        """6, or 3 when ``torquescale`` is 0 (the rotation is free)."""
+        return 3 if self.torquescale == 0 else 6
+
+    def anchors(self, model) -> tuple:
+        """``("frame", a, b, T_a, T_b)``: bodies (-1: world) and frame poses in their frames."""
         a, Ta = _attachment(model, self.body_a, "body_a", self)
         b, Tb = _attachment(model, self.body_b, "body_b", self)
         return ("frame", a, b, Ta @ self.pose_a, Tb @ self.pose_b)
+
+    def resolve(self, model) -> tuple:
+        """:meth:`anchors` with the world as side B (the rows of the rigid solvers); a
+        point record of the two origins when ``torquescale`` is 0."""
+        record = _world_second(self.anchors(model))
+        if self.torquescale != 0:
+            return record
+        _, a, b, Ta, Tb = record
+        Pa, Pb = np.eye(4), np.eye(4)
+        Pa[:3, 3], Pb[:3, 3] = Ta[:3, 3], Tb[:3, 3]
+        return ("point", a, b, Pa, Pb)
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
@@ -225,6 +312,8 @@ class JointCoupling(Constraint):
         The polynomial's coefficients, constant first.
     name : str, optional
     active : bool, optional
+    solref, solimp : array_like, optional
+        MuJoCo's softness of the row in :func:`rbd.forward` (2 and 5 numbers).
 
     Notes
     -----
@@ -237,6 +326,8 @@ class JointCoupling(Constraint):
     coefficients: tuple = (0.0, 1.0)
     name: str = ""
     active: bool = True
+    solref: np.ndarray = DEFAULT_SOLREF
+    solimp: np.ndarray = DEFAULT_SOLIMP
     rows = 1
     kind = "coupling"
 
@@ -253,6 +344,7 @@ class JointCoupling(Constraint):
         c.setflags(write=False)
         object.__setattr__(self, "coefficients", c)
         object.__setattr__(self, "active", bool(self.active))
+        _set_soft(self, "JointCoupling")
 
     def _coordinate(self, model, name: str) -> tuple[int, int]:
         if name not in model.joint_names:

@@ -105,10 +105,16 @@ MuJoCo does.
 
 What the dynamics leaves out
 ----------------------------
-rbd's tree dynamics has no constraints, springs or actuators.  Whatever the
-file holds of equality constraints, tendons, actuators, explicit contact
-pairs and excludes, joint springs (``stiffness``, ``springref``,
-``springdamper``), ball-joint cone limits, gravity compensation
+rbd's tree dynamics has no constraints, springs or actuators.  The ``connect``,
+``weld`` and ``joint`` equalities become ``model.constraints`` (with their
+``solref``, ``solimp``, ``torquescale``), and the springs of hinges and slides
+(``stiffness``, ``springref``) and each joint's ``solreflimit``,
+``solimplimit``, ``margin``, ``solreffriction`` and ``solimpfriction`` are
+kept in ``model.mujoco_joints``: :func:`rbd.forward` and the contact path of
+:func:`rbd.simulate` apply them as MuJoCo does.  Whatever else the file holds
+of equality constraints (tendon, flex), tendons, actuators, explicit contact
+pairs and excludes, springs of ball and free joints, ``springdamper``,
+ball-joint cone limits, gravity compensation
 (``gravcomp``), fluid forces (``<option density|viscosity|wind>``), the
 motion of mocap bodies and plugins is named in one :class:`RuntimeWarning`;
 nothing is dropped silently.  A mocap body is a body on a fixed joint at its
@@ -240,8 +246,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     -----
     RuntimeWarning
         Once, listing what the file holds that rbd's dynamics leaves out
-        (equality constraints, tendons, actuators, contact pairs and
-        excludes, joint springs, ball-joint limits, gravity compensation,
+        (tendon and flex equalities, tendons, actuators, contact pairs and
+        excludes, springs of ball and free joints, ball-joint limits, gravity compensation,
         fluid forces, the motion of mocap bodies, plugins).
 
     Notes

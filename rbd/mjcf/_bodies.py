@@ -15,7 +15,11 @@ from ._geoms import geom_record
 from ._inertia import _body_link
 from ._options import _MJ_EPS, _attributes, _Context, _element, _ignore, _owner
 from ._orientation import _pose, _site_pose
-from ._xml import _flag, _scalar, _vector
+from ._xml import _flag, _numbers, _scalar, _vector
+
+#: MuJoCo's default ``solref`` and ``solimp`` (``mj_defaultSolRefImp``).
+SOLREF_DEFAULT = (0.02, 1.0)
+SOLIMP_DEFAULT = (0.9, 0.95, 0.001, 0.5, 2.0)
 
 _JOINT_KINDS = {"hinge": "revolute", "slide": "prismatic", "ball": "spherical", "free": "free"}
 _REFUSED = {  # elements that add bodies or degrees of freedom rbd cannot read
@@ -37,6 +41,7 @@ class _MJJoint:
     pos: np.ndarray
     ref: float
     properties: dict = field(default_factory=dict)
+    softness: dict = field(default_factory=dict)  # MuJoCo's spring and solver parameters
 
 
 @dataclass
@@ -124,14 +129,53 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
     axis = axis / max(float(np.abs(axis).max()), _MJ_EPS)  # the norm of 1e300 would overflow
     scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
     ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
-    if _scalar(attrs, "stiffness", where, 0.0) or np.any(
+    stiffness = _scalar(attrs, "stiffness", where, 0.0)
+    if (stiffness and kind in ("ball", "free")) or np.any(
             _vector(attrs, "springdamper", 2, where, [0, 0])):
-        _ignore(ctx.ignored, "joint springs (stiffness or springdamper, with springref)",
+        _ignore(ctx.ignored, "joint springs of ball and free joints, and springdamper",
                 quote(name))
     pos = p + R @ _vector(attrs, "pos", 3, where, [0, 0, 0]) if kind != "free" else np.zeros(3)
     norm = float(np.linalg.norm(axis))
     return _MJJoint(name, kind, axis / norm if norm else axis, pos, ref,
-                    _joint_properties(kind, attrs, where, ctx, name))
+                    _joint_properties(kind, attrs, where, ctx, name),
+                    _joint_softness(kind, attrs, where, scale))
+
+
+def _joint_softness(kind: str, attrs: dict, where: str, scale: float) -> dict:
+    """MuJoCo's joint spring (hinge, slide) and the solver parameters of its limit and
+    friction-loss rows (``solreflimit``, ``solimplimit``, ``margin``, ``solreffriction``,
+    ``solimpfriction``), MuJoCo's defaults where the file says nothing."""
+    out = {"margin": _scalar(attrs, "margin", where, 0.0)}
+    for key in ("solreflimit", "solreffriction"):
+        out[key] = _solref(attrs, key, where)
+    for key in ("solimplimit", "solimpfriction"):
+        out[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
+    if kind in ("hinge", "slide"):
+        out["stiffness"] = _scalar(attrs, "stiffness", where, 0.0)
+        out["springref"] = _scalar(attrs, "springref", where, 0.0) * scale
+        if out["stiffness"] < 0:
+            raise MJCFError(f"{where}: stiffness must not be negative, got {out['stiffness']}")
+    return out
+
+
+def _leading(attrs: dict, key: str, where: str, default) -> np.ndarray:
+    """Up to ``len(default)`` numbers over ``default`` (MuJoCo reads a leading part)."""
+    out = np.array(default, dtype=float)
+    if key in attrs:
+        values = _numbers(attrs[key], where, key, (1, out.size))
+        out[:values.size] = values
+    return out
+
+
+def _solref(attrs: dict, key: str, where: str) -> np.ndarray:
+    """A ``solref``-like pair: both positive (time constant, damping ratio) or both not
+    (-stiffness, -damping); MuJoCo replaces a mixed pair with its default and warns."""
+    out = _leading(attrs, key, where, SOLREF_DEFAULT)
+    if (out[0] > 0) != (out[1] > 0):
+        raise MJCFError(f"{where}: {key}={attrs[key]!r} mixes the standard form (time constant "
+                        "and damping ratio, both positive) and the direct form (-stiffness, "
+                        "-damping)")
+    return out
 
 
 def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:

@@ -72,11 +72,12 @@ def _placed(X: np.ndarray) -> np.ndarray:
     return T
 
 
-def _plan(bodies: list) -> tuple[list, list, list]:
-    """Specs of the rbd bodies with their inertia parts, the frames ``(name, spec, X)`` and the
-    geoms ``(spec or -1, Geom in that frame)``."""
+def _plan(bodies: list) -> tuple[list, list, list, dict]:
+    """Specs of the rbd bodies with their inertia parts, the frames ``(name, spec, X)``, the
+    geoms ``(spec or -1, Geom in that frame)`` and where each MJCF body went (``places``)."""
     specs: list[_Spec] = []
     frames, geoms = [], []
+    places: dict = {"body": {}, "geom": {}, "frame": {}}
     taken = {b.name for b in bodies} | {j.name for b in bodies for j in b.joints}
     named = {b.name: f"body {quote(b.name)}" for b in bodies}  # the frames' namespace
     owner: list[tuple[int, np.ndarray]] = []  # (spec carrying the MJCF body, X spec -> body)
@@ -99,6 +100,8 @@ def _plan(bodies: list) -> tuple[list, list, list]:
         spec, X = owner[-1]
         T = _placed(X)
         geoms.extend((spec, g.replace(pose=T @ g.pose)) for g in body.geoms)
+        places["body"][body.name] = (spec, T, body)
+        places["geom"].update((g.name, body.name) for g in body.geoms)
         if spec >= 0:
             if spec not in mocap:  # welded to the world, the inertia would never be used
                 specs[spec].parts.append((body.link, X))
@@ -111,7 +114,8 @@ def _plan(bodies: list) -> tuple[list, list, list]:
                                     f"{named[name]} already has the frame name {quote(name)}")
                 named[name] = f"<site name={quote(site)}> of body {quote(body.name)}"
                 frames.append((name, spec, X_site @ X))
-    return specs, frames, geoms
+                places["frame"][name] = body.name
+    return specs, frames, geoms, places
 
 
 def _scale_masses(bodies: list, total: float) -> None:
@@ -122,8 +126,22 @@ def _scale_masses(bodies: list, total: float) -> None:
         b.link = Link(b.name, b.link.mass * scale, b.link.com, b.link.I_com * scale)
 
 
+def _mujoco_bodies(specs: list, places: dict) -> dict:
+    """Each MJCF body's rbd body and centre of mass in that body's frame (MuJoCo computes
+    contact and equality weights per body, before rbd merges welded bodies), and the MJCF
+    body of each geom and site frame."""
+    found = {"body": {}, "geom": places["geom"], "frame": places["frame"]}
+    for name, (spec, T, body) in places["body"].items():
+        if spec < 0:
+            found["body"][name] = (None, np.zeros(3))
+        else:
+            com = T[:3, :3] @ np.asarray(body.link.com, float) + T[:3, 3]
+            found["body"][name] = (specs[spec].name, com)
+    return found
+
+
 def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Model:
-    specs, frames, geoms = _plan(bodies)
+    specs, frames, geoms, places = _plan(bodies)
     model = Model(gravity=gravity, name=name)
     for spec in specs:
         try:
@@ -145,5 +163,7 @@ def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Mod
         model.add_geom(geom)
     for spec, geom in geoms:
         model.add_geom(geom.replace(body=specs[spec].name if spec >= 0 else None))
+    model.mujoco_bodies = _mujoco_bodies(specs, places)
+    model.mujoco_joints = {j.name: j.softness for b in bodies for j in b.joints}
     return model
 

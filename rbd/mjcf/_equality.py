@@ -16,10 +16,13 @@ MuJoCo's meaning (its compiler, ``mj_setConst``, and ``mj_instantiateEquality``)
   or slide is MuJoCo's ``qpos``, so the polynomial is expanded in powers of ``x``
   (:class:`~rbd.constraints.JointCoupling`).
 
-``active`` is kept on each constraint.  rbd's constraints are rigid: ``solref``,
-``solimp`` and a nonzero ``torquescale`` (which only weights MuJoCo's soft rows)
-are not used.  Tendon and flex equalities, and a connect or weld between two
-bodies fixed to the world, stay in the reader's warning.
+``active``, ``solref`` and ``solimp`` (their leading numbers over MuJoCo's
+defaults, ``<default><equality>`` classes included) and a weld's ``torquescale``
+are kept on each constraint: :func:`rbd.forward` makes MuJoCo's soft rows of
+them, the rigid solvers (:func:`rbd.constrained_dynamics`) use none of them but
+``torquescale="0"``, which frees the rotation.  Tendon and flex equalities, and
+a connect or weld between two bodies fixed to the world, stay in the reader's
+warning.
 ``qpos0`` is rbd's neutral configuration with each hinge and slide at its
 ``ref`` and each free body where the file puts it.
 """
@@ -36,7 +39,7 @@ from ..constraints.kinds import FrameAnchor, JointCoupling, PointAnchor
 from ..errors import InputError, MJCFError, ModelError
 from ..model import Model
 from ..spatial import plux_parts, quat_to_rot
-from ._bodies import _flatten
+from ._bodies import SOLIMP_DEFAULT, _flatten, _leading, _solref
 from ._options import _attributes, _Context, _ignore
 from ._orientation import _site_pose
 from ._xml import _flag, _scalar, _vector
@@ -120,24 +123,36 @@ class _Resolver:
         self.static_sites.update(_world_sites(root, ctx))
         self.q0 = None
 
-    def world_pose(self, name: str | None) -> np.ndarray:
-        if name is None or name == "world":
+    def _site_frame(self, name: str) -> str:
+        """The frame of a site: its name, or ``site:<name>`` where a body has the name."""
+        return f"site:{name}" if f"site:{name}" in self.model.frames else name
+
+    def world_pose(self, name: str | None, site: bool = False) -> np.ndarray:
+        """World pose at ``qpos0`` of an MJCF body (``site=False``) or site."""
+        if name is None or (name == "world" and not site):
             return np.eye(4)
-        if name in self.static:
-            return self.static[name]
-        if name in self.static_sites:
+        if site and name in self.static_sites:
             return self.static_sites[name]
+        if not site and name in self.static:
+            return self.static[name]
         from ..algorithms import frame_pose
 
         if self.q0 is None:
             self.q0 = _reference_configuration(self.model, self.ctx)
-        return frame_pose(self.model, self.q0, name, backend="reference")
+        frame = self._site_frame(name) if site else name
+        return frame_pose(self.model, self.q0, frame, backend="reference")
 
-    def attachment(self, name: str | None, where: str) -> str | None:
+    def attachment(self, name: str | None, where: str, site: bool = False) -> str | None:
         """The rbd body or frame of an MJCF body or site; None for the world."""
-        if name is None or name == "world" or name in self.static or name in self.static_sites:
+        if site:
+            if name in self.static_sites:
+                return None
+            frame = self._site_frame(name)
+            if frame in self.model.frames:
+                return frame
+        elif name is None or name == "world" or name in self.static:
             return None
-        if name in self.model.body_names or name in self.model.frames:
+        elif name in self.model.body_names or name in self.model.frames:
             return name
         raise MJCFError(f"{where}: unknown body or site {quote(name)}")
 
@@ -152,44 +167,52 @@ def _names(attrs: dict, kind: str, where: str) -> tuple[str, str | None, bool]:
     raise MJCFError(f"{where}: needs {need}, or site1 and site2")
 
 
-def _connect(attrs, where, res: _Resolver, name: str, active: bool):
+def _connect(attrs, where, res: _Resolver, common: dict):
     one, two, sites = _names(attrs, "connect", where)
-    a, b = res.attachment(one, where), res.attachment(two, where)
+    a, b = res.attachment(one, where, sites), res.attachment(two, where, sites)
     if sites:
-        return _anchor(PointAnchor, a, b, res, one, two, np.zeros(3), None, name, active)
+        return _anchor(a, b, res, (one, two, True), np.zeros(3), None, common)
     anchor = _vector(attrs, "anchor", 3, where)
     world = res.world_pose(one)
     point = world[:3, :3] @ anchor + world[:3, 3]                     # at qpos0
     T2 = res.world_pose(two)
     point_b = T2[:3, :3].T @ (point - T2[:3, 3])
-    return _anchor(PointAnchor, a, b, res, one, two, anchor, point_b, name, active)
+    return _anchor(a, b, res, (one, two, False), anchor, point_b, common)
 
 
-def _anchor(kind, a, b, res, one, two, point_a, point_b, name, active):
-    """An anchor whose attachments may be world-welded bodies (then re-expressed in world)."""
+def _in_world(a, b, res, names, Ta, Tb):
+    """The two poses, a side on a body or site fixed to the world re-expressed in world;
+    ``names``: the MJCF names of the two sides and whether they are sites."""
+    one, two, sites = names
+    if a is None and b is None:
+        raise _BothWeldedError
+    if a is None:
+        Ta = res.world_pose(one, sites) @ Ta
+    if b is None:
+        Tb = res.world_pose(two, sites) @ Tb
+    return Ta, Tb
+
+
+def _anchor(a, b, res, names, point_a, point_b, common):
+    """A point anchor whose attachments may be bodies or sites fixed to the world."""
     Ta = np.eye(4)
     Ta[:3, 3] = point_a
     Tb = np.eye(4)
     if point_b is not None:
         Tb[:3, 3] = point_b
-    if a is None:                       # body1 welded to the world: swap the two sides
-        a, b, Ta, Tb, one, two = b, a, Tb, Ta, two, one
-    if b is None and two not in (None, "world"):   # a world-fixed body or site: its world pose
-        Tb = res.world_pose(two) @ Tb
-    if a is None:
-        raise _BothWeldedError
-    if kind is PointAnchor:
-        return PointAnchor(a, b, Ta[:3, 3], Tb[:3, 3], name=name, active=active)
-    return FrameAnchor(a, b, Ta, Tb, name=name, active=active)
+    Ta, Tb = _in_world(a, b, res, names, Ta, Tb)
+    return PointAnchor(a, b, Ta[:3, 3], Tb[:3, 3], **common)
 
 
-def _weld(attrs, where, res: _Resolver, name: str, active: bool):
+def _weld(attrs, where, res: _Resolver, common: dict):
     one, two, sites = _names(attrs, "weld", where)
-    a, b = res.attachment(one, where), res.attachment(two, where)
-    point = _scalar(attrs, "torquescale", where, 1.0) == 0.0
-    kind = PointAnchor if point else FrameAnchor
+    a, b = res.attachment(one, where, sites), res.attachment(two, where, sites)
+    common = dict(common, torquescale=_scalar(attrs, "torquescale", where, 1.0))
+    if common["torquescale"] < 0:
+        raise MJCFError(f"{where}: torquescale must not be negative, got "
+                        f"{common['torquescale']}")
     if sites:
-        return _framed(kind, a, b, res, one, two, np.eye(4), np.eye(4), name, active)
+        return _framed(a, b, res, (one, two, True), np.eye(4), np.eye(4), common)
     anchor = _vector(attrs, "anchor", 3, where, [0.0, 0.0, 0.0])
     relpose = _vector(attrs, "relpose", 7, where, [0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0])
     pose_b = np.eye(4)
@@ -200,22 +223,15 @@ def _weld(attrs, where, res: _Resolver, name: str, active: bool):
         pose_a[:3, :3], pose_a[:3, 3] = quat_to_rot(np.array([x, y, z, w])), relpose[:3]
     else:                               # the relative pose of qpos0
         pose_a = np.linalg.solve(res.world_pose(one), res.world_pose(two) @ pose_b)
-    return _framed(kind, a, b, res, one, two, pose_a, pose_b, name, active)
+    return _framed(a, b, res, (one, two, False), pose_a, pose_b, common)
 
 
-def _framed(kind, a, b, res, one, two, pose_a, pose_b, name, active):
-    if a is None:
-        a, b, pose_a, pose_b, one, two = b, a, pose_b, pose_a, two, one
-    if a is None:
-        raise _BothWeldedError
-    if b is None and two not in (None, "world"):
-        pose_b = res.world_pose(two) @ pose_b
-    if kind is PointAnchor:
-        return PointAnchor(a, b, pose_a[:3, 3], pose_b[:3, 3], name=name, active=active)
-    return FrameAnchor(a, b, pose_a, pose_b, name=name, active=active)
+def _framed(a, b, res, names, pose_a, pose_b, common):
+    pose_a, pose_b = _in_world(a, b, res, names, pose_a, pose_b)
+    return FrameAnchor(a, b, pose_a, pose_b, **common)
 
 
-def _joint(attrs, where, ctx: _Context, name: str, active: bool):
+def _joint(attrs, where, ctx: _Context, common: dict):
     """``y = y0 + p(x − x0)`` expanded in powers of ``x`` (``x0``, ``y0``: the refs)."""
     if "joint1" not in attrs:
         raise MJCFError(f"{where}: missing attribute 'joint1'")
@@ -224,9 +240,9 @@ def _joint(attrs, where, ctx: _Context, name: str, active: bool):
     one, two = attrs["joint1"], attrs.get("joint2")
     y0, x0 = refs.get(one, 0.0), refs.get(two, 0.0)
     if two is None:
-        return JointCoupling(one, None, [y0 + a[0]], name=name, active=active)
+        return JointCoupling(one, None, [y0 + a[0]], **common)
     p = Polynomial(a)(Polynomial([-x0, 1.0])) + y0
-    return JointCoupling(one, two, p.coef, name=name, active=active)
+    return JointCoupling(one, two, p.coef, **common)
 
 
 def read_equality(root: ET.Element, ctx: _Context, model: Model, ignored: dict) -> None:
@@ -245,14 +261,16 @@ def read_equality(root: ET.Element, ctx: _Context, model: Model, ignored: dict) 
                     f"<{elem.tag}" + (f" {quote(name)}>" if name else ">"))
             continue
         attrs = _attributes(elem, "equality", "main", ctx, where)
-        active = _flag(attrs, "active", where, "true") == "true"
+        common = {"name": name, "active": _flag(attrs, "active", where, "true") == "true",
+                  "solref": _solref(attrs, "solref", where),
+                  "solimp": _leading(attrs, "solimp", where, SOLIMP_DEFAULT)}
         try:
             if elem.tag == "connect":
-                constraint = _connect(attrs, where, res, name, active)
+                constraint = _connect(attrs, where, res, common)
             elif elem.tag == "weld":
-                constraint = _weld(attrs, where, res, name, active)
+                constraint = _weld(attrs, where, res, common)
             else:
-                constraint = _joint(attrs, where, ctx, name, active)
+                constraint = _joint(attrs, where, ctx, common)
             model.add_constraint(constraint)
         except _BothWeldedError:
             _ignore(ignored, "equality constraints between bodies fixed to the world",

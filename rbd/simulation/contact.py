@@ -1,4 +1,5 @@
-r"""Stepping with contacts, joint limits and friction loss: MuJoCo's semi-implicit Euler.
+r"""Stepping with contacts, joint limits, friction loss, equality constraints and joint
+springs: MuJoCo's semi-implicit Euler.
 
 Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 
@@ -25,13 +26,25 @@ from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
 
+def has_springs(model) -> bool:
+    """True when a joint of the model has a spring (MJCF ``stiffness``)."""
+    from ..constraints.forward import joint_softness
+
+    return bool(np.any(joint_softness(model)["stiffness"]))
+
+
 def has_contact_terms(model) -> bool:
-    """True when the model has collision geoms or finite joint limits."""
+    """True when the model has collision geoms, finite joint limits, active equality
+    constraints or joint springs: terms only :func:`rbd.forward` holds."""
+    from ..constraints.kinds import active_constraints
+
     geoms = getattr(model, "geoms", ()) or ()
     if any(g.contype or g.conaffinity for g in geoms):
         return True
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
-    return bool(np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)))
+    if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
+        return True
+    return bool(active_constraints(model, None)) or has_springs(model)
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
@@ -82,11 +95,13 @@ def integrate_position(model, qpos, qvel, h):
     return qpos
 
 
-def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None):
+def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
+               constraints=None):
     """One semi-implicit Euler step; returns ``(q, v, a, ncon)`` (``a`` at the start state)."""
     from ..mjcf._state import from_mujoco_state, to_mujoco_state
 
-    result = forward(model, q, v, tau, backend=backend, solver=solver, cone=cone)
+    result = forward(model, q, v, tau, backend=backend, solver=solver, cone=cone,
+                     constraints=constraints)
     a = result.qdd
     damping = np.asarray(model.damping, float)
     if np.any(damping > 0):
@@ -105,12 +120,13 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None)
 
 
 def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, backend=None,
-                     solver="newton", cone=None) -> Trajectory:
+                     solver="newton", cone=None, constraints=None) -> Trajectory:
     """One run of :func:`rbd.simulate` with contacts and limits (``integrator="euler"``).
 
     ``tau``: None, a constant ``(nv,)`` or one row per step ``(steps, nv)``.
     The trajectory's ``contact_count`` holds the number of contacts at each sample.
-    :func:`rbd.simulate` stacks batches of these runs, records the bilateral
+    ``constraints``: the equality constraints made soft rows (default the model's active
+    ones).  :func:`rbd.simulate` stacks batches of these runs, records the bilateral
     constraints' error and warns of a start outside the joint limits.
     """
     if callable(tau):
@@ -127,7 +143,7 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     for k in range(steps + 1):
         tk = None if tau_rows is None else tau_rows[min(k, len(tau_rows) - 1)]
         q_next, v_next, a, ncon = euler_step(model, q, v, tk, dt, backend=backend,
-                                             solver=solver, cone=cone)
+                                             solver=solver, cone=cone, constraints=constraints)
         if k % record_every == 0 or k == steps:
             ts.append(k * dt)
             qs.append(q)

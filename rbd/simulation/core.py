@@ -12,6 +12,7 @@ import copy
 import math
 import os
 import sys
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -245,11 +246,14 @@ def simulate(
         ``ω = 1 / (20 dt)`` (critically damped, slow against the step); None
         integrates ``J q̈ = γ`` alone, whose error drifts.
     contact : bool, optional
-        Contacts, joint limits and dof friction loss through :func:`rbd.forward`
-        with MuJoCo's semi-implicit Euler (:mod:`rbd.simulation.contact`; Python
-        path, batches one rollout after the other, ``tau`` constant or per step).  Default: on with
-        ``integrator="euler"`` when the model has collision geoms or joint limits;
-        ``False`` switches it off.  The trajectory's ``contact_count`` holds the
+        Contacts, joint limits, dof friction loss, joint springs and the equality
+        constraints (``constraints``, soft as in MuJoCo; ``baumgarte`` unused)
+        through :func:`rbd.forward` with MuJoCo's semi-implicit Euler
+        (:mod:`rbd.simulation.contact`; Python path, batches one rollout after the
+        other, ``tau`` constant or per step).  Default: on with
+        ``integrator="euler"`` when the model has collision geoms, joint limits,
+        joint springs or active constraints; ``False`` switches it off (joint
+        springs then act nowhere, and the run warns).  The trajectory's ``contact_count`` holds the
         number of contacts at each sample.  A start outside the joint limits warns.
 
     Returns
@@ -327,6 +331,13 @@ def simulate(
 
         for q in (states[0] if batch else states[:1]):
             warn_outside_limits(model, q, stacklevel=2)
+    elif isinstance(model, Model):
+        from .contact import has_springs
+
+        if has_springs(model):
+            warnings.warn("simulate: the model's joint springs (stiffness) act only on the "
+                          "contact path (integrator='euler', rbd.forward); this run leaves "
+                          "them out", RuntimeWarning, stacklevel=2)
     if batch:
         traj = _simulate_batch(model, *states, options, contact_run)
     else:
@@ -371,7 +382,8 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
         from .contact import simulate_contact
 
         traj = simulate_contact(model, q0, v0, o.duration, o.dt, tau=_contact_tau(o),
-                                record_every=o.record_every, backend=o.backend)
+                                record_every=o.record_every, backend=o.backend,
+                                constraints=o.constraints)
         return _record_constraints(model, traj, o)
     kernel = None
     if o.compiled and not o.progress and o.steps is not None and not o.constraints:

@@ -89,9 +89,9 @@ class Trajectory:
         Number of integrator steps taken.
     evaluations : int
         Number of forward-dynamics (ABA) evaluations, including those that give ``a``.
-    constraint_error : (N, rows) ndarray or None
-        The position error ``φ(q)`` of the enforced constraints at each sample
-        (None without constraints; :meth:`save` does not write it).
+    constraint_error : (N, m) ndarray or None
+        The position error ``φ(q)`` of the enforced constraints (``m`` rows) at
+        each sample (None without constraints; :meth:`save` does not write it).
     contact_count : (N,) int ndarray or None
         The number of contacts at each sample of a contact run
         (``simulate(..., contact=...)``; None otherwise).
