@@ -26,21 +26,15 @@ ATOL_ANT_HEIGHT = 1e-3
 #: MuJoCo's solver tightened as rbd.forward's (Newton, tolerance 1e-14, exact line search).
 SOLVER = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
 
-SPRINGS = ("joint springs (MJCF stiffness/springref): rbd.load_mjcf warns they are left out "
-           "of the passive forces")
-WELDED_WEIGHTS = ("contact weights of welded bodies: MuJoCo's body_invweight0 is taken at each "
-                  "MJCF body's own centre of mass (the feet, welded to the shins), rbd's at the "
-                  "merged body's, so R and aref of the foot contacts differ")
-#: Models whose run disagrees, with the missing feature; each reason was checked by removing
-#: the feature on MuJoCo's side (the runs then agree to 1e-15; swimmer without fluid 7e-18).
+#: Models whose run disagrees, with the missing feature; the reason was checked by removing
+#: the feature on MuJoCo's side (swimmer without fluid forces agrees to 7e-18).
 MODELS = {
     "ant": None,
     "hopper": None,
     "walker2d": None,
-    "half_cheetah": SPRINGS + "; per-joint solreflimit/solimplimit (<default><joint "
-                              "solreflimit solimplimit>), read as MuJoCo's defaults",
-    "humanoid": SPRINGS + "; " + WELDED_WEIGHTS,
-    "humanoidstandup": SPRINGS + "; " + WELDED_WEIGHTS,
+    "half_cheetah": None,
+    "humanoid": None,
+    "humanoidstandup": None,
     "pusher": None,
     "reacher": None,
     "inverted_pendulum": None,
