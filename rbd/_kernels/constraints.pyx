@@ -6,7 +6,9 @@ formulas.  ``constraint_motion`` is one outward pass (the shared
 ``velocity_step`` of ``rnea.pxd``, then ``a_i = X_up[i] a_λ(i) + c_i`` with
 ``q̈ = 0`` and no gravity, and the world pose ``world_pose`` of
 ``kinematics.pxd``); ``anchor_rows`` and ``coupling_rows`` fill the rows of one
-constraint; ``constraint_rows`` is the entry point, called by
+constraint; ``fill_rows`` (C, declared in ``constraints.pxd``) fills all of
+them from the records packed by ``pack_records``; ``constraint_rows`` is the
+Python entry point, called by
 :func:`rbd.constrained_dynamics` on the kernel backend with a validated
 state, one state at a time with the GIL held (the model's workspace, or a
 fresh one when it is in use).
@@ -23,6 +25,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport atan2, sqrt
+from libc.stdint cimport int64_t
 from libc.string cimport memset
 
 from rbd._kernels._base cimport CompiledBase
@@ -199,18 +202,78 @@ cdef void coupling_rows(const double* q, const double* qd, Py_ssize_t nv, Py_ssi
     gamma[0] = p2 * qd[vs] * qd[vs]
 
 
+def pack_records(records):
+    """The resolved records as three arrays (``Rows`` of ``constraints.pxd``): an int64
+    table (n, 8) ``kind, rows, a, b, q_s, v_s, first coefficient, count`` (a coupling keeps
+    its joint's ``(q_j, v_j)`` in ``a, b``; no source: ``q_s = v_s = -1``), the two 4×4 poses
+    of each anchor (n, 32), and the couplings' coefficients."""
+    code = np.zeros((len(records), 8), dtype=np.int64)
+    T = np.zeros((len(records), 32))
+    coef = []
+    for k, r in enumerate(records):
+        if r[0] == "coupling":
+            s = r[2] if r[2] is not None else (-1, -1)
+            c = np.asarray(r[3], dtype=float).ravel()
+            code[k] = (K_COUPLING, 1, r[1][0], r[1][1], s[0], s[1], len(coef), c.size)
+            coef.extend(c.tolist())
+        else:
+            code[k, :4] = (K_POINT if r[0] == "point" else K_FRAME,
+                           3 if r[0] == "point" else 6, r[1], r[2])
+            T[k, :16] = np.asarray(r[3], dtype=float).ravel()
+            T[k, 16:] = np.asarray(r[4], dtype=float).ravel()
+    return code, T, np.array(coef + [0.0])
+
+
+cdef int bind_rows(Rows* r, object packed) except -1:
+    # point r at the arrays of pack_records() (kept alive by the caller)
+    cdef const int64_t[:, ::1] code = packed[0]
+    cdef const double[:, ::1] T = packed[1]
+    cdef const double[::1] coef = packed[2]
+    cdef Py_ssize_t k
+    r.n = code.shape[0]
+    r.m = 0
+    for k in range(r.n):
+        r.m += code[k, 1]
+    r.code = &code[0, 0] if r.n else NULL
+    r.T = &T[0, 0] if r.n else NULL
+    r.coef = &coef[0]
+    return 0
+
+
+cdef void fill_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
+                    const double* qd, double* phi, double* J, double* gamma) noexcept nogil:
+    """φ (m), J (m × nv, row-major) and γ (m) of the packed records at one state."""
+    cdef Py_ssize_t nv = model.nv, k, row = 0
+    cdef const int64_t* c
+    cdef bint motion = False
+    for k in range(r.n):
+        motion = motion or r.code[8 * k] != K_COUPLING
+    if motion:
+        constraint_motion(model, w, q, qd)
+    for k in range(r.n):
+        c = r.code + 8 * k
+        if c[0] == K_COUPLING:
+            coupling_rows(q, qd, nv, c[2], c[3], c[4], c[5], r.coef + c[6], c[7],
+                          phi + row, J + row * nv, gamma + row)
+        else:
+            anchor_rows(model, w, q, <int>c[0], c[2], c[3], r.T + 32 * k, r.T + 32 * k + 16,
+                        phi + row, J + row * nv, gamma + row)
+        row += c[1]
+
+
 def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, records):
     """``(φ, J, γ)`` of resolved records (:mod:`rbd.constraints.kinds`) at one state."""
     cdef ModelC* model = &cm.m
     cdef Work fresh
     cdef Work* w = &cm.w0
-    cdef Py_ssize_t nv = model.nv, m = 0, row = 0, n
-    cdef const double[::1] T_a, T_b, coef
+    cdef Rows r
     cdef double[::1] phi_v, gamma_v
     cdef double[:, ::1] J_v
-    rows = [3 if r[0] == "point" else 6 if r[0] == "frame" else 1 for r in records]
-    m = sum(rows)
-    phi, J, gamma = np.zeros(m), np.zeros((m, nv)), np.zeros(m)
+    packed = pack_records(records)
+    bind_rows(&r, packed)
+    phi, J, gamma = np.zeros(r.m), np.zeros((r.m, model.nv)), np.zeros(r.m)
+    if r.m == 0:
+        return phi, J, gamma
     phi_v, J_v, gamma_v = phi, J, gamma
     busy = cm.w0_busy
     if busy:
@@ -219,20 +282,7 @@ def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, 
         w = &fresh
     cm.w0_busy = True
     try:
-        if any(r[0] != "coupling" for r in records):
-            constraint_motion(model, w, &q[0], &qd[0])
-        for r, n in zip(records, rows):
-            if r[0] == "coupling":
-                s = r[2] if r[2] is not None else (-1, -1)
-                coef = np.ascontiguousarray(r[3], dtype=float)
-                coupling_rows(&q[0], &qd[0], nv, r[1][0], r[1][1], s[0], s[1], &coef[0],
-                              coef.shape[0], &phi_v[row], &J_v[row, 0], &gamma_v[row])
-            else:
-                T_a = np.ascontiguousarray(r[3], dtype=float).ravel()
-                T_b = np.ascontiguousarray(r[4], dtype=float).ravel()
-                anchor_rows(model, w, &q[0], K_POINT if r[0] == "point" else K_FRAME, r[1],
-                            r[2], &T_a[0], &T_b[0], &phi_v[row], &J_v[row, 0], &gamma_v[row])
-            row += n
+        fill_rows(model, w, &r, &q[0], &qd[0], &phi_v[0], &J_v[0, 0], &gamma_v[0])
     finally:
         cm.w0_busy = busy
     return phi, J, gamma

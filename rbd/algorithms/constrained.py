@@ -6,6 +6,12 @@ joint-space terms ``M``, ``h`` on the selected backend, the constraint rows
 ``φ``, ``J``, ``γ = −J̇ v`` (:mod:`rbd.reference.constraints`) and solves with
 :mod:`rbd.reference.constrained`.  With mimic joints the rows are computed on
 the full tree and projected, ``J = J_full G``.
+
+On the kernel backend (a model without mimic joints) :func:`constrained_dynamics`,
+:func:`impulse_dynamics` and :func:`delassus` are one compiled call per state, or
+per stack of states (:mod:`rbd._kernels.constrained`, run in parallel without
+the GIL): its solvers are kept per model and tuple of constraints
+(:func:`_solvers`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._docstrings import shared_doc
-from ..constraints.kinds import active_constraints
+from ..constraints.kinds import Constraint, active_constraints
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
@@ -27,6 +33,10 @@ __all__ = ["ConstrainedDynamics", "ImpulseDynamics", "constrained_dynamics", "im
 
 #: The solvers of :func:`constrained_dynamics`.
 METHODS = ("kkt", "schur", "proximal")
+_METHOD_CODE = {name: k for k, name in enumerate(METHODS)}
+
+#: How many tuples of constraints a model keeps compiled solvers for (the oldest goes first).
+_SOLVERS_KEPT = 16
 
 
 @dataclass(frozen=True)
@@ -84,6 +94,37 @@ class _Rows:
         c = self.coupling
         phi, J, gamma = constraint_rows(self.tree, c.full_q(q), c.full_v(v), self.records)
         return phi, J @ c.G, gamma
+
+
+def _solvers(model, constraints, backend):
+    """The compiled solvers of ``(model, constraints)`` on the kernel path, else None.
+
+    Kept on the model (``model._derived``) under the tuple of the constraints
+    (the kinds are immutable and compared by identity): the records are resolved
+    and packed once.
+    """
+    twin = _kernel(model, backend)
+    if twin is None or model._mimic:
+        return None
+    if constraints is None:
+        key = model.constraints
+    elif isinstance(constraints, Constraint):
+        key = (constraints,)
+    elif isinstance(constraints, list | tuple):
+        key = tuple(constraints)
+    else:
+        key = None
+    kept = model._derived("constrained_solvers", dict)
+    solver = kept.get(key) if key is not None else None
+    if solver is None:
+        from .._kernels.constrained import ConstrainedModel
+
+        solver = ConstrainedModel(twin, _Rows(model, constraints, backend).records)
+        if key is not None:
+            if len(kept) >= _SOLVERS_KEPT:
+                kept.pop(next(iter(kept)))
+            kept[key] = solver
+    return solver
 
 
 def _baumgarte(baumgarte) -> tuple[float, float] | None:
@@ -164,6 +205,11 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
     gains = _baumgarte(baumgarte)
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        kp, kd = (0.0, 0.0) if gains is None else gains
+        return ConstrainedDynamics(*solver.dynamics(q, v, tau, f_ext, _METHOD_CODE[method],
+                                                    kp, kd))
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
     twin = _twin(model, backend)
@@ -229,6 +275,9 @@ def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: fl
     e = float(restitution) if isinstance(restitution, int | float | np.floating) else None
     if e is None or not 0.0 <= e <= 1.0:
         raise InputError(f"restitution must be a number in [0, 1], got {restitution!r}")
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        return ImpulseDynamics(*solver.impulse(q, v_minus, e))
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, ("v_minus", "v")), (q, v_minus))
     twin = _twin(model, backend)
@@ -271,6 +320,9 @@ def delassus(model: Model, q, constraints=None, *, backend: str | None = None) -
 
     Its rank is that of ``J``: a singular ``G`` means redundant rows (RBDA §8.1).
     """
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        return solver.delassus(q)
     rows, q_arr, batch, J = _rows_only(model, q, constraints, 1, backend)
     twin = _twin(model, backend)
     out = [_solve.delassus_factor(twin.crba(q_arr if k is None else q_arr[k]), J_k)[0]
