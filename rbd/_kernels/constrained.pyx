@@ -6,9 +6,11 @@ the same names and symbols (``M``, ``h``, ``τ``, ``J``, ``γ``, ``L``, ``Y``,
 ``G``, ``q̈₀``, ``b``, ``f``, ``μ``), each on one state, in C without the GIL.
 ``M`` comes from the compiled CRBA (``crba.pxd``), ``h`` from the compiled RNEA
 at ``q̈ = 0`` (``rnea.pxd``), the rows ``φ``, ``J``, ``γ`` from ``fill_rows``
-(``constraints.pxd``).  ``M = L Lᵀ`` is a dense Cholesky factor and
-``Y = L⁻¹ Jᵀ`` (stored as its transpose, one row of ``J`` at a time), so the
-Delassus matrix is ``G = Yᵀ Y`` (RBDA §8.1).
+(``constraints.pxd``).  ``M = Lᵀ L`` is the tree-sparse factor of the
+compiled CRBA (``ltl`` of ``crba.pyx``, RBDA §6.5: no fill-in, so it costs
+``Σ depth²`` rather than ``nv³/3``) where the reference takes a dense
+Cholesky factor ``M = L Lᵀ``; with ``Y = L⁻ᵀ Jᵀ`` (``nv × m``) the Delassus
+matrix is ``G = Yᵀ Y`` (RBDA §8.1) and ``M⁻¹ Jᵀ f = L⁻¹ (Y f)``.
 
 Where the twins differ (docs/design.md): the reference finds the redundant
 rows from the singular values of ``J``; the kernel finds them while it
@@ -41,7 +43,7 @@ from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
-from rbd._kernels cimport crba as _crba
+from rbd._kernels.crba cimport crba, l_solve, lt_solve, ltl, ltl_solve
 from rbd._kernels cimport rnea as _rnea
 from rbd._kernels._args cimport as_array, batch_of, check_finite
 from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
@@ -210,10 +212,10 @@ cdef struct Arena:
     double* phi                   # m
     double* gamma                 # m
     double* J                     # m × nv
-    double* M                     # nv × nv: M, then its factor L
+    double* M                     # nv × nv: M, then its factor L (M = Lᵀ L)
     double* h                     # nv
     double* qdd0                  # nv
-    double* Y                     # m × nv: Yᵀ = J L⁻ᵀ (row k: L⁻¹ J_k)
+    double* Y                     # nv × m: Y = L⁻ᵀ Jᵀ
     double* G                     # m × m
     double* A                     # m × m: the pivoted factor of G (or of G + μ1)
     double* C                     # m × m
@@ -247,7 +249,7 @@ cdef void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept no
 cdef int factor_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
                       const double* qd, const double* tau, const double* f_ext, double kp,
                       double kd) noexcept nogil:
-    """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = L Lᵀ, Yᵀ = J L⁻ᵀ, G = Yᵀ Y, and (τ given)
+    """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = Lᵀ L, Y = L⁻ᵀ Jᵀ, G = Yᵀ Y, and (τ given)
     q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
     cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k
     cdef double x
@@ -258,41 +260,42 @@ cdef int factor_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, con
         for j in range(nv):
             x += s.J[i * nv + j] * qd[j]
         s.gamma[i] -= kd * x + kp * s.phi[i]                                 # RBDA §8.3
-    # M = L Lᵀ
-    _crba.crba(model, w, q, s.M)
-    if cholesky(s.M, nv):
+    # M = Lᵀ L   (tree-sparse)
+    crba(model, w, q, s.M)
+    if ltl(model, s.M):
         return 1
-    for i in range(m):
-        # Y_i = L⁻¹ J_iᵀ
-        memcpy(s.Y + i * nv, s.J + i * nv, nv * sizeof(double))
-        lower_solve(s.M, nv, nv, s.Y + i * nv)                            # L⁻¹ Jᵀ
+    # Y = L⁻ᵀ Jᵀ
+    for k in range(nv):
+        for i in range(m):
+            s.Y[k * m + i] = s.J[i * nv + k]
+    lt_solve(model, s.M, s.Y, m)                                            # L⁻ᵀ Jᵀ
     for i in range(m):
         for j in range(i + 1):
-            # G_ij = Y_i · Y_j
+            # G_ij = Σ_k Y_ki Y_kj
             x = 0.0
             for k in range(nv):
-                x += s.Y[i * nv + k] * s.Y[j * nv + k]
-            s.G[i * m + j] = x                                              # G = (L⁻¹Jᵀ)ᵀ L⁻¹Jᵀ
+                x += s.Y[k * m + i] * s.Y[k * m + j]
+            s.G[i * m + j] = x                                              # G = Yᵀ Y
             s.G[j * m + i] = x
     if tau != NULL:
         # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i
         _rnea.rnea(model, w, q, qd, NULL, f_ext, s.h)
         for j in range(nv):
             s.qdd0[j] = tau[j] - s.h[j]
-        cholesky_solve(s.M, nv, s.qdd0)                                     # q̈₀ = M⁻¹(τ − h)
+        ltl_solve(model, s.M, s.qdd0, 1)                                    # q̈₀ = M⁻¹(τ − h)
     return 0
 
 
-cdef inline void add_constraint_motion(const Arena* s, Py_ssize_t m, Py_ssize_t nv,
+cdef inline void add_constraint_motion(const ModelC* model, const Arena* s, Py_ssize_t m,
                                        const double* f, double* x) noexcept nogil:
-    # x ← x + M⁻¹ Jᵀ f = x + L⁻ᵀ (Y f)
-    cdef Py_ssize_t i, j
+    # x ← x + M⁻¹ Jᵀ f = x + L⁻¹ (Y f)
+    cdef Py_ssize_t i, j, nv = model.nv
     cdef double* y = s.h                        # h is no longer needed
-    memset(y, 0, nv * sizeof(double))
-    for i in range(m):
-        for j in range(nv):
-            y[j] += s.Y[i * nv + j] * f[i]
-    upper_solve(s.M, nv, nv, y)
+    for j in range(nv):
+        y[j] = 0.0
+        for i in range(m):
+            y[j] += s.Y[j * m + i] * f[i]
+    l_solve(model, s.M, y, 1)
     for j in range(nv):
         x[j] += y[j]
 
@@ -307,7 +310,7 @@ cdef inline void dual_rhs(const Arena* s, Py_ssize_t m, Py_ssize_t nv, const dou
             s.b[i] -= s.J[i * nv + j] * x0[j]
 
 
-cdef Py_ssize_t solve_schur(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
+cdef Py_ssize_t solve_schur(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
                             double* f) noexcept nogil:
     """q̈, f by the Schur complement of M: G f = γ − J q̈₀, q̈ = q̈₀ + M⁻¹Jᵀf; returns rank."""
     cdef Py_ssize_t rank
@@ -323,11 +326,11 @@ cdef Py_ssize_t solve_schur(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
     if rank > 0:
         least_norm(s.A, m, rank, s.piv, s.b, f, s.C, s.t)                   # RBDA §8.1
     # q̈ = q̈₀ + M⁻¹ Jᵀ f
-    add_constraint_motion(s, m, nv, f, qdd)
+    add_constraint_motion(model, s, m, f, qdd)
     return rank
 
 
-cdef Py_ssize_t solve_kkt(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
+cdef Py_ssize_t solve_kkt(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
                           double* f) noexcept nogil:
     """q̈, f from Pai (5) by its block LDLᵀ factor; returns rank.
 
@@ -346,11 +349,11 @@ cdef Py_ssize_t solve_kkt(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd,
     # back: −f = x₂ = −(P B)⁻ᵀ z₂ (least norm over redundant rows);  q̈ = L⁻ᵀ(z₁ − Y x₂)
     if rank > 0:
         least_norm(s.A, m, rank, s.piv, s.b, f, s.C, s.t)                   # Pai (5)
-    add_constraint_motion(s, m, nv, f, qdd)                                 # Pai (5)
+    add_constraint_motion(model, s, m, f, qdd)                                 # Pai (5)
     return rank
 
 
-cdef int solve_proximal(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd, double* f,
+cdef int solve_proximal(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd, double* f,
                         Py_ssize_t* rank) noexcept nogil:
     """q̈, f by proximal point iterations on the dual (CBM 2021, Alg. 1); returns iterations.
 
@@ -398,11 +401,11 @@ cdef int solve_proximal(Arena* s, Py_ssize_t m, Py_ssize_t nv, double* qdd, doub
         size = max(max(bmax, scale * fmax), 1e-300)
         if residual <= c_TOL * m * size or residual > 0.5 * previous:
             break                                     # converged, or at the rounding floor
-    add_constraint_motion(s, m, nv, f, qdd)
+    add_constraint_motion(model, s, m, f, qdd)
     return k
 
 
-cdef Py_ssize_t solve_impulse(Arena* s, Py_ssize_t m, Py_ssize_t nv, const double* v_minus,
+cdef Py_ssize_t solve_impulse(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv, const double* v_minus,
                               double e, double* v_plus, double* Lam) noexcept nogil:
     """v⁺, Λ: M (v⁺ − v⁻) = Jᵀ Λ and J v⁺ = −e J v⁻ (Newton's restitution); returns rank."""
     cdef Py_ssize_t rank, i, j
@@ -421,7 +424,7 @@ cdef Py_ssize_t solve_impulse(Arena* s, Py_ssize_t m, Py_ssize_t nv, const doubl
     if rank > 0:
         least_norm(s.A, m, rank, s.piv, s.b, Lam, s.C, s.t)
     # v⁺ = v⁻ + M⁻¹ Jᵀ Λ
-    add_constraint_motion(s, m, nv, Lam, v_plus)
+    add_constraint_motion(model, s, m, Lam, v_plus)
     return rank
 
 
@@ -475,16 +478,16 @@ cdef int solve_state(const Job* job, Py_ssize_t k, int t) noexcept nogil:
         if job.task == DELASSUS:
             memcpy(x, s.G, m * m * sizeof(double))
             return 0
-        solve_impulse(&s, m, nv, qd, job.e, x, f)
+        solve_impulse(model, &s, m, nv, qd, job.e, x, f)
         return 0
     if factor_terms(model, &job.works[t], job.rows, &s, q, qd, tau, f_ext, job.kp, job.kd):
         return 1
     if job.task == KKT:
-        rank = solve_kkt(&s, m, nv, x, f)
+        rank = solve_kkt(model, &s, m, nv, x, f)
     elif job.task == SCHUR:
-        rank = solve_schur(&s, m, nv, x, f)
+        rank = solve_schur(model, &s, m, nv, x, f)
     else:
-        its = solve_proximal(&s, m, nv, x, f, &rank)
+        its = solve_proximal(model, &s, m, nv, x, f, &rank)
         if its < 0:
             return 1
     job.counts[k] = rank

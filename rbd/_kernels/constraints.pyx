@@ -31,7 +31,7 @@ from libc.string cimport memset
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport crm_apply, cross3, mat3_vec, xform_motion
-from rbd._kernels.kinematics cimport jacobian, world_pose
+from rbd._kernels.kinematics cimport jacobian_columns, world_pose
 from rbd._kernels.rnea cimport velocity_step
 
 cnp.import_array()
@@ -142,7 +142,8 @@ cdef inline void rotation_log(const double* R, double* out) noexcept nogil:
 cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, Py_ssize_t a,
                       Py_ssize_t b, const double* Ta, const double* Tb, double* phi,
                       double* J, double* gamma) noexcept nogil:
-    """φ, J (rows × nv) and γ of a point anchor (3 rows) or a frame anchor (6 rows [ω; v])."""
+    """φ, J (rows × nv) and γ of a point anchor (3 rows) or a frame anchor (6 rows [ω; v]),
+    after constraint_motion (its world poses R, p and S)."""
     cdef Py_ssize_t nv = model.nv, k, l, j, row0 = 0 if kind == K_POINT else 3
     cdef double* fa = w.scratch
     cdef double* fb = w.scratch + 24
@@ -168,9 +169,9 @@ cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, P
     memset(Jb, 0, 6 * nv * sizeof(double))
     if b >= 0:
         point[0] = Tb[3]; point[1] = Tb[7]; point[2] = Tb[11]
-        jacobian(model, w, q, b, point, Jb)
+        jacobian_columns(model, w, b, point, Jb)
     point[0] = Ta[3]; point[1] = Ta[7]; point[2] = Ta[11]
-    jacobian(model, w, q, a, point, J if kind == K_FRAME else Ja)
+    jacobian_columns(model, w, a, point, J if kind == K_FRAME else Ja)
     for k in range(6 - 3 * (kind == K_POINT)):
         for j in range(nv):
             if kind == K_FRAME:

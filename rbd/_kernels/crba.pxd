@@ -8,6 +8,10 @@ cdef void crba(const ModelC* model, Work* w, const double* q, double* M) noexcep
 cdef int ltl(const ModelC* model, double* M) noexcept nogil
 cdef void ltl_solve(const ModelC* model, const double* L, double* X,
                     Py_ssize_t ncols) noexcept nogil
+cdef void lt_solve(const ModelC* model, const double* L, double* X,
+                   Py_ssize_t ncols) noexcept nogil
+cdef void l_solve(const ModelC* model, const double* L, double* X,
+                  Py_ssize_t ncols) noexcept nogil
 cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil
 
 

@@ -102,9 +102,15 @@ cdef inline void row_scale(double* X, Py_ssize_t ncols, Py_ssize_t k, double l) 
 cdef void ltl_solve(const ModelC* model, const double* L, double* X,
                     Py_ssize_t ncols) noexcept nogil:
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
+    lt_solve(model, L, X, ncols)
+    l_solve(model, L, X, ncols)
+
+
+cdef void lt_solve(const ModelC* model, const double* L, double* X,
+                   Py_ssize_t ncols) noexcept nogil:
+    """X ← L⁻ᵀ X (sweep 1 of ``ltl_solve``, from the leaves to the root)."""
     cdef Py_ssize_t n = model.nv, k, i
     cdef const int64_t* lam = model.dof_parent
-    # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
     # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(n - 1, -1, -1):
         row_scale(X, ncols, k, 1.0 / L[k * n + k])
@@ -112,7 +118,13 @@ cdef void ltl_solve(const ModelC* model, const double* L, double* X,
         while i >= 0:
             row_minus(X, ncols, i, k, L[k * n + i])
             i = lam[i]
-    # --- sweep 2 (root to leaves): X ← L⁻¹ X
+
+
+cdef void l_solve(const ModelC* model, const double* L, double* X,
+                  Py_ssize_t ncols) noexcept nogil:
+    """X ← L⁻¹ X (sweep 2 of ``ltl_solve``, from the root to the leaves)."""
+    cdef Py_ssize_t n = model.nv, k, i
+    cdef const int64_t* lam = model.dof_parent
     # (row k needs its ancestors, smaller indices, only)
     for k in range(n):
         i = lam[k]

@@ -12,6 +12,8 @@ cdef void body_velocities(const ModelC* model, Work* w, const double* q,
                           const double* qd) noexcept nogil
 cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t body,
                    const double* point, double* J) noexcept nogil
+cdef void jacobian_columns(const ModelC* model, Work* w, Py_ssize_t body, const double* point,
+                           double* J) noexcept nogil
 cdef double kinetic_energy(const ModelC* model, Work* w, const double* q,
                            const double* qd) noexcept nogil
 cdef void body_centers_of_mass(const ModelC* model, Work* w, const double* q,

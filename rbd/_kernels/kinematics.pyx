@@ -75,6 +75,13 @@ cdef void body_velocities(const ModelC* model, Work* w, const double* q,
 cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t body,
                    const double* point, double* J) noexcept nogil:
     """J (6 × nv, row-major): column block of ancestor j is [R_j S_ω; R_j S_v + ω × (p - o_j)]."""
+    world_poses(model, w, q, body)
+    jacobian_columns(model, w, body, point, J)
+
+
+cdef void jacobian_columns(const ModelC* model, Work* w, Py_ssize_t body, const double* point,
+                           double* J) noexcept nogil:
+    """``jacobian`` with the world poses R, p and S of body and its ancestors already in w."""
     cdef Py_ssize_t nv = model.nv, j, k, l, col
     cdef double p_world[3]
     cdef double d[3]
@@ -82,7 +89,6 @@ cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t bod
     cdef double lin[3]
     cdef double t[3]
     cdef const double* S_k
-    world_poses(model, w, q, body)
     # p = R_body point + p_body
     mat3_vec(w.R + 9 * body, point, p_world)
     for k in range(3):
