@@ -36,7 +36,7 @@ KERNELS = ROOT / "_kernels"
 REFERENCE = ROOT / "reference"
 
 #: The dispatch / validation layer: no derivation, so no reference twin.
-NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled"}
+NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrained_batch"}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.

@@ -6,8 +6,9 @@ formulas.  ``constraint_motion`` is one outward pass (the shared
 ``velocity_step`` of ``rnea.pxd``, then ``a_i = X_up[i] a_λ(i) + c_i`` with
 ``q̈ = 0`` and no gravity, and the world pose ``world_pose`` of
 ``kinematics.pxd``); ``anchor_rows`` and ``coupling_rows`` fill the rows of one
-constraint; ``fill_rows`` (C, declared in ``constraints.pxd``) fills all of
-them from the records packed by ``pack_records``; ``constraint_rows`` is the
+constraint; ``c_constraint_rows`` (C, declared in ``constraints.pxd``, also
+run by the constrained solvers) fills all of them from the records packed by
+:func:`rbd.constraints.kinds.pack_records`; ``constraint_rows`` is its
 Python entry point, called by
 :func:`rbd.constrained_dynamics` on the kernel backend with a validated
 state, one state at a time with the GIL held (the model's workspace, or a
@@ -16,9 +17,10 @@ fresh one when it is in use).
 Workspace use (``Work``): ``v`` body velocities, ``a`` velocity-product
 accelerations, ``R``/``p`` world poses, ``scratch`` the motion of two frames,
 ``J`` and ``dVdq`` the two point Jacobians of an anchor.
-The resolved records of :mod:`rbd.constraints.kinds` arrive as arrays: a
-kind code per constraint (0 point, 1 frame, 2 coupling), the two bodies (or
-joint coordinates), two 4×4 poses and the coupling coefficients.
+The resolved records of :mod:`rbd.constraints.kinds` arrive packed as arrays
+(``Rows`` of ``constraints.pxd``): a kind code per constraint (0 point,
+1 frame, 2 coupling), the two bodies (or joint coordinates), two 4×4 poses
+and the coupling coefficients.
 """
 
 import numpy as np
@@ -143,7 +145,7 @@ cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, P
                       Py_ssize_t b, const double* Ta, const double* Tb, double* phi,
                       double* J, double* gamma) noexcept nogil:
     """φ, J (rows × nv) and γ of a point anchor (3 rows) or a frame anchor (6 rows [ω; v]),
-    after constraint_motion (its world poses R, p and S)."""
+    on the world poses R, p and S of the outward pass (w)."""
     cdef Py_ssize_t nv = model.nv, k, l, j, row0 = 0 if kind == K_POINT else 3
     cdef double* fa = w.scratch
     cdef double* fb = w.scratch + 24
@@ -203,45 +205,7 @@ cdef void coupling_rows(const double* q, const double* qd, Py_ssize_t nv, Py_ssi
     gamma[0] = p2 * qd[vs] * qd[vs]
 
 
-def pack_records(records):
-    """The resolved records as three arrays (``Rows`` of ``constraints.pxd``): an int64
-    table (n, 8) ``kind, rows, a, b, q_s, v_s, first coefficient, count`` (a coupling keeps
-    its joint's ``(q_j, v_j)`` in ``a, b``; no source: ``q_s = v_s = -1``), the two 4×4 poses
-    of each anchor (n, 32), and the couplings' coefficients."""
-    code = np.zeros((len(records), 8), dtype=np.int64)
-    T = np.zeros((len(records), 32))
-    coef = []
-    for k, r in enumerate(records):
-        if r[0] == "coupling":
-            s = r[2] if r[2] is not None else (-1, -1)
-            c = np.asarray(r[3], dtype=float).ravel()
-            code[k] = (K_COUPLING, 1, r[1][0], r[1][1], s[0], s[1], len(coef), c.size)
-            coef.extend(c.tolist())
-        else:
-            code[k, :4] = (K_POINT if r[0] == "point" else K_FRAME,
-                           3 if r[0] == "point" else 6, r[1], r[2])
-            T[k, :16] = np.asarray(r[3], dtype=float).ravel()
-            T[k, 16:] = np.asarray(r[4], dtype=float).ravel()
-    return code, T, np.array(coef + [0.0])
-
-
-cdef int bind_rows(Rows* r, object packed) except -1:
-    # point r at the arrays of pack_records() (kept alive by the caller)
-    cdef const int64_t[:, ::1] code = packed[0]
-    cdef const double[:, ::1] T = packed[1]
-    cdef const double[::1] coef = packed[2]
-    cdef Py_ssize_t k
-    r.n = code.shape[0]
-    r.m = 0
-    for k in range(r.n):
-        r.m += code[k, 1]
-    r.code = &code[0, 0] if r.n else NULL
-    r.T = &T[0, 0] if r.n else NULL
-    r.coef = &coef[0]
-    return 0
-
-
-cdef void fill_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
+cdef void c_constraint_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
                     const double* qd, double* phi, double* J, double* gamma) noexcept nogil:
     """φ (m), J (m × nv, row-major) and γ (m) of the packed records at one state."""
     cdef Py_ssize_t nv = model.nv, k, row = 0
@@ -262,15 +226,15 @@ cdef void fill_rows(const ModelC* model, Work* w, const Rows* r, const double* q
         row += c[1]
 
 
-def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, records):
-    """``(φ, J, γ)`` of resolved records (:mod:`rbd.constraints.kinds`) at one state."""
+def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, packed):
+    """``(φ, J, γ)`` of resolved records at one state, packed by
+    :func:`rbd.constraints.kinds.pack_records`."""
     cdef ModelC* model = &cm.m
     cdef Work fresh
     cdef Work* w = &cm.w0
     cdef Rows r
     cdef double[::1] phi_v, gamma_v
     cdef double[:, ::1] J_v
-    packed = pack_records(records)
     bind_rows(&r, packed)
     phi, J, gamma = np.zeros(r.m), np.zeros((r.m, model.nv)), np.zeros(r.m)
     if r.m == 0:
@@ -283,7 +247,7 @@ def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, 
         w = &fresh
     cm.w0_busy = True
     try:
-        fill_rows(model, w, &r, &q[0], &qd[0], &phi_v[0], &J_v[0, 0], &gamma_v[0])
+        c_constraint_rows(model, w, &r, &q[0], &qd[0], &phi_v[0], &J_v[0, 0], &gamma_v[0])
     finally:
         cm.w0_busy = busy
     return phi, J, gamma

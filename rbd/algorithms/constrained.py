@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._docstrings import shared_doc
-from ..constraints.kinds import Constraint, active_constraints
+from ..constraints.kinds import Constraint, active_constraints, pack_records
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
@@ -81,9 +81,10 @@ class _Rows:
         if twin is not None:
             from .._kernels.constraints import constraint_rows as rows
 
+            self.packed = pack_records(self.records)
             self.compiled = lambda q, v: rows(twin, np.ascontiguousarray(q, dtype=float),
                                               np.ascontiguousarray(v, dtype=float),
-                                              self.records)
+                                              self.packed)
 
     def __call__(self, q, v):
         """``(φ, J, γ)`` at one state."""
@@ -117,9 +118,11 @@ def _solvers(model, constraints, backend):
     kept = model._derived("constrained_solvers", dict)
     solver = kept.get(key) if key is not None else None
     if solver is None:
-        from .._kernels.constrained import ConstrainedModel
+        from .._kernels._constrained_batch import ConstrainedModel
 
-        solver = ConstrainedModel(twin, _Rows(model, constraints, backend).records)
+        solver = ConstrainedModel(twin, _Rows(model, constraints, backend).packed,
+                                  (_solve.PROXIMAL_MU, _solve.PROXIMAL_TOL,
+                                   _solve.PROXIMAL_MAX_ITER))
         if key is not None:
             if len(kept) >= _SOLVERS_KEPT:
                 kept.pop(next(iter(kept)))
