@@ -147,3 +147,21 @@ def test_kernel_solvers_are_kept_per_constraint_tuple(require_kernels, monkeypat
     rbd.constrained_dynamics(model, q, v, tau, cs[:1], backend="kernel")
     rbd.constrained_dynamics(model, q, v, tau, cs, backend="reference")
     assert len(built) == 2
+
+
+def test_a_joint_without_inertia_is_refused_alike(backend):
+    # the tip link has no mass: M is singular, and the anchor on the first link does not
+    # hold the tip joint, so the augmented matrix is singular too
+    from rbd import constraints as rc
+    from rbd.joints import Revolute
+
+    model = rbd.Model(name="massless tip")
+    first = model.add_body(-1, Revolute((0, 1, 0)), None,
+                           (1.0, np.array([0.5, 0.0, 0.0]), 0.1 * np.eye(3)), "a", "j1")
+    model.add_body(first, Revolute((0, 1, 0)), (np.eye(3), [1.0, 0.0, 0.0]),
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b", "j2")
+    anchor = rc.PointAnchor("a", None, [1.0, 0.0, 0.0], [1.0, 0.0, 0.0])
+    for method in METHODS:
+        with pytest.raises(rbd.ModelError, match="joint-space inertia M is not positive"):
+            rbd.constrained_dynamics(model, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [anchor],
+                                     method=method, backend=backend)

@@ -33,7 +33,8 @@ from rbd._kernels.rnea cimport rnea
 
 import numpy as np
 
-from rbd.errors import InputError, ModelError
+from rbd._validation import singular_inertia
+from rbd.errors import InputError
 
 cnp.import_array()
 
@@ -333,8 +334,7 @@ cdef class ConstrainedModel:
         for k in range(n):
             failed = failed or job.counts[k] < 0
         if failed:
-            raise ModelError("constrained dynamics is undefined: the joint-space inertia M is "
-                             "not positive definite at this state (a joint moves no inertia)")
+            raise singular_inertia()
         if N < 0:
             return x, f, job.counts[0], job.counts[1]
         return x, f, counts[0], counts[1]

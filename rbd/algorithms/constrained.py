@@ -22,6 +22,7 @@ import numpy as np
 
 from .._docstrings import shared_doc
 from ..constraints.kinds import Constraint, active_constraints, pack_records
+from .._validation import singular_inertia
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
@@ -203,7 +204,8 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     InputError
         On a bad state (as :func:`rnea`), an unknown method or bad gains.
     ModelError
-        When a constraint names a body, frame or joint the model lacks.
+        When a constraint names a body, frame or joint the model lacks, or
+        where ``M`` is not positive definite (a joint that moves no inertia).
 
     Examples
     --------
@@ -236,12 +238,15 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         M = twin.crba(q_k)
         h = (twin.nonlinear_effects(q_k, v_k) if f_k is None
              else twin.rnea(q_k, v_k, np.zeros(model.nv), f_k))            # h − Σ Jᵢᵀ f_ext,i
-        if method == "proximal":
-            qdd, f, its = _solve.solve_proximal(M, h, tau_k, J, gamma)
-            rank = _solve.independent_rows(J, gamma)[0].shape[0]
-        else:
-            solver = _solve.solve_kkt if method == "kkt" else _solve.solve_schur
-            (qdd, f, rank), its = solver(M, h, tau_k, J, gamma), 1
+        try:
+            if method == "proximal":
+                qdd, f, its = _solve.solve_proximal(M, h, tau_k, J, gamma)
+                rank = _solve.independent_rows(J, gamma)[0].shape[0]
+            else:
+                solver = _solve.solve_kkt if method == "kkt" else _solve.solve_schur
+                (qdd, f, rank), its = solver(M, h, tau_k, J, gamma), 1
+        except np.linalg.LinAlgError:
+            raise singular_inertia() from None       # with independent rows: M not definite
         out.append((qdd, f, rank, its))
     return ConstrainedDynamics(*(_stack([o[i] for o in out], batch) for i in range(4)))
 
