@@ -21,8 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._docstrings import shared_doc
-from ..constraints.kinds import Constraint, active_constraints, pack_records
 from .._validation import singular_inertia
+from ..constraints.kinds import Constraint, active_constraints, pack_records
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
