@@ -6,8 +6,11 @@ random trees with two closures to the world (``tests/constraint_cases.py``:
 revolute, prismatic, spherical and free joints), and Talos with both soles
 welded to the ground (6D each, when example-robot-data is installed).
 Pinocchio runs its direct solve (``mu = 0``) where the rows are independent
-and its proximal solver where they are not.  Prints a Markdown table of the
-median time per call in µs and the ratio rbd / Pinocchio.
+and its proximal solver where they are not.  rbd runs its default backend
+(the compiled solvers of ``rbd/_kernels/constrained.pyx`` when built: one
+compiled call per state).  The calls of the two libraries alternate, round
+by round, in one process, so both see the same load.  Prints a Markdown table
+of the median time per call in µs and the ratios rbd / Pinocchio.
 
 Usage::
 
@@ -38,16 +41,24 @@ from constraint_cases import consistent_velocity, random_loops  # noqa: E402
 METHODS = ("kkt", "schur", "proximal")
 
 
-def median_time(fn, repeat: int) -> float:
-    """Median over ``repeat`` rounds of the time per call (µs) of a round of 20 calls."""
-    fn()
-    times = []
+def median_times(fns, repeat: int) -> list[float]:
+    """Median over ``repeat`` rounds of the time per call (µs) of 20 calls of each of ``fns``,
+    the functions taking turns within a round."""
+    for fn in fns:
+        fn()
+    times = [[] for _ in fns]
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(20):
-            fn()
-        times.append((time.perf_counter() - t0) / 20 * 1e6)
-    return statistics.median(times)
+        for fn, out in zip(fns, times, strict=True):
+            t0 = time.perf_counter()
+            for _ in range(20):
+                fn()
+            out.append((time.perf_counter() - t0) / 20 * 1e6)
+    return [statistics.median(t) for t in times]
+
+
+def rbd_call(model, q, v, tau, cs, method):
+    """A zero-argument call of ``rbd.constrained_dynamics`` with ``method``."""
+    return lambda: rbd.constrained_dynamics(model, q, v, tau, cs, method=method)
 
 
 def cases():
@@ -101,21 +112,22 @@ def main() -> None:
     repeat = 5 if args.quick else 21
     print(f"# constrained dynamics, {datetime.date.today()}, {platform.processor() or 'cpu'}, "
           f"load {os.getloadavg()[0]:.1f}\n")
-    print("| model | rows | " + " | ".join(f"rbd {m} (µs)" for m in METHODS)
-          + " | Pinocchio (µs) | kkt / Pinocchio |")
-    print("|---|---|" + "---|" * len(METHODS) + "---|---|")
+    print("| model | nv | rows | " + " | ".join(f"rbd {m} (µs)" for m in METHODS)
+          + " | Pinocchio (µs) | " + " | ".join(f"{m} / Pinocchio" for m in METHODS) + " |")
+    print("|---|---|---|" + "---|" * (2 * len(METHODS) + 1))
     for name, (model, q, cs, pmodel) in cases().items():
         rng = np.random.default_rng(0)
         v = consistent_velocity(model, q, cs or None, rng)
         tau = rng.normal(size=model.nv)
-        ours = [median_time(lambda m=m: rbd.constrained_dynamics(model, q, v, tau, cs or None,
-                                                                 method=m), repeat)
-                for m in METHODS]
+        calls = [rbd_call(model, q, v, tau, cs or None, m) for m in METHODS]
         rows = rbd.constraint_jacobian(model, q, cs or None).shape[0]
-        call = pinocchio_call(model, q, cs, pmodel, v, tau)
-        theirs = median_time(call, repeat) if call is not None else float("nan")
-        print(f"| {name} | {rows} | " + " | ".join(f"{t:.1f}" for t in ours)
-              + f" | {theirs:.1f} | {ours[0] / theirs:.0f} |")
+        theirs = pinocchio_call(model, q, cs, pmodel, v, tau)
+        times = median_times(calls + ([theirs] if theirs is not None else []), repeat)
+        pin_time = times[len(METHODS)] if theirs is not None else float("nan")
+        print(f"| {name} | {model.nv} | {rows} | "
+              + " | ".join(f"{t:.1f}" for t in times[:len(METHODS)])
+              + f" | {pin_time:.1f} | "
+              + " | ".join(f"{t / pin_time:.2f}" for t in times[:len(METHODS)]) + " |")
 
 
 if __name__ == "__main__":

@@ -20,7 +20,8 @@ import numpy as np
 from .errors import InputError, ModelError
 
 __all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step",
-           "as_vector", "check_quaternions", "check_unit_quaternion", "singular_pivot"]
+           "as_vector", "check_quaternions", "check_unit_quaternion", "singular_pivot",
+           "singular_inertia"]
 
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
@@ -174,3 +175,14 @@ def singular_pivot(joint: str) -> ModelError:
     """
     return ModelError(f"forward dynamics is undefined: the articulated inertia D of joint "
                       f"{joint!r} is not positive definite (the joint moves no inertia)")
+
+
+def singular_inertia() -> ModelError:
+    """The error of constrained dynamics where ``M`` is not positive definite.
+
+    One message for both backends: the kernels' tree-sparse factor of ``M``
+    (``rbd._kernels.crba.ltl``) and the reference's Cholesky factor
+    (:func:`rbd.reference.constrained.delassus_factor`) both stop there.
+    """
+    return ModelError("constrained dynamics is undefined: the joint-space inertia M is not "
+                      "positive definite at this state (a joint moves no inertia)")

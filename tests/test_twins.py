@@ -36,7 +36,7 @@ KERNELS = ROOT / "_kernels"
 REFERENCE = ROOT / "reference"
 
 #: The dispatch / validation layer: no derivation, so no reference twin.
-NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled",
+NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrained_batch",
            # three builds of the lane text soa.pxi (checked against rnea.pyx and aba.pyx
            # in tests/test_soa.py)
            "_soa_portable", "_soa_avx2", "_soa_avx512"}

@@ -1,8 +1,8 @@
 """Compiled kernels: the typed Cython twins of :mod:`rbd.reference`.
 
-=========================  ==================================  =====================================
+========================== ==================================  =====================================
 module                     twin of (in ``rbd/``)               C functions (cimported by ``_model``)
-=========================  ==================================  =====================================
+========================== ==================================  =====================================
 ``_spatial.pxd``           ``spatial.py``                      inline 3-/6-vector, Plücker algebra
 ``_model.pxd``             ``model/``, ``joints.py``           ``ModelC``, ``Work``, ``jcalc``
 ``rnea.pyx``               ``reference/rnea.py``               ``rnea``
@@ -15,6 +15,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``rollout.pyx``            ``reference/rollout.py``            fixed-step rollouts (Euler, RK4)
 ``stages.pyx``             ``reference/stages.py``             the stages over :class:`rbd.Data`
 ``constraints.pyx``        ``reference/constraints.py``        rows φ, J, γ of the anchors
+``constrained.pyx``        ``reference/constrained.py``        ``solve_kkt``, ``solve_schur``, …
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
 ``_lanes.pxd``             ``_spatial.pxd``, W states a time   lane algebra of the batched kernels
 ``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa.pxi``
@@ -22,12 +23,13 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks
 ``_rollout_batch.pyx``     —                                   rollouts one by one or in a batch
-=========================  ==================================  =====================================
+``_constrained_batch.pyx`` —                                   constrained solvers, one or a batch
+========================== ==================================  =====================================
 
 Use them through the public functions (``rbd.rnea`` ...) or through
-``rbd.algorithms.compiled(model)``, which returns the cached
+``rbd.algorithms.compiled (model)``, which returns the cached
 :class:`~rbd._kernels._model.CompiledModel` of a model.  The variants run
 through it too: ``block_elimination.aba_modified(model, ...)`` and
-``ploen.forward_dynamics(model, ...)`` call its ``aba_modified`` and
+``ploen.forward_dynamics( model, ...)`` call its ``aba_modified`` and
 ``forward_dynamics_ploen``.
 """

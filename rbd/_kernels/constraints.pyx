@@ -6,7 +6,10 @@ formulas.  ``constraint_motion`` is one outward pass (the shared
 ``velocity_step`` of ``rnea.pxd``, then ``a_i = X_up[i] a_λ(i) + c_i`` with
 ``q̈ = 0`` and no gravity, and the world pose ``world_pose`` of
 ``kinematics.pxd``); ``anchor_rows`` and ``coupling_rows`` fill the rows of one
-constraint; ``constraint_rows`` is the entry point, called by
+constraint; ``c_constraint_rows`` (C, declared in ``constraints.pxd``, also
+run by the constrained solvers) fills all of them from the records packed by
+:func:`rbd.constraints.kinds.pack_records`; ``constraint_rows`` is its
+Python entry point, called by
 :func:`rbd.constrained_dynamics` on the kernel backend with a validated
 state, one state at a time with the GIL held (the model's workspace, or a
 fresh one when it is in use).
@@ -14,21 +17,23 @@ fresh one when it is in use).
 Workspace use (``Work``): ``v`` body velocities, ``a`` velocity-product
 accelerations, ``R``/``p`` world poses, ``scratch`` the motion of two frames,
 ``J`` and ``dVdq`` the two point Jacobians of an anchor.
-The resolved records of :mod:`rbd.constraints.kinds` arrive as arrays: a
-kind code per constraint (0 point, 1 frame, 2 coupling), the two bodies (or
-joint coordinates), two 4×4 poses and the coupling coefficients.
+The resolved records of :mod:`rbd.constraints.kinds` arrive packed as arrays
+(``Rows`` of ``constraints.pxd``): a kind code per constraint (0 point,
+1 frame, 2 coupling), the two bodies (or joint coordinates), two 4×4 poses
+and the coupling coefficients.
 """
 
 import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport atan2, sqrt
+from libc.stdint cimport int64_t
 from libc.string cimport memset
 
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport crm_apply, cross3, mat3_vec, xform_motion
-from rbd._kernels.kinematics cimport jacobian, world_pose
+from rbd._kernels.kinematics cimport jacobian_columns, world_pose
 from rbd._kernels.rnea cimport velocity_step
 
 cnp.import_array()
@@ -139,7 +144,8 @@ cdef inline void rotation_log(const double* R, double* out) noexcept nogil:
 cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, Py_ssize_t a,
                       Py_ssize_t b, const double* Ta, const double* Tb, double* phi,
                       double* J, double* gamma) noexcept nogil:
-    """φ, J (rows × nv) and γ of a point anchor (3 rows) or a frame anchor (6 rows [ω; v])."""
+    """φ, J (rows × nv) and γ of a point anchor (3 rows) or a frame anchor (6 rows [ω; v]),
+    on the world poses R, p and S of the outward pass (w)."""
     cdef Py_ssize_t nv = model.nv, k, l, j, row0 = 0 if kind == K_POINT else 3
     cdef double* fa = w.scratch
     cdef double* fb = w.scratch + 24
@@ -165,9 +171,9 @@ cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, P
     memset(Jb, 0, 6 * nv * sizeof(double))
     if b >= 0:
         point[0] = Tb[3]; point[1] = Tb[7]; point[2] = Tb[11]
-        jacobian(model, w, q, b, point, Jb)
+        jacobian_columns(model, w, b, point, Jb)
     point[0] = Ta[3]; point[1] = Ta[7]; point[2] = Ta[11]
-    jacobian(model, w, q, a, point, J if kind == K_FRAME else Ja)
+    jacobian_columns(model, w, a, point, J if kind == K_FRAME else Ja)
     for k in range(6 - 3 * (kind == K_POINT)):
         for j in range(nv):
             if kind == K_FRAME:
@@ -199,18 +205,40 @@ cdef void coupling_rows(const double* q, const double* qd, Py_ssize_t nv, Py_ssi
     gamma[0] = p2 * qd[vs] * qd[vs]
 
 
-def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, records):
-    """``(φ, J, γ)`` of resolved records (:mod:`rbd.constraints.kinds`) at one state."""
+cdef void c_constraint_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
+                    const double* qd, double* phi, double* J, double* gamma) noexcept nogil:
+    """φ (m), J (m × nv, row-major) and γ (m) of the packed records at one state."""
+    cdef Py_ssize_t nv = model.nv, k, row = 0
+    cdef const int64_t* c
+    cdef bint motion = False
+    for k in range(r.n):
+        motion = motion or r.code[8 * k] != K_COUPLING
+    if motion:
+        constraint_motion(model, w, q, qd)
+    for k in range(r.n):
+        c = r.code + 8 * k
+        if c[0] == K_COUPLING:
+            coupling_rows(q, qd, nv, c[2], c[3], c[4], c[5], r.coef + c[6], c[7],
+                          phi + row, J + row * nv, gamma + row)
+        else:
+            anchor_rows(model, w, q, <int>c[0], c[2], c[3], r.T + 32 * k, r.T + 32 * k + 16,
+                        phi + row, J + row * nv, gamma + row)
+        row += c[1]
+
+
+def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, packed):
+    """``(φ, J, γ)`` of resolved records at one state, packed by
+    :func:`rbd.constraints.kinds.pack_records`."""
     cdef ModelC* model = &cm.m
     cdef Work fresh
     cdef Work* w = &cm.w0
-    cdef Py_ssize_t nv = model.nv, m = 0, row = 0, n
-    cdef const double[::1] T_a, T_b, coef
+    cdef Rows r
     cdef double[::1] phi_v, gamma_v
     cdef double[:, ::1] J_v
-    rows = [3 if r[0] == "point" else 6 if r[0] == "frame" else 1 for r in records]
-    m = sum(rows)
-    phi, J, gamma = np.zeros(m), np.zeros((m, nv)), np.zeros(m)
+    bind_rows(&r, packed)
+    phi, J, gamma = np.zeros(r.m), np.zeros((r.m, model.nv)), np.zeros(r.m)
+    if r.m == 0:
+        return phi, J, gamma
     phi_v, J_v, gamma_v = phi, J, gamma
     busy = cm.w0_busy
     if busy:
@@ -219,20 +247,7 @@ def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, 
         w = &fresh
     cm.w0_busy = True
     try:
-        if any(r[0] != "coupling" for r in records):
-            constraint_motion(model, w, &q[0], &qd[0])
-        for r, n in zip(records, rows):
-            if r[0] == "coupling":
-                s = r[2] if r[2] is not None else (-1, -1)
-                coef = np.ascontiguousarray(r[3], dtype=float)
-                coupling_rows(&q[0], &qd[0], nv, r[1][0], r[1][1], s[0], s[1], &coef[0],
-                              coef.shape[0], &phi_v[row], &J_v[row, 0], &gamma_v[row])
-            else:
-                T_a = np.ascontiguousarray(r[3], dtype=float).ravel()
-                T_b = np.ascontiguousarray(r[4], dtype=float).ravel()
-                anchor_rows(model, w, &q[0], K_POINT if r[0] == "point" else K_FRAME, r[1],
-                            r[2], &T_a[0], &T_b[0], &phi_v[row], &J_v[row, 0], &gamma_v[row])
-            row += n
+        c_constraint_rows(model, w, &r, &q[0], &qd[0], &phi_v[0], &J_v[0, 0], &gamma_v[0])
     finally:
         cm.w0_busy = busy
     return phi, J, gamma

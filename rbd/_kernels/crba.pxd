@@ -1,4 +1,5 @@
 # cython: language_level=3
+from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work
@@ -77,3 +78,46 @@ cdef inline void block_rows(const ModelC* model, Work* w, double* M) noexcept no
                     Mji = dot6(w.S0 + 6 * (vj + l), w.F0 + 6 * (vi + k))        # RBDA T6.2
                     M[(vj + l) * nv + vi + k] = Mji
                     M[(vi + k) * nv + vj + l] = Mji
+
+
+cdef inline void row_minus(double* X, Py_ssize_t ncols, Py_ssize_t dst, Py_ssize_t src,
+                           double l) noexcept nogil:
+    # row dst of X -= l · row src
+    cdef Py_ssize_t c
+    for c in range(ncols):
+        X[dst * ncols + c] -= l * X[src * ncols + c]
+
+
+cdef inline void row_scale(double* X, Py_ssize_t ncols, Py_ssize_t k, double l) noexcept nogil:
+    # row k of X *= l
+    cdef Py_ssize_t c
+    for c in range(ncols):
+        X[k * ncols + c] *= l
+
+
+cdef inline void lt_solve(const ModelC* model, const double* L, double* X,
+                          Py_ssize_t ncols) noexcept nogil:
+    """X ← L⁻ᵀ X (sweep 1 of ``ltl_solve``, from the leaves to the root)."""
+    cdef Py_ssize_t n = model.nv, k, i
+    cdef const int64_t* lam = model.dof_parent
+    # (row k is final once its descendants, larger indices, have pushed into it)
+    for k in range(n - 1, -1, -1):
+        row_scale(X, ncols, k, 1.0 / L[k * n + k])
+        i = lam[k]
+        while i >= 0:
+            row_minus(X, ncols, i, k, L[k * n + i])
+            i = lam[i]
+
+
+cdef inline void l_solve(const ModelC* model, const double* L, double* X,
+                  Py_ssize_t ncols) noexcept nogil:
+    """X ← L⁻¹ X (sweep 2 of ``ltl_solve``, from the root to the leaves)."""
+    cdef Py_ssize_t n = model.nv, k, i
+    cdef const int64_t* lam = model.dof_parent
+    # (row k needs its ancestors, smaller indices, only)
+    for k in range(n):
+        i = lam[k]
+        while i >= 0:
+            row_minus(X, ncols, k, i, L[k * n + i])
+            i = lam[i]
+        row_scale(X, ncols, k, 1.0 / L[k * n + k])

@@ -84,42 +84,13 @@ cdef int ltl(const ModelC* model, double* M) noexcept nogil:
     return 0
 
 
-cdef inline void row_minus(double* X, Py_ssize_t ncols, Py_ssize_t dst, Py_ssize_t src,
-                           double l) noexcept nogil:
-    # row dst of X -= l · row src
-    cdef Py_ssize_t c
-    for c in range(ncols):
-        X[dst * ncols + c] -= l * X[src * ncols + c]
-
-
-cdef inline void row_scale(double* X, Py_ssize_t ncols, Py_ssize_t k, double l) noexcept nogil:
-    # row k of X *= l
-    cdef Py_ssize_t c
-    for c in range(ncols):
-        X[k * ncols + c] *= l
-
-
 cdef void ltl_solve(const ModelC* model, const double* L, double* X,
                     Py_ssize_t ncols) noexcept nogil:
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
-    cdef Py_ssize_t n = model.nv, k, i
-    cdef const int64_t* lam = model.dof_parent
     # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
-    # (row k is final once its descendants, larger indices, have pushed into it)
-    for k in range(n - 1, -1, -1):
-        row_scale(X, ncols, k, 1.0 / L[k * n + k])
-        i = lam[k]
-        while i >= 0:
-            row_minus(X, ncols, i, k, L[k * n + i])
-            i = lam[i]
+    lt_solve(model, L, X, ncols)
     # --- sweep 2 (root to leaves): X ← L⁻¹ X
-    # (row k needs its ancestors, smaller indices, only)
-    for k in range(n):
-        i = lam[k]
-        while i >= 0:
-            row_minus(X, ncols, k, i, L[k * n + i])
-            i = lam[i]
-        row_scale(X, ncols, k, 1.0 / L[k * n + k])
+    l_solve(model, L, X, ncols)
 
 
 cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil:

@@ -1,8 +1,8 @@
 # cython: language_level=3
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels._spatial cimport mat3_mulT, mat3_vec
+from rbd._kernels._spatial cimport cross3, mat3_mulT, mat3_vec
 
 cdef void world_poses(const ModelC* model, Work* w, const double* q,
                       Py_ssize_t last) noexcept nogil
@@ -39,3 +39,35 @@ cdef inline void world_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept
         mat3_vec(w.R + 9 * p, w.r_up + 3 * i, p_i)
         for k in range(3):
             p_i[k] += w.p[3 * p + k]
+
+
+cdef inline void jacobian_columns(const ModelC* model, Work* w, Py_ssize_t body,
+                                  const double* point, double* J) noexcept nogil:
+    """``jacobian`` with the world poses R, p and S of body and its ancestors already in w."""
+    cdef Py_ssize_t nv = model.nv, j, k, l, col
+    cdef double p_world[3]
+    cdef double d[3]
+    cdef double om[3]
+    cdef double lin[3]
+    cdef double t[3]
+    cdef const double* S_k
+    # p = R_body point + p_body
+    mat3_vec(w.R + 9 * body, point, p_world)
+    for k in range(3):
+        p_world[k] += w.p[3 * body + k]
+    memset(J, 0, 6 * nv * sizeof(double))
+    j = body
+    while j >= 0:
+        for k in range(3):
+            d[k] = p_world[k] - w.p[3 * j + k]
+        for l in range(model.nv_j[j]):
+            col = model.v_start[j] + l
+            S_k = w.S + 6 * col
+            # ω = R_j S_ω;  v = R_j S_v + ω × (p - o_j)
+            mat3_vec(w.R + 9 * j, S_k, om)
+            mat3_vec(w.R + 9 * j, S_k + 3, lin)
+            cross3(om, d, t)
+            for k in range(3):
+                J[k * nv + col] = om[k]
+                J[(3 + k) * nv + col] = lin[k] + t[k]
+        j = model.parent[j]

@@ -75,34 +75,8 @@ cdef void body_velocities(const ModelC* model, Work* w, const double* q,
 cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t body,
                    const double* point, double* J) noexcept nogil:
     """J (6 × nv, row-major): column block of ancestor j is [R_j S_ω; R_j S_v + ω × (p - o_j)]."""
-    cdef Py_ssize_t nv = model.nv, j, k, l, col
-    cdef double p_world[3]
-    cdef double d[3]
-    cdef double om[3]
-    cdef double lin[3]
-    cdef double t[3]
-    cdef const double* S_k
     world_poses(model, w, q, body)
-    # p = R_body point + p_body
-    mat3_vec(w.R + 9 * body, point, p_world)
-    for k in range(3):
-        p_world[k] += w.p[3 * body + k]
-    memset(J, 0, 6 * nv * sizeof(double))
-    j = body
-    while j >= 0:
-        for k in range(3):
-            d[k] = p_world[k] - w.p[3 * j + k]
-        for l in range(model.nv_j[j]):
-            col = model.v_start[j] + l
-            S_k = w.S + 6 * col
-            # ω = R_j S_ω;  v = R_j S_v + ω × (p - o_j)
-            mat3_vec(w.R + 9 * j, S_k, om)
-            mat3_vec(w.R + 9 * j, S_k + 3, lin)
-            cross3(om, d, t)
-            for k in range(3):
-                J[k * nv + col] = om[k]
-                J[(3 + k) * nv + col] = lin[k] + t[k]
-        j = model.parent[j]
+    jacobian_columns(model, w, body, point, J)
 
 
 cdef double kinetic_energy(const ModelC* model, Work* w, const double* q,

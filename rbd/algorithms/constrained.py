@@ -6,6 +6,12 @@ joint-space terms ``M``, ``h`` on the selected backend, the constraint rows
 ``φ``, ``J``, ``γ = −J̇ v`` (:mod:`rbd.reference.constraints`) and solves with
 :mod:`rbd.reference.constrained`.  With mimic joints the rows are computed on
 the full tree and projected, ``J = J_full G``.
+
+On the kernel backend (a model without mimic joints) :func:`constrained_dynamics`,
+:func:`impulse_dynamics` and :func:`delassus` are one compiled call per state, or
+per stack of states (:mod:`rbd._kernels.constrained`, run in parallel without
+the GIL): its solvers are kept per model and tuple of constraints
+(:func:`_solvers`).
 """
 
 from __future__ import annotations
@@ -15,7 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._docstrings import shared_doc
-from ..constraints.kinds import active_constraints
+from .._validation import singular_inertia
+from ..constraints.kinds import Constraint, active_constraints, pack_records
 from ..errors import InputError, ModelError
 from ..model import Model
 from ..reference import constrained as _solve
@@ -27,6 +34,10 @@ __all__ = ["ConstrainedDynamics", "ImpulseDynamics", "constrained_dynamics", "im
 
 #: The solvers of :func:`constrained_dynamics`.
 METHODS = ("kkt", "schur", "proximal")
+_METHOD_CODE = {name: k for k, name in enumerate(METHODS)}
+
+#: How many tuples of constraints a model keeps compiled solvers for (the oldest goes first).
+_SOLVERS_KEPT = 16
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,17 @@ class ConstrainedDynamics:
     force: np.ndarray
     rank: int | np.ndarray
     iterations: int | np.ndarray
+
+
+def _record(qdd, force, rank, iterations) -> ConstrainedDynamics:
+    """``ConstrainedDynamics(qdd, force, rank, iterations)`` on the kernel path: the fields
+    written to the new record's ``__dict__`` at once, instead of the frozen ``__setattr__``
+    of each (as :class:`rbd.Data`'s views); a microsecond of a few-microsecond call."""
+    out = object.__new__(ConstrainedDynamics)
+    fields = out.__dict__
+    fields["qdd"], fields["force"], fields["rank"], fields["iterations"] = (qdd, force, rank,
+                                                                           iterations)
+    return out
 
 
 @dataclass(frozen=True)
@@ -72,9 +94,10 @@ class _Rows:
         if twin is not None:
             from .._kernels.constraints import constraint_rows as rows
 
+            self.packed = pack_records(self.records)
             self.compiled = lambda q, v: rows(twin, np.ascontiguousarray(q, dtype=float),
                                               np.ascontiguousarray(v, dtype=float),
-                                              self.records)
+                                              self.packed)
 
     def __call__(self, q, v):
         """``(φ, J, γ)`` at one state."""
@@ -85,6 +108,42 @@ class _Rows:
         c = self.coupling
         phi, J, gamma = constraint_rows(self.tree, c.full_q(q), c.full_v(v), self.records)
         return phi, J @ c.G, gamma
+
+
+def _solvers(model, constraints, backend):
+    """The compiled solvers of ``(model, constraints)`` on the kernel path, else None.
+
+    Kept on the model (``model._derived``) under the tuple of the constraints
+    (the kinds are immutable and compared by identity): the records are resolved
+    and packed once.
+    """
+    twin = _kernel(model, backend)
+    if twin is None or model._mimic:
+        return None
+    if constraints is None:
+        key = model.constraints
+    elif isinstance(constraints, Constraint):
+        key = (constraints,)
+    elif isinstance(constraints, list | tuple):
+        key = tuple(constraints)
+    else:
+        key = None
+    kept = model._derived("constrained_solvers", dict)
+    solver = kept.get(key) if key is not None else None
+    if solver is None:
+        from .._kernels._constrained_batch import ConstrainedModel
+
+        rows = _Rows(model, constraints, backend)
+        if rows.compiled is None:        # rows only Python derives (Rolling's P(q))
+            return None
+        solver = ConstrainedModel(twin, rows.packed,
+                                  (_solve.PROXIMAL_MU, _solve.PROXIMAL_TOL,
+                                   _solve.PROXIMAL_MAX_ITER))
+        if key is not None:
+            if len(kept) >= _SOLVERS_KEPT:
+                kept.pop(next(iter(kept)))
+            kept[key] = solver
+    return solver
 
 
 def _baumgarte(baumgarte) -> tuple[float, float] | None:
@@ -149,7 +208,8 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     InputError
         On a bad state (as :func:`rnea`), an unknown method or bad gains.
     ModelError
-        When a constraint names a body, frame or joint the model lacks.
+        When a constraint names a body, frame or joint the model lacks, or
+        where ``M`` is not positive definite (a joint that moves no inertia).
 
     Examples
     --------
@@ -164,7 +224,12 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     """
     if method not in METHODS:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    gains = _baumgarte(baumgarte)
+    gains = None if baumgarte is None else _baumgarte(baumgarte)
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        if gains is None:
+            return _record(*solver.dynamics(q, v, tau, f_ext, _METHOD_CODE[method]))
+        return _record(*solver.dynamics(q, v, tau, f_ext, _METHOD_CODE[method], *gains))
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
     twin = _twin(model, backend)
@@ -177,12 +242,15 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         M = twin.crba(q_k)
         h = (twin.nonlinear_effects(q_k, v_k) if f_k is None
              else twin.rnea(q_k, v_k, np.zeros(model.nv), f_k))            # h − Σ Jᵢᵀ f_ext,i
-        if method == "proximal":
-            qdd, f, its = _solve.solve_proximal(M, h, tau_k, J, gamma)
-            rank = _solve.independent_rows(J, gamma)[0].shape[0]
-        else:
-            solver = _solve.solve_kkt if method == "kkt" else _solve.solve_schur
-            (qdd, f, rank), its = solver(M, h, tau_k, J, gamma), 1
+        try:
+            if method == "proximal":
+                qdd, f, its = _solve.solve_proximal(M, h, tau_k, J, gamma)
+                rank = _solve.independent_rows(J, gamma)[0].shape[0]
+            else:
+                solver = _solve.solve_kkt if method == "kkt" else _solve.solve_schur
+                (qdd, f, rank), its = solver(M, h, tau_k, J, gamma), 1
+        except np.linalg.LinAlgError:
+            raise singular_inertia() from None       # with independent rows: M not definite
         out.append((qdd, f, rank, its))
     return ConstrainedDynamics(*(_stack([o[i] for o in out], batch) for i in range(4)))
 
@@ -230,6 +298,9 @@ def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: fl
     e = float(restitution) if isinstance(restitution, int | float | np.floating) else None
     if e is None or not 0.0 <= e <= 1.0:
         raise InputError(f"restitution must be a number in [0, 1], got {restitution!r}")
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        return ImpulseDynamics(*solver.impulse(q, v_minus, e))
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, ("v_minus", "v")), (q, v_minus))
     twin = _twin(model, backend)
@@ -272,6 +343,9 @@ def delassus(model: Model, q, constraints=None, *, backend: str | None = None) -
 
     Its rank is that of ``J``: a singular ``G`` means redundant rows (RBDA §8.1).
     """
+    solver = _solvers(model, constraints, backend)
+    if solver is not None:
+        return solver.delassus(q)
     rows, q_arr, batch, J = _rows_only(model, q, constraints, 1, backend)
     twin = _twin(model, backend)
     out = [_solve.delassus_factor(twin.crba(q_arr if k is None else q_arr[k]), J_k)[0]

@@ -48,7 +48,7 @@ from ..errors import InputError, ModelError
 from ..spatial import plux_parts
 
 __all__ = ["Constraint", "PointAnchor", "FrameAnchor", "JointCoupling", "Rolling",
-           "active_constraints", "resolve_all"]
+           "active_constraints", "resolve_all", "pack_records"]
 
 #: Joint kinds whose single coordinate has ``q̇ = v`` (a coupling needs one).
 COUPLED_KINDS = ("revolute", "prismatic", "helical")
@@ -464,3 +464,29 @@ def active_constraints(model, constraints) -> list[Constraint]:
 def resolve_all(model, constraints) -> list[tuple]:
     """The active constraints of ``constraints`` (default: the model's) resolved on ``model``."""
     return [c.resolve(model) for c in active_constraints(model, constraints)]
+
+
+def pack_records(records: list[tuple]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Resolved records as the three arrays the compiled rows read (``Rows`` of
+    ``rbd/_kernels/constraints.pxd``).
+
+    An int64 table (n, 8) ``kind, rows, a, b, q_s, v_s, first coefficient, count``
+    (kind 0 point, 1 frame, 2 coupling; a coupling keeps its joint's ``(q_j, v_j)`` in
+    ``a, b``, and ``q_s = v_s = -1`` without a source), the two 4×4 poses of each
+    anchor (n, 32), and the couplings' coefficients one after the other.
+    """
+    code = np.zeros((len(records), 8), dtype=np.int64)
+    T = np.zeros((len(records), 32))
+    coef = []
+    for k, r in enumerate(records):
+        if r[0] == "coupling":
+            s = r[2] if r[2] is not None else (-1, -1)
+            c = np.asarray(r[3], dtype=float).ravel()
+            code[k] = (2, 1, r[1][0], r[1][1], s[0], s[1], len(coef), c.size)
+            coef.extend(c.tolist())
+        else:
+            code[k, :4] = (0 if r[0] == "point" else 1,
+                           3 if r[0] == "point" else 6, r[1], r[2])
+            T[k, :16] = np.asarray(r[3], dtype=float).ravel()
+            T[k, 16:] = np.asarray(r[4], dtype=float).ravel()
+    return code, T, np.array(coef + [0.0])
