@@ -16,6 +16,8 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``stages.pyx``             ``reference/stages.py``             the stages over :class:`rbd.Data`
 ``constraints.pyx``        ``reference/constraints.py``        rows φ, J, γ of the anchors
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
+``solver_newton.pyx``      ``constraints/solver_newton.py``    ``c_solve_newton``, ``RowsC``
+``solver_pgs.pyx``         ``constraints/solver_pgs.py``       ``c_solve_pgs``
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks

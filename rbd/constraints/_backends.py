@@ -1,0 +1,20 @@
+"""Which rendering of the contact pipeline runs: the readable modules or their compiled twins.
+
+``backend`` is :func:`rbd.forward`'s argument: ``None`` (the kernels when they
+are built), ``"kernel"`` or ``"reference"`` (:func:`rbd._backend.resolve`).
+The twins (``rbd/_kernels/solver_newton.pyx``, ``solver_pgs.pyx``) take the
+same arguments and return the same values as the modules of this package.
+"""
+
+from __future__ import annotations
+
+from .._backend import resolve
+
+
+def solvers(backend: str | None = None):
+    """``(solve_newton, solve_pgs)`` of the backend."""
+    if resolve(backend) == "kernel":
+        from .._kernels import solver_newton, solver_pgs
+    else:
+        from . import solver_newton, solver_pgs
+    return solver_newton.solve_newton, solver_pgs.solve_pgs
