@@ -40,7 +40,8 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled"}
 #: Kernels whose reference text lives beside its pipeline rather than in ``rbd/reference``:
 #: the contact pipeline's stages (``rbd/constraints``, docs/design.md, "Collision detection
 #: and the soft-constraint solvers").
-REFERENCE_HOMES = {"solver_newton": ROOT / "constraints", "solver_pgs": ROOT / "constraints"}
+REFERENCE_HOMES = {stem: ROOT / "constraints"
+                   for stem in ("solver_newton", "solver_pgs", "collision_primitive")}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.

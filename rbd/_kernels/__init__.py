@@ -18,6 +18,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
 ``solver_newton.pyx``      ``constraints/solver_newton.py``    ``c_solve_newton``, ``RowsC``
 ``solver_pgs.pyx``         ``constraints/solver_pgs.py``       ``c_solve_pgs``
+``collision_primitive``    ``constraints/`` (same stem)        ``PairOut``, ``c_plane_capsule`` …
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks

@@ -18,3 +18,20 @@ def solvers(backend: str | None = None):
     else:
         from . import solver_newton, solver_pgs
     return solver_newton.solve_newton, solver_pgs.solve_pgs
+
+
+def pair_functions(backend: str | None = None) -> dict:
+    """The narrow phase's pair routines, keyed as :data:`.collision.PAIR_FUNCTIONS`: on the
+    kernel backend each routine's compiled twin of the same name, where there is one."""
+    from .collision import PAIR_FUNCTIONS
+
+    if resolve(backend) != "kernel":
+        return PAIR_FUNCTIONS
+    return _compiled_pairs()
+
+
+def _compiled_pairs() -> dict:
+    from .._kernels import collision_primitive
+    from .collision import PAIR_FUNCTIONS
+
+    return {key: getattr(collision_primitive, f.__name__, f) for key, f in PAIR_FUNCTIONS.items()}

@@ -357,7 +357,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
 
     Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight)
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
-    found = collide_model(model, q) if contacts and getattr(model, "geoms", ()) else None
+    found = (collide_model(model, q, backend=backend) if contacts and getattr(model, "geoms", ())
+             else None)
     if found is None:
         from .collision import collide
 
