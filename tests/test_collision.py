@@ -150,7 +150,7 @@ def _collide_mujoco(m, d, **kwargs):
 
 def _routine(kinds, backend):
     """The pair routine of ``kinds`` on ``backend``; skips when it has no compiled twin."""
-    function = pair_functions(backend)[kinds]
+    function = pair_functions(col.PAIR_FUNCTIONS, backend)[kinds]
     if backend == "kernel" and function is col.PAIR_FUNCTIONS[kinds]:
         pytest.skip(f"no compiled routine for {kinds} (the kernel backend runs the reference)")
     return lambda *args: PairContacts(*function(*args))

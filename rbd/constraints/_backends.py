@@ -8,6 +8,8 @@ same arguments and return the same values as the modules of this package.
 
 from __future__ import annotations
 
+import functools
+
 from .._backend import resolve
 
 
@@ -20,18 +22,17 @@ def solvers(backend: str | None = None):
     return solver_newton.solve_newton, solver_pgs.solve_pgs
 
 
-def pair_functions(backend: str | None = None) -> dict:
-    """The narrow phase's pair routines, keyed as :data:`.collision.PAIR_FUNCTIONS`: on the
-    kernel backend each routine's compiled twin of the same name, where there is one."""
-    from .collision import PAIR_FUNCTIONS
-
+def pair_functions(table: dict, backend: str | None = None) -> dict:
+    """The narrow phase's pair routines: ``table`` (the readable routines, keyed by kind
+    pair, :data:`.collision.PAIR_FUNCTIONS`) or, on the kernel backend, each routine's
+    compiled twin of the same name where there is one."""
     if resolve(backend) != "kernel":
-        return PAIR_FUNCTIONS
-    return _compiled_pairs()
+        return table
+    return _compiled_pairs(tuple(table.items()))
 
 
-def _compiled_pairs() -> dict:
+@functools.cache
+def _compiled_pairs(items: tuple) -> dict:
     from .._kernels import collision_primitive
-    from .collision import PAIR_FUNCTIONS
 
-    return {key: getattr(collision_primitive, f.__name__, f) for key, f in PAIR_FUNCTIONS.items()}
+    return {key: getattr(collision_primitive, f.__name__, f) for key, f in items}

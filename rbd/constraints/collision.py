@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import InputError
 from . import collision_box as _box
 from . import collision_primitive as _prim
+from ._backends import pair_functions
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -419,9 +420,8 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         b1, b2 = body[p.geom1], body[p.geom2]
         keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
     keys.sort(key=lambda item: item[0])
-    from ._backends import pair_functions
-
-    return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys], pair_functions(backend))
+    return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
+                         pair_functions(PAIR_FUNCTIONS, backend))
 
 
 def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
