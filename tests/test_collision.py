@@ -149,10 +149,9 @@ def _collide_mujoco(m, d, **kwargs):
 # ----------------------------------------------------------------------------- pair routines
 
 def _routine(kinds, backend):
-    """The pair routine of ``kinds`` on ``backend``; skips when it has no compiled twin."""
+    """The pair routine of ``kinds`` on ``backend`` (each has a compiled twin)."""
     function = pair_functions(col.PAIR_FUNCTIONS, backend)[kinds]
-    if backend == "kernel" and function is col.PAIR_FUNCTIONS[kinds]:
-        pytest.skip(f"no compiled routine for {kinds} (the kernel backend runs the reference)")
+    assert backend == "reference" or function is not col.PAIR_FUNCTIONS[kinds], kinds
     return lambda *args: PairContacts(*function(*args))
 
 
@@ -279,6 +278,18 @@ def test_parallel_capsules_match_mujoco(backend):
     assert tested >= 30
 
 
+def _sorted_contacts(found):
+    """The contacts ordered by their points (x, then y, then z)."""
+    order = np.lexsort(np.round(found.pos, 9).T[::-1])
+    return PairContacts(found.dist[order], found.pos[order], found.frame[order])
+
+
+def _tilt(angle):
+    """Rotation by ``angle`` about x."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
 def _random_pose(rng, centre):
     q = _quat(rng)
     w, x, y, z = q
@@ -288,10 +299,7 @@ def _random_pose(rng, centre):
     return centre, mat
 
 
-COMPILED_PAIRS = [k for k in PAIRS if k[1] != "box" or k[0] == "plane"]
-
-
-@pytest.mark.parametrize("kinds", COMPILED_PAIRS, ids=lambda k: "-".join(k))
+@pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
 def test_compiled_pair_routines_equal_the_reference(kinds, require_kernels):
     """Each compiled pair routine against its reference on random poses, sizes and
     margins (near, touching, apart), and on poses snapped to the degenerate branches
@@ -309,12 +317,21 @@ def test_compiled_pair_routines_equal_the_reference(kinds, require_kernels):
         pos2, mat2 = _random_pose(rng, pos1 + offset)
         if trial % 4 == 1:                                 # aligned axes: special branches
             mat2 = mat1.copy()
+            if kinds == ("capsule", "box"):
+                # exactly aligned, the capsule axis in the box frame has 1e-17 components
+                # whose signs (NumPy's matmul against sequential sums) pick the branch:
+                # tilt by 1e-7 rad so geometry decides (the exact cases: SPECIAL, MuJoCo)
+                mat2 = mat1 @ _tilt(1e-7)
         if trial % 8 == 3:                                 # coincident centres
             pos2 = pos1.copy()
         margin = 0.0 if trial % 3 == 0 else rng.uniform(0, 0.15)
         got = compiled(pos1, mat1, size1, pos2, mat2, size2, margin)
         want = reference(pos1, mat1, size1, pos2, mat2, size2, margin)
         assert got.dist.shape == want.dist.shape, (trial, got.dist, want.dist)
+        if trial % 4 == 1:
+            # aligned boxes: the faces of either box tie as reference face up to 1e-17,
+            # and rounding picks one; the contact set is the same, its order may not be
+            got, want = _sorted_contacts(got), _sorted_contacts(want)
         for name in ("dist", "pos", "frame"):
             np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0,
                                        atol=TOL_TWINS, err_msg=f"trial {trial}: {name}")

@@ -41,7 +41,8 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled"}
 #: the contact pipeline's stages (``rbd/constraints``, docs/design.md, "Collision detection
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
-                   for stem in ("solver_newton", "solver_pgs", "collision_primitive")}
+                   for stem in ("solver_newton", "solver_pgs", "collision_primitive",
+                                "collision_box")}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.

@@ -463,26 +463,6 @@ cdef inline void capsule_pair(const double* pos1, const double* mat1, double r1,
 
 # ----------------------------------------------------------------------------- Python entry points
 
-ctypedef int (*pair_function)(const double*, const double*, const double*, const double*,
-                              const double*, const double*, double, PairOut*) noexcept nogil
-
-
-cdef inline object run_pair(pair_function f, pos1, mat1, size1, pos2, mat2, size2, double margin):
-    # contiguous float copies of the inputs, the routine, its contacts as arrays
-    cdef const double[::1] p1 = np.ascontiguousarray(pos1, dtype=np.float64).reshape(3)
-    cdef const double[::1] m1 = np.ascontiguousarray(mat1, dtype=np.float64).reshape(9)
-    cdef const double[::1] s1 = np.ascontiguousarray(size1, dtype=np.float64).reshape(-1)
-    cdef const double[::1] p2 = np.ascontiguousarray(pos2, dtype=np.float64).reshape(3)
-    cdef const double[::1] m2 = np.ascontiguousarray(mat2, dtype=np.float64).reshape(9)
-    cdef const double[::1] s2 = np.ascontiguousarray(size2, dtype=np.float64).reshape(-1)
-    cdef PairOut out
-    if s1.shape[0] < 3 or s2.shape[0] < 3:
-        raise ValueError("size1, size2: expected 3 entries each")
-    out.n = 0
-    f(&p1[0], &m1[0], &s1[0], &p2[0], &m2[0], &s2[0], margin, &out)
-    return pack(&out)
-
-
 def plane_sphere(pos1, mat1, size1, pos2, mat2, size2, margin):
     """Plane and sphere (mjc_PlaneSphere): ``(dist, pos, frame)``."""
     return run_pair(c_plane_sphere, pos1, mat1, size1, pos2, mat2, size2, margin)

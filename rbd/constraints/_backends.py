@@ -33,6 +33,7 @@ def pair_functions(table: dict, backend: str | None = None) -> dict:
 
 @functools.cache
 def _compiled_pairs(items: tuple) -> dict:
-    from .._kernels import collision_primitive
+    from .._kernels import collision_box, collision_primitive
 
-    return {key: getattr(collision_primitive, f.__name__, f) for key, f in items}
+    compiled = {**vars(collision_primitive), **vars(collision_box)}
+    return {key: compiled.get(f.__name__, f) for key, f in items}
