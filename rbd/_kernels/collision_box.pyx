@@ -112,6 +112,7 @@ cdef int _capsule_box_nearest(const double* pos, const double* halfaxis, double 
     cdef int i, j, k, nclamp, axis_clamped, s1, s2, code
     r.cltype, r.clface, r.clcorner, r.cledge = -4, -1, 0, 0
     r.bestsegmentpos, r.bestboxpos = 0.0, 0.0
+    # --- segment ends: against the faces
     for i in range(-1, 2, 2):
         nclamp, axis_clamped = 0, -1
         for j in range(3):
@@ -128,6 +129,7 @@ cdef int _capsule_box_nearest(const double* pos, const double* halfaxis, double 
         dist = dot3(gap, gap)
         if dist < bestdist:
             bestdist, r.bestsegmentpos, r.cltype, r.clface = dist, <double> i, -2 + i, axis_clamped
+    # --- box edges: the twelve against the segment
     for j in range(3):
         for i in range(8):
             if i & (1 << j):
@@ -297,6 +299,7 @@ cdef int _box_box_axis(const double* rot, const double* pos21, const double* pos
     cdef double sep, ax1, ax2, norm2, inv, radius1, radius2, a2_1, a2_2
     cdef int i, j, i1, i2, j1, j2
     found.sep_best, found.code = -INFINITY, -1
+    # --- faces of box 1
     for i in range(3):
         sep = (fabs(pos21[i]) - size1[i]
                - (fabs(rot[3 * i]) * size2[0] + fabs(rot[3 * i + 1]) * size2[1]
@@ -305,6 +308,7 @@ cdef int _box_box_axis(const double* rot, const double* pos21, const double* pos
             return 0
         if sep > found.sep_best:
             found.sep_best, found.code = sep, i
+    # --- faces of box 2
     for j in range(3):
         sep = (fabs(pos12[j]) - size2[j]
                - (fabs(rot[j]) * size1[0] + fabs(rot[3 + j]) * size1[1]
@@ -314,6 +318,7 @@ cdef int _box_box_axis(const double* rot, const double* pos21, const double* pos
         if sep > found.sep_best:
             found.sep_best, found.code = sep, 3 + j
     found.sep_face, found.code_face = found.sep_best, found.code
+    # --- edge cross products
     for i in range(3):
         i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
@@ -528,6 +533,7 @@ cdef int _box_box_face(const double* rot, const double* pos21, const double* pos
     cdef double sgn, dupe2
     cdef int a, ax, ay, n, m = 0, k, w, c
     cdef bint dup
+    # --- incident face: the face of the other box most opposed to the reference face
     a = incident_face(rot, pos21, pos12, size1, size2, code, poly, &sgn)
     ax, ay = (a + 1) % 3, (a + 2) % 3
     n = _clip_half_plane(poly, 4, 0, 1.0, sizeref[ax], other)
@@ -535,8 +541,8 @@ cdef int _box_box_face(const double* rot, const double* pos21, const double* pos
     n = _clip_half_plane(poly, n, 1, 1.0, sizeref[ay], other)
     n = _clip_half_plane(other, n, 1, -1.0, sizeref[ay], poly)
     dupe2 = BOXBOX_DUPEPS * (sizeref[ax] ** 2 + sizeref[ay] ** 2)
+    # --- clipped vertices within the margin, duplicates left out
     for k in range(n):
-        # vertices within the margin, duplicates left out
         if poly[3 * k + 2] > margin:
             continue
         dup = False
@@ -552,6 +558,7 @@ cdef int _box_box_face(const double* rot, const double* pos21, const double* pos
         m += 1
     for c in range(3):
         normal[c] = (sgn if ref1 else -sgn) * matref[3 * c + a]
+    # --- contacts: midway between the surfaces
     for k in range(m):
         posc[ax], posc[ay] = accepted[3 * k], accepted[3 * k + 1]
         posc[a] = sgn * (sizeref[a] + 0.5 * accepted[3 * k + 2])
