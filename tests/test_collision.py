@@ -14,12 +14,17 @@ import numpy as np
 import pytest
 
 from rbd.constraints import collision as col
+from rbd.constraints._backends import pair_functions
+from rbd.constraints.collision_primitive import PairContacts
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the peer for the contact set")
 
 #: Contact points, distances and frames: the same formulas in the same order as MuJoCo,
 #: so only the last bits of rounding differ (sizes and distances are O(1)).
 TOL = 1e-9
+#: Compiled pair routine against its reference: the same statements in C, so the same
+#: numbers up to a reordered sum or two (observed ≤ 1e-15 on O(1) sizes).
+TOL_TWINS = 1e-12
 
 SIZES = {
     "sphere": lambda rng: f"{rng.uniform(0.1, 0.5):.6f}",
@@ -143,12 +148,19 @@ def _collide_mujoco(m, d, **kwargs):
 
 # ----------------------------------------------------------------------------- pair routines
 
+def _routine(kinds, backend):
+    """The pair routine of ``kinds`` on ``backend`` (each has a compiled twin)."""
+    function = pair_functions(col.PAIR_FUNCTIONS, backend)[kinds]
+    assert backend == "reference" or function is not col.PAIR_FUNCTIONS[kinds], kinds
+    return lambda *args: PairContacts(*function(*args))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
-def test_pair_routines_match_mujoco(kinds):
+def test_pair_routines_match_mujoco(kinds, backend):
     """Each pair routine, fed MuJoCo's poses and sizes, returns MuJoCo's contacts."""
     rng = np.random.default_rng(zlib.crc32('-'.join(kinds).encode()))
-    function = col.PAIR_FUNCTIONS[kinds]
+    function = _routine(kinds, backend)
     ncontacts = 0
     for trial in range(60):
         margin, gap = (0.0, 0.0) if trial % 3 == 0 else (rng.uniform(0, 0.1), rng.uniform(0, 0.05))
@@ -232,17 +244,17 @@ SPECIAL = {
 
 
 @pytest.mark.parametrize("name", sorted(SPECIAL))
-def test_special_configurations_match_mujoco(name):
+def test_special_configurations_match_mujoco(name, backend):
     m, d = _forward(f"<mujoco><worldbody>{SPECIAL[name]}</worldbody></mujoco>")
     want = _expected(d)
     assert len(want.dist) > 0
-    got = _collide_mujoco(m, d)
+    got = _collide_mujoco(m, d, backend=backend)
     _assert_same_contacts(got, want)
     np.testing.assert_array_equal(got.geom, want.geom)
 
 
 @pytest.mark.slow
-def test_parallel_capsules_match_mujoco():
+def test_parallel_capsules_match_mujoco(backend):
     """Exactly and nearly parallel (or antiparallel) capsules: MuJoCo's two-contact branch."""
     rng = np.random.default_rng(11)
     tested = 0
@@ -262,8 +274,69 @@ def test_parallel_capsules_match_mujoco():
         m, d = _forward(xml)
         want = _expected(d)
         tested += len(want.dist) == 2
-        _assert_same_contacts(_collide_mujoco(m, d), want)
+        _assert_same_contacts(_collide_mujoco(m, d, backend=backend), want)
     assert tested >= 30
+
+
+def _sorted_contacts(found):
+    """The contacts ordered by their points (x, then y, then z)."""
+    order = np.lexsort(np.round(found.pos, 9).T[::-1])
+    return PairContacts(found.dist[order], found.pos[order], found.frame[order])
+
+
+def _tilt(angle):
+    """Rotation by ``angle`` about x."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
+
+
+def _random_pose(rng, centre):
+    q = _quat(rng)
+    w, x, y, z = q
+    mat = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+                    [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+                    [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
+    return centre, mat
+
+
+@pytest.mark.parametrize("kinds", PAIRS, ids=lambda k: "-".join(k))
+def test_compiled_pair_routines_equal_the_reference(kinds, require_kernels):
+    """Each compiled pair routine against its reference on random poses, sizes and
+    margins (near, touching, apart), and on poses snapped to the degenerate branches
+    (parallel axes, coincident centres, a cap or a disk flat on the other geom)."""
+    compiled = _routine(kinds, "kernel")
+    reference = col.PAIR_FUNCTIONS[kinds]
+    rng = np.random.default_rng(7 + zlib.crc32('-'.join(kinds).encode()))
+    contacts = 0
+    for trial in range(200):
+        size1, size2 = (np.array([float(x) for x in SIZES[kind](rng).split()] + [0.0, 0.0])[:3]
+                        if kind != "plane" else np.array([5.0, 5.0, 0.1]) for kind in kinds)
+        pos1, mat1 = _random_pose(rng, rng.normal(scale=0.3, size=3))
+        offset = rng.normal(size=3)
+        offset *= rng.uniform(0.0, 0.8) / np.linalg.norm(offset)
+        pos2, mat2 = _random_pose(rng, pos1 + offset)
+        if trial % 4 == 1:                                 # aligned axes: special branches
+            mat2 = mat1.copy()
+            if kinds == ("capsule", "box"):
+                # exactly aligned, the capsule axis in the box frame has 1e-17 components
+                # whose signs (NumPy's matmul against sequential sums) pick the branch:
+                # tilt by 1e-7 rad so geometry decides (the exact cases: SPECIAL, MuJoCo)
+                mat2 = mat1 @ _tilt(1e-7)
+        if trial % 8 == 3:                                 # coincident centres
+            pos2 = pos1.copy()
+        margin = 0.0 if trial % 3 == 0 else rng.uniform(0, 0.15)
+        got = compiled(pos1, mat1, size1, pos2, mat2, size2, margin)
+        want = reference(pos1, mat1, size1, pos2, mat2, size2, margin)
+        assert got.dist.shape == want.dist.shape, (trial, got.dist, want.dist)
+        if trial % 4 == 1:
+            # aligned boxes: the faces of either box tie as reference face up to 1e-17,
+            # and rounding picks one; the contact set is the same, its order may not be
+            got, want = _sorted_contacts(got), _sorted_contacts(want)
+        for name in ("dist", "pos", "frame"):
+            np.testing.assert_allclose(getattr(got, name), getattr(want, name), rtol=0,
+                                       atol=TOL_TWINS, err_msg=f"trial {trial}: {name}")
+        contacts += len(want.dist)
+    assert contacts >= 40, "too few contacts to compare the twins"
 
 
 # ----------------------------------------------------------------------------- the whole stage

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from rbd.constraints import impedance as imp
-from rbd.constraints.solver_newton import ConstraintRows, primal_cost, solve_newton
-from rbd.constraints.solver_pgs import solve_pgs
+from rbd.constraints import solver_newton as newton_reference
+from rbd.constraints import solver_pgs as pgs_reference
+from rbd.constraints.solver_newton import ConstraintRows
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the peer for the constraint model")
 
@@ -22,6 +23,18 @@ mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the peer for the constr
 RTOL_SOLVE = 1e-8
 #: Impedance, stiffness, damping, aref: the same closed forms (powers, one division).
 RTOL_FORMULA = 1e-12
+#: Kernel against reference: the same iterations in another evaluation order (Cholesky
+#: where the reference calls LU); observed 1e-16 (qacc) to 5e-14 (forces).
+RTOL_TWINS = 1e-10
+
+
+def _solvers(backend):
+    """The Newton and PGS modules of a backend (the compiled twins, or the readable ones)."""
+    if backend == "kernel":
+        from rbd._kernels import solver_newton, solver_pgs
+
+        return solver_newton, solver_pgs
+    return newton_reference, pgs_reference
 
 SCENE = """
 <mujoco>
@@ -87,34 +100,57 @@ STATES = [(cone, seed) for cone in ("pyramidal", "elliptic") for seed in range(4
 
 
 @pytest.mark.parametrize(("cone", "seed"), STATES)
-def test_newton_matches_mujoco(cone, seed):
+def test_newton_matches_mujoco(cone, seed, backend):
     m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
     assert d.ncon >= 6 and d.nf == 1 and d.nefc > 15
     assert mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT in d.efc_type[:d.nefc]
-    qacc, force = solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d))
+    newton, _ = _solvers(backend)
+    qacc, force = newton.solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d))
     _assert_rel(qacc, d.qacc, RTOL_SOLVE)
     _assert_rel(force, d.efc_force, RTOL_SOLVE)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("cone", "seed"), STATES[::2])
-def test_pgs_matches_mujoco(cone, seed):
+def test_pgs_matches_mujoco(cone, seed, backend):
     m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
-    qacc, force = solve_pgs(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d), iterations=5000,
-                            tolerance=1e-13)
+    _, pgs = _solvers(backend)
+    qacc, force = pgs.solve_pgs(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d),
+                                iterations=5000, tolerance=1e-13)
     _assert_rel(qacc, d.qacc, RTOL_SOLVE)
     _assert_rel(force, d.efc_force, RTOL_SOLVE)
 
 
-def test_newton_minimizes_the_primal_cost():
+def test_newton_minimizes_the_primal_cost(backend):
     """Any perturbation of the solution raises f (the problem is convex, the minimum unique)."""
     m, d = _scene("elliptic", seed=1)
     M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
-    qacc, _ = solve_newton(M, a0, rows)
-    best = primal_cost(M, a0, rows, qacc)
+    newton, _ = _solvers(backend)
+    qacc, _ = newton.solve_newton(M, a0, rows)
+    best = newton.primal_cost(M, a0, rows, qacc)
     rng = np.random.default_rng(0)
     for _ in range(20):
-        assert primal_cost(M, a0, rows, qacc + 1e-4 * rng.normal(size=m.nv)) > best
+        assert newton.primal_cost(M, a0, rows, qacc + 1e-4 * rng.normal(size=m.nv)) > best
+
+
+@pytest.mark.parametrize(("cone", "seed"), STATES)
+def test_compiled_solvers_equal_the_reference(cone, seed, require_kernels):
+    """Kernel and reference: the same qacc, forces and cost on MuJoCo's own problems
+    (pyramidal and elliptic cones, friction loss, a limit, condim 1/3/4/6)."""
+    m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
+    M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+    newton, pgs = _solvers("kernel")
+    for kernel, reference, options in (
+            (newton.solve_newton, newton_reference.solve_newton, {}),
+            (pgs.solve_pgs, pgs_reference.solve_pgs, {"iterations": 50})):
+        qacc, force = kernel(M, a0, rows, **options)
+        qacc_ref, force_ref = reference(M, a0, rows, **options)
+        _assert_rel(qacc, qacc_ref, RTOL_TWINS)
+        _assert_rel(force, force_ref, RTOL_TWINS)
+    rng = np.random.default_rng(seed)
+    for a in (a0, a0 + rng.normal(size=m.nv)):       # cost in every zone, not only at the minimum
+        assert newton.primal_cost(M, a0, rows, a) == pytest.approx(
+            newton_reference.primal_cost(M, a0, rows, a), rel=RTOL_TWINS)
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
@@ -210,7 +246,7 @@ def test_contact_rows_refuse_bad_condim():
 
 
 @pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
-def test_solvers_on_the_ant_match_mujoco(cone):
+def test_solvers_on_the_ant_match_mujoco(cone, backend):
     """gymnasium's ant at states of a MuJoCo run: contacts and joint limits active."""
     gymnasium = pytest.importorskip("gymnasium", reason="gymnasium's ant.xml")
     import os
@@ -232,9 +268,10 @@ def test_solvers_on_the_ant_match_mujoco(cone):
         if d.ncon == 0:                                # still falling
             continue
         M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
-        for solve in (solve_newton, lambda *args: solve_pgs(*args, iterations=5000,
-                                                            tolerance=1e-13)):
-            qacc, force = solve(M, a0, rows)
+        newton, pgs = _solvers(backend)
+        for solve, options in ((newton.solve_newton, {}),
+                               (pgs.solve_pgs, {"iterations": 5000, "tolerance": 1e-13})):
+            qacc, force = solve(M, a0, rows, **options)
             _assert_rel(qacc, d.qacc, RTOL_SOLVE)
             _assert_rel(force, d.efc_force, RTOL_SOLVE)
         checked += 1

@@ -437,3 +437,32 @@ def test_builder_constraints_are_soft_rows_of_forward():
         # the row's acceleration error pulls q1 - q0 = -0.5 back
         errors.append(result.qdd[1] - result.qdd[0])
     assert errors[0] > 0 and errors[1] > 10 * errors[0]
+
+
+#: The whole forward pass on both backends: the same rows, the solvers' twins agree to
+#: ~1e-13 (tests/test_contact_solver.py), contact points to ~1e-15.
+RTOL_BACKENDS = 1e-10
+
+
+@pytest.mark.parametrize("name, cone", [("ant", "pyramidal"), ("humanoid", "elliptic")])
+def test_kernel_and_reference_backends_agree(name, cone, require_kernels):
+    """``rbd.forward`` with the compiled solver and pair routines equals the readable path
+    (states with contacts and limit rows active)."""
+    model, mm, d = _pair(name, cone, 1000)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
+    tau = d.qfrc_actuator.copy()
+    for solver in ("newton", "pgs"):
+        kernel = forward(model, q, v, tau, cone=cone, solver=solver, backend="kernel",
+                         iterations=100 if solver == "newton" else 50)
+        reference = forward(model, q, v, tau, cone=cone, solver=solver, backend="reference",
+                            iterations=100 if solver == "newton" else 50)
+        assert len(kernel.contacts) == len(reference.contacts) > 0
+        np.testing.assert_allclose(kernel.contacts.pos, reference.contacts.pos, rtol=0,
+                                   atol=1e-12)
+        np.testing.assert_allclose(kernel.contacts.frame, reference.contacts.frame, rtol=0,
+                                   atol=1e-12)
+        scale = np.abs(reference.qdd).max()
+        np.testing.assert_allclose(kernel.qdd, reference.qdd, rtol=0, atol=RTOL_BACKENDS * scale)
+        gain = np.max(np.abs(reference.force), initial=1.0)
+        np.testing.assert_allclose(kernel.force, reference.force, rtol=0,
+                                   atol=RTOL_BACKENDS * gain)

@@ -40,6 +40,12 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
            # three builds of the lane text soa.pxi (checked against rnea.pyx and aba.pyx
            # in tests/test_soa.py)
            "_soa_portable", "_soa_avx2", "_soa_avx512"}
+#: Kernels whose reference text lives beside its pipeline rather than in ``rbd/reference``:
+#: the contact pipeline's stages (``rbd/constraints``, docs/design.md, "Collision detection
+#: and the soft-constraint solvers").
+REFERENCE_HOMES = {stem: ROOT / "constraints"
+                   for stem in ("solver_newton", "solver_pgs", "collision_primitive",
+                                "collision_box")}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.
@@ -69,6 +75,12 @@ DIVERGENCE_SECTION = "## Where the twins differ"
 #: The rules a row of the divergence list may name.
 RULES = ("passes", "tags", "text")
 _IMPORT = re.compile(r"^\s*(?:from\s+([\w\.]+)\s+import\b|import\s+([\w\.]+))")
+
+
+def reference_path(stem: str) -> Path:
+    """The reference text of kernel ``stem`` (``rbd/reference/<stem>.py`` unless listed in
+    :data:`REFERENCE_HOMES`)."""
+    return REFERENCE_HOMES.get(stem, REFERENCE) / f"{stem}.py"
 
 
 def kernel_modules() -> list[Path]:
@@ -143,7 +155,7 @@ def kernel_namespace(stem: str,
 def reference_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
     """The functions a reference module can call (its own, those it imports from a
     sibling): name -> (lines, the module that defines it)."""
-    path = REFERENCE / f"{stem}.py"
+    path = reference_path(stem)
     table = {}
     for module, names in _REF_IMPORT.findall(path.read_text()):
         theirs = reference_namespace(module)
@@ -219,8 +231,8 @@ def twins():
 # --- the rules -------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", twin_modules(), ids=lambda p: p.name)
 def test_every_kernel_module_has_a_reference_module(path):
-    assert (REFERENCE / f"{path.stem}.py").is_file(), \
-        f"{path.name} has no twin rbd/reference/{path.stem}.py"
+    assert reference_path(path.stem).is_file(), \
+        f"{path.name} has no twin {reference_path(path.stem).relative_to(ROOT.parent)}"
 
 
 def test_the_dispatch_layer_says_it_has_no_twin():
@@ -242,7 +254,7 @@ def test_the_parser_finds_entry_points_and_skips_the_rest():
 @pytest.mark.slow
 @pytest.mark.parametrize("module, name, target", list(twins()))
 def test_every_entry_point_has_a_reference_twin(module, name, target):
-    reference = reference_functions(REFERENCE / f"{module}.py")
+    reference = reference_functions(reference_path(module))
     assert target in reference, \
         f"rbd/_kernels/{module}.pyx:{name} has no rbd.reference.{module}.{target}"
     kernel = kernel_functions((KERNELS / f"{module}.pyx").read_text())[name]
@@ -267,7 +279,8 @@ def test_every_entry_point_has_a_reference_twin(module, name, target):
 def test_the_checker_knows_every_tag_family_of_the_texts():
     """A new family of equation tags (``XY (n)``) must join TAG_FAMILIES, or it goes unchecked."""
     unknown = {}
-    for path in [*REFERENCE.glob("*.py"), *KERNELS.glob("*.p[yx][xd]")]:
+    for path in [*REFERENCE.glob("*.py"), *map(reference_path, REFERENCE_HOMES),
+                 *KERNELS.glob("*.p[yx][xd]")]:
         for line in path.read_text().splitlines():
             code, _, comment = line.partition("#")
             if not code.strip():
@@ -296,7 +309,7 @@ def test_every_divergence_row_names_a_twin_and_a_real_difference():
         assert why, f"divergence row {twin!r} says nothing"
         module, name, target = pairs[twin]
         kernel = kernel_functions((KERNELS / f"{module}.pyx").read_text())[name]
-        _, text = reference_functions(REFERENCE / f"{module}.py")[target]
+        _, text = reference_functions(reference_path(module))[target]
         if rule == "passes":
             assert passes(kernel) != passes(text), f"{twin}: passes agree, drop the row"
         if rule == "tags":
@@ -336,7 +349,9 @@ def test_kernel_functions_are_small(path):
             f"{path.name}:{name} has {len(lines)} lines (at most {KERNEL_MAX_LINES})"
 
 
-@pytest.mark.parametrize("path", sorted(REFERENCE.glob("*.py")), ids=lambda p: p.name)
+@pytest.mark.parametrize("path", sorted({*REFERENCE.glob("*.py"),
+                                          *map(reference_path, REFERENCE_HOMES)}),
+                         ids=lambda p: p.name)
 def test_reference_functions_are_small(path):
     for name, (node, lines) in reference_functions(path).items():
         skip = node.body[0].end_lineno - node.lineno + 1 if ast.get_docstring(node) else 0

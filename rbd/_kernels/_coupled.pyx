@@ -31,31 +31,13 @@ from rbd._kernels cimport _args
 from rbd._kernels cimport crba as _crba
 from rbd._kernels cimport rnea as _rnea
 from rbd._kernels._base cimport CompiledBase
-from rbd._kernels._spatial cimport cholesky_factor
+from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
 
 import numpy as np
 
 cnp.import_array()
 
 __all__ = ["CoupledKernel"]
-
-
-cdef void cholesky_solve(const double* L, double* b, Py_ssize_t n) noexcept nogil:
-    # b = (L Lᵀ)⁻¹ b: forward then backward substitution
-    cdef Py_ssize_t i, k
-    cdef double s
-    for i in range(n):
-        # y_i = (b_i - Σ_{k<i} L_ik y_k) / L_ii
-        s = b[i]
-        for k in range(i):
-            s -= L[i * n + k] * b[k]
-        b[i] = s / L[i * n + i]
-    for i in range(n - 1, -1, -1):
-        # x_i = (y_i - Σ_{k>i} L_ki x_k) / L_ii
-        s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k * n + i] * b[k]
-        b[i] = s / L[i * n + i]
 
 
 cdef class CoupledKernel:

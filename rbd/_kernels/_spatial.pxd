@@ -312,6 +312,24 @@ cdef inline int cholesky_factor(const double* D, double* L, Py_ssize_t n,
     return 0
 
 
+cdef inline void cholesky_solve(const double* L, double* b, Py_ssize_t n) noexcept nogil:
+    # b = (L Lᵀ)⁻¹ b with the factor of ``cholesky_factor`` (leading dimension n):
+    # forward then backward substitution
+    cdef Py_ssize_t i, k
+    cdef double s
+    for i in range(n):
+        # y_i = (b_i - Σ_{k<i} L_ik y_k) / L_ii
+        s = b[i]
+        for k in range(i):
+            s -= L[i * n + k] * b[k]
+        b[i] = s / L[i * n + i]
+    for i in range(n - 1, -1, -1):
+        # x_i = (y_i - Σ_{k>i} L_ki x_k) / L_ii
+        s = b[i]
+        for k in range(i + 1, n):
+            s -= L[k * n + i] * b[k]
+        b[i] = s / L[i * n + i]
+
 cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
                             double* work) noexcept nogil:
     # Dinv = D⁻¹ for a symmetric positive-definite n×n block (leading dimension ld),

@@ -44,6 +44,7 @@ import numpy as np
 from ..errors import InputError
 from . import collision_box as _box
 from . import collision_primitive as _prim
+from ._backends import pair_functions
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -358,7 +359,7 @@ def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
 
 def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
             pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
-            filterparent: bool = True) -> Contacts:
+            filterparent: bool = True, backend: str | None = None) -> Contacts:
     """Contacts between geoms at given world poses, as MuJoCo's ``mj_collision``.
 
     Parameters
@@ -380,6 +381,10 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         Body pairs never tested automatically (``<contact><exclude>``).
     filterparent : bool
         MuJoCo's parent–child filter (its ``filterparent`` disable flag off).
+    backend : {None, "kernel", "reference"}, optional
+        The pair routines' rendering: the compiled twins
+        (``rbd/_kernels/collision_primitive.pyx``; the default when the kernels are
+        built) or the readable modules.
 
     Returns
     -------
@@ -415,10 +420,11 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         b1, b2 = body[p.geom1], body[p.geom2]
         keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
     keys.sort(key=lambda item: item[0])
-    return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys])
+    return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
+                         pair_functions(PAIR_FUNCTIONS, backend))
 
 
-def _narrow_phase(geoms, pos, mat, candidates) -> Contacts:
+def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
     """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
     rows, unsupported = [], []
     for g1, g2, pair in candidates:
@@ -429,13 +435,14 @@ def _narrow_phase(geoms, pos, mat, candidates) -> Contacts:
         gap = pair.gap if pair else a.gap + b.gap
         if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
             continue
-        function = PAIR_FUNCTIONS.get((a.kind, b.kind))
+        function = functions.get((a.kind, b.kind))
         if function is None:
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
-        found = function(pos[g1], mat[g1], np.asarray(a.size, float), pos[g2], mat[g2],
-                         np.asarray(b.size, float), margin + gap)
+        found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
+                                             pos[g2], mat[g2], np.asarray(b.size, float),
+                                             margin + gap))
         if not len(found.dist):
             continue
         if pair:
@@ -497,7 +504,7 @@ def body_tree(model) -> BodyTree:
     return BodyTree(names, tuple(parent), tuple(ndof))
 
 
-def collide_model(model, q) -> Contacts | list[Contacts]:
+def collide_model(model, q, backend: str | None = None) -> Contacts | list[Contacts]:
     """Contacts of a model's collision geoms at configuration ``q`` (``rbd.collide``).
 
     Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
@@ -509,6 +516,8 @@ def collide_model(model, q) -> Contacts | list[Contacts]:
     model : rbd.Model
     q : (nq,) or (N, nq) array_like
         One configuration, or a stack of them.
+    backend : {None, "kernel", "reference"}, optional
+        Of the geom poses and the pair routines (see :func:`collide`).
 
     Returns
     -------
@@ -529,7 +538,7 @@ def collide_model(model, q) -> Contacts | list[Contacts]:
     from ..algorithms.kinematics import geom_poses
 
     if np.ndim(q) == 2:
-        return [collide_model(model, row) for row in np.asarray(q)]
-    poses = geom_poses(model, q) if len(geoms) else np.zeros((0, 4, 4))
+        return [collide_model(model, row, backend) for row in np.asarray(q)]
+    poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
-                   getattr(model, "contact_excludes", ()))
+                   getattr(model, "contact_excludes", ()), backend=backend)

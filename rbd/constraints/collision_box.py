@@ -72,7 +72,8 @@ def _capsule_box_nearest(pos, halfaxis, radius, halflength, size2, margin):
     bestdist = margin + 2 * (radius + halflength + size2[0] + size2[1] + size2[2])
     cltype, clface, clcorner, cledge = -4, -1, 0, 0
     bestsegmentpos, bestboxpos = 0.0, 0.0
-    for i in (-1, 1):                                 # ends of the segment against the faces
+    # --- segment ends: against the faces
+    for i in (-1, 1):
         end = pos + halfaxis * i
         clamped = end.copy()
         nclamp, axis_clamped = 0, -1
@@ -86,7 +87,8 @@ def _capsule_box_nearest(pos, halfaxis, radius, halflength, size2, margin):
         dist = (clamped - end) @ (clamped - end)
         if dist < bestdist:
             bestdist, bestsegmentpos, cltype, clface = dist, float(i), -2 + i, axis_clamped
-    for j in range(3):                                # the twelve edges against the segment
+    # --- box edges: the twelve against the segment
+    for j in range(3):
         for i in range(8):
             if i & (1 << j):
                 continue
@@ -225,12 +227,14 @@ def _box_box_axis(rot, pos21, pos12, size1, size2, septol):
     """
     rotabs = np.abs(rot)
     sep_best, code = -np.inf, -1
+    # --- faces of box 1
     for i in range(3):
         sep = abs(pos21[i]) - size1[i] - rotabs[i] @ size2
         if sep > septol:
             return None
         if sep > sep_best:
             sep_best, code = sep, i
+    # --- faces of box 2
     for j in range(3):
         sep = abs(pos12[j]) - size2[j] - rotabs[:, j] @ size1
         if sep > septol:
@@ -238,6 +242,7 @@ def _box_box_axis(rot, pos21, pos12, size1, size2, septol):
         if sep > sep_best:
             sep_best, code = sep, 3 + j
     sep_face, code_face = sep_best, code
+    # --- edge cross products
     for i in range(3):
         i1, i2 = (i + 1) % 3, (i + 2) % 3
         for j in range(3):
@@ -342,6 +347,7 @@ def _box_box_face(rot, pos21, pos12, size1, size2, code, margin, pos1, mat1, pos
     posref, matref = (pos1, mat1) if ref1 else (pos2, mat2)
     posoi = pos21 if ref1 else pos12                  # incident centre, reference frame
     rinc = rot if ref1 else rot.T                     # incident axes (columns), reference frame
+    # --- incident face: the face of the other box most opposed to the reference face
     sgn = 1.0 if posoi[a] >= 0 else -1.0
     binc = 0
     for k in (1, 2):
@@ -363,6 +369,7 @@ def _box_box_face(rot, pos21, pos12, size1, size2, code, margin, pos1, mat1, pos
     poly = _clip_half_plane(poly, 1, 1, sizeref[ay])
     poly = _clip_half_plane(poly, 1, -1, sizeref[ay])
     dupe2 = BOXBOX_DUPEPS * (sizeref[ax] ** 2 + sizeref[ay] ** 2)
+    # --- clipped vertices within the margin, duplicates left out
     accepted = []
     for v in poly:
         if v[2] > margin:
@@ -371,6 +378,7 @@ def _box_box_face(rot, pos21, pos12, size1, size2, code, margin, pos1, mat1, pos
             continue
         accepted.append(v)
     normal = (sgn if ref1 else -sgn) * matref[:, a]
+    # --- contacts: midway between the surfaces
     contacts = []
     for v in accepted:
         posc = np.zeros(3)

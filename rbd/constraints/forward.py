@@ -28,6 +28,7 @@ import dataclasses
 import numpy as np
 
 from ..errors import InputError
+from ._backends import solvers
 from .collision import Contacts, collide_model
 from .contact_rows import contact_rows
 from .equality_rows import equality_rows
@@ -41,8 +42,7 @@ from .impedance import (
     stiffness_damping,
 )
 from .kinds import active_constraints
-from .solver_newton import ConstraintRows, solve_newton
-from .solver_pgs import solve_pgs
+from .solver_newton import ConstraintRows
 
 #: MuJoCo's defaults of ``<option>`` and of joint limits
 #: (``mj_defaultOption``, ``mjs_defaultJoint``).
@@ -398,8 +398,10 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     v : (nv,) array_like
     tau : (nv,) array_like, optional
         Joint forces (MuJoCo's ``qfrc_applied`` plus actuation), zero by default.
-    backend : str, optional
-        Backend of the smooth dynamics (:func:`rbd.crba`, :func:`rbd.nonlinear_effects`).
+    backend : {None, "kernel", "reference"}, optional
+        Of the smooth dynamics (:func:`rbd.crba`, :func:`rbd.nonlinear_effects`), the
+        solver and the narrow phase: ``"kernel"`` (the default when the kernels are
+        built) runs their compiled twins, ``"reference"`` the readable modules.
     solver : {"newton", "pgs"}
     cone : {"pyramidal", "elliptic"}, optional
         Friction cone; default the model's ``<option cone>`` (MuJoCo: pyramidal).
@@ -449,7 +451,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
                                        weight_of, dof_weight, timestep)
     Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight, timestep)
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
-    found = collide_model(model, q) if contacts and getattr(model, "geoms", ()) else None
+    found = (collide_model(model, q, backend=backend) if contacts and getattr(model, "geoms", ())
+             else None)
     if found is None:
         from .collision import collide
 
@@ -473,9 +476,9 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     if len(aref) == 0:
         qdd, force = a0, np.zeros(0)
     elif solver == "newton":
-        qdd, force = solve_newton(M, a0, rows, iterations=iterations, tolerance=tolerance)
+        qdd, force = solvers(backend)[0](M, a0, rows, iterations=iterations, tolerance=tolerance)
     else:
-        qdd, force = solve_pgs(M, a0, rows, iterations=max(iterations, 2000))
+        qdd, force = solvers(backend)[1](M, a0, rows, iterations=max(iterations, 2000))
     kinds = np.array(["equality"] * ne + ["friction"] * nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)

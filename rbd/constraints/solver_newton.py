@@ -112,7 +112,8 @@ def constraint_update(rows: ConstraintRows, jar: np.ndarray):
     quadratic = np.ones(len(jar), dtype=bool)
     ne, nf = rows.ne, rows.nf
     cost = 0.0
-    for i in range(ne, ne + nf):                               # friction loss: Huber
+    # --- friction loss: Huber, linear beyond |jar| ≥ R floss
+    for i in range(ne, ne + nf):
         if jar[i] <= -R[i] * floss[i]:
             cost += -0.5 * R[i] * floss[i] ** 2 - floss[i] * jar[i]
             force[i], quadratic[i] = floss[i], False
@@ -121,6 +122,7 @@ def constraint_update(rows: ConstraintRows, jar: np.ndarray):
             force[i], quadratic[i] = -floss[i], False
     in_cone = np.zeros(len(jar), dtype=bool)
     blocks = []
+    # --- elliptic cones: by the zone of the dual cone
     for start, dim, mu, friction in rows.cones:
         block = slice(start, start + dim)
         in_cone[block] = True
@@ -130,6 +132,7 @@ def constraint_update(rows: ConstraintRows, jar: np.ndarray):
             cost += c
             if h is not None:
                 blocks.append((start, h))
+    # --- unilateral rows: satisfied (jar ≥ 0) rows carry nothing
     unilateral = np.arange(len(jar)) >= ne + nf
     satisfied = unilateral & ~in_cone & (jar >= 0)
     force[satisfied], quadratic[satisfied] = 0.0, False
@@ -167,9 +170,11 @@ def _line_search(M, a0, rows, a, step, rtol=1e-12):
 
     tol = rtol * abs(derivatives(0.0)[0])
     low, high = 0.0, 1.0
+    # --- bracket: double α until φ'(α) ≥ 0 (φ is convex)
     while derivatives(high)[0] < 0:
         low, high = high, 2 * high
     alpha = high
+    # --- safeguarded Newton on φ'
     for _ in range(60):
         d1, d2 = derivatives(alpha)
         if abs(d1) <= tol:

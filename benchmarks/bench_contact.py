@@ -1,0 +1,156 @@
+"""Contact steps per call: rbd's semi-implicit Euler with contacts against MuJoCo's mj_step.
+
+gymnasium's ant and humanoid, at a state of a MuJoCo run where the robot
+touches the floor (the ant standing after 3 s, the humanoid on the floor after
+2 s).  Both libraries take the same model file with MuJoCo's Euler integrator
+and its Newton solver; MuJoCo's solver tolerance is set to rbd's (1e-14) so
+that both solve the same problem to the same precision (MuJoCo's own default,
+1e-8, is timed too).  Printed:
+
+* the time per step of a 100-step run: ``rbd.simulate(..., integrator="euler")``
+  on the reference path (``backend="reference"``: readable solver and narrow
+  phase) and on the kernel path (compiled solver and pair routines), and
+  ``mujoco.mj_step`` in a loop;
+* where one ``rbd.forward`` call spends its time on each backend: the
+  collision stage (``rbd.collide``), the solver on the finished rows, and the
+  rest (smooth dynamics, rows, Jacobians, argument checks).
+
+Usage::
+
+    python benchmarks/bench_contact.py            # both robots
+    python benchmarks/bench_contact.py --quick    # fewer repetitions
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import statistics
+import time
+import warnings
+
+import numpy as np
+
+import rbd
+from rbd.constraints._backends import solvers
+from rbd.constraints.collision import collide_model
+from rbd.constraints.forward import forward
+
+ROBOTS = {"ant": 300, "humanoid": 400}    # MuJoCo steps before the measured state
+
+
+def median_time(fn, repeat: int, inner: int = 5) -> float:
+    """Median over ``repeat`` rounds of the time per call (µs) of a round of ``inner`` calls."""
+    fn()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        times.append((time.perf_counter() - t0) / inner * 1e6)
+    return statistics.median(times)
+
+
+def setup(name: str, steps: int):
+    """rbd and MuJoCo models of gymnasium's ``name``.xml (Euler, Newton) and a touching state."""
+    import gymnasium
+    import mujoco
+
+    from rbd.mjcf import from_mujoco_state
+
+    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
+                        f"{name}.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = rbd.load_mjcf(path)
+    mm = mujoco.MjModel.from_xml_path(path)
+    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    d = mujoco.MjData(mm)
+    for _ in range(steps):
+        mujoco.mj_step(mm, d)
+    mujoco.mj_forward(mm, d)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
+    return model, mm, d, q, v
+
+
+def mujoco_step_time(mm, d, tolerance: float, steps: int, repeat: int) -> float:
+    """µs per ``mj_step`` of a ``steps``-step run from the measured state."""
+    import mujoco
+
+    qpos, qvel = d.qpos.copy(), d.qvel.copy()
+    old = mm.opt.tolerance
+    mm.opt.tolerance = tolerance
+
+    def run():
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        for _ in range(steps):
+            mujoco.mj_step(mm, d)
+
+    per_run = median_time(run, repeat, inner=1)
+    mm.opt.tolerance = old
+    return per_run / steps
+
+
+def rbd_step_time(model, q, v, dt, backend, steps: int, repeat: int) -> float:
+    """µs per step of ``rbd.simulate(..., integrator="euler")`` over ``steps`` steps."""
+    def run():
+        rbd.simulate(model, q, v, steps * dt, dt, integrator="euler", backend=backend)
+
+    return median_time(run, repeat, inner=1) / (steps + 1)
+
+
+def forward_breakdown(model, q, v, backend, repeat: int) -> dict:
+    """µs of one ``rbd.forward``: total, collision, solver (on the finished rows), the rest."""
+    result = forward(model, q, v, backend=backend)
+    total = median_time(lambda: forward(model, q, v, backend=backend), repeat)
+    collision = median_time(lambda: collide_model(model, q, backend=backend), repeat)
+    M = rbd.crba(model, q)
+    newton = solvers(backend)[0]
+    solve = median_time(lambda: newton(M, result.qdd_smooth, result.rows), repeat)
+    return {"total": total, "collision": collision, "solver": solve,
+            "rest": total - collision - solve, "ncon": len(result.contacts),
+            "nefc": len(result.rows.aref)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    parser.add_argument("--steps", type=int, default=100, help="steps per timed run")
+    args = parser.parse_args()
+    repeat = 3 if args.quick else 7
+    machine = platform.processor() or platform.machine()
+    print(f"# bench_contact ({datetime.date.today()}, {machine}, "
+          f"load average {os.getloadavg()[0]:.1f}, kernels: {rbd.has_kernels()})\n")
+    print("| robot | contacts | rows | rbd reference (µs/step) | rbd kernel (µs/step) | "
+          "MuJoCo mj_step, tol 1e-14 (µs/step) | MuJoCo, tol 1e-8 | kernel / MuJoCo (1e-14) |")
+    print("|---|---|---|---|---|---|---|---|")
+    breakdowns = {}
+    for name, warm in ROBOTS.items():
+        model, mm, d, q, v = setup(name, warm)
+        dt = float(mm.opt.timestep)
+        model.mujoco_options = {**(model.mujoco_options or {}), "timestep": dt}
+        mj_tight = mujoco_step_time(mm, d, 1e-14, args.steps, repeat)
+        mj_default = mujoco_step_time(mm, d, 1e-8, args.steps, repeat)
+        reference = rbd_step_time(model, q, v, dt, "reference", args.steps // 5,
+                                  max(1, repeat // 3))
+        kernel = rbd_step_time(model, q, v, dt, "kernel", args.steps, repeat)
+        breakdowns[name] = {b: forward_breakdown(model, q, v, b, repeat)
+                            for b in ("reference", "kernel")}
+        info = breakdowns[name]["kernel"]
+        print(f"| {name} | {info['ncon']} | {info['nefc']} | {reference:.0f} | {kernel:.0f} | "
+              f"{mj_tight:.1f} | {mj_default:.1f} | {kernel / mj_tight:.0f} |")
+    print("\nOne `rbd.forward` call (µs): total = collision + solver + rest\n")
+    print("| robot | backend | total | collision | solver | rest |")
+    print("|---|---|---|---|---|---|")
+    for name, rows in breakdowns.items():
+        for backend, b in rows.items():
+            print(f"| {name} | {backend} | {b['total']:.0f} | {b['collision']:.0f} | "
+                  f"{b['solver']:.0f} | {b['rest']:.0f} |")
+
+
+if __name__ == "__main__":
+    np.set_printoptions(precision=4)
+    main()
