@@ -232,10 +232,41 @@ def _geom_body(model, geom) -> int:
     return model.body_index(geom.body) if not isinstance(geom.body, int) else geom.body
 
 
+def contact_jacobian(model, q, poses, point, bodies) -> np.ndarray:
+    r"""The relative-velocity Jacobian at a contact point, :math:`J^{(2)} - J^{(1)}`.
+
+    Parameters
+    ----------
+    model : rbd.Model
+    q : (nq,) ndarray
+    poses : (nbodies, 4, 4) ndarray
+        :func:`rbd.forward_kinematics` at ``q``.
+    point : (3,) array_like
+        The contact point in world coordinates.
+    bodies : (int, int)
+        rbd body indices of the two geoms' bodies (-1: the world, which does not move).
+
+    Returns
+    -------
+    (6, nv) ndarray
+        Rows :math:`[\omega; \dot p]`, world-aligned, of body 2's point minus body 1's
+        (:func:`rbd.jacobian`), as MuJoCo's ``mj_jacDifPair``.
+    """
+    from ..algorithms.kinematics import jacobian
+
+    jac = np.zeros((6, model.nv))
+    for b, sign in zip(bodies, (-1.0, 1.0), strict=True):
+        if b < 0:
+            continue
+        local = poses[b][:3, :3].T @ (np.asarray(point, float) - poses[b][:3, 3])
+        jac += sign * jacobian(model, q, b, local)
+    return jac
+
+
 def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
     """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
     ``mj_makeImpedance``)."""
-    from ..algorithms.kinematics import forward_kinematics, jacobian
+    from ..algorithms.kinematics import forward_kinematics
 
     poses = forward_kinematics(model, q)
     geoms = model.geoms
@@ -243,17 +274,9 @@ def _contact_rows(model, q, v, contacts, body_weight, cone, impratio, timestep):
     for c in range(len(contacts)):
         if contacts.exclude[c]:
             continue
-        point = contacts.pos[c]
-        jac = np.zeros((6, model.nv))
-        weight = np.zeros(2)
-        for side, sign in ((0, -1.0), (1, 1.0)):
-            b = _geom_body(model, geoms[contacts.geom[c, side]])
-            if b < 0:
-                continue
-            local = poses[b][:3, :3].T @ (point - poses[b][:3, 3])
-            jac += sign * jacobian(model, q, b, local)
-            weight += body_weight[b + 1]
-        tran, rot = weight
+        bodies = [_geom_body(model, geoms[g]) for g in contacts.geom[c]]
+        jac = contact_jacobian(model, q, poses, contacts.pos[c], bodies)
+        tran, rot = sum((body_weight[b + 1] for b in bodies if b >= 0), np.zeros(2))
         condim = int(contacts.condim[c])
         friction = contacts.friction[c]
         rows = contact_rows(contacts.frame[c], jac[3:], jac[:3], condim, friction, cone)
