@@ -129,7 +129,8 @@ def contact_problem(model, q, v, dt: float, tau=None) -> ContactProblem:
     Every contact :func:`rbd.collide` reports enters, also those in the ``gap`` (at a
     positive distance): a time-stepping scheme must see a contact before it closes.
     The frames are :func:`rbd.constraints.contact_rows.contact_frame_rows` of the
-    relative-velocity Jacobian (:func:`rbd.constraints.forward.contact_jacobian`).
+    relative-velocity Jacobian (:func:`rbd.constraints.forward.contact_jacobian`); a
+    frictionless contact (``condim`` 1) gets :math:`\mu = 0`.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
     from ..algorithms.kinematics import forward_kinematics
@@ -145,8 +146,9 @@ def contact_problem(model, q, v, dt: float, tau=None) -> ContactProblem:
         bodies = [_geom_body(model, model.geoms[g]) for g in contacts.geom[c]]
         jac = contact_jacobian(model, q, poses, contacts.pos[c], bodies)
         frames[c] = contact_frame_rows(contacts.frame[c], jac[3:], jac[:3], 3)
+    frictionless = np.asarray(contacts.condim) == 1
     return ContactProblem(M=M, v=v, v_free=v_free, frames=frames,
-                          mu=np.array(contacts.friction[:, 0], float),
+                          mu=np.where(frictionless, 0.0, np.asarray(contacts.friction)[:, 0]),
                           phi=np.array(contacts.dist, float), dt=float(dt))
 
 
@@ -215,23 +217,22 @@ def complementarity_error(A: np.ndarray, b: np.ndarray, z: np.ndarray) -> float:
                      np.max(np.abs(z * w), initial=0.0)))
 
 
-def project_diamond(p: np.ndarray, radius: float) -> np.ndarray:
+def project_diamond(p, radius: float) -> np.ndarray:
     r"""Euclidean projection of a tangential impulse onto the pyramid's section
     :math:`|p_1| + |p_2| \le r` (the hull of :data:`PYRAMID` scaled by :math:`r`)."""
-    a = np.abs(p)
-    if a.sum() <= radius:
-        return p.copy()
-    big = int(np.argmax(a))
-    shift = 0.5 * (a.sum() - radius)                  # soft threshold on both entries
-    if a[1 - big] - shift < 0:                       # ... or on the larger one alone
-        out = np.zeros(2)
-        out[big] = np.sign(p[big]) * radius
-        return out
-    return np.sign(p) * (a - shift)
+    p1, p2 = float(p[0]), float(p[1])
+    a1, a2 = abs(p1), abs(p2)
+    if a1 + a2 <= radius:
+        return np.array([p1, p2])
+    shift = 0.5 * (a1 + a2 - radius)                 # soft threshold on both entries
+    if min(a1, a2) < shift:                          # ... or on the larger one alone
+        return np.array([np.copysign(radius, p1), 0.0] if a1 >= a2
+                        else [0.0, np.copysign(radius, p2)])
+    return np.array([np.copysign(a1 - shift, p1), np.copysign(a2 - shift, p2)])
 
 
 def solve_lcp_pgs(problem: ContactProblem, iterations: int = 300,
-                  tolerance: float = 1e-10, initial=None) -> np.ndarray:
+                  tolerance: float = 1e-9, initial=None) -> np.ndarray:
     r"""Stewart & Trinkle's step by projected Gauss–Seidel on the contact impulses.
 
     Per contact and sweep, in the contact frame with the Delassus matrix
@@ -442,3 +443,75 @@ def time_stepping(model, q0, v0, duration: float, dt: float, method: str = "lcp"
         counts.append(problem.nc)
     return TimeSteppingRun(t=dt * np.arange(steps + 1), q=np.array(qs), v=np.array(vs),
                            contact_count=np.array(counts), complementarity=worst)
+
+
+# --- the problem set ------------------------------------------------------------------------------
+
+#: Gravity of the problem set [m/s²].
+GRAVITY = 9.81
+#: Detection distance of the scenes' geoms (MJCF ``gap``): contacts up to 5 mm apart are
+#: reported (inactive for MuJoCo, whose ``margin`` stays 0), so that the time-stepping
+#: schemes see them before they close.
+GAP = 0.005
+
+
+def incline_box(theta: float, mu: float = 0.5, cone: str = "pyramidal"):
+    r"""A 1 kg cube of side 0.2 m resting on a slope of angle ``theta`` [rad].
+
+    The slope is the plane :math:`z = 0` with gravity tilted by ``theta`` about
+    :math:`y`, so that the box slides along :math:`+x`:
+    :math:`g = 9.81\,(\sin\theta, 0, -\cos\theta)`.  Coulomb says: the box sticks for
+    :math:`\tan\theta \le \mu` and slides at :math:`g(\sin\theta - \mu\cos\theta)` above.
+
+    Returns
+    -------
+    model : rbd.Model
+    q0 : (7,) ndarray
+        The box resting on the slope (the free joint's position, quaternion ``x y z w``).
+    """
+    from ..mjcf import load_mjcf
+
+    gx, gz = GRAVITY * np.sin(theta), -GRAVITY * np.cos(theta)
+    friction = f'friction="{mu} 0.005 0.0001" gap="{GAP}"'
+    model = load_mjcf(f"""<mujoco model="incline"><option timestep="0.002" gravity="{gx} 0 {gz}"
+      cone="{cone}"/><worldbody><geom name="slope" type="plane" size="0 0 1" {friction}/>
+      <body name="box" pos="0 0 0.1"><freejoint/>
+        <geom type="box" size="0.1 0.1 0.1" mass="1" {friction}/>
+      </body></worldbody></mujoco>""")
+    return model, np.array([0, 0, 0.1, 0, 0, 0, 1.0])
+
+
+def ball_on_plane(height: float = 0.3, solref=(0.02, 1.0), solimp=(0.9, 0.95, 0.001, 0.5, 2)):
+    """A 1 kg ball of radius 0.1 m with its centre ``height`` above a floor, and the
+    floor's and ball's MuJoCo ``solref``/``solimp`` (frictionless contact, ``condim`` 1).
+
+    Returns ``(model, q0)``.
+    """
+    from ..mjcf import load_mjcf
+
+    soft = (f'solref="{solref[0]} {solref[1]}" solimp="{" ".join(str(x) for x in solimp)}" '
+            f'condim="1" gap="{GAP}"')
+    model = load_mjcf(f"""<mujoco model="ball"><option timestep="0.002"/><worldbody>
+      <geom name="floor" type="plane" size="0 0 1" {soft}/>
+      <body name="ball" pos="0 0 {height}"><freejoint/>
+        <geom type="sphere" size="0.1" mass="1" {soft}/>
+      </body></worldbody></mujoco>""")
+    return model, np.array([0, 0, height, 0, 0, 0, 1.0])
+
+
+def box_stack(mu: float = 0.5):
+    """Two 1 kg cubes of side 0.2 m stacked on a floor, the top one shifted by 5 cm.
+
+    Returns ``(model, q0)``; ``q0`` rests both boxes on their supports.
+    """
+    from ..mjcf import load_mjcf
+
+    friction = f'friction="{mu} 0.005 0.0001" gap="{GAP}"'
+    model = load_mjcf(f"""<mujoco model="stack"><option timestep="0.002"/><worldbody>
+      <geom name="floor" type="plane" size="0 0 1" {friction}/>
+      <body name="bottom" pos="0 0 0.1"><freejoint/>
+        <geom type="box" size="0.1 0.1 0.1" mass="1" {friction}/></body>
+      <body name="top" pos="0.05 0 0.3"><freejoint/>
+        <geom type="box" size="0.1 0.1 0.1" mass="1" {friction}/></body>
+      </worldbody></mujoco>""")
+    return model, np.array([0, 0, 0.1, 0, 0, 0, 1.0, 0.05, 0, 0.3, 0, 0, 0, 1.0])
