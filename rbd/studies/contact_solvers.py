@@ -24,10 +24,11 @@ What closes it is the contact model:
 
   No gap opens or closes without a normal impulse, a sliding contact takes the full
   friction :math:`\mu\lambda_n` against its motion (:math:`\gamma` is the sliding speed).
-  The LCP is not symmetric and not monotone: a solution exists (Stewart & Trinkle §4)
-  but need not be unique.  :func:`lcp_matrices` writes it out; :func:`solve_lcp_pgs`
-  solves it by projected Gauss–Seidel on the impulses, each friction row clamped to
-  the pyramid of the contact's current normal impulse.
+  The LCP matrix is not symmetric and not positive semidefinite (only copositive):
+  Stewart & Trinkle show that a solution exists, but it need not be unique.
+  :func:`lcp_matrices` writes it out; :func:`solve_lcp_pgs` solves it by projected
+  Gauss–Seidel on the impulses, each contact's friction projected on the pyramid of
+  its current normal impulse.
 * **Anitescu (2006)**, the convex relaxation: the impulse is a non-negative combination of
   the pyramid's edges :math:`n_i + \mu_i d_{ij}`, each edge a unilateral row
 
@@ -35,12 +36,12 @@ What closes it is the contact model:
 
       0 \le \beta_{ij} \perp \phi_i / h + (n_i + \mu_i d_{ij})^T v^+ \ge 0 .
 
-  These are the optimality conditions of a convex quadratic program (Anitescu's
-  cone complementarity problem, CCP), unique in :math:`v^+`.  The price: while a contact
-  slides at :math:`v_t` against the edge :math:`n + \mu d`, the edge's row holds
+  These are the optimality conditions of a convex quadratic program in :math:`v^+`
+  (unique).  The price: while a contact slides at :math:`v_t` against the edge
+  :math:`n + \mu d`, the edge's row holds
   :math:`n^T v^+ = \mu |v_t| - \phi/h`, so after each step the gap is
   :math:`\phi^+ = \phi + h\,n^T v^+ = h \mu |v_t|`: a sliding body glides above its
-  support (Anitescu §5; :func:`anitescu_rows`).
+  support (:func:`anitescu_rows`).
 * **MuJoCo (Todorov 2014)**, the same edges (MuJoCo's pyramidal cone,
   :mod:`rbd.constraints.contact_rows`), softened: each row gets a regularizer
   :math:`R > 0` and a reference acceleration :math:`a^{\mathrm{ref}} = -b\,Jv - k\,d\,\phi`
