@@ -178,3 +178,20 @@ def test_bad_method_and_solver_are_named():
         cs.step(model, q0 - [0, 0, 0.2, 0, 0, 0, 0], np.zeros(6), DT, "lcp", solver="newton")
     with pytest.raises(rbd.InputError, match="dt"):
         cs.time_stepping(model, q0, np.zeros(6), 0.1, 0.0)
+
+
+def test_anitescu_edges_are_mujocos_pyramidal_rows():
+    """The module's claim that Anitescu's step is MuJoCo's pyramidal problem with R = 0:
+    the same Jacobian rows as rbd.forward's at a state where all four corners are active,
+    and a^ref = -J v / h - φ / h² per edge."""
+    model, q0 = cs.incline_box(np.radians(35.0), MU)
+    q = q0 - [0, 0, 1e-4, 0, 0, 0, 0]
+    v = np.array([0, 0, 0, 0.5, 0, -0.1])
+    problem = cs.contact_problem(model, q, v, DT)
+    rows = cs.anitescu_rows(problem)
+    mujoco_rows = rbd.forward(model, q, v).rows
+    assert rows.J.shape == mujoco_rows.J.shape == (16, 6)
+    np.testing.assert_array_equal(rows.J, mujoco_rows.J)
+    np.testing.assert_allclose(rows.aref, -rows.J @ v / DT - np.repeat(problem.phi, 4) / DT**2,
+                               rtol=1e-14)
+    np.testing.assert_array_equal(rows.R, 0.0)
