@@ -175,7 +175,9 @@ def test_bad_method_and_solver_are_named():
     with pytest.raises(rbd.InputError, match="method"):
         cs.step(model, q0, np.zeros(6), DT, method="ncp")
     with pytest.raises(rbd.InputError, match="solver"):
-        cs.step(model, q0 - [0, 0, 0.2, 0, 0, 0, 0], np.zeros(6), DT, "lcp", solver="newton")
+        cs.step(model, q0, np.zeros(6), DT, "lcp", solver="newton")
+    with pytest.raises(rbd.InputError, match="solver"):
+        cs.step(model, q0, np.zeros(6), DT, "anitescu", solver="cg")
     with pytest.raises(rbd.InputError, match="dt"):
         cs.time_stepping(model, q0, np.zeros(6), 0.1, 0.0)
 

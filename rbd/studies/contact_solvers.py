@@ -317,9 +317,8 @@ def anitescu_rows(problem: ContactProblem, regularization: float = 0.0) -> Const
     h = problem.dt
     J, aref = [], []
     for c in range(problem.nc):
-        identity = np.eye(3)
-        rows = problem.frames[c]
-        edges = contact_rows(identity, rows, np.zeros_like(rows), 3,
+        rows = problem.frames[c]                  # already in the contact frame
+        edges = contact_rows(np.eye(3), rows, np.zeros_like(rows), 3,
                              [problem.mu[c], problem.mu[c], 0, 0, 0], "pyramidal")
         J.append(edges)
         aref.append(-edges @ problem.v / h - problem.phi[c] / h ** 2)
@@ -327,8 +326,7 @@ def anitescu_rows(problem: ContactProblem, regularization: float = 0.0) -> Const
     aref = np.concatenate(aref) if aref else np.zeros(0)
     diag = np.einsum("ij,ji->i", J, np.linalg.solve(problem.M, J.T))
     R = regularization * diag
-    with np.errstate(divide="ignore"):
-        D = np.where(R > 0, 1 / np.where(R > 0, R, 1.0), np.inf)
+    D = np.divide(1.0, R, out=np.full_like(R, np.inf), where=R > 0)   # hard rows: D = ∞
     return ConstraintRows(J=J, aref=aref, D=D, R=R)
 
 
@@ -396,15 +394,17 @@ def step(model, q, v, dt: float, method: str = "lcp", solver: str = "pgs", tau=N
 
     if method not in METHODS:
         raise InputError(f"method: expected one of {METHODS}, got {method!r}")
+    if method == "lcp" and solver != "pgs":
+        raise InputError(f"solver: the LCP is solved by 'pgs' only (it is not the "
+                         f"optimality condition of a convex cost), got {solver!r}")
+    if solver not in ("pgs", "newton"):
+        raise InputError(f"solver: expected 'pgs' or 'newton', got {solver!r}")
     problem = contact_problem(model, q, v, dt, tau)
     expected = (problem.nc, 3) if method == "lcp" else (4 * problem.nc,)
     warm = warm if warm is not None and np.shape(warm) == expected else None
     if problem.nc == 0:
         v_plus, impulses = problem.v_free, np.zeros((0, 3))
     elif method == "lcp":
-        if solver != "pgs":
-            raise InputError(f"solver: the LCP is solved by 'pgs' only (it is not the "
-                             f"optimality condition of a convex cost), got {solver!r}")
         impulses = solve_lcp_pgs(problem, initial=warm)
         v_plus = problem.velocity(impulses)
     else:
