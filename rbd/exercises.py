@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 __all__ = ["ExerciseResult", "check", "check_against", "check_dtau_dv", "check_post_impact_rates",
-           "check_five_bar", "check_crank_drive", "check_mass_sweep", "check_rnea_passes"]
+           "check_five_bar", "check_crank_drive", "check_mass_sweep", "check_rnea_passes",
+           "check_frictionless_lcp"]
 
 #: status words of an :class:`ExerciseResult`
 PASS, FAIL, TODO = "pass", "fail", "not done"
@@ -459,11 +460,77 @@ def check_mass_sweep(fn: Callable, *, exercise: str | None = "52.1") -> Exercise
                                                   "simulations at four points"))
 
 
+def _lcp_cases() -> list[tuple[str, np.ndarray, np.ndarray]]:
+    """Tutorial 42's LCPs ``(what, A, b)``: frictionless contact problems of the dropped
+    ball (landing at 1 m/s) and the two-box stack (at rest) over one step of 5 ms, and a
+    random symmetric positive definite one."""
+    from rbd.studies import contact_solvers as cs
+
+    cases = []
+    for what, (model, q0), speed in (("the ball landing", cs.ball_on_plane(0.104), 1.0),
+                                     ("the two-box stack", cs.box_stack(), 0.0)):
+        v = np.zeros(model.nv)
+        v[5] = -speed                          # the first body's vertical velocity
+        problem = cs.contact_problem(model, q0, v, 0.005)
+        N = problem.frames[:, 0]
+        A = N @ np.linalg.solve(problem.M, N.T)
+        b = N @ problem.v_free + problem.phi / problem.dt
+        cases.append((what, A, b))
+    rng = np.random.default_rng(42)
+    X = rng.normal(size=(6, 6))
+    cases.append(("a random 6 x 6 LCP", X @ X.T + 0.1 * np.eye(6), rng.normal(size=6)))
+    return cases
+
+
+def check_frictionless_lcp(fn: Callable, *, exercise: str | None = "42.1") -> ExerciseResult:
+    """Tutorial 42's exercise: ``fn(A, b) -> λ`` solves the LCP ``0 ≤ λ ⊥ A λ + b ≥ 0``.
+
+    On the frictionless contact problems of the tutorial's ball (one contact) and stack
+    (eight contacts, a singular ``A``: the normal impulses of a box on four corners are not
+    unique, only complementarity is asked) and on a random positive definite LCP, the
+    answer must satisfy ``λ ≥ 0``, ``w = A λ + b ≥ 0`` and ``λ_k w_k = 0`` to 1e-8 relative
+    to the problem's scale ``max |b| (1 + max |λ|)`` (PGS reaches it within a few hundred
+    sweeps).
+    """
+    why = _not_done(fn)
+    if why is not None:
+        return _record(ExerciseResult(exercise, TODO, why))
+    name = _fn_name(fn)
+    for what, A, b in _lcp_cases():
+        lam = _answer_of(fn, exercise, A.copy(), b.copy())
+        if isinstance(lam, ExerciseResult):
+            return lam
+        lam = np.asarray(lam, dtype=float)
+        if lam.shape != b.shape:
+            return _record(ExerciseResult(exercise, FAIL, f"{name} returned shape {lam.shape} "
+                                                          f"for {what}; expected {b.shape}"))
+        w = A @ lam + b
+        scale = np.abs(b).max() * (1 + np.abs(lam).max())
+        tol = 1e-8 * scale
+        k = int(np.argmin(lam))
+        if lam[k] < -tol:
+            return _record(ExerciseResult(exercise, FAIL, f"{what}: λ[{k}] = {lam[k]:.3g} < 0; "
+                                                          "project each update onto λ ≥ 0"))
+        k = int(np.argmin(w))
+        if w[k] < -tol:
+            return _record(ExerciseResult(
+                exercise, FAIL, f"{what}: w[{k}] = (A λ + b)[{k}] = {w[k]:.3g} < 0: contact {k} "
+                "still closes (penetrates); iterate until no row changes"))
+        k = int(np.argmax(np.abs(lam * w)))
+        if abs(lam[k] * w[k]) > tol:
+            return _record(ExerciseResult(
+                exercise, FAIL, f"{what}: contact {k} pushes (λ = {lam[k]:.3g}) while it "
+                f"separates (w = {w[k]:.3g}): λ w must be 0"))
+    return _record(ExerciseResult(exercise, PASS, f"{name} solves the three LCPs "
+                                                  "(λ ≥ 0, Aλ + b ≥ 0, λ ⟂ Aλ + b)"))
+
+
 #: exercises whose check cell is replaced by a call of a dedicated check: label -> (function,
 #: the answers in the notebook it is called with)
 CUSTOM_CHECKS = {"01.2": ("check_rnea_passes", "my_rnea"),
                  "41.1": ("check_five_bar", "my_five_bar, my_loop_counts"),
                  "41.2": ("check_crank_drive", "my_drive, my_five_bar"),
+                 "42.1": ("check_frictionless_lcp", "my_lcp_pgs"),
                  "51.1": ("check_post_impact_rates", "my_post_impact_rates"),
                  "52.1": ("check_mass_sweep", "my_mass_map"),
                  "60.1": ("check_dtau_dv", "my_dtau_dv")}

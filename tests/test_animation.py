@@ -295,6 +295,9 @@ def test_embedded_figure_is_offline_html(swing):
     html = animation.embed(animation.figure(*swing, frames=3))._repr_html_()
     assert "Plotly.newPlot" in html and len(html) > 1_000_000
     assert not re.search(r"<script[^>]+src=", html)
+    # a second animation of the same page can leave plotly's JavaScript to the first
+    lean = animation.embed(animation.figure(*swing, frames=3), plotlyjs=False)._repr_html_()
+    assert "Plotly.newPlot" in lean and len(lean) < len(html) - 1_000_000
 
 
 # --- the robot's own geometry --------------------------------------------------------------------

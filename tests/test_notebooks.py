@@ -207,6 +207,30 @@ def test_mass_sweep_check_names_the_point_and_the_axes():
     assert axes.status == exercises.FAIL and "asked ('m2', 'theta1')" in axes.message
 
 
+def test_frictionless_lcp_check_names_the_violated_condition():
+    """Tutorial 42's check: Gauss–Seidel without the projection lets an impulse pull;
+    a linear solve of A λ = -b on the stack's singular A does too; stopping too early
+    leaves a contact penetrating."""
+    def unprojected(A, b):
+        lam = np.zeros(len(b))
+        for _ in range(500):
+            for i in range(len(b)):
+                lam[i] -= (A[i] @ lam + b[i]) / A[i, i]
+        return lam
+
+    def one_sweep(A, b):
+        lam = np.zeros(len(b))
+        for i in range(len(b)):
+            lam[i] = max(0.0, lam[i] - (A[i] @ lam + b[i]) / A[i, i])
+        return lam
+
+    pulls = exercises.check_frictionless_lcp(unprojected)
+    assert pulls.status == exercises.FAIL and "< 0; project" in pulls.message, pulls
+    early = exercises.check_frictionless_lcp(one_sweep)
+    assert early.status == exercises.FAIL and "the two-box stack" in early.message, early
+    assert exercises.check_frictionless_lcp(...).status == exercises.TODO
+
+
 def _solution_namespace(path: Path, label: str) -> dict:
     """The namespace of a tutorial's exercise cells up to ``label``'s answer, solutions run."""
     nb = notebooks.tutorial_notebook(path, solutions=True)

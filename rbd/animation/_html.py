@@ -268,17 +268,22 @@ class Embedded:
     from the notebook (Sphinx, myst-nb) shows the figure offline.
     """
 
-    def __init__(self, fig):
+    def __init__(self, fig, plotlyjs: bool = True):
         self.figure = fig
+        self.plotlyjs = plotlyjs
 
     def _repr_html_(self) -> str:
-        return self.figure.to_html(include_plotlyjs=True, full_html=False,
+        return self.figure.to_html(include_plotlyjs=self.plotlyjs, full_html=False,
                                    include_mathjax=False, auto_play=False)
 
 
-def embed(fig) -> Embedded:
-    """``fig`` (from :func:`figure`) as a self-contained HTML cell output (:class:`Embedded`)."""
-    return Embedded(fig)
+def embed(fig, plotlyjs: bool = True) -> Embedded:
+    """``fig`` (from :func:`figure`) as a self-contained HTML cell output (:class:`Embedded`).
+
+    ``plotlyjs=False`` leaves plotly's JavaScript (about 4.6 MB) out, for a second
+    animation on a page whose earlier output already carries it.
+    """
+    return Embedded(fig, plotlyjs)
 
 
 # The page reads ``#frame=K`` or ``?frame=K`` and shows frame K; it then marks the plot

@@ -321,10 +321,41 @@ def _geom_body(model, geom) -> int:
     return model.body_index(geom.body) if not isinstance(geom.body, int) else geom.body
 
 
+def contact_jacobian(model, q, poses, point, bodies) -> np.ndarray:
+    r"""The relative-velocity Jacobian at a contact point, :math:`J^{(2)} - J^{(1)}`.
+
+    Parameters
+    ----------
+    model : rbd.Model
+    q : (nq,) ndarray
+    poses : (nbodies, 4, 4) ndarray
+        :func:`rbd.forward_kinematics` at ``q``.
+    point : (3,) array_like
+        The contact point in world coordinates.
+    bodies : (int, int)
+        rbd body indices of the two geoms' bodies (-1: the world, which does not move).
+
+    Returns
+    -------
+    (6, nv) ndarray
+        Rows :math:`[\omega; \dot p]`, world-aligned, of body 2's point minus body 1's
+        (:func:`rbd.jacobian`), as MuJoCo's ``mj_jacDifPair``.
+    """
+    from ..algorithms.kinematics import jacobian
+
+    jac = np.zeros((6, model.nv))
+    for b, sign in zip(bodies, (-1.0, 1.0), strict=True):
+        if b < 0:
+            continue
+        local = poses[b][:3, :3].T @ (np.asarray(point, float) - poses[b][:3, 3])
+        jac += sign * jacobian(model, q, b, local)
+    return jac
+
+
 def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
     """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
     ``mj_makeImpedance``)."""
-    from ..algorithms.kinematics import forward_kinematics, jacobian
+    from ..algorithms.kinematics import forward_kinematics
 
     poses = forward_kinematics(model, q)
     geoms = model.geoms
@@ -332,18 +363,11 @@ def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
     for c in range(len(contacts)):
         if contacts.exclude[c]:
             continue
-        point = contacts.pos[c]
-        jac = np.zeros((6, model.nv))
-        weight = np.zeros(2)
-        for side, sign in ((0, -1.0), (1, 1.0)):
-            geom = geoms[contacts.geom[c, side]]
-            b = _geom_body(model, geom)
-            if b < 0:
-                continue
-            local = poses[b][:3, :3].T @ (point - poses[b][:3, 3])
-            jac += sign * jacobian(model, q, b, local)
-            weight += weight_of(geom.name, geom=True)
-        tran, rot = weight
+        pair = [geoms[g] for g in contacts.geom[c]]
+        bodies = [_geom_body(model, geom) for geom in pair]
+        jac = contact_jacobian(model, q, poses, contacts.pos[c], bodies)
+        moving = [geom for geom, b in zip(pair, bodies, strict=True) if b >= 0]
+        tran, rot = sum((weight_of(geom.name, geom=True) for geom in moving), np.zeros(2))
         condim = int(contacts.condim[c])
         friction = contacts.friction[c]
         rows = contact_rows(contacts.frame[c], jac[3:], jac[:3], condim, friction, cone)

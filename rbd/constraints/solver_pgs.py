@@ -66,7 +66,7 @@ def _cone_step(A, b, f, block, s, Ab, step, sweeps=3):
 
 
 def solve_pgs(M, a0, rows: ConstraintRows, iterations: int = 2000,
-              tolerance: float = 1e-15) -> tuple[np.ndarray, np.ndarray]:
+              tolerance: float = 1e-15, force_init=None) -> tuple[np.ndarray, np.ndarray]:
     """Accelerations and constraint forces by projected Gauss–Seidel on the dual.
 
     Parameters
@@ -78,6 +78,8 @@ def solve_pgs(M, a0, rows: ConstraintRows, iterations: int = 2000,
     tolerance : float
         Stop when a sweep changes no force by more than ``tolerance`` times
         the largest force (plus one).
+    force_init : (nefc,) array_like, optional
+        Warm start (default zero), such as the previous time step's forces.
 
     Returns
     -------
@@ -88,7 +90,7 @@ def solve_pgs(M, a0, rows: ConstraintRows, iterations: int = 2000,
     A = rows.J @ Minv_JT + np.diag(rows.R)
     b = rows.J @ a0 - rows.aref
     nefc = len(b)
-    f = np.zeros(nefc)
+    f = np.zeros(nefc) if force_init is None else np.array(force_init, dtype=float)
     cones = _cone_blocks(A, rows)
     ne, nf = rows.ne, rows.nf
 
