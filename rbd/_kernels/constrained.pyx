@@ -38,6 +38,7 @@ from libc.math cimport fabs, sqrt
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC
+from rbd._kernels._spatial cimport cholesky_factor
 from rbd._kernels.crba cimport l_solve
 
 #: A pivot of the Delassus matrix below this fraction of its largest diagonal entry marks
@@ -51,22 +52,11 @@ cdef double c_PIVOT_RTOL = PIVOT_RTOL
 
 cdef inline int cholesky(double* A, Py_ssize_t n) noexcept nogil:
     """A = L Lᵀ in place (lower triangle; the upper one zeroed); 1 if A is not positive definite."""
-    cdef Py_ssize_t i, j, k
-    cdef double s
+    cdef Py_ssize_t i, j
+    if cholesky_factor(A, A, n, n):
+        return 1
     for j in range(n):
-        # L_jj = √(A_jj − Σ_k L_jk²)
-        s = A[j * n + j]
-        for k in range(j):
-            s -= A[j * n + k] * A[j * n + k]
-        if not s > 0.0:
-            return 1
-        A[j * n + j] = sqrt(s)
         for i in range(j + 1, n):
-            # L_ij = (A_ij − Σ_k L_ik L_jk) / L_jj
-            s = A[i * n + j]
-            for k in range(j):
-                s -= A[i * n + k] * A[j * n + k]
-            A[i * n + j] = s / A[j * n + j]
             A[j * n + i] = 0.0
     return 0
 
