@@ -6,7 +6,8 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
    :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
    :math:`\tau_p = -\mathrm{damping}\,v - \mathrm{stiffness}\,(q - q_{\mathrm{spring}})`
-   (``mj_passive``, :func:`passive_force`); the unconstrained
+   (``mj_passive``, :func:`passive_force`), plus MuJoCo's fluid forces
+   (:mod:`.fluid`); the unconstrained
    acceleration :math:`a_0 = M^{-1}(\tau + \tau_p - h)`;
 2. the constraint rows in MuJoCo's order: the equality constraints of the model
    (:mod:`.equality_rows`), dof friction loss (``model.friction > 0``),
@@ -32,6 +33,7 @@ from ._backends import solvers
 from .collision import Contacts, collide_model
 from .contact_rows import contact_rows
 from .equality_rows import equality_rows
+from .fluid import fluid_force, has_fluid
 from .impedance import (
     clamp_solimp,
     contact_regularizers,
@@ -178,8 +180,10 @@ def joint_softness(model) -> dict:
 
 
 def passive_force(model, q, v) -> np.ndarray:
-    r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})`
-    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`)."""
+    r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})
+    + \tau_{\mathrm{fluid}}`
+    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`; the fluid
+    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`)."""
     soft = joint_softness(model)
     force = -np.asarray(model.damping, float) * v
     if np.any(soft["stiffness"]):
@@ -188,6 +192,8 @@ def passive_force(model, q, v) -> np.ndarray:
             if b.joint.kind in ("revolute", "prismatic"):
                 j = vs.start
                 force[j] -= soft["stiffness"][j] * (q[qs.start] - soft["springref"][j])
+    if has_fluid(model):
+        force += fluid_force(model, q, v, options(model))
     return force
 
 

@@ -210,6 +210,9 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
             sites.append((e.get("name"), plux((Rk @ Rs).T, pk + Rk @ ps)))
     geoms = [g for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom")
              if (g := geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names))]
+    if any(_attributes(e, "geom", c, ctx, where).get("fluidshape", "none").strip() == "ellipsoid"
+           for e, _, _, c in (x for x in kids if x[0].tag == "geom")):
+        ctx.fluid_ellipsoid.append(name)
     ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints,
                               lambda: _body_link(kids, name, ctx), sites, geoms,
                               mocap and parent == -1 and not joints))

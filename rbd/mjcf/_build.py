@@ -130,14 +130,36 @@ def _mujoco_bodies(specs: list, places: dict) -> dict:
     """Each MJCF body's rbd body and centre of mass in that body's frame (MuJoCo computes
     contact and equality weights per body, before rbd merges welded bodies), and the MJCF
     body of each geom and site frame."""
-    found = {"body": {}, "geom": places["geom"], "frame": places["frame"]}
+    found = {"body": {}, "geom": places["geom"], "frame": places["frame"], "inertia": {}}
     for name, (spec, T, body) in places["body"].items():
         if spec < 0:
             found["body"][name] = (None, np.zeros(3))
         else:
             com = T[:3, :3] @ np.asarray(body.link.com, float) + T[:3, 3]
             found["body"][name] = (specs[spec].name, com)
+            axes, moments = _principal_axes(body.link.I_com, body.geoms)
+            found["inertia"][name] = (specs[spec].name, float(body.link.mass), com,
+                                      T[:3, :3] @ axes, moments)
     return found
+
+
+def _principal_axes(inertia, geoms=()) -> tuple[np.ndarray, np.ndarray]:
+    """Principal axes (columns, body frame) and moments of an inertia about the centre of mass.
+
+    MuJoCo's inertia frame (``body_iquat``) of a body of one geom is that geom's frame, and
+    the diagonalized sum otherwise.  The first of the body's geom frames and of the body
+    frame in which the inertia is diagonal is taken (any signed permutation of MuJoCo's
+    axes gives the same fluid forces, :mod:`rbd.constraints.fluid`); failing those, the
+    inertia is diagonalized: with two equal moments the axes in their plane are then one
+    choice among many, not necessarily MuJoCo's."""
+    inertia = np.asarray(inertia, float)
+    scale = max(np.abs(inertia).max(), 1e-300)
+    for R in [g.pose[:3, :3] for g in geoms] + [np.eye(3)]:
+        local = R.T @ inertia @ R
+        if np.abs(local - np.diag(np.diag(local))).max() <= 1e-12 * scale:
+            return R, np.diag(local).copy()
+    moments, axes = np.linalg.eigh(inertia)
+    return axes, moments
 
 
 def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Model:

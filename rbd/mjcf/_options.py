@@ -72,11 +72,6 @@ def _read_option(root: ET.Element, ignored: dict) -> np.ndarray:
     gravity = np.array([0.0, 0.0, -9.81])
     for elem in root.findall("option"):
         gravity = _vector(elem.attrib, "gravity", 3, "<option>", gravity)
-        fluid = [k for k in ("density", "viscosity") if _scalar(elem.attrib, k, "<option>", 0)]
-        if np.any(_vector(elem.attrib, "wind", 3, "<option>", [0, 0, 0])):
-            fluid.append("wind")
-        if fluid:
-            _ignore(ignored, "fluid forces", f"<option {' '.join(fluid)}>")
         for flag in elem.findall("flag"):
             if _flag(flag.attrib, "gravity", "<option><flag>", "enable",
                      ("enable", "disable")) == "disable":
@@ -130,6 +125,7 @@ class _Context:
     world_geoms: list = field(default_factory=list)  # geoms of <worldbody>, world frame
     geom_names: set = field(default_factory=set)
     labels: dict = field(default_factory=dict)  # generated body name -> the file's element
+    fluid_ellipsoid: list = field(default_factory=list)  # bodies with fluidshape="ellipsoid"
 
 
 def _owner(ctx: _Context, body: str) -> str:
@@ -181,13 +177,18 @@ def _ignored_message(name: str, ignored: dict) -> str:
 
 
 def _read_solver_options(root: ET.Element) -> dict:
-    """``<option timestep impratio cone>`` as ``{"timestep", "impratio", "cone"}`` (those given),
-    for :func:`rbd.forward`'s constraint rows."""
+    """``<option timestep impratio cone density viscosity wind>`` as a dict (those given), for
+    :func:`rbd.forward`'s constraint rows and fluid forces (:mod:`rbd.constraints.fluid`)."""
     found: dict = {}
     for elem in root.findall("option"):
         for key in ("timestep", "impratio"):
             if key in elem.attrib:
                 found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
+        for key in ("density", "viscosity"):            # MuJoCo takes any sign
+            if key in elem.attrib:
+                found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
+        if "wind" in elem.attrib:
+            found["wind"] = tuple(_vector(elem.attrib, "wind", 3, "<option>", [0, 0, 0]))
         if "cone" in elem.attrib:
             found["cone"] = _flag(elem.attrib, "cone", "<option>", "pyramidal",
                                   ("pyramidal", "elliptic"))

@@ -35,7 +35,8 @@ def has_springs(model) -> bool:
 
 def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
-    constraints or joint springs: terms only :func:`rbd.forward` holds."""
+    constraints, joint springs or fluid forces: terms only :func:`rbd.forward` holds."""
+    from ..constraints.fluid import has_fluid
     from ..constraints.kinds import active_constraints
 
     geoms = getattr(model, "geoms", ()) or ()
@@ -44,7 +45,7 @@ def has_contact_terms(model) -> bool:
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
         return True
-    return bool(active_constraints(model, None)) or has_springs(model)
+    return bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:

@@ -332,12 +332,17 @@ def simulate(
         for q in (states[0] if batch else states[:1]):
             warn_outside_limits(model, q, stacklevel=2)
     elif isinstance(model, Model):
+        from ..constraints.fluid import has_fluid
         from .contact import has_springs
 
         if has_springs(model):
             warnings.warn("simulate: the model's joint springs (stiffness) act only on the "
                           "contact path (integrator='euler', rbd.forward); this run leaves "
                           "them out", RuntimeWarning, stacklevel=2)
+        if has_fluid(model):
+            warnings.warn("simulate: the model's fluid forces (<option density viscosity>) "
+                          "act only on the contact path (integrator='euler', rbd.forward); "
+                          "this run leaves them out", RuntimeWarning, stacklevel=2)
     if batch:
         traj = _simulate_batch(model, *states, options, contact_run)
     else:
