@@ -26,8 +26,8 @@ ATOL_ANT_HEIGHT = 1e-3
 #: MuJoCo's solver tightened as rbd.forward's (Newton, tolerance 1e-14, exact line search).
 SOLVER = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
 
-#: Models whose run disagrees, with the missing feature; the reason was checked by removing
-#: the feature on MuJoCo's side (swimmer without fluid forces agrees to 7e-18).
+#: Models whose run disagrees, with the missing feature (none today; the swimmer's fluid
+#: forces are rbd.constraints.fluid).
 MODELS = {
     "ant": None,
     "hopper": None,
@@ -39,7 +39,7 @@ MODELS = {
     "reacher": None,
     "inverted_pendulum": None,
     "inverted_double_pendulum": None,
-    "swimmer": "fluid forces (<option density viscosity>): left out of rbd's passive forces",
+    "swimmer": None,
 }
 
 

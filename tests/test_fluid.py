@@ -1,0 +1,101 @@
+"""MuJoCo's inertia-box fluid forces (``<option density viscosity wind>``) against MuJoCo."""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd.constraints.forward import passive_force
+
+#: Both sides evaluate the same closed-form drag at the same state; the force sums a few
+#: products over a short kinematic chain, so they differ by rounding (measured ≤ 1e-14
+#: relative on both models); 1e-10 leaves room for other BLAS orderings.
+RTOL_PASSIVE = 1e-10
+
+#: A free body of two geoms (inertia not diagonal in the body frame) carrying a welded body
+#: whose capsule is oblique (two equal moments: MuJoCo's inertia frame is the geom's).
+#: No collision geoms, so that only the fluid sends a run down the contact path.
+FREE_BODY = """<mujoco><option density="1.2" viscosity="0.02" wind="0.5 -1 0.3"/>
+  <default><geom contype="0" conaffinity="0"/></default><worldbody>
+  <body name="b" pos="0 0 1" euler="10 20 30"><freejoint/>
+    <geom type="box" size="0.1 0.2 0.05" pos="0.1 0 0" euler="5 0 40"/>
+    <geom type="sphere" size="0.07" pos="-0.1 0.05 0"/>
+    <body name="w" pos="0.2 0 0" euler="0 30 0">
+      <geom type="capsule" size="0.03" fromto="0 0 0 0.3 0.1 0"/></body>
+  </body></worldbody></mujoco>"""
+
+
+def _swimmer() -> str:
+    gymnasium = pytest.importorskip("gymnasium", reason="the swimmer is gymnasium's MJCF")
+    return os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
+                        "swimmer.xml")
+
+
+def _pair(source: str):
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo's mj_passive is the reference")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)          # the swimmer's actuators
+        model = rbd.load_mjcf(source)
+    mm = (mujoco.MjModel.from_xml_path(source) if source.endswith(".xml")
+          else mujoco.MjModel.from_xml_string(source))
+    return mujoco, model, mm, mujoco.MjData(mm)
+
+
+def _moving_state(mujoco, mm, d, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    d.qpos[:] = mm.qpos0 + rng.uniform(-0.3, 0.3, mm.nq)
+    mujoco.mj_normalizeQuat(mm, d.qpos)
+    d.qvel[:] = rng.normal(size=mm.nv)
+    mujoco.mj_forward(mm, d)
+
+
+@pytest.mark.parametrize("which", ["swimmer", "free body"])
+def test_passive_force_and_acceleration_equal_mujocos(which):
+    from rbd.mjcf import from_mujoco_force, from_mujoco_state
+
+    mujoco, model, mm, d = _pair(_swimmer() if which == "swimmer" else FREE_BODY)
+    _moving_state(mujoco, mm, d)
+    assert np.abs(d.qfrc_fluid).max() > 1e-2 * np.abs(d.qfrc_passive).max() > 0
+    q, v, qdd = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
+    expected = from_mujoco_force(model, d.qpos, d.qfrc_passive)
+    got = passive_force(model, q, v)
+    np.testing.assert_allclose(got, expected, rtol=0,
+                               atol=RTOL_PASSIVE * np.abs(expected).max())
+    result = rbd.forward(model, q, v)
+    np.testing.assert_allclose(result.qdd, qdd, rtol=0, atol=RTOL_PASSIVE * np.abs(qdd).max())
+
+
+def test_negative_density_and_viscosity_give_no_force_as_in_mujoco():
+    """MuJoCo accepts negative values and applies a term only when its coefficient is
+    positive: the force is MuJoCo's (zero), not a push."""
+    from rbd.mjcf import from_mujoco_state
+
+    xml = FREE_BODY.replace('density="1.2" viscosity="0.02"', 'density="-1" viscosity="-2"')
+    mujoco, model, mm, d = _pair(xml)
+    _moving_state(mujoco, mm, d)
+    assert np.all(d.qfrc_passive == 0)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    assert np.all(passive_force(model, q, v) == 0)
+
+
+def test_fluid_model_takes_the_contact_path_and_is_not_warned_about():
+    from rbd.simulation.contact import has_contact_terms
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)          # nothing left out
+        model = rbd.load_mjcf(FREE_BODY)
+    assert has_contact_terms(model)
+    still = rbd.load_mjcf(FREE_BODY.replace('<option density="1.2" viscosity="0.02" '
+                                            'wind="0.5 -1 0.3"/>', ''))
+    assert not has_contact_terms(still)
+
+
+def test_ellipsoid_fluid_shape_is_named_and_left_out():
+    xml = FREE_BODY.replace('<geom type="sphere"', '<geom fluidshape="ellipsoid" type="sphere"')
+    with pytest.warns(RuntimeWarning, match=r"ellipsoid fluid forces.*'b'"):
+        model = rbd.load_mjcf(xml)
+    assert model.mujoco_bodies["ellipsoid"] == {"b"}
