@@ -94,8 +94,53 @@ def test_fluid_model_takes_the_contact_path_and_is_not_warned_about():
     assert not has_contact_terms(still)
 
 
-def test_ellipsoid_fluid_shape_is_named_and_left_out():
-    xml = FREE_BODY.replace('<geom type="sphere"', '<geom fluidshape="ellipsoid" type="sphere"')
-    with pytest.warns(RuntimeWarning, match=r"ellipsoid fluid forces.*'b'"):
+#: MuJoCo's ellipsoid model on every primitive kind it reads: a box (its sphere neighbour
+#: then gets no fluid force), an oblique capsule with its own ``fluidcoef`` and a cylinder
+#: on a welded body, an ellipsoid on a hinged body.
+ELLIPSOIDS = """<mujoco><option density="1.2" viscosity="0.02" wind="0.5 -1 0.3"/>
+  <default><geom contype="0" conaffinity="0"/></default><worldbody>
+  <body name="b" pos="0 0 1" euler="10 20 30"><freejoint/>
+    <geom type="box" size="0.1 0.2 0.05" pos="0.1 0 0" euler="5 0 40" fluidshape="ellipsoid"/>
+    <geom type="sphere" size="0.07" pos="-0.1 0.05 0"/>
+    <body name="w" pos="0.2 0 0" euler="0 30 0">
+      <geom type="capsule" size="0.03" fromto="0 0 0 0.3 0.1 0" fluidshape="ellipsoid"
+            fluidcoef="0.4 0.3 1.2 0.8 0.9"/>
+      <geom type="cylinder" size="0.05 0.1" pos="0 0.1 0" euler="20 0 0"
+            fluidshape="ellipsoid"/></body>
+    <body name="h" pos="-0.2 0 0"><joint type="hinge" axis="1 1 0"/>
+      <geom type="ellipsoid" size="0.1 0.05 0.02" pos="0 0 -0.1" fluidshape="ellipsoid"/></body>
+  </body></worldbody></mujoco>"""
+
+
+def test_ellipsoid_model_equals_mujocos():
+    from rbd.mjcf import from_mujoco_force, from_mujoco_state
+
+    mujoco, model, mm, d = _pair(ELLIPSOIDS)
+    _moving_state(mujoco, mm, d)
+    box_model = mujoco.MjModel.from_xml_string(ELLIPSOIDS.replace('fluidshape="ellipsoid"', ""))
+    boxes = mujoco.MjData(box_model)                  # the same state, inertia-box model
+    boxes.qpos[:], boxes.qvel[:] = d.qpos, d.qvel
+    mujoco.mj_forward(box_model, boxes)
+    assert np.abs(d.qfrc_fluid - boxes.qfrc_fluid).max() > 1e-2 * np.abs(d.qfrc_fluid).max()
+    q, v, qdd = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
+    expected = from_mujoco_force(model, d.qpos, d.qfrc_passive)
+    np.testing.assert_allclose(passive_force(model, q, v), expected, rtol=0,
+                               atol=RTOL_PASSIVE * np.abs(expected).max())
+    np.testing.assert_allclose(rbd.forward(model, q, v).qdd, qdd, rtol=0,
+                               atol=RTOL_PASSIVE * np.abs(qdd).max())
+
+
+def test_ellipsoid_fluid_shape_of_a_mesh_is_named_and_left_out():
+    xml = FREE_BODY.replace("<default>", """<asset><mesh name="tet"
+        vertex="0 0 0  0.1 0 0  0 0.1 0  0 0 0.1"/></asset><default>""").replace(
+        '<geom type="sphere"',
+        '<geom type="mesh" mesh="tet" fluidshape="ellipsoid"/><geom type="sphere"')
+    with pytest.warns(RuntimeWarning, match=r"ellipsoid fluid forces.*<geom #1> of body 'b'"):
         model = rbd.load_mjcf(xml)
-    assert model.mujoco_bodies["ellipsoid"] == {"b"}
+    assert model.mujoco_bodies["ellipsoid"] == {"b": []}
+
+
+def test_bad_fluidshape_is_refused_naming_the_geom():
+    xml = FREE_BODY.replace('<geom type="sphere"', '<geom type="sphere" fluidshape="blob"')
+    with pytest.raises(rbd.MJCFError, match=r"geom #1.*fluidshape"):
+        rbd.load_mjcf(xml)

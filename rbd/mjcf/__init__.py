@@ -115,7 +115,7 @@ kept in ``model.mujoco_joints``: :func:`rbd.forward` and the contact path of
 of equality constraints (tendon, flex), tendons, actuators, explicit contact
 pairs and excludes, springs of ball and free joints, ``springdamper``,
 ball-joint cone limits, gravity compensation
-(``gravcomp``), the ellipsoid fluid model (``fluidshape="ellipsoid"``), the
+(``gravcomp``), the ellipsoid fluid model of mesh geoms, the
 motion of mocap bodies and plugins is named in one :class:`RuntimeWarning`;
 nothing is dropped silently.  A mocap body is a body on a fixed joint at its
 pose in the file (MuJoCo's default ``mocap_pos``, ``mocap_quat``), without
@@ -249,7 +249,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         Once, listing what the file holds that rbd's dynamics leaves out
         (tendon and flex equalities, tendons, actuators, contact pairs and
         excludes, springs of ball and free joints, ball-joint limits, gravity compensation,
-        the ellipsoid fluid model, the motion of mocap bodies, plugins).
+        the ellipsoid fluid model of mesh geoms, the motion of mocap bodies, plugins).
 
     Notes
     -----
@@ -296,10 +296,13 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     model.mujoco_options = _read_solver_options(root)
     if ctx.fluid_ellipsoid and (model.mujoco_options.get("density")
                                 or model.mujoco_options.get("viscosity")):
-        model.mujoco_bodies["ellipsoid"] = set(ctx.fluid_ellipsoid)
-        for body in ctx.fluid_ellipsoid:
-            _ignore(ignored, "ellipsoid fluid forces (fluidshape='ellipsoid') of bodies",
-                    quote(body))
+        model.mujoco_bodies["ellipsoid"] = {
+            body: [(g, c) for g, c in found if c is not None]
+            for body, found in ctx.fluid_ellipsoid.items()}
+        for found in ctx.fluid_ellipsoid.values():
+            for where, _ in (x for x in found if x[1] is None):
+                _ignore(ignored, "ellipsoid fluid forces (fluidshape='ellipsoid') of geoms "
+                        "other than sphere, capsule, cylinder, ellipsoid and box", where)
     if ignored:
         warnings.warn(_ignored_message(model.name, ignored), RuntimeWarning,
                       stacklevel=caller_stacklevel())

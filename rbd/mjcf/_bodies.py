@@ -208,11 +208,12 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
             site_attrs = _attributes(e, "site", c, ctx, where_site)
             Rs, ps = _site_pose(site_attrs, e.attrib, where_site, ctx.compiler)
             sites.append((e.get("name"), plux((Rk @ Rs).T, pk + Rk @ ps)))
-    geoms = [g for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom")
-             if (g := geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names))]
-    if any(_attributes(e, "geom", c, ctx, where).get("fluidshape", "none").strip() == "ellipsoid"
-           for e, _, _, c in (x for x in kids if x[0].tag == "geom")):
-        ctx.fluid_ellipsoid.append(name)
+    geoms = []
+    for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "geom"):
+        g = geom_record(e, Rk, pk, c, ctx, ctx.assets, name, k, ctx.geom_names)
+        if g:
+            geoms.append(g)
+        _fluid_shape(e, g, c, ctx, name, f"{_element('geom', e, k)} of {where}")
     ctx.bodies.append(_MJBody(name, parent, plux(Rb.T, pb), joints,
                               lambda: _body_link(kids, name, ctx), sites, geoms,
                               mocap and parent == -1 and not joints))
@@ -222,6 +223,20 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
     up = where if where.count(" of ") < 3 else where.split(" of ", 1)[0] + " of ..."
     return [(e, Rk, pk, c, index, f"<body #{k}> (unnamed) of {up}")
             for k, (e, Rk, pk, c) in enumerate(children)]
+
+
+def _fluid_shape(elem, geom, cls, ctx: _Context, body: str, where: str) -> None:
+    """Note a geom with ``fluidshape="ellipsoid"`` and its ``fluidcoef`` (MuJoCo's defaults
+    0.5 0.25 1.5 1 1: blunt drag, slender drag, angular drag, Kutta lift, Magnus lift)."""
+    attrs = _attributes(elem, "geom", cls, ctx, where)
+    shape = _flag(attrs, "fluidshape", where, "none", ("none", "ellipsoid"))
+    if shape == "none":
+        return
+    coefs = _vector(attrs, "fluidcoef", 5, where, [0.5, 0.25, 1.5, 1.0, 1.0])
+    kinds = ("sphere", "capsule", "cylinder", "ellipsoid", "box")
+    usable = geom is not None and geom.kind in kinds
+    ctx.fluid_ellipsoid.setdefault(body, []).append((geom.name if usable else where,
+                                                     coefs if usable else None))
 
 
 def _read_tree(first: list, ctx: _Context) -> None:

@@ -125,7 +125,7 @@ class _Context:
     world_geoms: list = field(default_factory=list)  # geoms of <worldbody>, world frame
     geom_names: set = field(default_factory=set)
     labels: dict = field(default_factory=dict)  # generated body name -> the file's element
-    fluid_ellipsoid: list = field(default_factory=list)  # bodies with fluidshape="ellipsoid"
+    fluid_ellipsoid: dict = field(default_factory=dict)  # body -> [(geom, fluidcoef)]
 
 
 def _owner(ctx: _Context, body: str) -> str:
