@@ -1,5 +1,5 @@
-r"""Stepping with contacts, joint limits, friction loss, equality constraints and joint
-springs: MuJoCo's semi-implicit Euler.
+r"""Stepping with contacts, joint limits, friction loss, equality constraints, joint
+springs and fluid forces: MuJoCo's semi-implicit Euler.
 
 Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 

@@ -246,15 +246,16 @@ def simulate(
         ``ω = 1 / (20 dt)`` (critically damped, slow against the step); None
         integrates ``J q̈ = γ`` alone, whose error drifts.
     contact : bool, optional
-        Contacts, joint limits, dof friction loss, joint springs and the equality
-        constraints (``constraints``, soft as in MuJoCo; ``baumgarte`` unused)
+        Contacts, joint limits, dof friction loss, joint springs, fluid forces and the
+        equality constraints (``constraints``, soft as in MuJoCo; ``baumgarte`` unused)
         through :func:`rbd.forward` with MuJoCo's semi-implicit Euler
         (:mod:`rbd.simulation.contact`; Python path, batches one rollout after the
         other, ``tau`` constant or per step).  Default: on with
         ``integrator="euler"`` when the model has collision geoms, joint limits,
-        joint springs or active constraints; ``False`` switches it off (joint
-        springs then act nowhere, and the run warns).  The trajectory's ``contact_count`` holds the
-        number of contacts at each sample.  A start outside the joint limits warns.
+        joint springs, fluid forces or active constraints; ``False`` switches it off
+        (joint springs and fluid forces then act nowhere, and the run warns).  The
+        trajectory's ``contact_count`` holds the number of contacts at each sample.
+        A start outside the joint limits warns.
 
     Returns
     -------
