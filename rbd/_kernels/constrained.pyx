@@ -38,7 +38,7 @@ from libc.math cimport fabs, sqrt
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC
-from rbd._kernels._spatial cimport cholesky_factor
+from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
 from rbd._kernels.crba cimport l_solve
 
 #: A pivot of the Delassus matrix below this fraction of its largest diagonal entry marks
@@ -59,32 +59,6 @@ cdef inline int cholesky(double* A, Py_ssize_t n) noexcept nogil:
         for i in range(j + 1, n):
             A[j * n + i] = 0.0
     return 0
-
-
-cdef inline void lower_solve(const double* L, Py_ssize_t n, Py_ssize_t ld,
-                             double* x) noexcept nogil:
-    # x ← L⁻¹ x   (L lower triangular, leading dimension ld)
-    cdef Py_ssize_t i, k
-    for i in range(n):
-        for k in range(i):
-            x[i] -= L[i * ld + k] * x[k]
-        x[i] /= L[i * ld + i]
-
-
-cdef inline void upper_solve(const double* L, Py_ssize_t n, Py_ssize_t ld,
-                             double* x) noexcept nogil:
-    # x ← L⁻ᵀ x
-    cdef Py_ssize_t i, k
-    for i in range(n - 1, -1, -1):
-        for k in range(i + 1, n):
-            x[i] -= L[k * ld + i] * x[k]
-        x[i] /= L[i * ld + i]
-
-
-cdef inline void cholesky_solve(const double* L, Py_ssize_t n, double* x) noexcept nogil:
-    # x ← M⁻¹ x from M = L Lᵀ: two triangular solves
-    lower_solve(L, n, n, x)
-    upper_solve(L, n, n, x)
 
 
 cdef inline Py_ssize_t pivoted_cholesky(double* A, Py_ssize_t m, Py_ssize_t* piv) noexcept nogil:
@@ -138,8 +112,7 @@ cdef inline void least_norm(const double* A, Py_ssize_t m, Py_ssize_t rank, cons
         t[i] = b[piv[i]]
     if rank == m:
         # t ← B⁻ᵀ B⁻¹ t
-        lower_solve(A, m, m, t)
-        upper_solve(A, m, m, t)
+        cholesky_solve(A, t, m)
     else:
         # C = BᵀB = L_C L_Cᵀ;  u = Bᵀ t (in f);  u ← C⁻¹ C⁻¹ u;  t = B u
         for i in range(rank):
@@ -154,8 +127,8 @@ cdef inline void least_norm(const double* A, Py_ssize_t m, Py_ssize_t rank, cons
             for k in range(i, m):
                 s += A[k * m + i] * t[k]
             f[i] = s
-        cholesky_solve(C, rank, f)
-        cholesky_solve(C, rank, f)
+        cholesky_solve(C, f, rank)
+        cholesky_solve(C, f, rank)
         for k in range(m):
             s = 0.0
             for i in range(min(k + 1, rank)):
@@ -268,7 +241,7 @@ cdef int solve_proximal(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t 
         # f ← (G + μ1)⁻¹ (b + μ f)
         for i in range(m):
             f[i] = s.b[i] + mu * f[i]
-        cholesky_solve(s.C, m, f)                                           # proximal step
+        cholesky_solve(s.C, f, m)                                           # proximal step
         # residual = max|G f − b|  (J q̈ − γ)
         previous = residual
         residual = 0.0
