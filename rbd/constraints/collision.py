@@ -329,10 +329,29 @@ def _check_poses(geoms, poses) -> np.ndarray:
     return poses
 
 
+def _live(geoms) -> list[int]:
+    """Geoms that take part in automatic pairs: ``collision`` set and a non-zero bitmask."""
+    return [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
+            and (g.contype or g.conaffinity)]
+
+
+def _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent):
+    """MuJoCo's sort key ``(body, body, 1, geom, geom)`` of automatic pair (i, j), or None
+    when a q-independent filter discards it (bodies, ``<exclude>``, explicit pair, bitmask)."""
+    bi, bj = body[i], body[j]
+    if body_pair_filtered(bi, bj, weld, bodies.parent, bodies.ndof, filterparent):
+        return None
+    if (min(bi, bj), max(bi, bj)) in excluded or frozenset((i, j)) in explicit:
+        return None
+    if not bitmask_compatible(geoms[i], geoms[j]):
+        return None
+    lo, hi = (i, j) if (bi, i) < (bj, j) else (j, i)
+    return (body[lo], body[hi], 1, lo, hi)
+
+
 def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
     """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
-    live = [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
-            and (g.contype or g.conaffinity)]
+    live = _live(geoms)
     solids = [i for i in live if geoms[i].kind in BOUNDED]
     others = [i for i in live if geoms[i].kind not in BOUNDED]
     boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
@@ -342,19 +361,99 @@ def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
     found += [(o, s) for o in others for s in solids]          # planes, meshes: no box here
     found += [(o, p) for k, o in enumerate(others) for p in others[k + 1:]]
-    weld = bodies.weld
-    keys = []
+    weld, keys = bodies.weld, []
     for i, j in found:
-        bi, bj = body[i], body[j]
-        if body_pair_filtered(bi, bj, weld, bodies.parent, bodies.ndof, filterparent):
-            continue
-        if (min(bi, bj), max(bi, bj)) in excluded or frozenset((i, j)) in explicit:
-            continue
-        if not bitmask_compatible(geoms[i], geoms[j]):
-            continue
-        lo, hi = (i, j) if (bi, i) < (bj, j) else (j, i)
-        keys.append(((body[lo], body[hi], 1, lo, hi), lo, hi, None))
+        key = _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
+        if key is not None:
+            keys.append((key, key[3], key[4], None))
     return keys
+
+
+def _explicit_keys(pairs, body) -> list[tuple]:
+    """Explicit pairs with MuJoCo's sort key ``(body, body, 0, k, 0)``: first in a body pair."""
+    keys = []
+    for k, p in enumerate(pairs):
+        b1, b2 = body[p.geom1], body[p.geom2]
+        keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
+    return keys
+
+
+def _resolve(geoms, bodies, pairs, excludes):
+    """Checked inputs of :func:`collide`: the body tree, each geom's body index, the excluded
+    body pairs (indices) and the explicit geom pairs (frozensets)."""
+    bodies = bodies or BodyTree.free([g.body for g in geoms])
+    index = {name: b for b, name in enumerate(bodies.names)}
+    for g in geoms:
+        if g.body not in index:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
+                             "which is not in bodies.names")
+    for g in geoms:
+        if g.kind not in KIND_CODE:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
+                             f"expected one of {', '.join(KINDS)}")
+    for a, b in excludes:
+        if a not in index or b not in index:
+            raise InputError(f"excludes: body pair ({a!r}, {b!r}) names a body not in bodies.names")
+    for p in pairs:
+        if not (0 <= p.geom1 < len(geoms) and 0 <= p.geom2 < len(geoms)):
+            raise InputError(f"pairs: geom indices ({p.geom1}, {p.geom2}) outside "
+                             f"0..{len(geoms) - 1}")
+    body = [index[g.body] for g in geoms]
+    excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
+    explicit = {frozenset((p.geom1, p.geom2)) for p in pairs}
+    return bodies, body, excluded, explicit
+
+
+def candidate_pairs(geoms: Sequence, bodies: BodyTree | None = None,
+                    pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
+                    filterparent: bool = True) -> list[tuple]:
+    """Every geom pair :func:`collide` may test, whatever the poses: the static pair table.
+
+    The q-independent part of ``mj_collision``: automatic pairs of live geoms that
+    pass the body, ``<exclude>``, explicit-pair and bitmask filters, and the explicit
+    pairs, in MuJoCo's order (module notes), each with geom 1 first in kind order
+    (:func:`ordered`).  Arguments as :func:`collide`.
+
+    Returns
+    -------
+    list of (g1, g2, pair)
+        ``pair`` the :class:`ContactPair` of an explicit pair, else None.
+    """
+    bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
+    live, weld, keys = _live(geoms), bodies.weld, []
+    for a, i in enumerate(live):
+        for j in live[a + 1:]:
+            key = _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
+            if key is not None:
+                keys.append((key, key[3], key[4], None))
+    keys += _explicit_keys(pairs, body)
+    keys.sort(key=lambda item: item[0])
+    return [(*ordered(geoms, g1, g2), pair) for _, g1, g2, pair in keys]
+
+
+def ordered(geoms, g1: int, g2: int) -> tuple[int, int]:
+    """The pair as MuJoCo passes it to a routine: geom 1 of the lower kind (:data:`KINDS`)."""
+    if KIND_CODE[geoms[g1].kind] > KIND_CODE[geoms[g2].kind]:
+        return g2, g1
+    return g1, g2
+
+
+def pair_parameters(a, b, pair=None) -> tuple:
+    """Contact parameters of geoms ``a``, ``b`` (in routine order) or of an explicit ``pair``.
+
+    Returns
+    -------
+    margin, gap : float
+        Of the pair (an explicit pair's own, else the geoms' sums).
+    condim, friction, solref, solimp, solreffriction
+        As :func:`mix_parameters` (friction not yet raised to :data:`MIN_FRICTION`);
+        ``solreffriction`` is an explicit pair's, else (0, 0).
+    """
+    if pair:
+        return (pair.margin, pair.gap, pair.condim, np.asarray(pair.friction, float),
+                np.asarray(pair.solref, float), np.asarray(pair.solimp, float),
+                np.asarray(pair.solreffriction, float))
+    return (a.margin + b.margin, a.gap + b.gap, *mix_parameters(a, b), np.zeros(2))
 
 
 def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
@@ -394,31 +493,10 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         ``unsupported`` with a warning, never silently dropped.
     """
     poses = _check_poses(geoms, poses)
-    bodies = bodies or BodyTree.free([g.body for g in geoms])
-    index = {name: b for b, name in enumerate(bodies.names)}
-    for g in geoms:
-        if g.body not in index:
-            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
-                             "which is not in bodies.names")
-    for g in geoms:
-        if g.kind not in KIND_CODE:
-            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
-                             f"expected one of {', '.join(KINDS)}")
-    for a, b in excludes:
-        if a not in index or b not in index:
-            raise InputError(f"excludes: body pair ({a!r}, {b!r}) names a body not in bodies.names")
-    for p in pairs:
-        if not (0 <= p.geom1 < len(geoms) and 0 <= p.geom2 < len(geoms)):
-            raise InputError(f"pairs: geom indices ({p.geom1}, {p.geom2}) outside "
-                             f"0..{len(geoms) - 1}")
-    body = [index[g.body] for g in geoms]
+    bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
     pos, mat = poses[:, :3, 3], poses[:, :3, :3]
-    excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
-    explicit = {frozenset((p.geom1, p.geom2)) for p in pairs}
     keys = _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
-    for k, p in enumerate(pairs):
-        b1, b2 = body[p.geom1], body[p.geom2]
-        keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
+    keys += _explicit_keys(pairs, body)
     keys.sort(key=lambda item: item[0])
     return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
                          pair_functions(PAIR_FUNCTIONS, backend))
@@ -428,11 +506,9 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
     """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
     rows, unsupported = [], []
     for g1, g2, pair in candidates:
-        if KIND_CODE[geoms[g1].kind] > KIND_CODE[geoms[g2].kind]:
-            g1, g2 = g2, g1
+        g1, g2 = ordered(geoms, g1, g2)
         a, b = geoms[g1], geoms[g2]
-        margin = pair.margin if pair else a.margin + b.margin
-        gap = pair.gap if pair else a.gap + b.gap
+        margin, gap, *params = pair_parameters(a, b, pair)
         if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
             continue
         function = functions.get((a.kind, b.kind))
@@ -445,11 +521,6 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
                                              margin + gap))
         if not len(found.dist):
             continue
-        if pair:
-            params = (pair.condim, np.asarray(pair.friction, float), np.asarray(pair.solref, float),
-                      np.asarray(pair.solimp, float), np.asarray(pair.solreffriction, float))
-        else:
-            params = (*mix_parameters(a, b), np.zeros(2))
         rows.append((found, g1, g2, margin, params))
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
