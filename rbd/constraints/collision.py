@@ -608,8 +608,45 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
                          "or URDF file with collision geometry, or add geoms to it")
     from ..algorithms.kinematics import geom_poses
 
+    compiled = _compiled_kinematics(model, backend) if len(geoms) else None
+    if compiled is not None:
+        T = compiled.forward_kinematics(q)
+        return compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]
     poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()), backend=backend)
+
+
+def _compiled_kinematics(model, backend):
+    """The compiled model whose world poses feed the compiled collision stage, or None
+    (reference backend, kernels not built, mimic joints, a model that cannot compile)."""
+    from ..algorithms._dispatch import _kernel
+
+    kernel = _kernel(model, backend)
+    if kernel is None or not hasattr(model, "_cache"):
+        return None
+    from .._kernels._model import CompiledModel
+
+    return kernel if isinstance(kernel, CompiledModel) else None
+
+
+def compiled_collision(model):
+    """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``).
+
+    Built on first use and kept in the model's cache; rebuilt when the model's
+    geoms, ``contact_pairs`` or ``contact_excludes`` are no longer the very ones it
+    was built from (a geom added after the first call, say), and dropped with the
+    rest of the cache when the tree changes.
+    """
+    from .._kernels.collision import CollisionModel
+
+    geoms = model.geoms
+    pairs = tuple(getattr(model, "contact_pairs", ()))
+    excludes = tuple(getattr(model, "contact_excludes", ()))
+    cached = model._cache.get("collision")
+    if cached is None or not cached.matches(geoms, pairs, excludes):
+        cached = model._cache["collision"] = CollisionModel(geoms, body_tree(model), pairs,
+                                                            excludes)
+    return cached
