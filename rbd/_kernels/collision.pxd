@@ -60,6 +60,6 @@ cdef class CollisionModel:
 
 
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                     ContactSetC* out) noexcept nogil
+                      ContactSetC* out) noexcept nogil
 cdef Py_ssize_t unsupported_into(const CollisionC* cm, const double* R, const double* p,
                                  Py_ssize_t* which) noexcept nogil
