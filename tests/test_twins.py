@@ -10,7 +10,8 @@ build needed) and check the rules a reader relies on:
   and ``_rollout_batch`` modules split from it; their docstrings say so);
 * each compiled entry point of a kernel module (a module-level ``def``,
   ``cpdef`` or non-inline ``cdef`` function) has a reference function of the
-  same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it;
+  same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it, one
+  named ``X_into`` is reference ``X`` writing into its caller's arrays;
 * twins have the same passes (``# --- <pass>:`` headers) in the same order and
   the same equation tags, of every family the reference texts use
   (:data:`TAG_FAMILIES`); a reference function with two or more passes (loops at
@@ -45,7 +46,7 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
-                                "collision_box")}
+                                "collision_box", "collision")}
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.
@@ -225,6 +226,7 @@ def twins():
         defs = set(entry_points(source))
         for name in entry_points(source):
             target = name[2:] if name.startswith("c_") and name[2:] in defs else name
+            target = target[:-5] if target.endswith("_into") else target
             yield pytest.param(path.stem, name, target, id=f"{path.stem}.{name}")
 
 

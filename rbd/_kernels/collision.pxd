@@ -53,13 +53,9 @@ cdef struct CollisionC:
 
 cdef class CollisionModel:
     cdef CollisionC c
-    cdef readonly object geoms
-    cdef readonly object pairs
-    cdef readonly object excludes
-    cdef readonly bint filterparent
+    cdef tuple _poses(self, R, p)
+    cdef tuple _unsupported(self, const double* R, const double* p)
 
 
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
                       ContactSetC* out) noexcept nogil
-cdef Py_ssize_t unsupported_into(const CollisionC* cm, const double* R, const double* p,
-                                 Py_ssize_t* which) noexcept nogil

@@ -22,8 +22,6 @@ decides the same pairs as the reference's sweep and prune, at a cost linear in t
 table's size, which the filters keep small on articulated robots.
 """
 
-import warnings
-
 import numpy as np
 
 cimport numpy as cnp
@@ -46,7 +44,6 @@ from rbd._kernels.collision_primitive cimport (
     pair_function,
 )
 
-from rbd.constraints import collision as _col
 from rbd.errors import InputError
 
 cnp.import_array()
@@ -69,7 +66,7 @@ cdef enum:
     GEOM_SCRATCH = 18
 
 
-cdef pair_function routine(int kind1, int kind2, int* most) noexcept nogil:
+cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogil:
     # the compiled routine of the kind pair (kind1 <= kind2) and its most contacts, or NULL:
     # rbd.constraints.collision.PAIR_FUNCTIONS, the routines' compiled twins
     most[0] = 0
@@ -110,17 +107,6 @@ cdef pair_function routine(int kind1, int kind2, int* most) noexcept nogil:
         return c_box_box
     most[0] = 0
     return NULL
-
-
-def routine_kinds():
-    """The kind pairs with a compiled routine here, and each one's most contacts."""
-    cdef int a, b, most
-    found = {}
-    for a in range(len(_col.KINDS)):
-        for b in range(a, len(_col.KINDS)):
-            if routine(a, b, &most) != NULL:
-                found[(_col.KINDS[a], _col.KINDS[b])] = most
-    return found
 
 
 # ----------------------------------------------------------------------------- per configuration
@@ -181,8 +167,8 @@ cdef inline bint sphere_filtered(const GeomC* g1, const double* pos1, const doub
     return False
 
 
-cdef void place_geoms(const CollisionC* cm, const double* R, const double* p,
-                      double* scratch) noexcept nogil:
+cdef inline void place_geoms(const CollisionC* cm, const double* R, const double* p,
+                             double* scratch) noexcept nogil:
     # every geom's world pose, and the world box of each bounded one
     cdef Py_ssize_t i
     cdef double* s
@@ -227,7 +213,7 @@ cdef inline void write_contact(const PairC* pair, const PairOut* found, int c,
     out.exclude[k] = found.dist[c] >= pair.margin
 
 
-cdef double* scratch_for(const CollisionC* cm, double* stack) noexcept nogil:
+cdef inline double* scratch_for(const CollisionC* cm, double* stack) noexcept nogil:
     # the per-call geom scratch: the caller's stack buffer, or malloc for many geoms
     if cm.ngeom <= STACK_GEOMS:
         return stack
@@ -275,8 +261,8 @@ cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
     return status if status else <int>n
 
 
-cdef Py_ssize_t unsupported_into(const CollisionC* cm, const double* R, const double* p,
-                                 Py_ssize_t* which) noexcept nogil:
+cdef inline Py_ssize_t unsupported_into(const CollisionC* cm, const double* R,
+                                        const double* p, Py_ssize_t* which) noexcept nogil:
     """Indices into ``cm.pairs`` of the pairs without a routine that pass the broad tests at
     R, p (the reference's ``Contacts.unsupported``), written to ``which``; their number
     (-2: no scratch memory)."""
@@ -300,34 +286,105 @@ cdef Py_ssize_t unsupported_into(const CollisionC* cm, const double* R, const do
 
 # ----------------------------------------------------------------------------- built once
 
-cdef void fill(double* target, values, Py_ssize_t n):
+cdef inline void fill(double* target, values, Py_ssize_t n):
+    # target[:n] = values (any array_like of n numbers, flattened)
+    cdef double[::1] flat = np.ascontiguousarray(values, dtype=float).reshape(-1)
     cdef Py_ssize_t k
-    values = np.asarray(values, dtype=float).reshape(-1)
     for k in range(n):
-        target[k] = values[k]
+        target[k] = flat[k]
+
+
+cdef inline int fill_geom(GeomC* g, Py_ssize_t i, kind, body, bounded, size, pose, margin, gap,
+                          rbound, half) except -1:
+    # geom i of the static arrays
+    g.kind, g.body, g.bounded = kind[i], body[i], bounded[i]
+    fill(g.size, size[i], 3)
+    fill(g.R, pose[i, :3, :3], 9)
+    fill(g.p, pose[i, :3, 3], 3)
+    g.margin, g.gap, g.rbound = margin[i], gap[i], rbound[i]
+    fill(g.half, half[i], 3)
+    return 0
+
+
+cdef inline int fill_pair(PairC* pc, const GeomC* geoms, Py_ssize_t k, geom, boxed, condim,
+                          friction, solref, solreffriction, solimp, margin, gap) except -1:
+    # pair k of the static arrays, with the routine of its kinds
+    cdef int most
+    pc.geom1, pc.geom2 = geom[k, 0], geom[k, 1]
+    pc.function = routine(geoms[pc.geom1].kind, geoms[pc.geom2].kind, &most)
+    pc.most, pc.boxed, pc.condim = most, boxed[k], condim[k]
+    fill(pc.friction, friction[k], 5)
+    fill(pc.solref, solref[k], 2)
+    fill(pc.solreffriction, solreffriction[k], 2)
+    fill(pc.solimp, solimp[k], 5)
+    pc.margin, pc.gap = margin[k], gap[k]
+    return 0
+
+
+cdef inline ContactSetC shifted(ContactSetC out, Py_ssize_t s) noexcept nogil:
+    # the contact set of state s of arrays laid out state after state (ContactArrays)
+    cdef Py_ssize_t c = out.capacity * s
+    out.n = 0
+    out.pos += 3 * c
+    out.frame += 9 * c
+    out.dist += c
+    out.geom += 2 * c
+    out.condim += c
+    out.friction += 5 * c
+    out.solref += 2 * c
+    out.solreffriction += 2 * c
+    out.solimp += 5 * c
+    out.includemargin += c
+    out.exclude += c
+    return out
+
+
+cdef class ContactArrays:
+    """N contact sets of ``capacity`` contacts each, as NumPy arrays (``Contacts``' fields)."""
+
+    cdef Py_ssize_t cap
+    cdef object arrays
+
+    def __init__(self, Py_ssize_t N, Py_ssize_t capacity):
+        self.cap = capacity
+        self.arrays = (np.empty((N, capacity, 3)), np.empty((N, capacity, 3, 3)),
+                       np.empty((N, capacity)), np.empty((N, capacity, 2), dtype=np.intp),
+                       np.empty((N, capacity), dtype=np.intp), np.empty((N, capacity, 5)),
+                       np.empty((N, capacity, 2)), np.empty((N, capacity, 2)),
+                       np.empty((N, capacity, 5)), np.empty((N, capacity)),
+                       np.empty((N, capacity), dtype=bool))
+
+    cdef ContactSetC first(self):
+        # the ContactSetC of state 0: pointers to the arrays' first rows
+        cdef ContactSetC out
+        a = self.arrays
+        out.n, out.capacity = 0, self.cap
+        out.pos = <double*>cnp.PyArray_DATA(a[0])
+        out.frame = <double*>cnp.PyArray_DATA(a[1])
+        out.dist = <double*>cnp.PyArray_DATA(a[2])
+        out.geom = <Py_ssize_t*>cnp.PyArray_DATA(a[3])
+        out.condim = <Py_ssize_t*>cnp.PyArray_DATA(a[4])
+        out.friction = <double*>cnp.PyArray_DATA(a[5])
+        out.solref = <double*>cnp.PyArray_DATA(a[6])
+        out.solreffriction = <double*>cnp.PyArray_DATA(a[7])
+        out.solimp = <double*>cnp.PyArray_DATA(a[8])
+        out.includemargin = <double*>cnp.PyArray_DATA(a[9])
+        out.exclude = <unsigned char*>cnp.PyArray_DATA(a[10])
+        return out
+
+    cdef tuple fields(self, Py_ssize_t s, Py_ssize_t n):
+        # the first n contacts of state s, one array per field
+        return tuple(a[s, :n] for a in self.arrays)
 
 
 cdef class CollisionModel:
-    """The static part of collision detection for a set of geoms (``CollisionC``).
+    """The static part of collision detection, in C (``CollisionC``).
 
-    Parameters
-    ----------
-    geoms : sequence of geom records
-        As :func:`rbd.constraints.collision.collide` reads them, each also with
-        ``pose`` (4, 4), its frame in its body's frame (:class:`rbd.model.geoms.Geom`).
-    bodies : BodyTree
-        Body ``b`` of ``bodies.names`` (``b >= 1``) is row ``b - 1`` of the poses
-        :meth:`collide` and :c:func:`collide_into` take (rbd's body order for
-        :func:`~rbd.constraints.collision.body_tree`).
-    pairs, excludes, filterparent
-        As :func:`~rbd.constraints.collision.collide`.
-
-    Warns
-    -----
-    UserWarning
-        Once, when candidate pairs have no primitive routine: they are never
-        tested, and :meth:`collide` lists those the broad tests pass as the
-        reference does (``Contacts.unsupported``).
+    Built by ``rbd.constraints.collision.compiled_collision`` from the reference's
+    static pair table (``static_table``: ``candidate_pairs``, ``pair_parameters``);
+    the arguments are its arrays, one row per geom (``kind`` … ``half``) and one per
+    pair in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
+    poses :meth:`collide` and :c:func:`collide_into` take; -1 is the world.
     """
 
     def __cinit__(self):
@@ -337,64 +394,42 @@ cdef class CollisionModel:
         free(self.c.geoms)
         free(self.c.pairs)
 
-    def __init__(self, geoms, bodies, pairs=(), excludes=(), bint filterparent=True):
-        geoms, pairs, excludes = tuple(geoms), tuple(pairs), tuple(excludes)
-        table = _col.candidate_pairs(geoms, bodies, pairs, excludes, filterparent)
-        index = {name: b for b, name in enumerate(bodies.names)}
-        cdef Py_ssize_t i, k, ng = len(geoms), nt = len(table)
-        cdef GeomC* g
-        cdef PairC* pc
-        cdef int most
+    def __init__(self, kind, body, bounded, size, pose, margin, gap, rbound, half, pair_geom,
+                 pair_boxed, pair_condim, pair_friction, pair_solref, pair_solreffriction,
+                 pair_solimp, pair_margin, pair_gap):
+        cdef Py_ssize_t i, k, ng = len(kind), npair = len(pair_geom)
+        if self.c.geoms != NULL:
+            raise InputError("CollisionModel: built once")
         self.c.geoms = <GeomC*>malloc(max(ng, 1) * sizeof(GeomC))
-        self.c.pairs = <PairC*>malloc(max(nt, 1) * sizeof(PairC))
+        self.c.pairs = <PairC*>malloc(max(npair, 1) * sizeof(PairC))
         if self.c.geoms == NULL or self.c.pairs == NULL:
             raise MemoryError()
-        self.c.ngeom, self.c.npair, self.c.nbody = ng, nt, 0
-        for i, geom in enumerate(geoms):
-            pose = np.asarray(getattr(geom, "pose", np.eye(4)), dtype=float)
-            if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
-                raise InputError(f"geoms: geom {getattr(geom, 'name', i)!r} has no finite "
-                                 "(4, 4) pose")
-            g = &self.c.geoms[i]
-            g.kind = _col.KIND_CODE[geom.kind]
-            g.body = index[geom.body] - 1
-            self.c.nbody = max(self.c.nbody, g.body + 1)
-            fill(g.size, np.resize(np.asarray(geom.size, dtype=float), 3), 3)
-            fill(g.R, pose[:3, :3], 9)
-            fill(g.p, pose[:3, 3], 3)
-            g.margin, g.gap = geom.margin, geom.gap
-            g.rbound = _col.bounding_radius(geom.kind, geom.size)
-            g.bounded = geom.kind in _col.BOUNDED
-            fill(g.half, _col.local_half_extents(geom.kind, geom.size) if g.bounded
-                 else np.zeros(3), 3)
-        unsupported, self.c.max_contacts, k = [], 0, 0
-        for g1, g2, pair in table:
-            a, b = geoms[g1], geoms[g2]
-            if (a.kind, b.kind) in _col.NEVER:
-                continue                      # MuJoCo never collides these
-            pc = &self.c.pairs[k]
-            k += 1
-            pc.geom1, pc.geom2 = g1, g2
-            pc.function = routine(self.c.geoms[g1].kind, self.c.geoms[g2].kind, &most)
-            pc.most = most
-            pc.boxed = pair is None and a.kind in _col.BOUNDED and b.kind in _col.BOUNDED
-            margin, gap, condim, friction, solref, solimp, solreffriction = \
-                _col.pair_parameters(a, b, pair)
-            pc.margin, pc.gap, pc.condim = margin, gap, condim
-            fill(pc.friction, np.maximum(friction, _col.MIN_FRICTION), 5)
-            fill(pc.solref, solref, 2)
-            fill(pc.solreffriction, solreffriction, 2)
-            fill(pc.solimp, solimp, 5)
-            self.c.max_contacts += most
-            if pc.function == NULL:
-                unsupported.append((a.kind, b.kind))
-        self.c.npair, self.c.nunsupported = k, len(unsupported)
-        if unsupported:
-            warnings.warn(f"collide: no primitive routine for geom kinds "
-                          f"{sorted(set(unsupported))}; {len(unsupported)} candidate pair(s) "
-                          "never tested (see Contacts.unsupported)", stacklevel=3)
-        self.geoms, self.pairs, self.excludes = geoms, pairs, excludes
-        self.filterparent = filterparent
+        pose, pair_geom = np.asarray(pose, dtype=float), np.asarray(pair_geom, dtype=np.intp)
+        for i in range(ng):
+            fill_geom(&self.c.geoms[i], i, kind, body, bounded, size, pose, margin, gap,
+                      rbound, half)
+            self.c.nbody = max(self.c.nbody, self.c.geoms[i].body + 1)
+        self.c.ngeom = ng
+        for k in range(npair):
+            if not (0 <= pair_geom[k, 0] < ng and 0 <= pair_geom[k, 1] < ng):
+                raise InputError(f"pair_geom: row {k} names a geom outside 0..{ng - 1}")
+            fill_pair(&self.c.pairs[k], self.c.geoms, k, pair_geom, pair_boxed, pair_condim,
+                      pair_friction, pair_solref, pair_solreffriction, pair_solimp,
+                      pair_margin, pair_gap)
+            self.c.max_contacts += self.c.pairs[k].most
+            self.c.nunsupported += self.c.pairs[k].function == NULL
+            self.c.npair = k + 1
+
+    @staticmethod
+    def routine_kinds(int nkinds=8):
+        """The kind-code pairs (a ≤ b) with a compiled routine, each with its most contacts."""
+        cdef int a, b, most
+        found = {}
+        for a in range(nkinds):
+            for b in range(a, nkinds):
+                if routine(a, b, &most) != NULL:
+                    found[(a, b)] = most
+        return found
 
     @property
     def max_contacts(self) -> int:
@@ -407,6 +442,11 @@ cdef class CollisionModel:
         return self.c.npair
 
     @property
+    def nunsupported(self) -> int:
+        """Pairs of the table without a primitive routine (never tested)."""
+        return self.c.nunsupported
+
+    @property
     def nbodies(self) -> int:
         """Rows of R, p the geoms refer to (the highest body row + 1)."""
         return self.c.nbody
@@ -415,99 +455,92 @@ cdef class CollisionModel:
         """The static pair table: ``(geom1, geom2)`` per pair, in MuJoCo's order."""
         return [(self.c.pairs[k].geom1, self.c.pairs[k].geom2) for k in range(self.c.npair)]
 
-    def matches(self, geoms, pairs=(), excludes=()) -> bool:
-        """Whether this table was built from these very geoms, pairs and excludes."""
-        return (len(geoms) == len(self.geoms) and all(a is b for a, b in zip(geoms, self.geoms))
-                and len(pairs) == len(self.pairs)
-                and all(a is b for a, b in zip(pairs, self.pairs))
-                and tuple(excludes) == self.excludes)
+    def _time_into(self, R, p, Py_ssize_t repeat=1000):
+        """Seconds per :c:func:`collide_into` call at body poses R (nb, 3, 3), p (nb, 3), into
+        a contact set allocated once (``benchmarks/bench_collision.py``)."""
+        from time import perf_counter
+
+        cdef cnp.ndarray Ra, pa
+        Ra, pa = self._poses(R, p)
+        cdef Py_ssize_t _
+        cdef ContactArrays arrays = ContactArrays(1, max(self.c.max_contacts, 1))
+        cdef ContactSetC out = arrays.first()
+        cdef const double* Rd = <const double*>cnp.PyArray_DATA(Ra)
+        cdef const double* pd = <const double*>cnp.PyArray_DATA(pa)
+        start = perf_counter()
+        with nogil:
+            for _ in range(repeat):
+                collide_into(&self.c, Rd, pd, &out)
+        return (perf_counter() - start) / repeat
+
+    cdef tuple _poses(self, R, p):
+        # R, p as contiguous (N, nb, 3, 3) and (N, nb, 3) float arrays, checked
+        cdef cnp.ndarray Ra = np.ascontiguousarray(R, dtype=float)
+        cdef cnp.ndarray pa = np.ascontiguousarray(p, dtype=float)
+        if pa.ndim == 2:
+            Ra, pa = Ra[None], pa[None]
+        if (pa.ndim != 3 or pa.shape[1] < self.c.nbody or pa.shape[2] != 3
+                or (<object>Ra).shape != (<object>pa).shape + (3,)):
+            raise InputError(f"R, p: expected shapes ([N,] nb, 3, 3) and ([N,] nb, 3) with "
+                             f"nb >= {self.c.nbody}, got {np.shape(R)} and {np.shape(p)}")
+        return Ra, pa
 
     def collide(self, R, p, Py_ssize_t capacity=-1):
-        """Contacts at body poses: :func:`rbd.constraints.collision.collide`'s result.
+        """The contact set at body poses R, p: the fields of ``Contacts``, in its order.
 
         Parameters
         ----------
-        R : (nbodies, 3, 3) or (N, nbodies, 3, 3) array_like
-            World rotations of the bodies (rows of :attr:`nbodies`).
-        p : (nbodies, 3) or (N, nbodies, 3) array_like
+        R : (nb, 3, 3) or (N, nb, 3, 3) array_like
+            World rotations of the bodies (nb ≥ :attr:`nbodies`).
+        p : (nb, 3) or (N, nb, 3) array_like
             World origins.
         capacity : int, optional
             Contacts per state the output holds (default :attr:`max_contacts`).
 
         Returns
         -------
-        Contacts, or a list of N Contacts
+        tuple, or a list of N tuples
+            ``(pos, frame, dist, geom, condim, friction, solref, solreffriction, solimp,
+            includemargin, exclude, unsupported)``: ``rbd.constraints.collision.Contacts``.
 
         Raises
         ------
         InputError
             On arrays of the wrong shape, or a ``capacity`` the contacts exceed.
         """
-        cdef cnp.ndarray Ra = np.ascontiguousarray(R, dtype=float)
-        cdef cnp.ndarray pa = np.ascontiguousarray(p, dtype=float)
-        cdef Py_ssize_t nb = self.c.nbody, N, s, cap, status
-        single = pa.ndim == 2
-        if single:
-            Ra, pa = Ra[None], pa[None]
-        if (pa.ndim != 3 or pa.shape[1] < nb or pa.shape[2] != 3 or Ra.ndim != 4
-                or Ra.shape[0] != pa.shape[0] or Ra.shape[1] != pa.shape[1]
-                or Ra.shape[2] != 3 or Ra.shape[3] != 3):
-            raise InputError(f"R, p: expected shapes ([N,] nb, 3, 3) and ([N,] nb, 3) with "
-                             f"nb >= {nb}, got {np.shape(R)} and {np.shape(p)}")
-        N, nb = pa.shape[0], pa.shape[1]
-        cap = self.c.max_contacts if capacity < 0 else capacity
-        cdef cnp.ndarray pos = np.empty((N, cap, 3))
-        cdef cnp.ndarray frame = np.empty((N, cap, 3, 3))
-        cdef cnp.ndarray dist = np.empty((N, cap))
-        cdef cnp.ndarray geom = np.empty((N, cap, 2), dtype=np.intp)
-        cdef cnp.ndarray condim = np.empty((N, cap), dtype=np.intp)
-        cdef cnp.ndarray friction = np.empty((N, cap, 5))
-        cdef cnp.ndarray solref = np.empty((N, cap, 2))
-        cdef cnp.ndarray solreffriction = np.empty((N, cap, 2))
-        cdef cnp.ndarray solimp = np.empty((N, cap, 5))
-        cdef cnp.ndarray includemargin = np.empty((N, cap))
-        cdef cnp.ndarray exclude = np.empty((N, cap), dtype=bool)
-        cdef cnp.ndarray counts = np.empty(N, dtype=np.intp)
-        cdef cnp.ndarray which = np.empty(max(self.c.nunsupported, 1), dtype=np.intp)
-        cdef Py_ssize_t[::1] n_view = counts
-        cdef ContactSetC out
+        cdef cnp.ndarray Ra, pa
+        Ra, pa = self._poses(R, p)
+        cdef Py_ssize_t N = pa.shape[0], nb = pa.shape[1], s
+        cdef Py_ssize_t cap = self.c.max_contacts if capacity < 0 else capacity
+        cdef ContactArrays arrays = ContactArrays(N, cap)
+        cdef Py_ssize_t[::1] counts = np.zeros(N, dtype=np.intp)
         cdef const double* Rd = <const double*>cnp.PyArray_DATA(Ra)
         cdef const double* pd = <const double*>cnp.PyArray_DATA(pa)
-        out.capacity = cap
-        status = 0
+        cdef ContactSetC base = arrays.first(), out
+        cdef int status = 0
         with nogil:
             for s in range(N):
-                out.pos = <double*>cnp.PyArray_DATA(pos) + 3 * cap * s
-                out.frame = <double*>cnp.PyArray_DATA(frame) + 9 * cap * s
-                out.dist = <double*>cnp.PyArray_DATA(dist) + cap * s
-                out.geom = <Py_ssize_t*>cnp.PyArray_DATA(geom) + 2 * cap * s
-                out.condim = <Py_ssize_t*>cnp.PyArray_DATA(condim) + cap * s
-                out.friction = <double*>cnp.PyArray_DATA(friction) + 5 * cap * s
-                out.solref = <double*>cnp.PyArray_DATA(solref) + 2 * cap * s
-                out.solreffriction = <double*>cnp.PyArray_DATA(solreffriction) + 2 * cap * s
-                out.solimp = <double*>cnp.PyArray_DATA(solimp) + 5 * cap * s
-                out.includemargin = <double*>cnp.PyArray_DATA(includemargin) + cap * s
-                out.exclude = <unsigned char*>cnp.PyArray_DATA(exclude) + cap * s
+                out = shifted(base, s)
                 status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out)
                 if status < 0:
                     break
-                n_view[s] = out.n
+                counts[s] = out.n
         if status == -1:
             raise InputError(f"capacity: {cap} contacts per state are too few "
                              f"(max_contacts = {self.c.max_contacts} always suffices)")
         if status == -2:
             raise MemoryError()
-        found = []
-        for s in range(N):
-            k = counts[s]
-            unsupported = ()
-            if self.c.nunsupported:
-                m = unsupported_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s,
-                                     <Py_ssize_t*>cnp.PyArray_DATA(which))
-                unsupported = tuple((self.c.pairs[which[j]].geom1, self.c.pairs[which[j]].geom2)
-                                    for j in range(m))
-            found.append(_col.Contacts(
-                pos[s, :k], frame[s, :k], dist[s, :k], geom[s, :k], condim[s, :k],
-                friction[s, :k], solref[s, :k], solreffriction[s, :k], solimp[s, :k],
-                includemargin[s, :k], exclude[s, :k], unsupported))
-        return found[0] if single else found
+        found = [arrays.fields(s, counts[s])
+                 + (self._unsupported(Rd + 9 * nb * s, pd + 3 * nb * s),) for s in range(N)]
+        return found[0] if np.ndim(p) == 2 else found
+
+    cdef tuple _unsupported(self, const double* R, const double* p):
+        # (geom1, geom2) of the pairs without a routine the broad tests pass at R, p
+        if self.c.nunsupported == 0:
+            return ()
+        cdef Py_ssize_t[::1] which = np.empty(self.c.nunsupported, dtype=np.intp)
+        cdef Py_ssize_t m = unsupported_into(&self.c, R, p, &which[0]), j
+        if m < 0:
+            raise MemoryError()
+        return tuple((self.c.pairs[which[j]].geom1, self.c.pairs[which[j]].geom2)
+                     for j in range(m))

@@ -611,7 +611,8 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     compiled = _compiled_kinematics(model, backend) if len(geoms) else None
     if compiled is not None:
         T = compiled.forward_kinematics(q)
-        return compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
+        found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
+        return Contacts(*found) if np.ndim(q) == 1 else [Contacts(*f) for f in found]
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]
     poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
@@ -632,21 +633,103 @@ def _compiled_kinematics(model, backend):
     return kernel if isinstance(kernel, CompiledModel) else None
 
 
+def static_table(geoms: Sequence, bodies: BodyTree | None = None,
+                 pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
+                 filterparent: bool = True) -> dict:
+    """What the compiled stage keeps of the geoms: per geom and per candidate pair, arrays.
+
+    The arguments of ``rbd._kernels.collision.CollisionModel``: the geoms' kind codes,
+    bodies (row ``b - 1`` of the body poses for body ``b`` of ``bodies.names``; -1 the
+    world), sizes, poses in their bodies, margins, gaps, bounding radii and local
+    half-sizes, and the pairs of :func:`candidate_pairs` (those MuJoCo never collides
+    left out) with :func:`pair_parameters` (friction raised to :data:`MIN_FRICTION`).
+    Each geom record needs a ``pose`` (4, 4) in its body's frame.
+
+    Raises
+    ------
+    rbd.InputError
+        As :func:`collide`, and for a geom without a finite (4, 4) pose.
+    """
+    table = [(g1, g2, pair) for g1, g2, pair in
+             candidate_pairs(geoms, bodies, pairs, excludes, filterparent)
+             if (geoms[g1].kind, geoms[g2].kind) not in NEVER]
+    bodies = bodies or BodyTree.free([g.body for g in geoms])
+    return {**_geom_arrays(geoms, bodies), **_pair_arrays(geoms, table)}
+
+
+def _geom_arrays(geoms, bodies) -> dict:
+    index = {name: b for b, name in enumerate(bodies.names)}
+    poses = []
+    for k, g in enumerate(geoms):
+        pose = np.asarray(getattr(g, "pose", None), dtype=float)
+        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+            raise InputError(f"geoms: geom {getattr(g, 'name', k)!r} has no finite (4, 4) pose")
+        poses.append(pose)
+    return {
+        "kind": np.array([KIND_CODE[g.kind] for g in geoms], dtype=np.intp),
+        "body": np.array([index[g.body] - 1 for g in geoms], dtype=np.intp),
+        "bounded": np.array([g.kind in BOUNDED for g in geoms], dtype=bool),
+        "size": np.array([np.resize(np.asarray(g.size, float), 3) for g in geoms]).reshape(-1, 3),
+        "pose": np.array(poses).reshape(-1, 4, 4),
+        "margin": np.array([g.margin for g in geoms], dtype=float),
+        "gap": np.array([g.gap for g in geoms], dtype=float),
+        "rbound": np.array([bounding_radius(g.kind, g.size) for g in geoms]),
+        "half": np.array([local_half_extents(g.kind, g.size) if g.kind in BOUNDED
+                          else np.zeros(3) for g in geoms]).reshape(-1, 3),
+    }
+
+
+def _pair_arrays(geoms, table) -> dict:
+    rows = [pair_parameters(geoms[g1], geoms[g2], pair) for g1, g2, pair in table]
+
+    def column(k, width=None, dtype=float):
+        values = np.array([row[k] for row in rows], dtype=dtype)
+        return values.reshape(-1) if width is None else values.reshape(-1, width)
+
+    return {
+        "pair_geom": np.array([(g1, g2) for g1, g2, _ in table], dtype=np.intp).reshape(-1, 2),
+        "pair_boxed": np.array([pair is None and geoms[g1].kind in BOUNDED
+                                and geoms[g2].kind in BOUNDED for g1, g2, pair in table],
+                               dtype=bool),
+        "pair_margin": column(0), "pair_gap": column(1), "pair_condim": column(2, dtype=np.intp),
+        "pair_friction": np.maximum(column(3, 5), MIN_FRICTION),
+        "pair_solref": column(4, 2), "pair_solimp": column(5, 5),
+        "pair_solreffriction": column(6, 2),
+    }
+
+
 def compiled_collision(model):
     """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``).
 
-    Built on first use and kept in the model's cache; rebuilt when the model's
-    geoms, ``contact_pairs`` or ``contact_excludes`` are no longer the very ones it
-    was built from (a geom added after the first call, say), and dropped with the
-    rest of the cache when the tree changes.
+    Built on first use from :func:`static_table` and kept in the model's cache;
+    rebuilt when the model's geoms, ``contact_pairs`` or ``contact_excludes`` are no
+    longer the very ones it was built from (a geom added after the first call), and
+    dropped with the rest of the cache when the tree changes.  Candidate pairs
+    without a primitive routine are warned about once, here.
     """
     from .._kernels.collision import CollisionModel
 
     geoms = model.geoms
     pairs = tuple(getattr(model, "contact_pairs", ()))
     excludes = tuple(getattr(model, "contact_excludes", ()))
+    key = (geoms, pairs, excludes)
     cached = model._cache.get("collision")
-    if cached is None or not cached.matches(geoms, pairs, excludes):
-        cached = model._cache["collision"] = CollisionModel(geoms, body_tree(model), pairs,
-                                                            excludes)
-    return cached
+    if cached is not None and _same(cached[0], key):
+        return cached[1]
+    arrays = static_table(geoms, body_tree(model), pairs, excludes)
+    compiled = CollisionModel(**arrays)
+    model._cache["collision"] = (key, compiled)
+    if compiled.nunsupported:
+        kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
+                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS})
+        warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
+                      f"{compiled.nunsupported} candidate pair(s) never tested (see "
+                      "Contacts.unsupported)", stacklevel=3)
+    return compiled
+
+
+def _same(old: tuple, new: tuple) -> bool:
+    """The very same geoms and pairs (identity), equal excludes: the cached table holds."""
+    (g0, p0, e0), (g1, p1, e1) = old, new
+    return (len(g0) == len(g1) and len(p0) == len(p1) and e0 == e1
+            and all(a is b for a, b in zip((*g0, *p0), (*g1, *p1), strict=True)))
