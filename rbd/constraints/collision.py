@@ -42,9 +42,9 @@ from typing import NamedTuple
 import numpy as np
 
 from ..errors import InputError
+from . import _backends
 from . import collision_box as _box
 from . import collision_primitive as _prim
-from ._backends import pair_functions
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -499,7 +499,7 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     keys += _explicit_keys(pairs, body)
     keys.sort(key=lambda item: item[0])
     return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
-                         pair_functions(PAIR_FUNCTIONS, backend))
+                         _backends.pair_functions(PAIR_FUNCTIONS, backend))
 
 
 def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
