@@ -35,6 +35,7 @@ plane < sphere < capsule < ellipsoid < cylinder < box.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import warnings
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
@@ -588,7 +589,11 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     q : (nq,) or (N, nq) array_like
         One configuration, or a stack of them.
     backend : {None, "kernel", "reference"}, optional
-        Of the geom poses and the pair routines (see :func:`collide`).
+        ``"kernel"`` (the default when the kernels are built): the compiled stage
+        (``rbd/_kernels/collision.pyx``, its static pair table from
+        :func:`compiled_collision`), the same contacts in the same order;
+        ``"reference"``: :func:`collide` on the geom poses.  A model with mimic
+        joints, or one that does not compile, takes :func:`collide` on either.
 
     Returns
     -------
@@ -623,14 +628,25 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
 def _compiled_kinematics(model, backend):
     """The compiled model whose world poses feed the compiled collision stage, or None
     (reference backend, kernels not built, mimic joints, a model that cannot compile)."""
+    global _CompiledModel
+    cache = getattr(model, "_cache", None)
+    if cache is None:
+        return None
+    if backend in (None, "kernel") and type(cache.get("kernel")) is _CompiledModel:
+        return cache["kernel"]                          # the hot path: compiled before
     from ..algorithms._dispatch import _kernel
 
     kernel = _kernel(model, backend)
-    if kernel is None or not hasattr(model, "_cache"):
+    if kernel is None:
         return None
     from .._kernels._model import CompiledModel
 
+    _CompiledModel = CompiledModel
     return kernel if isinstance(kernel, CompiledModel) else None
+
+
+#: ``rbd._kernels._model.CompiledModel`` once a compiled model has been seen.
+_CompiledModel = None
 
 
 def static_table(geoms: Sequence, bodies: BodyTree | None = None,
@@ -732,4 +748,4 @@ def _same(old: tuple, new: tuple) -> bool:
     """The very same geoms and pairs (identity), equal excludes: the cached table holds."""
     (g0, p0, e0), (g1, p1, e1) = old, new
     return (len(g0) == len(g1) and len(p0) == len(p1) and e0 == e1
-            and all(a is b for a, b in zip((*g0, *p0), (*g1, *p1), strict=True)))
+            and all(map(operator.is_, g0, g1)) and all(map(operator.is_, p0, p1)))
