@@ -250,3 +250,45 @@ def test_records_without_poses_are_refused():
                                    pose=np.full((4, 4), np.nan), contype=1, conaffinity=1)]
     with pytest.raises(InputError, match="pose"):
         col.static_table(geoms, col.BodyTree.free([None]))
+
+
+def _heap(n, seed):
+    """n free bodies (sphere, capsule or box each) dropped into a small bin over a floor."""
+    rng = np.random.default_rng(seed)
+    model = rbd.Model()
+    model.add_geom("floor", None, "plane", (5.0, 5.0, 0.1))
+    kinds = {"sphere": (0.1,), "capsule": (0.05, 0.1), "box": (0.08, 0.05, 0.1)}
+    for k in range(n):
+        model.add_body(None, rbd.Free(), name=f"b{k}")
+        kind = list(kinds)[k % 3]
+        model.add_geom(f"g{k}", f"b{k}", kind, kinds[kind])
+    q = np.zeros(model.nq)
+    for k in range(n):
+        quat = rng.normal(size=4)
+        q[7 * k:7 * k + 3] = rng.uniform(-0.6, 0.6, 3) + [0.0, 0.0, 0.5]
+        q[7 * k + 3:7 * k + 7] = quat / np.linalg.norm(quat)
+    return model, q
+
+
+def test_sweep_and_prune_finds_the_references_pairs():
+    """Many free bodies: the table is large, the compiled sweep and prune runs, and it keeps
+    the very pairs of the reference (and of the box test per pair)."""
+    model, q = _heap(40, 3)
+    table = col.compiled_collision(model)
+    assert table.sweeps and table.npairs == 40 * 39 // 2 + 40
+    got = rbd.collide(model, q, backend="kernel")
+    _assert_identical(got, rbd.collide(model, q, backend="reference"))
+    touching = {tuple(g) for g in got.geom.tolist() if 0 not in g}
+    assert len(touching) >= 5, "bodies should touch each other, not only the floor"
+    arrays = col.static_table(model.geoms, col.body_tree(model))
+    per_pair = _kernel_module().CollisionModel(**arrays, sweep=0)
+    assert not per_pair.sweeps
+    T = rbd.forward_kinematics(model, q)
+    _assert_identical(col.Contacts(*per_pair.collide(T[:, :3, :3], T[:, :3, 3])), got)
+
+
+def test_the_ant_tests_its_few_pairs_one_by_one():
+    """A filtered robot: few boxed pairs per geom, no sweep (docs/design.md)."""
+    model, _ = _gym("ant")
+    table = col.compiled_collision(model)
+    assert not table.sweeps and table.npairs == 13

@@ -49,10 +49,19 @@ cdef struct CollisionC:
     PairC* pairs              # npair, in MuJoCo's order
     Py_ssize_t nunsupported   # pairs whose function is NULL
     Py_ssize_t max_contacts   # Σ most over the pairs: a contact set this large never overflows
+    # the sweep and prune over the bounded geoms (broad_phase), used when the table holds
+    # many more boxed pairs than there are bounded geoms; else each boxed pair's boxes meet
+    int sweep                 # 1: sweep and prune; 0: box test per pair
+    Py_ssize_t nbounded
+    Py_ssize_t* bounded       # nbounded geom indices
+    Py_ssize_t* row_start     # ngeom + 1: boxed pairs of geom a < b in row a (CSR) ...
+    Py_ssize_t* row_geom      # ... b, increasing within a row
+    Py_ssize_t* row_pair      # ... and the pair's index in the table
 
 
 cdef class CollisionModel:
     cdef CollisionC c
+    cdef int _build_sweep(self, int sweep) except -1
     cdef tuple _poses(self, R, p)
     cdef tuple _unsupported(self, const double* R, const double* p)
 

@@ -25,7 +25,7 @@ table's size, which the filters keep small on articulated robots.
 import numpy as np
 
 cimport numpy as cnp
-from libc.stdlib cimport free, malloc
+from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memset
 
 from rbd._kernels._spatial cimport mat3_mul, mat3_vec
@@ -60,6 +60,8 @@ cdef enum:
     K_MESH = 7
 
 cdef enum:
+    # the sweep and prune pays when the boxed pairs outnumber this many per bounded geom
+    SWEEP_PAIRS_PER_GEOM = 8
     # geoms whose world poses and boxes live on the stack of collide_into (more: malloc)
     STACK_GEOMS = 64
     # doubles per geom in that scratch: position 3, rotation 9, box lower 3, upper 3
@@ -179,14 +181,19 @@ cdef inline void place_geoms(const CollisionC* cm, const double* R, const double
             world_aabb(&cm.geoms[i], s, s + 3, s + 12, s + 15)
 
 
-cdef inline bint broad_passed(const CollisionC* cm, const PairC* pair,
-                              const double* scratch) noexcept nogil:
+cdef inline bint broad_passed(const CollisionC* cm, const PairC* pair, const double* scratch,
+                              const unsigned char* swept) noexcept nogil:
     # the reference's broad phase on one pair of the table: box overlap (automatic pairs of
-    # bounded geoms), then the bounding-sphere test at the pair's margin + gap
+    # bounded geoms: the sweep's verdict ``swept`` when there is one), then the
+    # bounding-sphere test at the pair's margin + gap
     cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
     cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
-    if pair.boxed and not boxes_overlap(s1 + 12, s1 + 15, s2 + 12, s2 + 15):
-        return False
+    if pair.boxed:
+        if swept != NULL:
+            if not swept[pair - cm.pairs]:
+                return False
+        elif not boxes_overlap(s1 + 12, s1 + 15, s2 + 12, s2 + 15):
+            return False
     return not sphere_filtered(&cm.geoms[pair.geom1], s1, s1 + 3, &cm.geoms[pair.geom2], s2,
                                pair.margin + pair.gap)
 
@@ -220,6 +227,103 @@ cdef inline double* scratch_for(const CollisionC* cm, double* stack) noexcept no
     return <double*>malloc(GEOM_SCRATCH * cm.ngeom * sizeof(double))
 
 
+cdef struct Interval:
+    double lower              # the box's lower bound on the sweep axis
+    Py_ssize_t geom
+
+
+cdef inline int by_lower(const void* a, const void* b) noexcept nogil:
+    # qsort order of Interval: lower bound, then geom index (a deterministic order on ties)
+    cdef const Interval* x = <const Interval*>a
+    cdef const Interval* y = <const Interval*>b
+    if x.lower != y.lower:
+        return -1 if x.lower < y.lower else 1
+    return -1 if x.geom < y.geom else (1 if x.geom > y.geom else 0)
+
+
+cdef inline Py_ssize_t table_pair(const CollisionC* cm, Py_ssize_t a,
+                                  Py_ssize_t b) noexcept nogil:
+    # the table index of boxed pair {a, b} (binary search in row min(a, b)), or -1
+    cdef Py_ssize_t lo, hi, mid
+    if a > b:
+        a, b = b, a
+    lo, hi = cm.row_start[a], cm.row_start[a + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cm.row_geom[mid] < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return cm.row_pair[lo] if lo < cm.row_start[a + 1] and cm.row_geom[lo] == b else -1
+
+
+cdef int broad_phase(const CollisionC* cm, const double* scratch,
+                     unsigned char* swept) noexcept nogil:
+    """Sweep and prune over the bounded geoms' world boxes: ``swept[k] = 1`` for each boxed
+    pair k of the table whose boxes overlap (the pairs of the reference's ``broad_phase``).
+
+    Sorted by lower bound on the axis of largest spread of the box centres; a sweep keeps
+    the boxes still open and tests the other two axes only against them.  Returns 0, or
+    -1 when scratch memory cannot be had.
+    """
+    cdef Py_ssize_t n = cm.nbounded, nactive = 0, i, j, a, k, keep
+    cdef Interval* order = <Interval*>malloc(n * sizeof(Interval) + 1)
+    cdef Py_ssize_t* active = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t) + 1)
+    cdef int axis = spread_axis(cm, scratch)
+    cdef const double* si
+    cdef const double* sj
+    if order == NULL or active == NULL:
+        free(order)
+        free(active)
+        return -1
+    for i in range(n):
+        order[i].geom = cm.bounded[i]
+        order[i].lower = scratch[GEOM_SCRATCH * cm.bounded[i] + 12 + axis]
+    qsort(order, n, sizeof(Interval), by_lower)
+    for i in range(n):
+        si = scratch + GEOM_SCRATCH * order[i].geom
+        keep = 0
+        for a in range(nactive):
+            # drop the boxes that closed before this one opens
+            sj = scratch + GEOM_SCRATCH * active[a]
+            if sj[15 + axis] >= si[12 + axis]:
+                active[keep] = active[a]
+                keep += 1
+        nactive = keep
+        for a in range(nactive):
+            j = active[a]
+            sj = scratch + GEOM_SCRATCH * j
+            if boxes_overlap(si + 12, si + 15, sj + 12, sj + 15):
+                k = table_pair(cm, order[i].geom, j)
+                if k >= 0:
+                    swept[k] = 1
+        active[nactive] = order[i].geom
+        nactive += 1
+    free(order)
+    free(active)
+    return 0
+
+
+cdef inline int spread_axis(const CollisionC* cm, const double* scratch) noexcept nogil:
+    # the axis along which the bounded geoms' box centres spread most
+    cdef double lo[3]
+    cdef double hi[3]
+    cdef double c, best = -1.0
+    cdef Py_ssize_t i
+    cdef int k, axis = 0
+    for k in range(3):
+        lo[k], hi[k] = 1e300, -1e300
+    for i in range(cm.nbounded):
+        for k in range(3):
+            c = 0.5 * (scratch[GEOM_SCRATCH * cm.bounded[i] + 12 + k]
+                       + scratch[GEOM_SCRATCH * cm.bounded[i] + 15 + k])
+            lo[k], hi[k] = min(lo[k], c), max(hi[k], c)
+    for k in range(3):
+        if hi[k] - lo[k] > best:
+            best, axis = hi[k] - lo[k], k
+    return axis
+
+
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
                       ContactSetC* out) noexcept nogil:
     """The contact set at body poses R (nbody × 3×3 row-major), p (nbody × 3): collide.
@@ -236,13 +340,18 @@ cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
     cdef PairOut found
     cdef Py_ssize_t k, n = 0
     cdef int c, status = 0
+    cdef unsigned char* swept = NULL
     out.n = 0
     if scratch == NULL:
         return -2
     place_geoms(cm, R, p, scratch)
-    for k in range(cm.npair):
+    if cm.sweep:
+        swept = <unsigned char*>calloc(cm.npair, 1)
+        if swept == NULL or broad_phase(cm, scratch, swept) < 0:
+            status = -2
+    for k in range(cm.npair if status == 0 else 0):
         pair = &cm.pairs[k]
-        if pair.function == NULL or not broad_passed(cm, pair, scratch):
+        if pair.function == NULL or not broad_passed(cm, pair, scratch, swept):
             continue
         s1 = scratch + GEOM_SCRATCH * pair.geom1
         s2 = scratch + GEOM_SCRATCH * pair.geom2
@@ -256,6 +365,7 @@ cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
             write_contact(pair, &found, c, out, n)
             n += 1
     out.n = n
+    free(swept)
     if scratch != stack:
         free(scratch)
     return status if status else <int>n
@@ -276,7 +386,7 @@ cdef inline Py_ssize_t unsupported_into(const CollisionC* cm, const double* R,
         return -2
     place_geoms(cm, R, p, scratch)
     for k in range(cm.npair):
-        if cm.pairs[k].function == NULL and broad_passed(cm, &cm.pairs[k], scratch):
+        if cm.pairs[k].function == NULL and broad_passed(cm, &cm.pairs[k], scratch, NULL):
             which[n] = k
             n += 1
     if scratch != stack:
@@ -393,10 +503,14 @@ cdef class CollisionModel:
     def __dealloc__(self):
         free(self.c.geoms)
         free(self.c.pairs)
+        free(self.c.bounded)
+        free(self.c.row_start)
+        free(self.c.row_geom)
+        free(self.c.row_pair)
 
     def __init__(self, kind, body, bounded, size, pose, margin, gap, rbound, half, pair_geom,
                  pair_boxed, pair_condim, pair_friction, pair_solref, pair_solreffriction,
-                 pair_solimp, pair_margin, pair_gap):
+                 pair_solimp, pair_margin, pair_gap, int sweep=-1):
         cdef Py_ssize_t i, k, ng = len(kind), npair = len(pair_geom)
         if self.c.geoms != NULL:
             raise InputError("CollisionModel: built once")
@@ -419,6 +533,35 @@ cdef class CollisionModel:
             self.c.max_contacts += self.c.pairs[k].most
             self.c.nunsupported += self.c.pairs[k].function == NULL
             self.c.npair = k + 1
+        self._build_sweep(sweep)
+
+    cdef int _build_sweep(self, int sweep) except -1:
+        # the bounded geoms and the boxed pairs by geom (CSR rows) for broad_phase; the sweep
+        # runs when asked (sweep = 1), or by default (-1) when the boxed pairs outnumber
+        # SWEEP_PAIRS_PER_GEOM times the bounded geoms (each pair's box test would cost more)
+        cdef Py_ssize_t i, k, ng = self.c.ngeom
+        boxed = sorted((min(self.c.pairs[k].geom1, self.c.pairs[k].geom2),
+                        max(self.c.pairs[k].geom1, self.c.pairs[k].geom2), k)
+                       for k in range(self.c.npair) if self.c.pairs[k].boxed)
+        bounded = [i for i in range(ng) if self.c.geoms[i].bounded]
+        self.c.nbounded = len(bounded)
+        self.c.bounded = <Py_ssize_t*>malloc((len(bounded) + 1) * sizeof(Py_ssize_t))
+        self.c.row_start = <Py_ssize_t*>calloc(ng + 2, sizeof(Py_ssize_t))
+        self.c.row_geom = <Py_ssize_t*>malloc((len(boxed) + 1) * sizeof(Py_ssize_t))
+        self.c.row_pair = <Py_ssize_t*>malloc((len(boxed) + 1) * sizeof(Py_ssize_t))
+        if (self.c.bounded == NULL or self.c.row_start == NULL or self.c.row_geom == NULL
+                or self.c.row_pair == NULL):
+            raise MemoryError()
+        for i in range(len(bounded)):
+            self.c.bounded[i] = bounded[i]
+        for k, (a, b, pair) in enumerate(boxed):
+            self.c.row_start[a + 1] += 1
+            self.c.row_geom[k], self.c.row_pair[k] = b, pair
+        for i in range(ng):
+            self.c.row_start[i + 1] += self.c.row_start[i]
+        self.c.sweep = (sweep == 1 or sweep == -1
+                        and len(boxed) > SWEEP_PAIRS_PER_GEOM * len(bounded))
+        return 0
 
     @staticmethod
     def routine_kinds(int nkinds=8):
@@ -445,6 +588,11 @@ cdef class CollisionModel:
     def nunsupported(self) -> int:
         """Pairs of the table without a primitive routine (never tested)."""
         return self.c.nunsupported
+
+    @property
+    def sweeps(self) -> bool:
+        """Whether the box test runs as a sweep and prune (else per boxed pair)."""
+        return bool(self.c.sweep)
 
     @property
     def nbodies(self) -> int:
