@@ -50,13 +50,16 @@ cdef struct CollisionC:
     Py_ssize_t nunsupported   # pairs whose function is NULL
     Py_ssize_t max_contacts   # Σ most over the pairs: a contact set this large never overflows
     # the sweep and prune over the bounded geoms (broad_phase), used when the table holds
-    # many more boxed pairs than there are bounded geoms; else each boxed pair's boxes meet
+    # many more boxed pairs than there are bounded geoms: then only the pairs it finds and
+    # the unboxed ones are visited; else every pair of the table, its boxes compared
     int sweep                 # 1: sweep and prune; 0: box test per pair
     Py_ssize_t nbounded
     Py_ssize_t* bounded       # nbounded geom indices
     Py_ssize_t* row_start     # ngeom + 1: boxed pairs of geom a < b in row a (CSR) ...
     Py_ssize_t* row_geom      # ... b, increasing within a row
     Py_ssize_t* row_pair      # ... and the pair's index in the table
+    Py_ssize_t nunboxed
+    Py_ssize_t* unboxed       # the other pairs' table indices, increasing
 
 
 cdef class CollisionModel:

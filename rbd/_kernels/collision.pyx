@@ -17,9 +17,10 @@ the configuration:
   sweep and prune finds, then ``mj_filterSphere``), the pair routines, the contact
   set (``contact_set.pxd``) in the table's order.
 
-The box test is done per pair of the table (both geoms bounded, pair automatic): it
-decides the same pairs as the reference's sweep and prune, at a cost linear in the
-table's size, which the filters keep small on articulated robots.
+The box test of automatic pairs of bounded geoms runs as the reference's sweep and prune
+(``broad_phase``) when the table holds many such pairs per bounded geom (a heap of free
+bodies), and pair by pair otherwise (a filtered robot: 13 pairs on the ant); both keep
+exactly the pairs whose boxes overlap.
 """
 
 import numpy as np
@@ -181,19 +182,14 @@ cdef inline void place_geoms(const CollisionC* cm, const double* R, const double
             world_aabb(&cm.geoms[i], s, s + 3, s + 12, s + 15)
 
 
-cdef inline bint broad_passed(const CollisionC* cm, const PairC* pair, const double* scratch,
-                              const unsigned char* swept) noexcept nogil:
+cdef inline bint broad_passed(const CollisionC* cm, const PairC* pair,
+                              const double* scratch) noexcept nogil:
     # the reference's broad phase on one pair of the table: box overlap (automatic pairs of
-    # bounded geoms: the sweep's verdict ``swept`` when there is one), then the
-    # bounding-sphere test at the pair's margin + gap
+    # bounded geoms), then the bounding-sphere test at the pair's margin + gap
     cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
     cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
-    if pair.boxed:
-        if swept != NULL:
-            if not swept[pair - cm.pairs]:
-                return False
-        elif not boxes_overlap(s1 + 12, s1 + 15, s2 + 12, s2 + 15):
-            return False
+    if pair.boxed and not boxes_overlap(s1 + 12, s1 + 15, s2 + 12, s2 + 15):
+        return False
     return not sphere_filtered(&cm.geoms[pair.geom1], s1, s1 + 3, &cm.geoms[pair.geom2], s2,
                                pair.margin + pair.gap)
 
@@ -232,6 +228,12 @@ cdef struct Interval:
     Py_ssize_t geom
 
 
+cdef inline int by_index(const void* a, const void* b) noexcept nogil:
+    # qsort order of table indices
+    cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
+    return -1 if x < y else (1 if x > y else 0)
+
+
 cdef inline int by_lower(const void* a, const void* b) noexcept nogil:
     # qsort order of Interval: lower bound, then geom index (a deterministic order on ties)
     cdef const Interval* x = <const Interval*>a
@@ -257,16 +259,16 @@ cdef inline Py_ssize_t table_pair(const CollisionC* cm, Py_ssize_t a,
     return cm.row_pair[lo] if lo < cm.row_start[a + 1] and cm.row_geom[lo] == b else -1
 
 
-cdef int broad_phase(const CollisionC* cm, const double* scratch,
-                     unsigned char* swept) noexcept nogil:
-    """Sweep and prune over the bounded geoms' world boxes: ``swept[k] = 1`` for each boxed
-    pair k of the table whose boxes overlap (the pairs of the reference's ``broad_phase``).
+cdef Py_ssize_t broad_phase(const CollisionC* cm, const double* scratch,
+                            Py_ssize_t* swept) noexcept nogil:
+    """Sweep and prune over the bounded geoms' world boxes: the table indices of the boxed
+    pairs whose boxes overlap (the pairs of the reference's ``broad_phase``) into ``swept``,
+    their number returned (-1: no scratch memory).
 
     Sorted by lower bound on the axis of largest spread of the box centres; a sweep keeps
-    the boxes still open and tests the other two axes only against them.  Returns 0, or
-    -1 when scratch memory cannot be had.
+    the boxes still open and tests the other two axes only against them.
     """
-    cdef Py_ssize_t n = cm.nbounded, nactive = 0, i, j, a, k, keep
+    cdef Py_ssize_t n = cm.nbounded, nactive = 0, nswept = 0, i, j, a, k, keep
     cdef Interval* order = <Interval*>malloc(n * sizeof(Interval) + 1)
     cdef Py_ssize_t* active = <Py_ssize_t*>malloc(n * sizeof(Py_ssize_t) + 1)
     cdef int axis = spread_axis(cm, scratch)
@@ -296,12 +298,13 @@ cdef int broad_phase(const CollisionC* cm, const double* scratch,
             if boxes_overlap(si + 12, si + 15, sj + 12, sj + 15):
                 k = table_pair(cm, order[i].geom, j)
                 if k >= 0:
-                    swept[k] = 1
+                    swept[nswept] = k
+                    nswept += 1
         active[nactive] = order[i].geom
         nactive += 1
     free(order)
     free(active)
-    return 0
+    return nswept
 
 
 cdef inline int spread_axis(const CollisionC* cm, const double* scratch) noexcept nogil:
@@ -324,6 +327,54 @@ cdef inline int spread_axis(const CollisionC* cm, const double* scratch) noexcep
     return axis
 
 
+cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* scratch,
+                             ContactSetC* out) noexcept nogil:
+    # pair k of the table: broad tests, routine, its contacts appended to out (0), or -1
+    # when they do not fit (out unchanged)
+    cdef const PairC* pair = &cm.pairs[k]
+    cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
+    cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
+    cdef PairOut found
+    cdef int c
+    if pair.function == NULL or not broad_passed(cm, pair, scratch):
+        return 0
+    found.n = 0
+    pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
+                  cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found)
+    if out.n + found.n > out.capacity:
+        return -1
+    for c in range(found.n):
+        write_contact(pair, &found, c, out, out.n)
+        out.n += 1
+    return 0
+
+
+cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
+                              ContactSetC* out) noexcept nogil:
+    # the pairs the sweep finds merged in table order with the unboxed pairs (0, -1: full,
+    # -2: no scratch memory)
+    cdef Py_ssize_t* swept = <Py_ssize_t*>malloc((cm.row_start[cm.ngeom] + 1)
+                                                 * sizeof(Py_ssize_t))
+    cdef Py_ssize_t m = -1, i = 0, j = 0, k
+    cdef int status = 0
+    if swept != NULL:
+        m = broad_phase(cm, scratch, swept)
+    if m < 0:
+        free(swept)
+        return -2
+    qsort(swept, m, sizeof(Py_ssize_t), by_index)
+    while status == 0 and (i < m or j < cm.nunboxed):
+        if j >= cm.nunboxed or (i < m and swept[i] < cm.unboxed[j]):
+            k = swept[i]
+            i += 1
+        else:
+            k = cm.unboxed[j]
+            j += 1
+        status = collide_pair(cm, k, scratch, out)
+    free(swept)
+    return status
+
+
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
                       ContactSetC* out) noexcept nogil:
     """The contact set at body poses R (nbody × 3×3 row-major), p (nbody × 3): collide.
@@ -334,41 +385,22 @@ cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
     """
     cdef double stack[STACK_GEOMS * GEOM_SCRATCH]
     cdef double* scratch = scratch_for(cm, stack)
-    cdef const double* s1
-    cdef const double* s2
-    cdef const PairC* pair
-    cdef PairOut found
-    cdef Py_ssize_t k, n = 0
-    cdef int c, status = 0
-    cdef unsigned char* swept = NULL
+    cdef Py_ssize_t k
+    cdef int status = 0
     out.n = 0
     if scratch == NULL:
         return -2
     place_geoms(cm, R, p, scratch)
     if cm.sweep:
-        swept = <unsigned char*>calloc(cm.npair, 1)
-        if swept == NULL or broad_phase(cm, scratch, swept) < 0:
-            status = -2
-    for k in range(cm.npair if status == 0 else 0):
-        pair = &cm.pairs[k]
-        if pair.function == NULL or not broad_passed(cm, pair, scratch, swept):
-            continue
-        s1 = scratch + GEOM_SCRATCH * pair.geom1
-        s2 = scratch + GEOM_SCRATCH * pair.geom2
-        found.n = 0
-        pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
-                      cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found)
-        if n + found.n > out.capacity:
-            status = -1
-            break
-        for c in range(found.n):
-            write_contact(pair, &found, c, out, n)
-            n += 1
-    out.n = n
-    free(swept)
+        status = collide_swept(cm, scratch, out)
+    else:
+        for k in range(cm.npair):
+            status = collide_pair(cm, k, scratch, out)
+            if status:
+                break
     if scratch != stack:
         free(scratch)
-    return status if status else <int>n
+    return status if status else <int>out.n
 
 
 cdef inline Py_ssize_t unsupported_into(const CollisionC* cm, const double* R,
@@ -386,7 +418,7 @@ cdef inline Py_ssize_t unsupported_into(const CollisionC* cm, const double* R,
         return -2
     place_geoms(cm, R, p, scratch)
     for k in range(cm.npair):
-        if cm.pairs[k].function == NULL and broad_passed(cm, &cm.pairs[k], scratch, NULL):
+        if cm.pairs[k].function == NULL and broad_passed(cm, &cm.pairs[k], scratch):
             which[n] = k
             n += 1
     if scratch != stack:
@@ -507,6 +539,7 @@ cdef class CollisionModel:
         free(self.c.row_start)
         free(self.c.row_geom)
         free(self.c.row_pair)
+        free(self.c.unboxed)
 
     def __init__(self, kind, body, bounded, size, pose, margin, gap, rbound, half, pair_geom,
                  pair_boxed, pair_condim, pair_friction, pair_solref, pair_solreffriction,
@@ -549,9 +582,14 @@ cdef class CollisionModel:
         self.c.row_start = <Py_ssize_t*>calloc(ng + 2, sizeof(Py_ssize_t))
         self.c.row_geom = <Py_ssize_t*>malloc((len(boxed) + 1) * sizeof(Py_ssize_t))
         self.c.row_pair = <Py_ssize_t*>malloc((len(boxed) + 1) * sizeof(Py_ssize_t))
+        unboxed = [k for k in range(self.c.npair) if not self.c.pairs[k].boxed]
+        self.c.unboxed = <Py_ssize_t*>malloc((len(unboxed) + 1) * sizeof(Py_ssize_t))
         if (self.c.bounded == NULL or self.c.row_start == NULL or self.c.row_geom == NULL
-                or self.c.row_pair == NULL):
+                or self.c.row_pair == NULL or self.c.unboxed == NULL):
             raise MemoryError()
+        self.c.nunboxed = len(unboxed)
+        for i in range(len(unboxed)):
+            self.c.unboxed[i] = unboxed[i]
         for i in range(len(bounded)):
             self.c.bounded[i] = bounded[i]
         for k, (a, b, pair) in enumerate(boxed):
