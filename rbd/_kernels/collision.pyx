@@ -27,7 +27,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.stdlib cimport calloc, free, malloc, qsort
-from libc.string cimport memset
+from libc.string cimport memcpy, memset
 
 from rbd._kernels._spatial cimport mat3_mul, mat3_vec
 from rbd._kernels.collision_box cimport c_box_box, c_capsule_box, c_sphere_box
@@ -482,41 +482,66 @@ cdef inline ContactSetC shifted(ContactSetC out, Py_ssize_t s) noexcept nogil:
 
 
 cdef class ContactArrays:
-    """N contact sets of ``capacity`` contacts each, as NumPy arrays (``Contacts``' fields)."""
+    """N contact sets of ``capacity`` contacts each, in three C blocks (floats, integers,
+    flags) laid out field after field, state after state; ``fields`` copies one state's
+    contacts out as NumPy arrays of their exact size (``Contacts``' fields)."""
 
     cdef Py_ssize_t cap
-    cdef object arrays
+    cdef Py_ssize_t N
+    cdef double* floats
+    cdef Py_ssize_t* ints
+    cdef unsigned char* flags
 
-    def __init__(self, Py_ssize_t N, Py_ssize_t capacity):
-        self.cap = capacity
-        self.arrays = (np.empty((N, capacity, 3)), np.empty((N, capacity, 3, 3)),
-                       np.empty((N, capacity)), np.empty((N, capacity, 2), dtype=np.intp),
-                       np.empty((N, capacity), dtype=np.intp), np.empty((N, capacity, 5)),
-                       np.empty((N, capacity, 2)), np.empty((N, capacity, 2)),
-                       np.empty((N, capacity, 5)), np.empty((N, capacity)),
-                       np.empty((N, capacity), dtype=bool))
+    def __cinit__(self, Py_ssize_t N, Py_ssize_t capacity):
+        self.N, self.cap = N, capacity
+        self.floats = <double*>malloc((28 * N * capacity + 1) * sizeof(double))
+        self.ints = <Py_ssize_t*>malloc((3 * N * capacity + 1) * sizeof(Py_ssize_t))
+        self.flags = <unsigned char*>malloc(N * capacity + 1)
+        if self.floats == NULL or self.ints == NULL or self.flags == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.floats)
+        free(self.ints)
+        free(self.flags)
 
     cdef ContactSetC first(self):
-        # the ContactSetC of state 0: pointers to the arrays' first rows
+        # the ContactSetC of state 0; state s is shifted(first, s)
         cdef ContactSetC out
-        a = self.arrays
+        cdef Py_ssize_t c = self.N * self.cap
         out.n, out.capacity = 0, self.cap
-        out.pos = <double*>cnp.PyArray_DATA(a[0])
-        out.frame = <double*>cnp.PyArray_DATA(a[1])
-        out.dist = <double*>cnp.PyArray_DATA(a[2])
-        out.geom = <Py_ssize_t*>cnp.PyArray_DATA(a[3])
-        out.condim = <Py_ssize_t*>cnp.PyArray_DATA(a[4])
-        out.friction = <double*>cnp.PyArray_DATA(a[5])
-        out.solref = <double*>cnp.PyArray_DATA(a[6])
-        out.solreffriction = <double*>cnp.PyArray_DATA(a[7])
-        out.solimp = <double*>cnp.PyArray_DATA(a[8])
-        out.includemargin = <double*>cnp.PyArray_DATA(a[9])
-        out.exclude = <unsigned char*>cnp.PyArray_DATA(a[10])
+        out.pos, out.frame, out.dist = self.floats, self.floats + 3 * c, self.floats + 12 * c
+        out.friction, out.solref = self.floats + 13 * c, self.floats + 18 * c
+        out.solreffriction, out.solimp = self.floats + 20 * c, self.floats + 22 * c
+        out.includemargin = self.floats + 27 * c
+        out.geom, out.condim, out.exclude = self.ints, self.ints + 2 * c, self.flags
         return out
 
     cdef tuple fields(self, Py_ssize_t s, Py_ssize_t n):
-        # the first n contacts of state s, one array per field
-        return tuple(a[s, :n] for a in self.arrays)
+        # the first n contacts of state s, one new array per field
+        cdef ContactSetC out = shifted(self.first(), s)
+        return (copied(out.pos, n, 3, 0, cnp.NPY_DOUBLE),
+                copied(out.frame, n, 3, 3, cnp.NPY_DOUBLE),
+                copied(out.dist, n, 0, 0, cnp.NPY_DOUBLE),
+                copied(out.geom, n, 2, 0, cnp.NPY_INTP),
+                copied(out.condim, n, 0, 0, cnp.NPY_INTP),
+                copied(out.friction, n, 5, 0, cnp.NPY_DOUBLE),
+                copied(out.solref, n, 2, 0, cnp.NPY_DOUBLE),
+                copied(out.solreffriction, n, 2, 0, cnp.NPY_DOUBLE),
+                copied(out.solimp, n, 5, 0, cnp.NPY_DOUBLE),
+                copied(out.includemargin, n, 0, 0, cnp.NPY_DOUBLE),
+                copied(out.exclude, n, 0, 0, cnp.NPY_BOOL))
+
+
+cdef inline cnp.ndarray copied(const void* data, Py_ssize_t n, Py_ssize_t d1, Py_ssize_t d2,
+                               int typenum):
+    # a new (n[, d1[, d2]]) array of type typenum holding the values at data
+    cdef cnp.npy_intp dims[3]
+    cdef int nd = 1 + (d1 > 0) + (d2 > 0)
+    dims[0], dims[1], dims[2] = n, d1, d2
+    cdef cnp.ndarray out = cnp.PyArray_EMPTY(nd, dims, typenum, 0)
+    memcpy(cnp.PyArray_DATA(out), data, cnp.PyArray_NBYTES(out))
+    return out
 
 
 cdef class CollisionModel:

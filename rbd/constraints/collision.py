@@ -35,14 +35,13 @@ plane < sphere < capsule < ellipsoid < cylinder < box.
 from __future__ import annotations
 
 import dataclasses
-import operator
 import warnings
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelError
 from . import _backends
 from . import collision_box as _box
 from . import collision_primitive as _prim
@@ -605,19 +604,17 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     rbd.ModelError
         If the model has no geometry description (``model.geoms``).
     """
-    from ..errors import ModelError
-
     geoms = getattr(model, "geoms", None)
     if geoms is None:
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
-    from ..algorithms.kinematics import geom_poses
-
-    compiled = _compiled_kinematics(model, backend) if len(geoms) else None
+    compiled = _compiled_kinematics(model, backend) if geoms else None
     if compiled is not None:
         T = compiled.forward_kinematics(q)
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
-        return Contacts(*found) if np.ndim(q) == 1 else [Contacts(*f) for f in found]
+        return Contacts(*found) if T.ndim == 3 else [Contacts(*f) for f in found]
+    from ..algorithms.kinematics import geom_poses
+
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]
     poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
@@ -723,8 +720,6 @@ def compiled_collision(model):
     dropped with the rest of the cache when the tree changes.  Candidate pairs
     without a primitive routine are warned about once, here.
     """
-    from .._kernels.collision import CollisionModel
-
     geoms = model.geoms
     pairs = tuple(getattr(model, "contact_pairs", ()))
     excludes = tuple(getattr(model, "contact_excludes", ()))
@@ -732,6 +727,8 @@ def compiled_collision(model):
     cached = model._cache.get("collision")
     if cached is not None and _same(cached[0], key):
         return cached[1]
+    from .._kernels.collision import CollisionModel
+
     arrays = static_table(geoms, body_tree(model), pairs, excludes)
     compiled = CollisionModel(**arrays)
     model._cache["collision"] = (key, compiled)
@@ -745,7 +742,9 @@ def compiled_collision(model):
 
 
 def _same(old: tuple, new: tuple) -> bool:
-    """The very same geoms and pairs (identity), equal excludes: the cached table holds."""
-    (g0, p0, e0), (g1, p1, e1) = old, new
-    return (len(g0) == len(g1) and len(p0) == len(p1) and e0 == e1
-            and all(map(operator.is_, g0, g1)) and all(map(operator.is_, p0, p1)))
+    """The same geoms (geom records compare by identity), equal pairs and excludes: the
+    cached table holds.  Tuples compare element by element, identical elements first."""
+    try:
+        return bool(old == new)
+    except ValueError:                 # array fields of pairs built anew: rebuild
+        return False
