@@ -26,6 +26,8 @@ from test_collision import (
 
 import rbd
 from rbd.constraints import collision as col
+from rbd.constraints.collision import compiled_collision as table_of
+from rbd.constraints.collision import static_table
 from rbd.errors import InputError
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the states and the peer contacts")
@@ -105,7 +107,7 @@ def test_gymnasium_contact_sets_equal_the_reference(name):
     assert len(kernel) == len(reference) == len(states)
     for got, want, expected in zip(kernel, reference, peer, strict=True):
         _assert_identical(got, want)
-        assert len(got) <= col.compiled_collision(model).max_contacts
+        assert len(got) <= table_of(model).max_contacts
         if [g.name for g in model.geoms] == [
                 mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in range(m.ngeom)]:
             _assert_same_set(got, expected)          # the file's geoms, in MuJoCo's order
@@ -133,8 +135,8 @@ def test_explicit_pairs_and_excludes_equal_the_reference_and_mujoco(flag):
     geoms, bodies, pairs, excludes = _records_with_poses(m)
     filterparent = flag.endswith('enable"')
     table = _kernel_module().CollisionModel
-    compiled = table(**col.static_table(geoms, bodies, pairs, excludes, filterparent))
-    bare = table(**col.static_table(geoms, bodies, (), (), filterparent))
+    compiled = table(**static_table(geoms, bodies, pairs, excludes, filterparent))
+    bare = table(**static_table(geoms, bodies, (), (), filterparent))
     rng = np.random.default_rng(5)
     seen, differs = set(), False
     for _ in range(30):
@@ -177,7 +179,7 @@ def test_capacity_overflow_is_refused_and_exact_capacity_suffices():
     model, q = _box_stack()
     found = rbd.collide(model, q, backend="kernel")
     assert len(found) == 8                               # 4 box corners on the floor, 4 on the box
-    table = col.compiled_collision(model)
+    table = table_of(model)
     assert table.max_contacts == 4 + 4 + 8               # plane-box twice, box-box
     T = rbd.forward_kinematics(model, q)
     R, p = T[:, :3, :3], T[:, :3, 3]
@@ -229,7 +231,7 @@ def test_unsupported_pairs_warn_once_and_are_listed_as_the_reference_lists_them(
 
 def test_bad_body_poses_are_refused():
     model, q = _box_stack()
-    table = col.compiled_collision(model)
+    table = table_of(model)
     with pytest.raises(InputError, match="R, p"):
         table.collide(np.zeros((1, 3, 3)), np.zeros((1, 3)))
 
@@ -249,7 +251,7 @@ def test_records_without_poses_are_refused():
     geoms = [types.SimpleNamespace(name="s", body=None, kind="sphere", size=np.ones(3),
                                    pose=np.full((4, 4), np.nan), contype=1, conaffinity=1)]
     with pytest.raises(InputError, match="pose"):
-        col.static_table(geoms, col.BodyTree.free([None]))
+        static_table(geoms, col.BodyTree.free([None]))
 
 
 def _heap(n, seed):
@@ -274,13 +276,13 @@ def test_sweep_and_prune_finds_the_references_pairs():
     """Many free bodies: the table is large, the compiled sweep and prune runs, and it keeps
     the very pairs of the reference (and of the box test per pair)."""
     model, q = _heap(40, 3)
-    table = col.compiled_collision(model)
+    table = table_of(model)
     assert table.sweeps and table.npairs == 40 * 39 // 2 + 40
     got = rbd.collide(model, q, backend="kernel")
     _assert_identical(got, rbd.collide(model, q, backend="reference"))
     touching = {tuple(g) for g in got.geom.tolist() if 0 not in g}
     assert len(touching) >= 5, "bodies should touch each other, not only the floor"
-    arrays = col.static_table(model.geoms, col.body_tree(model))
+    arrays = static_table(model.geoms, col.body_tree(model))
     per_pair = _kernel_module().CollisionModel(**arrays, sweep=0)
     assert not per_pair.sweeps
     T = rbd.forward_kinematics(model, q)
@@ -290,5 +292,5 @@ def test_sweep_and_prune_finds_the_references_pairs():
 def test_the_ant_tests_its_few_pairs_one_by_one():
     """A filtered robot: few boxed pairs per geom, no sweep (docs/design.md)."""
     model, _ = _gym("ant")
-    table = col.compiled_collision(model)
+    table = table_of(model)
     assert not table.sweeps and table.npairs == 13

@@ -2,7 +2,8 @@
 
 The C function ``collide_into`` and the structs ``CollisionC``, ``GeomC``, ``PairC`` are
 declared in ``collision.pxd`` for compiled callers; Python code builds a
-:class:`CollisionModel` through :func:`rbd.constraints.collision.compiled_collision`
+:class:`CollisionModel` through
+:func:`rbd.constraints.collision.compiled_collision`
 and calls :func:`rbd.collide`.
 """
 

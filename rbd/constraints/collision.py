@@ -34,10 +34,8 @@ plane < sphere < capsule < ellipsoid < cylinder < box.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
-from collections.abc import Hashable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -45,6 +43,15 @@ from ..errors import InputError, ModelError
 from . import _backends
 from . import collision_box as _box
 from . import collision_primitive as _prim
+from .collision_records import (  # noqa: F401 (re-exported: the stage's records and defaults)
+    DEFAULT_FRICTION,
+    DEFAULT_SOLIMP,
+    DEFAULT_SOLREF,
+    MIN_FRICTION,
+    BodyTree,
+    ContactPair,
+    Contacts,
+)
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -73,108 +80,6 @@ PAIR_FUNCTIONS = {
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
-
-#: MuJoCo's defaults of the contact parameters of a geom and of an explicit pair.
-DEFAULT_FRICTION = (1.0, 0.005, 0.0001)
-DEFAULT_SOLREF = (0.02, 1.0)
-DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
-#: MuJoCo's ``mjMINMU``: the smallest friction coefficient a contact gets.
-MIN_FRICTION = 1e-5
-
-
-@dataclasses.dataclass(frozen=True)
-class BodyTree:
-    """The bodies as collision filtering sees them.
-
-    Attributes
-    ----------
-    names : tuple
-        Body keys (the values of ``geom.body``) in body order; ``names[0]`` is
-        ``None``, the world.
-    parent : (nbodies,) ints
-        Parent index of each body (-1 for the world).
-    ndof : (nbodies,) ints
-        Degrees of freedom of the joint of each body; a body with none is
-        welded to its parent.
-    """
-
-    names: tuple
-    parent: tuple
-    ndof: tuple
-
-    @property
-    def weld(self) -> np.ndarray:
-        """Index of the body each body is welded to (MuJoCo's ``body_weldid``)."""
-        weld = np.zeros(len(self.names), dtype=int)
-        for b in range(1, len(self.names)):
-            weld[b] = b if self.ndof[b] > 0 else weld[self.parent[b]]
-        return weld
-
-    @classmethod
-    def free(cls, keys: Sequence[Hashable]) -> BodyTree:
-        """Bodies each with its own degrees of freedom, children of the world (no parent filter)."""
-        names = (None, *dict.fromkeys(k for k in keys if k is not None))
-        return cls(names, (-1,) + (0,) * (len(names) - 1), (0,) + (6,) * (len(names) - 1))
-
-
-@dataclasses.dataclass(frozen=True)
-class ContactPair:
-    """An explicit geom pair (MJCF ``<contact><pair>``), with its own parameters."""
-
-    geom1: int
-    geom2: int
-    condim: int = 3
-    friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
-    solref: tuple = DEFAULT_SOLREF
-    solreffriction: tuple = (0.0, 0.0)
-    solimp: tuple = DEFAULT_SOLIMP
-    margin: float = 0.0
-    gap: float = 0.0
-
-
-class Contacts(NamedTuple):
-    """The contact set: k contacts, in MuJoCo's order.
-
-    Attributes
-    ----------
-    pos : (k, 3) ndarray
-        Contact points, midway between the surfaces.
-    frame : (k, 3, 3) ndarray
-        Rows: normal (from geom 1 to geom 2), tangent 1, tangent 2.
-    dist : (k,) ndarray
-        Signed distances (negative: penetration).
-    geom : (k, 2) int ndarray
-        The geoms (indices into the geom list).
-    condim : (k,) int ndarray
-        1 (frictionless), 3 (sliding), 4 (+ torsion), 6 (+ rolling).
-    friction : (k, 5) ndarray
-        sliding, sliding, torsional, rolling, rolling.
-    solref, solreffriction : (k, 2) ndarray
-    solimp : (k, 5) ndarray
-    includemargin : (k,) ndarray
-        Distance below which the contact is active.
-    exclude : (k,) bool ndarray
-        True for a contact in the gap (detected, not active).
-    unsupported : tuple of (int, int)
-        Candidate geom pairs left out because no primitive routine handles them.
-    """
-
-    pos: np.ndarray
-    frame: np.ndarray
-    dist: np.ndarray
-    geom: np.ndarray
-    condim: np.ndarray
-    friction: np.ndarray
-    solref: np.ndarray
-    solreffriction: np.ndarray
-    solimp: np.ndarray
-    includemargin: np.ndarray
-    exclude: np.ndarray
-    unsupported: tuple = ()
-
-    def __len__(self) -> int:  # the number of contacts, not of fields
-        return self.dist.shape[0]
-
 
 # ----------------------------------------------------------------------------- geometry of a geom
 
@@ -672,12 +577,11 @@ def static_table(geoms: Sequence, bodies: BodyTree | None = None,
 
 def _geom_arrays(geoms, bodies) -> dict:
     index = {name: b for b, name in enumerate(bodies.names)}
-    poses = []
-    for k, g in enumerate(geoms):
-        pose = np.asarray(getattr(g, "pose", None), dtype=float)
+    poses = [np.asarray(getattr(g, "pose", None), dtype=float) for g in geoms]
+    for k, pose in enumerate(poses):
         if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
-            raise InputError(f"geoms: geom {getattr(g, 'name', k)!r} has no finite (4, 4) pose")
-        poses.append(pose)
+            raise InputError(f"geoms: geom {getattr(geoms[k], 'name', k)!r} has no finite "
+                             "(4, 4) pose")
     return {
         "kind": np.array([KIND_CODE[g.kind] for g in geoms], dtype=np.intp),
         "body": np.array([index[g.body] - 1 for g in geoms], dtype=np.intp),
@@ -712,14 +616,10 @@ def _pair_arrays(geoms, table) -> dict:
 
 
 def compiled_collision(model):
-    """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``).
-
-    Built on first use from :func:`static_table` and kept in the model's cache;
-    rebuilt when the model's geoms, ``contact_pairs`` or ``contact_excludes`` are no
-    longer the very ones it was built from (a geom added after the first call), and
-    dropped with the rest of the cache when the tree changes.  Candidate pairs
-    without a primitive routine are warned about once, here.
-    """
+    """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``),
+    built from :func:`static_table` on first use and kept in the model's cache until its
+    geoms, ``contact_pairs`` or ``contact_excludes`` are no longer those it was built from
+    (a tree change clears the cache).  Pairs without a primitive routine: warned once, here."""
     geoms = model.geoms
     pairs = tuple(getattr(model, "contact_pairs", ()))
     excludes = tuple(getattr(model, "contact_excludes", ()))
@@ -742,8 +642,7 @@ def compiled_collision(model):
 
 
 def _same(old: tuple, new: tuple) -> bool:
-    """The same geoms (geom records compare by identity), equal pairs and excludes: the
-    cached table holds.  Tuples compare element by element, identical elements first."""
+    """The same geoms (records compare by identity), equal pairs and excludes: table holds."""
     try:
         return bool(old == new)
     except ValueError:                 # array fields of pairs built anew: rebuild
