@@ -102,6 +102,10 @@ cdef class CollisionModel:
     cdef tuple _unsupported(self, const double* R, const double* p)
 
 
+# The contact set at body poses R (≥ cm.nbody rows of 3×3, row-major) and p (≥ cm.nbody
+# rows of 3): Work.R, Work.p after world_poses.  Returns the number of contacts written
+# (out.n), -1 when out.capacity is too small (cm.max_contacts always suffices; out.n then
+# counts the whole pairs written), -2 when scratch memory cannot be had.
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
                       ContactSetC* out) noexcept nogil
 
