@@ -25,11 +25,9 @@ from libc.string cimport memcpy
 from rbd._kernels._args cimport as_array, batch_of, check_finite
 from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels.constrained cimport (Arena, Proximal, solve_impulse, solve_kkt,
-                                       solve_proximal, solve_schur)
-from rbd._kernels.constraints cimport Rows, bind_rows, c_constraint_rows
-from rbd._kernels.crba cimport crba, lt_solve, ltl, ltl_solve
-from rbd._kernels.rnea cimport rnea
+from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_impulse,
+                                       solve_kkt, solve_proximal, solve_schur, state_terms)
+from rbd._kernels.constraints cimport Rows, bind_rows
 
 import numpy as np
 
@@ -45,67 +43,6 @@ cdef enum:
     PROXIMAL = 2
     IMPULSE = 3
     DELASSUS = 4
-
-
-cdef inline Py_ssize_t arena_size(Py_ssize_t m, Py_ssize_t nv) noexcept nogil:
-    return 5 * m + 2 * m * nv + nv * nv + 2 * nv + 3 * m * m + m + 1
-
-
-cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept nogil:
-    s.phi = base; base += m
-    s.gamma = base; base += m
-    s.J = base; base += m * nv
-    s.M = base; base += nv * nv
-    s.h = base; base += nv
-    s.qdd0 = base; base += nv
-    s.Y = base; base += m * nv
-    s.G = base; base += m * m
-    s.A = base; base += m * m
-    s.C = base; base += m * m
-    s.b = base; base += m
-    s.t = base; base += m
-    s.u = base; base += m
-    s.piv = <Py_ssize_t*>base
-
-
-cdef inline int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
-                      const double* qd, const double* tau, const double* f_ext, double kp,
-                      double kd) noexcept nogil:
-    """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = Lᵀ L, Y = L⁻ᵀ Jᵀ, G = Yᵀ Y, and (τ given)
-    q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
-    cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k
-    cdef double x
-    c_constraint_rows(model, w, r, q, qd, s.phi, s.J, s.gamma)
-    for i in range(m):
-        # γ ← γ − kd J q̇ − kp φ
-        x = 0.0
-        for j in range(nv):
-            x += s.J[i * nv + j] * qd[j]
-        s.gamma[i] -= kd * x + kp * s.phi[i]                                 # RBDA §8.3
-    # M = Lᵀ L   (tree-sparse)
-    crba(model, w, q, s.M)
-    if ltl(model, s.M):
-        return 1
-    # Y = L⁻ᵀ Jᵀ
-    for k in range(nv):
-        for i in range(m):
-            s.Y[k * m + i] = s.J[i * nv + k]
-    lt_solve(model, s.M, s.Y, m)                                            # L⁻ᵀ Jᵀ
-    for i in range(m):
-        for j in range(i + 1):
-            # G_ij = Σ_k Y_ki Y_kj
-            x = 0.0
-            for k in range(nv):
-                x += s.Y[k * m + i] * s.Y[k * m + j]
-            s.G[i * m + j] = x                                              # G = Yᵀ Y
-            s.G[j * m + i] = x
-    if tau != NULL:
-        # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i
-        rnea(model, w, q, qd, NULL, f_ext, s.h)
-        for j in range(nv):
-            s.qdd0[j] = tau[j] - s.h[j]
-        ltl_solve(model, s.M, s.qdd0, 1)                                    # q̈₀ = M⁻¹(τ − h)
-    return 0
 
 
 cdef struct Job:
@@ -214,6 +151,12 @@ cdef class ConstrainedModel:
     def nrows(self) -> int:
         """Number of constraint rows."""
         return self.rows.m
+
+    @property
+    def packed(self):
+        """The packed records the rows are computed from (``CompiledModel.rollout``'s
+        ``constraints``)."""
+        return self.packed
 
     cdef cnp.ndarray _arg(self, object x, str name, Py_ssize_t n, Job* job, int slot,
                           Py_ssize_t* N):

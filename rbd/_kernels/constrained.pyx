@@ -5,7 +5,7 @@ The compiled twin of ``rbd/reference/constrained.py``: the same solvers under
 the same names and symbols (``M``, ``h``, ``τ``, ``J``, ``γ``, ``L``, ``Y``,
 ``G``, ``q̈₀``, ``b``, ``f``, ``μ``), each on one state, in C without the GIL,
 on the terms of that state in an ``Arena`` (``constrained.pxd``) filled by
-``_constrained_batch.pyx``: ``M`` from the compiled CRBA (``crba.pxd``),
+``state_terms``: ``M`` from the compiled CRBA (``crba.pxd``),
 ``h`` from the compiled RNEA at ``q̈ = 0`` (``rnea.pxd``), the rows ``φ``,
 ``J``, ``γ`` from ``fill_rows`` (``constraints.pxd``).  ``M = Lᵀ L`` is the tree-sparse factor of the
 compiled CRBA (``ltl`` of ``crba.pyx``, RBDA §6.5: no fill-in, so it costs
@@ -31,21 +31,82 @@ wherever ``J``'s singular values are either at rounding level or above
 same arithmetic as ``solve_schur`` in another order; the reference's
 ``solve_kkt`` factors the augmented matrix with partial pivoting instead.
 
-``ConstrainedModel`` (``_constrained_batch.pyx``) is the Python entry point.
+``ConstrainedModel`` (``_constrained_batch.pyx``) is the Python entry point;
+``kkt_acceleration`` (the terms and ``solve_kkt`` of one state) is the constrained
+evaluation of the compiled rollouts (``rollout.pyx``).
 """
 
 from libc.math cimport fabs, sqrt
 from libc.string cimport memcpy, memset
 
-from rbd._kernels._model cimport ModelC
+from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
-from rbd._kernels.crba cimport l_solve
+from rbd._kernels.constraints cimport Rows, c_constraint_rows
+from rbd._kernels.crba cimport crba, l_solve, lt_solve, ltl, ltl_solve
+from rbd._kernels.rnea cimport rnea
 
 #: A pivot of the Delassus matrix below this fraction of its largest diagonal entry marks
 #: a redundant row (the squares of ``RANK_RTOL``'s singular values sit below rounding).
 PIVOT_RTOL = 1e-12
 
 cdef double c_PIVOT_RTOL = PIVOT_RTOL
+
+
+# --- the terms of one state ---------------------------------------------------------------------
+
+cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
+                     const double* qd, const double* tau, const double* f_ext, double kp,
+                     double kd) noexcept nogil:
+    """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = Lᵀ L, Y = L⁻ᵀ Jᵀ, G = Yᵀ Y, and (τ given)
+    q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
+    cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k
+    cdef double x
+    c_constraint_rows(model, w, r, q, qd, s.phi, s.J, s.gamma)
+    for i in range(m):
+        # γ ← γ − kd J q̇ − kp φ
+        x = 0.0
+        for j in range(nv):
+            x += s.J[i * nv + j] * qd[j]
+        s.gamma[i] -= kd * x + kp * s.phi[i]                                 # RBDA §8.3
+    # M = Lᵀ L   (tree-sparse)
+    crba(model, w, q, s.M)
+    if ltl(model, s.M):
+        return 1
+    # Y = L⁻ᵀ Jᵀ
+    for k in range(nv):
+        for i in range(m):
+            s.Y[k * m + i] = s.J[i * nv + k]
+    lt_solve(model, s.M, s.Y, m)                                            # L⁻ᵀ Jᵀ
+    for i in range(m):
+        for j in range(i + 1):
+            # G_ij = Σ_k Y_ki Y_kj
+            x = 0.0
+            for k in range(nv):
+                x += s.Y[k * m + i] * s.Y[k * m + j]
+            s.G[i * m + j] = x                                              # G = Yᵀ Y
+            s.G[j * m + i] = x
+    if tau != NULL:
+        # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i
+        rnea(model, w, q, qd, NULL, f_ext, s.h)
+        for j in range(nv):
+            s.qdd0[j] = tau[j] - s.h[j]
+        ltl_solve(model, s.M, s.qdd0, 1)                                    # q̈₀ = M⁻¹(τ − h)
+    return 0
+
+
+cdef int kkt_acceleration(const ModelC* model, Work* w, const Rows* r, double* base,
+                          const double* q, const double* qd, const double* tau,
+                          const double* f_ext, double kp, double kd,
+                          double* qdd) noexcept nogil:
+    """q̈ of :func:`rbd.constrained_dynamics` (method "kkt", Baumgarte gains kp, kd) at one
+    state, in the arena at base (``arena_size(m, nv) + m`` doubles: the Arena, then f), the
+    rows φ, J, γ left in its first ``m (2 + nv)`` doubles; 1 if M is not positive definite."""
+    cdef Arena s
+    arena(base, r.m, model.nv, &s)
+    if state_terms(model, w, r, &s, q, qd, tau, f_ext, kp, kd):
+        return 1
+    solve_kkt(model, &s, r.m, model.nv, qdd, base + arena_size(r.m, model.nv))
+    return 0
 
 
 # --- dense factors (row-major, n × n) -----------------------------------------------------------
