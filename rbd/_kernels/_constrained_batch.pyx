@@ -17,6 +17,7 @@ compiled CRBA and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
 """
 
 cimport numpy as cnp
+from cpython.object cimport PyObject_GenericSetAttr
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
@@ -113,6 +114,17 @@ cdef inline int solve_state(const Job* job, Py_ssize_t k, int t) noexcept nogil:
     return 0
 
 
+cdef object _object_new = object.__new__
+
+
+cdef inline object _build(object cls, dict fields):
+    # an instance of the (frozen dataclass) cls with these fields, without its __init__:
+    # object.__new__(cls), and its __dict__ set past the frozen __setattr__
+    out = _object_new(cls)
+    PyObject_GenericSetAttr(out, "__dict__", fields)
+    return out
+
+
 cdef class ConstrainedModel:
     """The constrained solvers of one compiled model and one tuple of resolved constraints.
 
@@ -126,6 +138,11 @@ cdef class ConstrainedModel:
     proximal : (mu, tol, max_iter)
         The proximal iteration's settings: ``PROXIMAL_MU``, ``PROXIMAL_TOL`` and
         ``PROXIMAL_MAX_ITER`` of :mod:`rbd.reference.constrained`.
+    records : (type, type), optional
+        The result classes of :meth:`solve` and :meth:`solve_impulse`
+        (:class:`rbd.algorithms.constrained.ConstrainedDynamics` and
+        ``ImpulseDynamics``): their instances are built here with the fields written
+        to ``__dict__`` at once, without the frozen dataclasses' ``__init__``.
     """
 
     cdef CompiledBase cm
@@ -136,9 +153,11 @@ cdef class ConstrainedModel:
     cdef bint busy
     cdef object zero
     cdef Proximal prox
+    cdef object records
 
-    def __init__(self, CompiledBase compiled, packed, proximal):
+    def __init__(self, CompiledBase compiled, packed, proximal, records=(None, None)):
         self.cm = compiled
+        self.records = records
         self.packed = packed
         bind_rows(&self.rows, self.packed)
         self.size = arena_size(self.rows.m, compiled.m.nv)
@@ -229,21 +248,25 @@ cdef class ConstrainedModel:
         cdef list keep = []
         cdef Work* works
         cdef cnp.npy_intp dims[2]
-        cdef cnp.ndarray x, f, counts
+        cdef cnp.ndarray x, f, counts = None
+        cdef int64_t one[2]
         dims[0] = n
         dims[1] = width
         x = cnp.PyArray_EMPTY(nd, &dims[2 - nd], cnp.NPY_DOUBLE, 0)
         dims[1] = m
         f = cnp.PyArray_EMPTY(nd, &dims[2 - nd], cnp.NPY_DOUBLE, 0)
-        dims[0] = 2
-        dims[1] = n
-        counts = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+        if N < 0:
+            job.counts = one                   # one state: rank and iterations as ints
+        else:
+            dims[0] = 2
+            dims[1] = n
+            counts = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+            job.counts = <int64_t*>cnp.PyArray_DATA(counts)
         job.model = &self.cm.m
         job.rows = &self.rows
         job.prox = self.prox
         job.out[0] = <double*>cnp.PyArray_DATA(x)
         job.out[1] = <double*>cnp.PyArray_DATA(f)
-        job.counts = <int64_t*>cnp.PyArray_DATA(counts)
         job.out_stride[0] = width
         job.out_stride[1] = m
         job.n = n
@@ -285,6 +308,22 @@ cdef class ConstrainedModel:
     def dynamics(self, q, v, tau, f_ext=None, int method=KKT, double kp=0.0, double kd=0.0):
         """``(q̈, f, rank, iterations)`` of ``method`` (0 kkt, 1 schur, 2 proximal); rank and
         iterations are ints for one state, int64 arrays for a stack."""
+        return self._dynamics(q, v, tau, f_ext, method, kp, kd)
+
+    def solve(self, q, v, tau, f_ext, int method, double kp, double kd):
+        """:meth:`dynamics` as an instance of the ``record`` class (``qdd``, ``force``,
+        ``rank``, ``iterations``): the result of :func:`rbd.constrained_dynamics`."""
+        qdd, force, rank, iterations = self._dynamics(q, v, tau, f_ext, method, kp, kd)
+        return _build(self.records[0], {"qdd": qdd, "force": force, "rank": rank,
+                                        "iterations": iterations})
+
+    def solve_impulse(self, q, v_minus, double restitution):
+        """:meth:`impulse` as an instance of the second ``records`` class (``v``,
+        ``impulse``): the result of :func:`rbd.impulse_dynamics`."""
+        v, impulse = self.impulse(q, v_minus, restitution)
+        return _build(self.records[1], {"v": v, "impulse": impulse})
+
+    cdef tuple _dynamics(self, q, v, tau, f_ext, int method, double kp, double kd):
         cdef Job job
         cdef Py_ssize_t N = -1
         cdef Py_ssize_t nq = self.cm.m.nq, nv = self.cm.m.nv
