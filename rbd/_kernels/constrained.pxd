@@ -22,11 +22,12 @@ cdef struct Arena:
     double* t                     # m
     double* u                     # m
     Py_ssize_t* piv               # m
+    Py_ssize_t* rows              # nv: the rows of Y that are not all zero
 
 
 cdef inline Py_ssize_t arena_size(Py_ssize_t m, Py_ssize_t nv) noexcept nogil:
     # the doubles of one Arena (its pivots last, one double each)
-    return 5 * m + 2 * m * nv + nv * nv + 2 * nv + 3 * m * m + m + 1
+    return 5 * m + 2 * m * nv + nv * nv + 3 * nv + 3 * m * m + m + 1
 
 
 cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept nogil:
@@ -44,7 +45,8 @@ cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noex
     s.b = base; base += m
     s.t = base; base += m
     s.u = base; base += m
-    s.piv = <Py_ssize_t*>base
+    s.piv = <Py_ssize_t*>base; base += m + 1
+    s.rows = <Py_ssize_t*>base
 
 
 cdef struct Proximal:

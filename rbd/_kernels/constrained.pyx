@@ -59,7 +59,7 @@ cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, cons
                      double kd) noexcept nogil:
     """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = Lᵀ L, Y = L⁻ᵀ Jᵀ, G = Yᵀ Y, and (τ given)
     q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
-    cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k
+    cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k, r_, n_rows
     cdef double x
     c_constraint_rows(model, w, r, q, qd, s.phi, s.J, s.gamma)
     for i in range(m):
@@ -77,11 +77,20 @@ cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, cons
         for i in range(m):
             s.Y[k * m + i] = s.J[i * nv + k]
     lt_solve(model, s.M, s.Y, m)                                            # L⁻ᵀ Jᵀ
+    # the rows of Y that are not zero (the branches the constraints touch, and their roots)
+    n_rows = 0
+    for k in range(nv):
+        for i in range(m):
+            if s.Y[k * m + i] != 0.0:
+                s.rows[n_rows] = k
+                n_rows += 1
+                break
     for i in range(m):
         for j in range(i + 1):
-            # G_ij = Σ_k Y_ki Y_kj
+            # G_ij = Σ_k Y_ki Y_kj  (over the rows that are not zero)
             x = 0.0
-            for k in range(nv):
+            for r_ in range(n_rows):
+                k = s.rows[r_]
                 x += s.Y[k * m + i] * s.Y[k * m + j]
             s.G[i * m + j] = x                                              # G = Yᵀ Y
             s.G[j * m + i] = x
