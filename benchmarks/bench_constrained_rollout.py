@@ -75,16 +75,18 @@ def main() -> None:
     for name, (model, q0, v0, cs, pmodel) in models().items():
         rows = rbd.constraint_jacobian(model, q0, cs).shape[0]
         fast_s, slow_s = args.seconds, args.seconds / 10
-        fast = best_time(lambda: rbd.simulate(model, q0, v0, fast_s, DT, constraints=cs))
-        slow = best_time(lambda: rbd.simulate(model, q0, v0, slow_s, DT, constraints=cs,
-                                              compiled=False), 1)
+        run = dict(constraints=cs, contact=False)
+        fast = best_time(lambda m=model, q=q0, v=v0, k=run: rbd.simulate(m, q, v, fast_s, DT,
+                                                                         **k))
+        slow = best_time(lambda m=model, q=q0, v=v0, k=run: rbd.simulate(
+            m, q, v, slow_s, DT, compiled=False, **k), 1)
         per_fast = fast / (fast_s / DT) * 1e6
         per_slow = slow / (slow_s / DT) * 1e6
         tau = np.zeros(model.nv)
         theirs = pinocchio_call(model, q0, cs, pmodel, v0, tau)
         if theirs is not None:
             n = 2000
-            per_pin = 4 * best_time(lambda: [theirs() for _ in range(n)]) / n * 1e6
+            per_pin = 4 * best_time(lambda f=theirs: [f() for _ in range(n)]) / n * 1e6
         else:
             per_pin = float("nan")
         print(f"| {name} | {model.nv} | {rows} | {per_fast:.1f} | {per_slow:.1f} | "
@@ -97,7 +99,7 @@ def main() -> None:
     print("\n| four-bar, 64 rollouts of 1 s | threads | wall (s) | steps/s (all rollouts) |")
     print("|---|---|---|---|")
     for threads in (1, 2):
-        wall = best_time(lambda: rbd.simulate(model, Q, V, 1.0, DT, num_threads=threads), 2)
+        wall = best_time(lambda k=threads: rbd.simulate(model, Q, V, 1.0, DT, num_threads=k), 2)
         print(f"| | {threads} | {wall:.3f} | {64 * 1000 / wall:,.0f} |")
 
 
