@@ -72,9 +72,9 @@ def main() -> None:
           "4 × Pinocchio constraintDynamics (µs) | compiled steps/s | Python / compiled | "
           "compiled / Pinocchio |")
     print("|---|---|---|---|---|---|---|---|---|")
+    fast_s, slow_s, n = args.seconds, args.seconds / 10, 2000
     for name, (model, q0, v0, cs, pmodel) in models().items():
         rows = rbd.constraint_jacobian(model, q0, cs).shape[0]
-        fast_s, slow_s = args.seconds, args.seconds / 10
         run = dict(constraints=cs, contact=False)
         fast = best_time(lambda m=model, q=q0, v=v0, k=run: rbd.simulate(m, q, v, fast_s, DT,
                                                                          **k))
@@ -85,7 +85,6 @@ def main() -> None:
         tau = np.zeros(model.nv)
         theirs = pinocchio_call(model, q0, cs, pmodel, v0, tau)
         if theirs is not None:
-            n = 2000
             per_pin = 4 * best_time(lambda f=theirs: [f() for _ in range(n)]) / n * 1e6
         else:
             per_pin = float("nan")
