@@ -9,10 +9,10 @@ One ``ConstrainedModel`` per model and tuple of constraints (kept by
 :func:`rbd.constrained_dynamics`) validates a state or a stack of states once
 (:class:`rbd.InputError` naming the argument) and runs them with the GIL
 released, a stack in parallel (``prange``, one workspace and one scratch
-arena per thread).  Per state (``state_terms``): the rows ``φ``, ``J``, ``γ``
-(``c_constraint_rows``, ``constraints.pxd``; ``γ ← γ − kd J q̇ − kp φ``), ``M`` by the
-compiled CRBA and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
-``Y = L⁻ᵀ Jᵀ``, ``G = Yᵀ Y``, ``h`` by the compiled RNEA at ``q̈ = 0`` and
+arena per thread).  Per state (``state_terms``, ``constrained.pyx``): one
+outward pass over the joints, the rows ``φ``, ``J``, ``γ`` (``γ ← γ − kd J q̇ −
+kp φ``), ``M`` and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
+``Y = L⁻ᵀ Jᵀ``, ``G = Yᵀ Y``, ``h`` (RNEA at ``q̈ = 0``) and
 ``q̈₀ = M⁻¹(τ − h)``; then the solver of ``constrained.pyx``.
 """
 

@@ -5,10 +5,13 @@ The compiled twin of ``rbd/reference/constrained.py``: the same solvers under
 the same names and symbols (``M``, ``h``, ``τ``, ``J``, ``γ``, ``L``, ``Y``,
 ``G``, ``q̈₀``, ``b``, ``f``, ``μ``), each on one state, in C without the GIL,
 on the terms of that state in an ``Arena`` (``constrained.pxd``) filled by
-``state_terms``: ``M`` from the compiled CRBA (``crba.pxd``),
-``h`` from the compiled RNEA at ``q̈ = 0`` (``rnea.pxd``), the rows ``φ``,
-``J``, ``γ`` from ``fill_rows`` (``constraints.pxd``).  ``M = Lᵀ L`` is the tree-sparse factor of the
-compiled CRBA (``ltl`` of ``crba.pyx``, RBDA §6.5: no fill-in, so it costs
+``state_terms`` from one outward pass that evaluates every joint once
+(``constraint_motion``, ``constraints.pxd``: joint transforms, world poses,
+velocities): the rows ``φ``, ``J``, ``γ`` on it, ``M`` by the CRBA's
+composite inertias and block rows on it (``composite_inertia`` of
+``stages.pxd``, ``S⁰`` in world coordinates), ``h`` by the stages' ``bias``
+on it (the compiled RNEA at ``q̈ = 0`` when there are external forces).
+``M = Lᵀ L`` is the tree-sparse factor of the compiled CRBA (``ltl`` of ``crba.pyx``, RBDA §6.5: no fill-in, so it costs
 ``Σ depth²`` rather than ``nv³/3``) where the reference takes a dense
 Cholesky factor ``M = L Lᵀ``; with ``Y = L⁻ᵀ Jᵀ`` (``nv × m``) the Delassus
 matrix is ``G = Yᵀ Y`` (RBDA §8.1) and ``M⁻¹ Jᵀ f = L⁻¹ (Y f)``.
@@ -41,9 +44,10 @@ from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
-from rbd._kernels.constraints cimport Rows, c_constraint_rows
-from rbd._kernels.crba cimport crba, l_solve, lt_solve, ltl, ltl_solve
+from rbd._kernels.constraints cimport Rows, constraint_motion, rows_after_motion
+from rbd._kernels.crba cimport l_solve, lt_solve, ltl, ltl_solve, motion_to_root
 from rbd._kernels.rnea cimport rnea
+from rbd._kernels.stages cimport Terms, bias, composite_inertia
 
 #: A pivot of the Delassus matrix below this fraction of its largest diagonal entry marks
 #: a redundant row (the squares of ``RANK_RTOL``'s singular values sit below rounding).
@@ -61,15 +65,24 @@ cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, cons
     q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
     cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k, r_, n_rows
     cdef double x
-    c_constraint_rows(model, w, r, q, qd, s.phi, s.J, s.gamma)
+    cdef Terms t
+    # one outward pass evaluates the joints for all that follows: X_up, S, world poses,
+    # v, c (constraint_motion), then the rows, S⁰ and M, and h
+    constraint_motion(model, w, q, qd)
+    rows_after_motion(model, w, r, q, qd, s.phi, s.J, s.gamma)
     for i in range(m):
         # γ ← γ − kd J q̇ − kp φ
         x = 0.0
         for j in range(nv):
             x += s.J[i * nv + j] * qd[j]
         s.gamma[i] -= kd * x + kp * s.phi[i]                                 # RBDA §8.3
+    # S⁰ = X_0,i⁻¹ S_i (world coordinates);  M = Σ S⁰ᵀ F⁰ (the stages' composite_inertia)
+    for i in range(model.nb):
+        for k in range(model.v_start[i], model.v_start[i] + model.nv_j[i]):
+            motion_to_root(w, i, w.S + 6 * k, w.S0 + 6 * k)
+    t.M = s.M
+    composite_inertia(model, w, &t)                                         # RBDA T6.2
     # M = Lᵀ L   (tree-sparse)
-    crba(model, w, q, s.M)
     if ltl(model, s.M):
         return 1
     # Y = L⁻ᵀ Jᵀ
@@ -95,8 +108,15 @@ cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, cons
             s.G[i * m + j] = x                                              # G = Yᵀ Y
             s.G[j * m + i] = x
     if tau != NULL:
-        # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i
-        rnea(model, w, q, qd, NULL, f_ext, s.h)
+        # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i: the stages' bias on the
+        # pass above (its generalized gravity g into q̈₀, overwritten below), else the RNEA
+        if f_ext == NULL:
+            t.h = s.h
+            t.g = s.qdd0
+            t.qd = <double*>qd
+            bias(model, w, &t)                                              # RBDA T5.1
+        else:
+            rnea(model, w, q, qd, NULL, f_ext, s.h)
         for j in range(nv):
             s.qdd0[j] = tau[j] - s.h[j]
         ltl_solve(model, s.M, s.qdd0, 1)                                    # q̈₀ = M⁻¹(τ − h)
