@@ -14,6 +14,12 @@ soles welded to the ground (when example-robot-data is installed), timed
 
 Then a batch of 64 four-bar rollouts on 1 and 2 threads.  Prints Markdown tables.
 
+All runs are long (a second of simulated time compiled, a tenth on the Python
+path, 2,000 Pinocchio calls; the best of three): on a shared machine each is cut
+by the scheduler alike, so the ratios hold better than the times, which include
+the load.  Both rbd paths record a sample at every step (energies, constraint
+errors) and include ``rbd.simulate``'s fixed cost (some 0.5 ms).
+
 Run: ``python benchmarks/bench_constrained_rollout.py [--seconds 1.0]``
 """
 
