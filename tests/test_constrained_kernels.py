@@ -208,3 +208,54 @@ def test_a_joint_without_inertia_is_refused_alike(backend):
         with pytest.raises(rbd.ModelError, match="joint-space inertia M is not positive"):
             rbd.constrained_dynamics(model, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [anchor],
                                      method=method, backend=backend)
+
+
+def _massless_tip():
+    """A planar two-link arm whose tip link has no mass: M is singular."""
+    from rbd.joints import Revolute
+
+    model = rbd.Model(name="massless tip")
+    first = model.add_body(-1, Revolute((0, 1, 0)), None,
+                           (1.0, np.array([0.5, 0.0, 0.0]), 0.1 * np.eye(3)), "a", "j1")
+    model.add_body(first, Revolute((0, 1, 0)), (np.eye(3), [1.0, 0.0, 0.0]),
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b", "j2")
+    return model
+
+
+def test_kkt_with_a_singular_inertia_and_a_regular_augmented_matrix(backend):
+    """M is singular (the tip moves no mass), but the coupling q₂ = q₁ / 2 holds the tip
+    joint, so [[M, Jᵀ], [J, 0]] is regular: kkt solves it (an LU of the augmented matrix,
+    as the reference's), on both backends alike, stacked and in a compiled rollout; the
+    methods that factor M refuse it."""
+    from rbd import constraints as rc
+
+    model = _massless_tip()
+    coupling = rc.JointCoupling("j2", "j1", [0.0, 0.5])
+    q, v, tau = [0.3, 0.15], [0.2, 0.1], [0.1, 0.0]
+    f_ext = np.random.default_rng(0).normal(size=(model.nbodies, 6))
+    ref = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend="reference")
+    # by hand: q̈₂ = q̈₁ / 2 and M₁₁ q̈₁ + h₁ = τ₁ (the tip adds nothing)
+    M = rbd.mass_matrix(model, q, backend="reference")
+    h = rbd.nonlinear_effects(model, q, v, backend="reference")
+    assert_close(ref.qdd, [(tau[0] - h[0]) / M[0, 0], (tau[0] - h[0]) / M[0, 0] / 2],
+                 RTOL_EXACT, "q̈ by hand")
+    for kw in ({}, {"f_ext": f_ext, "baumgarte": (3.0, 2.0)}):
+        ref = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend="reference", **kw)
+        res = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend=backend, **kw)
+        assert_close(res.qdd, ref.qdd, RTOL_EXACT, "q̈")
+        assert_close(res.force, ref.force, RTOL_EXACT, "force")
+        assert res.rank == 1
+    stack = rbd.constrained_dynamics(model, [q, [0.5, 0.25]], v, tau, [coupling],
+                                     backend=backend)
+    for k, q_k in enumerate((q, [0.5, 0.25])):
+        one = rbd.constrained_dynamics(model, q_k, v, tau, [coupling], backend="reference")
+        assert_close(stack.qdd[k], one.qdd, RTOL_EXACT, "stacked")
+    for method in ("schur", "proximal"):
+        with pytest.raises(rbd.ModelError, match="joint-space inertia M is not positive"):
+            rbd.constrained_dynamics(model, q, v, tau, [coupling], method=method,
+                                     backend=backend)
+    if backend == "kernel":
+        traj = rbd.simulate(model, q, v, 0.05, 1e-3, constraints=[coupling], contact=False)
+        slow = rbd.simulate(model, q, v, 0.05, 1e-3, constraints=[coupling], contact=False,
+                            compiled=False, backend="reference")
+        assert_close(traj.q, slow.q, RTOL_EXACT, "rollout q")

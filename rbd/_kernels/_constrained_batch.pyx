@@ -26,8 +26,9 @@ from libc.string cimport memcpy
 from rbd._kernels._args cimport as_array, batch_of, check_finite
 from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_impulse,
-                                       solve_kkt, solve_proximal, solve_schur, state_terms)
+from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_augmented,
+                                       solve_impulse, solve_kkt, solve_proximal, solve_schur,
+                                       state_terms)
 from rbd._kernels.constraints cimport Rows, bind_rows
 
 import numpy as np
@@ -100,7 +101,13 @@ cdef inline int solve_state(const Job* job, Py_ssize_t k, int t) noexcept nogil:
         solve_impulse(model, &s, m, nv, qd, job.e, x, f)
         return 0
     if state_terms(model, &job.works[t], job.rows, &s, q, qd, tau, f_ext, job.kp, job.kd):
-        return 1
+        # M is not positive definite: the augmented system (kkt only, as the reference)
+        if job.task != KKT or solve_augmented(model, &job.works[t], &s, m, nv, q, qd, tau,
+                                              f_ext, x, f):
+            return 1
+        job.counts[k] = m
+        job.counts[job.n + k] = 1
+        return 0
     if job.task == KKT:
         rank = solve_kkt(model, &s, m, nv, x, f)
     elif job.task == SCHUR:

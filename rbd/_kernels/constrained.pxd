@@ -23,11 +23,14 @@ cdef struct Arena:
     double* u                     # m
     Py_ssize_t* piv               # m
     Py_ssize_t* rows              # nv: the rows of Y that are not all zero
+    double* K                     # (nv + m)²: the augmented matrix (M not definite)
+    Py_ssize_t* kpiv              # nv + m: its row exchanges
 
 
 cdef inline Py_ssize_t arena_size(Py_ssize_t m, Py_ssize_t nv) noexcept nogil:
     # the doubles of one Arena (its pivots last, one double each)
-    return 5 * m + 2 * m * nv + nv * nv + 3 * nv + 3 * m * m + m + 1
+    return (5 * m + 2 * m * nv + nv * nv + 3 * nv + 3 * m * m + m + 1
+            + (nv + m) * (nv + m) + nv + m)
 
 
 cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept nogil:
@@ -46,7 +49,9 @@ cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noex
     s.t = base; base += m
     s.u = base; base += m
     s.piv = <Py_ssize_t*>base; base += m + 1
-    s.rows = <Py_ssize_t*>base
+    s.rows = <Py_ssize_t*>base; base += nv
+    s.K = base; base += (nv + m) * (nv + m)
+    s.kpiv = <Py_ssize_t*>base
 
 
 cdef struct Proximal:
@@ -69,6 +74,9 @@ cdef Py_ssize_t solve_impulse(const ModelC* model, Arena* s, Py_ssize_t m, Py_ss
 cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
                      const double* qd, const double* tau, const double* f_ext, double kp,
                      double kd) noexcept nogil
+cdef int solve_augmented(const ModelC* model, Work* w, Arena* s, Py_ssize_t m, Py_ssize_t nv,
+                         const double* q, const double* qd, const double* tau,
+                         const double* f_ext, double* qdd, double* f) noexcept nogil
 cdef int kkt_acceleration(const ModelC* model, Work* w, const Rows* r, double* base,
                           const double* q, const double* qd, const double* tau,
                           const double* f_ext, double kp, double kd,

@@ -123,17 +123,119 @@ cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, cons
     return 0
 
 
+#: A pivot of the augmented matrix's LU factor at most this fraction of its largest entry
+#: marks it singular (``solve_augmented``).
+AUGMENTED_RTOL = 1e-13
+
+cdef double c_AUGMENTED_RTOL = AUGMENTED_RTOL
+
+
+cdef int solve_augmented(const ModelC* model, Work* w, Arena* s, Py_ssize_t m, Py_ssize_t nv,
+                         const double* q, const double* qd, const double* tau,
+                         const double* f_ext, double* qdd, double* f) noexcept nogil:
+    """q̈, f of Pai (5) where M is not positive definite (``state_terms`` returned 1):
+    [[M, Jᵀ], [J, 0]] [q̈; −f] = [τ − h; γ] by an LU factor with partial pivoting, as the
+    reference's ``solve_kkt``; 1 when the augmented matrix is singular too (a joint that
+    moves no inertia and no constraint holds, or redundant rows).  Needs the outward pass
+    of ``state_terms`` in w and its rows J, γ in s."""
+    cdef Py_ssize_t n = nv + m, i, j, k, p
+    cdef double big = 0.0, x
+    cdef Terms t
+    # M again (ltl stopped inside it) and h, on the pass in w
+    t.M = s.M
+    composite_inertia(model, w, &t)                                         # RBDA T6.2
+    if f_ext == NULL:
+        t.h = s.h
+        t.g = s.qdd0
+        t.qd = <double*>qd
+        bias(model, w, &t)
+    else:
+        rnea(model, w, q, qd, NULL, f_ext, s.h)
+    # K = [[M, Jᵀ], [J, 0]],  b = [τ − h; γ]   (b in qdd and f, then x = [q̈; −f])
+    for i in range(n):
+        for j in range(n):
+            if i < nv and j < nv:
+                x = s.M[i * nv + j]
+            elif i < nv:
+                x = s.J[(j - nv) * nv + i]
+            elif j < nv:
+                x = s.J[(i - nv) * nv + j]
+            else:
+                x = 0.0
+            s.K[i * n + j] = x                                              # Pai (5)
+            big = max(big, fabs(x))
+    for i in range(nv):
+        qdd[i] = tau[i] - s.h[i]
+    for i in range(m):
+        f[i] = s.gamma[i]
+    # K = P⁻¹ L U (Doolittle, partial pivoting), in place
+    for k in range(n):
+        p = k
+        for i in range(k + 1, n):
+            if fabs(s.K[i * n + k]) > fabs(s.K[p * n + k]):
+                p = i
+        if not fabs(s.K[p * n + k]) > c_AUGMENTED_RTOL * big:
+            return 1
+        s.kpiv[k] = p
+        if p != k:
+            for j in range(n):
+                x = s.K[k * n + j]
+                s.K[k * n + j] = s.K[p * n + j]
+                s.K[p * n + j] = x
+        for i in range(k + 1, n):
+            s.K[i * n + k] /= s.K[k * n + k]
+            for j in range(k + 1, n):
+                s.K[i * n + j] -= s.K[i * n + k] * s.K[k * n + j]
+    # x = U⁻¹ L⁻¹ P b, b split over qdd (first nv) and f (last m)
+    for k in range(n):
+        p = s.kpiv[k]
+        if p != k:
+            x = _at(qdd, f, nv, k)
+            _put(qdd, f, nv, k, _at(qdd, f, nv, p))
+            _put(qdd, f, nv, p, x)
+    for i in range(n):
+        x = _at(qdd, f, nv, i)
+        for j in range(i):
+            x -= s.K[i * n + j] * _at(qdd, f, nv, j)
+        _put(qdd, f, nv, i, x)
+    for i in range(n - 1, -1, -1):
+        x = _at(qdd, f, nv, i)
+        for j in range(i + 1, n):
+            x -= s.K[i * n + j] * _at(qdd, f, nv, j)
+        _put(qdd, f, nv, i, x / s.K[i * n + i])
+    for i in range(m):
+        f[i] = -f[i]                                                        # x₂ = −f
+    return 0
+
+
+cdef inline double _at(const double* a, const double* b, Py_ssize_t na,
+                       Py_ssize_t k) noexcept nogil:
+    # entry k of the vector [a; b] (a of na entries)
+    return a[k] if k < na else b[k - na]
+
+
+cdef inline void _put(double* a, double* b, Py_ssize_t na, Py_ssize_t k,
+                      double x) noexcept nogil:
+    # entry k of the vector [a; b] ← x
+    if k < na:
+        a[k] = x
+    else:
+        b[k - na] = x
+
+
 cdef int kkt_acceleration(const ModelC* model, Work* w, const Rows* r, double* base,
                           const double* q, const double* qd, const double* tau,
                           const double* f_ext, double kp, double kd,
                           double* qdd) noexcept nogil:
     """q̈ of :func:`rbd.constrained_dynamics` (method "kkt", Baumgarte gains kp, kd) at one
     state, in the arena at base (``arena_size(m, nv) + m`` doubles: the Arena, then f), the
-    rows φ, J, γ left in its first ``m (2 + nv)`` doubles; 1 if M is not positive definite."""
+    rows φ, J, γ left in its first ``m (2 + nv)`` doubles; where M is not positive definite
+    the augmented system (``solve_augmented``), 1 if that is singular too."""
     cdef Arena s
     arena(base, r.m, model.nv, &s)
     if state_terms(model, w, r, &s, q, qd, tau, f_ext, kp, kd):
-        return 1
+        return solve_augmented(model, w, &s, r.m, model.nv, q, qd, tau, f_ext, qdd,
+                               base + arena_size(r.m, model.nv))
     solve_kkt(model, &s, r.m, model.nv, qdd, base + arena_size(r.m, model.nv))
     return 0
 

@@ -212,7 +212,9 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         On a bad state (as :func:`rnea`), an unknown method or bad gains.
     ModelError
         When a constraint names a body, frame or joint the model lacks, or
-        where ``M`` is not positive definite (a joint that moves no inertia).
+        where ``M`` is not positive definite (a joint that moves no inertia); with
+        ``method="kkt"`` only where the augmented matrix ``[[M, Jᵀ], [J, 0]]`` is
+        singular too (independent rows that hold every joint ``M`` misses are solved).
 
     Examples
     --------
