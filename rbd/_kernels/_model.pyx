@@ -589,12 +589,9 @@ cdef class CompiledModel(_base.CompiledBase):
         The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
         ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
         ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come
-        together.  Samples: every ``stride``-th step and the last one.
-
-        ``constraints`` (the records of :func:`rbd.constraints.kinds.pack_records`, as
-        ``ConstrainedModel.packed``) makes every evaluation the ``q̈`` of
-        :func:`rbd.constrained_dynamics` (method ``"kkt"``) with the Baumgarte gains
-        ``baumgarte = (kp, kd)`` (None: none).
+        together.  Samples: every ``stride``-th step and the last one.  ``constraints``
+        (``ConstrainedModel.packed``) makes each evaluation the ``q̈`` of
+        :func:`rbd.constrained_dynamics` ("kkt", Baumgarte ``(kp, kd)`` or None).
 
         Returns
         -------
@@ -607,8 +604,7 @@ cdef class CompiledModel(_base.CompiledBase):
             last one is the state after ``steps`` steps), the number of steps
             done to a finite state and acceleration, and for a divergence what
             became non-finite first (``"q"``, ``"v"`` or ``"a"``, else ``""``)
-            and at which time (of a step or an RK4 stage); with ``constraints``
-            two more, ``φ(q)`` and ``J(q) v`` at each sample (``(..., samples, m)``).
+            and when (a step's or an RK4 stage's time); then ``φ(q)``, ``J(q) v``.
 
         A signal handler that raises during the run (``KeyboardInterrupt`` on
         Ctrl-C) stops every rollout within some 20 ms; its exception is raised
