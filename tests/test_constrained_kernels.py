@@ -113,19 +113,61 @@ def test_kernel_batches_equal_per_state_calls(require_kernels, method):
     (lambda q, v, t: (q, v, np.zeros(4)), "tau must have shape"),
     (lambda q, v, t: (np.array([q, q]), np.array([v, v, v]), t), "batch size"),
 ])
-def test_kernel_refuses_bad_states(require_kernels, args, message):
+@pytest.mark.parametrize("backend", [None, "kernel"], ids=["default", "kernel"])
+def test_kernel_refuses_bad_states(require_kernels, args, message, backend):
+    # the default backend reads the kept solvers first (the hot path): the same checks
     model, q = mechanisms()[0]
     v, tau = np.zeros(3), np.zeros(3)
+    rbd.constrained_dynamics(model, q, v, tau, backend=backend)    # the solver is kept
     q_, v_, t_ = args(q, v, tau)
     kept = [np.array(a, copy=True) for a in (q_, v_, t_)]
     with pytest.raises(rbd.InputError, match=message):
-        rbd.constrained_dynamics(model, q_, v_, t_, backend="kernel")
+        rbd.constrained_dynamics(model, q_, v_, t_, backend=backend)
     for a, b in zip((q_, v_, t_), kept, strict=True):
         np.testing.assert_array_equal(a, b)
     with pytest.raises(rbd.InputError, match="f_ext must have shape"):
-        rbd.constrained_dynamics(model, q, v, tau, f_ext=np.zeros((2, 6)), backend="kernel")
+        rbd.constrained_dynamics(model, q, v, tau, f_ext=np.zeros((2, 6)), backend=backend)
     with pytest.raises(rbd.InputError, match="v_minus must have shape"):
-        rbd.impulse_dynamics(model, q, np.zeros(2), backend="kernel")
+        rbd.impulse_dynamics(model, q, np.zeros(2), backend=backend)
+    for method in ("KKT", ["kkt"], None):
+        with pytest.raises(rbd.InputError, match="method must be one of"):
+            rbd.constrained_dynamics(model, q, v, tau, method=method, backend=backend)
+
+
+def test_kernel_results_are_the_frozen_records(require_kernels):
+    """The compiled call builds ConstrainedDynamics and ImpulseDynamics itself: the same
+    frozen dataclasses, fields and values as the reference backend's."""
+    import dataclasses
+
+    model, q = mechanisms()[0]
+    v, tau = _state(model, q, None)
+    for fn in (lambda b: rbd.constrained_dynamics(model, q, v, tau, backend=b),
+               lambda b: rbd.impulse_dynamics(model, q, v, backend=b)):
+        ours, theirs = fn(None), fn("reference")
+        assert type(ours) is type(theirs)
+        for field in dataclasses.fields(theirs):
+            a, b = getattr(ours, field.name), getattr(theirs, field.name)
+            assert type(a) is type(b) or np.ndim(a) == np.ndim(b) == 0, field.name
+            assert_close(np.asarray(a, dtype=float), np.asarray(b, dtype=float), RTOL_EXACT,
+                         field.name)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            ours.force = None
+        first = dataclasses.fields(theirs)[0].name
+        assert getattr(dataclasses.replace(ours), first) is getattr(ours, first)
+        assert repr(ours).startswith(type(theirs).__name__ + "(")
+
+
+def test_kept_solvers_follow_the_model_constraints(require_kernels):
+    """A constraint added to the model after a call is in the next call's rows."""
+    from rbd import constraints as rc
+
+    model, q = mech.four_bar(), mech.four_bar_angles(0.7)
+    v, tau = np.zeros(model.nv), np.zeros(model.nv)
+    assert rbd.constrained_dynamics(model, q, v, tau).force.shape == (3,)
+    T = rbd.forward_kinematics(model, q)[1]
+    model.add_constraint(rc.PointAnchor(model.body_names[1], None, [0.0, 0.0, 0.0], T[:3, 3]))
+    assert rbd.constrained_dynamics(model, q, v, tau).force.shape == (6,)
+    assert rbd.delassus(model, q).shape == (6, 6)
 
 
 def test_kernel_solvers_are_kept_per_constraint_tuple(require_kernels, monkeypatch):
@@ -142,8 +184,9 @@ def test_kernel_solvers_are_kept_per_constraint_tuple(require_kernels, monkeypat
     monkeypatch.setattr(compiled_module, "ConstrainedModel", Counting)
     model, q, cs = random_loops(1)
     v, tau = _state(model, q, cs)
-    for _ in range(3):
-        rbd.constrained_dynamics(model, q, v, tau, cs, backend="kernel")
+    for backend in ("kernel", None, None):
+        rbd.constrained_dynamics(model, q, v, tau, cs, backend=backend)
+    rbd.constrained_dynamics(model, q, v, tau, tuple(cs), backend=None)
     rbd.constrained_dynamics(model, q, v, tau, cs[:1], backend="kernel")
     rbd.constrained_dynamics(model, q, v, tau, cs, backend="reference")
     assert len(built) == 2
@@ -165,3 +208,54 @@ def test_a_joint_without_inertia_is_refused_alike(backend):
         with pytest.raises(rbd.ModelError, match="joint-space inertia M is not positive"):
             rbd.constrained_dynamics(model, [0.0, 0.0], [0.0, 0.0], [0.0, 0.0], [anchor],
                                      method=method, backend=backend)
+
+
+def _massless_tip():
+    """A planar two-link arm whose tip link has no mass: M is singular."""
+    from rbd.joints import Revolute
+
+    model = rbd.Model(name="massless tip")
+    first = model.add_body(-1, Revolute((0, 1, 0)), None,
+                           (1.0, np.array([0.5, 0.0, 0.0]), 0.1 * np.eye(3)), "a", "j1")
+    model.add_body(first, Revolute((0, 1, 0)), (np.eye(3), [1.0, 0.0, 0.0]),
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b", "j2")
+    return model
+
+
+def test_kkt_with_a_singular_inertia_and_a_regular_augmented_matrix(backend):
+    """M is singular (the tip moves no mass), but the coupling q₂ = q₁ / 2 holds the tip
+    joint, so [[M, Jᵀ], [J, 0]] is regular: kkt solves it (an LU of the augmented matrix,
+    as the reference's), on both backends alike, stacked and in a compiled rollout; the
+    methods that factor M refuse it."""
+    from rbd import constraints as rc
+
+    model = _massless_tip()
+    coupling = rc.JointCoupling("j2", "j1", [0.0, 0.5])
+    q, v, tau = [0.3, 0.15], [0.2, 0.1], [0.1, 0.0]
+    f_ext = np.random.default_rng(0).normal(size=(model.nbodies, 6))
+    ref = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend="reference")
+    # by hand: q̈₂ = q̈₁ / 2 and M₁₁ q̈₁ + h₁ = τ₁ (the tip adds nothing)
+    M = rbd.mass_matrix(model, q, backend="reference")
+    h = rbd.nonlinear_effects(model, q, v, backend="reference")
+    assert_close(ref.qdd, [(tau[0] - h[0]) / M[0, 0], (tau[0] - h[0]) / M[0, 0] / 2],
+                 RTOL_EXACT, "q̈ by hand")
+    for kw in ({}, {"f_ext": f_ext, "baumgarte": (3.0, 2.0)}):
+        ref = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend="reference", **kw)
+        res = rbd.constrained_dynamics(model, q, v, tau, [coupling], backend=backend, **kw)
+        assert_close(res.qdd, ref.qdd, RTOL_EXACT, "q̈")
+        assert_close(res.force, ref.force, RTOL_EXACT, "force")
+        assert res.rank == 1
+    stack = rbd.constrained_dynamics(model, [q, [0.5, 0.25]], v, tau, [coupling],
+                                     backend=backend)
+    for k, q_k in enumerate((q, [0.5, 0.25])):
+        one = rbd.constrained_dynamics(model, q_k, v, tau, [coupling], backend="reference")
+        assert_close(stack.qdd[k], one.qdd, RTOL_EXACT, "stacked")
+    for method in ("schur", "proximal"):
+        with pytest.raises(rbd.ModelError, match="joint-space inertia M is not positive"):
+            rbd.constrained_dynamics(model, q, v, tau, [coupling], method=method,
+                                     backend=backend)
+    if backend == "kernel":
+        traj = rbd.simulate(model, q, v, 0.05, 1e-3, constraints=[coupling], contact=False)
+        slow = rbd.simulate(model, q, v, 0.05, 1e-3, constraints=[coupling], contact=False,
+                            compiled=False, backend="reference")
+        assert_close(traj.q, slow.q, RTOL_EXACT, "rollout q")

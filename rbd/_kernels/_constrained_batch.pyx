@@ -9,14 +9,15 @@ One ``ConstrainedModel`` per model and tuple of constraints (kept by
 :func:`rbd.constrained_dynamics`) validates a state or a stack of states once
 (:class:`rbd.InputError` naming the argument) and runs them with the GIL
 released, a stack in parallel (``prange``, one workspace and one scratch
-arena per thread).  Per state (``state_terms``): the rows ``φ``, ``J``, ``γ``
-(``c_constraint_rows``, ``constraints.pxd``; ``γ ← γ − kd J q̇ − kp φ``), ``M`` by the
-compiled CRBA and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
-``Y = L⁻ᵀ Jᵀ``, ``G = Yᵀ Y``, ``h`` by the compiled RNEA at ``q̈ = 0`` and
+arena per thread).  Per state (``state_terms``, ``constrained.pyx``): one
+outward pass over the joints, the rows ``φ``, ``J``, ``γ`` (``γ ← γ − kd J q̇ −
+kp φ``), ``M`` and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
+``Y = L⁻ᵀ Jᵀ``, ``G = Yᵀ Y``, ``h`` (RNEA at ``q̈ = 0``) and
 ``q̈₀ = M⁻¹(τ − h)``; then the solver of ``constrained.pyx``.
 """
 
 cimport numpy as cnp
+from cpython.object cimport PyObject_GenericSetAttr
 from cython.parallel cimport prange, threadid
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
@@ -25,11 +26,10 @@ from libc.string cimport memcpy
 from rbd._kernels._args cimport as_array, batch_of, check_finite
 from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels.constrained cimport (Arena, Proximal, solve_impulse, solve_kkt,
-                                       solve_proximal, solve_schur)
-from rbd._kernels.constraints cimport Rows, bind_rows, c_constraint_rows
-from rbd._kernels.crba cimport crba, lt_solve, ltl, ltl_solve
-from rbd._kernels.rnea cimport rnea
+from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_augmented,
+                                       solve_impulse, solve_kkt, solve_proximal, solve_schur,
+                                       state_terms)
+from rbd._kernels.constraints cimport Rows, bind_rows
 
 import numpy as np
 
@@ -45,67 +45,6 @@ cdef enum:
     PROXIMAL = 2
     IMPULSE = 3
     DELASSUS = 4
-
-
-cdef inline Py_ssize_t arena_size(Py_ssize_t m, Py_ssize_t nv) noexcept nogil:
-    return 5 * m + 2 * m * nv + nv * nv + 2 * nv + 3 * m * m + m + 1
-
-
-cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept nogil:
-    s.phi = base; base += m
-    s.gamma = base; base += m
-    s.J = base; base += m * nv
-    s.M = base; base += nv * nv
-    s.h = base; base += nv
-    s.qdd0 = base; base += nv
-    s.Y = base; base += m * nv
-    s.G = base; base += m * m
-    s.A = base; base += m * m
-    s.C = base; base += m * m
-    s.b = base; base += m
-    s.t = base; base += m
-    s.u = base; base += m
-    s.piv = <Py_ssize_t*>base
-
-
-cdef inline int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
-                      const double* qd, const double* tau, const double* f_ext, double kp,
-                      double kd) noexcept nogil:
-    """Rows φ, J, γ (γ ← γ − kd J q̇ − kp φ), M = Lᵀ L, Y = L⁻ᵀ Jᵀ, G = Yᵀ Y, and (τ given)
-    q̈₀ = M⁻¹(τ − h); returns 1 if M is not positive definite."""
-    cdef Py_ssize_t nv = model.nv, m = r.m, i, j, k
-    cdef double x
-    c_constraint_rows(model, w, r, q, qd, s.phi, s.J, s.gamma)
-    for i in range(m):
-        # γ ← γ − kd J q̇ − kp φ
-        x = 0.0
-        for j in range(nv):
-            x += s.J[i * nv + j] * qd[j]
-        s.gamma[i] -= kd * x + kp * s.phi[i]                                 # RBDA §8.3
-    # M = Lᵀ L   (tree-sparse)
-    crba(model, w, q, s.M)
-    if ltl(model, s.M):
-        return 1
-    # Y = L⁻ᵀ Jᵀ
-    for k in range(nv):
-        for i in range(m):
-            s.Y[k * m + i] = s.J[i * nv + k]
-    lt_solve(model, s.M, s.Y, m)                                            # L⁻ᵀ Jᵀ
-    for i in range(m):
-        for j in range(i + 1):
-            # G_ij = Σ_k Y_ki Y_kj
-            x = 0.0
-            for k in range(nv):
-                x += s.Y[k * m + i] * s.Y[k * m + j]
-            s.G[i * m + j] = x                                              # G = Yᵀ Y
-            s.G[j * m + i] = x
-    if tau != NULL:
-        # q̈₀ = M⁻¹(τ − h),  h = RNEA(q, q̇, 0) − Σ Jᵢᵀ f_ext,i
-        rnea(model, w, q, qd, NULL, f_ext, s.h)
-        for j in range(nv):
-            s.qdd0[j] = tau[j] - s.h[j]
-        ltl_solve(model, s.M, s.qdd0, 1)                                    # q̈₀ = M⁻¹(τ − h)
-    return 0
 
 
 cdef struct Job:
@@ -162,7 +101,13 @@ cdef inline int solve_state(const Job* job, Py_ssize_t k, int t) noexcept nogil:
         solve_impulse(model, &s, m, nv, qd, job.e, x, f)
         return 0
     if state_terms(model, &job.works[t], job.rows, &s, q, qd, tau, f_ext, job.kp, job.kd):
-        return 1
+        # M is not positive definite: the augmented system (kkt only, as the reference)
+        if job.task != KKT or solve_augmented(model, &job.works[t], &s, m, nv, q, qd, tau,
+                                              f_ext, x, f):
+            return 1
+        job.counts[k] = m
+        job.counts[job.n + k] = 1
+        return 0
     if job.task == KKT:
         rank = solve_kkt(model, &s, m, nv, x, f)
     elif job.task == SCHUR:
@@ -174,6 +119,17 @@ cdef inline int solve_state(const Job* job, Py_ssize_t k, int t) noexcept nogil:
     job.counts[k] = rank
     job.counts[job.n + k] = its
     return 0
+
+
+cdef object _object_new = object.__new__
+
+
+cdef inline object _build(object cls, dict fields):
+    # an instance of the (frozen dataclass) cls with these fields, without its __init__:
+    # object.__new__(cls), and its __dict__ set past the frozen __setattr__
+    out = _object_new(cls)
+    PyObject_GenericSetAttr(out, "__dict__", fields)
+    return out
 
 
 cdef class ConstrainedModel:
@@ -189,6 +145,11 @@ cdef class ConstrainedModel:
     proximal : (mu, tol, max_iter)
         The proximal iteration's settings: ``PROXIMAL_MU``, ``PROXIMAL_TOL`` and
         ``PROXIMAL_MAX_ITER`` of :mod:`rbd.reference.constrained`.
+    records : (type, type), optional
+        The result classes of :meth:`solve` and :meth:`solve_impulse`
+        (:class:`rbd.algorithms.constrained.ConstrainedDynamics` and
+        ``ImpulseDynamics``): their instances are built here with the fields written
+        to ``__dict__`` at once, without the frozen dataclasses' ``__init__``.
     """
 
     cdef CompiledBase cm
@@ -199,9 +160,11 @@ cdef class ConstrainedModel:
     cdef bint busy
     cdef object zero
     cdef Proximal prox
+    cdef object records
 
-    def __init__(self, CompiledBase compiled, packed, proximal):
+    def __init__(self, CompiledBase compiled, packed, proximal, records=(None, None)):
         self.cm = compiled
+        self.records = records
         self.packed = packed
         bind_rows(&self.rows, self.packed)
         self.size = arena_size(self.rows.m, compiled.m.nv)
@@ -214,6 +177,12 @@ cdef class ConstrainedModel:
     def nrows(self) -> int:
         """Number of constraint rows."""
         return self.rows.m
+
+    @property
+    def packed(self):
+        """The packed records the rows are computed from (``CompiledModel.rollout``'s
+        ``constraints``)."""
+        return self.packed
 
     cdef cnp.ndarray _arg(self, object x, str name, Py_ssize_t n, Job* job, int slot,
                           Py_ssize_t* N):
@@ -286,21 +255,25 @@ cdef class ConstrainedModel:
         cdef list keep = []
         cdef Work* works
         cdef cnp.npy_intp dims[2]
-        cdef cnp.ndarray x, f, counts
+        cdef cnp.ndarray x, f, counts = None
+        cdef int64_t one[2]
         dims[0] = n
         dims[1] = width
         x = cnp.PyArray_EMPTY(nd, &dims[2 - nd], cnp.NPY_DOUBLE, 0)
         dims[1] = m
         f = cnp.PyArray_EMPTY(nd, &dims[2 - nd], cnp.NPY_DOUBLE, 0)
-        dims[0] = 2
-        dims[1] = n
-        counts = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+        if N < 0:
+            job.counts = one                   # one state: rank and iterations as ints
+        else:
+            dims[0] = 2
+            dims[1] = n
+            counts = cnp.PyArray_EMPTY(2, dims, cnp.NPY_INT64, 0)
+            job.counts = <int64_t*>cnp.PyArray_DATA(counts)
         job.model = &self.cm.m
         job.rows = &self.rows
         job.prox = self.prox
         job.out[0] = <double*>cnp.PyArray_DATA(x)
         job.out[1] = <double*>cnp.PyArray_DATA(f)
-        job.counts = <int64_t*>cnp.PyArray_DATA(counts)
         job.out_stride[0] = width
         job.out_stride[1] = m
         job.n = n
@@ -342,6 +315,22 @@ cdef class ConstrainedModel:
     def dynamics(self, q, v, tau, f_ext=None, int method=KKT, double kp=0.0, double kd=0.0):
         """``(q̈, f, rank, iterations)`` of ``method`` (0 kkt, 1 schur, 2 proximal); rank and
         iterations are ints for one state, int64 arrays for a stack."""
+        return self._dynamics(q, v, tau, f_ext, method, kp, kd)
+
+    def solve(self, q, v, tau, f_ext, int method, double kp, double kd):
+        """:meth:`dynamics` as an instance of the ``record`` class (``qdd``, ``force``,
+        ``rank``, ``iterations``): the result of :func:`rbd.constrained_dynamics`."""
+        qdd, force, rank, iterations = self._dynamics(q, v, tau, f_ext, method, kp, kd)
+        return _build(self.records[0], {"qdd": qdd, "force": force, "rank": rank,
+                                        "iterations": iterations})
+
+    def solve_impulse(self, q, v_minus, double restitution):
+        """:meth:`impulse` as an instance of the second ``records`` class (``v``,
+        ``impulse``): the result of :func:`rbd.impulse_dynamics`."""
+        v, impulse = self.impulse(q, v_minus, restitution)
+        return _build(self.records[1], {"v": v, "impulse": impulse})
+
+    cdef tuple _dynamics(self, q, v, tau, f_ext, int method, double kp, double kd):
         cdef Job job
         cdef Py_ssize_t N = -1
         cdef Py_ssize_t nq = self.cm.m.nq, nv = self.cm.m.nv

@@ -66,6 +66,8 @@ class CompiledModel:
         q_ref: ArrayLike | None = None, kp: ArrayLike | None = None,
         kd: ArrayLike | None = None, damping: ArrayLike | None = None, keep_tau: bool = False,
         num_threads: int | None = None, grid: tuple[float, float, int] | None = None,
+        constraints: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        baumgarte: tuple[float, float] | None = None,
     ) -> tuple[Any, ...]: ...
 
 def compiled_model(model: Model) -> CompiledModel: ...

@@ -571,7 +571,8 @@ cdef class CompiledModel(_base.CompiledBase):
     # --- rollouts ---------------------------------------------------------------------------
     def rollout(self, q0, v0, times=None, integrator=1, Py_ssize_t stride=1, tau=None,
                 f_ext=None, q_ref=None, kp=None, kd=None, damping=None,
-                bint keep_tau=False, num_threads=None, grid=None):
+                bint keep_tau=False, num_threads=None, grid=None, constraints=None,
+                baumgarte=None):
         """Fixed-step simulations from ``(q0, v0)`` over the grid ``times`` (``rollout.pyx``).
 
         ``integrator`` is a member (or the value) of ``rbd._kernels.rollout.Integrator``,
@@ -588,7 +589,9 @@ cdef class CompiledModel(_base.CompiledBase):
         The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
         ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
         ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come
-        together.  Samples: every ``stride``-th step and the last one.
+        together.  Samples: every ``stride``-th step and the last one.  ``constraints``
+        (``ConstrainedModel.packed``) makes each evaluation the ``q̈`` of
+        :func:`rbd.constrained_dynamics` ("kkt", Baumgarte ``(kp, kd)`` or None).
 
         Returns
         -------
@@ -601,7 +604,7 @@ cdef class CompiledModel(_base.CompiledBase):
             last one is the state after ``steps`` steps), the number of steps
             done to a finite state and acceleration, and for a divergence what
             became non-finite first (``"q"``, ``"v"`` or ``"a"``, else ``""``)
-            and at which time (of a step or an RK4 stage).
+            and when (a step's or an RK4 stage's time); then ``φ(q)``, ``J(q) v``.
 
         A signal handler that raises during the run (``KeyboardInterrupt`` on
         Ctrl-C) stops every rollout within some 20 ms; its exception is raised
@@ -615,7 +618,8 @@ cdef class CompiledModel(_base.CompiledBase):
             When the forward dynamics is undefined (see :meth:`aba`).
         """
         return _rollout_batch.run_rollout(self, q0, v0, times, integrator, stride, tau, f_ext,
-                                          q_ref, kp, kd, damping, keep_tau, num_threads, grid)
+                                          q_ref, kp, kd, damping, keep_tau, num_threads, grid,
+                                          constraints, baumgarte)
 
 
 def compiled_model(model):

@@ -7,4 +7,5 @@ from rbd._kernels._base cimport CompiledBase
 cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
                        object integrator, Py_ssize_t stride, object tau, object f_ext,
                        object q_ref, object kp, object kd, object damping, bint keep_tau,
-                       object num_threads, object grid)
+                       object num_threads, object grid, object constraints=*,
+                       object baumgarte=*)

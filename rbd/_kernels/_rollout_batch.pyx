@@ -25,10 +25,13 @@ from rbd._kernels._args cimport as_array, batch_of, check_finite, shape_text, ve
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
                                  omp_starting, omp_unusable)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
+from rbd._kernels.constrained cimport arena_size
+from rbd._kernels.constraints cimport Rows, bind_rows
 
 import numpy as np
 
 from rbd._kernels.rollout import Integrator
+from rbd._validation import singular_inertia
 from rbd.errors import InputError
 
 cnp.import_array()
@@ -46,7 +49,10 @@ cdef struct RolloutJob:
     double* scratch               # nthreads × nscratch
     Py_ssize_t nscratch
     Py_ssize_t rows               # samples per rollout
-    double* out[6]                # q, v, a, τ (or NULL), kinetic, potential
+    double* out[8]                # q, v, a, τ (or NULL), kinetic, potential, φ, J v (or NULL)
+    Py_ssize_t nrows              # constraint rows (0: none)
+    double* arena                 # nthreads × narena: the constrained evaluations' scratch
+    Py_ssize_t narena
     int* status
     Py_ssize_t* samples           # per rollout: the samples written
     Py_ssize_t* steps             # per rollout: the steps done
@@ -62,12 +68,16 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
     cdef Py_ssize_t rows = job.rows
     if ctl.tau != NULL:
         ctl.tau = ctl.tau + k * job.tau_step
+    if ctl.rows != NULL:
+        ctl.arena = job.arena + t * job.narena
     rec.q = job.out[0] + k * rows * m.nq
     rec.v = job.out[1] + k * rows * m.nv
     rec.a = job.out[2] + k * rows * m.nv
     rec.tau = NULL if job.out[3] == NULL else job.out[3] + k * rows * m.nv
     rec.kinetic = job.out[4] + k * rows
     rec.potential = job.out[5] + k * rows
+    rec.phi = NULL if job.out[6] == NULL else job.out[6] + k * rows * job.nrows
+    rec.jv = NULL if job.out[7] == NULL else job.out[7] + k * rows * job.nrows
     job.status[k] = _rollout.rollout(m, &job.works[t], &ctl, job.plan, job.q0 + k * m.nq,
                                      job.v0 + k * m.nv, job.scratch + t * job.nscratch, &rec)
     job.samples[k] = rec.samples
@@ -81,23 +91,36 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
 cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
                        object integrator, Py_ssize_t stride, object tau, object f_ext,
                        object q_ref, object kp, object kd, object damping, bint keep_tau,
-                       object num_threads, object grid):
+                       object num_threads, object grid, object constraints=None,
+                       object baumgarte=None):
     # the rollouts of CompiledModel.rollout (its docstring): checks, outputs, the runs
     cdef _rollout.Control ctl
     cdef _rollout.Plan plan
     cdef Interrupt intr
+    cdef Rows crows
     cdef Py_ssize_t tau_step = 0
-    cdef Py_ssize_t N
+    cdef Py_ssize_t N, m = 0
     keep = []
     q0, v0, N = _rollout_states(km, q0, v0)
     keep.append(_rollout_plan(km, times, grid, integrator, stride, &plan))
     tau_step, tau_arr = _rollout_tau(km, tau, N, plan.n_steps, &ctl)
     keep.append(_rollout_law(km, q_ref, kp, kd, damping, f_ext, &ctl))
+    ctl.rows = NULL
+    ctl.arena = NULL
+    ctl.baumgarte_kp = ctl.baumgarte_kd = 0.0
+    if constraints is not None:
+        bind_rows(&crows, constraints)           # the packed records, kept by the caller
+        ctl.rows = &crows
+        m = crows.m
+        if baumgarte is not None:
+            ctl.baumgarte_kp, ctl.baumgarte_kd = baumgarte
     rows = plan.n_steps // stride + 1 + (1 if plan.n_steps % stride else 0)
     lead = () if N < 0 else (N,)
     out = [np.empty(lead + (rows, d)) for d in (km.m.nq, km.m.nv, km.m.nv)]
     out.append(np.empty(lead + (rows, km.m.nv)) if keep_tau else None)
     out += [np.empty(lead + (rows,)), np.empty(lead + (rows,))]
+    out += [np.empty(lead + (rows, m)), np.empty(lead + (rows, m))] if ctl.rows != NULL \
+        else [None, None]
     status = np.zeros(max(N, 1), dtype=np.intc)
     counts = np.zeros((3, max(N, 1)), dtype=np.intp)     # samples, steps, failure
     failure_t = np.zeros(max(N, 1))
@@ -109,11 +132,11 @@ cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
     _rollouts(km, &ctl, &plan, q0, v0, tau_step, out, rows, status, counts, failure_t,
               min(nt, max(N, 1)))
     if N < 0:
-        result = (*out, int(status[0]), int(counts[0, 0]), int(counts[1, 0]),
-                  "qva"[counts[2, 0] - 1] if counts[2, 0] else "", float(failure_t[0]))
+        result = (*out[:6], int(status[0]), int(counts[0, 0]), int(counts[1, 0]),
+                  "qva"[counts[2, 0] - 1] if counts[2, 0] else "", float(failure_t[0]), *out[6:])
     else:
-        result = (*out, status, counts[0], counts[1],
-                  np.array(["", "q", "v", "a"])[counts[2]], failure_t)
+        result = (*out[:6], status, counts[0], counts[1],
+                  np.array(["", "q", "v", "a"])[counts[2]], failure_t, *out[6:])
     error = interrupt_error(&intr)
     if error is not None:
         try:
@@ -124,6 +147,8 @@ cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
     bad = status[status > 0]
     if bad.size:
         km._raise_status(int(bad[0]))
+    if np.any(status == _rollout.NOT_DEFINITE):
+        raise singular_inertia()
     return result
 
 
@@ -256,12 +281,17 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     # every rollout, GIL released: prange over the rollouts, one workspace per thread
     cdef Py_ssize_t N = 1 if cnp.PyArray_NDIM(q0) == 1 else cnp.PyArray_DIMS(q0)[0]
     cdef Py_ssize_t k, nscratch = 3 * km.m.nq + 20 * km.m.nv
+    cdef Py_ssize_t m = 0 if ctl.rows == NULL else ctl.rows.m
     cdef int t
     cdef RolloutJob job
     if omp_unusable():
         nt = 1       # the fork rule (_base.pyx)
     buffer = np.zeros((nt, km.data.size))
     scratch = np.empty((nt, nscratch))
+    job.nrows = m
+    job.narena = 0 if ctl.rows == NULL else arena_size(m, km.m.nv) + m
+    arenas = np.empty((nt, job.narena))
+    job.arena = <double*>cnp.PyArray_DATA(arenas)
     job.works = <Work*>malloc(nt * sizeof(Work))
     if job.works == NULL:
         raise MemoryError()
@@ -276,7 +306,7 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     job.scratch = <double*>cnp.PyArray_DATA(scratch)
     job.nscratch = nscratch
     job.rows = rows
-    for t in range(6):
+    for t in range(8):
         job.out[t] = NULL if out[t] is None else <double*>cnp.PyArray_DATA(out[t])
     job.status = <int*>cnp.PyArray_DATA(status)
     job.samples = <Py_ssize_t*>cnp.PyArray_DATA(counts)

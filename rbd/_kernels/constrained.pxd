@@ -2,7 +2,8 @@
 """The constrained solvers, compiled (``constrained.pyx``): the scratch of one state and the
 solvers' C entry points, run by ``_constrained_batch.pyx``."""
 
-from rbd._kernels._model cimport ModelC
+from rbd._kernels._model cimport ModelC, Work
+from rbd._kernels.constraints cimport Rows
 
 
 cdef struct Arena:
@@ -21,6 +22,36 @@ cdef struct Arena:
     double* t                     # m
     double* u                     # m
     Py_ssize_t* piv               # m
+    Py_ssize_t* rows              # nv: the rows of Y that are not all zero
+    double* K                     # (nv + m)²: the augmented matrix (M not definite)
+    Py_ssize_t* kpiv              # nv + m: its row exchanges
+
+
+cdef inline Py_ssize_t arena_size(Py_ssize_t m, Py_ssize_t nv) noexcept nogil:
+    # the doubles of one Arena (its pivots last, one double each)
+    return (5 * m + 2 * m * nv + nv * nv + 3 * nv + 3 * m * m + m + 1
+            + (nv + m) * (nv + m) + nv + m)
+
+
+cdef inline void arena(double* base, Py_ssize_t m, Py_ssize_t nv, Arena* s) noexcept nogil:
+    # lay the Arena of m rows and nv velocities out from base (arena_size(m, nv) doubles)
+    s.phi = base; base += m
+    s.gamma = base; base += m
+    s.J = base; base += m * nv
+    s.M = base; base += nv * nv
+    s.h = base; base += nv
+    s.qdd0 = base; base += nv
+    s.Y = base; base += m * nv
+    s.G = base; base += m * m
+    s.A = base; base += m * m
+    s.C = base; base += m * m
+    s.b = base; base += m
+    s.t = base; base += m
+    s.u = base; base += m
+    s.piv = <Py_ssize_t*>base; base += m + 1
+    s.rows = <Py_ssize_t*>base; base += nv
+    s.K = base; base += (nv + m) * (nv + m)
+    s.kpiv = <Py_ssize_t*>base
 
 
 cdef struct Proximal:
@@ -40,3 +71,13 @@ cdef int solve_proximal(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t 
 cdef Py_ssize_t solve_impulse(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv,
                               const double* v_minus, double e, double* v_plus,
                               double* Lam) noexcept nogil
+cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
+                     const double* qd, const double* tau, const double* f_ext, double kp,
+                     double kd) noexcept nogil
+cdef int solve_augmented(const ModelC* model, Work* w, Arena* s, Py_ssize_t m, Py_ssize_t nv,
+                         const double* q, const double* qd, const double* tau,
+                         const double* f_ext, double* qdd, double* f) noexcept nogil
+cdef int kkt_acceleration(const ModelC* model, Work* w, const Rows* r, double* base,
+                          const double* q, const double* qd, const double* tau,
+                          const double* f_ext, double kp, double kd,
+                          double* qdd) noexcept nogil

@@ -8,3 +8,4 @@ cimported by ``_constrained_batch.pyx``; Python code calls them through
 """
 
 PIVOT_RTOL: float
+AUGMENTED_RTOL: float

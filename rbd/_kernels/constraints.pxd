@@ -17,6 +17,11 @@ cdef struct Rows:
     const double* coef            # the couplings' coefficients, one after the other
 
 
+cdef void constraint_motion(const ModelC* model, Work* w, const double* q,
+                            const double* qd) noexcept nogil
+cdef void rows_after_motion(const ModelC* model, Work* w, const Rows* r, const double* q,
+                            const double* qd, double* phi, double* J,
+                            double* gamma) noexcept nogil
 cdef void c_constraint_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
                             const double* qd, double* phi, double* J,
                             double* gamma) noexcept nogil

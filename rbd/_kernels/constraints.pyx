@@ -46,7 +46,8 @@ cdef enum:
 
 cdef void constraint_motion(const ModelC* model, Work* w, const double* q,
                             const double* qd) noexcept nogil:
-    """World poses R_i, p_i; body velocities v_i; accelerations a_i at q̈ = 0 (w.a)."""
+    """World poses R_i, p_i; body velocities v_i; velocity-product accelerations
+    c_i = c_J + v_i × v_J (w.c); accelerations a_i at q̈ = 0 without gravity (w.a)."""
     cdef Py_ssize_t i, k, lam
     cdef double v_J[6]
     cdef double c[6]
@@ -58,6 +59,7 @@ cdef void constraint_motion(const ModelC* model, Work* w, const double* q,
         crm_apply(w.v + 6 * i, v_J, c)
         for k in range(6):
             c[k] += w.c_J[6 * i + k]                                        # S&G (11)
+            w.c[6 * i + k] = c[k]
         lam = model.parent[i]
         if lam < 0:
             # a_i = c
@@ -208,13 +210,21 @@ cdef void coupling_rows(const double* q, const double* qd, Py_ssize_t nv, Py_ssi
 cdef void c_constraint_rows(const ModelC* model, Work* w, const Rows* r, const double* q,
                     const double* qd, double* phi, double* J, double* gamma) noexcept nogil:
     """φ (m), J (m × nv, row-major) and γ (m) of the packed records at one state."""
-    cdef Py_ssize_t nv = model.nv, k, row = 0
-    cdef const int64_t* c
+    cdef Py_ssize_t k
     cdef bint motion = False
     for k in range(r.n):
         motion = motion or r.code[8 * k] != K_COUPLING
     if motion:
         constraint_motion(model, w, q, qd)
+    rows_after_motion(model, w, r, q, qd, phi, J, gamma)
+
+
+cdef void rows_after_motion(const ModelC* model, Work* w, const Rows* r, const double* q,
+                            const double* qd, double* phi, double* J,
+                            double* gamma) noexcept nogil:
+    """The rows of ``c_constraint_rows`` once ``constraint_motion`` has run at (q, q̇)."""
+    cdef Py_ssize_t nv = model.nv, k, row = 0
+    cdef const int64_t* c
     for k in range(r.n):
         c = r.code + 8 * k
         if c[0] == K_COUPLING:

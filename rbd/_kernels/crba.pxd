@@ -97,11 +97,18 @@ cdef inline void row_scale(double* X, Py_ssize_t ncols, Py_ssize_t k, double l) 
 
 cdef inline void lt_solve(const ModelC* model, const double* L, double* X,
                           Py_ssize_t ncols) noexcept nogil:
-    """X ← L⁻ᵀ X (sweep 1 of ``ltl_solve``, from the leaves to the root)."""
-    cdef Py_ssize_t n = model.nv, k, i
+    """X ← L⁻ᵀ X (sweep 1 of ``ltl_solve``, from the leaves to the root); a row of zeros
+    stays zero and pushes nothing, so it is skipped (constraint Jacobians that touch a
+    branch of the tree only)."""
+    cdef Py_ssize_t n = model.nv, k, i, c
     cdef const int64_t* lam = model.dof_parent
     # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(n - 1, -1, -1):
+        c = 0
+        while c < ncols and X[k * ncols + c] == 0.0:
+            c += 1
+        if c == ncols:
+            continue
         row_scale(X, ncols, k, 1.0 / L[k * n + k])
         i = lam[k]
         while i >= 0:

@@ -3,6 +3,7 @@
 
 from rbd._kernels._base cimport Interrupt
 from rbd._kernels._model cimport ModelC, Work
+from rbd._kernels.constraints cimport Rows
 
 cpdef enum Integrator:
     # the fixed-step method of rollout() (Plan.integrator): the members and values of
@@ -15,6 +16,7 @@ cdef enum:
     # rollout() status (besides 0 and 1 + i for a pivot error at body i)
     DIVERGED = -1               # the state or the acceleration became non-finite
     INTERRUPTED = -2            # a signal handler raised (Ctrl-C)
+    NOT_DEFINITE = -3           # constrained: M is not positive definite at a finite state
     # Record.failure: what became non-finite first
     FAIL_Q = 1
     FAIL_V = 2
@@ -31,6 +33,12 @@ cdef struct Control:
     const double* kd            # nv
     const double* damping       # NULL, or D (nv, the diagonal)
     const double* f_ext         # NULL, or nb × 6 body-frame forces (constant)
+    # bilateral constraints (rows NULL: none, the ABA): q̈ of rbd.constrained_dynamics,
+    # method "kkt", J q̈ = γ − kd J v − kp φ (RBDA §8.3; constrained.pyx, kkt_acceleration)
+    const Rows* rows
+    double baumgarte_kp
+    double baumgarte_kd
+    double* arena               # the thread's arena_size(m, nv) + m doubles (constrained.pxd)
 
 
 cdef struct Plan:
@@ -53,6 +61,8 @@ cdef struct Record:
     double* tau                 # samples × nv (τ_ff + PD, without damping), or NULL
     double* kinetic             # samples
     double* potential           # samples
+    double* phi                 # samples × m: φ(q) of Control.rows, or NULL
+    double* jv                  # samples × m: J(q) v, or NULL
     Py_ssize_t samples          # out: the samples written
     Py_ssize_t steps            # out: the steps done to a finite state and acceleration
     int failure                 # out: FAIL_Q, FAIL_V or FAIL_A when the run diverged

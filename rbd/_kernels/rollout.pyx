@@ -25,8 +25,14 @@ quaternion, the ``se(3)`` logarithm on a free joint).  Samples are the state
 after every ``stride``-th step and after the last one, with the acceleration,
 the commanded force and the energies.
 
+With bilateral constraints (``Control.rows``) every evaluation is the
+acceleration of :func:`rbd.constrained_dynamics` (method ``"kkt"``, the
+Baumgarte gains of ``Control``) instead of the ABA's: ``kkt_acceleration`` of
+``constrained.pyx``, the rows, the CRBA, the tree-sparse factor of ``M`` and the
+solve; the steppers are the same.  Each sample then holds ``φ(q)`` and ``J(q) v``.
+
 ``rollout`` returns 0, ``1 + i`` when the pivot ``D_i`` of body ``i`` is not
-positive definite, ``DIVERGED`` (-1) when the state or the acceleration became
+positive definite, ``NOT_DEFINITE`` (-3) when ``M`` is not (with constraints), ``DIVERGED`` (-1) when the state or the acceleration became
 non-finite, or ``INTERRUPTED`` (-2) when a signal handler raised (the check of
 ``_base.pyx``, every ``INTERRUPT_STEPS`` steps); the samples written and the
 steps done are in the ``Record``, so the caller keeps what was computed.
@@ -39,6 +45,8 @@ from rbd._kernels._base cimport interrupted
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels._spatial cimport cross3, dot3, mat3_vec, quat_to_rot_T
 from rbd._kernels.aba cimport aba
+from rbd._kernels.constrained cimport Arena, arena, kkt_acceleration
+from rbd._kernels.constraints cimport c_constraint_rows
 from rbd._kernels.kinematics cimport integrate, kinetic_energy, potential_energy
 
 
@@ -136,12 +144,20 @@ cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
 cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
                          const double* q, const double* v, double* a,
                          double* scratch) noexcept nogil:
-    # a = ABA(q, v, τ(k, q, v), f_ext);  τ in scratch[0:nv], τ_total and q_ref ⊖ q after it;
-    # a non-finite state (a stage of a diverging step) is a divergence (-1), not a pivot error
+    # a = ABA(q, v, τ(k, q, v), f_ext), or with constraints (ctl.rows) the q̈ of the
+    # stabilized KKT system (kkt_acceleration, constrained.pyx); τ in scratch[0:nv], τ_total
+    # and q_ref ⊖ q after it; a non-finite state (a stage of a diverging step) is a
+    # divergence (-1), not a pivot error (1 + i) or an M that is not definite (NOT_DEFINITE)
     cdef Py_ssize_t nv = m.nv
     cdef int status
     joint_force(m, ctl, k, q, v, scratch, scratch + nv, scratch + 2 * nv)
-    status = aba(m, w, q, v, scratch + nv, ctl.f_ext, a, False)
+    if ctl.rows == NULL:
+        status = aba(m, w, q, v, scratch + nv, ctl.f_ext, a, False)
+    elif kkt_acceleration(m, w, ctl.rows, ctl.arena, q, v, scratch + nv, ctl.f_ext,
+                          ctl.baumgarte_kp, ctl.baumgarte_kd, a):
+        status = NOT_DEFINITE
+    else:
+        status = 0
     if status and not (all_finite(q, m.nq) and all_finite(v, nv)
                        and all_finite(scratch + nv, nv)):
         return DIVERGED
@@ -284,11 +300,21 @@ cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
 
 
 # --- samples -------------------------------------------------------------------------------
-cdef inline void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
-                        const double* q, const double* v, const double* a,
+cdef inline void record(const ModelC* m, Work* w, const Control* ctl, const Record* rec,
+                        Py_ssize_t r, const double* q, const double* v, const double* a,
                         const double* tau) noexcept nogil:
-    # sample r: q, v, a, τ, T = ½ vᵀ M v, U = -Σ m_i gᵀ c_i
-    cdef Py_ssize_t nq = m.nq, nv = m.nv
+    # sample r: q, v, a, τ, T = ½ vᵀ M v, U = -Σ m_i gᵀ c_i; with constraints φ(q) and J(q) v
+    cdef Py_ssize_t nq = m.nq, nv = m.nv, i, j
+    cdef Arena s
+    cdef double x
+    if rec.phi != NULL:
+        arena(ctl.arena, ctl.rows.m, nv, &s)
+        c_constraint_rows(m, w, ctl.rows, q, v, rec.phi + r * ctl.rows.m, s.J, s.gamma)
+        for i in range(ctl.rows.m):
+            x = 0.0
+            for j in range(nv):
+                x += s.J[i * nv + j] * v[j]
+            rec.jv[r * ctl.rows.m + i] = x
     memcpy(rec.q + r * nq, q, nq * sizeof(double))
     memcpy(rec.v + r * nv, v, nv * sizeof(double))
     memcpy(rec.a + r * nv, a, nv * sizeof(double))
@@ -328,7 +354,7 @@ cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
         return fail(rec, FAIL_A, grid_time(plan, 0))
     if status:
         return status
-    record(m, w, rec, 0, q, v, a, tau)
+    record(m, w, ctl, rec, 0, q, v, a, tau)
     rec.samples = 1
     # --- the steps: x_{k+1} = step(x_k), a_{k+1} = FD(x_{k+1}), a sample every stride steps
     for k in range(n):
@@ -351,12 +377,13 @@ cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
             break
         rec.steps = k + 1
         if (k + 1) % plan.stride == 0 or k + 1 == n:
-            record(m, w, rec, rec.samples, q, v, a, tau)
+            record(m, w, ctl, rec, rec.samples, q, v, a, tau)
             rec.samples += 1
         elif plan.stride > 1:
             memcpy(last, q, nq * sizeof(double))
             memcpy(last + nq, v, 3 * nv * sizeof(double))     # v, a, τ are contiguous
     if status == DIVERGED and rec.steps % plan.stride:
-        record(m, w, rec, rec.samples, last, last + nq, last + nq + nv, last + nq + 2 * nv)
+        record(m, w, ctl, rec, rec.samples, last, last + nq, last + nq + nv,
+               last + nq + 2 * nv)
         rec.samples += 1
     return status

@@ -55,17 +55,6 @@ class ConstrainedDynamics:
     iterations: int | np.ndarray
 
 
-def _record(qdd, force, rank, iterations) -> ConstrainedDynamics:
-    """``ConstrainedDynamics(qdd, force, rank, iterations)`` on the kernel path: the fields
-    written to the new record's ``__dict__`` at once, instead of the frozen ``__setattr__``
-    of each (as :class:`rbd.Data`'s views); a microsecond of a few-microsecond call."""
-    out = object.__new__(ConstrainedDynamics)
-    fields = out.__dict__
-    fields["qdd"], fields["force"], fields["rank"], fields["iterations"] = (qdd, force, rank,
-                                                                           iterations)
-    return out
-
-
 @dataclass(frozen=True)
 class ImpulseDynamics:
     """Result of :func:`impulse_dynamics`: post-impact ``v`` and the ``impulse`` (rows,)."""
@@ -115,8 +104,17 @@ def _solvers(model, constraints, backend):
 
     Kept on the model (``model._derived``) under the tuple of the constraints
     (the kinds are immutable and compared by identity): the records are resolved
-    and packed once.
+    and packed once.  The first lines are the hot path of a call on the default
+    backend: a read of that table, which holds kernel solvers only (the default
+    backend is the kernel one whenever the kernels are built).
     """
+    if backend is None:
+        try:
+            key = (model._constraints if constraints is None else tuple(constraints)
+                   if type(constraints) in (list, tuple) else (constraints,))
+            return model._cache["constrained_solvers"][key]
+        except (AttributeError, KeyError, TypeError):
+            pass
     twin = _kernel(model, backend)
     if twin is None or model._mimic:
         return None
@@ -138,12 +136,17 @@ def _solvers(model, constraints, backend):
             return None
         solver = ConstrainedModel(twin, rows.packed,
                                   (_solve.PROXIMAL_MU, _solve.PROXIMAL_TOL,
-                                   _solve.PROXIMAL_MAX_ITER))
+                                   _solve.PROXIMAL_MAX_ITER),
+                                  (ConstrainedDynamics, ImpulseDynamics))
         if key is not None:
             if len(kept) >= _SOLVERS_KEPT:
                 kept.pop(next(iter(kept)))
             kept[key] = solver
     return solver
+
+
+#: The gains of ``baumgarte=None``: no stabilization.
+_NO_GAINS = (0.0, 0.0)
 
 
 def _baumgarte(baumgarte) -> tuple[float, float] | None:
@@ -209,7 +212,9 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
         On a bad state (as :func:`rnea`), an unknown method or bad gains.
     ModelError
         When a constraint names a body, frame or joint the model lacks, or
-        where ``M`` is not positive definite (a joint that moves no inertia).
+        where ``M`` is not positive definite (a joint that moves no inertia); with
+        ``method="kkt"`` only where the augmented matrix ``[[M, Jᵀ], [J, 0]]`` is
+        singular too (independent rows that hold every joint ``M`` misses are solved).
 
     Examples
     --------
@@ -222,14 +227,13 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     >>> bool(np.abs(res.qdd).max() < 1e-12), res.force.round(6)   # it carries both weights
     (True, array([ 0.  ,  0.  , 19.62]))
     """
-    if method not in METHODS:
+    code = _METHOD_CODE.get(method) if type(method) is str else None
+    if code is None:
         raise InputError(f"method must be one of {', '.join(METHODS)}; got {method!r}")
-    gains = None if baumgarte is None else _baumgarte(baumgarte)
+    gains = _NO_GAINS if baumgarte is None else _baumgarte(baumgarte)
     solver = _solvers(model, constraints, backend)
-    if solver is not None:
-        if gains is None:
-            return _record(*solver.dynamics(q, v, tau, f_ext, _METHOD_CODE[method]))
-        return _record(*solver.dynamics(q, v, tau, f_ext, _METHOD_CODE[method], *gains))
+    if solver is not None:          # one compiled call, which validates the state
+        return solver.solve(q, v, tau, f_ext, code, gains[0], gains[1])
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, _V, _TAU, _F), (q, v, tau, f_ext))
     twin = _twin(model, backend)
@@ -237,7 +241,7 @@ def constrained_dynamics(model: Model, q, v, tau, constraints=None, *, method: s
     for k in batch:
         q_k, v_k, tau_k, f_k = (None if a is None else a for a in _at(arrays, k))
         phi, J, gamma = rows(q_k, v_k)
-        if gains is not None:
+        if baumgarte is not None:
             gamma = gamma - gains[1] * (J @ v_k) - gains[0] * phi            # RBDA §8.3
         M = twin.crba(q_k)
         h = (twin.nonlinear_effects(q_k, v_k) if f_k is None
@@ -300,7 +304,7 @@ def impulse_dynamics(model: Model, q, v_minus, constraints=None, restitution: fl
         raise InputError(f"restitution must be a number in [0, 1], got {restitution!r}")
     solver = _solvers(model, constraints, backend)
     if solver is not None:
-        return ImpulseDynamics(*solver.impulse(q, v_minus, e))
+        return solver.solve_impulse(q, v_minus, e)
     rows = _Rows(model, constraints, backend)
     arrays, batch = _states(model, (_Q, ("v_minus", "v")), (q, v_minus))
     twin = _twin(model, backend)

@@ -237,9 +237,11 @@ def simulate(
     constraints : sequence of constraint kinds, optional, keyword-only
         Bilateral constraints (:mod:`rbd.constraints`) enforced by
         :func:`rbd.constrained_dynamics` at every stage; default: the model's
-        active :attr:`~rbd.Model.constraints` (``()`` for none).  Such a run
-        takes the Python path, and :attr:`Trajectory.constraint_error` holds
-        ``φ(q)`` at each sample.
+        active :attr:`~rbd.Model.constraints` (``()`` for none).
+        :attr:`Trajectory.constraint_error` holds ``φ(q)`` and
+        :attr:`Trajectory.constraint_velocity_error` ``J(q) v`` at each sample.
+        Such a run takes the compiled path (single or batched) where the compiled
+        :func:`rbd.constrained_dynamics` would: no mimic joints, no rolling rows.
     baumgarte : "auto", (kp, kd) or None, keyword-only
         Stabilization of the constraints, ``J q̈ = γ − kd J v − kp φ``
         (RBDA §8.3): ``"auto"`` is ``kp = ω²``, ``kd = 2ω`` with
@@ -381,8 +383,9 @@ def _contact_run(model, integrator, contact) -> bool:
 def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
                   options: SimulationOptions, contact: bool = False) -> Trajectory:
     """One run of :func:`simulate` from a checked state: with contacts (MuJoCo's Euler step,
-    which records ``contact_count``), compiled when it can, else Python; then the one place
-    that records the bilateral constraints' ``constraint_error``."""
+    which records ``contact_count``), compiled when it can, else Python.  The compiled
+    rollout records the bilateral constraints' errors itself, the other paths here
+    (:func:`_record_constraints`)."""
     o = options
     if contact:
         from .contact import simulate_contact
@@ -392,7 +395,7 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
                                 constraints=o.constraints)
         return _record_constraints(model, traj, o)
     kernel = None
-    if o.compiled and not o.progress and o.steps is not None and not o.constraints:
+    if o.compiled and not o.progress and o.steps is not None:
         evaluations = 1 + o.steps * (o.evaluations_per_step or 1)
         if evaluations <= o.max_evaluations:    # else the Python path stops at the limit
             kernel = compiled_kernel(model, o)
@@ -407,9 +410,12 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
 
 def _record_constraints(model: Model, traj: Trajectory, options: SimulationOptions
                         ) -> Trajectory:
-    """``traj.constraint_error``: ``φ(q)`` of the run's bilateral constraints at each sample."""
+    """``traj.constraint_error`` and ``traj.constraint_velocity_error``: ``φ(q)`` and
+    ``J(q) v`` of the run's bilateral constraints at each sample."""
     if options.constraints:
         traj.constraint_error = algorithms.constraint_error(model, traj.q, options.constraints)
+        J = algorithms.constraint_jacobian(model, traj.q, options.constraints)
+        traj.constraint_velocity_error = np.einsum("...ij,...j->...i", J, traj.v)
     return traj
 
 
@@ -482,7 +488,7 @@ def _simulate_batch(model: Model, q0, v0, options: SimulationOptions,
         raise InputError("a batch needs at least one initial state (q0 has shape (0, nq))")
     if contact:
         return _python_batch(model, q0, v0, o, contact)
-    kernel = compiled_kernel(model, o) if o.compiled and not o.constraints else None
+    kernel = compiled_kernel(model, o) if o.compiled else None
     _check_memory(model, o.duration, o.dt, o.record_every, len(q0), python=kernel is None)
     if kernel is None:
         return _python_batch(model, q0, v0, o)
@@ -503,7 +509,10 @@ def _rollout(batch: Trajectory, k: int) -> Trajectory:
     return Trajectory(t=batch.t[:n], q=batch.q[k, :n], v=batch.v[k, :n], a=batch.a[k, :n],
                       kinetic=batch.kinetic[k, :n], potential=batch.potential[k, :n],
                       tau=None if batch.tau is None else batch.tau[k, :n],
-                      model_name=batch.model_name, integrator=batch.integrator, dt=batch.dt)
+                      model_name=batch.model_name, integrator=batch.integrator, dt=batch.dt,
+                      **{name: getattr(batch, name)[k, :n] for name in
+                         ("constraint_error", "constraint_velocity_error")
+                         if getattr(batch, name) is not None})
 
 
 def _batch_error(traj: Trajectory, diverged, times, first: int,
@@ -576,6 +585,10 @@ def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajector
                       evaluations=sum(r.evaluations for r in runs if r is not None),
                       constraint_error=None if some is None or some.constraint_error is None
                       else column("constraint_error", some.constraint_error.shape[-1]),
+                      constraint_velocity_error=None if some is None
+                      or some.constraint_velocity_error is None
+                      else column("constraint_velocity_error",
+                                  some.constraint_velocity_error.shape[-1]),
                       contact_count=None if some is None or some.contact_count is None
                       else _counts(column("contact_count", None)))
 

@@ -7,7 +7,10 @@ the damping, a constant ``f_ext`` - and which has no events runs inside
 the same steps as :mod:`rbd.simulation.integrators`, equal to round-off.
 A batch of initial states runs there in threads.  Everything else (callables,
 events and impacts, ``solve_ivp``, ``backend="reference"``, models with mimic
-joints) takes the Python path of :mod:`rbd.simulation.drivers`.
+joints) takes the Python path of :mod:`rbd.simulation.drivers`.  Bilateral
+constraints run compiled too (the stabilized KKT acceleration at every stage,
+``φ(q)`` and ``J(q) v`` recorded at each sample) where the compiled
+:func:`rbd.constrained_dynamics` would (no mimic joints, no rolling rows).
 """
 
 from __future__ import annotations
@@ -76,7 +79,21 @@ def compiled_kernel(model: Model, options) -> object:
             or model._mimic):
         return None
     kernel = algorithms._kernel(model, options.backend)
-    return kernel if kernel is not None and hasattr(kernel, "rollout") else None
+    if kernel is None or not hasattr(kernel, "rollout"):
+        return None
+    if options.constraints and _constraint_records(model, options) is None:
+        return None          # rows only Python derives (Rolling's P(q))
+    return kernel
+
+
+def _constraint_records(model: Model, options):
+    """The packed records of the run's constraints for ``CompiledModel.rollout``: those of
+    the compiled solvers of :func:`rbd.constrained_dynamics` (the same qualification:
+    no mimic joints, no :class:`~rbd.constraints.Rolling` rows), or None."""
+    from ..algorithms.constrained import _solvers
+
+    solver = _solvers(model, options.constraints, options.backend)
+    return None if solver is None else solver.packed
 
 
 @dataclass
@@ -116,6 +133,9 @@ def run_compiled(kernel, model: Model, q0, v0, options) -> CompiledRun:
                   q_ref=f.q_ref, kp=f.kp, kd=f.kd, damping=f.damping,
                   keep_tau=options.keep_tau, num_threads=options.num_threads,
                   grid=(dt, duration, steps))
+    if options.constraints:
+        kwargs.update(constraints=_constraint_records(model, options),
+                      baumgarte=options.baumgarte)
     try:
         out = kernel.rollout(q0, v0, **kwargs)
     except BaseException as exc:
@@ -131,8 +151,10 @@ def run_compiled(kernel, model: Model, q0, v0, options) -> CompiledRun:
 
 def _compiled_run(out: tuple, model: Model, options, steps: int) -> CompiledRun:
     """A :class:`CompiledRun` of the kernel's result tuple."""
-    q, v, a, tau, kinetic, potential, status, samples, done, failure, failure_t = out
+    q, v, a, tau, kinetic, potential, status, samples, done, failure, failure_t = out[:11]
     arrays = dict(q=q, v=v, a=a, tau=tau, kinetic=kinetic, potential=potential)
+    if len(out) > 11:                # with constraints: φ(q) and J(q) v at each sample
+        arrays.update(constraint_error=out[11], constraint_velocity_error=out[12])
     duration, dt, stride = options.duration, options.dt, options.record_every
     per_step = options.evaluations_per_step
     if np.ndim(status) == 0 and status != 0:     # one rollout cut short: its samples only

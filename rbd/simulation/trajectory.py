@@ -92,6 +92,9 @@ class Trajectory:
     constraint_error : (N, m) ndarray or None
         The position error ``φ(q)`` of the enforced constraints (``m`` rows) at
         each sample (None without constraints; :meth:`save` does not write it).
+    constraint_velocity_error : (N, m) ndarray or None
+        The velocity error ``J(q) v`` of the enforced constraints at each sample
+        (None without constraints; :meth:`save` does not write it).
     contact_count : (N,) int ndarray or None
         The number of contacts at each sample of a contact run
         (``simulate(..., contact=...)``; None otherwise).
@@ -116,6 +119,7 @@ class Trajectory:
     constraint_error: np.ndarray | None = None
     contact_count: np.ndarray | None = None
     joints: tuple = ()
+    constraint_velocity_error: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)
