@@ -12,7 +12,7 @@ instruction with SSE2, AVX2 or AVX-512; check with ``-fopt-info-vec``).  The
 pointers are ``restrict`` (``lp``, ``clp``): outputs never alias inputs.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport cos, fabs, sin, sqrt
 
 cdef extern from *:
     # restrict-qualified lane pointers: the compiler may vectorize without alias checks
@@ -38,6 +38,64 @@ cdef inline void lane_put(const double* x, Py_ssize_t n, Py_ssize_t l, lp out) n
     cdef Py_ssize_t k
     for k in range(n):
         out[k * W + l] = x[k]
+
+
+# --- sine and cosine ---------------------------------------------------------------------
+
+cdef inline void sincos_lanes(clp x, lp s, lp c) noexcept nogil:
+    # s = sin x, c = cos x on every lane, within 1 ulp of the correctly rounded values (the
+    # libm per lane it replaces; tests/test_soa.py), in arithmetic the compiler vectorizes:
+    #   reduce:  x = n π/2 + y, |y| ≤ π/4, n = round(2x/π)  (Cody–Waite: π/2 is split into
+    #            fdlibm's pio2_1 + pio2_2 + pio2_3 + pio2_3t, the first three of 33 bits, so
+    #            n pio2_k is exact for |n| < 2¹⁹; the two subtractions are TwoSums, leaving
+    #            y = yh + yl to about 2⁻¹⁰⁰ |x|)
+    #   kernels: sin y, cos y by fdlibm's k_sin.c and k_cos.c (degree-13 and -14 minimax
+    #            polynomials, with yl as the correction term)
+    #   place:   sin x = (sin y, cos y, -sin y, -cos y)[n mod 4], cos x one quadrant on.
+    # Lanes with |x| > 2¹⁹ (or not finite) take libm's sin and cos (Payne–Hanek reduction).
+    cdef Py_ssize_t l
+    cdef double fn, r, w, hi, bb, e, yh, yl, z, zz, v, ps, pc, hz
+    cdef int n
+    cdef int far = 0
+    for l in range(W):
+        # n = round(x 2/π) (the 1.5·2⁵² shift rounds to an integer)
+        fn = (x[l] * 6.36619772367581382433e-01 + 6755399441055744.0) - 6755399441055744.0
+        r = x[l] - fn * 1.57079632673412561417e+00              # exact (Sterbenz)
+        w = fn * 6.07710050630396597660e-11
+        hi = r - w                                               # TwoSum(r, -w) = hi + e
+        bb = hi - r
+        e = (r - (hi - bb)) + (-w - bb)
+        w = fn * 2.02226624871116645580e-21
+        r = hi - w                                               # TwoSum(hi, -w)
+        bb = r - hi
+        e = e + ((hi - (r - bb)) + (-w - bb)) - fn * 8.47842766036889956997e-32
+        yh = r + e
+        yl = (r - yh) + e
+        z = yh * yh
+        zz = z * z
+        v = z * yh
+        # k_sin.c: sin(yh + yl)
+        ps = yh - ((z * (0.5 * yl - v * (8.33333333332248946124e-03 + z * (
+            -1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + z * zz * (
+            -2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))) - yl)
+            - v * -1.66666666666666324348e-01)
+        # k_cos.c: cos(yh + yl)
+        w = (z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z
+                                                    * 2.48015872894767294178e-05))
+             + zz * zz * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+                                                             + z * -1.13596475577881948265e-11)))
+        hz = 0.5 * z
+        r = 1.0 - hz
+        pc = r + (((1.0 - r) - hz) + (z * w - yh * yl))
+        n = <int>fn
+        s[l] = (pc if n & 1 else ps) * (-1.0 if n & 2 else 1.0)
+        c[l] = (ps if n & 1 else pc) * (-1.0 if (n + 1) & 2 else 1.0)
+        far = far | (not fabs(x[l]) <= 524288.0)
+    if far:
+        for l in range(W):
+            if not fabs(x[l]) <= 524288.0:
+                s[l] = sin(x[l])
+                c[l] = cos(x[l])
 
 
 # --- spatial algebra, lane by lane ---------------------------------------------------------
@@ -239,14 +297,24 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
             T[3 * i * W + l] = G[(3 * i + 1) * W + l] * r[2 * W + l] - G[(3 * i + 2) * W + l] * r[W + l]
             T[(3 * i + 1) * W + l] = G[(3 * i + 2) * W + l] * r[l] - G[3 * i * W + l] * r[2 * W + l]
             T[(3 * i + 2) * W + l] = G[3 * i * W + l] * r[W + l] - G[(3 * i + 1) * W + l] * r[l]
+    # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'  (one store per lane loop: the
+    # compiler then needs no run-time check that the blocks of out do not overlap)
     for i in range(3):
         for j in range(3):
             for l in range(W):
-                # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'
                 out[(6 * i + j) * W + l] += (Ap[(3 * i + j) * W + l] + K[(3 * i + j) * W + l]
                                              + K[(3 * j + i) * W + l] - T[(3 * i + j) * W + l])
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * i + 3 + j) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
 
 

@@ -11,7 +11,6 @@
 # in the instruction set ``setup.py`` compiles them for.
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport cos, sin
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._lanes cimport (
@@ -28,6 +27,7 @@ from rbd._kernels._lanes cimport (
     mat6_vec,
     plux_compose,
     quat_to_rot_T,
+    sincos_lanes,
     rbi_apply,
     spd_inverse,
     xform_force_T_add,
@@ -100,6 +100,7 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
     cdef const double* par = model.jparams + 9 * i
     cdef double E_J[9 * W]
     cdef double r_J[3 * W]
+    cdef double qv[W]
     cdef double sn[W]
     cdef double cs[W]
     cdef double quat[4 * W]
@@ -111,11 +112,9 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
         # revolute: E = exp(ã q)ᵀ, r = 0, S = [a; 0];  prismatic: E = 1, r = a q, S = [0; a];
         # c_J = 0 (jcalc's formulas, written for the lanes)
         for l in range(W):
-            sn[l] = w.q[l][qi]
+            qv[l] = w.q[l][qi]
         if model.jtype[i] == J_REVOLUTE:
-            for l in range(W):
-                cs[l] = cos(sn[l])
-                sn[l] = sin(sn[l])
+            sincos_lanes(qv, sn, cs)
             axis_rotation_T(par, sn, cs, E_J)
             memset(r_J, 0, 3 * W * sizeof(double))
         else:
@@ -124,7 +123,7 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
                     E_J[k * W + l] = 1.0 if k % 4 == 0 else 0.0
             for k in range(3):
                 for l in range(W):
-                    r_J[k * W + l] = par[k] * sn[l]
+                    r_J[k * W + l] = par[k] * qv[l]
         for k in range(6):
             for l in range(W):
                 w.S[(6 * vi + k) * W + l] = (par[k] if k < 3 else 0.0) if (
@@ -472,6 +471,28 @@ cdef SoaKernels _kernels
 _kernels.lanes = W
 _kernels.size = size
 _kernels.run = run_block
+
+
+def lane_sincos(const double[::1] x):
+    """``(sin x, cos x)`` by ``_lanes.pxd``'s ``sincos_lanes``, W elements at a time (for tests)."""
+    import numpy as np
+
+    cdef Py_ssize_t n = x.shape[0], k0, l
+    cdef double xs[W]
+    cdef double s[W]
+    cdef double c[W]
+    sines = np.empty(n)
+    cosines = np.empty(n)
+    cdef double[::1] so = sines
+    cdef double[::1] co = cosines
+    for k0 in range(0, n, W):
+        for l in range(W):
+            xs[l] = x[min(k0 + l, n - 1)]
+        sincos_lanes(xs, s, c)
+        for l in range(min(W, n - k0)):
+            so[k0 + l] = s[l]
+            co[k0 + l] = c[l]
+    return sines, cosines
 
 
 def kernels():
