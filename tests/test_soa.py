@@ -333,9 +333,9 @@ def test_lane_sine_and_cosine_agree_with_libm_to_two_ulp(build, angles_and_libm)
 
 def test_lane_sine_and_cosine_of_non_finite_angles_are_nan():
     """inf and nan take libm's path and give nan, as the scalar kernel's sin/cos do."""
-    from rbd._kernels import _soa_portable
-
     import math
+
+    from rbd._kernels import _soa_portable
 
     s, c = _soa_portable.lane_sincos(np.array([np.inf, -np.inf, np.nan, 0.5]))
     assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
