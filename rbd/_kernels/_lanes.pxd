@@ -149,15 +149,24 @@ cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
                               lp E, lp r) noexcept nogil:
     # plux(E1, r1) plux(E2, r2) = plux(E1 E2, r2 + E2ᵀ r1)   (X_2 the same on every lane)
-    cdef Py_ssize_t i, j, l
+    cdef Py_ssize_t i, l
+    cdef double a0, a1, a2, b0, b1, b2, c0, c1, c2
+    a0, a1, a2 = E2[0], E2[1], E2[2]
+    b0, b1, b2 = E2[3], E2[4], E2[5]
+    c0, c1, c2 = E2[6], E2[7], E2[8]
     for i in range(3):
-        for j in range(3):
-            for l in range(W):
-                E[(3 * i + j) * W + l] = (E1[3 * i * W + l] * E2[j] + E1[(3 * i + 1) * W + l]
-                                          * E2[3 + j] + E1[(3 * i + 2) * W + l] * E2[6 + j])
+        # row i of E1 E2 (written out: one lane loop, three stores)
         for l in range(W):
-            r[i * W + l] = r2[i] + (E2[i] * r1[l] + E2[3 + i] * r1[W + l]
-                                    + E2[6 + i] * r1[2 * W + l])
+            E[3 * i * W + l] = (E1[3 * i * W + l] * a0 + E1[(3 * i + 1) * W + l] * b0
+                                + E1[(3 * i + 2) * W + l] * c0)
+            E[(3 * i + 1) * W + l] = (E1[3 * i * W + l] * a1 + E1[(3 * i + 1) * W + l] * b1
+                                      + E1[(3 * i + 2) * W + l] * c1)
+            E[(3 * i + 2) * W + l] = (E1[3 * i * W + l] * a2 + E1[(3 * i + 1) * W + l] * b2
+                                      + E1[(3 * i + 2) * W + l] * c2)
+    for l in range(W):
+        r[l] = r2[0] + (a0 * r1[l] + b0 * r1[W + l] + c0 * r1[2 * W + l])
+        r[W + l] = r2[1] + (a1 * r1[l] + b1 * r1[W + l] + c1 * r1[2 * W + l])
+        r[2 * W + l] = r2[2] + (a2 * r1[l] + b2 * r1[W + l] + c2 * r1[2 * W + l])
 
 
 cdef inline void xform_motion(clp E, clp r, clp m, lp out) noexcept nogil:
@@ -243,14 +252,40 @@ cdef inline void rbi_apply(double m, const double* h, const double* Ibar, clp v,
 
 
 cdef inline void mat6_vec(clp A, clp x, lp out) noexcept nogil:
-    # out = A x   (A 6×6)
-    cdef Py_ssize_t l, r, s
+    # out = A x   (A 6×6; each row written out, so the lane loop has no inner loop)
+    cdef Py_ssize_t l, r
     for r in range(6):
         for l in range(W):
-            out[r * W + l] = A[(6 * r) * W + l] * x[l]
-        for s in range(1, 6):
-            for l in range(W):
-                out[r * W + l] += A[(6 * r + s) * W + l] * x[s * W + l]
+            out[r * W + l] = (A[6 * r * W + l] * x[l] + A[(6 * r + 1) * W + l] * x[W + l]
+                              + A[(6 * r + 2) * W + l] * x[2 * W + l]
+                              + A[(6 * r + 3) * W + l] * x[3 * W + l]
+                              + A[(6 * r + 4) * W + l] * x[4 * W + l]
+                              + A[(6 * r + 5) * W + l] * x[5 * W + l])
+
+
+cdef inline void axpy6(clp s, clp x, lp out) noexcept nogil:
+    # out += s x   (a 6-vector s times a scalar x, per lane)
+    cdef Py_ssize_t k, l
+    for k in range(6):
+        for l in range(W):
+            out[k * W + l] += s[k * W + l] * x[l]
+
+
+cdef inline void add_lanes(clp x, Py_ssize_t n, lp out) noexcept nogil:
+    # out += x   (n components)
+    cdef Py_ssize_t k
+    for k in range(n * W):
+        out[k] += x[k]
+
+
+cdef inline void broadcast(const double* x, Py_ssize_t n, lp out) noexcept nogil:
+    # out[k W + l] = x[k], k < n: the same value on every lane
+    cdef Py_ssize_t k, l
+    cdef double t
+    for k in range(n):
+        t = x[k]
+        for l in range(W):
+            out[k * W + l] = t
 
 
 cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:

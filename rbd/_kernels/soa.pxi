@@ -15,7 +15,10 @@ from libc.string cimport memcpy, memset
 
 from rbd._kernels._lanes cimport (
     W,
+    add_lanes,
     axis_rotation_T,
+    axpy6,
+    broadcast,
     clp,
     congruence_add,
     crf_apply,
@@ -166,15 +169,12 @@ cdef inline void body_velocity(const ModelC* model, Lanes* w, Py_ssize_t i, clp 
     memset(v_J, 0, 6 * W * sizeof(double))
     if qd != NULL:
         for j in range(model.nv_j[i]):
-            for k in range(6):
-                for l in range(W):
-                    v_J[k * W + l] += S_i[(6 * j + k) * W + l] * qd[(vi + j) * W + l]
+            axpy6(S_i + 6 * W * j, qd + W * (vi + j), v_J)
     if p < 0:
         memcpy(v_i, v_J, 6 * W * sizeof(double))                           # S&G (8)
     else:
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, w.v + 6 * W * p, v_i)
-        for k in range(6 * W):
-            v_i[k] += v_J[k]                                                # S&G (8)
+        add_lanes(v_J, 6, v_i)                                              # S&G (8)
 
 
 cdef inline void outward_step(const ModelC* model, Lanes* w, Py_ssize_t i, clp qd,
@@ -188,8 +188,7 @@ cdef inline void outward_step(const ModelC* model, Lanes* w, Py_ssize_t i, clp q
     body_velocity(model, w, i, qd, v_J)
     # c_i = c_J + v_i × v_J
     crm_apply(v_i, v_J, c_i)
-    for k in range(6 * W):
-        c_i[k] += w.c_J[6 * W * i + k]                                      # S&G (11)
+    add_lanes(w.c_J + 6 * W * i, 6, c_i)                                # S&G (11)
     # pA_i = v_i ×* I_i v_i - f_ext_i
     rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, v_i, Iv)
     crf_apply(v_i, Iv, pA_i)                                                # S&G (21)
@@ -244,17 +243,13 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
         # a_i = X_up[i] a_λ(i) + S_i q̈_i + c_i
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, a_p, a_i)
-        for k in range(6 * W):
-            a_i[k] += c_i[k]                                                # S&G (11)
+        add_lanes(c_i, 6, a_i)                                              # S&G (11)
         if qdd != NULL:
             for j in range(nv_i):
-                for k in range(6):
-                    for l in range(W):
-                        a_i[k * W + l] += S_i[(6 * j + k) * W + l] * qdd[(vi + j) * W + l]  # S&G (11)
+                axpy6(S_i + 6 * W * j, qdd + W * (vi + j), a_i)             # S&G (11)
         # f_i = I_i a_i + (v_i ×* I_i v_i - f_ext_i)
         rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, a_i, Ia)
-        for k in range(6 * W):
-            f_i[k] += Ia[k]                                                 # RBDA T5.1
+        add_lanes(Ia, 6, f_i)                                               # RBDA T5.1
 
     # --- inward pass: joint forces
     for i in range(nb - 1, -1, -1):
@@ -350,8 +345,7 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
         # a' = X_up[i] a_λ(i) + c_i
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, a_p, a_i)
-        for k in range(6 * W):
-            a_i[k] += w.c[6 * W * i + k]                                    # RBDA T7.1
+        add_lanes(w.c + 6 * W * i, 6, a_i)                                  # RBDA T7.1
         # q̈_i = D_i⁻¹ (u_i - U_iᵀ a')
         for j in range(nv_i):
             dot6(w.U + 6 * W * (vi + j), a_i, r_i + W * j)
@@ -366,9 +360,7 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
                                               * r_i[k * W + l])             # RBDA T7.1
         # a_i = a' + S_i q̈_i
         for j in range(nv_i):
-            for k in range(6):
-                for l in range(W):
-                    a_i[k * W + l] += w.S[(6 * (vi + j) + k) * W + l] * qdd[(vi + j) * W + l]
+            axpy6(w.S + 6 * W * (vi + j), qdd + W * (vi + j), a_i)
 
 
 cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
@@ -385,9 +377,7 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         # pA_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, qd, f_ext, w.c + 6 * W * i, w.pA + 6 * W * i)
         # IA_i = I_i
-        for k in range(36):
-            for l in range(W):
-                w.IA[(36 * i + k) * W + l] = model.inertia[36 * i + k]
+        broadcast(model.inertia + 36 * i, 36, w.IA + 36 * W * i)
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
@@ -409,12 +399,9 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
             articulated_inertia(model, w, i, Ia, UDinv)                     # S&G (27)
             # pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i
             mat6_vec(Ia, w.c + 6 * W * i, pa)
-            for k in range(6 * W):
-                pa[k] += w.pA[6 * W * i + k]
+            add_lanes(w.pA + 6 * W * i, 6, pa)
             for j in range(nv_i):
-                for k in range(6):
-                    for l in range(W):
-                        pa[k * W + l] += UDinv[(6 * j + k) * W + l] * w.u[(vi + j) * W + l]  # RBDA T7.1
+                axpy6(UDinv + 6 * W * j, w.u + W * (vi + j), pa)            # RBDA T7.1
             # IA_λ(i) += X_up[i]ᵀ Ia X_up[i]
             congruence_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, Ia, w.IA + 36 * W * p)  # S&G (27)
             # pA_λ(i) += X_up[i]ᵀ pa
