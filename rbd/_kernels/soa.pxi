@@ -216,6 +216,11 @@ cdef inline void armature_bias_add(const ModelC* model, Py_ssize_t i, clp qd, do
             out[(vi + 3 + k) * W + l] += scale * arm[k] * wu[k]
 
 
+cdef inline bint unit_subspace(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # S_i is the first nv_i columns of the 6×6 identity (spherical and free joints, joint_step)
+    return model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE
+
+
 # === RNEA (rnea.pyx) ===========================================================================
 
 cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qdd,
@@ -281,15 +286,28 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double* U_i = w.U + 6 * W * vi
     cdef double* D_inv = w.D_inv + 36 * W * i
     cdef double D[36 * W]
+    cdef const double* IA_i = w.IA + 36 * W * i
     if nv_i == 0:
         return 0
+    if unit_subspace(model, i):
+        # S_i = the first nv_i columns of 1: U_i = those columns of IA_i, D_i = its
+        # leading nv_i × nv_i block
+        for k in range(nv_i):
+            for m in range(6):
+                for l in range(W):
+                    U_i[(6 * k + m) * W + l] = IA_i[(6 * m + k) * W + l]    # RBDA T7.1
+            for m in range(nv_i):
+                for l in range(W):
+                    D[(6 * k + m) * W + l] = IA_i[(6 * k + m) * W + l]      # S&G (28)
+    else:
+        for k in range(nv_i):
+            # U_i = IA_i S_i
+            mat6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
+        for k in range(nv_i):
+            for m in range(nv_i):
+                # D_i = S_iᵀ U_i
+                dot6(S_i + 6 * W * k, U_i + 6 * W * m, D + (6 * k + m) * W)  # S&G (28)
     for k in range(nv_i):
-        # U_i = IA_i S_i
-        mat6_vec(w.IA + 36 * W * i, S_i + 6 * W * k, U_i + 6 * W * k)     # RBDA T7.1
-    for k in range(nv_i):
-        for m in range(nv_i):
-            # D_i = S_iᵀ U_i
-            dot6(S_i + 6 * W * k, U_i + 6 * W * m, D + (6 * k + m) * W)     # S&G (28)
         # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
         for l in range(W):
             D[7 * k * W + l] += model.armature[vi + k]
@@ -358,9 +376,12 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
                 for l in range(W):
                     qdd[(vi + j) * W + l] += (w.D_inv[(36 * i + 6 * j + k) * W + l]
                                               * r_i[k * W + l])             # RBDA T7.1
-        # a_i = a' + S_i q̈_i
-        for j in range(nv_i):
-            axpy6(w.S + 6 * W * (vi + j), qdd + W * (vi + j), a_i)
+        # a_i = a' + S_i q̈_i   (S_i = columns of 1: q̈_i added to the leading rows)
+        if unit_subspace(model, i):
+            add_lanes(qdd + W * vi, nv_i, a_i)
+        else:
+            for j in range(nv_i):
+                axpy6(w.S + 6 * W * (vi + j), qdd + W * (vi + j), a_i)
 
 
 cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
@@ -387,8 +408,11 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         nv_i = model.nv_j[i]
         vi = model.v_start[i]
         for k in range(nv_i):
-            # u_i = τ_i - S_iᵀ pA_i
-            dot6(w.S + 6 * W * (vi + k), w.pA + 6 * W * i, w.u + W * (vi + k))
+            # u_i = τ_i - S_iᵀ pA_i   (S_i = columns of 1: the rows of pA_i)
+            if unit_subspace(model, i):
+                memcpy(w.u + W * (vi + k), w.pA + 6 * W * i + W * k, W * sizeof(double))
+            else:
+                dot6(w.S + 6 * W * (vi + k), w.pA + 6 * W * i, w.u + W * (vi + k))
             for l in range(W):
                 w.u[(vi + k) * W + l] = tau[(vi + k) * W + l] - w.u[(vi + k) * W + l]  # RBDA T7.1
         # u_i -= a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
