@@ -126,6 +126,21 @@ cdef inline void axis_rotation_T(const double* a, clp s, clp c, lp E) noexcept n
         E[8 * W + l] = c[l] + t * a[2] * a[2]
 
 
+cdef inline void mat3_mul(clp A, clp B, lp C) noexcept nogil:
+    # C = A B   (3×3 on every lane)
+    cdef Py_ssize_t i, l
+    for i in range(3):
+        for l in range(W):
+            C[3 * i * W + l] = (A[3 * i * W + l] * B[l] + A[(3 * i + 1) * W + l] * B[3 * W + l]
+                                + A[(3 * i + 2) * W + l] * B[6 * W + l])
+            C[(3 * i + 1) * W + l] = (A[3 * i * W + l] * B[W + l]
+                                      + A[(3 * i + 1) * W + l] * B[4 * W + l]
+                                      + A[(3 * i + 2) * W + l] * B[7 * W + l])
+            C[(3 * i + 2) * W + l] = (A[3 * i * W + l] * B[2 * W + l]
+                                      + A[(3 * i + 1) * W + l] * B[5 * W + l]
+                                      + A[(3 * i + 2) * W + l] * B[8 * W + l])
+
+
 cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
     # E = R(quat)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane
     cdef Py_ssize_t l

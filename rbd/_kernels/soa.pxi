@@ -27,6 +27,7 @@ from rbd._kernels._lanes cimport (
     lane_get,
     lane_put,
     lp,
+    mat3_mul,
     mat6_vec,
     plux_compose,
     quat_to_rot_T,
@@ -36,7 +37,15 @@ from rbd._kernels._lanes cimport (
     xform_force_T_add,
     xform_motion,
 )
-from rbd._kernels._model cimport J_FREE, J_PRISMATIC, J_REVOLUTE, J_SPHERICAL, ModelC, jcalc
+from rbd._kernels._model cimport (
+    J_FREE,
+    J_PRISMATIC,
+    J_REVOLUTE,
+    J_SPHERICAL,
+    J_UNIVERSAL,
+    ModelC,
+    jcalc,
+)
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 
@@ -107,6 +116,10 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
     cdef double sn[W]
     cdef double cs[W]
     cdef double quat[4 * W]
+    cdef double E1[9 * W]
+    cdef double E2[9 * W]
+    cdef double* S_i = w.S + 6 * W * vi
+    cdef double* c_J = w.c_J + 6 * W * i
     cdef double E[9]
     cdef double r[3]
     cdef double S[36]
@@ -148,6 +161,36 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
                 for l in range(W):
                     w.S[(6 * (vi + j) + k) * W + l] = 1.0 if k == j else 0.0
         memset(w.c_J + 6 * W * i, 0, 6 * W * sizeof(double))
+    elif model.jtype[i] == J_UNIVERSAL:
+        # E = (exp(ã₁q₁) exp(ã₂q₂))ᵀ = E₂ E₁, r = 0;  S = [[E₂ a₁, a₂]; 0];
+        # c_J = [-(a₂ × E₂ a₁) q̇₁ q̇₂; 0]   (jcalc_universal, written for the lanes)
+        for l in range(W):
+            qv[l] = w.q[l][qi]
+        sincos_lanes(qv, sn, cs)
+        axis_rotation_T(par, sn, cs, E1)
+        for l in range(W):
+            qv[l] = w.q[l][qi + 1]
+        sincos_lanes(qv, sn, cs)
+        axis_rotation_T(par + 3, sn, cs, E2)
+        mat3_mul(E2, E1, E_J)
+        memset(r_J, 0, 3 * W * sizeof(double))
+        for k in range(3):
+            for l in range(W):
+                S_i[k * W + l] = (E2[3 * k * W + l] * par[0] + E2[(3 * k + 1) * W + l] * par[1]
+                                  + E2[(3 * k + 2) * W + l] * par[2])
+        broadcast(par + 3, 3, S_i + 6 * W)
+        for k in range(3, 6):
+            for l in range(W):
+                S_i[k * W + l] = 0.0
+                S_i[(6 + k) * W + l] = 0.0
+        memset(c_J, 0, 6 * W * sizeof(double))
+        if w.qd_row[0] != NULL:
+            for l in range(W):
+                qv[l] = w.qd_row[l][vi] * w.qd_row[l][vi + 1]
+            for l in range(W):
+                c_J[l] = -(par[4] * S_i[2 * W + l] - par[5] * S_i[W + l]) * qv[l]
+                c_J[W + l] = -(par[5] * S_i[l] - par[3] * S_i[2 * W + l]) * qv[l]
+                c_J[2 * W + l] = -(par[3] * S_i[W + l] - par[4] * S_i[l]) * qv[l]
     else:
         for l in range(W):
             jcalc(model, i, w.q[l], w.qd_row[l], E, r, S, cJ)
