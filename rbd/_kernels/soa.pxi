@@ -104,6 +104,11 @@ cdef void bind(const ModelC* model, double* work, Lanes* w) noexcept nogil:
         w.a0[k] = model.a0[k // W]
 
 
+cdef inline bint unit_subspace(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # S_i is the first nv_i columns of the 6×6 identity (spherical and free joints, joint_step)
+    return model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE
+
+
 # === the outward step (rnea.pxd) ===============================================================
 
 cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogil:
@@ -210,7 +215,10 @@ cdef inline void body_velocity(const ModelC* model, Lanes* w, Py_ssize_t i, clp 
     cdef const double* S_i = w.S + 6 * W * vi
     cdef double* v_i = w.v + 6 * W * i
     memset(v_J, 0, 6 * W * sizeof(double))
-    if qd != NULL:
+    if qd != NULL and unit_subspace(model, i):
+        # S_i = columns of 1: v_J = q̇_i in the leading rows
+        memcpy(v_J, qd + W * vi, model.nv_j[i] * W * sizeof(double))
+    elif qd != NULL:
         for j in range(model.nv_j[i]):
             axpy6(S_i + 6 * W * j, qd + W * (vi + j), v_J)
     if p < 0:
@@ -259,11 +267,6 @@ cdef inline void armature_bias_add(const ModelC* model, Py_ssize_t i, clp qd, do
             out[(vi + 3 + k) * W + l] += scale * arm[k] * wu[k]
 
 
-cdef inline bint unit_subspace(const ModelC* model, Py_ssize_t i) noexcept nogil:
-    # S_i is the first nv_i columns of the 6×6 identity (spherical and free joints, joint_step)
-    return model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE
-
-
 # === RNEA (rnea.pyx) ===========================================================================
 
 cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qdd,
@@ -292,7 +295,9 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, a_p, a_i)
         add_lanes(c_i, 6, a_i)                                              # S&G (11)
-        if qdd != NULL:
+        if qdd != NULL and unit_subspace(model, i):
+            add_lanes(qdd + W * vi, nv_i, a_i)                              # S&G (11)
+        elif qdd != NULL:
             for j in range(nv_i):
                 axpy6(S_i + 6 * W * j, qdd + W * (vi + j), a_i)             # S&G (11)
         # f_i = I_i a_i + (v_i ×* I_i v_i - f_ext_i)
@@ -307,7 +312,10 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
         f_i = w.f + 6 * W * i
         for j in range(nv_i):
             # tau_i = S_iᵀ f_i (+ armature_i ⊙ q̈_i, the rotor inertia)
-            dot6(S_i + 6 * W * j, f_i, tau + W * (vi + j))                  # RBDA T5.1
+            if unit_subspace(model, i):
+                memcpy(tau + W * (vi + j), f_i + W * j, W * sizeof(double))  # RBDA T5.1
+            else:
+                dot6(S_i + 6 * W * j, f_i, tau + W * (vi + j))              # RBDA T5.1
             if qdd != NULL:
                 for l in range(W):
                     tau[(vi + j) * W + l] += model.armature[vi + j] * qdd[(vi + j) * W + l]
