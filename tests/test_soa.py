@@ -163,6 +163,25 @@ def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):
         assert str(lanes.value) == str(scalar.value)
 
 
+def test_a_singular_spherical_pivot_is_named_as_in_the_one_state_kernel(simd):
+    """A massless body on a spherical joint: its 3×3 D_i (inverted in closed form in
+    lanes, by Cholesky in the one-state kernel) is refused with the same message."""
+    model = rbd.Model(name="massless-ball")
+    body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
+                          (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
+    model.add_body(body, rbd.joints.Spherical(), None,
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    Q, V, A, _ = batch(model, n=9)
+    simd("off")
+    with pytest.raises(rbd.ModelError) as scalar:
+        rbd.aba(model, Q, V, A)
+    for build in builds():
+        simd(build)
+        with pytest.raises(rbd.ModelError) as lanes:
+            rbd.aba(model, Q, V, A)
+        assert str(lanes.value) == str(scalar.value)
+
+
 def test_the_fma_builds_take_the_lane_path(simd):
     """The AVX2/AVX-512 builds fuse multiply-adds, the one-state kernel (baseline flags)
     does not: their results differ in the last bits, which shows the lanes ran."""

@@ -370,6 +370,41 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
 
 # --- small dense solves ---------------------------------------------------------------------
 
+cdef inline int spd_inverse3(clp D, lp Dinv) noexcept nogil:
+    # Dinv = D⁻¹ = adj(D) / det(D) on every lane for a symmetric 3×3 block (leading
+    # dimension 6, its lower triangle read), branch-free; returns 1 when D is not positive
+    # definite on some lane (a leading minor D₀₀, D₀₀D₁₁ - D₁₀², det D not > 0: Sylvester)
+    cdef Py_ssize_t l
+    cdef double d00, d10, d11, d20, d21, d22, c00, c10, c11, c20, c21, c22, det, inv
+    cdef int bad = 0
+    for l in range(W):
+        d00 = D[l]
+        d10 = D[6 * W + l]
+        d11 = D[7 * W + l]
+        d20 = D[12 * W + l]
+        d21 = D[13 * W + l]
+        d22 = D[14 * W + l]
+        c00 = d11 * d22 - d21 * d21
+        c10 = d20 * d21 - d10 * d22
+        c20 = d10 * d21 - d20 * d11
+        c11 = d00 * d22 - d20 * d20
+        c21 = d10 * d20 - d00 * d21
+        c22 = d00 * d11 - d10 * d10
+        det = d00 * c00 + d10 * c10 + d20 * c20
+        inv = 1.0 / det
+        Dinv[l] = c00 * inv
+        Dinv[W + l] = c10 * inv
+        Dinv[2 * W + l] = c20 * inv
+        Dinv[6 * W + l] = c10 * inv
+        Dinv[7 * W + l] = c11 * inv
+        Dinv[8 * W + l] = c21 * inv
+        Dinv[12 * W + l] = c20 * inv
+        Dinv[13 * W + l] = c21 * inv
+        Dinv[14 * W + l] = c22 * inv
+        bad = bad | (not (d00 > 0.0 and c22 > 0.0 and det > 0.0))
+    return bad
+
+
 cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
     # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
     # dimension 6), by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is

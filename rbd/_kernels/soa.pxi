@@ -34,6 +34,7 @@ from rbd._kernels._lanes cimport (
     sincos_lanes,
     rbi_apply,
     spd_inverse,
+    spd_inverse3,
     xform_force_T_add,
     xform_motion,
 )
@@ -370,6 +371,9 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
             if not D[l] > 0.0:
                 return 1
         return 0
+    if nv_i == 3:
+        # D_i⁻¹ = adj(D_i) / det(D_i)
+        return spd_inverse3(D, D_inv)
     # D_i⁻¹ from the Cholesky factor of D_i
     return spd_inverse(D, nv_i, D_inv)
 
