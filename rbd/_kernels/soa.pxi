@@ -4,9 +4,10 @@
 # ``rbd/reference/rnea.py``, ``rbd/reference/aba.py``): the same functions, passes,
 # symbols and equation tags, every quantity stored ``[body][component][W]`` (state
 # index innermost, ``_lanes.pxd``), every arithmetic step a loop over the W lanes.
-# Joint transforms are computed lane by lane by the scalar ``jcalc`` (every joint
-# type, generated joints included); pivots of joints with several degrees of
-# freedom are inverted lane by lane by the scalar ``spd_inverse``.  Included by
+# Revolute, prismatic, universal, spherical and free joints are computed in lanes
+# (``joint_step``; ``sincos_lanes`` for their angles); helical, planar and generated
+# joints by the scalar ``jcalc`` lane by lane.  Pivots are inverted in lanes
+# (``pivot``: division, ``spd_inverse3``, ``spd_inverse``).  Included by
 # ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and ``_soa_avx512.pyx``, which differ only
 # in the instruction set ``setup.py`` compiles them for.
 
