@@ -163,6 +163,25 @@ def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):
         assert str(lanes.value) == str(scalar.value)
 
 
+def test_a_singular_spherical_pivot_is_named_as_in_the_one_state_kernel(simd):
+    """A massless body on a spherical joint: its 3×3 D_i (inverted in closed form in
+    lanes, by Cholesky in the one-state kernel) is refused with the same message."""
+    model = rbd.Model(name="massless-ball")
+    body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
+                          (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
+    model.add_body(body, rbd.joints.Spherical(), None,
+                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    Q, V, A, _ = batch(model, n=9)
+    simd("off")
+    with pytest.raises(rbd.ModelError) as scalar:
+        rbd.aba(model, Q, V, A)
+    for build in builds():
+        simd(build)
+        with pytest.raises(rbd.ModelError) as lanes:
+            rbd.aba(model, Q, V, A)
+        assert str(lanes.value) == str(scalar.value)
+
+
 def test_the_fma_builds_take_the_lane_path(simd):
     """The AVX2/AVX-512 builds fuse multiply-adds, the one-state kernel (baseline flags)
     does not: their results differ in the last bits, which shows the lanes ran."""
@@ -275,3 +294,69 @@ def test_ctrl_c_stops_a_batch_in_lanes():
     # the loop checks every 8 blocks and runs the handlers at most every 20 ms; 2 s leaves
     # room for a loaded machine (the whole batch takes several seconds)
     assert out.get("stopped_after", float("inf")) < 2.0, out
+
+
+#: Largest distance, in units in the last place, between the lane sine/cosine
+#: (``_lanes.pxd``'s ``sincos_lanes``) and libm's: each is within about one ulp of the
+#: exact value (fdlibm's kernels claim < 1 ulp, glibc's sin/cos are correctly rounded
+#: in practice), so two apart at most.
+ULP_SINCOS = 2
+
+
+def _ulp_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Units in the last place between two float64 arrays (doubles ordered as integers)."""
+    def ordered(x):
+        i = np.ascontiguousarray(x, dtype=np.float64).view(np.int64)
+        return np.where(i < 0, np.int64(-(2**63)) - i, i)
+
+    return np.abs(ordered(a) - ordered(b))
+
+
+@pytest.fixture(scope="module")
+def angles_and_libm():
+    """10⁶ angles (small, joint-sized, up to and past the 2¹⁹ reduction bound, nearest
+    doubles to multiples of π/2, subnormal-to-one magnitudes) with libm's sin and cos."""
+    import math
+
+    rng = np.random.default_rng(23)
+    k = rng.integers(-300_000, 300_000, 100_000)
+    x = np.concatenate([
+        rng.uniform(-np.pi, np.pi, 400_000),
+        rng.uniform(-100.0, 100.0, 200_000),
+        rng.uniform(-2.0**19, 2.0**19, 150_000),
+        rng.uniform(-1e12, 1e12, 50_000) * rng.choice([1.0, 1e-6], 50_000),
+        k * (np.pi / 2),
+        rng.choice([-1.0, 1.0], 100_000) * 10.0 ** rng.uniform(-310, 0, 100_000),
+    ])
+    return x, np.array([math.sin(t) for t in x]), np.array([math.cos(t) for t in x])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("build", ["portable", "avx2", "avx512"])
+def test_lane_sine_and_cosine_agree_with_libm_to_two_ulp(build, angles_and_libm):
+    """The vectorized sin/cos of the revolute joints is libm's to ``ULP_SINCOS``."""
+    import importlib
+
+    from rbd._kernels import _simd
+
+    if not _simd.runnable(build):
+        pytest.skip(f"this CPU does not run the {build} build")
+    module = importlib.import_module(f"rbd._kernels._soa_{build}")
+    x, sin_ref, cos_ref = angles_and_libm
+    s, c = module.lane_sincos(x)
+    for name, ours, ref in (("sin", s, sin_ref), ("cos", c, cos_ref)):
+        ulps = _ulp_distance(ours, ref)
+        worst = int(np.argmax(ulps))
+        assert ulps[worst] <= ULP_SINCOS, f"{build} {name}({x[worst]!r}): {ulps[worst]} ulp"
+
+
+def test_lane_sine_and_cosine_of_non_finite_angles_are_nan():
+    """inf and nan take libm's path and give nan, as the scalar kernel's sin/cos do."""
+    import math
+
+    from rbd._kernels import _soa_portable
+
+    s, c = _soa_portable.lane_sincos(np.array([np.inf, -np.inf, np.nan, 0.5]))
+    assert np.isnan(s[:3]).all() and np.isnan(c[:3]).all()
+    assert _ulp_distance(np.array([s[3], c[3]]), np.array([math.sin(0.5), math.cos(0.5)])).max() \
+        <= ULP_SINCOS

@@ -12,7 +12,7 @@ instruction with SSE2, AVX2 or AVX-512; check with ``-fopt-info-vec``).  The
 pointers are ``restrict`` (``lp``, ``clp``): outputs never alias inputs.
 """
 
-from libc.math cimport sqrt
+from libc.math cimport cos, fabs, sin, sqrt
 
 cdef extern from *:
     # restrict-qualified lane pointers: the compiler may vectorize without alias checks
@@ -38,6 +38,64 @@ cdef inline void lane_put(const double* x, Py_ssize_t n, Py_ssize_t l, lp out) n
     cdef Py_ssize_t k
     for k in range(n):
         out[k * W + l] = x[k]
+
+
+# --- sine and cosine ---------------------------------------------------------------------
+
+cdef inline void sincos_lanes(clp x, lp s, lp c) noexcept nogil:
+    # s = sin x, c = cos x on every lane, within 1 ulp of the correctly rounded values (the
+    # libm per lane it replaces; tests/test_soa.py), in arithmetic the compiler vectorizes:
+    #   reduce:  x = n π/2 + y, |y| ≤ π/4, n = round(2x/π)  (Cody–Waite: π/2 is split into
+    #            fdlibm's pio2_1 + pio2_2 + pio2_3 + pio2_3t, the first three of 33 bits, so
+    #            n pio2_k is exact for |n| < 2¹⁹; the two subtractions are TwoSums, leaving
+    #            y = yh + yl to about 2⁻¹⁰⁰ |x|)
+    #   kernels: sin y, cos y by fdlibm's k_sin.c and k_cos.c (degree-13 and -14 minimax
+    #            polynomials, with yl as the correction term)
+    #   place:   sin x = (sin y, cos y, -sin y, -cos y)[n mod 4], cos x one quadrant on.
+    # Lanes with |x| > 2¹⁹ (or not finite) take libm's sin and cos (Payne–Hanek reduction).
+    cdef Py_ssize_t l
+    cdef double fn, r, w, hi, bb, e, yh, yl, z, zz, v, ps, pc, hz
+    cdef int n
+    cdef int far = 0
+    for l in range(W):
+        # n = round(x 2/π) (the 1.5·2⁵² shift rounds to an integer)
+        fn = (x[l] * 6.36619772367581382433e-01 + 6755399441055744.0) - 6755399441055744.0
+        r = x[l] - fn * 1.57079632673412561417e+00              # exact (Sterbenz)
+        w = fn * 6.07710050630396597660e-11
+        hi = r - w                                               # TwoSum(r, -w) = hi + e
+        bb = hi - r
+        e = (r - (hi - bb)) + (-w - bb)
+        w = fn * 2.02226624871116645580e-21
+        r = hi - w                                               # TwoSum(hi, -w)
+        bb = r - hi
+        e = e + ((hi - (r - bb)) + (-w - bb)) - fn * 8.47842766036889956997e-32
+        yh = r + e
+        yl = (r - yh) + e
+        z = yh * yh
+        zz = z * z
+        v = z * yh
+        # k_sin.c: sin(yh + yl)
+        ps = yh - ((z * (0.5 * yl - v * (8.33333333332248946124e-03 + z * (
+            -1.98412698298579493134e-04 + z * 2.75573137070700676789e-06) + z * zz * (
+            -2.50507602534068634195e-08 + z * 1.58969099521155010221e-10))) - yl)
+            - v * -1.66666666666666324348e-01)
+        # k_cos.c: cos(yh + yl)
+        w = (z * (4.16666666666666019037e-02 + z * (-1.38888888888741095749e-03 + z
+                                                    * 2.48015872894767294178e-05))
+             + zz * zz * (-2.75573143513906633035e-07 + z * (2.08757232129817482790e-09
+                                                             + z * -1.13596475577881948265e-11)))
+        hz = 0.5 * z
+        r = 1.0 - hz
+        pc = r + (((1.0 - r) - hz) + (z * w - yh * yl))
+        n = <int>fn
+        s[l] = (pc if n & 1 else ps) * (-1.0 if n & 2 else 1.0)
+        c[l] = (ps if n & 1 else pc) * (-1.0 if (n + 1) & 2 else 1.0)
+        far = far | (not fabs(x[l]) <= 524288.0)
+    if far:
+        for l in range(W):
+            if not fabs(x[l]) <= 524288.0:
+                s[l] = sin(x[l])
+                c[l] = cos(x[l])
 
 
 # --- spatial algebra, lane by lane ---------------------------------------------------------
@@ -68,6 +126,21 @@ cdef inline void axis_rotation_T(const double* a, clp s, clp c, lp E) noexcept n
         E[8 * W + l] = c[l] + t * a[2] * a[2]
 
 
+cdef inline void mat3_mul(clp A, clp B, lp C) noexcept nogil:
+    # C = A B   (3×3 on every lane)
+    cdef Py_ssize_t i, l
+    for i in range(3):
+        for l in range(W):
+            C[3 * i * W + l] = (A[3 * i * W + l] * B[l] + A[(3 * i + 1) * W + l] * B[3 * W + l]
+                                + A[(3 * i + 2) * W + l] * B[6 * W + l])
+            C[(3 * i + 1) * W + l] = (A[3 * i * W + l] * B[W + l]
+                                      + A[(3 * i + 1) * W + l] * B[4 * W + l]
+                                      + A[(3 * i + 2) * W + l] * B[7 * W + l])
+            C[(3 * i + 2) * W + l] = (A[3 * i * W + l] * B[2 * W + l]
+                                      + A[(3 * i + 1) * W + l] * B[5 * W + l]
+                                      + A[(3 * i + 2) * W + l] * B[8 * W + l])
+
+
 cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
     # E = R(quat)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane
     cdef Py_ssize_t l
@@ -91,15 +164,24 @@ cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
                               lp E, lp r) noexcept nogil:
     # plux(E1, r1) plux(E2, r2) = plux(E1 E2, r2 + E2ᵀ r1)   (X_2 the same on every lane)
-    cdef Py_ssize_t i, j, l
+    cdef Py_ssize_t i, l
+    cdef double a0, a1, a2, b0, b1, b2, c0, c1, c2
+    a0, a1, a2 = E2[0], E2[1], E2[2]
+    b0, b1, b2 = E2[3], E2[4], E2[5]
+    c0, c1, c2 = E2[6], E2[7], E2[8]
     for i in range(3):
-        for j in range(3):
-            for l in range(W):
-                E[(3 * i + j) * W + l] = (E1[3 * i * W + l] * E2[j] + E1[(3 * i + 1) * W + l]
-                                          * E2[3 + j] + E1[(3 * i + 2) * W + l] * E2[6 + j])
+        # row i of E1 E2 (written out: one lane loop, three stores)
         for l in range(W):
-            r[i * W + l] = r2[i] + (E2[i] * r1[l] + E2[3 + i] * r1[W + l]
-                                    + E2[6 + i] * r1[2 * W + l])
+            E[3 * i * W + l] = (E1[3 * i * W + l] * a0 + E1[(3 * i + 1) * W + l] * b0
+                                + E1[(3 * i + 2) * W + l] * c0)
+            E[(3 * i + 1) * W + l] = (E1[3 * i * W + l] * a1 + E1[(3 * i + 1) * W + l] * b1
+                                      + E1[(3 * i + 2) * W + l] * c1)
+            E[(3 * i + 2) * W + l] = (E1[3 * i * W + l] * a2 + E1[(3 * i + 1) * W + l] * b2
+                                      + E1[(3 * i + 2) * W + l] * c2)
+    for l in range(W):
+        r[l] = r2[0] + (a0 * r1[l] + b0 * r1[W + l] + c0 * r1[2 * W + l])
+        r[W + l] = r2[1] + (a1 * r1[l] + b1 * r1[W + l] + c1 * r1[2 * W + l])
+        r[2 * W + l] = r2[2] + (a2 * r1[l] + b2 * r1[W + l] + c2 * r1[2 * W + l])
 
 
 cdef inline void xform_motion(clp E, clp r, clp m, lp out) noexcept nogil:
@@ -185,14 +267,40 @@ cdef inline void rbi_apply(double m, const double* h, const double* Ibar, clp v,
 
 
 cdef inline void mat6_vec(clp A, clp x, lp out) noexcept nogil:
-    # out = A x   (A 6×6)
-    cdef Py_ssize_t l, r, s
+    # out = A x   (A 6×6; each row written out, so the lane loop has no inner loop)
+    cdef Py_ssize_t l, r
     for r in range(6):
         for l in range(W):
-            out[r * W + l] = A[(6 * r) * W + l] * x[l]
-        for s in range(1, 6):
-            for l in range(W):
-                out[r * W + l] += A[(6 * r + s) * W + l] * x[s * W + l]
+            out[r * W + l] = (A[6 * r * W + l] * x[l] + A[(6 * r + 1) * W + l] * x[W + l]
+                              + A[(6 * r + 2) * W + l] * x[2 * W + l]
+                              + A[(6 * r + 3) * W + l] * x[3 * W + l]
+                              + A[(6 * r + 4) * W + l] * x[4 * W + l]
+                              + A[(6 * r + 5) * W + l] * x[5 * W + l])
+
+
+cdef inline void axpy6(clp s, clp x, lp out) noexcept nogil:
+    # out += s x   (a 6-vector s times a scalar x, per lane)
+    cdef Py_ssize_t k, l
+    for k in range(6):
+        for l in range(W):
+            out[k * W + l] += s[k * W + l] * x[l]
+
+
+cdef inline void add_lanes(clp x, Py_ssize_t n, lp out) noexcept nogil:
+    # out += x   (n components)
+    cdef Py_ssize_t k
+    for k in range(n * W):
+        out[k] += x[k]
+
+
+cdef inline void broadcast(const double* x, Py_ssize_t n, lp out) noexcept nogil:
+    # out[k W + l] = x[k], k < n: the same value on every lane
+    cdef Py_ssize_t k, l
+    cdef double t
+    for k in range(n):
+        t = x[k]
+        for l in range(W):
+            out[k * W + l] = t
 
 
 cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
@@ -239,18 +347,63 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
             T[3 * i * W + l] = G[(3 * i + 1) * W + l] * r[2 * W + l] - G[(3 * i + 2) * W + l] * r[W + l]
             T[(3 * i + 1) * W + l] = G[(3 * i + 2) * W + l] * r[l] - G[3 * i * W + l] * r[2 * W + l]
             T[(3 * i + 2) * W + l] = G[3 * i * W + l] * r[W + l] - G[(3 * i + 1) * W + l] * r[l]
+    # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'  (one store per lane loop: the
+    # compiler then needs no run-time check that the blocks of out do not overlap)
     for i in range(3):
         for j in range(3):
             for l in range(W):
-                # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'
                 out[(6 * i + j) * W + l] += (Ap[(3 * i + j) * W + l] + K[(3 * i + j) * W + l]
                                              + K[(3 * j + i) * W + l] - T[(3 * i + j) * W + l])
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * i + 3 + j) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
                 out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
 
 
 # --- small dense solves ---------------------------------------------------------------------
+
+cdef inline int spd_inverse3(clp D, lp Dinv) noexcept nogil:
+    # Dinv = D⁻¹ = adj(D) / det(D) on every lane for a symmetric 3×3 block (leading
+    # dimension 6, its lower triangle read), branch-free; returns 1 when D is not positive
+    # definite on some lane (a leading minor D₀₀, D₀₀D₁₁ - D₁₀², det D not > 0: Sylvester)
+    cdef Py_ssize_t l
+    cdef double d00, d10, d11, d20, d21, d22, c00, c10, c11, c20, c21, c22, det, inv
+    cdef int bad = 0
+    for l in range(W):
+        d00 = D[l]
+        d10 = D[6 * W + l]
+        d11 = D[7 * W + l]
+        d20 = D[12 * W + l]
+        d21 = D[13 * W + l]
+        d22 = D[14 * W + l]
+        c00 = d11 * d22 - d21 * d21
+        c10 = d20 * d21 - d10 * d22
+        c20 = d10 * d21 - d20 * d11
+        c11 = d00 * d22 - d20 * d20
+        c21 = d10 * d20 - d00 * d21
+        c22 = d00 * d11 - d10 * d10
+        det = d00 * c00 + d10 * c10 + d20 * c20
+        inv = 1.0 / det
+        Dinv[l] = c00 * inv
+        Dinv[W + l] = c10 * inv
+        Dinv[2 * W + l] = c20 * inv
+        Dinv[6 * W + l] = c10 * inv
+        Dinv[7 * W + l] = c11 * inv
+        Dinv[8 * W + l] = c21 * inv
+        Dinv[12 * W + l] = c20 * inv
+        Dinv[13 * W + l] = c21 * inv
+        Dinv[14 * W + l] = c22 * inv
+        bad = bad | (not (d00 > 0.0 and c22 > 0.0 and det > 0.0))
+    return bad
+
 
 cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
     # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading

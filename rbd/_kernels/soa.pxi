@@ -4,19 +4,22 @@
 # ``rbd/reference/rnea.py``, ``rbd/reference/aba.py``): the same functions, passes,
 # symbols and equation tags, every quantity stored ``[body][component][W]`` (state
 # index innermost, ``_lanes.pxd``), every arithmetic step a loop over the W lanes.
-# Joint transforms are computed lane by lane by the scalar ``jcalc`` (every joint
-# type, generated joints included); pivots of joints with several degrees of
-# freedom are inverted lane by lane by the scalar ``spd_inverse``.  Included by
+# Revolute, prismatic, universal, spherical and free joints are computed in lanes
+# (``joint_step``; ``sincos_lanes`` for their angles); helical, planar and generated
+# joints by the scalar ``jcalc`` lane by lane.  Pivots are inverted in lanes
+# (``pivot``: division, ``spd_inverse3``, ``spd_inverse``).  Included by
 # ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and ``_soa_avx512.pyx``, which differ only
 # in the instruction set ``setup.py`` compiles them for.
 
 from cpython.pycapsule cimport PyCapsule_New
-from libc.math cimport cos, sin
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._lanes cimport (
     W,
+    add_lanes,
     axis_rotation_T,
+    axpy6,
+    broadcast,
     clp,
     congruence_add,
     crf_apply,
@@ -25,15 +28,26 @@ from rbd._kernels._lanes cimport (
     lane_get,
     lane_put,
     lp,
+    mat3_mul,
     mat6_vec,
     plux_compose,
     quat_to_rot_T,
+    sincos_lanes,
     rbi_apply,
     spd_inverse,
+    spd_inverse3,
     xform_force_T_add,
     xform_motion,
 )
-from rbd._kernels._model cimport J_FREE, J_PRISMATIC, J_REVOLUTE, J_SPHERICAL, ModelC, jcalc
+from rbd._kernels._model cimport (
+    J_FREE,
+    J_PRISMATIC,
+    J_REVOLUTE,
+    J_SPHERICAL,
+    J_UNIVERSAL,
+    ModelC,
+    jcalc,
+)
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 
@@ -92,6 +106,11 @@ cdef void bind(const ModelC* model, double* work, Lanes* w) noexcept nogil:
         w.a0[k] = model.a0[k // W]
 
 
+cdef inline bint unit_subspace(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # S_i is the first nv_i columns of the 6×6 identity (spherical and free joints, joint_step)
+    return model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE
+
+
 # === the outward step (rnea.pxd) ===============================================================
 
 cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogil:
@@ -100,9 +119,14 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
     cdef const double* par = model.jparams + 9 * i
     cdef double E_J[9 * W]
     cdef double r_J[3 * W]
+    cdef double qv[W]
     cdef double sn[W]
     cdef double cs[W]
     cdef double quat[4 * W]
+    cdef double E1[9 * W]
+    cdef double E2[9 * W]
+    cdef double* S_i = w.S + 6 * W * vi
+    cdef double* c_J = w.c_J + 6 * W * i
     cdef double E[9]
     cdef double r[3]
     cdef double S[36]
@@ -111,11 +135,9 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
         # revolute: E = exp(ã q)ᵀ, r = 0, S = [a; 0];  prismatic: E = 1, r = a q, S = [0; a];
         # c_J = 0 (jcalc's formulas, written for the lanes)
         for l in range(W):
-            sn[l] = w.q[l][qi]
+            qv[l] = w.q[l][qi]
         if model.jtype[i] == J_REVOLUTE:
-            for l in range(W):
-                cs[l] = cos(sn[l])
-                sn[l] = sin(sn[l])
+            sincos_lanes(qv, sn, cs)
             axis_rotation_T(par, sn, cs, E_J)
             memset(r_J, 0, 3 * W * sizeof(double))
         else:
@@ -124,7 +146,7 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
                     E_J[k * W + l] = 1.0 if k % 4 == 0 else 0.0
             for k in range(3):
                 for l in range(W):
-                    r_J[k * W + l] = par[k] * sn[l]
+                    r_J[k * W + l] = par[k] * qv[l]
         for k in range(6):
             for l in range(W):
                 w.S[(6 * vi + k) * W + l] = (par[k] if k < 3 else 0.0) if (
@@ -146,6 +168,36 @@ cdef inline void joint_step(const ModelC* model, Lanes* w, Py_ssize_t i) noexcep
                 for l in range(W):
                     w.S[(6 * (vi + j) + k) * W + l] = 1.0 if k == j else 0.0
         memset(w.c_J + 6 * W * i, 0, 6 * W * sizeof(double))
+    elif model.jtype[i] == J_UNIVERSAL:
+        # E = (exp(ã₁q₁) exp(ã₂q₂))ᵀ = E₂ E₁, r = 0;  S = [[E₂ a₁, a₂]; 0];
+        # c_J = [-(a₂ × E₂ a₁) q̇₁ q̇₂; 0]   (jcalc_universal, written for the lanes)
+        for l in range(W):
+            qv[l] = w.q[l][qi]
+        sincos_lanes(qv, sn, cs)
+        axis_rotation_T(par, sn, cs, E1)
+        for l in range(W):
+            qv[l] = w.q[l][qi + 1]
+        sincos_lanes(qv, sn, cs)
+        axis_rotation_T(par + 3, sn, cs, E2)
+        mat3_mul(E2, E1, E_J)
+        memset(r_J, 0, 3 * W * sizeof(double))
+        for k in range(3):
+            for l in range(W):
+                S_i[k * W + l] = (E2[3 * k * W + l] * par[0] + E2[(3 * k + 1) * W + l] * par[1]
+                                  + E2[(3 * k + 2) * W + l] * par[2])
+        broadcast(par + 3, 3, S_i + 6 * W)
+        for k in range(3, 6):
+            for l in range(W):
+                S_i[k * W + l] = 0.0
+                S_i[(6 + k) * W + l] = 0.0
+        memset(c_J, 0, 6 * W * sizeof(double))
+        if w.qd_row[0] != NULL:
+            for l in range(W):
+                qv[l] = w.qd_row[l][vi] * w.qd_row[l][vi + 1]
+            for l in range(W):
+                c_J[l] = -(par[4] * S_i[2 * W + l] - par[5] * S_i[W + l]) * qv[l]
+                c_J[W + l] = -(par[5] * S_i[l] - par[3] * S_i[2 * W + l]) * qv[l]
+                c_J[2 * W + l] = -(par[3] * S_i[W + l] - par[4] * S_i[l]) * qv[l]
     else:
         for l in range(W):
             jcalc(model, i, w.q[l], w.qd_row[l], E, r, S, cJ)
@@ -165,17 +217,17 @@ cdef inline void body_velocity(const ModelC* model, Lanes* w, Py_ssize_t i, clp 
     cdef const double* S_i = w.S + 6 * W * vi
     cdef double* v_i = w.v + 6 * W * i
     memset(v_J, 0, 6 * W * sizeof(double))
-    if qd != NULL:
+    if qd != NULL and unit_subspace(model, i):
+        # S_i = columns of 1: v_J = q̇_i in the leading rows
+        memcpy(v_J, qd + W * vi, model.nv_j[i] * W * sizeof(double))
+    elif qd != NULL:
         for j in range(model.nv_j[i]):
-            for k in range(6):
-                for l in range(W):
-                    v_J[k * W + l] += S_i[(6 * j + k) * W + l] * qd[(vi + j) * W + l]
+            axpy6(S_i + 6 * W * j, qd + W * (vi + j), v_J)
     if p < 0:
         memcpy(v_i, v_J, 6 * W * sizeof(double))                           # S&G (8)
     else:
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, w.v + 6 * W * p, v_i)
-        for k in range(6 * W):
-            v_i[k] += v_J[k]                                                # S&G (8)
+        add_lanes(v_J, 6, v_i)                                              # S&G (8)
 
 
 cdef inline void outward_step(const ModelC* model, Lanes* w, Py_ssize_t i, clp qd,
@@ -189,8 +241,7 @@ cdef inline void outward_step(const ModelC* model, Lanes* w, Py_ssize_t i, clp q
     body_velocity(model, w, i, qd, v_J)
     # c_i = c_J + v_i × v_J
     crm_apply(v_i, v_J, c_i)
-    for k in range(6 * W):
-        c_i[k] += w.c_J[6 * W * i + k]                                      # S&G (11)
+    add_lanes(w.c_J + 6 * W * i, 6, c_i)                                # S&G (11)
     # pA_i = v_i ×* I_i v_i - f_ext_i
     rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, v_i, Iv)
     crf_apply(v_i, Iv, pA_i)                                                # S&G (21)
@@ -245,17 +296,15 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
         # a_i = X_up[i] a_λ(i) + S_i q̈_i + c_i
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, a_p, a_i)
-        for k in range(6 * W):
-            a_i[k] += c_i[k]                                                # S&G (11)
-        if qdd != NULL:
+        add_lanes(c_i, 6, a_i)                                              # S&G (11)
+        if qdd != NULL and unit_subspace(model, i):
+            add_lanes(qdd + W * vi, nv_i, a_i)                              # S&G (11)
+        elif qdd != NULL:
             for j in range(nv_i):
-                for k in range(6):
-                    for l in range(W):
-                        a_i[k * W + l] += S_i[(6 * j + k) * W + l] * qdd[(vi + j) * W + l]  # S&G (11)
+                axpy6(S_i + 6 * W * j, qdd + W * (vi + j), a_i)             # S&G (11)
         # f_i = I_i a_i + (v_i ×* I_i v_i - f_ext_i)
         rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, a_i, Ia)
-        for k in range(6 * W):
-            f_i[k] += Ia[k]                                                 # RBDA T5.1
+        add_lanes(Ia, 6, f_i)                                               # RBDA T5.1
 
     # --- inward pass: joint forces
     for i in range(nb - 1, -1, -1):
@@ -265,7 +314,10 @@ cdef void rnea(const ModelC* model, Lanes* w, const double* qd, const double* qd
         f_i = w.f + 6 * W * i
         for j in range(nv_i):
             # tau_i = S_iᵀ f_i (+ armature_i ⊙ q̈_i, the rotor inertia)
-            dot6(S_i + 6 * W * j, f_i, tau + W * (vi + j))                  # RBDA T5.1
+            if unit_subspace(model, i):
+                memcpy(tau + W * (vi + j), f_i + W * j, W * sizeof(double))  # RBDA T5.1
+            else:
+                dot6(S_i + 6 * W * j, f_i, tau + W * (vi + j))              # RBDA T5.1
             if qdd != NULL:
                 for l in range(W):
                     tau[(vi + j) * W + l] += model.armature[vi + j] * qdd[(vi + j) * W + l]
@@ -287,15 +339,28 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double* U_i = w.U + 6 * W * vi
     cdef double* D_inv = w.D_inv + 36 * W * i
     cdef double D[36 * W]
+    cdef const double* IA_i = w.IA + 36 * W * i
     if nv_i == 0:
         return 0
+    if unit_subspace(model, i):
+        # S_i = the first nv_i columns of 1: U_i = those columns of IA_i, D_i = its
+        # leading nv_i × nv_i block
+        for k in range(nv_i):
+            for m in range(6):
+                for l in range(W):
+                    U_i[(6 * k + m) * W + l] = IA_i[(6 * m + k) * W + l]    # RBDA T7.1
+            for m in range(nv_i):
+                for l in range(W):
+                    D[(6 * k + m) * W + l] = IA_i[(6 * k + m) * W + l]      # S&G (28)
+    else:
+        for k in range(nv_i):
+            # U_i = IA_i S_i
+            mat6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
+        for k in range(nv_i):
+            for m in range(nv_i):
+                # D_i = S_iᵀ U_i
+                dot6(S_i + 6 * W * k, U_i + 6 * W * m, D + (6 * k + m) * W)  # S&G (28)
     for k in range(nv_i):
-        # U_i = IA_i S_i
-        mat6_vec(w.IA + 36 * W * i, S_i + 6 * W * k, U_i + 6 * W * k)     # RBDA T7.1
-    for k in range(nv_i):
-        for m in range(nv_i):
-            # D_i = S_iᵀ U_i
-            dot6(S_i + 6 * W * k, U_i + 6 * W * m, D + (6 * k + m) * W)     # S&G (28)
         # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
         for l in range(W):
             D[7 * k * W + l] += model.armature[vi + k]
@@ -307,6 +372,9 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
             if not D[l] > 0.0:
                 return 1
         return 0
+    if nv_i == 3:
+        # D_i⁻¹ = adj(D_i) / det(D_i)
+        return spd_inverse3(D, D_inv)
     # D_i⁻¹ from the Cholesky factor of D_i
     return spd_inverse(D, nv_i, D_inv)
 
@@ -351,8 +419,7 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
         # a' = X_up[i] a_λ(i) + c_i
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         xform_motion(w.E_up + 9 * W * i, w.r_up + 3 * W * i, a_p, a_i)
-        for k in range(6 * W):
-            a_i[k] += w.c[6 * W * i + k]                                    # RBDA T7.1
+        add_lanes(w.c + 6 * W * i, 6, a_i)                                  # RBDA T7.1
         # q̈_i = D_i⁻¹ (u_i - U_iᵀ a')
         for j in range(nv_i):
             dot6(w.U + 6 * W * (vi + j), a_i, r_i + W * j)
@@ -365,11 +432,12 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
                 for l in range(W):
                     qdd[(vi + j) * W + l] += (w.D_inv[(36 * i + 6 * j + k) * W + l]
                                               * r_i[k * W + l])             # RBDA T7.1
-        # a_i = a' + S_i q̈_i
-        for j in range(nv_i):
-            for k in range(6):
-                for l in range(W):
-                    a_i[k * W + l] += w.S[(6 * (vi + j) + k) * W + l] * qdd[(vi + j) * W + l]
+        # a_i = a' + S_i q̈_i   (S_i = columns of 1: q̈_i added to the leading rows)
+        if unit_subspace(model, i):
+            add_lanes(qdd + W * vi, nv_i, a_i)
+        else:
+            for j in range(nv_i):
+                axpy6(w.S + 6 * W * (vi + j), qdd + W * (vi + j), a_i)
 
 
 cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
@@ -386,9 +454,7 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         # pA_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, qd, f_ext, w.c + 6 * W * i, w.pA + 6 * W * i)
         # IA_i = I_i
-        for k in range(36):
-            for l in range(W):
-                w.IA[(36 * i + k) * W + l] = model.inertia[36 * i + k]
+        broadcast(model.inertia + 36 * i, 36, w.IA + 36 * W * i)
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
@@ -398,8 +464,11 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         nv_i = model.nv_j[i]
         vi = model.v_start[i]
         for k in range(nv_i):
-            # u_i = τ_i - S_iᵀ pA_i
-            dot6(w.S + 6 * W * (vi + k), w.pA + 6 * W * i, w.u + W * (vi + k))
+            # u_i = τ_i - S_iᵀ pA_i   (S_i = columns of 1: the rows of pA_i)
+            if unit_subspace(model, i):
+                memcpy(w.u + W * (vi + k), w.pA + 6 * W * i + W * k, W * sizeof(double))
+            else:
+                dot6(w.S + 6 * W * (vi + k), w.pA + 6 * W * i, w.u + W * (vi + k))
             for l in range(W):
                 w.u[(vi + k) * W + l] = tau[(vi + k) * W + l] - w.u[(vi + k) * W + l]  # RBDA T7.1
         # u_i -= a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
@@ -410,12 +479,9 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
             articulated_inertia(model, w, i, Ia, UDinv)                     # S&G (27)
             # pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i
             mat6_vec(Ia, w.c + 6 * W * i, pa)
-            for k in range(6 * W):
-                pa[k] += w.pA[6 * W * i + k]
+            add_lanes(w.pA + 6 * W * i, 6, pa)
             for j in range(nv_i):
-                for k in range(6):
-                    for l in range(W):
-                        pa[k * W + l] += UDinv[(6 * j + k) * W + l] * w.u[(vi + j) * W + l]  # RBDA T7.1
+                axpy6(UDinv + 6 * W * j, w.u + W * (vi + j), pa)            # RBDA T7.1
             # IA_λ(i) += X_up[i]ᵀ Ia X_up[i]
             congruence_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, Ia, w.IA + 36 * W * p)  # S&G (27)
             # pA_λ(i) += X_up[i]ᵀ pa
@@ -472,6 +538,28 @@ cdef SoaKernels _kernels
 _kernels.lanes = W
 _kernels.size = size
 _kernels.run = run_block
+
+
+def lane_sincos(const double[::1] x):
+    """``(sin x, cos x)`` by ``_lanes.pxd``'s ``sincos_lanes``, W elements at a time (for tests)."""
+    import numpy as np
+
+    cdef Py_ssize_t n = x.shape[0], k0, l
+    cdef double xs[W]
+    cdef double s[W]
+    cdef double c[W]
+    sines = np.empty(n)
+    cosines = np.empty(n)
+    cdef double[::1] so = sines
+    cdef double[::1] co = cosines
+    for k0 in range(0, n, W):
+        for l in range(W):
+            xs[l] = x[min(k0 + l, n - 1)]
+        sincos_lanes(xs, s, c)
+        for l in range(min(W, n - k0)):
+            so[k0 + l] = s[l]
+            co[k0 + l] = c[l]
+    return sines, cosines
 
 
 def kernels():
