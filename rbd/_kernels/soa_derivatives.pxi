@@ -193,8 +193,9 @@ cdef inline void body_sweep(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t
 
 cdef inline void column_sweep(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t i,
                               clp v_p, clp a_p) noexcept nogil:
-    # ∂V/∂q, ∂A/∂q, ∂A/∂q̇ of each column of joint i, W (7)   (W (8), the moving S of
-    # universal and planar joints, is not rendered: such models take the one-state kernel)
+    # ∂V/∂q, ∂A/∂q, ∂A/∂q̇ of each column of joint i, W (7)   (the terms of an S_i that
+    # moves with q_i, universal and planar joints, are not rendered: such models take the
+    # one-state kernel)
     cdef Py_ssize_t vi = model.v_start[i], k, n
     cdef double vv[6 * W]
     cdef double t[6 * W]
@@ -369,7 +370,7 @@ cdef int rnea_derivatives(const ModelC* model, Lanes* w, Derivs* d, const double
     return 0
 
 
-# --- M = Lᵀ L with the tree's sparsity (crba.pyx's ltl, ltl_solve, ltl_inverse) -------------
+# === M = Lᵀ L with the tree's sparsity (crba.pyx's ltl, ltl_solve, ltl_inverse) =============
 
 cdef int ltl(const ModelC* model, lp M) noexcept nogil:
     """M = Lᵀ L in place on W lanes (row-major, lower triangle), the tree's sparsity kept.
