@@ -1,7 +1,8 @@
 # cython: language_level=3
 """What the structure-of-arrays modules export to ``_model.pyx``.
 
-``soa.pxi`` (batched RNEA and ABA, the state index innermost) is compiled three
+``soa.pxi`` (batched RNEA and ABA, the state index innermost) and
+``soa_derivatives.pxi`` (their derivatives) are compiled three
 times, as ``_soa_portable``, ``_soa_avx2`` and ``_soa_avx512`` (the same C with
 different instruction sets; ``setup.py``).  Each module hands ``_model.pyx`` one
 ``SoaKernels`` table in a PyCapsule named ``"rbd.soa"``; ``_model.pyx`` picks the
