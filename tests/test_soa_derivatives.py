@@ -87,8 +87,13 @@ def test_every_build_matches_the_one_state_kernel(name, simd):  # noqa: F811
 
 @pytest.mark.slow
 def test_every_joint_kind(simd):  # noqa: F811
-    """Random trees of every joint kind (universal and planar take the one-state kernel)."""
-    for model in random_models(0):
+    """Random trees of every joint kind (universal and planar take the one-state kernel),
+    and one of the kinds the lanes render (helical, spherical, free among them)."""
+    lane_kinds = ("revolute", "prismatic", "helical", "spherical")
+    lanes_only = rbd.testing.random_model(np.random.default_rng(7), 6, lane_kinds,
+                                          floating_base=True)
+    assert {body.joint.kind for body in lanes_only.bodies} >= {"free", "helical", "spherical"}
+    for model in [*random_models(0), lanes_only]:
         Q, V, X, F = batch(model, n=11)
         simd("off")
         d_tau = one_by_one(rbd.rnea_derivatives, model, Q, V, X, F)
