@@ -326,12 +326,14 @@ cdef inline void rbi_congruence_add(clp E, clp r, double m, const double* h,
     cdef Py_ssize_t i, j, l
     for i in range(3):
         for l in range(W):
-            y[i * W + l] = E[i * W + l] * h[0] + E[(3 + i) * W + l] * h[1] + E[(6 + i) * W + l] * h[2]
+            y[i * W + l] = (E[i * W + l] * h[0] + E[(3 + i) * W + l] * h[1]
+                            + E[(6 + i) * W + l] * h[2])
     for i in range(3):
         for j in range(3):
             for l in range(W):
                 # T = Ī E
-                T[(3 * i + j) * W + l] = (Ibar[3 * i] * E[j * W + l] + Ibar[3 * i + 1] * E[(3 + j) * W + l]
+                T[(3 * i + j) * W + l] = (Ibar[3 * i] * E[j * W + l]
+                                          + Ibar[3 * i + 1] * E[(3 + j) * W + l]
                                           + Ibar[3 * i + 2] * E[(6 + j) * W + l])
     for l in range(W):
         # d = 2 (r·y) + m (r·r)

@@ -12,9 +12,10 @@
 # The joint transforms left in the lanes by that ABA are reused by the outward sweep.
 #
 # Joints whose motion subspace moves with their own coordinate (universal, planar) have
-# no lane rendering: ``_model.pyx`` runs models with them on the one-state kernel.  Included after ``soa.pxi`` by ``_soa_portable.pyx``,
-# ``_soa_avx2.pyx`` and ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace,
-# ``joint_step`` and ``aba``.
+# no lane rendering: ``_model.pyx`` runs models with them on the one-state kernel.
+# Included after ``soa.pxi`` by ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and
+# ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace, ``joint_step`` and ``aba``,
+# and adds ``derivatives_size`` and ``run_derivatives`` to its kernel table.
 
 from libc.math cimport sqrt
 from libc.stdint cimport int64_t
@@ -615,7 +616,7 @@ cdef int run_derivatives(const void* record, double* work, int task, const doubl
 
 
 if W != 8:
-    raise ImportError("soa_derivatives.pxi: rbd_minus_product and rbd_plus_product are written for "
-                      f"W = 8 lanes, _lanes.pxd has W = {W}")
+    raise ImportError("soa_derivatives.pxi: rbd_minus_product and rbd_plus_product are "
+                      f"written for W = 8 lanes, _lanes.pxd has W = {W}")
 _kernels.derivatives_size = derivatives_size
 _kernels.run_derivatives = run_derivatives
