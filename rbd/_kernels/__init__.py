@@ -19,6 +19,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
 ``_lanes.pxd``             ``_spatial.pxd``, W states a time   lane algebra of the batched kernels
 ``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa.pxi``
+                           ``derivatives.pyx`` in lanes        and ``soa_derivatives.pxi``
 ``solver_newton.pyx``      ``constraints/solver_newton.py``    ``c_solve_newton``, ``RowsC``
 ``solver_pgs.pyx``         ``constraints/solver_pgs.py``       ``c_solve_pgs``
 ``collision_primitive``    ``constraints/`` (same stem)        ``PairOut``, ``c_plane_capsule`` …

@@ -28,6 +28,7 @@ cimport openmp
 from cython.parallel cimport prange, threadid
 
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
+from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES, SOA_RNEA_DERIVATIVES, soa_run_fn
 
 import os
 
@@ -140,13 +141,16 @@ cdef object interrupt_error(Interrupt* s):
 cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
                    int num_threads) except -1:
-    # a batch of RNEA or ABA (task of _soa.pxd) in blocks of W states (soa.pxi), GIL
-    # released: prange over the blocks, one lane workspace per thread.  Block b always
-    # holds states b W .. b W + W - 1, so no result depends on the number of threads.
+    # a batch of RNEA or ABA (task of _soa.pxd) in blocks of W states (soa.pxi), or of
+    # their derivatives (soa_derivatives.pxi), GIL released: prange over the blocks, one
+    # lane workspace per thread.  Block b always holds states b W .. b W + W - 1, so no
+    # result depends on the number of threads.
     # Returns 0, or the kernel's status (1 + the body of a singular pivot).
     cdef int nt = num_threads, t, failed = 0
     cdef Py_ssize_t W = K.lanes, nblocks = (N + K.lanes - 1) // K.lanes, b
-    cdef Py_ssize_t size = K.size(m) + 8, chunk
+    cdef bint derivs = task == SOA_RNEA_DERIVATIVES or task == SOA_ABA_DERIVATIVES
+    cdef soa_run_fn run = K.run_derivatives if derivs else K.run
+    cdef Py_ssize_t size = (K.derivatives_size(m) if derivs else K.size(m)) + 8, chunk
     cdef double* work
     cdef int* status
     cdef Interrupt intr
@@ -171,17 +175,17 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         with nogil:
             if nt == 1:
                 for b in range(nblocks):
-                    status[0] = K.run(m, work, task, x, stride, out, out_stride, b * W,
-                                      min(W, N - b * W))
+                    status[0] = run(m, work, task, x, stride, out, out_stride, b * W,
+                                    min(W, N - b * W))
                     if status[0] or (b % 8 == 7 and interrupted(&intr)):
                         break
             else:
                 for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=chunk):
                     if status[threadid()] == 0 and not (
                             b % 8 == 7 and interrupted(&intr)) and not intr.stop:
-                        status[threadid()] = K.run(m, work + threadid() * size, task, x,
-                                                   stride, out, out_stride, b * W,
-                                                   min(W, N - b * W))
+                        status[threadid()] = run(m, work + threadid() * size, task, x,
+                                                 stride, out, out_stride, b * W,
+                                                 min(W, N - b * W))
         error = interrupt_error(&intr)
         if error is not None:
             raise error

@@ -49,7 +49,13 @@ from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
-from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
+from rbd._kernels._soa cimport (
+    SOA_ABA,
+    SOA_ABA_DERIVATIVES,
+    SOA_RNEA,
+    SOA_RNEA_DERIVATIVES,
+    SoaKernels,
+)
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
 
@@ -298,14 +304,28 @@ cdef class CompiledModel(_base.CompiledBase):
         return 0
 
     cdef int _run_lanes(self, Call* c) except -1:
-        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi); 0 when the
-        # task has no lane kernel or the lanes are off (set_simd), else 1
-        cdef int status
-        if _soa == NULL or not (c.task == T_RNEA or c.task == T_NONLINEAR
-                                or c.task == T_GRAVITY or c.task == T_ABA):
+        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi), and their
+        # derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel, the lanes
+        # are off (set_simd), or a joint's S_i moves with q_i (universal, planar: the
+        # derivatives' W (8), rendered by the one-state kernel only), else 1
+        cdef int status, task
+        cdef Py_ssize_t i
+        if _soa == NULL:
             return 0
-        status = _base.run_lanes(&self.m, _soa, SOA_ABA if c.task == T_ABA else SOA_RNEA,
-                                 c.x, c.stride, c.out, c.out_stride, c.N, self._num_threads)
+        if c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY:
+            task = SOA_RNEA
+        elif c.task == T_ABA:
+            task = SOA_ABA
+        elif c.task == T_RNEA_DERIVATIVES or c.task == T_ABA_DERIVATIVES:
+            for i in range(self.m.nb):
+                if self.m.jtype[i] == J_UNIVERSAL or self.m.jtype[i] == J_PLANAR:
+                    return 0
+            task = (SOA_RNEA_DERIVATIVES if c.task == T_RNEA_DERIVATIVES
+                    else SOA_ABA_DERIVATIVES)
+        else:
+            return 0
+        status = _base.run_lanes(&self.m, _soa, task, c.x, c.stride, c.out, c.out_stride, c.N,
+                                 self._num_threads)
         if status:
             self._raise_status(status)
         return 1

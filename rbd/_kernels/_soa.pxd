@@ -1,7 +1,8 @@
 # cython: language_level=3
 """What the structure-of-arrays modules export to ``_model.pyx``.
 
-``soa.pxi`` (batched RNEA and ABA, the state index innermost) is compiled three
+``soa.pxi`` (batched RNEA and ABA, the state index innermost) and
+``soa_derivatives.pxi`` (their derivatives) are compiled three
 times, as ``_soa_portable``, ``_soa_avx2`` and ``_soa_avx512`` (the same C with
 different instruction sets; ``setup.py``).  Each module hands ``_model.pyx`` one
 ``SoaKernels`` table in a PyCapsule named ``"rbd.soa"``; ``_model.pyx`` picks the
@@ -12,6 +13,9 @@ module at import from the CPU's features (docs/design.md, "Batches in lanes").
 cdef enum:
     SOA_RNEA = 0                  # tau = ID(q, q̇, q̈, f_ext); x[1], x[2], x[3] may be NULL
     SOA_ABA = 1                   # q̈ = FD(q, q̇, τ, f_ext); x[3] may be NULL
+    # the tasks of run_derivatives (soa_derivatives.pxi): out = 3 nv × nv blocks a state
+    SOA_RNEA_DERIVATIVES = 8      # [∂τ/∂q, ∂τ/∂q̇, M] at (q, q̇, q̈, f_ext); x[3] may be NULL
+    SOA_ABA_DERIVATIVES = 9       # [∂q̈/∂q, ∂q̈/∂q̇, M⁻¹] at (q, q̇, τ, f_ext); x[3] may be NULL
 
 
 # The model argument is the ModelC record of _model.pxd (passed untyped: this file is
@@ -26,3 +30,5 @@ cdef struct SoaKernels:
     int lanes                     # W: states per block
     soa_size_fn size              # doubles of one block's workspace
     soa_run_fn run                # states k0 .. k0 + n - 1 (n ≤ W) of a batch; 0 or 1 + body
+    soa_size_fn derivatives_size  # doubles of one block's workspace for the derivatives
+    soa_run_fn run_derivatives    # run's twin for SOA_RNEA_DERIVATIVES, SOA_ABA_DERIVATIVES
