@@ -509,7 +509,9 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
 
     Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
     tree for the weld and parent filters, and ``model.contact_pairs`` /
-    ``model.contact_excludes`` when the model carries them.
+    ``model.contact_excludes`` when the model carries them.  MuJoCo's disable flags
+    (``model.mujoco_options["disable"]``): ``contact`` or ``constraint`` give no
+    contacts, ``filterparent`` turns the parent–child filter off.
 
     Parameters
     ----------
@@ -536,9 +538,13 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
     from ..algorithms.kinematics import geom_poses
+    from .forward import disabled
 
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]
+    if disabled(model, "contact") or disabled(model, "constraint"):
+        geoms = ()                                          # mj_collision: no contacts
     poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
-                   getattr(model, "contact_excludes", ()), backend=backend)
+                   getattr(model, "contact_excludes", ()),
+                   filterparent=not disabled(model, "filterparent"), backend=backend)

@@ -92,6 +92,18 @@ def options(model) -> dict:
     return found
 
 
+def disabled(model, flag: str) -> bool:
+    """True when MuJoCo's disable flag ``flag`` (``<option><flag flag="disable"/>``) is set
+    on ``model`` (``model.mujoco_options["disable"]``, read by :func:`rbd.load_mjcf`)."""
+    return flag in (getattr(model, "mujoco_options", None) or {}).get("disable", ())
+
+
+def solref_timestep(model, timestep: float) -> float:
+    """The time step :func:`.impedance.safe_solref` bounds time constants with: zero (no
+    bound) when the ``refsafe`` flag is disabled (``getsolparam``)."""
+    return 0.0 if disabled(model, "refsafe") else timestep
+
+
 def reference_configuration(model) -> np.ndarray:
     """``qpos0`` in rbd's coordinates: :func:`rbd.neutral` (zero joint values, identity
     quaternions)."""
@@ -183,10 +195,17 @@ def passive_force(model, q, v) -> np.ndarray:
     r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})
     + \tau_{\mathrm{fluid}}`
     (``mj_passive``; springs of hinges and slides, :func:`joint_softness`; the fluid
-    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`)."""
+    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`).
+
+    MuJoCo's ``spring`` and ``damper`` disable flags drop the springs or the damping;
+    with both disabled there is no passive force at all, fluid forces included.
+    """
+    no_spring, no_damper = disabled(model, "spring"), disabled(model, "damper")
+    if no_spring and no_damper:
+        return np.zeros(model.nv)
     soft = joint_softness(model)
-    force = -np.asarray(model.damping, float) * v
-    if np.any(soft["stiffness"]):
+    force = np.zeros(model.nv) if no_damper else -np.asarray(model.damping, float) * v
+    if not no_spring and np.any(soft["stiffness"]):
         for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
                                           strict=True):
             if b.joint.kind in ("revolute", "prismatic"):
@@ -453,6 +472,12 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     The active equality constraints (default ``model.constraints``) are the first
     rows, soft as MuJoCo makes them (:mod:`.equality_rows`, with each constraint's
     ``solref``, ``solimp`` and ``torquescale``).
+
+    MuJoCo's ``<option><flag>`` disable flags of the model (:func:`disabled`) are
+    honoured: ``constraint`` (no rows at all), ``equality``, ``frictionloss``,
+    ``limit`` and ``contact`` (no rows of that kind), ``spring`` and ``damper``
+    (:func:`passive_force`), ``refsafe`` (time constants below two steps kept),
+    ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
@@ -475,11 +500,17 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
     body_weight, dof_weight = inverse_weights(model)
     weight_of = body_weight_of(model, body_weight)
-    timestep = float(opts["timestep"])
+    timestep = solref_timestep(model, float(opts["timestep"]))
+    # MuJoCo's disable flags (mj_makeConstraint, mj_collision)
+    no_rows = disabled(model, "constraint")
+    equalities = (() if no_rows or disabled(model, "equality")
+                  else active_constraints(model, constraints))
+    limits = limits and not (no_rows or disabled(model, "limit"))
+    contacts = contacts and not (no_rows or disabled(model, "contact"))
 
-    Je, ae, Re, _, ide = equality_rows(model, q, v, active_constraints(model, constraints),
-                                       weight_of, dof_weight, timestep)
-    Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight, timestep)
+    Je, ae, Re, _, ide = equality_rows(model, q, v, equalities, weight_of, dof_weight, timestep)
+    Jf, af, Rf, floss, idf = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
+                              else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
     found = (collide_model(model, q, backend=backend) if contacts and getattr(model, "geoms", ())
              else None)
@@ -492,8 +523,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     ne, nf = len(ae), len(Jf)
     offset = ne + nf + len(Jl)
     cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
-    J = np.vstack([np.atleast_2d(np.array(Jf)).reshape(-1, model.nv),
-                   np.array(Jl).reshape(-1, model.nv), *Jc])
+    J = np.vstack([np.array(Jf, float).reshape(len(Jf), model.nv),
+                   np.array(Jl, float).reshape(len(Jl), model.nv), *Jc])
     aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
     R = np.concatenate([Re, np.array(Rf, float), np.array(Rl, float), *Rc])
     if len(aref):               # MuJoCo's rows act on its free-joint acceleration

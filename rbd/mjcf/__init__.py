@@ -186,6 +186,7 @@ from ._options import (
     _ignore,
     _ignored_message,
     _read_compiler,
+    _read_excludes,
     _read_option,
     _read_solver_options,
 )
@@ -294,6 +295,9 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
                    ctx.labels)
     read_equality(root, ctx, model, ignored)
     model.mujoco_options = _read_solver_options(root)
+    excludes = _read_excludes(root, model)
+    if excludes:
+        model.contact_excludes = excludes
     if ctx.fluid_ellipsoid and (model.mujoco_options.get("density")
                                 or model.mujoco_options.get("viscosity")):
         model.mujoco_bodies["ellipsoid"] = {
