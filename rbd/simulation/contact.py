@@ -5,7 +5,8 @@ Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 
 1. :func:`rbd.forward` gives the constrained acceleration :math:`a`;
 2. joint damping :math:`D` is taken implicitly (``mj_EulerSkip``):
-   :math:`a_E = (M + h D)^{-1} M a`;
+   :math:`a_E = (M + h D)^{-1} M a` (explicitly when the model's ``damper`` or
+   ``eulerdamp`` flag is disabled);
 3. :math:`v_{k+1} = v_k + h\,a_E` and :math:`q_{k+1} = q_k \oplus h\,v_{k+1}`
    (``mj_integratePos``).
 
@@ -21,7 +22,7 @@ import warnings
 import numpy as np
 
 from .. import algorithms
-from ..constraints.forward import forward
+from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
@@ -105,7 +106,7 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
                      constraints=constraints)
     a = result.qdd
     damping = np.asarray(model.damping, float)
-    if np.any(damping > 0):
+    if np.any(damping > 0) and not (disabled(model, "damper") or disabled(model, "eulerdamp")):
         M = algorithms.crba(model, q, backend=backend)
         a_step = a - np.linalg.solve(M + h * np.diag(damping), h * damping * a)
     else:
