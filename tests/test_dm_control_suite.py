@@ -32,8 +32,16 @@ LEFT_OUT = {
     "manipulator": "tendons",         # an equality constraint on a fixed tendon
     "stacker": "tendons",             # the same
     "quadruped": "tendons",           # fixed tendons with limits
-    "dog": "springdamper",            # ball-joint springs from springdamper
+    "dog": "tendons",                 # see DOG
 }
+
+#: dog's fixed tendons carry no force, and its springdamper and ball-joint springs are
+#: rbd's (tests/test_joint_springs.py): at the pyramidal state (no contact) it matches.  At
+#: the elliptic one two capsule-capsule contacts on the tail are off by 3e-8 m: MuJoCo's
+#: compiler replaces a geom frame within 1e-6 of its body's inertial frame by that frame
+#: (``geom_sameframe``, mjSAMEFRAME_INERTIA), which rbd does not; and its ellipsoids
+#: collide through GJK (test_dog_names_the_pairs_it_cannot_collide).
+DOG = {"pyramidal": None, "elliptic": "geom frames snapped to the inertial frame"}
 
 #: Larger models whose four comparisons take over a second with the reference backend.
 SLOW = ("humanoid", "humanoid_CMU", "dog", "quadruped", "stacker")
@@ -49,17 +57,17 @@ def _state(name: str, cone: str):
     return model, mm, d
 
 
-def _marks(name: str):
+def _case(name: str, cone: str):
     marks = [pytest.mark.slow] if name in SLOW else []
-    if name in LEFT_OUT:
-        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError,
-                                       reason=f"needs {LEFT_OUT[name]}"))
-    return marks
+    reason = DOG[cone] if name == "dog" else (
+        f"needs {LEFT_OUT[name]}" if name in LEFT_OUT else None)
+    if reason:
+        marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
+    return pytest.param(name, cone, marks=marks, id=f"{cone}-{name}")
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=_marks(n))
-                                  for n in (*PASSING, *LEFT_OUT)])
-@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize(("name", "cone"), [_case(n, c) for c in ("pyramidal", "elliptic")
+                                            for n in (*PASSING, *LEFT_OUT)])
 def test_suite_model_matches_mujoco(name, cone):
     """Newton and PGS (the minimizer is unique) against MuJoCo's Newton."""
     model, mm, d = _state(name, cone)

@@ -116,3 +116,23 @@ def test_euler_step_without_implicit_damping():
         mujoco.mj_step(mm, d)
     q_mj, _, _ = from_mujoco_state(model, d.qpos, d.qvel)
     np.testing.assert_allclose(traj.q[-1], q_mj, atol=1e-12)
+
+
+def test_enable_flags_rbd_leaves_out_are_named():
+    """``override`` changes every contact's margin and solver parameters: named at load."""
+    with pytest.warns(RuntimeWarning, match="override"):
+        rbd.load_mjcf(XML.format(flag='<flag override="enable"/>'))
+
+
+def test_contact_exclude_is_read():
+    """``<contact><exclude>``: the ball never touches the plane's body (the world)."""
+    xml = XML.format(flag="").replace(
+        "</mujoco>", '<contact><exclude body1="world" body2="ball"/></contact></mujoco>'
+    ).replace('<body pos="1 0 0.09">', '<body name="ball" pos="1 0 0.09">')
+    model = rbd.load_mjcf(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mm)
+    mujoco.mj_forward(mm, d)
+    assert model.contact_excludes == ((None, "ball"),)
+    q, _, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    assert len(rbd.collide(model, q)) == d.ncon == 0
