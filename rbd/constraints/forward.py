@@ -92,6 +92,27 @@ def options(model) -> dict:
     return found
 
 
+#: The solver tolerance of :func:`forward` when neither the call nor the model's
+#: ``<option tolerance>`` gives one (MuJoCo's default is 1e-8; rbd solves to rounding).
+TOLERANCE = 1e-14
+#: MuJoCo's default ``<option iterations>``.
+ITERATIONS = 100
+
+
+def solver_settings(model, iterations: int | None = None,
+                    tolerance: float | None = None) -> tuple[int, float]:
+    """The solver's iteration bound and tolerance: those given, else the model's
+    ``<option iterations tolerance>``, else :data:`ITERATIONS` and :data:`TOLERANCE`."""
+    given = getattr(model, "mujoco_options", None) or {}
+    if iterations is None:
+        iterations = int(given.get("iterations", ITERATIONS))
+    if tolerance is None:
+        tolerance = float(given.get("tolerance", TOLERANCE))
+    if iterations < 0 or not tolerance >= 0:
+        raise InputError(f"iterations, tolerance: expected >= 0, got {iterations}, {tolerance}")
+    return int(iterations), float(tolerance)
+
+
 def disabled(model, flag: str) -> bool:
     """True when MuJoCo's disable flag ``flag`` (``<option><flag flag="disable"/>``) is set
     on ``model`` (``model.mujoco_options["disable"]``, read by :func:`rbd.load_mjcf`)."""
@@ -487,7 +508,7 @@ def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
 
 def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
             cone: str | None = None, contacts: bool = True, limits: bool = True,
-            iterations: int = 100, tolerance: float = 1e-14,
+            iterations: int | None = None, tolerance: float | None = None,
             constraints=None) -> ForwardResult:
     r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
 
@@ -507,8 +528,13 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Friction cone; default the model's ``<option cone>`` (MuJoCo: pyramidal).
     contacts, limits : bool
         Switch the contact rows or the joint-limit rows off.
-    iterations, tolerance : int, float
-        Of the solver.
+    iterations, tolerance : int, float, optional
+        Of the solver: by default the model's ``<option iterations tolerance>``, else
+        MuJoCo's 100 iterations and rbd's tolerance :data:`TOLERANCE`.  Newton stops when
+        its gradient is below ``tolerance``; PGS when a sweep changes no force by more
+        than ``tolerance`` times the largest force plus one (MuJoCo's PGS instead
+        compares the sweep's scaled cost decrease with ``tolerance``), or after
+        ``iterations`` sweeps.
     constraints : sequence of constraint kinds, optional
         The equality constraints made rows (default: the model's active ones;
         ``()`` for none).
@@ -587,10 +613,10 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
                           frictionloss=frictionloss, cones=cones)
     if len(aref) == 0:
         qdd, force = a0, np.zeros(0)
-    elif solver == "newton":
-        qdd, force = solvers(backend)[0](M, a0, rows, iterations=iterations, tolerance=tolerance)
     else:
-        qdd, force = solvers(backend)[1](M, a0, rows, iterations=max(iterations, 2000))
+        iterations, tolerance = solver_settings(model, iterations, tolerance)
+        solve = solvers(backend)[0 if solver == "newton" else 1]
+        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance)
     kinds = np.array(["equality"] * ne + ["friction"] * nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)

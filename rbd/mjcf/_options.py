@@ -177,13 +177,24 @@ def _ignored_message(name: str, ignored: dict) -> str:
 
 
 def _read_solver_options(root: ET.Element) -> dict:
-    """``<option timestep impratio cone density viscosity wind>`` as a dict (those given), for
+    """``<option timestep impratio cone iterations tolerance density viscosity wind>`` and the
+    disable flags (:func:`_read_flags`) as a dict (those given), for
     :func:`rbd.forward`'s constraint rows and fluid forces (:mod:`rbd.constraints.fluid`)."""
     found: dict = {}
     for elem in root.findall("option"):
         for key in ("timestep", "impratio"):
             if key in elem.attrib:
                 found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
+        if "iterations" in elem.attrib:
+            found["iterations"] = int(_scalar(elem.attrib, "iterations", "<option>", 100))
+            if found["iterations"] < 0:
+                raise MJCFError(f"<option>: iterations must not be negative, got "
+                                f"{found['iterations']}")
+        if "tolerance" in elem.attrib:
+            found["tolerance"] = _scalar(elem.attrib, "tolerance", "<option>", 1e-8)
+            if found["tolerance"] < 0:
+                raise MJCFError(f"<option>: tolerance must not be negative, got "
+                                f"{found['tolerance']}")
         for key in ("density", "viscosity"):            # MuJoCo takes any sign
             if key in elem.attrib:
                 found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
