@@ -491,7 +491,13 @@ def _assemble(rows, unsupported) -> Contacts:
 
 
 def body_tree(model) -> BodyTree:
-    """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``."""
+    """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``
+    (the model keeps it)."""
+    return model._derived("collision_body_tree", lambda: _body_tree(model))
+
+
+def _body_tree(model) -> BodyTree:
+    """:func:`body_tree`, computed."""
     names = (None, *model.body_names)
     parent = [-1, *(p + 1 for p in model.parent)]
     ndof = [0, *(body.joint.nv for body in model.bodies)]
@@ -504,7 +510,8 @@ def body_tree(model) -> BodyTree:
     return BodyTree(names, tuple(parent), tuple(ndof))
 
 
-def collide_model(model, q, backend: str | None = None) -> Contacts | list[Contacts]:
+def collide_model(model, q, backend: str | None = None,
+                  body_poses=None) -> Contacts | list[Contacts]:
     """Contacts of a model's collision geoms at configuration ``q`` (``rbd.collide``).
 
     Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
@@ -520,6 +527,9 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
         One configuration, or a stack of them.
     backend : {None, "kernel", "reference"}, optional
         Of the geom poses and the pair routines (see :func:`collide`).
+    body_poses : (nbodies, 4, 4) array_like, optional
+        :func:`rbd.forward_kinematics` at ``q`` (one configuration), when the caller
+        has it already.
 
     Returns
     -------
@@ -544,7 +554,8 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
         return [collide_model(model, row, backend) for row in np.asarray(q)]
     if disabled(model, "contact") or disabled(model, "constraint"):
         geoms = ()                                          # mj_collision: no contacts
-    poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
+    poses = (geom_poses(model, q, backend=backend, body_poses=body_poses) if len(geoms)
+             else np.zeros((0, 4, 4)))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()),
                    filterparent=not disabled(model, "filterparent"), backend=backend)

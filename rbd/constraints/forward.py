@@ -74,6 +74,9 @@ class ForwardResult:
     ids : (nefc,) int ndarray
         The index of each row's equality constraint (among the active ones), its
         dof (friction, limit) or its contact.
+    M : (nv, nv) ndarray or None
+        The joint-space inertia at ``q`` with armature (:func:`rbd.crba`), for a
+        caller that needs it again (the Euler step's implicit damping).
     """
 
     qdd: np.ndarray
@@ -83,6 +86,7 @@ class ForwardResult:
     rows: ConstraintRows
     kinds: np.ndarray
     ids: np.ndarray
+    M: np.ndarray | None = None
 
 
 def options(model) -> dict:
@@ -198,8 +202,19 @@ def joint_softness(model) -> dict:
     (a URDF or a built model): ``solreflimit``, ``solreffriction`` (nv, 2),
     ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
     and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
+
+    The model keeps the result (read-only arrays) for the ``model.mujoco_joints`` it was
+    read from: assign a new dict to change them, not its entries in place.
     """
     given = getattr(model, "mujoco_joints", None) or {}
+    # kept with the dict it was read from: assigning a new model.mujoco_joints is seen
+    kept = model._derived(("joint_softness", id(given)),
+                          lambda: (given, _joint_softness(model, given)))
+    return kept[1] if kept[0] is given else _joint_softness(model, given)
+
+
+def _joint_softness(model, given: dict) -> dict:
+    """:func:`joint_softness`, computed (read-only arrays: the model keeps them)."""
     nv = model.nv
     out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
            "solreffriction": np.tile(LIMIT_SOLREF, (nv, 1)),
@@ -210,6 +225,8 @@ def joint_softness(model) -> dict:
         for key, value in given.get(body.joint_name, {}).items():
             if key in out:                  # qpos_spring, springdamper: per joint
                 out[key][vs] = value
+    for value in out.values():
+        value.setflags(write=False)
     return out
 
 
@@ -449,12 +466,14 @@ def contact_jacobian(model, q, poses, point, bodies) -> np.ndarray:
     return jac
 
 
-def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
+def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep, poses=None):
     """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
-    ``mj_makeImpedance``)."""
+    ``mj_makeImpedance``); ``poses`` the bodies' (:func:`rbd.forward_kinematics` at
+    ``q``), computed when not given."""
     from ..algorithms.kinematics import forward_kinematics
 
-    poses = forward_kinematics(model, q)
+    if poses is None:
+        poses = forward_kinematics(model, q)
     geoms = model.geoms
     J, aref, R, ids, cones = [], [], [], [], []
     for c in range(len(contacts)):
@@ -589,14 +608,18 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     Jf, af, Rf, floss, idf = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
                               else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
-    found = (collide_model(model, q, backend=backend) if contacts and getattr(model, "geoms", ())
-             else None)
-    if found is None:
+    poses = None
+    if contacts and getattr(model, "geoms", ()):
+        from ..algorithms.kinematics import forward_kinematics
+
+        poses = forward_kinematics(model, q, backend=backend)       # one pass, two uses
+        found = collide_model(model, q, backend=backend, body_poses=poses)
+    else:
         from .collision import collide
 
         found = collide((), np.zeros((0, 4, 4)))
     Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, weight_of, cone,
-                                           float(opts["impratio"]), timestep)
+                                           float(opts["impratio"]), timestep, poses=poses)
     ne, nf = len(ae), len(Jf)
     offset = ne + nf + len(Jl)
     cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
@@ -621,4 +644,4 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)
     return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
-                         kinds=kinds, ids=ids)
+                         kinds=kinds, ids=ids, M=M)

@@ -107,7 +107,7 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
     a = result.qdd
     damping = np.asarray(model.damping, float)
     if np.any(damping > 0) and not (disabled(model, "damper") or disabled(model, "eulerdamp")):
-        M = algorithms.crba(model, q, backend=backend)
+        M = result.M if result.M is not None else algorithms.crba(model, q, backend=backend)
         a_step = a - np.linalg.solve(M + h * np.diag(damping), h * damping * a)
     else:
         a_step = a
