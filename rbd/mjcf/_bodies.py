@@ -131,9 +131,11 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
     ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
     pos = p + R @ _vector(attrs, "pos", 3, where, [0, 0, 0]) if kind != "free" else np.zeros(3)
     norm = float(np.linalg.norm(axis))
+    softness = _joint_softness(kind, attrs, where, scale)
+    if kind in ("hinge", "slide"):
+        softness["qpos0"] = ref                         # MuJoCo's qpos0 of the joint
     return _MJJoint(name, kind, axis / norm if norm else axis, pos, ref,
-                    _joint_properties(kind, attrs, where, ctx, name),
-                    _joint_softness(kind, attrs, where, scale))
+                    _joint_properties(kind, attrs, where, ctx, name), softness)
 
 
 def _joint_softness(kind: str, attrs: dict, where: str, scale: float) -> dict:
