@@ -278,7 +278,7 @@ def ball_free_spring_force(model, q) -> np.ndarray:
     return force
 
 
-def passive_force(model, q, v) -> np.ndarray:
+def passive_force(model, q, v, poses=None) -> np.ndarray:
     r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})
     + \tau_{\mathrm{fluid}}`
     (``mj_passive``; springs of hinges and slides, :func:`joint_softness`, of ball and
@@ -287,6 +287,7 @@ def passive_force(model, q, v) -> np.ndarray:
 
     MuJoCo's ``spring`` and ``damper`` disable flags drop the springs or the damping;
     with both disabled there is no passive force at all, fluid forces included.
+    ``poses``: :func:`rbd.forward_kinematics` at ``q`` when the caller has it (fluid).
     """
     no_spring, no_damper = disabled(model, "spring"), disabled(model, "damper")
     if no_spring and no_damper:
@@ -301,7 +302,7 @@ def passive_force(model, q, v) -> np.ndarray:
                 force[j] -= soft["stiffness"][j] * (q[qs.start] - soft["springref"][j])
         force += ball_free_spring_force(model, q)
     if has_fluid(model):
-        force += fluid_force(model, q, v, options(model))
+        force += fluid_force(model, q, v, options(model), poses=poses)
     return force
 
 
@@ -592,7 +593,12 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
     M = crba(model, q, backend=backend)
-    passive = passive_force(model, q, v)
+    poses = None                                    # body poses: one pass, up to three uses
+    if (contacts and getattr(model, "geoms", ())) or has_fluid(model):
+        from ..algorithms.kinematics import forward_kinematics
+
+        poses = forward_kinematics(model, q, backend=backend)
+    passive = passive_force(model, q, v, poses=poses)
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
     body_weight, dof_weight = inverse_weights(model)
     weight_of = body_weight_of(model, body_weight)
@@ -608,11 +614,11 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     Jf, af, Rf, floss, idf = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
                               else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
-    poses = None
     if contacts and getattr(model, "geoms", ()):
-        from ..algorithms.kinematics import forward_kinematics
+        if poses is None:
+            from ..algorithms.kinematics import forward_kinematics
 
-        poses = forward_kinematics(model, q, backend=backend)       # one pass, two uses
+            poses = forward_kinematics(model, q, backend=backend)
         found = collide_model(model, q, backend=backend, body_poses=poses)
     else:
         from .collision import collide
