@@ -20,19 +20,17 @@ import rbd
 pytest.importorskip("mujoco", reason="MuJoCo is the reference for the forward pass")
 
 #: Models that match MuJoCo.  cartpole, point_mass and reacher set
-#: ``<flag contact="disable"/>``, humanoid_CMU has ``<contact><exclude>``; pendulum,
-#: acrobot, finger and swimmer have no contacts at the state.
-PASSING = ("acrobot", "cartpole", "cheetah", "finger", "hopper", "humanoid", "humanoid_CMU",
-           "pendulum", "point_mass", "reacher", "swimmer", "walker")
+#: ``<flag contact="disable"/>``, fish ``constraint`` and ``gravity``; humanoid_CMU has
+#: ``<contact><exclude>``; fish, manipulator, stacker and quadruped have fixed tendons
+#: (a spring, equality constraints on tendons; rbd.constraints.tendon_rows); pendulum,
+#: acrobot, finger, cheetah, swimmer and fish have no contacts at the state.
+PASSING = ("acrobot", "cartpole", "cheetah", "finger", "fish", "hopper", "humanoid",
+           "humanoid_CMU", "manipulator", "pendulum", "point_mass", "quadruped", "reacher",
+           "stacker", "swimmer", "walker")
 
 #: Models that need a left-out feature -> what the load warning names.
 LEFT_OUT = {
     "ball_in_cup": "tendons",         # a limited spatial tendon (the string): one row
-    "fish": "tendons",                # a fixed tendon's spring
-    "manipulator": "tendons",         # an equality constraint on a fixed tendon
-    "stacker": "tendons",             # the same
-    "quadruped": "tendons",           # fixed tendons with limits
-    "dog": "tendons",                 # see DOG
 }
 
 #: dog's fixed tendons carry no force, and its springdamper and ball-joint springs are
@@ -67,7 +65,7 @@ def _case(name: str, cone: str):
 
 
 @pytest.mark.parametrize(("name", "cone"), [_case(n, c) for c in ("pyramidal", "elliptic")
-                                            for n in (*PASSING, *LEFT_OUT)])
+                                            for n in (*PASSING, *LEFT_OUT, "dog")])
 def test_suite_model_matches_mujoco(name, cone):
     """Newton and PGS (the minimizer is unique) against MuJoCo's Newton."""
     model, mm, d = _state(name, cone)

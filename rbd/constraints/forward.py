@@ -45,6 +45,13 @@ from .impedance import (
 )
 from .kinds import active_constraints
 from .solver_newton import ConstraintRows
+from .tendon_rows import (
+    tendon_equality_rows,
+    tendon_friction_rows,
+    tendon_limit_rows,
+    tendon_passive_force,
+    tendons,
+)
 
 #: MuJoCo's defaults of ``<option>`` and of joint limits
 #: (``mj_defaultOption``, ``mjs_defaultJoint``).
@@ -294,6 +301,8 @@ def passive_force(model, q, v, poses=None) -> np.ndarray:
         return np.zeros(model.nv)
     soft = joint_softness(model)
     force = np.zeros(model.nv) if no_damper else -np.asarray(model.damping, float) * v
+    if tendons(model):
+        force += tendon_passive_force(model, q, v, spring=not no_spring, damper=not no_damper)
     if not no_spring and np.any(soft["stiffness"]):
         for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
                                           strict=True):
@@ -614,6 +623,18 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     Jf, af, Rf, floss, idf = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
                               else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
+    if tendons(model):              # fixed tendons: after each kind's own rows, as MuJoCo
+        if constraints is None and not (no_rows or disabled(model, "equality")):
+            Jt, at, Rt, idt = tendon_equality_rows(model, q, v, timestep)
+            if Jt:
+                Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
+                Re, ide = np.concatenate([Re, Rt]), ide + [len(equalities) + i for i in idt]
+        if not (no_rows or disabled(model, "frictionloss")):
+            Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
+            Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
+        if limits:
+            Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)
+            Jl, al, Rl, idl = Jl + Jt, al + at, Rl + Rt, idl + idt
     if contacts and getattr(model, "geoms", ()):
         if poses is None:
             from ..algorithms.kinematics import forward_kinematics

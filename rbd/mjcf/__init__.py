@@ -114,10 +114,12 @@ does) and each joint's ``solreflimit``,
 ``solimplimit``, ``margin``, ``solreffriction`` and ``solimpfriction`` are
 kept in ``model.mujoco_joints``: :func:`rbd.forward` and the contact path of
 :func:`rbd.simulate` apply them as MuJoCo does, with the ``<option><flag>``
-disable flags (``model.mujoco_options["disable"]``) and the
-``<contact><exclude>`` body pairs (``model.contact_excludes``).  Whatever else the
-file holds of equality constraints (tendon, flex), tendons, actuators, explicit
-contact pairs, the enable flags ``override``, ``diagexact`` and ``sleep``,
+disable flags (``model.mujoco_options["disable"]``), the
+``<contact><exclude>`` body pairs (``model.contact_excludes``) and the fixed tendons
+with the equality constraints between them (``model.mujoco_tendons``,
+:mod:`rbd.constraints.tendon_rows`).  Whatever else the
+file holds of equality constraints (spatial tendon, flex), spatial tendons, actuators,
+explicit contact pairs, the enable flags ``override``, ``diagexact`` and ``sleep``,
 ball-joint cone limits, gravity compensation
 (``gravcomp``), the ellipsoid fluid model of mesh geoms, the
 motion of mocap bodies and plugins is named in one :class:`RuntimeWarning`;
@@ -202,6 +204,7 @@ from ._state import (
     to_mujoco_force,
     to_mujoco_state,
 )
+from ._tendons import read_tendon_equalities, read_tendons
 from ._xml import _document, _is_xml_text
 
 __all__ = ["load_mjcf", "load", "from_mujoco_state", "to_mujoco_state", "from_mujoco_force",
@@ -252,7 +255,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     -----
     RuntimeWarning
         Once, listing what the file holds that rbd's dynamics leaves out
-        (tendon and flex equalities, tendons, actuators, contact pairs, the
+        (spatial-tendon and flex equalities, spatial tendons, actuators, contact pairs, the
         enable flags override, diagexact and sleep, ball-joint limits, gravity compensation,
         the ellipsoid fluid model of mesh geoms, the motion of mocap bodies, plugins).
 
@@ -299,6 +302,10 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
                    ctx.labels)
     apply_springdamper(model)
     read_equality(root, ctx, model, ignored)
+    tendons = read_tendons(root, ctx, set(model.mujoco_joints))
+    if tendons:
+        model.mujoco_tendons = tendons
+        model.mujoco_tendon_equalities = read_tendon_equalities(root, ctx, tendons)
     model.mujoco_options = _read_solver_options(root)
     excludes = _read_excludes(root, model)
     if excludes:

@@ -36,7 +36,8 @@ def has_springs(model) -> bool:
 
 def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
-    constraints, joint springs or fluid forces: terms only :func:`rbd.forward` holds."""
+    constraints, joint springs, fluid forces or fixed tendons: terms only
+    :func:`rbd.forward` holds."""
     from ..constraints.fluid import has_fluid
     from ..constraints.kinds import active_constraints
 
@@ -46,7 +47,10 @@ def has_contact_terms(model) -> bool:
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
         return True
-    return bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
+    from ..constraints.tendon_rows import tendons
+
+    return (bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
+            or bool(tendons(model)))
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
