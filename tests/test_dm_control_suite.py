@@ -75,6 +75,7 @@ def test_suite_model_matches_mujoco(name, cone):
             assert_forward_matches_mujoco(model, mm, d, cone, solver)
 
 
+@pytest.mark.slow
 def test_suite_states_have_contacts_and_limits():
     """The compared states are not trivial: some have contacts, some limit rows."""
     found = []
