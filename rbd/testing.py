@@ -37,7 +37,6 @@ __all__ = [
     "relative_difference",
     "quantity_difference",
     "mujoco_pair",
-    "mujoco_run",
 ]
 
 
@@ -607,34 +606,19 @@ def _symbolic(quantity: str, model: Model, record, fn, states, rng):
     return evaluate, difference_formulas(mine - expected, args, points), (points, yours, theirs)
 
 
-#: MuJoCo's solver tightened to the precision :func:`rbd.forward` solves to (Newton,
-#: tolerance 1e-14, exact line search): ``opt.tolerance``, ``opt.iterations``,
-#: ``opt.ls_tolerance``.
+#: MuJoCo's solver tightened as :func:`rbd.forward` solves (``opt.tolerance``,
+#: ``opt.iterations``, ``opt.ls_tolerance``).
 MUJOCO_TIGHT = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
 
 
 def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
                 integrator: str | None = None, tight: bool = True, quiet: bool = True):
-    """rbd's model and MuJoCo's of one MJCF file, with a fresh ``MjData``.
+    """rbd's model and MuJoCo's of one MJCF file, and a fresh ``MjData``.
 
-    Parameters
-    ----------
-    source : str or path
-        The MJCF file (read by :func:`rbd.load_mjcf` and ``MjModel.from_xml_path``).
-    cone : {None, "pyramidal", "elliptic"}
-        MuJoCo's friction cone (None: the file's).
-    solver : {"newton", "pgs", "cg"}
-        MuJoCo's solver.
-    integrator : {None, "euler", "rk4", "implicit", "implicitfast"}
-        MuJoCo's integrator (None: the file's).
-    tight : bool
-        Tighten MuJoCo's solver to :data:`MUJOCO_TIGHT`.
-    quiet : bool
-        Silence the loader's ``RuntimeWarning`` about what rbd leaves out (actuators).
-
-    Returns
-    -------
-    model, mjmodel, mjdata
+    ``cone``, ``solver`` ("newton", "pgs", "cg") and ``integrator`` ("euler", "rk4",
+    "implicit", ...) set MuJoCo's options (None: the file's); ``tight`` sets
+    :data:`MUJOCO_TIGHT`; ``quiet`` silences the loader's ``RuntimeWarning`` about what
+    rbd leaves out.  Returns ``(model, mjmodel, mjdata)``.
     """
     import os
     import warnings
@@ -643,33 +627,17 @@ def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
 
     from .mjcf import load_mjcf
 
-    path = os.fspath(source)
     with warnings.catch_warnings():
         if quiet:
             warnings.simplefilter("ignore", RuntimeWarning)
-        model = load_mjcf(path)
-    mm = mujoco.MjModel.from_xml_path(path)
+        model = load_mjcf(os.fspath(source))
+    mm = mujoco.MjModel.from_xml_path(os.fspath(source))
     mm.opt.solver = getattr(mujoco.mjtSolver, f"mjSOL_{solver.upper()}")
     if cone is not None:
         mm.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
     if integrator is not None:
         mm.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-    if tight:
-        for key, value in MUJOCO_TIGHT.items():
-            setattr(mm.opt, key, value)
+    for key, value in (MUJOCO_TIGHT.items() if tight else ()):
+        setattr(mm.opt, key, value)
     return model, mm, mujoco.MjData(mm)
 
-
-def mujoco_run(mm, d, steps: int, seed: int = 0, qvel_noise: float = 0.0) -> None:
-    """Advance MuJoCo's ``d`` by ``steps`` ``mj_step`` calls with controls drawn from
-    U(-1, 1) each step (after ``qvel += qvel_noise`` N(0, 1)), then ``mj_forward``: a
-    state where contacts and limits are active, reproducible from ``seed``."""
-    import mujoco
-
-    rng = np.random.default_rng(seed)
-    if qvel_noise:
-        d.qvel[:] += qvel_noise * rng.standard_normal(mm.nv)
-    for _ in range(steps):
-        d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
-        mujoco.mj_step(mm, d)
-    mujoco.mj_forward(mm, d)

@@ -212,7 +212,7 @@ def dm_control_asset(name: str) -> pathlib.Path:
 
 def mujoco_pair(path, steps: int = 0, seed: int = 0, **options):
     """rbd's and MuJoCo's models of one MJCF file and MuJoCo's data after ``steps``
-    random-control steps (:func:`rbd.testing.mujoco_pair`, :func:`rbd.testing.mujoco_run`;
+    random-control steps (:func:`rbd.testing.mujoco_pair`, :func:`mujoco_run`;
     ``options`` are the former's: ``cone``, ``solver``, ``integrator``, ``tight``,
     ``quiet``).  Skips without MuJoCo."""
     import pytest
@@ -220,7 +220,7 @@ def mujoco_pair(path, steps: int = 0, seed: int = 0, **options):
     pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     model, mm, d = rbd.testing.mujoco_pair(path, **options)
     if steps:
-        rbd.testing.mujoco_run(mm, d, steps, seed)
+        mujoco_run(mm, d, steps, seed)
     return model, mm, d
 
 
@@ -265,3 +265,18 @@ def assert_forward_matches_mujoco(model, mm, d, cone: str, solver: str = "newton
     gain = np.max(result.rows.D * np.abs(result.rows.J).sum(axis=1), initial=1.0)
     np.testing.assert_allclose(result.force, d.efc_force, rtol=0, atol=gain * QACC_RTOL * scale)
     return result
+
+
+def mujoco_run(mm, d, steps: int, seed: int = 0, qvel_noise: float = 0.0) -> None:
+    """``steps`` ``mj_step`` calls on ``d`` with controls from U(-1, 1) (after ``qvel +=
+    qvel_noise`` N(0, 1)), then ``mj_forward``: a state with contacts and limits active,
+    reproducible from ``seed``."""
+    import mujoco
+
+    rng = np.random.default_rng(seed)
+    if qvel_noise:
+        d.qvel[:] += qvel_noise * rng.standard_normal(mm.nv)
+    for _ in range(steps):
+        d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
+        mujoco.mj_step(mm, d)
+    mujoco.mj_forward(mm, d)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
-from helpers import assert_forward_matches_mujoco, dm_control_asset
+from helpers import assert_forward_matches_mujoco, dm_control_asset, mujoco_run
 
 import rbd
 
@@ -51,7 +51,7 @@ STEPS, QVEL_NOISE = 300, 0.1
 def _state(name: str, cone: str):
     """rbd's model, MuJoCo's model and data at the compared state."""
     model, mm, d = rbd.testing.mujoco_pair(dm_control_asset(name), cone=cone)
-    rbd.testing.mujoco_run(mm, d, STEPS, seed=0, qvel_noise=QVEL_NOISE)
+    mujoco_run(mm, d, STEPS, seed=0, qvel_noise=QVEL_NOISE)
     return model, mm, d
 
 
@@ -104,7 +104,7 @@ def test_dog_names_the_pairs_it_cannot_collide():
 
     mm = mujoco.MjModel.from_xml_path(str(path))
     d = mujoco.MjData(mm)
-    rbd.testing.mujoco_run(mm, d, STEPS, seed=0, qvel_noise=QVEL_NOISE)
+    mujoco_run(mm, d, STEPS, seed=0, qvel_noise=QVEL_NOISE)
     q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
     with pytest.warns(UserWarning, match="ellipsoid"):
         contacts = rbd.collide(model, q)

@@ -548,7 +548,7 @@ def collide_model(model, q, backend: str | None = None,
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
     from ..algorithms.kinematics import geom_poses
-    from .forward import disabled
+    from .mujoco_model import disabled
 
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]

@@ -45,6 +45,7 @@ from .impedance import (
     safe_solref,
     stiffness_damping,
 )
+from .mujoco_model import mujoco_reference_configuration
 
 __all__ = ["equality_rows"]
 
@@ -135,26 +136,6 @@ def chain_quaternion(model, q, body: int, T=None) -> np.ndarray | None:
     if T is not None:
         Q = _qmul(Q, _wxyz(np.asarray(T)[:3, :3]))
     return Q
-
-
-def mujoco_reference_configuration(model) -> np.ndarray:
-    """MuJoCo's ``qpos0`` in rbd's coordinates: hinges and slides at their ``ref``, ball
-    joints at the identity, free joints at their body's pose in the file (as
-    :func:`rbd.load_mjcf` keeps them in ``model.mujoco_joints``); :func:`rbd.neutral`
-    for a model that did not come from MJCF."""
-    from ..algorithms.configuration import neutral
-    from .forward import own_slices
-
-    q = neutral(model)
-    given = getattr(model, "mujoco_joints", None) or {}
-    for _, b, qs in own_slices(model, "q"):
-        soft = given.get(b.joint_name, {})
-        if "qpos0" in soft:
-            q[qs.start] = soft["qpos0"]
-        elif b.joint.kind == "free" and "qpos_spring" in soft:
-            p, (w, x, y, z) = soft["qpos_spring"][:3], soft["qpos_spring"][3:]
-            q[qs] = np.concatenate([p, [x, y, z, w]])
-    return q
 
 
 def weld_sign(model, q, record) -> float:

@@ -44,6 +44,7 @@ from .impedance import (
     stiffness_damping,
 )
 from .kinds import active_constraints
+from .mujoco_model import TOLERANCE, disabled, own_slices, solver_settings  # noqa: F401
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
     tendon_equality_rows,
@@ -103,33 +104,6 @@ def options(model) -> dict:
     return found
 
 
-#: The solver tolerance of :func:`forward` when neither the call nor the model's
-#: ``<option tolerance>`` gives one (MuJoCo's default is 1e-8; rbd solves to rounding).
-TOLERANCE = 1e-14
-#: MuJoCo's default ``<option iterations>``.
-ITERATIONS = 100
-
-
-def solver_settings(model, iterations: int | None = None,
-                    tolerance: float | None = None) -> tuple[int, float]:
-    """The solver's iteration bound and tolerance: those given, else the model's
-    ``<option iterations tolerance>``, else :data:`ITERATIONS` and :data:`TOLERANCE`."""
-    given = getattr(model, "mujoco_options", None) or {}
-    if iterations is None:
-        iterations = int(given.get("iterations", ITERATIONS))
-    if tolerance is None:
-        tolerance = float(given.get("tolerance", TOLERANCE))
-    if iterations < 0 or not tolerance >= 0:
-        raise InputError(f"iterations, tolerance: expected >= 0, got {iterations}, {tolerance}")
-    return int(iterations), float(tolerance)
-
-
-def disabled(model, flag: str) -> bool:
-    """True when MuJoCo's disable flag ``flag`` (``<option><flag flag="disable"/>``) is set
-    on ``model`` (``model.mujoco_options["disable"]``, read by :func:`rbd.load_mjcf`)."""
-    return flag in (getattr(model, "mujoco_options", None) or {}).get("disable", ())
-
-
 def solref_timestep(model, timestep: float) -> float:
     """The time step :func:`.impedance.safe_solref` bounds time constants with: zero (no
     bound) when the ``refsafe`` flag is disabled (``getsolparam``)."""
@@ -142,23 +116,6 @@ def reference_configuration(model) -> np.ndarray:
     from ..algorithms.configuration import neutral
 
     return neutral(model)
-
-
-def own_slices(model, which: str):
-    """``(body index, body, slice)`` of the joints with coordinates of their own
-    (``which`` "q" or "v"; a mimic joint has none and is left out)."""
-    from ..errors import ModelError
-
-    out = []
-    for i, body in enumerate(model.bodies):
-        if body.joint.nv == 0:
-            continue
-        try:
-            index = model.q_index(i) if which == "q" else model.v_index(i)
-        except ModelError:
-            continue
-        out.append((i, body, index))
-    return out
 
 
 def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
@@ -559,8 +516,9 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Switch the contact rows or the joint-limit rows off.
     iterations, tolerance : int, float, optional
         Of the solver: by default the model's ``<option iterations tolerance>``, else
-        MuJoCo's 100 iterations and rbd's tolerance :data:`TOLERANCE`.  Newton stops when
-        its gradient is below ``tolerance``; PGS when a sweep changes no force by more
+        MuJoCo's 100 iterations and rbd's tolerance 1e-14
+        (:func:`.mujoco_model.solver_settings`).  Newton stops when its gradient is
+        below ``tolerance``; PGS when a sweep changes no force by more
         than ``tolerance`` times the largest force plus one (MuJoCo's PGS instead
         compares the sweep's scaled cost decrease with ``tolerance``), or after
         ``iterations`` sweeps.

@@ -42,7 +42,7 @@ def tendons(model) -> tuple:
 
 def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
     """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
-    from .forward import own_slices
+    from .mujoco_model import own_slices
 
     Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)
     slices = {b.joint_name: (qs, vs) for (_, b, qs), (_, _, vs) in
@@ -58,7 +58,7 @@ def _constants(model):
     """Per tendon: Jacobians, length at ``qpos0`` and ``tendon_invweight0`` (kept)."""
     def build():
         from ..algorithms.dynamics import crba
-        from .equality_rows import mujoco_reference_configuration
+        from .mujoco_model import mujoco_reference_configuration
 
         q0 = mujoco_reference_configuration(model)
         Minv = np.linalg.inv(crba(model, q0))
