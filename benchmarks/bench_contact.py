@@ -29,7 +29,6 @@ import os
 import platform
 import statistics
 import time
-import warnings
 
 import numpy as np
 
@@ -54,7 +53,8 @@ def median_time(fn, repeat: int, inner: int = 5) -> float:
 
 
 def setup(name: str, steps: int):
-    """rbd and MuJoCo models of gymnasium's ``name``.xml (Euler, Newton) and a touching state."""
+    """rbd and MuJoCo models of gymnasium's ``name``.xml (Euler, Newton at MuJoCo's own
+    tolerance) and a touching state (``rbd.testing.mujoco_pair``, the models the tests use)."""
     import gymnasium
     import mujoco
 
@@ -62,13 +62,7 @@ def setup(name: str, steps: int):
 
     path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
                         f"{name}.xml")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        model = rbd.load_mjcf(path)
-    mm = mujoco.MjModel.from_xml_path(path)
-    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    d = mujoco.MjData(mm)
+    model, mm, d = rbd.testing.mujoco_pair(path, integrator="euler", tight=False)
     for _ in range(steps):
         mujoco.mj_step(mm, d)
     mujoco.mj_forward(mm, d)

@@ -36,6 +36,7 @@ __all__ = [
     "state_symbols",
     "relative_difference",
     "quantity_difference",
+    "mujoco_pair",
 ]
 
 
@@ -603,3 +604,40 @@ def _symbolic(quantity: str, model: Model, record, fn, states, rng):
     yours = [np.asarray(numeric(*p), dtype=float).reshape(shape) for p in points]
     theirs = [np.asarray(reference(*p), dtype=float).reshape(shape) for p in points]
     return evaluate, difference_formulas(mine - expected, args, points), (points, yours, theirs)
+
+
+#: MuJoCo's solver tightened as :func:`rbd.forward` solves (``opt.tolerance``,
+#: ``opt.iterations``, ``opt.ls_tolerance``).
+MUJOCO_TIGHT = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
+
+
+def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
+                integrator: str | None = None, tight: bool = True, quiet: bool = True):
+    """rbd's model and MuJoCo's of one MJCF file, and a fresh ``MjData``.
+
+    ``cone``, ``solver`` ("newton", "pgs", "cg") and ``integrator`` ("euler", "rk4",
+    "implicit", ...) set MuJoCo's options (None: the file's); ``tight`` sets
+    :data:`MUJOCO_TIGHT`; ``quiet`` silences the loader's ``RuntimeWarning`` about what
+    rbd leaves out.  Returns ``(model, mjmodel, mjdata)``.
+    """
+    import os
+    import warnings
+
+    import mujoco
+
+    from .mjcf import load_mjcf
+
+    with warnings.catch_warnings():
+        if quiet:
+            warnings.simplefilter("ignore", RuntimeWarning)
+        model = load_mjcf(os.fspath(source))
+    mm = mujoco.MjModel.from_xml_path(os.fspath(source))
+    mm.opt.solver = getattr(mujoco.mjtSolver, f"mjSOL_{solver.upper()}")
+    if cone is not None:
+        mm.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
+    if integrator is not None:
+        mm.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
+    for key, value in (MUJOCO_TIGHT.items() if tight else ()):
+        setattr(mm.opt, key, value)
+    return model, mm, mujoco.MjData(mm)
+

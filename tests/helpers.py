@@ -187,3 +187,96 @@ def python_child(code: str, *args: str, timeout: float = 120, env=None, check: b
         script.write_text(textwrap.dedent(code))
         return subprocess.run([sys.executable, str(script), *args], cwd=folder, env=env,
                               capture_output=True, text=True, timeout=timeout, check=check)
+
+
+def gymnasium_asset(name: str) -> pathlib.Path:
+    """gymnasium's MuJoCo model ``name``.xml (skips without gymnasium)."""
+    import pytest
+
+    gymnasium = pytest.importorskip("gymnasium", reason="the models are gymnasium's MJCFs")
+    return pathlib.Path(gymnasium.__file__).parent / "envs" / "mujoco" / "assets" / f"{name}.xml"
+
+
+def dm_control_asset(name: str) -> pathlib.Path:
+    """dm_control's suite model ``name``.xml, found without importing dm_control (its
+    suite imports dm_env); skips without dm_control."""
+    import importlib.util
+
+    import pytest
+
+    spec = importlib.util.find_spec("dm_control")
+    if spec is None or not spec.submodule_search_locations:
+        pytest.skip("dm_control is not installed: its suite MJCFs are the test models")
+    return pathlib.Path(list(spec.submodule_search_locations)[0]) / "suite" / f"{name}.xml"
+
+
+def mujoco_pair(path, steps: int = 0, seed: int = 0, **options):
+    """rbd's and MuJoCo's models of one MJCF file and MuJoCo's data after ``steps``
+    random-control steps (:func:`rbd.testing.mujoco_pair`, :func:`mujoco_run`;
+    ``options`` are the former's: ``cone``, ``solver``, ``integrator``, ``tight``,
+    ``quiet``).  Skips without MuJoCo."""
+    import pytest
+
+    pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = rbd.testing.mujoco_pair(path, **options)
+    if steps:
+        mujoco_run(mm, d, steps, seed)
+    return model, mm, d
+
+
+#: Relative qacc agreement asked of rbd.forward against mj_forward (issue 21): both sides
+#: solve the same strictly convex problem to ~1e-15; what is left is rounding.
+QACC_RTOL = 1e-8
+#: Rows: R and aref are closed-form functions of the same inputs.
+ROW_RTOL = 1e-10
+#: Contact positions, distances and frames (issue 21): closed-form geometry of the same poses.
+CONTACT_ATOL = 1e-9
+
+
+def assert_forward_matches_mujoco(model, mm, d, cone: str, solver: str = "newton"):
+    """``rbd.forward`` at MuJoCo's state of ``d`` equals ``mj_forward``: the contact set
+    (geoms, positions, distances, frames to :data:`CONTACT_ATOL`), the rows (counts, ``R``,
+    ``aref``), ``qacc`` to :data:`QACC_RTOL` relative and the constraint forces.  Returns
+    rbd's :class:`~rbd.constraints.forward.ForwardResult`."""
+    import mujoco
+
+    from rbd.constraints.forward import forward, free_joint_bias
+    from rbd.mjcf import from_mujoco_state
+
+    mujoco.mj_forward(mm, d)
+    q, v, a = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
+    result = forward(model, q, v, d.qfrc_actuator + d.qfrc_applied, cone=cone, solver=solver,
+                     iterations=20000 if solver == "pgs" else 100)
+    assert len(result.contacts) == d.ncon
+    assert len(result.rows.aref) == d.nefc
+    assert int(np.sum(result.kinds == "limit")) == d.nl
+    if d.ncon:
+        np.testing.assert_allclose(result.contacts.pos, d.contact.pos, atol=CONTACT_ATOL)
+        np.testing.assert_allclose(result.contacts.dist, d.contact.dist, atol=CONTACT_ATOL)
+        np.testing.assert_allclose(result.contacts.frame.reshape(-1, 9), d.contact.frame,
+                                   atol=CONTACT_ATOL)
+    np.testing.assert_allclose(result.rows.R, d.efc_R, rtol=ROW_RTOL)
+    # rbd's rows act on rbd's free-joint acceleration: MuJoCo's aref is rbd's plus J b
+    aref = result.rows.aref + result.rows.J @ free_joint_bias(model, v)
+    np.testing.assert_allclose(aref, d.efc_aref, rtol=ROW_RTOL, atol=1e-9)
+    scale = np.abs(a).max(initial=np.finfo(float).tiny)
+    np.testing.assert_allclose(result.qdd, a, rtol=0, atol=QACC_RTOL * scale)
+    # force = -D (J a - aref): a's error reaches the forces amplified by D |J|
+    gain = np.max(result.rows.D * np.abs(result.rows.J).sum(axis=1), initial=1.0)
+    np.testing.assert_allclose(result.force, d.efc_force, rtol=0, atol=gain * QACC_RTOL * scale)
+    return result
+
+
+def mujoco_run(mm, d, steps: int, seed: int = 0, qvel_noise: float = 0.0) -> None:
+    """``steps`` ``mj_step`` calls on ``d`` with controls from U(-1, 1) (after ``qvel +=
+    qvel_noise`` N(0, 1)), then ``mj_forward``: a state with contacts and limits active,
+    reproducible from ``seed``."""
+    import mujoco
+
+    rng = np.random.default_rng(seed)
+    if qvel_noise:
+        d.qvel[:] += qvel_noise * rng.standard_normal(mm.nv)
+    for _ in range(steps):
+        d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
+        mujoco.mj_step(mm, d)
+    mujoco.mj_forward(mm, d)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import warnings
-
 import numpy as np
 import pytest
+from helpers import gymnasium_asset, mujoco_pair
 
 import rbd
 
@@ -99,19 +97,9 @@ def test_contact_false_switches_contact_off():
 def test_ant_stands_like_mujoco():
     """gymnasium's ant from its initial state, 1 s with MuJoCo's Euler: torso height as MuJoCo's."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
-    gymnasium = pytest.importorskip("gymnasium", reason="the ant is gymnasium's MJCF")
     from rbd.mjcf import from_mujoco_state
 
-    path = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
-                        "ant.xml")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        model = rbd.load_mjcf(path)
-    mm = mujoco.MjModel.from_xml_path(path)
-    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
-    d = mujoco.MjData(mm)
+    model, mm, d = mujoco_pair(gymnasium_asset("ant"), integrator="euler")
     q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
     dt, duration = mm.opt.timestep, 1.0
     traj = rbd.simulate(model, q0, v0, duration, dt, integrator="euler")

@@ -7,11 +7,11 @@ settings, from one state taken out of a MuJoCo run (so contacts and limits are a
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
 import pytest
+from helpers import gymnasium_asset, mujoco_pair
 
 import rbd
 
@@ -22,9 +22,6 @@ ATOL_TRAJECTORY = 1e-6
 
 #: The issue's bound on the ant's torso height after 5 s (measured difference 1.4e-15 m).
 ATOL_ANT_HEIGHT = 1e-3
-
-#: MuJoCo's solver tightened as rbd.forward's (Newton, tolerance 1e-14, exact line search).
-SOLVER = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
 
 #: Models whose run disagrees, with the missing feature (none today; the swimmer's fluid
 #: forces are rbd.constraints.fluid).
@@ -44,24 +41,13 @@ MODELS = {
 
 
 def _asset(name: str) -> str:
-    gymnasium = pytest.importorskip("gymnasium", reason="the models are gymnasium's MJCFs")
-    return os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
-                        name + ".xml")
+    return str(gymnasium_asset(name))
 
 
 def _pair(name: str):
     """rbd's model and MuJoCo's (Euler, Newton, tightened), with a fresh MjData."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
-    path = _asset(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)      # left-out actuators, springs
-        model = rbd.load_mjcf(path)
-    mm = mujoco.MjModel.from_xml_path(path)
-    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
-    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    mm.opt.tolerance, mm.opt.iterations = SOLVER["tolerance"], SOLVER["iterations"]
-    mm.opt.ls_tolerance = SOLVER["ls_tolerance"]
-    return mujoco, model, mm, mujoco.MjData(mm)
+    return (mujoco, *mujoco_pair(gymnasium_asset(name), integrator="euler"))
 
 
 def _mujoco_run(mujoco, mm, d, steps: int):

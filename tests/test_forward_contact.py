@@ -2,30 +2,32 @@
 
 from __future__ import annotations
 
-import os
 import warnings
 
 import numpy as np
 import pytest
 
 import rbd
-from rbd.constraints.forward import forward, free_joint_bias
+from rbd.constraints.forward import forward
 
 mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference for the forward pass")
 gymnasium = pytest.importorskip("gymnasium", reason="the test models are gymnasium's MJCFs")
 
+import helpers  # noqa: E402
+from helpers import (  # noqa: E402
+    assert_forward_matches_mujoco,
+    gymnasium_asset,
+    mujoco_pair,
+)
+
 from rbd.mjcf import from_mujoco_state  # noqa: E402
 
-#: Relative qacc agreement asked of the constrained solution (issue 21).  Both sides
-#: solve the same strictly convex problem to ~1e-15; what is left is rounding.
-QACC_RTOL = 1e-8
-#: Rows: R and aref are closed-form functions of the same inputs.
-ROW_RTOL = 1e-10
+#: The bounds of issue 21 (see tests/helpers.py).
+QACC_RTOL, ROW_RTOL = helpers.QACC_RTOL, helpers.ROW_RTOL
 
 
 def _paths(name):
-    assets = os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets")
-    return os.path.join(assets, f"{name}.xml")
+    return str(gymnasium_asset(name))
 
 
 def _pair(name, cone, steps, seed=0):
@@ -35,43 +37,11 @@ def _pair(name, cone, steps, seed=0):
     per-joint limit softness (half_cheetah sets ``stiffness``, ``solreflimit``,
     ``solimplimit``).
     """
-    path = _paths(name)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        model = rbd.load_mjcf(path)
-    mm = mujoco.MjModel.from_xml_path(path)
-    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
-    mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
-    mm.opt.cone = (mujoco.mjtCone.mjCONE_ELLIPTIC if cone == "elliptic"
-                   else mujoco.mjtCone.mjCONE_PYRAMIDAL)
-    d = mujoco.MjData(mm)
-    rng = np.random.default_rng(seed)
-    for _ in range(steps):
-        d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
-        mujoco.mj_step(mm, d)
-    return model, mm, d
+    return mujoco_pair(gymnasium_asset(name), steps, seed, cone=cone)
 
 
 def _compare(model, mm, d, cone, solver="newton"):
-    mujoco.mj_forward(mm, d)
-    q, v, a = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
-    result = forward(model, q, v, d.qfrc_actuator.copy(), cone=cone, solver=solver,
-                     iterations=20000 if solver == "pgs" else 100)
-    assert len(result.contacts) == d.ncon
-    assert len(result.rows.aref) == d.nefc
-    assert int(np.sum(result.kinds == "limit")) == d.nl
-    np.testing.assert_allclose(result.contacts.pos, d.contact.pos, atol=1e-9)
-    np.testing.assert_allclose(result.contacts.dist, d.contact.dist, atol=1e-9)
-    np.testing.assert_allclose(result.rows.R, d.efc_R, rtol=ROW_RTOL)
-    # rbd's rows act on rbd's free-joint acceleration: MuJoCo's aref is rbd's plus J b
-    aref = result.rows.aref + result.rows.J @ free_joint_bias(model, v)
-    np.testing.assert_allclose(aref, d.efc_aref, rtol=ROW_RTOL, atol=1e-9)
-    scale = np.abs(a).max()
-    np.testing.assert_allclose(result.qdd, a, rtol=0, atol=QACC_RTOL * scale)
-    # force = -D (J a - aref): a's error reaches the forces amplified by D |J|
-    gain = np.max(result.rows.D * np.abs(result.rows.J).sum(axis=1), initial=1.0)
-    np.testing.assert_allclose(result.force, d.efc_force, rtol=0, atol=gain * QACC_RTOL * scale)
-    return result
+    return assert_forward_matches_mujoco(model, mm, d, cone, solver)
 
 
 @pytest.mark.parametrize("solver", ["newton", "pgs"])

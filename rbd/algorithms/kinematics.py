@@ -258,7 +258,7 @@ def jacobian(model: Model, q, body, point=None, *, backend: str | None = None) -
     return _twin(model, backend).jacobian(q, index, local)
 
 
-def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:
+def geom_poses(model, q, *, backend: str | None = None, body_poses=None) -> np.ndarray:
     r"""World poses of the model's geoms, ``(ngeoms, 4, 4)``, in ``model.geoms`` order.
 
     A geom on body ``i`` is at :math:`T_i(q)\,P` with :math:`T_i` the body's
@@ -271,6 +271,8 @@ def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:
     q : (nq,) or (N, nq) array_like
     backend : str, optional
         As for :func:`rbd.forward_kinematics`.
+    body_poses : (..., nbodies, 4, 4) array_like, optional
+        :func:`rbd.forward_kinematics` at ``q``, when the caller has it already.
 
     Returns
     -------
@@ -285,7 +287,8 @@ def geom_poses(model, q, *, backend: str | None = None) -> np.ndarray:
     >>> rbd.geom_poses(model, [0.0, 0.0])[0, :3, 3].round(12)
     array([ 0.,  0., -2.])
     """
-    T = forward_kinematics(model, q, backend=backend)
+    T = (forward_kinematics(model, q, backend=backend) if body_poses is None
+         else np.asarray(body_poses, dtype=float))
     geoms = model.geoms
     world = np.eye(4)
     index = [-1 if g.body is None else model.body_index(g.body) for g in geoms]

@@ -52,6 +52,7 @@ from .collision_records import (  # noqa: F401 (re-exported: the stage's records
     ContactPair,
     Contacts,
 )
+from .mujoco_model import disabled
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -467,7 +468,13 @@ def _assemble(rows, unsupported) -> Contacts:
 
 
 def body_tree(model) -> BodyTree:
-    """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``."""
+    """The :class:`BodyTree` of an rbd model: world first, then ``model.body_names``
+    (the model keeps it)."""
+    return model._derived("collision_body_tree", lambda: _body_tree(model))
+
+
+def _body_tree(model) -> BodyTree:
+    """:func:`body_tree`, computed."""
     names = (None, *model.body_names)
     parent = [-1, *(p + 1 for p in model.parent)]
     ndof = [0, *(body.joint.nv for body in model.bodies)]
@@ -480,12 +487,15 @@ def body_tree(model) -> BodyTree:
     return BodyTree(names, tuple(parent), tuple(ndof))
 
 
-def collide_model(model, q, backend: str | None = None) -> Contacts | list[Contacts]:
+def collide_model(model, q, backend: str | None = None,
+                  body_poses=None) -> Contacts | list[Contacts]:
     """Contacts of a model's collision geoms at configuration ``q`` (``rbd.collide``).
 
     Reads ``model.geoms`` and their world poses (``rbd.geom_poses``), the body
     tree for the weld and parent filters, and ``model.contact_pairs`` /
-    ``model.contact_excludes`` when the model carries them.
+    ``model.contact_excludes`` when the model carries them.  MuJoCo's disable flags
+    (``model.mujoco_options["disable"]``): ``contact`` or ``constraint`` give no
+    contacts, ``filterparent`` turns the parent–child filter off.
 
     Parameters
     ----------
@@ -498,6 +508,9 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
         :func:`compiled_collision`), the same contacts in the same order;
         ``"reference"``: :func:`collide` on the geom poses.  A model with mimic
         joints, or one that does not compile, takes :func:`collide` on either.
+    body_poses : (nbodies, 4, 4) array_like, optional
+        :func:`rbd.forward_kinematics` at ``q`` (one configuration), when the caller
+        has it already.
 
     Returns
     -------
@@ -513,18 +526,23 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     if geoms is None:
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
+    if disabled(model, "contact") or disabled(model, "constraint"):
+        geoms = ()                                          # mj_collision: no contacts
     compiled = _compiled_kinematics(model, backend) if geoms else None
     if compiled is not None:
-        T = compiled.forward_kinematics(q)
+        T = (compiled.forward_kinematics(q) if body_poses is None or np.ndim(q) == 2
+             else np.asarray(body_poses, dtype=float))
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
         return Contacts(*found) if T.ndim == 3 else [Contacts(*f) for f in found]
     from ..algorithms.kinematics import geom_poses
 
     if np.ndim(q) == 2:
         return [collide_model(model, row, backend) for row in np.asarray(q)]
-    poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
+    poses = (geom_poses(model, q, backend=backend, body_poses=body_poses) if len(geoms)
+             else np.zeros((0, 4, 4)))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
-                   getattr(model, "contact_excludes", ()), backend=backend)
+                   getattr(model, "contact_excludes", ()),
+                   filterparent=not disabled(model, "filterparent"), backend=backend)
 
 
 def _compiled_kinematics(model, backend):
@@ -623,13 +641,14 @@ def compiled_collision(model):
     geoms = model.geoms
     pairs = tuple(getattr(model, "contact_pairs", ()))
     excludes = tuple(getattr(model, "contact_excludes", ()))
-    key = (geoms, pairs, excludes)
+    filterparent = not disabled(model, "filterparent")
+    key = (geoms, pairs, excludes, filterparent)
     cached = model._cache.get("collision")
     if cached is not None and _same(cached[0], key):
         return cached[1]
     from .._kernels.collision import CollisionModel
 
-    arrays = static_table(geoms, body_tree(model), pairs, excludes)
+    arrays = static_table(geoms, body_tree(model), pairs, excludes, filterparent)
     compiled = CollisionModel(**arrays)
     model._cache["collision"] = (key, compiled)
     if compiled.nunsupported:

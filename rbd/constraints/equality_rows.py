@@ -13,6 +13,8 @@ of the matching MJCF ``<equality>`` (MuJoCo's "Computation" chapter,
   :math:`J = \tfrac{s}{2}\,(e_0 I - [e_{1:3}]_\times)\,R_b^T (J_{\omega_a} - J_{\omega_b})`
   with :math:`s` the ``torquescale`` (MuJoCo's
   :math:`\tfrac12\,\bar q_b \otimes \delta\omega \otimes q_a` written with matrices);
+  :math:`e` carries MuJoCo's sign, that of its quaternions multiplied along the tree
+  (:func:`weld_sign`), so that rows and forces are MuJoCo's past a half turn too;
 * :class:`~rbd.constraints.JointCoupling` (``joint``): 1 row,
   :math:`r = q_j - p(q_s)`, :math:`J = e_j - p'(q_s)\,e_s`.
 
@@ -43,6 +45,7 @@ from .impedance import (
     safe_solref,
     stiffness_damping,
 )
+from .mujoco_model import mujoco_reference_configuration
 
 __all__ = ["equality_rows"]
 
@@ -96,8 +99,66 @@ def anchor_terms(model, q, motion, record, torquescale: float):
     qb_dot = 0.5 * _qmul(_pure(wb), qb)
     G_dot_dw = 0.5 * torquescale * (_qmul(_qmul(_conj(qb_dot), _pure(dw)), qa)
                                     + _qmul(_qmul(_conj(qb), _pure(dw)), qa_dot))[1:]
-    return (np.concatenate([r, torquescale * e[1:]]), np.vstack([J, G @ J6[:3]]),
-            np.concatenate([jdot, G @ (dwa - dwb) + G_dot_dw]))
+    sign = weld_sign(model, q, record)               # MuJoCo's sign of e
+    return (np.concatenate([r, sign * torquescale * e[1:]]), np.vstack([J, sign * G @ J6[:3]]),
+            np.concatenate([jdot, sign * (G @ (dwa - dwb) + G_dot_dw)]))
+
+
+def chain_quaternion(model, q, body: int, T=None) -> np.ndarray | None:
+    r"""The world orientation of ``body`` (times ``T``'s rotation) as MuJoCo's kinematics
+    multiplies it out: the product along the path from the root of constant quaternions
+    (``X_tree``) and joint quaternions continuous in ``q`` (a hinge's
+    :math:`(\cos\tfrac{\theta}{2}, \sin\tfrac{\theta}{2}\,a)`, a ball or free joint's
+    own quaternion, sign kept), :math:`(w, x, y, z)`.
+
+    Two such products of one rotation differ by a sign that is constant over the
+    configuration space; None when the path holds a joint other than revolute,
+    prismatic, spherical, free or fixed.
+    """
+    Q = np.array([1.0, 0.0, 0.0, 0.0])
+    path = []
+    while body >= 0:
+        path.append(body)
+        body = model.parent[body]
+    for i in reversed(path):
+        b = model.bodies[i]
+        qi = q[model.q_index(i)] if b.joint.nq else np.zeros(0)
+        Q = _qmul(Q, _wxyz(np.asarray(b.X_tree)[:3, :3].T))
+        kind = b.joint.kind
+        if kind == "revolute":
+            half = 0.5 * float(qi[0])
+            Q = _qmul(Q, np.concatenate([[np.cos(half)], np.sin(half) * b.joint.axis]))
+        elif kind in ("spherical", "free"):
+            x, y, z, w = qi[-4:] / np.linalg.norm(qi[-4:])
+            Q = _qmul(Q, np.array([w, x, y, z]))
+        elif kind not in ("prismatic", "fixed"):
+            return None
+    if T is not None:
+        Q = _qmul(Q, _wxyz(np.asarray(T)[:3, :3]))
+    return Q
+
+
+def weld_sign(model, q, record) -> float:
+    r"""The sign of MuJoCo's weld error :math:`\bar q_b \otimes q_a` (scalar part) against
+    rbd's (scalar part :math:`\ge 0`): MuJoCo multiplies its body quaternions along the
+    tree, so past a half turn of the error (a hinge wound once round, a free body's
+    quaternion of the other sign) its error, rows and forces are rbd's negated.
+
+    From :func:`chain_quaternion`, continuous in ``q``, and MuJoCo's error at its
+    ``qpos0`` (:func:`mujoco_reference_configuration`), where a weld without a
+    ``relpose`` quaternion is the identity with scalar part +1.  1.0 where the chain
+    cannot be formed.
+    """
+    _, a, b, Ta, Tb = record
+
+    def error(q):
+        qa, qb = chain_quaternion(model, q, a, Ta), chain_quaternion(model, q, b, Tb)
+        return None if qa is None or qb is None else _qmul(_conj(qb), qa)
+
+    now, start = error(q), error(mujoco_reference_configuration(model))
+    if now is None or start is None:
+        return 1.0
+    return float(np.sign(start[0]) * np.sign(now[0])) or 1.0
 
 
 def _weights(constraint, record, attachment_weight, dof_weight) -> np.ndarray:

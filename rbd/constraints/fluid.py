@@ -187,7 +187,7 @@ def ellipsoid_wrench(r, coefs, omega, v, density: float,
     return g - drag_ang * omega, f - drag_lin * v
 
 
-def fluid_force(model, q, v, opts: dict) -> np.ndarray:
+def fluid_force(model, q, v, opts: dict, poses=None) -> np.ndarray:
     """MuJoCo's ``qfrc_fluid`` (inertia-box model) in rbd's coordinates, ``(nv,)``.
 
     Parameters
@@ -197,6 +197,8 @@ def fluid_force(model, q, v, opts: dict) -> np.ndarray:
     q, v : (nq,), (nv,) ndarray
     opts : dict
         :func:`rbd.constraints.forward.options`: ``density``, ``viscosity``, ``wind``.
+    poses : (nbodies, 4, 4) ndarray, optional
+        :func:`rbd.forward_kinematics` at ``q``, when the caller has it already.
     """
     from ..algorithms.kinematics import forward_kinematics, jacobian
 
@@ -205,7 +207,8 @@ def fluid_force(model, q, v, opts: dict) -> np.ndarray:
     places = getattr(model, "mujoco_bodies", None) or {}
     if not (density or viscosity) or not places.get("inertia"):
         return out
-    poses = forward_kinematics(model, q)
+    if poses is None:
+        poses = forward_kinematics(model, q)
     ellipsoids = places.get("ellipsoid", {})
     geoms = {g.name: g for g in getattr(model, "geoms", ())}
 

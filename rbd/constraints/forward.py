@@ -44,7 +44,15 @@ from .impedance import (
     stiffness_damping,
 )
 from .kinds import active_constraints
+from .mujoco_model import TOLERANCE, disabled, own_slices, solver_settings  # noqa: F401
 from .solver_newton import ConstraintRows
+from .tendon_rows import (
+    tendon_equality_rows,
+    tendon_friction_rows,
+    tendon_limit_rows,
+    tendon_passive_force,
+    tendons,
+)
 
 #: MuJoCo's defaults of ``<option>`` and of joint limits
 #: (``mj_defaultOption``, ``mjs_defaultJoint``).
@@ -74,6 +82,9 @@ class ForwardResult:
     ids : (nefc,) int ndarray
         The index of each row's equality constraint (among the active ones), its
         dof (friction, limit) or its contact.
+    M : (nv, nv) ndarray or None
+        The joint-space inertia at ``q`` with armature (:func:`rbd.crba`), for a
+        caller that needs it again (the Euler step's implicit damping).
     """
 
     qdd: np.ndarray
@@ -83,6 +94,7 @@ class ForwardResult:
     rows: ConstraintRows
     kinds: np.ndarray
     ids: np.ndarray
+    M: np.ndarray | None = None
 
 
 def options(model) -> dict:
@@ -92,29 +104,18 @@ def options(model) -> dict:
     return found
 
 
+def solref_timestep(model, timestep: float) -> float:
+    """The time step :func:`.impedance.safe_solref` bounds time constants with: zero (no
+    bound) when the ``refsafe`` flag is disabled (``getsolparam``)."""
+    return 0.0 if disabled(model, "refsafe") else timestep
+
+
 def reference_configuration(model) -> np.ndarray:
     """``qpos0`` in rbd's coordinates: :func:`rbd.neutral` (zero joint values, identity
     quaternions)."""
     from ..algorithms.configuration import neutral
 
     return neutral(model)
-
-
-def own_slices(model, which: str):
-    """``(body index, body, slice)`` of the joints with coordinates of their own
-    (``which`` "q" or "v"; a mimic joint has none and is left out)."""
-    from ..errors import ModelError
-
-    out = []
-    for i, body in enumerate(model.bodies):
-        if body.joint.nv == 0:
-            continue
-        try:
-            index = model.q_index(i) if which == "q" else model.v_index(i)
-        except ModelError:
-            continue
-        out.append((i, body, index))
-    return out
 
 
 def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
@@ -165,8 +166,19 @@ def joint_softness(model) -> dict:
     (a URDF or a built model): ``solreflimit``, ``solreffriction`` (nv, 2),
     ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
     and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
+
+    The model keeps the result (read-only arrays) for the ``model.mujoco_joints`` it was
+    read from: assign a new dict to change them, not its entries in place.
     """
     given = getattr(model, "mujoco_joints", None) or {}
+    # kept with the dict it was read from: assigning a new model.mujoco_joints is seen
+    kept = model._derived(("joint_softness", id(given)),
+                          lambda: (given, _joint_softness(model, given)))
+    return kept[1] if kept[0] is given else _joint_softness(model, given)
+
+
+def _joint_softness(model, given: dict) -> dict:
+    """:func:`joint_softness`, computed (read-only arrays: the model keeps them)."""
     nv = model.nv
     out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
            "solreffriction": np.tile(LIMIT_SOLREF, (nv, 1)),
@@ -175,25 +187,88 @@ def joint_softness(model) -> dict:
            "margin": np.zeros(nv), "stiffness": np.zeros(nv), "springref": np.zeros(nv)}
     for _, body, vs in own_slices(model, "v"):
         for key, value in given.get(body.joint_name, {}).items():
-            out[key][vs] = value
+            if key in out:                  # qpos_spring, springdamper: per joint
+                out[key][vs] = value
+    for value in out.values():
+        value.setflags(write=False)
     return out
 
 
-def passive_force(model, q, v) -> np.ndarray:
+def _quat_difference(qa, qb) -> np.ndarray:
+    r"""MuJoCo's ``mju_subQuat``: the rotation vector :math:`r` (angle in
+    :math:`[-\pi, \pi]`) with :math:`q_b \otimes \exp(r) = q_a`, quaternions
+    :math:`(w, x, y, z)`."""
+    wb, vb = qb[0], -np.asarray(qb[1:], float)                  # conj(qb)
+    wa, va = qa[0], np.asarray(qa[1:], float)
+    w = wb * wa - vb @ va
+    vec = wb * va + wa * vb + np.cross(vb, va)
+    sin = float(np.linalg.norm(vec))
+    if sin == 0.0:
+        return np.zeros(3)
+    angle = 2.0 * np.arctan2(sin, w)
+    if angle > np.pi:
+        angle -= 2.0 * np.pi
+    return vec / sin * angle
+
+
+def ball_free_spring_force(model, q) -> np.ndarray:
+    r"""MuJoCo's springs of ball and free joints (``mj_springdamper``), as rbd's
+    generalized force.
+
+    A ball joint: the torque :math:`-k\,r` in the body frame, :math:`r` the rotation
+    vector from ``qpos_spring`` to the normalized joint quaternion (``mju_subQuat``,
+    :func:`_quat_difference`).  A free joint adds the world force
+    :math:`-k\,(p - p_{\mathrm{spring}})`, rbd's :math:`R^T f` on its linear
+    coordinates; ``qpos_spring`` is the body's pose in the file (MuJoCo's ``qpos0``).
+    """
+    from ..spatial import quat_to_rot
+
+    given = getattr(model, "mujoco_joints", None) or {}
+    force = np.zeros(model.nv)
+    for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
+                                      strict=True):
+        soft = given.get(b.joint_name, {})
+        k = soft.get("stiffness", 0.0)
+        if b.joint.kind not in ("spherical", "free") or not k:
+            continue
+        spring = np.asarray(soft["qpos_spring"], float)
+        xyzw = np.asarray(q[qs][-4:], float)
+        xyzw = xyzw / np.linalg.norm(xyzw)
+        torque = -k * _quat_difference(np.r_[xyzw[3], xyzw[:3]], spring[-4:])
+        force[vs.start:vs.start + 3] += torque
+        if b.joint.kind == "free":      # rbd's free v is [ω; u] in the body frame
+            f_world = -k * (np.asarray(q[qs][:3], float) - spring[:3])
+            force[vs.start + 3:vs.stop] += quat_to_rot(xyzw).T @ f_world
+    return force
+
+
+def passive_force(model, q, v, poses=None) -> np.ndarray:
     r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})
     + \tau_{\mathrm{fluid}}`
-    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`; the fluid
-    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`)."""
+    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`, of ball and
+    free joints, :func:`ball_free_spring_force`; the fluid
+    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`).
+
+    MuJoCo's ``spring`` and ``damper`` disable flags drop the springs or the damping;
+    with both disabled there is no passive force at all, fluid forces included.
+    ``poses``: :func:`rbd.forward_kinematics` at ``q`` when the caller has it (fluid).
+    """
+    no_spring, no_damper = disabled(model, "spring"), disabled(model, "damper")
+    if no_spring and no_damper:
+        return np.zeros(model.nv)
     soft = joint_softness(model)
-    force = -np.asarray(model.damping, float) * v
-    if np.any(soft["stiffness"]):
+    force = np.zeros(model.nv) if no_damper else -np.asarray(model.damping, float) * v
+    if tendons(model):
+        force += tendon_passive_force(model, q, v, spring=not no_spring, damper=not no_damper)
+    if not no_spring and np.any(soft["stiffness"]):
         for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
                                           strict=True):
             if b.joint.kind in ("revolute", "prismatic"):
                 j = vs.start
                 force[j] -= soft["stiffness"][j] * (q[qs.start] - soft["springref"][j])
+        force += ball_free_spring_force(model, q)
     if has_fluid(model):
-        force += fluid_force(model, q, v, options(model))
+        force += fluid_force(model, q, v, options(model), poses=poses)
     return force
 
 
@@ -358,12 +433,14 @@ def contact_jacobian(model, q, poses, point, bodies) -> np.ndarray:
     return jac
 
 
-def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
+def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep, poses=None):
     """Rows of the active contacts (``mj_instantiateContact``, ``mj_diagApprox``,
-    ``mj_makeImpedance``)."""
+    ``mj_makeImpedance``); ``poses`` the bodies' (:func:`rbd.forward_kinematics` at
+    ``q``), computed when not given."""
     from ..algorithms.kinematics import forward_kinematics
 
-    poses = forward_kinematics(model, q)
+    if poses is None:
+        poses = forward_kinematics(model, q)
     geoms = model.geoms
     J, aref, R, ids, cones = [], [], [], [], []
     for c in range(len(contacts)):
@@ -417,7 +494,7 @@ def _contact_rows(model, q, v, contacts, weight_of, cone, impratio, timestep):
 
 def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = "newton",
             cone: str | None = None, contacts: bool = True, limits: bool = True,
-            iterations: int = 100, tolerance: float = 1e-14,
+            iterations: int | None = None, tolerance: float | None = None,
             constraints=None) -> ForwardResult:
     r"""Accelerations and forces with contacts, limits and friction loss (``mj_forward``).
 
@@ -437,8 +514,14 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Friction cone; default the model's ``<option cone>`` (MuJoCo: pyramidal).
     contacts, limits : bool
         Switch the contact rows or the joint-limit rows off.
-    iterations, tolerance : int, float
-        Of the solver.
+    iterations, tolerance : int, float, optional
+        Of the solver: by default the model's ``<option iterations tolerance>``, else
+        MuJoCo's 100 iterations and rbd's tolerance 1e-14
+        (:func:`.mujoco_model.solver_settings`).  Newton stops when its gradient is
+        below ``tolerance``; PGS when a sweep changes no force by more
+        than ``tolerance`` times the largest force plus one (MuJoCo's PGS instead
+        compares the sweep's scaled cost decrease with ``tolerance``), or after
+        ``iterations`` sweeps.
     constraints : sequence of constraint kinds, optional
         The equality constraints made rows (default: the model's active ones;
         ``()`` for none).
@@ -453,6 +536,12 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     The active equality constraints (default ``model.constraints``) are the first
     rows, soft as MuJoCo makes them (:mod:`.equality_rows`, with each constraint's
     ``solref``, ``solimp`` and ``torquescale``).
+
+    MuJoCo's ``<option><flag>`` disable flags of the model (:func:`disabled`) are
+    honoured: ``constraint`` (no rows at all), ``equality``, ``frictionloss``,
+    ``limit`` and ``contact`` (no rows of that kind), ``spring`` and ``damper``
+    (:func:`passive_force`), ``refsafe`` (time constants below two steps kept),
+    ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
@@ -471,29 +560,56 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
     M = crba(model, q, backend=backend)
-    passive = passive_force(model, q, v)
+    poses = None                                    # body poses: one pass, up to three uses
+    if (contacts and getattr(model, "geoms", ())) or has_fluid(model):
+        from ..algorithms.kinematics import forward_kinematics
+
+        poses = forward_kinematics(model, q, backend=backend)
+    passive = passive_force(model, q, v, poses=poses)
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
     body_weight, dof_weight = inverse_weights(model)
     weight_of = body_weight_of(model, body_weight)
-    timestep = float(opts["timestep"])
+    timestep = solref_timestep(model, float(opts["timestep"]))
+    # MuJoCo's disable flags (mj_makeConstraint, mj_collision)
+    no_rows = disabled(model, "constraint")
+    equalities = (() if no_rows or disabled(model, "equality")
+                  else active_constraints(model, constraints))
+    limits = limits and not (no_rows or disabled(model, "limit"))
+    contacts = contacts and not (no_rows or disabled(model, "contact"))
 
-    Je, ae, Re, _, ide = equality_rows(model, q, v, active_constraints(model, constraints),
-                                       weight_of, dof_weight, timestep)
-    Jf, af, Rf, floss, idf = _friction_rows(model, v, dof_weight, timestep)
+    Je, ae, Re, _, ide = equality_rows(model, q, v, equalities, weight_of, dof_weight, timestep)
+    Jf, af, Rf, floss, idf = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
+                              else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
-    found = (collide_model(model, q, backend=backend) if contacts and getattr(model, "geoms", ())
-             else None)
-    if found is None:
+    if tendons(model):              # fixed tendons: after each kind's own rows, as MuJoCo
+        if constraints is None and not (no_rows or disabled(model, "equality")):
+            Jt, at, Rt, idt = tendon_equality_rows(model, q, v, timestep)
+            if Jt:
+                Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
+                Re, ide = np.concatenate([Re, Rt]), ide + [len(equalities) + i for i in idt]
+        if not (no_rows or disabled(model, "frictionloss")):
+            Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
+            Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
+        if limits:
+            Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)
+            Jl, al, Rl, idl = Jl + Jt, al + at, Rl + Rt, idl + idt
+    if contacts and getattr(model, "geoms", ()):
+        if poses is None:
+            from ..algorithms.kinematics import forward_kinematics
+
+            poses = forward_kinematics(model, q, backend=backend)
+        found = collide_model(model, q, backend=backend, body_poses=poses)
+    else:
         from .collision import collide
 
         found = collide((), np.zeros((0, 4, 4)))
     Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, weight_of, cone,
-                                           float(opts["impratio"]), timestep)
+                                           float(opts["impratio"]), timestep, poses=poses)
     ne, nf = len(ae), len(Jf)
     offset = ne + nf + len(Jl)
     cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
-    J = np.vstack([np.atleast_2d(np.array(Jf)).reshape(-1, model.nv),
-                   np.array(Jl).reshape(-1, model.nv), *Jc])
+    J = np.vstack([np.array(Jf, float).reshape(len(Jf), model.nv),
+                   np.array(Jl, float).reshape(len(Jl), model.nv), *Jc])
     aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
     R = np.concatenate([Re, np.array(Rf, float), np.array(Rl, float), *Rc])
     if len(aref):               # MuJoCo's rows act on its free-joint acceleration
@@ -505,12 +621,12 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
                           frictionloss=frictionloss, cones=cones)
     if len(aref) == 0:
         qdd, force = a0, np.zeros(0)
-    elif solver == "newton":
-        qdd, force = solvers(backend)[0](M, a0, rows, iterations=iterations, tolerance=tolerance)
     else:
-        qdd, force = solvers(backend)[1](M, a0, rows, iterations=max(iterations, 2000))
+        iterations, tolerance = solver_settings(model, iterations, tolerance)
+        solve = solvers(backend)[0 if solver == "newton" else 1]
+        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance)
     kinds = np.array(["equality"] * ne + ["friction"] * nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)
     return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
-                         kinds=kinds, ids=ids)
+                         kinds=kinds, ids=ids, M=M)

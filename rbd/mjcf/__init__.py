@@ -107,13 +107,19 @@ What the dynamics leaves out
 ----------------------------
 rbd's tree dynamics has no constraints, springs or actuators.  The ``connect``,
 ``weld`` and ``joint`` equalities become ``model.constraints`` (with their
-``solref``, ``solimp``, ``torquescale``), and the springs of hinges and slides
-(``stiffness``, ``springref``) and each joint's ``solreflimit``,
+``solref``, ``solimp``, ``torquescale``), and the joint springs (``stiffness``,
+``springref`` of hinges and slides, MuJoCo's ``qpos0`` as the rest pose of ball and
+free joints, ``springdamper`` turned into stiffness and damping as MuJoCo's compiler
+does) and each joint's ``solreflimit``,
 ``solimplimit``, ``margin``, ``solreffriction`` and ``solimpfriction`` are
 kept in ``model.mujoco_joints``: :func:`rbd.forward` and the contact path of
-:func:`rbd.simulate` apply them as MuJoCo does.  Whatever else the file holds
-of equality constraints (tendon, flex), tendons, actuators, explicit contact
-pairs and excludes, springs of ball and free joints, ``springdamper``,
+:func:`rbd.simulate` apply them as MuJoCo does, with the ``<option><flag>``
+disable flags (``model.mujoco_options["disable"]``), the
+``<contact><exclude>`` body pairs (``model.contact_excludes``) and the fixed tendons
+with the equality constraints between them (``model.mujoco_tendons``,
+:mod:`rbd.constraints.tendon_rows`).  Whatever else the
+file holds of equality constraints (spatial tendon, flex), spatial tendons, actuators,
+explicit contact pairs, the enable flags ``override``, ``diagexact`` and ``sleep``,
 ball-joint cone limits, gravity compensation
 (``gravcomp``), the ellipsoid fluid model of mesh geoms, the
 motion of mocap bodies and plugins is named in one :class:`RuntimeWarning`;
@@ -175,7 +181,7 @@ import warnings
 from .._robotfile import caller_stacklevel, quote
 from ..errors import InputError, MJCFError
 from ..model import Model
-from ._bodies import _read_world
+from ._bodies import _read_world, apply_springdamper
 from ._build import _build, _scale_masses
 from ._equality import read_equality
 from ._geoms import _read_assets
@@ -186,6 +192,7 @@ from ._options import (
     _ignore,
     _ignored_message,
     _read_compiler,
+    _read_excludes,
     _read_option,
     _read_solver_options,
 )
@@ -197,6 +204,7 @@ from ._state import (
     to_mujoco_force,
     to_mujoco_state,
 )
+from ._tendons import read_tendon_equalities, read_tendons
 from ._xml import _document, _is_xml_text
 
 __all__ = ["load_mjcf", "load", "from_mujoco_state", "to_mujoco_state", "from_mujoco_force",
@@ -247,8 +255,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     -----
     RuntimeWarning
         Once, listing what the file holds that rbd's dynamics leaves out
-        (tendon and flex equalities, tendons, actuators, contact pairs and
-        excludes, springs of ball and free joints, ball-joint limits, gravity compensation,
+        (spatial-tendon and flex equalities, spatial tendons, actuators, contact pairs, the
+        enable flags override, diagexact and sleep, ball-joint limits, gravity compensation,
         the ellipsoid fluid model of mesh geoms, the motion of mocap bodies, plugins).
 
     Notes
@@ -292,8 +300,16 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
         _scale_masses(ctx.bodies, compiler.settotalmass)
     model = _build(root.get("model", "MuJoCo Model"), gravity, ctx.bodies, ctx.world_geoms,
                    ctx.labels)
+    apply_springdamper(model)
     read_equality(root, ctx, model, ignored)
+    tendons = read_tendons(root, ctx, set(model.mujoco_joints))
+    if tendons:
+        model.mujoco_tendons = tendons
+        model.mujoco_tendon_equalities = read_tendon_equalities(root, ctx, tendons)
     model.mujoco_options = _read_solver_options(root)
+    excludes = _read_excludes(root, model)
+    if excludes:
+        model.contact_excludes = excludes
     if ctx.fluid_ellipsoid and (model.mujoco_options.get("density")
                                 or model.mujoco_options.get("viscosity")):
         model.mujoco_bodies["ellipsoid"] = {

@@ -10,10 +10,10 @@ import numpy as np
 
 from .._robotfile import Link, quote
 from ..errors import MJCFError
-from ..spatial import plux
+from ..spatial import plux, rot_to_quat
 from ._geoms import geom_record
 from ._inertia import _body_link
-from ._options import _MJ_EPS, _attributes, _Context, _element, _ignore, _owner
+from ._options import _MJ_EPS, _MJ_MINVAL, _attributes, _Context, _element, _ignore, _owner
 from ._orientation import _pose, _site_pose
 from ._xml import _flag, _numbers, _scalar, _vector
 
@@ -129,16 +129,13 @@ def _read_joint(elem, R, p, cls, ctx: _Context, body: str, k: int) -> _MJJoint:
     axis = axis / max(float(np.abs(axis).max()), _MJ_EPS)  # the norm of 1e300 would overflow
     scale = math.pi / 180.0 if ctx.compiler.degree and kind == "hinge" else 1.0
     ref = _scalar(attrs, "ref", where, 0.0) * scale if kind in ("hinge", "slide") else 0.0
-    stiffness = _scalar(attrs, "stiffness", where, 0.0)
-    if (stiffness and kind in ("ball", "free")) or np.any(
-            _vector(attrs, "springdamper", 2, where, [0, 0])):
-        _ignore(ctx.ignored, "joint springs of ball and free joints, and springdamper",
-                quote(name))
     pos = p + R @ _vector(attrs, "pos", 3, where, [0, 0, 0]) if kind != "free" else np.zeros(3)
     norm = float(np.linalg.norm(axis))
+    softness = _joint_softness(kind, attrs, where, scale)
+    if kind in ("hinge", "slide"):
+        softness["qpos0"] = ref                         # MuJoCo's qpos0 of the joint
     return _MJJoint(name, kind, axis / norm if norm else axis, pos, ref,
-                    _joint_properties(kind, attrs, where, ctx, name),
-                    _joint_softness(kind, attrs, where, scale))
+                    _joint_properties(kind, attrs, where, ctx, name), softness)
 
 
 def _joint_softness(kind: str, attrs: dict, where: str, scale: float) -> dict:
@@ -150,11 +147,19 @@ def _joint_softness(kind: str, attrs: dict, where: str, scale: float) -> dict:
         out[key] = _solref(attrs, key, where)
     for key in ("solimplimit", "solimpfriction"):
         out[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
+    out["stiffness"] = _scalar(attrs, "stiffness", where, 0.0)
+    if out["stiffness"] < 0:
+        raise MJCFError(f"{where}: stiffness must not be negative, got {out['stiffness']}")
     if kind in ("hinge", "slide"):
-        out["stiffness"] = _scalar(attrs, "stiffness", where, 0.0)
         out["springref"] = _scalar(attrs, "springref", where, 0.0) * scale
-        if out["stiffness"] < 0:
-            raise MJCFError(f"{where}: stiffness must not be negative, got {out['stiffness']}")
+    elif kind == "ball":                        # qpos_spring: MuJoCo's qpos0 (w, x, y, z)
+        out["qpos_spring"] = np.array([1.0, 0.0, 0.0, 0.0])
+    timeconst, dampratio = _vector(attrs, "springdamper", 2, where, [0, 0])
+    if timeconst or dampratio:
+        if timeconst <= 0 or dampratio <= 0:
+            raise MJCFError(f"{where}: springdamper (time constant, damping ratio) must both "
+                            f"be positive, got {[float(timeconst), float(dampratio)]}")
+        out["springdamper"] = (float(timeconst), float(dampratio))
     return out
 
 
@@ -201,6 +206,9 @@ def _read_body(elem, R, p, cls, parent: int, ctx: _Context, label: str) -> list:
     joints = [_read_joint(e, Rk, pk, c, ctx, name, k) for k, (e, Rk, pk, c) in
               enumerate(x for x in kids if x[0].tag in ("joint", "freejoint"))]
     _check_joints(joints, parent, where)
+    for joint in (j for j in joints if j.kind == "free"):     # qpos_spring: the body's pose
+        x, y, z, w = rot_to_quat(Rb)
+        joint.softness["qpos_spring"] = np.array([*pb, w, x, y, z])
     sites = []
     for k, (e, Rk, pk, c) in enumerate(x for x in kids if x[0].tag == "site"):
         if e.get("name"):
@@ -276,3 +284,30 @@ def _read_world(root: ET.Element, ctx: _Context) -> None:
         _read_tree(top, ctx)
 
 
+
+
+def apply_springdamper(model) -> None:
+    r"""Joint stiffness and damping from ``springdamper`` (time constant :math:`\tau`,
+    damping ratio :math:`\zeta`), as MuJoCo's compiler sets them (``AutoSpringDamper``).
+
+    With :math:`I = n / \sum_i w_i`, the joint's :math:`n` dofs' ``dof_invweight0``
+    :math:`w_i` (:func:`rbd.constraints.forward.inverse_weights`):
+    :math:`k = I / (\tau^2 \zeta^2)` and :math:`b = 2 I / \tau` (MuJoCo's ``solref``
+    relation), replacing the joint's ``stiffness`` and ``damping``.
+    """
+    from ..constraints.forward import inverse_weights, own_slices
+
+    given = getattr(model, "mujoco_joints", None) or {}
+    if not any("springdamper" in soft for soft in given.values()):
+        return
+    _, dof_weight = inverse_weights(model)
+    for _, body, vs in own_slices(model, "v"):
+        soft = given.get(body.joint_name, {})
+        if "springdamper" not in soft:
+            continue
+        timeconst, dampratio = soft["springdamper"]
+        n = vs.stop - vs.start
+        inertia = n / max(_MJ_MINVAL, float(np.sum(dof_weight[vs])))
+        soft["stiffness"] = inertia / max(_MJ_MINVAL, timeconst**2 * dampratio**2)
+        model.set_joint_properties(body.joint_name,
+                                   damping=2 * inertia / max(_MJ_MINVAL, timeconst))

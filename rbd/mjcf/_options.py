@@ -72,10 +72,8 @@ def _read_option(root: ET.Element, ignored: dict) -> np.ndarray:
     gravity = np.array([0.0, 0.0, -9.81])
     for elem in root.findall("option"):
         gravity = _vector(elem.attrib, "gravity", 3, "<option>", gravity)
-        for flag in elem.findall("flag"):
-            if _flag(flag.attrib, "gravity", "<option><flag>", "enable",
-                     ("enable", "disable")) == "disable":
-                gravity = np.zeros(3)
+    if "gravity" in _read_flags(root, ignored):
+        gravity = np.zeros(3)
     return gravity
 
 
@@ -157,8 +155,10 @@ def _ignore(ignored: dict, category: str, item: str) -> None:
 
 def _dynamics_sections(root: ET.Element, ignored: dict) -> None:
     for section, what in (("equality", "equality constraints"), ("tendon", "tendons"),
-                          ("actuator", "actuators"), ("contact", "contact pairs and excludes")):
+                          ("actuator", "actuators"), ("contact", "contact pairs")):
         for e in (e for s in root.findall(section) for e in s):
+            if e.tag == "exclude" or (section == "tendon" and e.tag == "fixed"):
+                continue                                # read by _read_excludes, _tendons
             _ignore(ignored, what, f"<{e.tag}" + (f" {quote(e.get('name'))}>"
                                                   if e.get("name") else ">"))
     if root.findall("extension"):
@@ -177,13 +177,24 @@ def _ignored_message(name: str, ignored: dict) -> str:
 
 
 def _read_solver_options(root: ET.Element) -> dict:
-    """``<option timestep impratio cone density viscosity wind>`` as a dict (those given), for
+    """``<option timestep impratio cone iterations tolerance density viscosity wind>`` and the
+    disable flags (:func:`_read_flags`) as a dict (those given), for
     :func:`rbd.forward`'s constraint rows and fluid forces (:mod:`rbd.constraints.fluid`)."""
     found: dict = {}
     for elem in root.findall("option"):
         for key in ("timestep", "impratio"):
             if key in elem.attrib:
                 found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
+        if "iterations" in elem.attrib:
+            found["iterations"] = int(_scalar(elem.attrib, "iterations", "<option>", 100))
+            if found["iterations"] < 0:
+                raise MJCFError(f"<option>: iterations must not be negative, got "
+                                f"{found['iterations']}")
+        if "tolerance" in elem.attrib:
+            found["tolerance"] = _scalar(elem.attrib, "tolerance", "<option>", 1e-8)
+            if found["tolerance"] < 0:
+                raise MJCFError(f"<option>: tolerance must not be negative, got "
+                                f"{found['tolerance']}")
         for key in ("density", "viscosity"):            # MuJoCo takes any sign
             if key in elem.attrib:
                 found[key] = _scalar(elem.attrib, key, "<option>", 0.0)
@@ -192,4 +203,63 @@ def _read_solver_options(root: ET.Element) -> dict:
         if "cone" in elem.attrib:
             found["cone"] = _flag(elem.attrib, "cone", "<option>", "pyramidal",
                                   ("pyramidal", "elliptic"))
+    disabled = _read_flags(root)
+    if disabled:
+        found["disable"] = disabled
     return found
+
+
+#: ``<option><flag>`` disable flags that change :func:`rbd.forward` or the contact step and
+#: that rbd honours (MuJoCo's ``mjtDisableBit``).  ``gravity`` is also applied at load
+#: (the model's gravity is zero).
+HONOURED_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring",
+                  "damper", "gravity", "filterparent", "refsafe", "eulerdamp")
+#: Flags whose setting changes a quantity rbd computes differently: MuJoCo's enable flags
+#: ``override`` (contact margin and solver parameters), ``diagexact`` (the exact Delassus
+#: diagonal) and ``sleep`` (bodies at rest frozen) when enabled.
+_UNSUPPORTED_ENABLE = ("override", "diagexact", "sleep")
+
+
+def _read_flags(root: ET.Element, ignored: dict | None = None) -> tuple[str, ...]:
+    """The disable flags of ``<option><flag>`` that rbd honours, set to ``"disable"``
+    (sorted).  The other disable flags (``warmstart``, ``midphase``, ``sensor`` ...) leave
+    the forward pass unchanged; an enable flag of :data:`_UNSUPPORTED_ENABLE` set to
+    ``"enable"`` is noted in ``ignored``."""
+    disabled = set()
+    for flag in (f for elem in root.findall("option") for f in elem.findall("flag")):
+        for key in flag.attrib:
+            value = _flag(flag.attrib, key, "<option><flag>", "enable", ("enable", "disable"))
+            if key in HONOURED_FLAGS and value == "disable":
+                disabled.add(key)
+            elif key in HONOURED_FLAGS:
+                disabled.discard(key)
+            elif key in _UNSUPPORTED_ENABLE and value == "enable" and ignored is not None:
+                _ignore(ignored, "option flags", f"<flag {key}='enable'>")
+    return tuple(sorted(disabled))
+
+
+def _read_excludes(root: ET.Element, model) -> tuple:
+    """``<contact><exclude body1 body2>`` as pairs of the rbd body keys that carry the two
+    MJCF bodies (None: the world), for :func:`rbd.collide`'s ``excludes``.
+
+    A body welded into its parent at load excludes its carrier, as the whole rbd body.
+    """
+    places = (getattr(model, "mujoco_bodies", None) or {}).get("body", {})
+    names = set(model.body_names)
+
+    def key(name: str, where: str):
+        if name == "world":
+            return None
+        if name in names:
+            return name
+        if name in places:
+            return places[name][0]
+        raise MJCFError(f"{where}: unknown body {quote(name)}")
+
+    found = []
+    for k, e in enumerate(e for s in root.findall("contact") for e in s.findall("exclude")):
+        where = _element("exclude", e, k)
+        if "body1" not in e.attrib or "body2" not in e.attrib:
+            raise MJCFError(f"{where}: needs body1 and body2")
+        found.append((key(e.get("body1"), where), key(e.get("body2"), where)))
+    return tuple(found)

@@ -5,7 +5,8 @@ Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 
 1. :func:`rbd.forward` gives the constrained acceleration :math:`a`;
 2. joint damping :math:`D` is taken implicitly (``mj_EulerSkip``):
-   :math:`a_E = (M + h D)^{-1} M a`;
+   :math:`a_E = (M + h D)^{-1} M a` (explicitly when the model's ``damper`` or
+   ``eulerdamp`` flag is disabled);
 3. :math:`v_{k+1} = v_k + h\,a_E` and :math:`q_{k+1} = q_k \oplus h\,v_{k+1}`
    (``mj_integratePos``).
 
@@ -21,7 +22,7 @@ import warnings
 import numpy as np
 
 from .. import algorithms
-from ..constraints.forward import forward
+from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
@@ -35,7 +36,8 @@ def has_springs(model) -> bool:
 
 def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
-    constraints, joint springs or fluid forces: terms only :func:`rbd.forward` holds."""
+    constraints, joint springs, fluid forces or fixed tendons: terms only
+    :func:`rbd.forward` holds."""
     from ..constraints.fluid import has_fluid
     from ..constraints.kinds import active_constraints
 
@@ -45,7 +47,10 @@ def has_contact_terms(model) -> bool:
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
         return True
-    return bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
+    from ..constraints.tendon_rows import tendons
+
+    return (bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
+            or bool(tendons(model)))
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
@@ -105,8 +110,8 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
                      constraints=constraints)
     a = result.qdd
     damping = np.asarray(model.damping, float)
-    if np.any(damping > 0):
-        M = algorithms.crba(model, q, backend=backend)
+    if np.any(damping > 0) and not (disabled(model, "damper") or disabled(model, "eulerdamp")):
+        M = result.M if result.M is not None else algorithms.crba(model, q, backend=backend)
         a_step = a - np.linalg.solve(M + h * np.diag(damping), h * damping * a)
     else:
         a_step = a

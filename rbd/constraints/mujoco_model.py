@@ -1,0 +1,72 @@
+"""What :func:`rbd.forward` reads of a model beyond its tree: MuJoCo's disable flags, the
+joints with coordinates of their own, MuJoCo's ``qpos0`` and the solver settings (a model loaded by
+:func:`rbd.load_mjcf` keeps them in ``mujoco_options`` and ``mujoco_joints``)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..errors import InputError
+
+
+def disabled(model, flag: str) -> bool:
+    """True when MuJoCo's disable flag ``flag`` (``<option><flag flag="disable"/>``) is set
+    on ``model`` (``model.mujoco_options["disable"]``, read by :func:`rbd.load_mjcf`)."""
+    return flag in (getattr(model, "mujoco_options", None) or {}).get("disable", ())
+
+
+def own_slices(model, which: str):
+    """``(body index, body, slice)`` of the joints with coordinates of their own
+    (``which`` "q" or "v"; a mimic joint has none and is left out)."""
+    from ..errors import ModelError
+
+    out = []
+    for i, body in enumerate(model.bodies):
+        if body.joint.nv == 0:
+            continue
+        try:
+            index = model.q_index(i) if which == "q" else model.v_index(i)
+        except ModelError:
+            continue
+        out.append((i, body, index))
+    return out
+
+
+def mujoco_reference_configuration(model) -> np.ndarray:
+    """MuJoCo's ``qpos0`` in rbd's coordinates: hinges and slides at their ``ref``, ball
+    joints at the identity, free joints at their body's pose in the file (as
+    :func:`rbd.load_mjcf` keeps them in ``model.mujoco_joints``); :func:`rbd.neutral`
+    for a model that did not come from MJCF."""
+    from ..algorithms.configuration import neutral
+
+    q = neutral(model)
+    given = getattr(model, "mujoco_joints", None) or {}
+    for _, b, qs in own_slices(model, "q"):
+        soft = given.get(b.joint_name, {})
+        if "qpos0" in soft:
+            q[qs.start] = soft["qpos0"]
+        elif b.joint.kind == "free" and "qpos_spring" in soft:
+            p, (w, x, y, z) = soft["qpos_spring"][:3], soft["qpos_spring"][3:]
+            q[qs] = np.concatenate([p, [x, y, z, w]])
+    return q
+
+
+#: The solver tolerance of :func:`rbd.forward` when neither the call nor the model's
+#: ``<option tolerance>`` gives one (MuJoCo's default is 1e-8; rbd solves to rounding).
+TOLERANCE = 1e-14
+#: MuJoCo's default ``<option iterations>``.
+ITERATIONS = 100
+
+
+def solver_settings(model, iterations: int | None = None,
+                    tolerance: float | None = None) -> tuple[int, float]:
+    """The solver's iteration bound and tolerance: those given, else the model's
+    ``<option iterations tolerance>``, else :data:`ITERATIONS` and :data:`TOLERANCE`."""
+    given = getattr(model, "mujoco_options", None) or {}
+    if iterations is None:
+        iterations = int(given.get("iterations", ITERATIONS))
+    if tolerance is None:
+        tolerance = float(given.get("tolerance", TOLERANCE))
+    if iterations < 0 or not tolerance >= 0:
+        raise InputError(f"iterations, tolerance: expected >= 0, got {iterations}, {tolerance}")
+    return int(iterations), float(tolerance)

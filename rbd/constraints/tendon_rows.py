@@ -1,0 +1,155 @@
+r"""MuJoCo's fixed tendons in :func:`rbd.forward` (``mj_tendon``, ``mj_springdamper``,
+``mj_instantiateFriction``, ``mj_instantiateLimit``, ``mj_instantiateEquality``).
+
+A fixed tendon (``model.mujoco_tendons``, read by :func:`rbd.load_mjcf`) has the
+length :math:`L = \sum_i c_i\,q_i` over hinge and slide coordinates and the constant
+Jacobian :math:`J` with :math:`c_i` at the joints' dofs.  It gives:
+
+* a passive force :math:`J^T(-k\,x - b\,\dot L)`, :math:`x` the distance of
+  :math:`L` outside ``springlength`` (``[lo, hi]``; the length at ``qpos0`` when not
+  given);
+* a friction-loss row :math:`J` when ``frictionloss > 0`` (after the dofs' rows);
+* limit rows (after the joints'): :math:`+J` with distance :math:`L - \mathrm{lo}`,
+  :math:`-J` with :math:`\mathrm{hi} - L`, active below ``margin``;
+* equality rows (``<equality><tendon>``):
+  :math:`r = (L_1 - L_1^0) - p(L_2 - L_2^0)`, :math:`J_1 - p'(L_2 - L_2^0)\,J_2`,
+  after the model's other equality constraints.  MuJoCo keeps the file's order: where a
+  file lists a tendon equality before another equality, the rows come in another
+  order (the same accelerations, the forces permuted).
+
+Each row's weight is MuJoCo's ``tendon_invweight0``, :math:`J M^{-1} J^T` at
+``qpos0``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .impedance import (
+    clamp_solimp,
+    impedance,
+    reference_acceleration,
+    regularizer,
+    safe_solref,
+    stiffness_damping,
+)
+
+
+def tendons(model) -> tuple:
+    """The model's fixed tendons (none for a model that did not come from MJCF)."""
+    return getattr(model, "mujoco_tendons", None) or ()
+
+
+def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
+    """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
+    from .mujoco_model import own_slices
+
+    Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)
+    slices = {b.joint_name: (qs, vs) for (_, b, qs), (_, _, vs) in
+              zip(own_slices(model, "q"), own_slices(model, "v"), strict=True)}
+    for name, coef in tendon["joints"]:
+        qs, vs = slices[name]
+        Jq[qs.start] += coef
+        Jv[vs.start] += coef
+    return Jq, Jv
+
+
+def _constants(model):
+    """Per tendon: Jacobians, length at ``qpos0`` and ``tendon_invweight0`` (kept)."""
+    def build():
+        from ..algorithms.dynamics import crba
+        from .mujoco_model import mujoco_reference_configuration
+
+        q0 = mujoco_reference_configuration(model)
+        Minv = np.linalg.inv(crba(model, q0))
+        out = []
+        for t in tendons(model):
+            Jq, Jv = tendon_jacobian(model, t)
+            out.append((Jq, Jv, float(Jq @ q0), float(Jv @ Minv @ Jv)))
+        return out
+    return model._derived(("tendon_constants", id(tendons(model))), build)
+
+
+def tendon_passive_force(model, q, v, spring: bool = True, damper: bool = True) -> np.ndarray:
+    """:math:`\\sum J^T(-k\\,x - b\\,\\dot L)` over the fixed tendons."""
+    force = np.zeros(model.nv)
+    for t, (Jq, Jv, length0, _) in zip(tendons(model), _constants(model), strict=True):
+        length = Jq @ q
+        lo, hi = t["springlength"]
+        if lo == -1 and hi == -1:
+            lo = hi = length0
+        x = length - hi if length > hi else (length - lo if length < lo else 0.0)
+        f = (-t["stiffness"] * x if spring else 0.0) - (t["damping"] * (Jv @ v) if damper
+                                                         else 0.0)
+        force += Jv * f
+    return force
+
+
+def tendon_friction_rows(model, v, timestep):
+    """Friction-loss rows of the tendons with ``frictionloss > 0``."""
+    J, aref, R, floss, ids = [], [], [], [], []
+    for i, (t, (_, Jv, _, weight)) in enumerate(zip(tendons(model), _constants(model),
+                                                    strict=True)):
+        if t["frictionloss"] <= 0:
+            continue
+        solimp = clamp_solimp(t["solimpfriction"])
+        imp, _ = impedance(solimp, 0.0, 0.0)
+        k, b = stiffness_damping(safe_solref(t["solreffriction"], timestep), solimp[1],
+                                 friction_row=True)
+        J.append(Jv)
+        aref.append(reference_acceleration(k, b, imp, Jv @ v, 0.0, 0.0))
+        R.append(regularizer(imp, weight))
+        floss.append(t["frictionloss"])
+        ids.append(i)
+    return J, aref, R, floss, ids
+
+
+def tendon_limit_rows(model, q, v, timestep):
+    """Limit rows of the limited tendons (lower side first, as MuJoCo)."""
+    J, aref, R, ids = [], [], [], []
+    for i, (t, (Jq, Jv, _, weight)) in enumerate(zip(tendons(model), _constants(model),
+                                                     strict=True)):
+        if not t["limited"]:
+            continue
+        length, margin = Jq @ q, t["margin"]
+        solref = safe_solref(t["solreflimit"], timestep)
+        solimp = clamp_solimp(t["solimplimit"])
+        for side, bound in ((-1, t["range"][0]), (1, t["range"][1])):
+            dist = side * (bound - length)
+            if dist >= margin:
+                continue
+            row = -side * Jv
+            imp, _ = impedance(solimp, dist, margin)
+            k, b = stiffness_damping(solref, solimp[1])
+            J.append(row)
+            aref.append(reference_acceleration(k, b, imp, row @ v, dist, margin))
+            R.append(regularizer(imp, weight))
+            ids.append(i)
+    return J, aref, R, ids
+
+
+def tendon_equality_rows(model, q, v, timestep):
+    """Rows of the active ``<equality><tendon>`` constraints."""
+    consts = _constants(model)
+    J, aref, R, ids = [], [], [], []
+    for k, eq in enumerate(getattr(model, "mujoco_tendon_equalities", None) or ()):
+        if not eq["active"]:
+            continue
+        Jq1, Jv1, l01, w1 = consts[eq["tendon1"]]
+        coef = np.asarray(eq["polycoef"], float)
+        r, row, weight = Jq1 @ q - l01 - coef[0], Jv1.copy(), w1
+        if eq["tendon2"] is not None:
+            Jq2, Jv2, l02, w2 = consts[eq["tendon2"]]
+            x = Jq2 @ q - l02
+            powers = x ** np.arange(1, 5)
+            r -= coef[1:] @ powers
+            row -= (coef[1:] * np.arange(1, 5)) @ np.concatenate([[1.0], powers[:3]]) * Jv2
+            weight += w2
+        solimp = clamp_solimp(eq["solimp"])
+        imp, _ = impedance(solimp, abs(float(r)), 0.0)
+        kk, bb = stiffness_damping(safe_solref(eq["solref"], timestep), solimp[1])
+        J.append(row)
+        aref.append(reference_acceleration(kk, bb, imp, row @ v, r, 0.0))
+        R.append(regularizer(imp, weight))
+        ids.append(k)
+    return J, aref, R, ids

@@ -1,0 +1,86 @@
+"""MJCF fixed tendons and the equality constraints between them.
+
+A ``<tendon><fixed>`` is a length :math:`L = \\sum_i c_i\\,q_i` of hinge and slide
+coordinates (``<joint joint coef>``).  Its ``stiffness``, ``springlength``,
+``damping``, ``frictionloss``, ``range`` (``limited``), ``margin`` and solver
+parameters, and the ``<equality><tendon tendon1 [tendon2] polycoef>`` constraints on
+fixed tendons, are kept in ``model.mujoco_tendons`` and
+``model.mujoco_tendon_equalities`` for :mod:`rbd.constraints.tendon_rows`.  Spatial
+tendons, and equalities that name one, stay in the reader's warning.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from .._robotfile import quote
+from ..errors import MJCFError
+from ._bodies import SOLIMP_DEFAULT, _leading, _solref
+from ._options import _attributes, _Context, _element
+from ._xml import _flag, _scalar, _vector
+
+
+def fixed_tendon_names(root: ET.Element) -> set:
+    """Names of the file's fixed tendons."""
+    return {e.get("name") for s in root.findall("tendon") for e in s.findall("fixed")
+            if e.get("name")}
+
+
+def read_tendons(root: ET.Element, ctx: _Context, joint_names: set) -> tuple:
+    """The fixed tendons as dicts, in file order (MuJoCo's order among them)."""
+    out = []
+    for k, e in enumerate(e for s in root.findall("tendon") for e in s.findall("fixed")):
+        where = _element("fixed", e, k)
+        attrs = _attributes(e, "tendon", "main", ctx, where)
+        joints = []
+        for j in e.findall("joint"):
+            name = j.get("joint")
+            if name not in joint_names:
+                raise MJCFError(f"{where}: unknown joint {quote(name)}")
+            joints.append((name, _scalar(j.attrib, "coef", where, 0.0)))
+        rng = _vector(attrs, "range", 2, where, [0.0, 0.0])
+        limited = _flag(attrs, "limited", where, "auto", ("true", "false", "auto"))
+        if limited == "auto":
+            limited = "true" if ctx.compiler.autolimits and np.any(rng) else "false"
+        if limited == "true" and rng[0] >= rng[1]:
+            raise MJCFError(f"{where}: range {rng.tolist()} must have range[0] < range[1]")
+        spring = _leading(attrs, "springlength", where, [-1.0, -1.0])
+        if "springlength" in attrs and len(attrs["springlength"].split()) == 1:
+            spring[1] = spring[0]
+        tendon = {"name": e.get("name") or f"tendon{k}", "joints": tuple(joints),
+                  "stiffness": _scalar(attrs, "stiffness", where, 0.0),
+                  "damping": _scalar(attrs, "damping", where, 0.0),
+                  "frictionloss": _scalar(attrs, "frictionloss", where, 0.0),
+                  "springlength": tuple(spring), "limited": limited == "true",
+                  "range": tuple(rng), "margin": _scalar(attrs, "margin", where, 0.0)}
+        for key in ("stiffness", "damping", "frictionloss"):
+            if tendon[key] < 0:
+                raise MJCFError(f"{where}: {key} must not be negative, got {tendon[key]}")
+        for key in ("solreflimit", "solreffriction"):
+            tendon[key] = _solref(attrs, key, where)
+        for key in ("solimplimit", "solimpfriction"):
+            tendon[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
+        out.append(tendon)
+    return tuple(out)
+
+
+def read_tendon_equalities(root: ET.Element, ctx: _Context, tendons: tuple) -> tuple:
+    """``<equality><tendon>`` constraints whose tendons are all fixed ones read here."""
+    names = {t["name"]: i for i, t in enumerate(tendons)}
+    out = []
+    for k, e in enumerate(e for s in root.findall("equality") for e in s.findall("tendon")):
+        where = _element("tendon", e, k)
+        attrs = _attributes(e, "equality", "main", ctx, where)
+        t1, t2 = attrs.get("tendon1"), attrs.get("tendon2")
+        if t1 not in names or (t2 is not None and t2 not in names):
+            continue
+        out.append({"name": e.get("name") or f"tendon_equality{k}",
+                    "tendon1": names[t1], "tendon2": None if t2 is None else names[t2],
+                    "polycoef": tuple(_vector(attrs, "polycoef", (1, 5), where,
+                                              [0.0, 1.0, 0.0, 0.0, 0.0])),
+                    "active": _flag(attrs, "active", where, "true") == "true",
+                    "solref": _solref(attrs, "solref", where),
+                    "solimp": _leading(attrs, "solimp", where, SOLIMP_DEFAULT)})
+    return tuple(out)
