@@ -615,7 +615,8 @@ cdef class CompiledModel(_base.CompiledBase):
             When the forward dynamics is undefined (see :meth:`aba`).
         """
         return _rollout_batch.run_rollout(self, q0, v0, times, integrator, stride, tau, f_ext,
-                                          q_ref, kp, kd, damping, keep_tau, num_threads, grid)
+                                          q_ref, kp, kd, damping, keep_tau, num_threads, grid,
+                                          _soa)
 
 
 def compiled_model(model):

@@ -20,9 +20,15 @@ ctypedef Py_ssize_t (*soa_size_fn)(const void* model) noexcept nogil
 ctypedef int (*soa_run_fn)(const void* model, double* work, int task, const double** x,
                            const Py_ssize_t* stride, double* out, Py_ssize_t out_stride,
                            Py_ssize_t k0, Py_ssize_t n) noexcept nogil
+# Rollouts k0 .. k0 + n - 1 (n ≤ W) of a batch, in lanes (soa_rollout.pxi): job is the
+# RolloutJob of rollout.pxd, thread the index of its scalar workspace (job.works).
+ctypedef void (*soa_rollout_fn)(const void* job, int thread, double* work, Py_ssize_t k0,
+                                Py_ssize_t n) noexcept nogil
 
 
 cdef struct SoaKernels:
     int lanes                     # W: states per block
     soa_size_fn size              # doubles of one block's workspace
     soa_run_fn run                # states k0 .. k0 + n - 1 (n ≤ W) of a batch; 0 or 1 + body
+    soa_size_fn rollout_size      # doubles of one block's rollout workspace
+    soa_rollout_fn rollout        # rollouts k0 .. k0 + n - 1 (n ≤ W) of a batch

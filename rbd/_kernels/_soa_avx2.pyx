@@ -1,5 +1,5 @@
 # cython: language_level=3
-"""Batched RNEA and ABA over lanes of states (``soa.pxi``), built for AVX2 and FMA (4 doubles an instruction).
+"""Batched RNEA and ABA over lanes of states (``soa.pxi``) and rollouts (``soa_rollout.pxi``), built for AVX2 and FMA (4 doubles an instruction).
 
 One of three builds of the same text (``setup.py``); ``_model.pyx`` imports the
 one the CPU runs (docs/design.md, "Batches in lanes").  The lane text has
@@ -8,3 +8,4 @@ no reference twin of its own: it renders ``rnea.pyx`` and ``aba.pyx``, and
 """
 
 include "soa.pxi"
+include "soa_rollout.pxi"

@@ -106,7 +106,7 @@ cdef inline void difference(const ModelC* m, const double* q0, const double* q1,
 
 
 # --- the joint force and the forward dynamics --------------------------------------------
-cdef inline void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
+cdef void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
                              const double* q, const double* v, double* tau,
                              double* tau_total, double* err) noexcept nogil:
     # τ = τ_ff[k] + K_p (q_ref ⊖ q) - K_d v;  τ_total = τ - D v
@@ -133,7 +133,7 @@ cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
     return True
 
 
-cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
+cdef int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
                          const double* q, const double* v, double* a,
                          double* scratch) noexcept nogil:
     # a = ABA(q, v, τ(k, q, v), f_ext);  τ in scratch[0:nv], τ_total and q_ref ⊖ q after it;
@@ -149,7 +149,7 @@ cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_
 
 
 # --- the steps -----------------------------------------------------------------------------
-cdef inline void transport(const ModelC* m, double c, const double* k_prev,
+cdef void transport(const ModelC* m, double c, const double* k_prev,
                            double* k) noexcept nogil:
     # k = dexp⁻¹_{-ξ}(k) ≈ k + ½[ξ, k] + 1/12 [ξ, [ξ, k]],  ξ = c k_prev, on curved joints
     cdef Py_ssize_t i, j, vi
@@ -270,11 +270,7 @@ cdef inline int take_step(const ModelC* m, Work* w, const Control* ctl, const Pl
 
 
 # --- the grid --------------------------------------------------------------------------------
-cdef enum:
-    INTERRUPT_STEPS = 64        # steps between two interrupt checks (a flag or a clock read)
-
-
-cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
+cdef double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
     # t_k: the given grid, or k dt clipped to the duration (within 1e-9 dt of it)
     cdef double t
     if plan.t != NULL:
@@ -284,7 +280,7 @@ cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
 
 
 # --- samples -------------------------------------------------------------------------------
-cdef inline void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
+cdef void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
                         const double* q, const double* v, const double* a,
                         const double* tau) noexcept nogil:
     # sample r: q, v, a, τ, T = ½ vᵀ M v, U = -Σ m_i gᵀ c_i
