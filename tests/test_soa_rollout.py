@@ -15,7 +15,7 @@ from helpers import assert_rollout_row, random_models
 from test_soa import builds
 
 import rbd
-from rbd._kernels.rollout import Integrator
+from rbd.reference.rollout import Integrator
 
 pytestmark = pytest.mark.usefixtures("require_kernels")
 
