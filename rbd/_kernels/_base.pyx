@@ -28,6 +28,7 @@ cimport openmp
 from cython.parallel cimport prange, threadid
 
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
+from rbd._kernels._soa cimport SOA_CRBA, soa_run_fn
 
 import os
 
@@ -140,8 +141,8 @@ cdef object interrupt_error(Interrupt* s):
 cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
                    int num_threads) except -1:
-    # a batch of RNEA or ABA (task of _soa.pxd) in blocks of W states (soa.pxi), GIL
-    # released: prange over the blocks, one lane workspace per thread.  Block b always
+    # a batch of RNEA, ABA or CRBA (task of _soa.pxd) in blocks of W states (soa.pxi,
+    # soa_crba.pxi), GIL released: prange over the blocks, one lane workspace per thread.  Block b always
     # holds states b W .. b W + W - 1, so no result depends on the number of threads.
     # Returns 0, or the kernel's status (1 + the body of a singular pivot).
     cdef int nt = num_threads, t, failed = 0
@@ -150,6 +151,7 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
     cdef double* work
     cdef int* status
     cdef Interrupt intr
+    cdef soa_run_fn run = K.crba if task == SOA_CRBA else K.run
     if nt > nblocks:
         nt = <int>nblocks
     if omp_unusable():
@@ -171,7 +173,7 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         with nogil:
             if nt == 1:
                 for b in range(nblocks):
-                    status[0] = K.run(m, work, task, x, stride, out, out_stride, b * W,
+                    status[0] = run(m, work, task, x, stride, out, out_stride, b * W,
                                       min(W, N - b * W))
                     if status[0] or (b % 8 == 7 and interrupted(&intr)):
                         break
@@ -179,7 +181,7 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
                 for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=chunk):
                     if status[threadid()] == 0 and not (
                             b % 8 == 7 and interrupted(&intr)) and not intr.stop:
-                        status[threadid()] = K.run(m, work + threadid() * size, task, x,
+                        status[threadid()] = run(m, work + threadid() * size, task, x,
                                                    stride, out, out_stride, b * W,
                                                    min(W, N - b * W))
         error = interrupt_error(&intr)

@@ -49,7 +49,7 @@ from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
-from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
+from rbd._kernels._soa cimport SOA_ABA, SOA_CRBA, SOA_RNEA, SoaKernels
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
 
@@ -298,13 +298,16 @@ cdef class CompiledModel(_base.CompiledBase):
         return 0
 
     cdef int _run_lanes(self, Call* c) except -1:
-        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi); 0 when the
-        # task has no lane kernel or the lanes are off (set_simd), else 1
+        # RNEA, ABA and CRBA batches in blocks of W states, in lanes (soa.pxi,
+        # soa_crba.pxi); 0 when the task has no lane kernel or the lanes are off
+        # (set_simd), else 1
         cdef int status
         if _soa == NULL or not (c.task == T_RNEA or c.task == T_NONLINEAR
-                                or c.task == T_GRAVITY or c.task == T_ABA):
+                                or c.task == T_GRAVITY or c.task == T_ABA
+                                or c.task == T_CRBA):
             return 0
-        status = _base.run_lanes(&self.m, _soa, SOA_ABA if c.task == T_ABA else SOA_RNEA,
+        status = _base.run_lanes(&self.m, _soa, SOA_ABA if c.task == T_ABA else (
+                                     SOA_CRBA if c.task == T_CRBA else SOA_RNEA),
                                  c.x, c.stride, c.out, c.out_stride, c.N, self._num_threads)
         if status:
             self._raise_status(status)

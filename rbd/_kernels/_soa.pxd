@@ -1,7 +1,8 @@
 # cython: language_level=3
 """What the structure-of-arrays modules export to ``_model.pyx``.
 
-``soa.pxi`` (batched RNEA and ABA, the state index innermost) is compiled three
+``soa.pxi`` (batched RNEA and ABA, the state index innermost), with
+``soa_rollout.pxi`` (rollouts) and ``soa_crba.pxi`` (CRBA), is compiled three
 times, as ``_soa_portable``, ``_soa_avx2`` and ``_soa_avx512`` (the same C with
 different instruction sets; ``setup.py``).  Each module hands ``_model.pyx`` one
 ``SoaKernels`` table in a PyCapsule named ``"rbd.soa"``; ``_model.pyx`` picks the
@@ -12,6 +13,7 @@ module at import from the CPU's features (docs/design.md, "Batches in lanes").
 cdef enum:
     SOA_RNEA = 0                  # tau = ID(q, q̇, q̈, f_ext); x[1], x[2], x[3] may be NULL
     SOA_ABA = 1                   # q̈ = FD(q, q̇, τ, f_ext); x[3] may be NULL
+    SOA_CRBA = 2                  # M = CRBA(q), rows of nv²; x[1], x[2], x[3] unused (crba)
 
 
 # The model argument is the ModelC record of _model.pxd (passed untyped: this file is
@@ -32,3 +34,4 @@ cdef struct SoaKernels:
     soa_run_fn run                # states k0 .. k0 + n - 1 (n ≤ W) of a batch; 0 or 1 + body
     soa_size_fn rollout_size      # doubles of one block's rollout workspace
     soa_rollout_fn rollout        # rollouts k0 .. k0 + n - 1 (n ≤ W) of a batch
+    soa_run_fn crba               # SOA_CRBA's run (soa_crba.pxi): states k0 .. k0 + n - 1
