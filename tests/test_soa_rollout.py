@@ -168,3 +168,16 @@ def test_a_single_rollout_and_a_batch_of_one_agree():
     single = run(model, q0[0], v0[0])
     for k, name in enumerate(OUTPUTS):
         assert_rollout_row(name, batch[k][0], single[k], 4 * STEPS + 1)
+
+
+def test_the_lane_rollout_keeps_the_passes_of_its_twin():
+    """``soa_rollout.pxi`` renders ``rollout.pyx``: the same pass headers in the rollout,
+    its stages and its RK4 step."""
+    from test_twins import KERNELS, kernel_functions, passes
+
+    lanes = kernel_functions((KERNELS / "soa_rollout.pxi").read_text())
+    scalar = kernel_functions((KERNELS / "rollout.pyx").read_text())
+    for lane, one in (("rollout_lanes", "rollout"), ("stage", "stage"),
+                      ("rk4_step", "rk4_step")):
+        assert passes(lanes[lane]) == passes(scalar[one]), lane
+    assert passes(lanes["rollout_lanes"])
