@@ -4,8 +4,7 @@ Same model and integrator everywhere: RK4, dt = 1 ms, no contact, no damping, no
 armature.  The MuJoCo model is written from the rbd model (bodies, joint placements and
 axes, inertias; no geoms, so no contacts).  ``mj_step`` is timed in a Python loop (its
 call overhead, ~0.3 µs, included) and through ``mujoco.rollout`` when available.
-Then 1,000 rollouts of arm7 with 1 and 2 threads, and the same batch one state at a
-time against the lane rollouts (``soa_rollout.pxi``).
+Then 1,000 rollouts of arm7 with 1 and 2 threads.
 
 Run: ``python benchmarks/bench_rollout.py [--seconds 1.0]``
 """
@@ -109,29 +108,6 @@ def batch(n: int = 1000, seconds: float = 0.1) -> tuple[float, float]:
     return one, two
 
 
-def lanes_batch(n: int = 1000, steps: int = 100, rounds: int = 5) -> tuple[str, dict]:
-    """Per-step time (µs) of ``n`` arm7 RK4 rollouts of ``steps`` steps, batched: the
-    one-state rollouts (``off``) against the lane rollouts of the build chosen at import
-    (``soa_rollout.pxi``), 1 and 2 threads; the median over rounds run interleaved."""
-    from rbd._kernels import _model
-
-    build = _model.simd()
-    model = rbd.models.arm7()
-    rng = np.random.default_rng(1)
-    q0 = np.array([rbd.random_configuration(model, rng) for _ in range(n)])
-    v0 = 0.1 * rng.normal(size=(n, model.nv))
-    times: dict = {}
-    for _ in range(rounds):
-        for simd in ("off", build):
-            _model.set_simd(simd)
-            for nt in (1, 2):
-                t0 = time.perf_counter()
-                rbd.simulate(model, q0, v0, steps * 1e-3, 1e-3, record_every=10, num_threads=nt)
-                times.setdefault((simd, nt), []).append((time.perf_counter() - t0) / (n * steps))
-    _model.set_simd(build)
-    return build, {k: float(np.median(v)) * 1e6 for k, v in times.items()}
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=1.0, help="simulated time per run")
@@ -146,14 +122,6 @@ def main() -> None:
     one, two = batch()
     print(f"\n1000 rollouts of arm7, 100 steps each (RK4, dt = 1 ms): 1 thread {one:.3f} s, "
           f"2 threads {two:.3f} s, speed-up {one / two:.2f}×")
-    build, t = lanes_batch()
-    print(f"\n1000 rollouts of arm7, 100 RK4 steps, µs per rollout step (median of rounds; "
-          f"lanes: {build} build)")
-    print("| threads | one state at a time (off) | lanes | off / lanes |")
-    print("|---|---:|---:|---:|")
-    for nt in (1, 2):
-        print(f"| {nt} | {t['off', nt]:.2f} | {t[build, nt]:.2f} | "
-              f"{t['off', nt] / t[build, nt]:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -33,11 +33,12 @@ ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "pla
 
 def assert_batch_row(name: str, row, single, model=None, state=None) -> None:
     """A batch row equals the one-state call: to :data:`RTOL_LANES` when the batch ran in
-    lanes (RNEA, its bias-force forms, ABA: accelerations in torque space at ``state`` =
+    lanes (RNEA, its bias-force forms, CRBA, ABA: accelerations in torque space at ``state`` =
     ``(q, v, tau)`` of ``model``), bit for bit otherwise."""
     from rbd._kernels import _model
 
-    if name in ("rnea", "nonlinear_effects", "gravity_forces", "aba") and _model.simd() != "off":
+    if name in ("rnea", "nonlinear_effects", "gravity_forces", "aba", "crba") \
+            and _model.simd() != "off":
         err = (rbd.testing.quantity_difference("forward_dynamics", model, state, row, single)
                if name == "aba" else rbd.testing.relative_difference(row, single))
         assert err <= RTOL_LANES, f"{name}: batch row and single call differ by {err:.2e}"

@@ -586,8 +586,11 @@ cdef class CompiledModel(_base.CompiledBase):
         :func:`rbd.simulation.rollouts.grid_times`) without an array of its times.
 
         ``q0`` of shape ``(nq,)`` runs one rollout, ``(N, nq)`` (with ``v0`` of
-        shape ``(N, nv)``) N rollouts in threads, ``prange`` over the rollouts, one
-        workspace per thread (serially in a child forked after a parallel batch).
+        shape ``(N, nv)``) N rollouts in threads: in blocks of W rollouts in lanes
+        (``soa_rollout.pxi``, ``prange`` over the blocks) unless the lanes are off
+        (``set_simd("off")``: ``prange`` over the rollouts), serially in a child
+        forked after a parallel batch.  A batch row equals the single rollout to
+        rounding, and is the same bit for bit whatever the thread count.
         The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
         ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
         ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come

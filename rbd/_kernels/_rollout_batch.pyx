@@ -9,8 +9,10 @@ it runs, ``rollout.pyx``, renders ``rbd/reference/rollout.py``).
 :meth:`rbd._kernels._model.CompiledModel.rollout` in compiled code
 (:class:`rbd.InputError` naming the argument), fills the ``Control`` and
 ``Plan`` records of ``rollout.pxd``, and runs one rollout, or a batch with the
-GIL released: ``prange`` over the rollouts, one workspace per thread (serially
-in a child forked after a parallel batch: the fork rule of ``_base.pyx``).
+GIL released: ``prange`` over the rollouts, one workspace per thread, or, when
+a lane build of ``soa.pxi`` runs (``set_simd``), ``prange`` over blocks of W
+rollouts in lanes (``soa_rollout.pxi``); serially in a child forked after a
+parallel batch (the fork rule of ``_base.pyx``).
 The calling thread runs Python's signal handlers every few milliseconds
 (``interrupted`` in ``_base.pyx``); when one raises, every rollout stops and
 the exception is raised with what was computed (its ``rollout`` attribute).
