@@ -74,7 +74,6 @@ cdef int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
                   double* scratch) noexcept nogil
 cdef void transport(const ModelC* m, double c, const double* k_prev,
                     double* k) noexcept nogil
-cdef double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil
 cdef void record(const ModelC* m, Work* w, const Record* rec, Py_ssize_t r,
                  const double* q, const double* v, const double* a,
                  const double* tau) noexcept nogil
@@ -100,3 +99,13 @@ cdef struct RolloutJob:
     Py_ssize_t* steps             # per rollout: the steps done
     Py_ssize_t* failure           # per rollout: FAIL_Q, FAIL_V, FAIL_A or 0
     double* failure_t             # per rollout: when it diverged
+
+
+# --- the grid ------------------------------------------------------------------------------
+cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
+    # t_k: the given grid, or k dt clipped to the duration (within 1e-9 dt of it)
+    cdef double t
+    if plan.t != NULL:
+        return plan.t[k]
+    t = k * plan.dt
+    return plan.duration if t > plan.duration - 1e-9 * plan.dt else t
