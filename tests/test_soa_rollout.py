@@ -181,3 +181,30 @@ def test_the_lane_rollout_keeps_the_passes_of_its_twin():
                       ("rk4_step", "rk4_step")):
         assert passes(lanes[lane]) == passes(scalar[one]), lane
     assert passes(lanes["rollout_lanes"])
+
+
+def test_a_singular_pivot_on_one_lane_is_named_as_in_the_one_state_rollouts(simd):
+    # a massless base turning about z carrying a point mass on a hinge about x: the base's
+    # pivot D = m (L sin q₂)² vanishes on the rollout that starts (and, at rest, stays)
+    # with the mass on the z axis; the lane ABA refuses its block, and the block is
+    # evaluated lane by lane, which names the joint as the one-state rollout does
+    model = rbd.Model(name="hinge-on-a-massless-turntable")
+    base = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
+                          (0.0, np.zeros(3), np.zeros((3, 3))), "turntable", "spin")
+    model.add_body(base, rbd.joints.Revolute([1, 0, 0]), None,
+                   (1.0, np.array([0.0, 0.0, 1.0]), np.zeros((3, 3))), "bob", "hinge")
+    q0 = np.tile([0.0, 0.7], (N_ROLLOUTS, 1))
+    q0[5, 1] = 0.0
+    v0 = np.zeros((N_ROLLOUTS, 2))
+    simd("off")
+    with pytest.raises(rbd.ModelError) as scalar:
+        run(model, q0, v0)
+    assert "spin" in str(scalar.value)
+    for build in builds():
+        simd(build)
+        with pytest.raises(rbd.ModelError) as lanes:
+            run(model, q0, v0)
+        assert str(lanes.value) == str(scalar.value)
+    simd(builds()[0])
+    q0[5, 1] = 0.7               # without the singular rollout, every lane runs
+    assert np.all(run(model, q0, v0)[6] == 0)
