@@ -45,9 +45,10 @@ NOTE = ("\n"
         "The issue's target is 3× the per-step throughput of the batched rollouts before the "
         "lanes (the `off` column, measured in the same run): it is not met; one thread gains "
         "the ratio above. The lane rollout is bound by its evaluations: by `perf` on this "
-        "benchmark, the lane ABA (`aba`, `outward_step`) and libm's `sincos` of the revolute "
-        "joints take about 85 % of the kernel time, the rollout's own lane code (stages, "
-        "joint force, integration, samples, moves in and out of the lanes) about 6 %; so the "
+        "benchmark (samples of the whole process), the lane ABA (`aba`, `outward_step`) "
+        "takes 46 % and libm's `sincos` of the revolute joints 9 %, the rollout's own lane "
+        "code (stages, joint force, integration, samples, moves in and out of the lanes) "
+        "about 6 %, the rest is the interpreter and the set-up; so the "
         "gain of the rollout follows the gain of the lane ABA over the one-state ABA (see "
         '"Batches in lanes"). The two-thread column is wall clock on cores that other work '
         "kept busy (the load average above): it shows the contention, not the scaling.\n")
