@@ -161,6 +161,15 @@ def test_a_diverging_lane_stops_and_the_others_go_on(integrator, stride, simd):
                     assert_rollout_row(name, rows, ref, evaluations)
 
 
+def test_an_empty_batch(simd):
+    model = rbd.models.arm7()
+    q0, v0 = starts(model, n=1)
+    for build in builds():
+        simd(build)
+        out = run(model, q0[:0], v0[:0])
+        assert out[0].shape == (0, STEPS // STRIDE + 2, model.nq)
+
+
 def test_a_single_rollout_and_a_batch_of_one_agree():
     model = rbd.models.arm7()
     q0, v0 = starts(model, n=1)

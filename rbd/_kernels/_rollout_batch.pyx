@@ -249,7 +249,7 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     if lanes != NULL:
         W = lanes.lanes
         nblocks = (N + W - 1) // W
-        nt = <int>min(nt, nblocks)
+        nt = <int>max(1, min(nt, nblocks))     # one workspace also for an empty batch
         size = lanes.rollout_size(&km.m)
     if omp_unusable():
         nt = 1       # the fork rule (_base.pyx)
