@@ -298,9 +298,8 @@ cdef class CompiledModel(_base.CompiledBase):
         return 0
 
     cdef int _run_lanes(self, Call* c) except -1:
-        # RNEA, ABA and CRBA batches in blocks of W states, in lanes (soa.pxi,
-        # soa_crba.pxi); 0 when the task has no lane kernel or the lanes are off
-        # (set_simd), else 1
+        # RNEA, ABA, CRBA batches in blocks of W states, in lanes (soa.pxi, soa_crba.pxi);
+        # 0 when the task has no lane kernel or the lanes are off (set_simd), else 1
         cdef int status
         if _soa == NULL or not (c.task == T_RNEA or c.task == T_NONLINEAR
                                 or c.task == T_GRAVITY or c.task == T_ABA
@@ -586,11 +585,9 @@ cdef class CompiledModel(_base.CompiledBase):
         :func:`rbd.simulation.rollouts.grid_times`) without an array of its times.
 
         ``q0`` of shape ``(nq,)`` runs one rollout, ``(N, nq)`` (with ``v0`` of
-        shape ``(N, nv)``) N rollouts in threads: in blocks of W rollouts in lanes
-        (``soa_rollout.pxi``, ``prange`` over the blocks) unless the lanes are off
-        (``set_simd("off")``: ``prange`` over the rollouts), serially in a child
-        forked after a parallel batch.  A batch row equals the single rollout to
-        rounding, and is the same bit for bit whatever the thread count.
+        shape ``(N, nv)``) N rollouts in threads, W at a time in lanes
+        (``soa_rollout.pxi``; rollout by rollout with ``set_simd("off")``), serially
+        in a child forked after a parallel batch.
         The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
         ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
         ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come
