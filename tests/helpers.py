@@ -33,16 +33,34 @@ ALL_JOINTS = ("revolute", "prismatic", "helical", "universal", "spherical", "pla
 
 def assert_batch_row(name: str, row, single, model=None, state=None) -> None:
     """A batch row equals the one-state call: to :data:`RTOL_LANES` when the batch ran in
-    lanes (RNEA, its bias-force forms, ABA: accelerations in torque space at ``state`` =
+    lanes (RNEA, its bias-force forms, CRBA, ABA: accelerations in torque space at ``state`` =
     ``(q, v, tau)`` of ``model``), bit for bit otherwise."""
     from rbd._kernels import _model
 
-    if name in ("rnea", "nonlinear_effects", "gravity_forces", "aba") and _model.simd() != "off":
+    if name in ("rnea", "nonlinear_effects", "gravity_forces", "aba", "crba") \
+            and _model.simd() != "off":
         err = (rbd.testing.quantity_difference("forward_dynamics", model, state, row, single)
                if name == "aba" else rbd.testing.relative_difference(row, single))
         assert err <= RTOL_LANES, f"{name}: batch row and single call differ by {err:.2e}"
     else:
         np.testing.assert_array_equal(row, single, err_msg=name)
+
+
+def assert_rollout_row(name: str, row, single, evaluations: int) -> None:
+    """A batch rollout's samples equal the one-state rollout's: bit for bit when the batch
+    ran state by state (``RBD_SIMD=off``), else to ``evaluations`` × :data:`RTOL_LANES`
+    relative to the largest entry (every lane ABA differs from the scalar one by at most
+    RTOL_LANES; over the short horizons of the tests, at most 0.1 s, the flow hardly
+    amplifies, so the differences at most add up evaluation after evaluation)."""
+    from rbd._kernels import _model
+
+    if _model.simd() == "off":
+        np.testing.assert_array_equal(row, single, err_msg=name)
+        return
+    scale = max(1.0, float(np.max(np.abs(single))))
+    err = float(np.max(np.abs(np.asarray(row) - single)))
+    assert err <= evaluations * RTOL_LANES * scale, (
+        f"{name}: batch row and single rollout differ by {err:.2e} (scale {scale:.2g})")
 
 
 def random_models(seed: int = 0):

@@ -1,7 +1,7 @@
-"""Batched RNEA and ABA over lanes of states (``rbd/_kernels/soa.pxi``).
+"""Batched RNEA, ABA and CRBA over lanes of states (``rbd/_kernels/soa.pxi``, ``soa_crba.pxi``).
 
 A stacked call of ``rbd.rnea`` / ``rbd.aba`` (and ``nonlinear_effects``,
-``gravity_forces``) on the kernels runs blocks of W states in lanes; these tests
+``gravity_forces``) and ``rbd.crba`` on the kernels runs blocks of W states in lanes; these tests
 compare every build of the lane kernels that this machine runs with the one-state
 kernel run state by state (``set_simd("off")``), check that the thread count does
 not change a bit of the result, that ``RBD_SIMD`` picks the build, and that the
@@ -73,6 +73,7 @@ def results(model, Q, V, A, F) -> dict[str, np.ndarray]:
         "aba f_ext": rbd.aba(model, Q, V, A, F),
         "nonlinear_effects": rbd.nonlinear_effects(model, Q, V),
         "gravity_forces": rbd.gravity_forces(model, Q),
+        "crba": rbd.crba(model, Q),
     }
 
 
@@ -119,11 +120,25 @@ def test_the_thread_count_changes_no_bit(name, simd):
             out = []
             for threads in (1, 2, 3):
                 kernel.num_threads = threads
-                out.append((rbd.rnea(model, Q, V, A), rbd.aba(model, Q, V, A)))
+                out.append((rbd.rnea(model, Q, V, A), rbd.aba(model, Q, V, A),
+                            rbd.crba(model, Q)))
             for other in out[1:]:
                 assert all(np.array_equal(x, y) for x, y in zip(out[0], other, strict=True)), build
     finally:
         kernel.num_threads = saved
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_crba_runs_in_lanes_on_every_joint_kind(seed, simd):
+    """Random trees of every joint kind, free bases, chains: the mass matrices of a stack."""
+    for model in random_models(seed):
+        Q = batch(model, seed)[0]
+        simd("off")
+        expected = rbd.crba(model, Q)
+        for build in builds():
+            simd(build)
+            err = rbd.testing.relative_difference(rbd.crba(model, Q), expected)
+            assert err <= RTOL_LANES, f"{model.name} {build}: {err:.2e}"
 
 
 def test_a_batch_of_one_and_an_empty_batch(simd):
@@ -196,6 +211,12 @@ def test_the_fma_builds_take_the_lane_path(simd):
         simd(build)
         assert not np.array_equal(rbd.aba(model, Q, V, A), scalar), build
 
+    simd("off")
+    scalar = rbd.crba(model, Q)
+    for build in fused:
+        simd(build)
+        assert not np.array_equal(rbd.crba(model, Q), scalar), f"crba {build}"
+
 
 def test_choices_are_checked(simd):
     with pytest.raises(rbd.InputError, match="simd choice"):
@@ -260,6 +281,19 @@ def test_the_lane_text_keeps_the_passes_and_tags_of_its_twins():
         scalar = kernel_functions((KERNELS / f"{stem}.pyx").read_text())
         assert passes(lanes[stem]) == passes(scalar[stem]), stem
         assert tags(lanes[stem]) == tags(scalar[stem]), stem
+
+
+def test_the_lane_crba_keeps_the_passes_and_tags_of_its_twin():
+    """``soa_crba.pxi`` renders ``crba.pyx``: same pass headers, and the tags of the scalar
+    CRBA and of the passes it calls from ``crba.pxd``."""
+    from test_twins import KERNELS, kernel_functions, passes, tags
+
+    lanes = kernel_functions((KERNELS / "soa_crba.pxi").read_text())["crba"]
+    scalar = kernel_functions((KERNELS / "crba.pyx").read_text())["crba"]
+    helpers = kernel_functions((KERNELS / "crba.pxd").read_text())
+    assert passes(lanes) == passes(scalar)
+    assert tags(lanes) == (tags(scalar) | tags(helpers["composite_inertias"])
+                           | tags(helpers["block_rows"]))
 
 
 @pytest.mark.slow

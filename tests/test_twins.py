@@ -38,8 +38,9 @@ REFERENCE = ROOT / "reference"
 
 #: The dispatch / validation layer: no derivation, so no reference twin.
 NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrained_batch",
-           # three builds of the lane text soa.pxi (checked against rnea.pyx and aba.pyx
-           # in tests/test_soa.py)
+           # three builds of the lane texts soa.pxi, soa_rollout.pxi and soa_crba.pxi
+           # (checked against rnea.pyx, aba.pyx, rollout.pyx and crba.pyx in
+           # tests/test_soa.py and tests/test_soa_rollout.py)
            "_soa_portable", "_soa_avx2", "_soa_avx512"}
 #: Kernels whose reference text lives beside its pipeline rather than in ``rbd/reference``:
 #: the contact pipeline's stages (``rbd/constraints``, docs/design.md, "Collision detection

@@ -20,6 +20,8 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``_lanes.pxd``             ``_spatial.pxd``, W states a time   lane algebra of the batched kernels
 ``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa.pxi``
                            ``derivatives.pyx`` in lanes        and ``soa_derivatives.pxi``
+``soa_rollout.pxi``        ``rollout.pyx`` in lanes            rollouts of a batch, W at a time
+``soa_crba.pxi``           ``crba.pyx`` in lanes               ``rbd.crba`` of a stack, W at a time
 ``solver_newton.pyx``      ``constraints/solver_newton.py``    ``c_solve_newton``, ``RowsC``
 ``solver_pgs.pyx``         ``constraints/solver_pgs.py``       ``c_solve_pgs``
 ``collision_primitive``    ``constraints/`` (same stem)        ``PairOut``, ``c_plane_capsule`` …

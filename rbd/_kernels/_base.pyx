@@ -28,7 +28,7 @@ cimport openmp
 from cython.parallel cimport prange, threadid
 
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
-from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES, SOA_RNEA_DERIVATIVES, soa_run_fn
+from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA_DERIVATIVES, soa_run_fn
 
 import os
 
@@ -141,15 +141,16 @@ cdef object interrupt_error(Interrupt* s):
 cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
                    int num_threads) except -1:
-    # a batch of RNEA or ABA (task of _soa.pxd) in blocks of W states (soa.pxi), or of
-    # their derivatives (soa_derivatives.pxi), GIL released: prange over the blocks, one
-    # lane workspace per thread.  Block b always holds states b W .. b W + W - 1, so no
-    # result depends on the number of threads.
+    # a batch of RNEA, ABA or CRBA (task of _soa.pxd) in blocks of W states (soa.pxi,
+    # soa_crba.pxi), or of their derivatives (soa_derivatives.pxi), GIL released: prange
+    # over the blocks, one lane workspace per thread.  Block b always holds states
+    # b W .. b W + W - 1, so no result depends on the number of threads.
     # Returns 0, or the kernel's status (1 + the body of a singular pivot).
     cdef int nt = num_threads, t, failed = 0
     cdef Py_ssize_t W = K.lanes, nblocks = (N + K.lanes - 1) // K.lanes, b
     cdef bint derivs = task == SOA_RNEA_DERIVATIVES or task == SOA_ABA_DERIVATIVES
-    cdef soa_run_fn run = K.run_derivatives if derivs else K.run
+    cdef soa_run_fn run = (K.run_derivatives if derivs
+                           else K.crba if task == SOA_CRBA else K.run)
     cdef Py_ssize_t size = (K.derivatives_size(m) if derivs else K.size(m)) + 8, chunk
     cdef double* work
     cdef int* status

@@ -1,35 +1,23 @@
 # cython: language_level=3
 """The compiled twin of a :class:`rbd.Model`: flat typed arrays, a workspace, validation.
 
-This module is the dispatch and validation layer of the kernels, not a
-derivation: it has no reference twin in ``rbd/reference/`` (the reference
-path validates in :mod:`rbd.algorithms`, with the same conversions and
-tolerance from :mod:`rbd._validation`).  It imports nothing from the Python
-layer above it (only :mod:`rbd.data`, :mod:`rbd.errors` and
-:mod:`rbd._validation`).
-
-``CompiledModel(model)`` is a ``CompiledBase`` (``_base.pyx``: the C record
-``ModelC`` of ``_model.pxd`` filled from ``model.flat_arrays()``, the joint
-functions, a workspace, an :class:`rbd.data.Data`).  Its methods are the
-compiled entry points behind ``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ...: each
-one checks its arguments in compiled code (``_args.pyx``: shape, finiteness;
-here: unit quaternions - normalized on a copy when within the tolerance -
-agreeing batch sizes; :class:`rbd.InputError` naming the argument otherwise),
-then runs the kernel of ``rnea.pyx``, ``crba.pyx``, ``aba.pyx`` (also with
-Pai's modified pivot, the kernel behind ``block_elimination.pyx``),
-``kinematics.pyx``, ``ploen.pyx`` (Si–Guenter recursion) or
-``derivatives.pyx`` (analytical derivatives).  ``CompiledModel.rollout`` runs
-whole fixed-step simulations (``rollout.pyx``), one or a batch, through
+The dispatch and validation layer of the kernels, not a derivation (no reference
+twin; the reference path validates in :mod:`rbd.algorithms` with the same
+conversions from :mod:`rbd._validation`).  ``CompiledModel(model)`` is a
+``CompiledBase`` (``_base.pyx``: ``ModelC`` of ``_model.pxd`` filled from
+``model.flat_arrays()``, a workspace, an :class:`rbd.data.Data`).  Its methods,
+behind ``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ..., check their arguments in
+compiled code (``_args.pyx``; :class:`rbd.InputError` naming the argument), then
+run ``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, ``ploen.pyx`` or
+``derivatives.pyx``; ``rollout`` runs fixed-step simulations through
 ``_rollout_batch.pyx``.
 
 * A single state (``q`` of shape ``(nq,)``) runs in the model's own workspace
-  with the GIL held; ``CompiledModel.data`` then shows its intermediate
-  quantities.
-* A batch (a leading axis ``N`` on any argument; the others are shared by
-  every state) runs with the GIL released, ``prange`` over the states, one
-  workspace per thread (serially in a child forked after a parallel batch:
-  the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result of shape
-  ``(0, ...)``.
+  with the GIL held; ``CompiledModel.data`` then shows its intermediate quantities.
+* A batch (a leading axis ``N``) runs with the GIL released: in lanes of W states
+  (``soa*.pxi``, ``_run_lanes``) where a lane kernel exists, else ``prange`` over
+  the states, one workspace per thread (serially in a child forked after a parallel
+  batch: the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result.
 
 C-contiguous float64 arrays are used in place; anything else is converted
 once.  Inputs are never written to.
@@ -49,13 +37,8 @@ from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
-from rbd._kernels._soa cimport (
-    SOA_ABA,
-    SOA_ABA_DERIVATIVES,
-    SOA_RNEA,
-    SOA_RNEA_DERIVATIVES,
-    SoaKernels,
-)
+from rbd._kernels._soa cimport SOA_ABA, SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA
+from rbd._kernels._soa cimport SOA_RNEA_DERIVATIVES, SoaKernels
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
 
@@ -79,7 +62,8 @@ _simd = "off"
 
 
 def set_simd(choice: str = "auto") -> str:
-    """Choose the lane kernels of batched ``rnea``/``aba``; returns the previous choice.
+    """Choose the lane kernels of batches (RNEA, ABA, CRBA, derivatives, rollouts); returns
+    the previous choice.
 
     ``choice`` as the environment variable ``RBD_SIMD`` (``_simd.SIMD_CHOICES``):
     ``"auto"`` picks the widest build this CPU runs (AVX-512, AVX2, else portable),
@@ -304,8 +288,8 @@ cdef class CompiledModel(_base.CompiledBase):
         return 0
 
     cdef int _run_lanes(self, Call* c) except -1:
-        # RNEA and ABA batches in blocks of W states, in lanes (soa.pxi), and their
-        # derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel, the lanes
+        # RNEA, ABA and CRBA batches in blocks of W states, in lanes (soa.pxi, soa_crba.pxi),
+        # and the derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel, the lanes
         # are off (set_simd), or a joint's S_i moves with q_i (universal, planar: the
         # derivatives' W (8), rendered by the one-state kernel only), else 1
         cdef int status, task
@@ -316,6 +300,8 @@ cdef class CompiledModel(_base.CompiledBase):
             task = SOA_RNEA
         elif c.task == T_ABA:
             task = SOA_ABA
+        elif c.task == T_CRBA:
+            task = SOA_CRBA
         elif c.task == T_RNEA_DERIVATIVES or c.task == T_ABA_DERIVATIVES:
             for i in range(self.m.nb):
                 if self.m.jtype[i] == J_UNIVERSAL or self.m.jtype[i] == J_PLANAR:
@@ -595,17 +581,14 @@ cdef class CompiledModel(_base.CompiledBase):
                 baumgarte=None):
         """Fixed-step simulations from ``(q0, v0)`` over the grid ``times`` (``rollout.pyx``).
 
-        ``integrator`` is a member (or the value) of ``rbd._kernels.rollout.Integrator``,
-        the same as ``rbd.reference.rollout.Integrator``: ``EULER`` (0, semi-implicit
-        Euler) or ``RK4`` (1, the default).
-
-        Instead of ``times``, ``grid = (dt, duration, n_steps)`` gives the uniform
-        grid ``t_k = k dt`` (clipped to ``duration`` within ``1e-9 dt``, as
-        :func:`rbd.simulation.rollouts.grid_times`) without an array of its times.
-
+        ``integrator``: ``rbd._kernels.rollout.Integrator`` (= ``rbd.reference.rollout
+        .Integrator``) ``EULER`` (0, semi-implicit) or ``RK4`` (1, the default).  Instead of
+        ``times``, ``grid = (dt, duration, n_steps)`` is the uniform grid ``t_k = k dt``
+        (clipped to ``duration`` within ``1e-9 dt``, as ``rollouts.grid_times``).
         ``q0`` of shape ``(nq,)`` runs one rollout, ``(N, nq)`` (with ``v0`` of
-        shape ``(N, nv)``) N rollouts in threads, ``prange`` over the rollouts, one
-        workspace per thread (serially in a child forked after a parallel batch).
+        shape ``(N, nv)``) N rollouts in threads, W at a time in lanes
+        (``soa_rollout.pxi``; rollout by rollout with ``set_simd("off")``), serially
+        in a child forked after a parallel batch.
         The joint force is ``τ = tau[k] + kp (q_ref ⊖ q) - kd v - damping v``:
         ``tau`` is ``(nv,)`` (constant), ``(n_steps, nv)`` (one row a step) or
         ``(N, n_steps, nv)`` (one table a rollout); ``q_ref``, ``kp``, ``kd`` come
@@ -617,18 +600,15 @@ cdef class CompiledModel(_base.CompiledBase):
         -------
         tuple
             ``(q, v, a, tau, kinetic, potential, status, samples, steps, failure,
-            failure_t)``: the samples (a leading ``N`` axis for a batch; ``tau``
-            is None unless ``keep_tau``), and per rollout its status (0, -1 when
-            it diverged, -2 when it was interrupted), the number of samples
-            written (the rows after them are undefined; after a divergence the
-            last one is the state after ``steps`` steps), the number of steps
-            done to a finite state and acceleration, and for a divergence what
-            became non-finite first (``"q"``, ``"v"`` or ``"a"``, else ``""``)
-            and when (a step's or an RK4 stage's time); then ``φ(q)``, ``J(q) v``.
+            failure_t, φ(q), J(q) v)``: the samples (a leading ``N`` axis for a batch;
+            ``tau`` None unless ``keep_tau``; ``φ``, ``J v`` None without constraints);
+            per rollout its status (0, -1 diverged, -2 interrupted), the samples
+            written (after a divergence the last is the state after ``steps`` steps),
+            the steps done to a finite state and acceleration, what became non-finite
+            first (``"q"``, ``"v"``, ``"a"`` or ``""``) and when.
 
-        A signal handler that raises during the run (``KeyboardInterrupt`` on
-        Ctrl-C) stops every rollout within some 20 ms; its exception is raised
-        with this tuple, as computed so far, in its ``rollout`` attribute.
+        A signal handler that raises (Ctrl-C) stops every rollout within some 20 ms; its
+        exception is raised with this tuple, as computed so far, in its ``rollout`` attribute.
 
         Raises
         ------
@@ -639,7 +619,7 @@ cdef class CompiledModel(_base.CompiledBase):
         """
         return _rollout_batch.run_rollout(self, q0, v0, times, integrator, stride, tau, f_ext,
                                           q_ref, kp, kd, damping, keep_tau, num_threads, grid,
-                                          constraints, baumgarte)
+                                          _soa, constraints, baumgarte)
 
 
 def compiled_model(model):

@@ -9,8 +9,10 @@ it runs, ``rollout.pyx``, renders ``rbd/reference/rollout.py``).
 :meth:`rbd._kernels._model.CompiledModel.rollout` in compiled code
 (:class:`rbd.InputError` naming the argument), fills the ``Control`` and
 ``Plan`` records of ``rollout.pxd``, and runs one rollout, or a batch with the
-GIL released: ``prange`` over the rollouts, one workspace per thread (serially
-in a child forked after a parallel batch: the fork rule of ``_base.pyx``).
+GIL released: ``prange`` over the rollouts, one workspace per thread, or, when
+a lane build of ``soa.pxi`` runs (``set_simd``), ``prange`` over blocks of W
+rollouts in lanes (``soa_rollout.pxi``); serially in a child forked after a
+parallel batch (the fork rule of ``_base.pyx``).
 The calling thread runs Python's signal handlers every few milliseconds
 (``interrupted`` in ``_base.pyx``); when one raises, every rollout stops and
 the exception is raised with what was computed (its ``rollout`` attribute).
@@ -27,6 +29,7 @@ from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, inter
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels.constrained cimport arena_size
 from rbd._kernels.constraints cimport Rows, bind_rows
+from rbd._kernels._soa cimport SoaKernels
 
 import numpy as np
 
@@ -37,30 +40,7 @@ from rbd.errors import InputError
 cnp.import_array()
 
 
-cdef struct RolloutJob:
-    # a batch of rollouts (CompiledModel.rollout): shared inputs, per-thread workspaces
-    const ModelC* m
-    const _rollout.Control* ctl
-    const _rollout.Plan* plan
-    Work* works
-    Py_ssize_t tau_step           # doubles between the τ tables of consecutive rollouts
-    const double* q0
-    const double* v0
-    double* scratch               # nthreads × nscratch
-    Py_ssize_t nscratch
-    Py_ssize_t rows               # samples per rollout
-    double* out[8]                # q, v, a, τ (or NULL), kinetic, potential, φ, J v (or NULL)
-    Py_ssize_t nrows              # constraint rows (0: none)
-    double* arena                 # nthreads × narena: the constrained evaluations' scratch
-    Py_ssize_t narena
-    int* status
-    Py_ssize_t* samples           # per rollout: the samples written
-    Py_ssize_t* steps             # per rollout: the steps done
-    Py_ssize_t* failure           # per rollout: FAIL_Q, FAIL_V, FAIL_A (rollout.pxd) or 0
-    double* failure_t             # per rollout: when it diverged
-
-
-cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcept nogil:
+cdef inline void rollout_one(const _rollout.RolloutJob* job, Py_ssize_t k, int t) noexcept nogil:
     # rollout k in the workspace of thread t; its status in job.status[k]
     cdef const ModelC* m = job.m
     cdef _rollout.Control ctl = job.ctl[0]
@@ -91,9 +71,10 @@ cdef inline void rollout_one(const RolloutJob* job, Py_ssize_t k, int t) noexcep
 cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
                        object integrator, Py_ssize_t stride, object tau, object f_ext,
                        object q_ref, object kp, object kd, object damping, bint keep_tau,
-                       object num_threads, object grid, object constraints=None,
-                       object baumgarte=None):
-    # the rollouts of CompiledModel.rollout (its docstring): checks, outputs, the runs
+                       object num_threads, object grid, const SoaKernels* lanes,
+                       object constraints=None, object baumgarte=None):
+    # the rollouts of CompiledModel.rollout (its docstring): checks, outputs, the runs;
+    # a batch without constraints runs in lanes (soa_rollout.pxi) when lanes is not NULL
     cdef _rollout.Control ctl
     cdef _rollout.Plan plan
     cdef Interrupt intr
@@ -130,7 +111,7 @@ cdef tuple run_rollout(CompiledBase km, object q0, object v0, object times,
     interrupt_start(&intr)
     plan.interrupt = &intr
     _rollouts(km, &ctl, &plan, q0, v0, tau_step, out, rows, status, counts, failure_t,
-              min(nt, max(N, 1)))
+              min(nt, max(N, 1)), lanes if N >= 0 else NULL)
     if N < 0:
         result = (*out[:6], int(status[0]), int(counts[0, 0]), int(counts[1, 0]),
                   "qva"[counts[2, 0] - 1] if counts[2, 0] else "", float(failure_t[0]), *out[6:])
@@ -277,13 +258,24 @@ cdef list _rollout_law(CompiledBase km, object q_ref, object kp, object kd, obje
 cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
                    cnp.ndarray q0, cnp.ndarray v0, Py_ssize_t tau_step, list out,
                    Py_ssize_t rows, cnp.ndarray status, cnp.ndarray counts,
-                   cnp.ndarray failure_t, int nt) except -1:
-    # every rollout, GIL released: prange over the rollouts, one workspace per thread
+                   cnp.ndarray failure_t, int nt, const SoaKernels* lanes) except -1:
+    # every rollout, GIL released: prange over the rollouts, one workspace per thread;
+    # with lanes, prange over blocks of W rollouts (block b: rollouts b W .. b W + W - 1
+    # whatever the thread count), one lane workspace per thread besides
     cdef Py_ssize_t N = 1 if cnp.PyArray_NDIM(q0) == 1 else cnp.PyArray_DIMS(q0)[0]
-    cdef Py_ssize_t k, nscratch = 3 * km.m.nq + 20 * km.m.nv
+    cdef Py_ssize_t k, nscratch = 3 * km.m.nq + 20 * km.m.nv, b, nblocks = 0, size = 0
     cdef Py_ssize_t m = 0 if ctl.rows == NULL else ctl.rows.m
+    cdef Py_ssize_t W = 1
     cdef int t
-    cdef RolloutJob job
+    cdef double* lane_work = NULL
+    cdef _rollout.RolloutJob job
+    if ctl.rows != NULL:
+        lanes = NULL         # constrained evaluations: the one-state stepper (rollout.pyx)
+    if lanes != NULL:
+        W = lanes.lanes
+        nblocks = (N + W - 1) // W
+        nt = <int>max(1, min(nt, nblocks))     # one workspace also for an empty batch
+        size = lanes.rollout_size(&km.m)
     if omp_unusable():
         nt = 1       # the fork rule (_base.pyx)
     buffer = np.zeros((nt, km.data.size))
@@ -313,11 +305,23 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     job.steps = job.samples + cnp.PyArray_DIMS(counts)[1]
     job.failure = job.steps + cnp.PyArray_DIMS(counts)[1]
     job.failure_t = <double*>cnp.PyArray_DATA(failure_t)
+    if lanes != NULL:
+        lane_work = <double*>malloc(nt * size * sizeof(double))
+        if lane_work == NULL:
+            free(job.works)
+            raise MemoryError()
     if nt > 1:
         omp_starting()
     try:
         with nogil:
-            if nt == 1:
+            if lanes != NULL and nt == 1:
+                for b in range(nblocks):
+                    lanes.rollout(&job, 0, lane_work, b * W, min(W, N - b * W))
+            elif lanes != NULL:
+                for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=1):
+                    lanes.rollout(&job, threadid(), lane_work + threadid() * size, b * W,
+                                  min(W, N - b * W))
+            elif nt == 1:
                 for k in range(N):
                     rollout_one(&job, k, 0)
             else:
@@ -325,4 +329,5 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
                     rollout_one(&job, k, threadid())
     finally:
         free(job.works)
+        free(lane_work)
     return 0

@@ -21,6 +21,7 @@ cdef enum:
     FAIL_Q = 1
     FAIL_V = 2
     FAIL_A = 3
+    INTERRUPT_STEPS = 64        # steps between two interrupt checks (a flag or a clock read)
 
 
 cdef struct Control:
@@ -72,3 +73,52 @@ cdef struct Record:
 cdef int rollout(const ModelC* m, Work* w, const Control* ctl, const Plan* plan,
                  const double* q0, const double* v0, double* scratch,
                  Record* rec) noexcept nogil
+
+
+# --- what the lane rollouts (soa_rollout.pxi) take from this module, lane by lane --------
+cdef void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
+                      const double* q, const double* v, double* tau,
+                      double* tau_total, double* err) noexcept nogil
+cdef int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
+                  const double* q, const double* v, double* a,
+                  double* scratch) noexcept nogil
+cdef void transport(const ModelC* m, double c, const double* k_prev,
+                    double* k) noexcept nogil
+cdef void record(const ModelC* m, Work* w, const Control* ctl, const Record* rec,
+                 Py_ssize_t r, const double* q, const double* v, const double* a,
+                 const double* tau) noexcept nogil
+
+
+cdef struct RolloutJob:
+    # a batch of rollouts (CompiledModel.rollout, _rollout_batch.pyx): shared inputs,
+    # per-thread workspaces; rollout k's outputs at row block k of out and entry k of
+    # status, samples, steps, failure, failure_t
+    const ModelC* m
+    const Control* ctl
+    const Plan* plan
+    Work* works
+    Py_ssize_t tau_step           # doubles between the τ tables of consecutive rollouts
+    const double* q0
+    const double* v0
+    double* scratch               # nthreads × nscratch
+    Py_ssize_t nscratch
+    Py_ssize_t rows               # samples per rollout
+    double* out[8]                # q, v, a, τ (or NULL), kinetic, potential, φ, J v (or NULL)
+    Py_ssize_t nrows              # constraint rows (0: none; the lanes run only without)
+    double* arena                 # nthreads × narena: the constrained evaluations' scratch
+    Py_ssize_t narena
+    int* status
+    Py_ssize_t* samples           # per rollout: the samples written
+    Py_ssize_t* steps             # per rollout: the steps done
+    Py_ssize_t* failure           # per rollout: FAIL_Q, FAIL_V, FAIL_A or 0
+    double* failure_t             # per rollout: when it diverged
+
+
+# --- the grid ------------------------------------------------------------------------------
+cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
+    # t_k: the given grid, or k dt clipped to the duration (within 1e-9 dt of it)
+    cdef double t
+    if plan.t != NULL:
+        return plan.t[k]
+    t = k * plan.dt
+    return plan.duration if t > plan.duration - 1e-9 * plan.dt else t

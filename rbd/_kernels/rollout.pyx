@@ -114,9 +114,9 @@ cdef inline void difference(const ModelC* m, const double* q0, const double* q1,
 
 
 # --- the joint force and the forward dynamics --------------------------------------------
-cdef inline void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
-                             const double* q, const double* v, double* tau,
-                             double* tau_total, double* err) noexcept nogil:
+cdef void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
+                      const double* q, const double* v, double* tau,
+                      double* tau_total, double* err) noexcept nogil:
     # τ = τ_ff[k] + K_p (q_ref ⊖ q) - K_d v;  τ_total = τ - D v
     cdef Py_ssize_t j, nv = m.nv
     cdef const double* ff = NULL
@@ -133,17 +133,9 @@ cdef inline void joint_force(const ModelC* m, const Control* ctl, Py_ssize_t k,
             tau_total[j] = tau[j] - ctl.damping[j] * v[j]
 
 
-cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
-    cdef Py_ssize_t j
-    for j in range(n):
-        if not isfinite(x[j]):
-            return False
-    return True
-
-
-cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
-                         const double* q, const double* v, double* a,
-                         double* scratch) noexcept nogil:
+cdef int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_t k,
+                  const double* q, const double* v, double* a,
+                  double* scratch) noexcept nogil:
     # a = ABA(q, v, τ(k, q, v), f_ext), or with constraints (ctl.rows) the q̈ of the
     # stabilized KKT system (kkt_acceleration, constrained.pyx); τ in scratch[0:nv], τ_total
     # and q_ref ⊖ q after it; a non-finite state (a stage of a diverging step) is a
@@ -164,9 +156,17 @@ cdef inline int evaluate(const ModelC* m, Work* w, const Control* ctl, Py_ssize_
     return status
 
 
+cdef inline bint all_finite(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t j
+    for j in range(n):
+        if not isfinite(x[j]):
+            return False
+    return True
+
+
 # --- the steps -----------------------------------------------------------------------------
-cdef inline void transport(const ModelC* m, double c, const double* k_prev,
-                           double* k) noexcept nogil:
+cdef void transport(const ModelC* m, double c, const double* k_prev,
+                    double* k) noexcept nogil:
     # k = dexp⁻¹_{-ξ}(k) ≈ k + ½[ξ, k] + 1/12 [ξ, [ξ, k]],  ξ = c k_prev, on curved joints
     cdef Py_ssize_t i, j, vi
     cdef double xi[6]
@@ -285,24 +285,10 @@ cdef inline int take_step(const ModelC* m, Work* w, const Control* ctl, const Pl
     return euler_step(m, w, ctl, plan, step, t, h, q, v, a, buf, rec)
 
 
-# --- the grid --------------------------------------------------------------------------------
-cdef enum:
-    INTERRUPT_STEPS = 64        # steps between two interrupt checks (a flag or a clock read)
-
-
-cdef inline double grid_time(const Plan* plan, Py_ssize_t k) noexcept nogil:
-    # t_k: the given grid, or k dt clipped to the duration (within 1e-9 dt of it)
-    cdef double t
-    if plan.t != NULL:
-        return plan.t[k]
-    t = k * plan.dt
-    return plan.duration if t > plan.duration - 1e-9 * plan.dt else t
-
-
 # --- samples -------------------------------------------------------------------------------
-cdef inline void record(const ModelC* m, Work* w, const Control* ctl, const Record* rec,
-                        Py_ssize_t r, const double* q, const double* v, const double* a,
-                        const double* tau) noexcept nogil:
+cdef void record(const ModelC* m, Work* w, const Control* ctl, const Record* rec,
+                 Py_ssize_t r, const double* q, const double* v, const double* a,
+                 const double* tau) noexcept nogil:
     # sample r: q, v, a, τ, T = ½ vᵀ M v, U = -Σ m_i gᵀ c_i; with constraints φ(q) and J(q) v
     cdef Py_ssize_t nq = m.nq, nv = m.nv, i, j
     cdef Arena s
