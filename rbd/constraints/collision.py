@@ -549,11 +549,10 @@ def _compiled_kinematics(model, backend):
     """The compiled model whose world poses feed the compiled collision stage, or None
     (reference backend, kernels not built, mimic joints, a model that cannot compile)."""
     global _CompiledModel
-    cache = getattr(model, "_cache", None)
-    if cache is None:
+    if not hasattr(model, "_derived"):
         return None
-    if backend in (None, "kernel") and type(cache.get("kernel")) is _CompiledModel:
-        return cache["kernel"]                          # the hot path: compiled before
+    if backend in (None, "kernel") and type(model._derived("kernel")) is _CompiledModel:
+        return model._derived("kernel")                 # the hot path: compiled before
     from ..algorithms._dispatch import _kernel
 
     kernel = _kernel(model, backend)
@@ -635,34 +634,29 @@ def _pair_arrays(geoms, table) -> dict:
 
 def compiled_collision(model):
     """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``),
-    built from :func:`static_table` on first use and kept in the model's cache until its
-    geoms, ``contact_pairs`` or ``contact_excludes`` are no longer those it was built from
-    (a tree change clears the cache).  Pairs without a primitive routine: warned once, here."""
+    built from :func:`static_table` on first use and kept in the model's cache under the
+    identity of the geoms and pairs and the excludes it was built from, so that a geom added
+    later gets a new table (a tree change clears the cache).  Pairs without a primitive
+    routine: warned once, when built."""
     geoms = model.geoms
     pairs = tuple(getattr(model, "contact_pairs", ()))
-    excludes = tuple(getattr(model, "contact_excludes", ()))
+    excludes = tuple(map(tuple, getattr(model, "contact_excludes", ())))
     filterparent = not disabled(model, "filterparent")
-    key = (geoms, pairs, excludes, filterparent)
-    cached = model._cache.get("collision")
-    if cached is not None and _same(cached[0], key):
-        return cached[1]
+    key = ("collision", tuple(map(id, geoms)), tuple(map(id, pairs)), excludes, filterparent)
+    return model._derived(key, lambda: _build_table(model, geoms, pairs, excludes,
+                                                    filterparent))[-1]
+
+
+def _build_table(model, geoms, pairs, excludes, filterparent) -> tuple:
+    """(geoms, pairs, CollisionModel): the records held so that their ids stay theirs."""
     from .._kernels.collision import CollisionModel
 
     arrays = static_table(geoms, body_tree(model), pairs, excludes, filterparent)
     compiled = CollisionModel(**arrays)
-    model._cache["collision"] = (key, compiled)
     if compiled.nunsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
                         if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS})
         warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
                       f"{compiled.nunsupported} candidate pair(s) never tested (see "
-                      "Contacts.unsupported)", stacklevel=3)
-    return compiled
-
-
-def _same(old: tuple, new: tuple) -> bool:
-    """The same geoms (records compare by identity), equal pairs and excludes: table holds."""
-    try:
-        return bool(old == new)
-    except ValueError:                 # array fields of pairs built anew: rebuild
-        return False
+                      "Contacts.unsupported)", stacklevel=4)
+    return geoms, pairs, compiled
