@@ -28,6 +28,7 @@ import dataclasses
 
 import numpy as np
 
+from .._backend import resolve
 from ..errors import InputError
 from ._backends import solvers
 from .collision import Contacts, collide_model
@@ -453,8 +454,15 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     The active equality constraints (default ``model.constraints``) are the first
     rows, soft as MuJoCo makes them (:mod:`.equality_rows`, with each constraint's
     ``solref``, ``solimp`` and ``torquescale``).
+
+    On the kernel backend, a model without active equality constraints, fluid forces
+    or mimic joints, whose joints are hinges, slides, balls and free joints, runs the
+    whole pass after collision detection in one compiled call
+    (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the
+    Python pass with compiled pieces, with the same results.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
+    from ._compiled_forward import compiled_forward, compiled_pass
 
     if solver not in ("newton", "pgs"):
         raise InputError(f"solver: expected 'newton' or 'pgs', got {solver!r}")
@@ -470,6 +478,10 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
+    fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
+    if fm is not None:
+        return compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver,
+                             iterations, tolerance)
     M = crba(model, q, backend=backend)
     passive = passive_force(model, q, v)
     a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
@@ -514,3 +526,4 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     ids = np.array(ide + idf + idl + idc, dtype=int)
     return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
                          kinds=kinds, ids=ids)
+
