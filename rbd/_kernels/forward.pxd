@@ -105,3 +105,6 @@ cdef class ForwardModel:
     cdef bint _busy
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
                          double tolerance) except -1
+
+
+cdef int fill_contacts(ContactSetC* con, contacts) except -1

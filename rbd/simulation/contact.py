@@ -134,6 +134,12 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
         raise InputError("tau: a contact run takes a constant tau or one row per step, "
                          "not a callable")
     steps = int(np.ceil(duration / dt - 1e-12))
+    runs = compiled_runs(model, np.array(q0, float)[None], np.array(v0, float)[None], steps, dt,
+                         tau, record_every, backend, solver, cone, constraints)
+    if runs is not None:
+        if isinstance(runs[0], SimulationError):
+            raise runs[0]
+        return runs[0]
     tau_rows = None
     if tau is not None:
         tau_rows = np.asarray(tau, float)
@@ -177,3 +183,57 @@ def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend) -> Trajecto
                       potential=algorithms.potential_energy(model, q_arr, backend=backend),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
                       evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
+
+
+#: Why a compiled run stopped early (``rbd._kernels.contact.simulate_contact``'s status).
+_STOPPED = {1: "the mass matrix is not positive definite",
+            2: "the constraint solver failed",
+            3: "more contacts than the compiled step holds",
+            4: "the state is not finite"}
+
+
+def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: int = 1,
+                  backend=None, solver: str = "newton", cone=None, constraints=None,
+                  num_threads=None):
+    """N contact runs by the compiled step (``rbd/_kernels/contact.pyx``), batched without
+    the GIL, or None when the model needs the Python step (see
+    :func:`rbd.constraints.forward.forward`'s Notes).
+
+    Returns a list with, per initial state, its :class:`Trajectory` or, for a run that
+    stopped early, the :class:`SimulationError` that holds its samples (as
+    :func:`simulate_contact` raises it).
+    """
+    from .._backend import resolve
+    from ..constraints._compiled_forward import compiled_forward
+    from ..constraints.collision import collide_model
+    from ..constraints.forward import options
+
+    fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
+    if fm is None:
+        return None
+    from .._kernels.contact import simulate_contact as run
+
+    table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
+    geoms = getattr(model, "geoms", ()) or ()
+    collide = (lambda q: collide_model(model, q, backend="kernel")) if geoms else None
+    out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
+              cone or options(model)["cone"], solver, 100, 1e-14, num_threads)
+    return [_compiled_trajectory(model, out, s, steps, dt, record_every)
+            for s in range(len(q0))]
+
+
+def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
+    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it."""
+    n, stop = int(out["recorded"][s]), int(out["stopped"][s])
+    k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
+    ts = [j * dt for j in k][:n]
+    traj = _trajectory(model, ts, out["q"][s, :n], out["v"][s, :n], out["a"][s, :n],
+                       out["contact_count"][s, :n], dt, stop if out["status"][s] else steps,
+                       "kernel")
+    status = int(out["status"][s])
+    if status == 0:
+        return traj
+    what = ("diverged" if status == 4 else f"stopped ({_STOPPED[status]})")
+    return SimulationError(f"simulate: the contact run {what} at t = {stop * dt:g} "
+                           f"(step {stop}); try a smaller dt. The samples up to there are in "
+                           "this error's .trajectory.", traj, diverged_at=stop * dt)
