@@ -30,8 +30,8 @@ from rbd._kernels._model cimport ModelC
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.forward cimport (ForwardC, ForwardModel, ForwardWork, ForwardWorkspace,
-                                   constrained_acceleration, fill_contacts,
-                                   smooth_dynamics)
+                                   forward_into)
+from rbd._kernels.kinematics cimport world_poses
 
 cnp.import_array()
 
@@ -45,7 +45,7 @@ ctypedef int (*collide_fn)(void* data, const double* q, const double* R, const d
                            ContactSetC* out) noexcept nogil
 
 
-# --- MuJoCo's position integration (mj_integratePos) -----------------------------------------
+# MuJoCo's position integration (mj_integratePos)
 
 cdef inline void _quat_integrate(double* quat, const double* omega, double h) noexcept nogil:
     # mju_quatIntegrate: quat ← quat ⊗ exp(h ω / 2), normalized; quat = (w, x, y, z)
@@ -151,7 +151,7 @@ cdef void integrate_position(const ModelC* model, const double* q, const double*
                 q_next[qs + k] = q[qs + k] + h * v_next[vs + k]
 
 
-# --- one step ------------------------------------------------------------------------------
+# one step
 
 cdef inline void implicit_damping(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                                   double h) noexcept nogil:
@@ -180,12 +180,13 @@ cdef int euler_step(const ForwardC* f, const ModelC* model, ForwardWork* fw, col
     """One semi-implicit Euler step: fw.qdd (a at the start state), fw.con (its contacts),
     q⁺, v⁺; 0, or 1 (M not positive definite), 2 (solver), 3 (too many contacts)."""
     cdef int status
-    if smooth_dynamics(f, model, fw, q, v, tau):
-        return 1
     fw.con.n = 0
-    if collide != NULL and collide(collider, q, fw.w.R, fw.w.p, &fw.con) < 0:
-        return 3
-    status = constrained_acceleration(f, model, fw, q, v)
+    if collide != NULL:
+        # the contacts at the body poses of q (mj_collision)
+        world_poses(model, fw.w, q, model.nb - 1)
+        if collide(collider, q, fw.w.R, fw.w.p, &fw.con) < 0:
+            return 3
+    status = forward_into(f, model, fw, q, v, tau)
     if status:
         return status
     implicit_damping(f, model, fw, h)
@@ -193,7 +194,7 @@ cdef int euler_step(const ForwardC* f, const ModelC* model, ForwardWork* fw, col
     return 0
 
 
-# --- runs ------------------------------------------------------------------------------------
+# runs
 
 cdef enum:
     #: why a run stopped early (``Run.status``)
@@ -285,22 +286,22 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
     run.stopped[s] = k
 
 
-cdef int _collide_python(void* data, const double* q, const double* R, const double* p,
+cdef inline int _collide_python(void* data, const double* q, const double* R, const double* p,
                          ContactSetC* out) noexcept nogil:
     # contacts from a Python function of q (``rbd.collide`` for models without a compiled
     # collision model), called with the GIL; −1 when they do not fit or it raised
     with gil:
         try:
-            function, nq = <object>data
+            function, nq, fm = <object>data
             contacts = function(np.array(<const double[:nq]>q))
-            if fill_contacts(out, contacts) < 0:
+            if (<ForwardModel>fm).fill_contacts(out, contacts) < 0:
                 return -1
             return len(contacts)
         except BaseException:
             return -1
 
 
-def sample_count(Py_ssize_t steps, Py_ssize_t every) -> int:
+cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
     """Samples of a run of ``steps`` steps recorded every ``every``: steps 0, every, …, and
     the last."""
     return (steps // every) + 1 + (1 if steps % every else 0)
@@ -353,10 +354,10 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     if N == 1 or nt < 1 or omp_unusable():
         nt = 1
     nt = min(nt, N)
-    fm.set_options(cone, solver, iterations, tolerance)
+    fm.set_options(cone, solver, iterations, tolerance, True)
     ws = ForwardWorkspace(fm, nt, fm.max_contacts)
     state = np.zeros((nt, 2 * (nq + nv)))
-    collider = None if collide is None else (collide, nq)
+    collider = None if collide is None else (collide, nq, fm)
     run.f = &fm.c
     run.model = &cm.m
     run.fw = ws.fw

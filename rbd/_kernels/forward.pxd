@@ -16,6 +16,7 @@ cdef struct ForwardC:
     double impratio
     bint elliptic                 # the friction cone: elliptic, else pyramidal
     bint pgs                      # the solver: PGS, else Newton
+    bint limits                   # joint-limit rows on (rbd.forward's ``limits``)
     Py_ssize_t iterations
     double tolerance
     const double* dof_weight      # nv: MuJoCo's dof_invweight0
@@ -82,10 +83,6 @@ cdef struct ForwardWork:
 
 cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
                       const double* v, const double* tau) noexcept nogil
-cdef int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
-                         const double* q, const double* v, const double* tau) noexcept nogil
-cdef int constrained_acceleration(const ForwardC* f, const ModelC* model, ForwardWork* fw,
-                                  const double* q, const double* v) noexcept nogil
 
 
 cdef class ForwardWorkspace:
@@ -104,7 +101,6 @@ cdef class ForwardModel:
     cdef object _workspace
     cdef bint _busy
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
-                         double tolerance) except -1
+                         double tolerance, bint limits) except -1
+    cdef int fill_contacts(self, ContactSetC* con, contacts) except -1
 
-
-cdef int fill_contacts(ContactSetC* con, contacts) except -1

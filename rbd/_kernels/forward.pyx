@@ -23,7 +23,7 @@ equality constraints or fluid forces stay on the Python path (``rbd.forward``).
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport isfinite, pow, sqrt
+from libc.math cimport isfinite, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -31,7 +31,10 @@ from libc.string cimport memcpy, memset
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows
 from rbd._kernels.crba cimport crba, ltl, ltl_solve
+from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
+                                     stiffness_damping)
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
 from rbd._kernels.rnea cimport rnea
 from rbd._kernels.solver_newton cimport RowsC
@@ -47,72 +50,7 @@ cdef enum:
     #: rows of one contact at most (a pyramid of condim 6)
     CONTACT_ROWS = 10
 
-#: MuJoCo's mjMINVAL (``rbd.constraints.collision_primitive.MINVAL``)
-cdef double MINVAL = 1e-15
-#: MuJoCo's bounds on the impedance (mjMINIMP, mjMAXIMP)
-cdef double MIN_IMPEDANCE = 0.0001
-cdef double MAX_IMPEDANCE = 0.9999
-
-
-# --- soft-constraint parameters (rbd/constraints/impedance.py) -----------------------------
-
-cdef inline void clamp_solimp(const double* given, double* s) noexcept nogil:
-    # d0, dwidth, midpoint in [0.0001, 0.9999], width ≥ 0, power ≥ 1   (getsolparam)
-    cdef int k
-    for k in range(5):
-        s[k] = given[k]
-    for k in range(4):
-        if k != 2:
-            s[k] = min(MAX_IMPEDANCE, max(MIN_IMPEDANCE, s[k]))
-    s[2] = max(0.0, s[2])
-    s[4] = max(1.0, s[4])
-
-
-cdef inline double impedance(const double* solimp, double pos, double margin) noexcept nogil:
-    # d = d0 + y(x) (dwidth − d0), x = |pos − margin| / width   (getimpedance)
-    cdef double d0 = solimp[0], dwidth = solimp[1], width = solimp[2]
-    cdef double mid = solimp[3], power = solimp[4], x, y
-    if d0 == dwidth or width <= MINVAL:
-        return 0.5 * (d0 + dwidth)
-    x = (pos - margin) / width
-    if x < 0:
-        x = -x
-    if x >= 1 or x <= 0:
-        return dwidth if x >= 1 else d0
-    if power == 1:
-        y = x
-    elif x <= mid:
-        y = (1 / pow(mid, power - 1)) * pow(x, power)
-    else:
-        y = 1 - (1 / pow(1 - mid, power - 1)) * pow(1 - x, power)
-    return d0 + y * (dwidth - d0)
-
-
-cdef inline void stiffness_damping(const double* solref, double timestep, double dwidth,
-                                   bint friction_row, double* k, double* b) noexcept nogil:
-    # k, b of a row from solref (time constant at least two steps: getsolparam;
-    # mj_makeImpedance); friction rows have no stiffness
-    cdef double timeconst = solref[0]
-    if timeconst > 0:
-        timeconst = max(timeconst, 2 * timestep)
-    if friction_row:
-        k[0] = 0.0
-    elif timeconst > 0:
-        k[0] = 1 / max(MINVAL, dwidth * dwidth * timeconst * timeconst * solref[1] * solref[1])
-    else:
-        k[0] = -timeconst / max(MINVAL, dwidth * dwidth)
-    if solref[1] > 0:
-        b[0] = 2 / max(MINVAL, dwidth * timeconst)
-    else:
-        b[0] = -solref[1] / max(MINVAL, dwidth)
-
-
-cdef inline double regularizer(double imp, double diag) noexcept nogil:
-    # R = max(mjMINVAL, (1 − d) Â / d)
-    return max(MINVAL, (1 - imp) * diag / imp)
-
-
-# --- smooth dynamics ------------------------------------------------------------------------
+# smooth dynamics
 
 cdef void passive_force(const ForwardC* f, const double* q, const double* v,
                         double* out) noexcept nogil:
@@ -125,7 +63,7 @@ cdef void passive_force(const ForwardC* f, const double* q, const double* v,
         out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
 
 
-cdef int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                          const double* q, const double* v, const double* tau) noexcept nogil:
     """M (with armature), h, a₀ = M⁻¹(τ + τ_p − h) (mj_fwdVelocity, mj_fwdAcceleration) and
     the world poses R, p of every body; 1 when M is not positive definite."""
@@ -144,7 +82,7 @@ cdef int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw
     return 0
 
 
-# --- constraint rows (mj_makeConstraint) ----------------------------------------------------
+# constraint rows (mj_makeConstraint)
 
 cdef inline void new_row(ForwardWork* fw, Py_ssize_t nv, int kind, int64_t ident) noexcept nogil:
     # a zero row at fw.nefc, of the given kind and id
@@ -228,43 +166,7 @@ cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* p
             fw.jac[l] += sign * fw.jac_body[l]
 
 
-cdef inline void contact_frame_rows(ForwardWork* fw, Py_ssize_t nv, const double* frame,
-                                    Py_ssize_t condim) noexcept nogil:
-    # rows [n; t1; t2]ᵀ J_p (one row for condim 1), then n, t1, t2 of J_r up to condim
-    # (rbd.constraints.contact_rows.contact_frame_rows)
-    cdef Py_ssize_t r, k, j, ntrans = 3 if condim > 1 else 1
-    cdef double s
-    for r in range(condim):
-        for j in range(nv):
-            s = 0.0
-            for k in range(3):
-                if r < ntrans:                         # J_p: rows 3..5 of jac
-                    s += frame[3 * r + k] * fw.jac[(3 + k) * nv + j]
-                else:                                  # J_r: rows 0..2 of jac
-                    s += frame[3 * (r - 3) + k] * fw.jac[k * nv + j]
-            fw.frame_rows[r * nv + j] = s
-
-
-cdef inline Py_ssize_t contact_rows(ForwardWork* fw, Py_ssize_t nv, Py_ssize_t condim,
-                                    const double* friction, bint elliptic) noexcept nogil:
-    # the contact's rows at fw.nefc: its frame rows (elliptic, condim 1) or the pyramid's
-    # edges J_0 ± μ_k J_k (rbd.constraints.contact_rows.contact_rows); returns their number
-    cdef Py_ssize_t k, j, n
-    cdef double* top = fw.J + fw.nefc * nv
-    if condim == 1 or elliptic:
-        memcpy(top, fw.frame_rows, condim * nv * sizeof(double))
-        return condim
-    n = 2 * (condim - 1)
-    for k in range(1, condim):
-        for j in range(nv):
-            top[(2 * k - 2) * nv + j] = (fw.frame_rows[j]
-                                         + friction[k - 1] * fw.frame_rows[k * nv + j])
-            top[(2 * k - 1) * nv + j] = (fw.frame_rows[j]
-                                         - friction[k - 1] * fw.frame_rows[k * nv + j])
-    return n
-
-
-cdef void contact_soft_terms(const ForwardC* f, ForwardWork* fw, const ContactSetC* con,
+cdef inline void contact_soft_terms(const ForwardC* f, ForwardWork* fw, const ContactSetC* con,
                              Py_ssize_t c, Py_ssize_t n, double tran) noexcept nogil:
     """R and aref of contact c's n rows at fw.nefc (mj_makeImpedance, contact_regularizers
     of rbd/constraints/impedance.py), and its cone when elliptic."""
@@ -369,7 +271,7 @@ cdef inline void free_joint_bias(const ModelC* model, const double* v, double* b
             b[vs + 5] = v[vs] * v[vs + 4] - v[vs + 1] * v[vs + 3]
 
 
-cdef int constrained_acceleration(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                                   const double* q, const double* v) noexcept nogil:
     """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
     (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
@@ -378,7 +280,8 @@ cdef int constrained_acceleration(const ForwardC* f, const ModelC* model, Forwar
     fw.nefc = 0
     fw.ncone = 0
     _friction_rows(f, fw, v)
-    _limit_rows(f, fw, q, v)
+    if f.limits:
+        _limit_rows(f, fw, q, v)
     if _contact_rows(f, model, fw, v):
         return 3
     free_joint_bias(model, v, fw.bvec)
@@ -411,33 +314,33 @@ cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, c
     return constrained_acceleration(f, model, fw, q, v)
 
 
-# --- the Python-facing classes ----------------------------------------------------------------
+# the Python-facing classes
 
-cdef double* _doubles(list keep, Py_ssize_t n) except NULL:
+cdef inline double* _doubles(list keep, Py_ssize_t n) except NULL:
     arr = np.zeros(max(n, 1))
     keep.append(arr)
     return <double*>cnp.PyArray_DATA(arr)
 
 
-cdef int64_t* _int64s(list keep, Py_ssize_t n) except NULL:
+cdef inline int64_t* _int64s(list keep, Py_ssize_t n) except NULL:
     arr = np.zeros(max(n, 1), dtype=np.int64)
     keep.append(arr)
     return <int64_t*>cnp.PyArray_DATA(arr)
 
 
-cdef Py_ssize_t* _indices(list keep, Py_ssize_t n) except NULL:
+cdef inline Py_ssize_t* _indices(list keep, Py_ssize_t n) except NULL:
     arr = np.zeros(max(n, 1), dtype=np.intp)
     keep.append(arr)
     return <Py_ssize_t*>cnp.PyArray_DATA(arr)
 
 
-cdef unsigned char* _bytes(list keep, Py_ssize_t n) except NULL:
+cdef inline unsigned char* _bytes(list keep, Py_ssize_t n) except NULL:
     arr = np.zeros(max(n, 1), dtype=np.uint8)
     keep.append(arr)
     return <unsigned char*>cnp.PyArray_DATA(arr)
 
 
-cdef int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except -1:
+cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except -1:
     con.n = 0
     con.capacity = capacity
     con.pos = _doubles(keep, 3 * capacity)
@@ -454,7 +357,7 @@ cdef int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except
     return 0
 
 
-cdef int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
+cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
                     list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts
     cdef Py_ssize_t mr = f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
@@ -590,10 +493,11 @@ cdef class ForwardModel:
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])
-        self.set_options("pyramidal", "newton", 100, 1e-14)
+        self.set_options("pyramidal", "newton", 100, 1e-14, True)
 
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
-                         double tolerance) except -1:
+                         double tolerance, bint limits) except -1:
+        self.c.limits = limits
         self.c.elliptic = cone == "elliptic"
         self.c.pgs = solver == "pgs"
         self.c.iterations = iterations
@@ -605,7 +509,7 @@ cdef class ForwardModel:
         return ForwardWorkspace(self, nthreads, capacity)
 
     def forward(self, q, v, tau, contacts, str cone="pyramidal", str solver="newton",
-                Py_ssize_t iterations=100, double tolerance=1e-14):
+                Py_ssize_t iterations=100, double tolerance=1e-14, bint limits=True):
         """The compiled forward pass at one state with a given contact set.
 
         Parameters
@@ -613,12 +517,13 @@ cdef class ForwardModel:
         q, v, tau : ndarray
             Validated, float64.
         contacts : rbd.constraints.collision.Contacts
-        cone, solver, iterations, tolerance
+        cone, solver, iterations, tolerance, limits
             As :func:`rbd.forward`.
 
         Returns
         -------
-        dict
+        status, dict
+            ``status`` as ``forward_into``'s;
             ``qdd``, ``qdd_smooth``, ``force``, the rows (``J``, ``aref``, ``D``, ``R``,
             ``frictionloss``, ``nf``, ``cones``) and ``kinds`` (1, 2, 3), ``ids``.
         """
@@ -630,7 +535,7 @@ cdef class ForwardModel:
         cdef cnp.ndarray qc = np.ascontiguousarray(q, dtype=np.float64)
         cdef cnp.ndarray vc = np.ascontiguousarray(v, dtype=np.float64)
         cdef cnp.ndarray tc = np.ascontiguousarray(tau, dtype=np.float64)
-        self.set_options(cone, solver, iterations, tolerance)
+        self.set_options(cone, solver, iterations, tolerance, limits)
         if self._busy or self._workspace is None or self._workspace.capacity < n:
             ws = ForwardWorkspace(self, 1, max(n, self.max_contacts))
             if not self._busy:
@@ -638,7 +543,7 @@ cdef class ForwardModel:
         else:
             ws = self._workspace
         fw = &ws.fw[0]
-        fill_contacts(&fw.con, contacts)
+        self.fill_contacts(&fw.con, contacts)
         self._busy = True
         try:
             with nogil:
@@ -650,6 +555,31 @@ cdef class ForwardModel:
                 self._busy = False
         return status, results(fw, nv)
 
+    cdef int fill_contacts(self, ContactSetC* con, contacts) except -1:
+        """Copy a Python contact set (``rbd.collide``'s ``Contacts``) into ``con``; −1 when it
+        holds more contacts than ``con.capacity``."""
+        cdef Py_ssize_t n = len(contacts)
+        if n > con.capacity:
+            return -1
+        con.n = n
+        if n == 0:
+            return 0
+        _copy(con.pos, contacts.pos, 3 * n)
+        _copy(con.frame, contacts.frame, 9 * n)
+        _copy(con.dist, contacts.dist, n)
+        _copy(con.friction, contacts.friction, 5 * n)
+        _copy(con.solref, contacts.solref, 2 * n)
+        _copy(con.solreffriction, contacts.solreffriction, 2 * n)
+        _copy(con.solimp, contacts.solimp, 5 * n)
+        _copy(con.includemargin, contacts.includemargin, n)
+        geom = np.ascontiguousarray(contacts.geom, dtype=np.intp)
+        condim = np.ascontiguousarray(contacts.condim, dtype=np.intp)
+        exclude = np.ascontiguousarray(contacts.exclude, dtype=np.uint8)
+        memcpy(con.geom, cnp.PyArray_DATA(geom), 2 * n * sizeof(Py_ssize_t))
+        memcpy(con.condim, cnp.PyArray_DATA(condim), n * sizeof(Py_ssize_t))
+        memcpy(con.exclude, cnp.PyArray_DATA(exclude), n)
+        return 0
+
 
 cdef inline const double* _const(cnp.ndarray a):
     return <const double*>cnp.PyArray_DATA(a)
@@ -659,38 +589,12 @@ cdef inline const int64_t* _const_int(cnp.ndarray a):
     return <const int64_t*>cnp.PyArray_DATA(a)
 
 
-cdef int fill_contacts(ContactSetC* con, contacts) except -1:
-    """Copy a Python contact set (``rbd.collide``'s ``Contacts``) into ``con``; −1 when it
-    holds more contacts than ``con.capacity``."""
-    cdef Py_ssize_t n = len(contacts)
-    if n > con.capacity:
-        return -1
-    con.n = n
-    if n == 0:
-        return 0
-    _copy(con.pos, contacts.pos, 3 * n)
-    _copy(con.frame, contacts.frame, 9 * n)
-    _copy(con.dist, contacts.dist, n)
-    _copy(con.friction, contacts.friction, 5 * n)
-    _copy(con.solref, contacts.solref, 2 * n)
-    _copy(con.solreffriction, contacts.solreffriction, 2 * n)
-    _copy(con.solimp, contacts.solimp, 5 * n)
-    _copy(con.includemargin, contacts.includemargin, n)
-    geom = np.ascontiguousarray(contacts.geom, dtype=np.intp)
-    condim = np.ascontiguousarray(contacts.condim, dtype=np.intp)
-    exclude = np.ascontiguousarray(contacts.exclude, dtype=np.uint8)
-    memcpy(con.geom, cnp.PyArray_DATA(geom), 2 * n * sizeof(Py_ssize_t))
-    memcpy(con.condim, cnp.PyArray_DATA(condim), n * sizeof(Py_ssize_t))
-    memcpy(con.exclude, cnp.PyArray_DATA(exclude), n)
-    return 0
-
-
 cdef inline void _copy(double* out, value, Py_ssize_t n):
     arr = np.ascontiguousarray(value, dtype=np.float64)
     memcpy(out, cnp.PyArray_DATA(arr), n * sizeof(double))
 
 
-cdef dict results(ForwardWork* fw, Py_ssize_t nv):
+cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
     """The arrays of one ``forward_into`` call, copied out of the workspace."""
     cdef Py_ssize_t n = fw.nefc, k
     cones = []
@@ -706,7 +610,7 @@ cdef dict results(ForwardWork* fw, Py_ssize_t nv):
             "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
 
 
-cdef cnp.ndarray _take(double* p, Py_ssize_t n):
+cdef inline cnp.ndarray _take(double* p, Py_ssize_t n):
     if n == 0:
         return np.zeros(0)
     return np.array(<double[:n]>p)

@@ -204,9 +204,8 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     :func:`simulate_contact` raises it).
     """
     from .._backend import resolve
-    from ..constraints._compiled_forward import compiled_forward
     from ..constraints.collision import collide_model
-    from ..constraints.forward import options
+    from ..constraints.forward import compiled_forward, options
 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
