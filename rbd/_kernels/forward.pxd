@@ -77,7 +77,6 @@ cdef struct ForwardWork:
     Py_ssize_t* cone_at           # per row: its elliptic contact, or -1
     RowsC rows                    # the view the solvers read
     NewtonWork nw
-    double* pgs                   # PGS workspace (NULL when the solver is Newton)
     ContactSetC con               # the contact set (capacity contacts)
 
 

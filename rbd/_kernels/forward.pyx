@@ -271,6 +271,20 @@ cdef inline void free_joint_bias(const ModelC* model, const double* v, double* b
             b[vs + 5] = v[vs] * v[vs + 4] - v[vs + 1] * v[vs + 3]
 
 
+cdef inline int solve_pgs(const ForwardC* f, ForwardWork* fw) noexcept nogil:
+    # PGS (at least 2000 sweeps, as rbd.forward) in a workspace of this call's size
+    # (its Delassus matrix is nefc × nefc): 0, or 2 when M is not positive definite
+    cdef Py_ssize_t nv = f.nv, n = fw.nefc, nc = fw.ncone, status
+    cdef double* work = <double*>malloc((nv * nv + nv * n + n * n + 2 * n + 43 * nc + 1)
+                                        * sizeof(double))
+    if work == NULL:
+        return 2
+    status = c_solve_pgs(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, max(f.iterations, 2000),
+                         1e-15, work)
+    free(work)
+    return 2 if status else 0
+
+
 cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                                   const double* q, const double* v) noexcept nogil:
     """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
@@ -299,8 +313,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.nf = fw.nf
     fw.rows.ncone = fw.ncone
     if f.pgs:
-        return 2 if c_solve_pgs(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force,
-                                max(f.iterations, 2000), 1e-15, fw.pgs) else 0
+        return solve_pgs(f, fw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
                                f.tolerance, &fw.nw) else 0
 
@@ -409,8 +422,6 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.nw.grad = _doubles(keep, nv)
     fw.nw.step = _doubles(keep, nv)
     fw.nw.H = _doubles(keep, nv * nv)
-    # PGS (solver_pgs.pyx's solve_pgs)
-    fw.pgs = _doubles(keep, nv * nv + nv * mr + mr * mr + 2 * mr + 6 * mc + 36 * mc + mc + 1)
     _bind_contacts(&fw.con, keep, capacity)
     return 0
 
