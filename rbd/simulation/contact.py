@@ -12,6 +12,11 @@ Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 The velocity and position updates happen in MuJoCo's coordinates (a free
 joint's linear velocity in the world frame), through
 :func:`rbd.mjcf.from_mujoco_state`, so that a run follows MuJoCo's step by step.
+
+On the kernel backend the whole run is compiled (``rbd/_kernels/contact.pyx``, the
+twin of this module: :func:`compiled_runs`, N initial states batched without the GIL)
+for every model :func:`rbd.constraints.forward.compiled_forward` takes; models with
+active equality constraints or fluid forces run this module's loop.
 """
 
 from __future__ import annotations
@@ -128,7 +133,8 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     The trajectory's ``contact_count`` holds the number of contacts at each sample.
     ``constraints``: the equality constraints made soft rows (default the model's active
     ones).  :func:`rbd.simulate` stacks batches of these runs, records the bilateral
-    constraints' error and warns of a start outside the joint limits.
+    constraints' error and warns of a start outside the joint limits.  The run is the
+    compiled one (:func:`compiled_runs`) when the model qualifies, with the same samples.
     """
     if callable(tau):
         raise InputError("tau: a contact run takes a constant tau or one row per step, "
