@@ -25,7 +25,8 @@ from libc.math cimport cos, isfinite, sin, sqrt
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy
 
-from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
+from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
+                                interrupted, omp_starting, omp_unusable)
 from rbd._kernels._model cimport ModelC
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.crba cimport ltl, ltl_solve
@@ -203,6 +204,7 @@ cdef enum:
     SOLVER = 2            # the constraint solver failed
     CAPACITY = 3          # more contacts than the collision model holds
     DIVERGED = 4          # the next state is not finite
+    INTERRUPTED = 5       # a signal handler raised (Ctrl-C): every run stops
 
 
 cdef struct Run:
@@ -228,6 +230,7 @@ cdef struct Run:
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
     double* state                 # per thread: q, v, q⁺, v⁺
+    Interrupt* interrupt          # the signal check of this call
 
 
 cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double* q,
@@ -274,6 +277,8 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
             break
         if status == 0 and not (finite(q_next, nq) and finite(v_next, nv)):
             status = DIVERGED
+        if status == 0 and interrupted(run.interrupt):
+            status = INTERRUPTED
         if status:
             if not kept:                               # keep the last state reached
                 record(run, s, j, q, v, fw)
@@ -337,12 +342,18 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         ``q``, ``v``, ``a`` (N, samples, ·), ``contact_count`` (N, samples), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged) and ``stopped`` (the step it stopped at), each (N,).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        (or what another signal handler raised): every run stops within a step.
     """
     cdef CompiledBase cm = fm.compiled
     cdef Run run
     cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s
     cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
     cdef ForwardWorkspace ws
+    cdef Interrupt intr
     qa = np.ascontiguousarray(q0, dtype=np.float64).reshape(-1, nq)
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
@@ -379,6 +390,8 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
     run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
     run.state = <double*>cnp.PyArray_DATA(state)
+    interrupt_start(&intr)
+    run.interrupt = &intr
     if nt == 1:
         with nogil:
             for s in range(N):
@@ -388,4 +401,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         with nogil:
             for s in prange(N, num_threads=nt, schedule="dynamic"):
                 c_simulate_contact(&run, s, threadid())
+    error = interrupt_error(&intr)
+    if error is not None:
+        raise error
     return out
