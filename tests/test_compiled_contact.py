@@ -187,3 +187,19 @@ def test_a_diverging_run_stops_with_what_it_computed():
                      integrator="euler")
     np.testing.assert_array_equal(batch.value.diverged, [0])
     assert np.all(batch.value.trajectory.q[1] == 0.0)           # the other rests
+
+
+def test_compiled_forward_follows_a_changed_time_step():
+    """solref's time constant is at least two steps: the compiled pass's static data follow
+    ``model.mujoco_options`` when it changes (a ball resting 1 cm into the floor)."""
+    model = rbd.load_mjcf("""<mujoco><option timestep="0.002"/><worldbody>
+      <geom type="plane" size="0 0 1"/><body pos="0 0 0.09"><freejoint/>
+      <geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>""")
+    q, v = rbd.neutral(model), np.zeros(6)
+    q[2] = 0.09
+    before = rbd.forward(model, q, v).qdd
+    model.mujoco_options = {**model.mujoco_options, "timestep": 0.05}
+    after = rbd.forward(model, q, v).qdd
+    ref = rbd.forward(model, q, v, backend="reference").qdd
+    assert abs(after[5] - before[5]) > 1.0                      # a softer contact now
+    np.testing.assert_allclose(after, ref, rtol=0, atol=RTOL_EXACT * (1 + np.abs(ref).max()))

@@ -544,7 +544,9 @@ def compiled_forward(model, constraints=None):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
-    return model._derived("compiled_forward", lambda: _forward_model(model))
+    opts = options(model)          # the static data depends on the time step (solref)
+    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"])),
+                          lambda: _forward_model(model))
 
 
 def _forward_model(model):
