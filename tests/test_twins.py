@@ -10,8 +10,8 @@ build needed) and check the rules a reader relies on:
   and ``_rollout_batch`` modules split from it; their docstrings say so);
 * each compiled entry point of a kernel module (a module-level ``def``,
   ``cpdef`` or non-inline ``cdef`` function) has a reference function of the
-  same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it,
-  one named ``X_into`` the nogil body of reference ``X`` writing into a workspace;
+  same name; a ``cdef`` named ``c_X`` is the nogil body of the ``def X`` beside it, one
+  named ``X_into`` is reference ``X`` writing into its caller's arrays;
 * twins have the same passes (``# --- <pass>:`` headers) in the same order and
   the same equation tags, of every family the reference texts use
   (:data:`TAG_FAMILIES`); a reference function with two or more passes (loops at
@@ -46,7 +46,7 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
-                                "collision_box", "forward")}
+                                "collision_box", "collision", "forward")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
 
@@ -230,8 +230,7 @@ def twins():
         defs = set(entry_points(source))
         for name in entry_points(source):
             target = name[2:] if name.startswith("c_") and name[2:] in defs else name
-            if name.endswith("_into"):     # X_into: X's nogil body writing into a workspace
-                target = name[:-len("_into")]
+            target = target[:-5] if target.endswith("_into") else target
             yield pytest.param(path.stem, name, target, id=f"{path.stem}.{name}")
 
 

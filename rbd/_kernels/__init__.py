@@ -23,6 +23,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``solver_pgs.pyx``         ``constraints/solver_pgs.py``       ``c_solve_pgs``
 ``collision_primitive``    ``constraints/`` (same stem)        ``PairOut``, ``c_plane_capsule`` …
 ``collision_box.pyx``      ``constraints/collision_box.py``    ``c_sphere_box``, ``c_box_box`` …
+``collision.pyx``          ``constraints/collision.py``        ``collide_into``, ``CollisionC``
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks

@@ -19,6 +19,35 @@ cdef int _sphere_sphere(const double* pos1, const double* mat1, double r1, const
                         const double* mat2, double r2, double margin, PairOut* out) noexcept nogil
 cdef object pack(const PairOut* out)
 
+# The pair routines (pair_function's signature), for collision.pyx's pair table.
+cdef int c_plane_sphere(const double* pos1, const double* mat1, const double* size1,
+                        const double* pos2, const double* mat2, const double* size2,
+                        double margin, PairOut* out) noexcept nogil
+cdef int c_plane_capsule(const double* pos1, const double* mat1, const double* size1,
+                         const double* pos2, const double* mat2, const double* size2,
+                         double margin, PairOut* out) noexcept nogil
+cdef int c_plane_cylinder(const double* pos1, const double* mat1, const double* size1,
+                          const double* pos2, const double* mat2, const double* size2,
+                          double margin, PairOut* out) noexcept nogil
+cdef int c_plane_box(const double* pos1, const double* mat1, const double* size1,
+                     const double* pos2, const double* mat2, const double* size2,
+                     double margin, PairOut* out) noexcept nogil
+cdef int c_plane_ellipsoid(const double* pos1, const double* mat1, const double* size1,
+                           const double* pos2, const double* mat2, const double* size2,
+                           double margin, PairOut* out) noexcept nogil
+cdef int c_sphere_sphere(const double* pos1, const double* mat1, const double* size1,
+                         const double* pos2, const double* mat2, const double* size2,
+                         double margin, PairOut* out) noexcept nogil
+cdef int c_sphere_capsule(const double* pos1, const double* mat1, const double* size1,
+                          const double* pos2, const double* mat2, const double* size2,
+                          double margin, PairOut* out) noexcept nogil
+cdef int c_sphere_cylinder(const double* pos1, const double* mat1, const double* size1,
+                           const double* pos2, const double* mat2, const double* size2,
+                           double margin, PairOut* out) noexcept nogil
+cdef int c_capsule_capsule(const double* pos1, const double* mat1, const double* size1,
+                           const double* pos2, const double* mat2, const double* size2,
+                           double margin, PairOut* out) noexcept nogil
+
 
 cdef inline void add_contact(PairOut* out, double dist, const double* pos, const double* normal,
                              const double* tangent) noexcept nogil:

@@ -34,17 +34,24 @@ plane < sphere < capsule < ellipsoid < cylinder < box.
 
 from __future__ import annotations
 
-import dataclasses
 import warnings
-from collections.abc import Hashable, Sequence
-from typing import NamedTuple
+from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, ModelError
+from . import _backends
 from . import collision_box as _box
 from . import collision_primitive as _prim
-from ._backends import pair_functions
+from .collision_records import (  # noqa: F401 (re-exported: the stage's records and defaults)
+    DEFAULT_FRICTION,
+    DEFAULT_SOLIMP,
+    DEFAULT_SOLREF,
+    MIN_FRICTION,
+    BodyTree,
+    ContactPair,
+    Contacts,
+)
 
 #: Geom kinds in MuJoCo's ``mjtGeom`` order (the order decides which geom is geom 1).
 KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh")
@@ -73,108 +80,6 @@ PAIR_FUNCTIONS = {
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
-
-#: MuJoCo's defaults of the contact parameters of a geom and of an explicit pair.
-DEFAULT_FRICTION = (1.0, 0.005, 0.0001)
-DEFAULT_SOLREF = (0.02, 1.0)
-DEFAULT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
-#: MuJoCo's ``mjMINMU``: the smallest friction coefficient a contact gets.
-MIN_FRICTION = 1e-5
-
-
-@dataclasses.dataclass(frozen=True)
-class BodyTree:
-    """The bodies as collision filtering sees them.
-
-    Attributes
-    ----------
-    names : tuple
-        Body keys (the values of ``geom.body``) in body order; ``names[0]`` is
-        ``None``, the world.
-    parent : (nbodies,) ints
-        Parent index of each body (-1 for the world).
-    ndof : (nbodies,) ints
-        Degrees of freedom of the joint of each body; a body with none is
-        welded to its parent.
-    """
-
-    names: tuple
-    parent: tuple
-    ndof: tuple
-
-    @property
-    def weld(self) -> np.ndarray:
-        """Index of the body each body is welded to (MuJoCo's ``body_weldid``)."""
-        weld = np.zeros(len(self.names), dtype=int)
-        for b in range(1, len(self.names)):
-            weld[b] = b if self.ndof[b] > 0 else weld[self.parent[b]]
-        return weld
-
-    @classmethod
-    def free(cls, keys: Sequence[Hashable]) -> BodyTree:
-        """Bodies each with its own degrees of freedom, children of the world (no parent filter)."""
-        names = (None, *dict.fromkeys(k for k in keys if k is not None))
-        return cls(names, (-1,) + (0,) * (len(names) - 1), (0,) + (6,) * (len(names) - 1))
-
-
-@dataclasses.dataclass(frozen=True)
-class ContactPair:
-    """An explicit geom pair (MJCF ``<contact><pair>``), with its own parameters."""
-
-    geom1: int
-    geom2: int
-    condim: int = 3
-    friction: tuple = (1.0, 1.0, 0.005, 0.0001, 0.0001)
-    solref: tuple = DEFAULT_SOLREF
-    solreffriction: tuple = (0.0, 0.0)
-    solimp: tuple = DEFAULT_SOLIMP
-    margin: float = 0.0
-    gap: float = 0.0
-
-
-class Contacts(NamedTuple):
-    """The contact set: k contacts, in MuJoCo's order.
-
-    Attributes
-    ----------
-    pos : (k, 3) ndarray
-        Contact points, midway between the surfaces.
-    frame : (k, 3, 3) ndarray
-        Rows: normal (from geom 1 to geom 2), tangent 1, tangent 2.
-    dist : (k,) ndarray
-        Signed distances (negative: penetration).
-    geom : (k, 2) int ndarray
-        The geoms (indices into the geom list).
-    condim : (k,) int ndarray
-        1 (frictionless), 3 (sliding), 4 (+ torsion), 6 (+ rolling).
-    friction : (k, 5) ndarray
-        sliding, sliding, torsional, rolling, rolling.
-    solref, solreffriction : (k, 2) ndarray
-    solimp : (k, 5) ndarray
-    includemargin : (k,) ndarray
-        Distance below which the contact is active.
-    exclude : (k,) bool ndarray
-        True for a contact in the gap (detected, not active).
-    unsupported : tuple of (int, int)
-        Candidate geom pairs left out because no primitive routine handles them.
-    """
-
-    pos: np.ndarray
-    frame: np.ndarray
-    dist: np.ndarray
-    geom: np.ndarray
-    condim: np.ndarray
-    friction: np.ndarray
-    solref: np.ndarray
-    solreffriction: np.ndarray
-    solimp: np.ndarray
-    includemargin: np.ndarray
-    exclude: np.ndarray
-    unsupported: tuple = ()
-
-    def __len__(self) -> int:  # the number of contacts, not of fields
-        return self.dist.shape[0]
-
 
 # ----------------------------------------------------------------------------- geometry of a geom
 
@@ -329,10 +234,29 @@ def _check_poses(geoms, poses) -> np.ndarray:
     return poses
 
 
+def _live(geoms) -> list[int]:
+    """Geoms that take part in automatic pairs: ``collision`` set and a non-zero bitmask."""
+    return [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
+            and (g.contype or g.conaffinity)]
+
+
+def _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent):
+    """MuJoCo's sort key ``(body, body, 1, geom, geom)`` of automatic pair (i, j), or None
+    when a q-independent filter discards it (bodies, ``<exclude>``, explicit pair, bitmask)."""
+    bi, bj = body[i], body[j]
+    if body_pair_filtered(bi, bj, weld, bodies.parent, bodies.ndof, filterparent):
+        return None
+    if (min(bi, bj), max(bi, bj)) in excluded or frozenset((i, j)) in explicit:
+        return None
+    if not bitmask_compatible(geoms[i], geoms[j]):
+        return None
+    lo, hi = (i, j) if (bi, i) < (bj, j) else (j, i)
+    return (body[lo], body[hi], 1, lo, hi)
+
+
 def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
     """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
-    live = [i for i, g in enumerate(geoms) if getattr(g, "collision", True)
-            and (g.contype or g.conaffinity)]
+    live = _live(geoms)
     solids = [i for i in live if geoms[i].kind in BOUNDED]
     others = [i for i in live if geoms[i].kind not in BOUNDED]
     boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
@@ -342,19 +266,99 @@ def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
     found += [(o, s) for o in others for s in solids]          # planes, meshes: no box here
     found += [(o, p) for k, o in enumerate(others) for p in others[k + 1:]]
-    weld = bodies.weld
-    keys = []
+    weld, keys = bodies.weld, []
     for i, j in found:
-        bi, bj = body[i], body[j]
-        if body_pair_filtered(bi, bj, weld, bodies.parent, bodies.ndof, filterparent):
-            continue
-        if (min(bi, bj), max(bi, bj)) in excluded or frozenset((i, j)) in explicit:
-            continue
-        if not bitmask_compatible(geoms[i], geoms[j]):
-            continue
-        lo, hi = (i, j) if (bi, i) < (bj, j) else (j, i)
-        keys.append(((body[lo], body[hi], 1, lo, hi), lo, hi, None))
+        key = _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
+        if key is not None:
+            keys.append((key, key[3], key[4], None))
     return keys
+
+
+def _explicit_keys(pairs, body) -> list[tuple]:
+    """Explicit pairs with MuJoCo's sort key ``(body, body, 0, k, 0)``: first in a body pair."""
+    keys = []
+    for k, p in enumerate(pairs):
+        b1, b2 = body[p.geom1], body[p.geom2]
+        keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
+    return keys
+
+
+def _resolve(geoms, bodies, pairs, excludes):
+    """Checked inputs of :func:`collide`: the body tree, each geom's body index, the excluded
+    body pairs (indices) and the explicit geom pairs (frozensets)."""
+    bodies = bodies or BodyTree.free([g.body for g in geoms])
+    index = {name: b for b, name in enumerate(bodies.names)}
+    for g in geoms:
+        if g.body not in index:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
+                             "which is not in bodies.names")
+    for g in geoms:
+        if g.kind not in KIND_CODE:
+            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
+                             f"expected one of {', '.join(KINDS)}")
+    for a, b in excludes:
+        if a not in index or b not in index:
+            raise InputError(f"excludes: body pair ({a!r}, {b!r}) names a body not in bodies.names")
+    for p in pairs:
+        if not (0 <= p.geom1 < len(geoms) and 0 <= p.geom2 < len(geoms)):
+            raise InputError(f"pairs: geom indices ({p.geom1}, {p.geom2}) outside "
+                             f"0..{len(geoms) - 1}")
+    body = [index[g.body] for g in geoms]
+    excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
+    explicit = {frozenset((p.geom1, p.geom2)) for p in pairs}
+    return bodies, body, excluded, explicit
+
+
+def candidate_pairs(geoms: Sequence, bodies: BodyTree | None = None,
+                    pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
+                    filterparent: bool = True) -> list[tuple]:
+    """Every geom pair :func:`collide` may test, whatever the poses: the static pair table.
+
+    The q-independent part of ``mj_collision``: automatic pairs of live geoms that
+    pass the body, ``<exclude>``, explicit-pair and bitmask filters, and the explicit
+    pairs, in MuJoCo's order (module notes), each with geom 1 first in kind order
+    (:func:`ordered`).  Arguments as :func:`collide`.
+
+    Returns
+    -------
+    list of (g1, g2, pair)
+        ``pair`` the :class:`ContactPair` of an explicit pair, else None.
+    """
+    bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
+    live, weld, keys = _live(geoms), bodies.weld, []
+    for a, i in enumerate(live):
+        for j in live[a + 1:]:
+            key = _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
+            if key is not None:
+                keys.append((key, key[3], key[4], None))
+    keys += _explicit_keys(pairs, body)
+    keys.sort(key=lambda item: item[0])
+    return [(*ordered(geoms, g1, g2), pair) for _, g1, g2, pair in keys]
+
+
+def ordered(geoms, g1: int, g2: int) -> tuple[int, int]:
+    """The pair as MuJoCo passes it to a routine: geom 1 of the lower kind (:data:`KINDS`)."""
+    if KIND_CODE[geoms[g1].kind] > KIND_CODE[geoms[g2].kind]:
+        return g2, g1
+    return g1, g2
+
+
+def pair_parameters(a, b, pair=None) -> tuple:
+    """Contact parameters of geoms ``a``, ``b`` (in routine order) or of an explicit ``pair``.
+
+    Returns
+    -------
+    margin, gap : float
+        Of the pair (an explicit pair's own, else the geoms' sums).
+    condim, friction, solref, solimp, solreffriction
+        As :func:`mix_parameters` (friction not yet raised to :data:`MIN_FRICTION`);
+        ``solreffriction`` is an explicit pair's, else (0, 0).
+    """
+    if pair:
+        return (pair.margin, pair.gap, pair.condim, np.asarray(pair.friction, float),
+                np.asarray(pair.solref, float), np.asarray(pair.solimp, float),
+                np.asarray(pair.solreffriction, float))
+    return (a.margin + b.margin, a.gap + b.gap, *mix_parameters(a, b), np.zeros(2))
 
 
 def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
@@ -394,45 +398,22 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         ``unsupported`` with a warning, never silently dropped.
     """
     poses = _check_poses(geoms, poses)
-    bodies = bodies or BodyTree.free([g.body for g in geoms])
-    index = {name: b for b, name in enumerate(bodies.names)}
-    for g in geoms:
-        if g.body not in index:
-            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} is on body {g.body!r}, "
-                             "which is not in bodies.names")
-    for g in geoms:
-        if g.kind not in KIND_CODE:
-            raise InputError(f"geoms: geom {getattr(g, 'name', '?')!r} has kind {g.kind!r}; "
-                             f"expected one of {', '.join(KINDS)}")
-    for a, b in excludes:
-        if a not in index or b not in index:
-            raise InputError(f"excludes: body pair ({a!r}, {b!r}) names a body not in bodies.names")
-    for p in pairs:
-        if not (0 <= p.geom1 < len(geoms) and 0 <= p.geom2 < len(geoms)):
-            raise InputError(f"pairs: geom indices ({p.geom1}, {p.geom2}) outside "
-                             f"0..{len(geoms) - 1}")
-    body = [index[g.body] for g in geoms]
+    bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
     pos, mat = poses[:, :3, 3], poses[:, :3, :3]
-    excluded = {tuple(sorted((index[a], index[b]))) for a, b in excludes}
-    explicit = {frozenset((p.geom1, p.geom2)) for p in pairs}
     keys = _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent)
-    for k, p in enumerate(pairs):
-        b1, b2 = body[p.geom1], body[p.geom2]
-        keys.append(((min(b1, b2), max(b1, b2), 0, k, 0), p.geom1, p.geom2, p))
+    keys += _explicit_keys(pairs, body)
     keys.sort(key=lambda item: item[0])
     return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
-                         pair_functions(PAIR_FUNCTIONS, backend))
+                         _backends.pair_functions(PAIR_FUNCTIONS, backend))
 
 
 def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
     """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
     rows, unsupported = [], []
     for g1, g2, pair in candidates:
-        if KIND_CODE[geoms[g1].kind] > KIND_CODE[geoms[g2].kind]:
-            g1, g2 = g2, g1
+        g1, g2 = ordered(geoms, g1, g2)
         a, b = geoms[g1], geoms[g2]
-        margin = pair.margin if pair else a.margin + b.margin
-        gap = pair.gap if pair else a.gap + b.gap
+        margin, gap, *params = pair_parameters(a, b, pair)
         if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
             continue
         function = functions.get((a.kind, b.kind))
@@ -445,11 +426,6 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
                                              margin + gap))
         if not len(found.dist):
             continue
-        if pair:
-            params = (pair.condim, np.asarray(pair.friction, float), np.asarray(pair.solref, float),
-                      np.asarray(pair.solimp, float), np.asarray(pair.solreffriction, float))
-        else:
-            params = (*mix_parameters(a, b), np.zeros(2))
         rows.append((found, g1, g2, margin, params))
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
@@ -517,7 +493,11 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     q : (nq,) or (N, nq) array_like
         One configuration, or a stack of them.
     backend : {None, "kernel", "reference"}, optional
-        Of the geom poses and the pair routines (see :func:`collide`).
+        ``"kernel"`` (the default when the kernels are built): the compiled stage
+        (``rbd/_kernels/collision.pyx``, its static pair table from
+        :func:`compiled_collision`), the same contacts in the same order;
+        ``"reference"``: :func:`collide` on the geom poses.  A model with mimic
+        joints, or one that does not compile, takes :func:`collide` on either.
 
     Returns
     -------
@@ -529,12 +509,15 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     rbd.ModelError
         If the model has no geometry description (``model.geoms``).
     """
-    from ..errors import ModelError
-
     geoms = getattr(model, "geoms", None)
     if geoms is None:
         raise ModelError("collide: this model has no geoms (model.geoms); load it from an MJCF "
                          "or URDF file with collision geometry, or add geoms to it")
+    compiled = _compiled_kinematics(model, backend) if geoms else None
+    if compiled is not None:
+        T = compiled.forward_kinematics(q)
+        found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
+        return Contacts(*found) if T.ndim == 3 else [Contacts(*f) for f in found]
     from ..algorithms.kinematics import geom_poses
 
     if np.ndim(q) == 2:
@@ -542,3 +525,125 @@ def collide_model(model, q, backend: str | None = None) -> Contacts | list[Conta
     poses = geom_poses(model, q, backend=backend) if len(geoms) else np.zeros((0, 4, 4))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()), backend=backend)
+
+
+def _compiled_kinematics(model, backend):
+    """The compiled model whose world poses feed the compiled collision stage, or None
+    (reference backend, kernels not built, mimic joints, a model that cannot compile)."""
+    global _CompiledModel
+    cache = getattr(model, "_cache", None)
+    if cache is None:
+        return None
+    if backend in (None, "kernel") and type(cache.get("kernel")) is _CompiledModel:
+        return cache["kernel"]                          # the hot path: compiled before
+    from ..algorithms._dispatch import _kernel
+
+    kernel = _kernel(model, backend)
+    if kernel is None:
+        return None
+    from .._kernels._model import CompiledModel
+
+    _CompiledModel = CompiledModel
+    return kernel if isinstance(kernel, CompiledModel) else None
+
+
+#: ``rbd._kernels._model.CompiledModel`` once a compiled model has been seen.
+_CompiledModel = None
+
+
+def static_table(geoms: Sequence, bodies: BodyTree | None = None,
+                 pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
+                 filterparent: bool = True) -> dict:
+    """What the compiled stage keeps of the geoms: per geom and per candidate pair, arrays.
+
+    The arguments of ``rbd._kernels.collision.CollisionModel``: the geoms' kind codes,
+    bodies (row ``b - 1`` of the body poses for body ``b`` of ``bodies.names``; -1 the
+    world), sizes, poses in their bodies, margins, gaps, bounding radii and local
+    half-sizes, and the pairs of :func:`candidate_pairs` (those MuJoCo never collides
+    left out) with :func:`pair_parameters` (friction raised to :data:`MIN_FRICTION`).
+    Each geom record needs a ``pose`` (4, 4) in its body's frame.
+
+    Raises
+    ------
+    rbd.InputError
+        As :func:`collide`, and for a geom without a finite (4, 4) pose.
+    """
+    table = [(g1, g2, pair) for g1, g2, pair in
+             candidate_pairs(geoms, bodies, pairs, excludes, filterparent)
+             if (geoms[g1].kind, geoms[g2].kind) not in NEVER]
+    bodies = bodies or BodyTree.free([g.body for g in geoms])
+    return {**_geom_arrays(geoms, bodies), **_pair_arrays(geoms, table)}
+
+
+def _geom_arrays(geoms, bodies) -> dict:
+    index = {name: b for b, name in enumerate(bodies.names)}
+    poses = [np.asarray(getattr(g, "pose", None), dtype=float) for g in geoms]
+    for k, pose in enumerate(poses):
+        if pose.shape != (4, 4) or not np.all(np.isfinite(pose)):
+            raise InputError(f"geoms: geom {getattr(geoms[k], 'name', k)!r} has no finite "
+                             "(4, 4) pose")
+    return {
+        "kind": np.array([KIND_CODE[g.kind] for g in geoms], dtype=np.intp),
+        "body": np.array([index[g.body] - 1 for g in geoms], dtype=np.intp),
+        "bounded": np.array([g.kind in BOUNDED for g in geoms], dtype=bool),
+        "size": np.array([np.resize(np.asarray(g.size, float), 3) for g in geoms]).reshape(-1, 3),
+        "pose": np.array(poses).reshape(-1, 4, 4),
+        "margin": np.array([g.margin for g in geoms], dtype=float),
+        "gap": np.array([g.gap for g in geoms], dtype=float),
+        "rbound": np.array([bounding_radius(g.kind, g.size) for g in geoms]),
+        "half": np.array([local_half_extents(g.kind, g.size) if g.kind in BOUNDED
+                          else np.zeros(3) for g in geoms]).reshape(-1, 3),
+    }
+
+
+def _pair_arrays(geoms, table) -> dict:
+    rows = [pair_parameters(geoms[g1], geoms[g2], pair) for g1, g2, pair in table]
+
+    def column(k, width=None, dtype=float):
+        values = np.array([row[k] for row in rows], dtype=dtype)
+        return values.reshape(-1) if width is None else values.reshape(-1, width)
+
+    return {
+        "pair_geom": np.array([(g1, g2) for g1, g2, _ in table], dtype=np.intp).reshape(-1, 2),
+        "pair_boxed": np.array([pair is None and geoms[g1].kind in BOUNDED
+                                and geoms[g2].kind in BOUNDED for g1, g2, pair in table],
+                               dtype=bool),
+        "pair_margin": column(0), "pair_gap": column(1), "pair_condim": column(2, dtype=np.intp),
+        "pair_friction": np.maximum(column(3, 5), MIN_FRICTION),
+        "pair_solref": column(4, 2), "pair_solimp": column(5, 5),
+        "pair_solreffriction": column(6, 2),
+    }
+
+
+def compiled_collision(model):
+    """The compiled static pair table of a model (``rbd._kernels.collision.CollisionModel``),
+    built from :func:`static_table` on first use and kept in the model's cache until its
+    geoms, ``contact_pairs`` or ``contact_excludes`` are no longer those it was built from
+    (a tree change clears the cache).  Pairs without a primitive routine: warned once, here."""
+    geoms = model.geoms
+    pairs = tuple(getattr(model, "contact_pairs", ()))
+    excludes = tuple(getattr(model, "contact_excludes", ()))
+    key = (geoms, pairs, excludes)
+    cached = model._cache.get("collision")
+    if cached is not None and _same(cached[0], key):
+        return cached[1]
+    from .._kernels.collision import CollisionModel
+
+    arrays = static_table(geoms, body_tree(model), pairs, excludes)
+    compiled = CollisionModel(**arrays)
+    model._cache["collision"] = (key, compiled)
+    if compiled.nunsupported:
+        kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
+                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS})
+        warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
+                      f"{compiled.nunsupported} candidate pair(s) never tested (see "
+                      "Contacts.unsupported)", stacklevel=3)
+    return compiled
+
+
+def _same(old: tuple, new: tuple) -> bool:
+    """The same geoms (records compare by identity), equal pairs and excludes: table holds."""
+    try:
+        return bool(old == new)
+    except ValueError:                 # array fields of pairs built anew: rebuild
+        return False

@@ -1,0 +1,209 @@
+# cython: language_level=3
+"""The compiled collision stage: the static pair table of a model and ``collide_into``.
+
+``CollisionC`` holds what ``rbd/constraints/collision.py`` derives from the geoms
+alone, once per model: each geom's kind, size, body, local pose and bounds, and the
+candidate pairs that every q-independent filter lets through, in MuJoCo's order,
+each with its routine and mixed contact parameters.  ``collide_into`` does the rest
+per configuration: geom world poses, the broad tests, the pair routines, the
+contact set (``contact_set.pxd``).  Here too, as inline helpers of ``collision.pyx``:
+the routine of each kind pair (``routine``) and the pieces of its sweep and prune.
+"""
+
+from rbd._kernels.collision_box cimport c_box_box, c_capsule_box, c_sphere_box
+from rbd._kernels.collision_primitive cimport (
+    c_capsule_capsule,
+    c_plane_box,
+    c_plane_capsule,
+    c_plane_cylinder,
+    c_plane_ellipsoid,
+    c_plane_sphere,
+    c_sphere_capsule,
+    c_sphere_cylinder,
+    c_sphere_sphere,
+    pair_function,
+)
+from rbd._kernels.contact_set cimport ContactSetC
+
+# Geom kind codes: rbd.constraints.collision.KINDS (MuJoCo's mjtGeom order).
+cdef enum:
+    K_PLANE = 0
+    K_HFIELD = 1
+    K_SPHERE = 2
+    K_CAPSULE = 3
+    K_ELLIPSOID = 4
+    K_CYLINDER = 5
+    K_BOX = 6
+    K_MESH = 7
+
+
+cdef enum:
+    # the sweep and prune pays when the boxed pairs outnumber this many per bounded geom
+    SWEEP_PAIRS_PER_GEOM = 8
+    # geoms whose world poses and boxes live on the stack of collide_into (more: malloc)
+    STACK_GEOMS = 64
+    # doubles per geom in that scratch: position 3, rotation 9, box lower 3, upper 3
+    GEOM_SCRATCH = 18
+
+
+cdef struct GeomC:
+    int kind                  # code in rbd.constraints.collision.KINDS (mjtGeom order)
+    Py_ssize_t body           # row of the body in R, p (rbd's body order); -1: the world
+    double size[3]            # MuJoCo's size convention
+    double R[9]               # rotation in the body frame, row-major
+    double p[3]               # origin in the body frame
+    double margin
+    double gap
+    double rbound             # bounding radius (bounding_radius; 0 for planes, meshes)
+    double half[3]            # half-sizes of the local box (local_half_extents)
+    int bounded               # 1: a kind of BOUNDED (its world box takes part in the broad test)
+
+
+cdef struct PairC:
+    Py_ssize_t geom1          # geom 1 (lower kind, as the routine takes it)
+    Py_ssize_t geom2
+    pair_function function    # NULL: no primitive routine (listed as unsupported)
+    int boxed                 # 1: an automatic pair of two bounded geoms (box test first)
+    int most                  # most contacts the routine produces
+    Py_ssize_t condim
+    double friction[5]        # raised to MIN_FRICTION
+    double solref[2]
+    double solreffriction[2]
+    double solimp[5]
+    double margin             # includemargin: a contact is active below it
+    double gap                # detected up to margin + gap
+
+
+cdef struct CollisionC:
+    Py_ssize_t ngeom
+    Py_ssize_t nbody          # rows of R, p the geoms refer to (max body + 1)
+    Py_ssize_t npair
+    GeomC* geoms              # ngeom
+    PairC* pairs              # npair, in MuJoCo's order
+    Py_ssize_t nunsupported   # pairs whose function is NULL
+    Py_ssize_t max_contacts   # Σ most over the pairs: a contact set this large never overflows
+    # the sweep and prune over the bounded geoms (broad_phase), used when the table holds
+    # many more boxed pairs than there are bounded geoms: then only the pairs it finds and
+    # the unboxed ones are visited; else every pair of the table, its boxes compared
+    int sweep                 # 1: sweep and prune; 0: box test per pair
+    Py_ssize_t nbounded
+    Py_ssize_t* bounded       # nbounded geom indices
+    Py_ssize_t* row_start     # ngeom + 1: boxed pairs of geom a < b in row a (CSR) ...
+    Py_ssize_t* row_geom      # ... b, increasing within a row
+    Py_ssize_t* row_pair      # ... and the pair's index in the table
+    Py_ssize_t nunboxed
+    Py_ssize_t* unboxed       # the other pairs' table indices, increasing
+
+
+cdef class CollisionModel:
+    cdef CollisionC c
+    cdef int _build_sweep(self, int sweep) except -1
+    cdef tuple _poses(self, R, p)
+    cdef tuple _unsupported(self, const double* R, const double* p)
+
+
+cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
+                      ContactSetC* out) noexcept nogil
+
+
+# ----------------------------------------------------------------------------- the routine table
+
+cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogil:
+    # the compiled routine of the kind pair (kind1 <= kind2) and its most contacts, or NULL:
+    # rbd.constraints.collision.PAIR_FUNCTIONS, the routines' compiled twins
+    most[0] = 0
+    if kind1 == K_PLANE:
+        if kind2 == K_SPHERE:
+            most[0] = 1
+            return c_plane_sphere
+        if kind2 == K_CAPSULE:
+            most[0] = 2
+            return c_plane_capsule
+        if kind2 == K_ELLIPSOID:
+            most[0] = 1
+            return c_plane_ellipsoid
+        if kind2 == K_CYLINDER:
+            most[0] = 4
+            return c_plane_cylinder
+        if kind2 == K_BOX:
+            most[0] = 4
+            return c_plane_box
+    elif kind1 == K_SPHERE:
+        most[0] = 1
+        if kind2 == K_SPHERE:
+            return c_sphere_sphere
+        if kind2 == K_CAPSULE:
+            return c_sphere_capsule
+        if kind2 == K_CYLINDER:
+            return c_sphere_cylinder
+        if kind2 == K_BOX:
+            return c_sphere_box
+    elif kind1 == K_CAPSULE:
+        most[0] = 2
+        if kind2 == K_CAPSULE:
+            return c_capsule_capsule
+        if kind2 == K_BOX:
+            return c_capsule_box
+    elif kind1 == K_BOX and kind2 == K_BOX:
+        most[0] = 8
+        return c_box_box
+    most[0] = 0
+    return NULL
+
+
+# ----------------------------------------------------------------------------- sweep helpers
+
+cdef struct Interval:
+    double lower              # the box's lower bound on the sweep axis
+    Py_ssize_t geom
+
+
+cdef inline int by_index(const void* a, const void* b) noexcept nogil:
+    # qsort order of table indices
+    cdef Py_ssize_t x = (<const Py_ssize_t*>a)[0], y = (<const Py_ssize_t*>b)[0]
+    return -1 if x < y else (1 if x > y else 0)
+
+
+cdef inline int by_lower(const void* a, const void* b) noexcept nogil:
+    # qsort order of Interval: lower bound, then geom index (a deterministic order on ties)
+    cdef const Interval* x = <const Interval*>a
+    cdef const Interval* y = <const Interval*>b
+    if x.lower != y.lower:
+        return -1 if x.lower < y.lower else 1
+    return -1 if x.geom < y.geom else (1 if x.geom > y.geom else 0)
+
+
+cdef inline Py_ssize_t table_pair(const CollisionC* cm, Py_ssize_t a,
+                                  Py_ssize_t b) noexcept nogil:
+    # the table index of boxed pair {a, b} (binary search in row min(a, b)), or -1
+    cdef Py_ssize_t lo, hi, mid
+    if a > b:
+        a, b = b, a
+    lo, hi = cm.row_start[a], cm.row_start[a + 1]
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cm.row_geom[mid] < b:
+            lo = mid + 1
+        else:
+            hi = mid
+    return cm.row_pair[lo] if lo < cm.row_start[a + 1] and cm.row_geom[lo] == b else -1
+
+
+cdef inline int spread_axis(const CollisionC* cm, const double* scratch) noexcept nogil:
+    # the axis along which the bounded geoms' box centres spread most
+    cdef double lo[3]
+    cdef double hi[3]
+    cdef double c, best = -1.0
+    cdef Py_ssize_t i
+    cdef int k, axis = 0
+    for k in range(3):
+        lo[k], hi[k] = 1e300, -1e300
+    for i in range(cm.nbounded):
+        for k in range(3):
+            c = 0.5 * (scratch[GEOM_SCRATCH * cm.bounded[i] + 12 + k]
+                       + scratch[GEOM_SCRATCH * cm.bounded[i] + 15 + k])
+            lo[k], hi[k] = min(lo[k], c), max(hi[k], c)
+    for k in range(3):
+        if hi[k] - lo[k] > best:
+            best, axis = hi[k] - lo[k], k
+    return axis
