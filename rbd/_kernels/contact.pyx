@@ -4,8 +4,8 @@
 The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
 ``mj_step`` with ``integrator="Euler"``):
 
-1. the contacts at q (``collide``: the collision model's ``collide_into`` from the body
-   poses, or ``rbd.collide`` called back with the GIL when the model has none compiled);
+1. the contacts at q (the collision model's ``collide_into`` from the body poses,
+   ``collision.pyx``);
 2. ``forward_into``'s constrained acceleration a (``forward.pyx``);
 3. joint damping D taken implicitly (``mj_EulerSkip``): a_E = a − (M + h D)⁻¹ h D a;
 4. v⁺ = v + h a_E and q⁺ = q ⊕ h v⁺ in MuJoCo's coordinates (``euler_update``: a free
@@ -28,6 +28,7 @@ from libc.string cimport memcpy
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
                                 interrupted, omp_starting, omp_unusable)
 from rbd._kernels._model cimport ModelC
+from rbd._kernels.collision cimport CollisionC, CollisionModel, collide_into
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.forward cimport (ForwardC, ForwardModel, ForwardWork, ForwardWorkspace,
@@ -291,25 +292,46 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
     run.stopped[s] = k
 
 
-cdef inline int _collide_python(void* data, const double* q, const double* R, const double* p,
-                         ContactSetC* out) noexcept nogil:
-    # contacts from a Python function of q (``rbd.collide`` for models without a compiled
-    # collision model), called with the GIL; −1 when they do not fit or it raised
-    with gil:
-        try:
-            function, nq, fm = <object>data
-            contacts = function(np.array(<const double[:nq]>q))
-            if (<ForwardModel>fm).fill_contacts(out, contacts) < 0:
-                return -1
-            return len(contacts)
-        except BaseException:
-            return -1
+cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
+                                  ContactSetC* out) noexcept nogil:
+    # the compiled collision stage of the model (collision.pyx: mj_collision)
+    return collide_into(<const CollisionC*>data, R, p, out)
 
 
 cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
     """Samples of a run of ``steps`` steps recorded every ``every``: steps 0, every, …, and
     the last."""
     return (steps // every) + 1 + (1 if steps % every else 0)
+
+
+cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, Py_ssize_t nv):
+    # the arrays a run writes (simulate_contact's result), bound to run
+    out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
+           "contact_count": np.zeros((N, S), dtype=np.int64),
+           "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
+           "stopped": np.zeros(N, dtype=np.int64)}
+    run.Q = <double*>cnp.PyArray_DATA(out["q"])
+    run.V = <double*>cnp.PyArray_DATA(out["v"])
+    run.A = <double*>cnp.PyArray_DATA(out["a"])
+    run.counts = <int64_t*>cnp.PyArray_DATA(out["contact_count"])
+    run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
+    run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
+    run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
+    return out
+
+
+cdef inline Py_ssize_t _bind_collider(Run* run, collide) except -1:
+    # run.collide and run.collider for a CollisionModel (collide_into) or None (no contacts);
+    # returns the contact bound it needs
+    run.collide = NULL
+    run.collider = NULL
+    if collide is None:
+        return 0
+    if not isinstance(collide, CollisionModel):
+        raise TypeError(f"collide: expected a CollisionModel or None, got {type(collide)}")
+    run.collide = _collide_compiled
+    run.collider = <void*>&(<CollisionModel>collide).c
+    return (<CollisionModel>collide).c.max_contacts
 
 
 def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
@@ -329,8 +351,9 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         Time step.
     steps, every : int
         Steps, and the record stride.
-    collide : callable, optional
-        ``q -> Contacts`` (``rbd.collide``), called with the GIL; None for no contacts.
+    collide : CollisionModel, optional
+        The model's compiled collision stage (``rbd.constraints.collision.compiled_collision``:
+        ``collide_into`` from the body poses, without the GIL); None for no contacts.
     cone, solver, iterations, tolerance
         As :func:`rbd.forward`.
     num_threads : int, optional
@@ -358,37 +381,21 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
     ta = None if tau is None else np.ascontiguousarray(tau, dtype=np.float64).reshape(-1, nv)
-    out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
-           "contact_count": np.zeros((N, S), dtype=np.int64),
-           "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
-           "stopped": np.zeros(N, dtype=np.int64)}
+    out = _outputs(&run, N, S, nq, nv)
     if N == 1 or nt < 1 or omp_unusable():
         nt = 1
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
-    ws = ForwardWorkspace(fm, nt, fm.max_contacts)
+    ws = ForwardWorkspace(fm, nt, max(fm.max_contacts, _bind_collider(&run, collide)))
     state = np.zeros((nt, 2 * (nq + nv)))
-    collider = None if collide is None else (collide, nq, fm)
     run.f = &fm.c
     run.model = &cm.m
     run.fw = ws.fw
-    run.collide = NULL
-    run.collider = NULL
-    if collide is not None:
-        run.collide = _collide_python
-        run.collider = <void*>collider
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)
     run.tau = NULL if ta is None else <const double*>cnp.PyArray_DATA(ta)
     run.ntau = 0 if ta is None else ta.shape[0]
     run.h, run.steps, run.every, run.nsamples = h, steps, every, S
-    run.Q = <double*>cnp.PyArray_DATA(out["q"])
-    run.V = <double*>cnp.PyArray_DATA(out["v"])
-    run.A = <double*>cnp.PyArray_DATA(out["a"])
-    run.counts = <int64_t*>cnp.PyArray_DATA(out["contact_count"])
-    run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
-    run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
-    run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
     run.state = <double*>cnp.PyArray_DATA(state)
     interrupt_start(&intr)
     run.interrupt = &intr

@@ -557,11 +557,13 @@ def _forward_model(model):
 
 
 def max_contacts(model) -> int:
-    """A bound on the contacts of one state: 4 per candidate pair of collision geoms
-    (MuJoCo's pair routines give at most 4, box–box 8: counted twice), at least 8."""
-    geoms = [g for g in (getattr(model, "geoms", ()) or ()) if g.contype or g.conaffinity]
-    pairs = len(geoms) * (len(geoms) - 1) // 2 + len(getattr(model, "contact_pairs", ()) or ())
-    return max(8, min(8 * pairs, 4096))
+    """The most contacts of one state: the compiled collision stage's bound
+    (``CollisionModel.max_contacts``, the sum over candidate pairs of what their routine
+    can produce), at least 1."""
+    from .collision import compiled_collision
+
+    geoms = getattr(model, "geoms", ()) or ()
+    return max(1, compiled_collision(model).max_contacts if geoms else 0)
 
 
 def kernel_data(model) -> dict:

@@ -210,7 +210,7 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     :func:`simulate_contact` raises it).
     """
     from .._backend import resolve
-    from ..constraints.collision import collide_model
+    from ..constraints.collision import compiled_collision
     from ..constraints.forward import compiled_forward, options
 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
@@ -219,8 +219,7 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     from .._kernels.contact import simulate_contact as run
 
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
-    geoms = getattr(model, "geoms", ()) or ()
-    collide = (lambda q: collide_model(model, q, backend="kernel")) if geoms else None
+    collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
               cone or options(model)["cone"], solver, 100, 1e-14, num_threads)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
