@@ -153,6 +153,11 @@ def test_batched_run_equals_single_runs_on_any_thread_count():
             np.testing.assert_array_equal(batch[k].q, single[k].q[::2])
             np.testing.assert_array_equal(batch[k].v, single[k].v[::2])
             np.testing.assert_array_equal(batch[k].contact_count, single[k].contact_count[::2])
+    for run in single:                       # energies recorded in the run, as rbd's
+        np.testing.assert_allclose(run.kinetic, rbd.kinetic_energy(model, run.q, run.v),
+                                   rtol=RTOL_EXACT)
+        np.testing.assert_allclose(run.potential, rbd.potential_energy(model, run.q),
+                                   rtol=RTOL_EXACT)
     traj = rbd.simulate(model, q0, v0, 6 * mm.opt.timestep, mm.opt.timestep,
                         integrator="euler")                    # simulate's batched path
     np.testing.assert_array_equal(traj.q[1], single[1].q)

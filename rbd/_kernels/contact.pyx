@@ -33,7 +33,7 @@ from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.forward cimport (ForwardC, ForwardModel, ForwardWork, ForwardWorkspace,
                                    forward_into)
-from rbd._kernels.kinematics cimport world_poses
+from rbd._kernels.kinematics cimport kinetic_energy, potential_energy, world_poses
 
 cnp.import_array()
 
@@ -227,6 +227,8 @@ cdef struct Run:
     double* V                     # N × nsamples × nv
     double* A                     # N × nsamples × nv
     int64_t* counts               # N × nsamples: contacts at each sample
+    double* T                     # N × nsamples: kinetic energy
+    double* U                     # N × nsamples: potential energy
     int64_t* recorded             # N: samples written
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
@@ -235,13 +237,15 @@ cdef struct Run:
 
 
 cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double* q,
-                        const double* v, const ForwardWork* fw) noexcept nogil:
-    # sample j of state s: q, v, a (fw.qdd) and the contact count
+                        const double* v, ForwardWork* fw) noexcept nogil:
+    # sample j of state s: q, v, a (fw.qdd), the contact count and the energies
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
     memcpy(run.Q + at * nq, q, nq * sizeof(double))
     memcpy(run.V + at * nv, v, nv * sizeof(double))
     memcpy(run.A + at * nv, fw.qdd, nv * sizeof(double))
     run.counts[at] = fw.con.n
+    run.T[at] = kinetic_energy(run.model, fw.w, q, v)
+    run.U[at] = potential_energy(run.model, fw.w, q)
 
 
 cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
@@ -308,12 +312,15 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
     # the arrays a run writes (simulate_contact's result), bound to run
     out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
            "contact_count": np.zeros((N, S), dtype=np.int64),
+           "kinetic": np.zeros((N, S)), "potential": np.zeros((N, S)),
            "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
            "stopped": np.zeros(N, dtype=np.int64)}
     run.Q = <double*>cnp.PyArray_DATA(out["q"])
     run.V = <double*>cnp.PyArray_DATA(out["v"])
     run.A = <double*>cnp.PyArray_DATA(out["a"])
     run.counts = <int64_t*>cnp.PyArray_DATA(out["contact_count"])
+    run.T = <double*>cnp.PyArray_DATA(out["kinetic"])
+    run.U = <double*>cnp.PyArray_DATA(out["potential"])
     run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
     run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
     run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
@@ -362,7 +369,8 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     Returns
     -------
     dict
-        ``q``, ``v``, ``a`` (N, samples, ·), ``contact_count`` (N, samples), ``recorded``,
+        ``q``, ``v``, ``a`` (N, samples, ·), ``contact_count``, ``kinetic``, ``potential``
+        (N, samples), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged) and ``stopped`` (the step it stopped at), each (N,).
 

@@ -181,12 +181,16 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     return _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend)
 
 
-def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend) -> Trajectory:
-    """The :class:`Trajectory` of a contact run's samples (``steps`` taken)."""
+def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend,
+                energies=None) -> Trajectory:
+    """The :class:`Trajectory` of a contact run's samples (``steps`` taken; ``energies``:
+    the kinetic and potential energy of each sample when already computed)."""
     q_arr, v_arr = np.array(qs), np.array(vs)
+    if energies is None:
+        energies = (algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
+                    algorithms.potential_energy(model, q_arr, backend=backend))
     return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
-                      kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
-                      potential=algorithms.potential_energy(model, q_arr, backend=backend),
+                      kinetic=np.array(energies[0]), potential=np.array(energies[1]),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
                       evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
 
@@ -233,7 +237,7 @@ def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
     ts = [j * dt for j in k][:n]
     traj = _trajectory(model, ts, out["q"][s, :n], out["v"][s, :n], out["a"][s, :n],
                        out["contact_count"][s, :n], dt, stop if out["status"][s] else steps,
-                       "kernel")
+                       "kernel", (out["kinetic"][s, :n], out["potential"][s, :n]))
     status = int(out["status"][s])
     if status == 0:
         return traj
