@@ -13,7 +13,11 @@ that both solve the same problem to the same precision (MuJoCo's own default,
   ``mujoco.mj_step`` in a loop;
 * where one ``rbd.forward`` call spends its time on each backend: the
   collision stage (``rbd.collide``), the solver on the finished rows, and the
-  rest (smooth dynamics, rows, Jacobians, argument checks).
+  rest (smooth dynamics, rows, Jacobians, argument checks);
+* the compiled step alone (``rbd/_kernels/contact.pyx`` through
+  ``rbd.simulation.contact.compiled_runs``, one state) against ``mj_step`` with MuJoCo's
+  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation; and a
+  batch of 8 initial states run on 1 and on 2 threads.
 
 Usage::
 
@@ -109,6 +113,37 @@ def forward_breakdown(model, q, v, backend, repeat: int) -> dict:
             "nefc": len(result.rows.aref)}
 
 
+def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
+    """µs per step: the compiled run of one state, ``mj_step`` (iterations and tolerance as
+    rbd's), timed in alternation; and per state-step of an 8-state batch on 1 and 2 threads."""
+    import mujoco
+
+    from rbd.simulation.contact import compiled_runs
+
+    dt = float(mm.opt.timestep)
+    qpos, qvel = d.qpos.copy(), d.qvel.copy()
+    mm.opt.iterations, mm.opt.tolerance = 100, 1e-14
+
+    def mj_run():
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        for _ in range(steps):
+            mujoco.mj_step(mm, d)
+
+    ours, theirs = [], []
+    for _ in range(repeat):
+        ours.append(median_time(lambda: compiled_runs(model, q[None], v[None], steps, dt),
+                                1, inner=1) / (steps + 1))
+        theirs.append(median_time(mj_run, 1, inner=1) / steps)
+    rng = np.random.default_rng(0)
+    q8 = np.repeat(q[None], 8, axis=0)
+    v8 = v + 0.05 * rng.normal(size=(8, model.nv))
+    batch = {nt: median_time(lambda nt=nt: compiled_runs(model, q8, v8, steps, dt,
+                                                         num_threads=nt), repeat, inner=1)
+             / (8 * (steps + 1)) for nt in (1, 2)}
+    return {"compiled": statistics.median(ours), "mj_step": statistics.median(theirs),
+            "batch1": batch[1], "batch2": batch[2]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
@@ -136,6 +171,16 @@ def main() -> None:
         info = breakdowns[name]["kernel"]
         print(f"| {name} | {info['ncon']} | {info['nefc']} | {reference:.0f} | {kernel:.0f} | "
               f"{mj_tight:.1f} | {mj_default:.1f} | {kernel / mj_tight:.0f} |")
+    print("\nThe compiled step (µs/step; batch: µs per state-step of 8 states)\n")
+    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | batch, 1 thread | "
+          "batch, 2 threads | speed-up |")
+    print("|---|---|---|---|---|---|---|")
+    for name, warm in ROBOTS.items():
+        model, mm, d, q, v = setup(name, warm)
+        c = compiled_step_times(model, mm, d, q, v, args.steps, repeat)
+        print(f"| {name} | {c['compiled']:.1f} | {c['mj_step']:.1f} | "
+              f"{c['compiled'] / c['mj_step']:.2f} | {c['batch1']:.1f} | {c['batch2']:.1f} | "
+              f"{c['batch1'] / c['batch2']:.2f} |")
     print("\nOne `rbd.forward` call (µs): total = collision + solver + rest\n")
     print("| robot | backend | total | collision | solver | rest |")
     print("|---|---|---|---|---|---|")

@@ -47,7 +47,9 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
-                                "collision_box", "collision")}
+                                "collision_box", "collision", "forward")}
+#: The compiled contact step's text is the contact simulation loop.
+REFERENCE_HOMES["contact"] = ROOT / "simulation"
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.
@@ -160,6 +162,8 @@ def reference_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
     path = reference_path(stem)
     table = {}
     for module, names in _REF_IMPORT.findall(path.read_text()):
+        if not reference_path(module).is_file():     # a module of another layer
+            continue
         theirs = reference_namespace(module)
         table.update({n.strip(): theirs[n.strip()] for n in names.split(",")
                       if n.strip() in theirs})

@@ -24,3 +24,23 @@ cdef class RowsData:
 cdef int constraint_update(const RowsC* rows, const double* jar, double* force,
                            unsigned char* quadratic, double* hcone, int* state,
                            double* cost) noexcept nogil
+
+
+cdef struct Work:
+    # the Newton iteration's workspace (``_Workspace`` in solver_newton.pyx allocates one)
+    double* jar        # nefc: J a − aref
+    double* force      # nefc
+    unsigned char* quadratic
+    double* hcone      # ncone × 6 × 6: Hessian blocks of the cones in the middle zone
+    int* state         # ncone: SATISFIED, QUADRATIC or CONE
+    double* Ja         # nefc: J a (line search)
+    double* Jstep      # nefc: J step
+    double* Mstep      # nv
+    double* grad       # nv (also the scratch row of the cone blocks in ``hessian``)
+    double* step       # nv
+    double* H          # nv × nv, then its Cholesky factor
+
+
+cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, double* a,
+                        double* force, Py_ssize_t iterations, double tolerance,
+                        Work* w) noexcept nogil

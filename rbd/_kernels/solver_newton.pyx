@@ -75,20 +75,6 @@ cdef class RowsData:
         self.c.cone_at = <const Py_ssize_t*> cnp.PyArray_DATA(cone_of)
 
 
-cdef struct Work:
-    double* jar        # nefc: J a − aref
-    double* force      # nefc
-    unsigned char* quadratic
-    double* hcone      # ncone × 6 × 6: Hessian blocks of the cones in the middle zone
-    int* state         # ncone: SATISFIED, QUADRATIC or CONE
-    double* Ja         # nefc: J a (line search)
-    double* Jstep      # nefc: J step
-    double* Mstep      # nv
-    double* grad       # nv (also the scratch row of the cone blocks in ``hessian``)
-    double* step       # nv
-    double* H          # nv × nv, then its Cholesky factor
-
-
 cdef class _Workspace:
     cdef Work w
     cdef object keep

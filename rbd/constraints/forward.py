@@ -28,6 +28,7 @@ import dataclasses
 
 import numpy as np
 
+from .._backend import resolve
 from ..errors import InputError
 from ._backends import solvers
 from .collision import Contacts, collide_model
@@ -542,6 +543,13 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     ``limit`` and ``contact`` (no rows of that kind), ``spring`` and ``damper``
     (:func:`passive_force`), ``refsafe`` (time constants below two steps kept),
     ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
+
+    On the kernel backend, a model without active equality constraints, fluid forces,
+    fixed tendons, springs of ball or free joints, disable flags or mimic joints, whose
+    joints are hinges, slides, balls and free joints, runs the
+    whole pass after collision detection in one compiled call
+    (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the
+    Python pass with compiled pieces, with the same results.
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
@@ -559,6 +567,12 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
     if tau.shape != (model.nv,):
         raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
+    from .forward_compiled import compiled_forward, compiled_pass
+
+    if resolve(backend) == "kernel" and (fm := compiled_forward(model, constraints)):
+        iterations, tolerance = solver_settings(model, iterations, tolerance)
+        return compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver,
+                             iterations, tolerance)
     M = crba(model, q, backend=backend)
     poses = None                                    # body poses: one pass, up to three uses
     if (contacts and getattr(model, "geoms", ())) or has_fluid(model):

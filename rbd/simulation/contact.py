@@ -13,6 +13,11 @@ Each step (``mj_step`` with ``integrator="Euler"``, ``engine_forward.c``):
 The velocity and position updates happen in MuJoCo's coordinates (a free
 joint's linear velocity in the world frame), through
 :func:`rbd.mjcf.from_mujoco_state`, so that a run follows MuJoCo's step by step.
+
+On the kernel backend the whole run is compiled (``rbd/_kernels/contact.pyx``, the
+twin of this module: :func:`compiled_runs`, N initial states batched without the GIL)
+for every model :func:`rbd.constraints.forward_compiled.compiled_forward` takes; models with
+active equality constraints or fluid forces run this module's loop.
 """
 
 from __future__ import annotations
@@ -133,12 +138,19 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     The trajectory's ``contact_count`` holds the number of contacts at each sample.
     ``constraints``: the equality constraints made soft rows (default the model's active
     ones).  :func:`rbd.simulate` stacks batches of these runs, records the bilateral
-    constraints' error and warns of a start outside the joint limits.
+    constraints' error and warns of a start outside the joint limits.  The run is the
+    compiled one (:func:`compiled_runs`) when the model qualifies, with the same samples.
     """
     if callable(tau):
         raise InputError("tau: a contact run takes a constant tau or one row per step, "
                          "not a callable")
     steps = int(np.ceil(duration / dt - 1e-12))
+    runs = compiled_runs(model, np.array(q0, float)[None], np.array(v0, float)[None], steps, dt,
+                         tau, record_every, backend, solver, cone, constraints)
+    if runs is not None:
+        if isinstance(runs[0], SimulationError):
+            raise runs[0]
+        return runs[0]
     tau_rows = None
     if tau is not None:
         tau_rows = np.asarray(tau, float)
@@ -174,11 +186,68 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     return _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend)
 
 
-def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend) -> Trajectory:
-    """The :class:`Trajectory` of a contact run's samples (``steps`` taken)."""
+def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend,
+                energies=None) -> Trajectory:
+    """The :class:`Trajectory` of a contact run's samples (``steps`` taken; ``energies``:
+    the kinetic and potential energy of each sample when already computed)."""
     q_arr, v_arr = np.array(qs), np.array(vs)
+    if energies is None:
+        energies = (algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
+                    algorithms.potential_energy(model, q_arr, backend=backend))
     return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
-                      kinetic=algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
-                      potential=algorithms.potential_energy(model, q_arr, backend=backend),
+                      kinetic=np.array(energies[0]), potential=np.array(energies[1]),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
                       evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
+
+
+#: Why a compiled run stopped early (``rbd._kernels.contact.simulate_contact``'s status).
+_STOPPED = {1: "the mass matrix is not positive definite",
+            2: "the constraint solver failed",
+            3: "more contacts than the compiled step holds",
+            4: "the state is not finite"}
+
+
+def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: int = 1,
+                  backend=None, solver: str = "newton", cone=None, constraints=None,
+                  num_threads=None):
+    """N contact runs by the compiled step (``rbd/_kernels/contact.pyx``), batched without
+    the GIL, or None when the model needs the Python step (see
+    :func:`rbd.constraints.forward.forward`'s Notes).
+
+    Returns a list with, per initial state, its :class:`Trajectory` or, for a run that
+    stopped early, the :class:`SimulationError` that holds its samples (as
+    :func:`simulate_contact` raises it).
+    """
+    from .._backend import resolve
+    from ..constraints.collision import compiled_collision
+    from ..constraints.forward import options
+    from ..constraints.forward_compiled import compiled_forward
+
+    fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
+    if fm is None:
+        return None
+    from .._kernels.contact import simulate_contact as run
+
+    table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
+    collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
+    out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
+              cone or options(model)["cone"], solver, 100, 1e-14, num_threads)
+    return [_compiled_trajectory(model, out, s, steps, dt, record_every)
+            for s in range(len(q0))]
+
+
+def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
+    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it."""
+    n, stop = int(out["recorded"][s]), int(out["stopped"][s])
+    k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
+    ts = [j * dt for j in k][:n]
+    traj = _trajectory(model, ts, out["q"][s, :n], out["v"][s, :n], out["a"][s, :n],
+                       out["contact_count"][s, :n], dt, stop if out["status"][s] else steps,
+                       "kernel", (out["kinetic"][s, :n], out["potential"][s, :n]))
+    status = int(out["status"][s])
+    if status == 0:
+        return traj
+    what = ("diverged" if status == 4 else f"stopped ({_STOPPED[status]})")
+    return SimulationError(f"simulate: the contact run {what} at t = {stop * dt:g} "
+                           f"(step {stop}); try a smaller dt. The samples up to there are in "
+                           "this error's .trajectory.", traj, diverged_at=stop * dt)

@@ -487,7 +487,8 @@ def _simulate_batch(model: Model, q0, v0, options: SimulationOptions,
     if len(q0) == 0:
         raise InputError("a batch needs at least one initial state (q0 has shape (0, nq))")
     if contact:
-        return _python_batch(model, q0, v0, o, contact)
+        runs = _compiled_contact_runs(model, q0, v0, o)
+        return _python_batch(model, q0, v0, o, contact) if runs is None else runs
     kernel = compiled_kernel(model, o) if o.compiled else None
     _check_memory(model, o.duration, o.dt, o.record_every, len(q0), python=kernel is None)
     if kernel is None:
@@ -529,6 +530,26 @@ def _batch_error(traj: Trajectory, diverged, times, first: int,
                            diverged_at=np.asarray(times, dtype=float))
 
 
+def _compiled_contact_runs(model, q0, v0, o: SimulationOptions) -> Trajectory | None:
+    """A contact batch by the compiled step, all initial states in one call without the GIL
+    (:func:`.contact.compiled_runs`), stacked as :func:`_python_batch` stacks its runs; None
+    when the model needs the Python step."""
+    from .contact import compiled_runs
+
+    steps = int(np.ceil(o.duration / o.dt - 1e-12))
+    found = compiled_runs(model, np.asarray(q0, float), np.asarray(v0, float), steps, o.dt,
+                          _contact_tau(o), o.record_every, o.backend, constraints=o.constraints)
+    if found is None:
+        return None
+    runs, failed = [], {}
+    for k, run in enumerate(found):
+        if isinstance(run, SimulationError):
+            failed[k] = run
+            run = run.trajectory
+        runs.append(_record_constraints(model, run, o))
+    return _stacked(model, runs, failed, o)
+
+
 def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = False
                   ) -> Trajectory:
     """A batch on the Python path (or with contacts), one rollout after the other, every
@@ -547,6 +568,15 @@ def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = Fal
             runs[k] = exc.trajectory
             raise interruption(exc.__cause__ or KeyboardInterrupt(),
                                _stack(model, runs, times, steps), duration) from exc
+    return _stacked(model, runs, failed, options)
+
+
+def _stacked(model, runs: list, failed: dict, options: SimulationOptions) -> Trajectory:
+    """The batch :class:`Trajectory` of finished ``runs`` (raising for the ``failed`` ones,
+    index -> :class:`SimulationError`, with every rollout kept)."""
+    steps = grid_steps(options.duration, options.dt)
+    times = grid_time(sample_indices(steps, options.record_every), options.duration,
+                      options.dt)
     batch = _stack(model, runs, times, steps)
     if failed:
         diverged = np.array(sorted(failed))

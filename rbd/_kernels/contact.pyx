@@ -1,0 +1,422 @@
+# cython: language_level=3
+"""Stepping with contacts, joint limits and friction loss, compiled: MuJoCo's semi-implicit Euler.
+
+The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
+``mj_step`` with ``integrator="Euler"``):
+
+1. the contacts at q (the collision model's ``collide_into`` from the body poses,
+   ``collision.pyx``);
+2. ``forward_into``'s constrained acceleration a (``forward.pyx``);
+3. joint damping D taken implicitly (``mj_EulerSkip``): a_E = a − (M + h D)⁻¹ h D a;
+4. v⁺ = v + h a_E and q⁺ = q ⊕ h v⁺ in MuJoCo's coordinates (``euler_update``: a free
+   joint's linear velocity in the world frame, ``mj_integratePos``'s quaternion update).
+
+``simulate_contact`` runs N initial states × steps, one state per iteration of a
+``prange`` without the GIL, recording q, v, a and the contact count at the record stride,
+and stops a state whose next step is not finite (or whose solve fails) with the samples
+it computed, as the Python loop does.
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from cython.parallel cimport prange, threadid
+from libc.math cimport cos, isfinite, sin, sqrt
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy
+
+from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
+                                interrupted, omp_starting, omp_unusable)
+from rbd._kernels._model cimport ModelC
+from rbd._kernels.collision cimport CollisionC, CollisionModel, collide_into
+from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.crba cimport ltl, ltl_solve
+from rbd._kernels.forward cimport (ForwardC, ForwardModel, ForwardWork, ForwardWorkspace,
+                                   forward_into)
+from rbd._kernels.kinematics cimport kinetic_energy, potential_energy, world_poses
+
+cnp.import_array()
+
+cdef enum:
+    J_SPHERICAL = 5
+    J_FREE = 6
+
+#: A collision routine: the contacts at the body poses R, p (``Work.R``, ``Work.p`` after
+#: ``world_poses``) into ``out``; returns their number, or −1 when they exceed its capacity.
+ctypedef int (*collide_fn)(void* data, const double* q, const double* R, const double* p,
+                           ContactSetC* out) noexcept nogil
+
+
+# MuJoCo's position integration (mj_integratePos)
+
+cdef inline void _quat_integrate(double* quat, const double* omega, double h) noexcept nogil:
+    # mju_quatIntegrate: quat ← quat ⊗ exp(h ω / 2), normalized; quat = (w, x, y, z)
+    cdef double norm = sqrt(omega[0] * omega[0] + omega[1] * omega[1] + omega[2] * omega[2])
+    cdef double angle = norm * h, s, rw, w1
+    cdef double rv[3]
+    cdef double v1[3]
+    cdef int k
+    if angle > 0:
+        s = sin(angle / 2)
+        rw = cos(angle / 2)
+        for k in range(3):
+            rv[k] = s * (omega[k] / norm)
+            v1[k] = quat[1 + k]
+        w1 = quat[0]
+        quat[0] = w1 * rw - (v1[0] * rv[0] + v1[1] * rv[1] + v1[2] * rv[2])
+        quat[1] = w1 * rv[0] + rw * v1[0] + (v1[1] * rv[2] - v1[2] * rv[1])
+        quat[2] = w1 * rv[1] + rw * v1[1] + (v1[2] * rv[0] - v1[0] * rv[2])
+        quat[3] = w1 * rv[2] + rw * v1[2] + (v1[0] * rv[1] - v1[1] * rv[0])
+    norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2] + quat[3] * quat[3])
+    for k in range(4):
+        quat[k] = quat[k] / norm
+
+
+cdef inline void rotate(const double* quat, const double* x, double sign,
+                        double* out) noexcept nogil:
+    # R(quat) x (sign 1) or R(quat)ᵀ x (sign −1) = x + 2w (u × x) + 2 u × (u × x) with the
+    # scalar-last quat = (u, w), u negated for the transpose (rbd.interop._rotate)
+    cdef double u0 = sign * quat[0], u1 = sign * quat[1], u2 = sign * quat[2], w = quat[3]
+    cdef double t0 = 2.0 * (u1 * x[2] - u2 * x[1])
+    cdef double t1 = 2.0 * (u2 * x[0] - u0 * x[2])
+    cdef double t2 = 2.0 * (u0 * x[1] - u1 * x[0])
+    out[0] = x[0] + w * t0 + (u1 * t2 - u2 * t1)
+    out[1] = x[1] + w * t1 + (u2 * t0 - u0 * t2)
+    out[2] = x[2] + w * t2 + (u0 * t1 - u1 * t0)
+
+
+cdef inline void free_joint_update(const double* q, const double* v, const double* a,
+                                   double h, double* q_next, double* v_next) noexcept nogil:
+    # a free joint (q = [p; quat xyzw], v = [ω; u]) through MuJoCo's qvel = [R u; ω],
+    # qacc = [R (u̇ + ω × u); ω̇] (rbd.mjcf.to_mujoco_state): qvel += h qacc, p += h ṗ,
+    # quat integrated with ω, back with the new R (from_mujoco_state)
+    cdef double lin[3]
+    cdef double lin_a[3]
+    cdef double wu[3]
+    cdef double quat[4]
+    cdef int k
+    rotate(q + 3, v + 3, 1.0, lin)
+    wu[0] = a[3] + (v[1] * v[5] - v[2] * v[4])
+    wu[1] = a[4] + (v[2] * v[3] - v[0] * v[5])
+    wu[2] = a[5] + (v[0] * v[4] - v[1] * v[3])
+    rotate(q + 3, wu, 1.0, lin_a)
+    for k in range(3):
+        lin[k] = lin[k] + h * lin_a[k]
+        v_next[k] = v[k] + h * a[k]
+        q_next[k] = q[k] + h * lin[k]
+    quat[0] = q[6]
+    quat[1] = q[3]
+    quat[2] = q[4]
+    quat[3] = q[5]
+    _quat_integrate(quat, v_next, h)
+    q_next[3] = quat[1]
+    q_next[4] = quat[2]
+    q_next[5] = quat[3]
+    q_next[6] = quat[0]
+    rotate(q_next + 3, lin, -1.0, v_next + 3)
+
+
+cdef inline void ball_joint_update(const double* q, const double* v, const double* a,
+                                   double h, double* q_next, double* v_next) noexcept nogil:
+    # a ball joint (q = quat xyzw, v = ω body frame): ω += h ω̇, quat integrated with ω
+    cdef double quat[4]
+    cdef int k
+    for k in range(3):
+        v_next[k] = v[k] + h * a[k]
+    quat[0] = q[3]
+    quat[1] = q[0]
+    quat[2] = q[1]
+    quat[3] = q[2]
+    _quat_integrate(quat, v_next, h)
+    q_next[0] = quat[1]
+    q_next[1] = quat[2]
+    q_next[2] = quat[3]
+    q_next[3] = quat[0]
+
+
+cdef void integrate_position(const ModelC* model, const double* q, const double* v,
+                             const double* a, double h, double* q_next,
+                             double* v_next) noexcept nogil:
+    """v⁺ = v + h a and q⁺ = q ⊕ h v⁺ joint by joint in MuJoCo's coordinates
+    (the velocity update of euler_step, then mj_integratePos)."""
+    cdef Py_ssize_t i, qs, vs, k
+    for i in range(model.nb):
+        qs = model.q_start[i]
+        vs = model.v_start[i]
+        if model.jtype[i] == J_FREE:
+            free_joint_update(q + qs, v + vs, a + vs, h, q_next + qs, v_next + vs)
+        elif model.jtype[i] == J_SPHERICAL:
+            ball_joint_update(q + qs, v + vs, a + vs, h, q_next + qs, v_next + vs)
+        else:                                          # hinge, slide (fixed: nothing)
+            for k in range(model.nv_j[i]):
+                v_next[vs + k] = v[vs + k] + h * a[vs + k]
+                q_next[qs + k] = q[qs + k] + h * v_next[vs + k]
+
+
+# one step
+
+cdef inline void implicit_damping(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+                                  double h) noexcept nogil:
+    # a_E = a − (M + h D)⁻¹ h D a   (mj_EulerSkip; a = fw.qdd, a_E into fw.a_step)
+    cdef Py_ssize_t nv = model.nv, j
+    cdef bint damped = False
+    for j in range(nv):
+        damped = damped or f.damping[j] > 0
+    memcpy(fw.a_step, fw.qdd, nv * sizeof(double))
+    if not damped:
+        return
+    memcpy(fw.L, fw.M, nv * nv * sizeof(double))
+    for j in range(nv):
+        fw.L[j * nv + j] += h * f.damping[j]
+        fw.bvec[j] = h * f.damping[j] * fw.qdd[j]
+    if ltl(model, fw.L):
+        return
+    ltl_solve(model, fw.L, fw.bvec, 1)
+    for j in range(nv):
+        fw.a_step[j] = fw.qdd[j] - fw.bvec[j]
+
+
+cdef int euler_step(const ForwardC* f, const ModelC* model, ForwardWork* fw, collide_fn collide,
+                    void* collider, const double* q, const double* v, const double* tau,
+                    double h, double* q_next, double* v_next) noexcept nogil:
+    """One semi-implicit Euler step: fw.qdd (a at the start state), fw.con (its contacts),
+    q⁺, v⁺; 0, or 1 (M not positive definite), 2 (solver), 3 (too many contacts)."""
+    cdef int status
+    fw.con.n = 0
+    if collide != NULL:
+        # the contacts at the body poses of q (mj_collision)
+        world_poses(model, fw.w, q, model.nb - 1)
+        if collide(collider, q, fw.w.R, fw.w.p, &fw.con) < 0:
+            return 3
+    status = forward_into(f, model, fw, q, v, tau)
+    if status:
+        return status
+    implicit_damping(f, model, fw, h)
+    integrate_position(model, q, v, fw.a_step, h, q_next, v_next)
+    return 0
+
+
+# runs
+
+cdef enum:
+    #: why a run stopped early (``Run.status``)
+    FINISHED = 0
+    SINGULAR = 1          # M not positive definite
+    SOLVER = 2            # the constraint solver failed
+    CAPACITY = 3          # more contacts than the collision model holds
+    DIVERGED = 4          # the next state is not finite
+    INTERRUPTED = 5       # a signal handler raised (Ctrl-C): every run stops
+
+
+cdef struct Run:
+    # N initial states × steps of one model (``simulate_contact``)
+    const ForwardC* f
+    const ModelC* model
+    ForwardWork* fw               # one per thread
+    collide_fn collide            # NULL: no contacts
+    void* collider
+    const double* q0              # N × nq
+    const double* v0              # N × nv
+    const double* tau             # ntau × nv (row min(k, ntau − 1) at step k), or NULL
+    Py_ssize_t ntau
+    double h
+    Py_ssize_t steps
+    Py_ssize_t every              # record stride
+    Py_ssize_t nsamples           # samples of a full run
+    double* Q                     # N × nsamples × nq
+    double* V                     # N × nsamples × nv
+    double* A                     # N × nsamples × nv
+    int64_t* counts               # N × nsamples: contacts at each sample
+    double* T                     # N × nsamples: kinetic energy
+    double* U                     # N × nsamples: potential energy
+    int64_t* recorded             # N: samples written
+    int64_t* status               # N: FINISHED or why it stopped
+    int64_t* stopped              # N: the step it stopped at
+    double* state                 # per thread: q, v, q⁺, v⁺
+    Interrupt* interrupt          # the signal check of this call
+
+
+cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double* q,
+                        const double* v, ForwardWork* fw) noexcept nogil:
+    # sample j of state s: q, v, a (fw.qdd), the contact count and the energies
+    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
+    memcpy(run.Q + at * nq, q, nq * sizeof(double))
+    memcpy(run.V + at * nv, v, nv * sizeof(double))
+    memcpy(run.A + at * nv, fw.qdd, nv * sizeof(double))
+    run.counts[at] = fw.con.n
+    run.T[at] = kinetic_energy(run.model, fw.w, q, v)
+    run.U[at] = potential_energy(run.model, fw.w, q)
+
+
+cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(n):
+        if not isfinite(x[k]):
+            return False
+    return True
+
+
+cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil:
+    """The run of initial state s in thread t's workspace (simulate_contact's loop)."""
+    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, k = 0, j = 0
+    cdef ForwardWork* fw = &run.fw[t]
+    cdef double* q = run.state + t * 2 * (nq + nv)
+    cdef double* v = q + nq
+    cdef double* q_next = v + nv
+    cdef double* v_next = q_next + nq
+    cdef const double* tau_k
+    cdef int status
+    cdef bint kept
+    memcpy(q, run.q0 + s * nq, nq * sizeof(double))
+    memcpy(v, run.v0 + s * nv, nv * sizeof(double))
+    run.status[s] = FINISHED
+    for k in range(run.steps + 1):
+        tau_k = NULL if run.tau == NULL else run.tau + min(k, run.ntau - 1) * nv
+        status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
+                            run.h, q_next, v_next)
+        kept = k % run.every == 0 or k == run.steps
+        if kept:
+            record(run, s, j, q, v, fw)
+            j += 1
+        if k == run.steps:
+            break
+        if status == 0 and not (finite(q_next, nq) and finite(v_next, nv)):
+            status = DIVERGED
+        if status == 0 and interrupted(run.interrupt):
+            status = INTERRUPTED
+        if status:
+            if not kept:                               # keep the last state reached
+                record(run, s, j, q, v, fw)
+                j += 1
+            run.status[s] = status
+            break
+        memcpy(q, q_next, nq * sizeof(double))
+        memcpy(v, v_next, nv * sizeof(double))
+    run.recorded[s] = j
+    run.stopped[s] = k
+
+
+cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
+                                  ContactSetC* out) noexcept nogil:
+    # the compiled collision stage of the model (collision.pyx: mj_collision)
+    return collide_into(<const CollisionC*>data, R, p, out)
+
+
+cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
+    """Samples of a run of ``steps`` steps recorded every ``every``: steps 0, every, …, and
+    the last."""
+    return (steps // every) + 1 + (1 if steps % every else 0)
+
+
+cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, Py_ssize_t nv):
+    # the arrays a run writes (simulate_contact's result), bound to run
+    out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
+           "contact_count": np.zeros((N, S), dtype=np.int64),
+           "kinetic": np.zeros((N, S)), "potential": np.zeros((N, S)),
+           "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
+           "stopped": np.zeros(N, dtype=np.int64)}
+    run.Q = <double*>cnp.PyArray_DATA(out["q"])
+    run.V = <double*>cnp.PyArray_DATA(out["v"])
+    run.A = <double*>cnp.PyArray_DATA(out["a"])
+    run.counts = <int64_t*>cnp.PyArray_DATA(out["contact_count"])
+    run.T = <double*>cnp.PyArray_DATA(out["kinetic"])
+    run.U = <double*>cnp.PyArray_DATA(out["potential"])
+    run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
+    run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
+    run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
+    return out
+
+
+cdef inline Py_ssize_t _bind_collider(Run* run, collide) except -1:
+    # run.collide and run.collider for a CollisionModel (collide_into) or None (no contacts);
+    # returns the contact bound it needs
+    run.collide = NULL
+    run.collider = NULL
+    if collide is None:
+        return 0
+    if not isinstance(collide, CollisionModel):
+        raise TypeError(f"collide: expected a CollisionModel or None, got {type(collide)}")
+    run.collide = _collide_compiled
+    run.collider = <void*>&(<CollisionModel>collide).c
+    return (<CollisionModel>collide).c.max_contacts
+
+
+def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
+                     Py_ssize_t every=1, collide=None, str cone="pyramidal",
+                     str solver="newton", Py_ssize_t iterations=100, double tolerance=1e-14,
+                     num_threads=None):
+    """N runs of MuJoCo's semi-implicit Euler with contacts, without the GIL.
+
+    Parameters
+    ----------
+    fm : ForwardModel
+    q0, v0 : (N, nq), (N, nv) ndarray
+        Initial states (float64, validated).
+    tau : None or (T, nv) ndarray
+        Joint forces, row min(k, T − 1) at step k (shared by the runs).
+    h : float
+        Time step.
+    steps, every : int
+        Steps, and the record stride.
+    collide : CollisionModel, optional
+        The model's compiled collision stage (``rbd.constraints.collision.compiled_collision``:
+        ``collide_into`` from the body poses, without the GIL); None for no contacts.
+    cone, solver, iterations, tolerance
+        As :func:`rbd.forward`.
+    num_threads : int, optional
+        Default: the compiled model's.
+
+    Returns
+    -------
+    dict
+        ``q``, ``v``, ``a`` (N, samples, ·), ``contact_count``, ``kinetic``, ``potential``
+        (N, samples), ``recorded``,
+        ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
+        4 diverged) and ``stopped`` (the step it stopped at), each (N,).
+
+    Raises
+    ------
+    KeyboardInterrupt
+        (or what another signal handler raised): every run stops within a step.
+    """
+    cdef CompiledBase cm = fm.compiled
+    cdef Run run
+    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s
+    cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
+    cdef ForwardWorkspace ws
+    cdef Interrupt intr
+    qa = np.ascontiguousarray(q0, dtype=np.float64).reshape(-1, nq)
+    va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
+    N = qa.shape[0]
+    ta = None if tau is None else np.ascontiguousarray(tau, dtype=np.float64).reshape(-1, nv)
+    out = _outputs(&run, N, S, nq, nv)
+    if N == 1 or nt < 1 or omp_unusable():
+        nt = 1
+    nt = min(nt, N)
+    fm.set_options(cone, solver, iterations, tolerance, True)
+    ws = ForwardWorkspace(fm, nt, max(fm.max_contacts, _bind_collider(&run, collide)))
+    state = np.zeros((nt, 2 * (nq + nv)))
+    run.f = &fm.c
+    run.model = &cm.m
+    run.fw = ws.fw
+    run.q0 = <const double*>cnp.PyArray_DATA(qa)
+    run.v0 = <const double*>cnp.PyArray_DATA(va)
+    run.tau = NULL if ta is None else <const double*>cnp.PyArray_DATA(ta)
+    run.ntau = 0 if ta is None else ta.shape[0]
+    run.h, run.steps, run.every, run.nsamples = h, steps, every, S
+    run.state = <double*>cnp.PyArray_DATA(state)
+    interrupt_start(&intr)
+    run.interrupt = &intr
+    if nt == 1:
+        with nogil:
+            for s in range(N):
+                c_simulate_contact(&run, s, 0)
+    else:
+        omp_starting()
+        with nogil:
+            for s in prange(N, num_threads=nt, schedule="dynamic"):
+                c_simulate_contact(&run, s, threadid())
+    error = interrupt_error(&intr)
+    if error is not None:
+        raise error
+    return out

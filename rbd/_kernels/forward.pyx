@@ -1,0 +1,627 @@
+# cython: language_level=3
+"""The whole forward pass with contacts, joint limits and friction loss, compiled (``mj_forward``).
+
+The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
+contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
+
+1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
+   RNEA), ``passive_force`` (damping, hinge and slide springs: ``mj_passive``) and
+   a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
+2. ``constrained_acceleration``: the rows in MuJoCo's order (``_friction_rows``,
+   ``_limit_rows``, ``_contact_rows``: ``mj_instantiateFriction``, ``mj_instantiateLimit``,
+   ``mj_instantiateContact``) with their impedance, R and aref (``mj_makeImpedance``,
+   ``mj_referenceConstraint``), the free joints' velocity term (``free_joint_bias``),
+   then MuJoCo's Newton solver (``c_solve_newton``) or PGS (``c_solve_pgs``).
+
+``forward_into`` runs both without the GIL.  ``ForwardModel`` holds the static data,
+built once per model from the reference helpers (``rbd.constraints.forward_compiled.kernel_data``):
+reference inverse weights, limits, margins, solref/solimp per joint, friction loss,
+damping, springs, MuJoCo's body weights per geom, and the options.  Models with active
+equality constraints or fluid forces stay on the Python path (``rbd.forward``).
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+from libc.math cimport isfinite, sqrt
+from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy, memset
+
+from rbd._kernels._base cimport CompiledBase
+from rbd._kernels._model cimport ModelC, Work
+from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows
+from rbd._kernels.crba cimport crba, ltl, ltl_solve
+from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
+                                     stiffness_damping)
+from rbd._kernels.kinematics cimport jacobian_columns, world_poses
+from rbd._kernels.rnea cimport rnea
+from rbd._kernels.solver_newton cimport RowsC
+from rbd._kernels.solver_newton cimport c_solve_newton
+from rbd._kernels.solver_pgs cimport c_solve_pgs
+
+cnp.import_array()
+
+cdef enum:
+    FRICTION = 1
+    LIMIT = 2
+    CONTACT = 3
+    #: rows of one contact at most (a pyramid of condim 6)
+    CONTACT_ROWS = 10
+
+# smooth dynamics
+
+cdef void passive_force(const ForwardC* f, const double* q, const double* v,
+                        double* out) noexcept nogil:
+    """out = −damping v − k (q − q_spring) on hinges and slides (mj_passive)."""
+    cdef Py_ssize_t j, s
+    for j in range(f.nv):
+        out[j] = -f.damping[j] * v[j]
+    for s in range(f.nspring):
+        j = f.spring_v[s]
+        out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
+
+
+cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+                         const double* q, const double* v, const double* tau) noexcept nogil:
+    """M (with armature), h, a₀ = M⁻¹(τ + τ_p − h) (mj_fwdVelocity, mj_fwdAcceleration) and
+    the world poses R, p of every body; 1 when M is not positive definite."""
+    cdef Py_ssize_t nv = model.nv, j
+    crba(model, fw.w, q, fw.M)
+    rnea(model, fw.w, q, v, NULL, NULL, fw.bias)
+    passive_force(f, q, v, fw.a0)
+    for j in range(nv):
+        # a₀ = M⁻¹ (τ + τ_p − h)
+        fw.a0[j] = ((tau[j] if tau != NULL else 0.0) + fw.a0[j]) - fw.bias[j]
+    memcpy(fw.L, fw.M, nv * nv * sizeof(double))
+    if ltl(model, fw.L):
+        return 1
+    ltl_solve(model, fw.L, fw.a0, 1)
+    world_poses(model, fw.w, q, model.nb - 1)
+    return 0
+
+
+# constraint rows (mj_makeConstraint)
+
+cdef inline void new_row(ForwardWork* fw, Py_ssize_t nv, int kind, int64_t ident) noexcept nogil:
+    # a zero row at fw.nefc, of the given kind and id
+    cdef Py_ssize_t r = fw.nefc
+    memset(fw.J + r * nv, 0, nv * sizeof(double))
+    fw.kind[r] = kind
+    fw.ids[r] = ident
+    fw.floss[r] = 0.0
+    fw.cone_at[r] = -1
+
+
+cdef void _friction_rows(const ForwardC* f, ForwardWork* fw, const double* v) noexcept nogil:
+    """Dof friction loss: row e_j, aref = −b v_j, R from solreffriction/solimpfriction
+    (mj_instantiateFriction; their constant parts precomputed)."""
+    cdef Py_ssize_t s, j, r, nv = f.nv
+    for s in range(f.nfriction):
+        j = f.friction_dof[s]
+        r = fw.nefc
+        new_row(fw, nv, FRICTION, j)
+        fw.J[r * nv + j] = 1.0
+        fw.aref[r] = -f.friction_b[s] * v[j] - 0.0
+        fw.R[r] = f.friction_R[s]
+        fw.floss[r] = f.friction_loss[s]
+        fw.nefc += 1
+    fw.nf = f.nfriction
+
+
+cdef void _limit_rows(const ForwardC* f, ForwardWork* fw, const double* q,
+                      const double* v) noexcept nogil:
+    """Joint limits of hinges and slides: the lower side active when q − lower < margin (row
+    +e_j), the upper when upper − q < margin (row −e_j) (mj_instantiateLimit)."""
+    cdef Py_ssize_t i, r, jq, jv, nv = f.nv
+    cdef int side_i
+    cdef double side, bound, dist, margin, imp
+    for i in range(f.nlimit):
+        jq = f.limit_q[i]
+        jv = f.limit_v[i]
+        margin = f.limit_margin[i]
+        for side_i in range(2):
+            side = -1.0 if side_i == 0 else 1.0
+            bound = f.limit_bound[2 * i + side_i]
+            if not isfinite(bound):
+                continue
+            dist = side * (bound - q[jq])
+            if dist >= margin:
+                continue
+            r = fw.nefc
+            new_row(fw, nv, LIMIT, jv)
+            fw.J[r * nv + jv] = -side
+            imp = impedance(f.limit_solimp + 5 * i, dist, margin)
+            # aref = −b J v − k d (dist − margin)   (mj_referenceConstraint)
+            fw.aref[r] = -f.limit_b[i] * (-side * v[jv]) - f.limit_k[i] * imp * (dist - margin)
+            fw.R[r] = regularizer(imp, f.dof_weight[jv])
+            fw.nefc += 1
+
+
+cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* point,
+                           Py_ssize_t body1, Py_ssize_t body2) noexcept nogil:
+    """fw.jac = J⁽²⁾ − J⁽¹⁾ at a world point, rows [ω; ṗ] world-aligned (mj_jacDifPair);
+    a body −1 (the world) does not move.  Needs the world poses in the workspace."""
+    cdef Py_ssize_t nv = model.nv, b, k, l
+    cdef int side
+    cdef double sign
+    cdef double d[3]
+    cdef double local[3]
+    cdef const double* R_b
+    memset(fw.jac, 0, 6 * nv * sizeof(double))
+    for side in range(2):
+        b = body1 if side == 0 else body2
+        if b < 0:
+            continue
+        sign = -1.0 if side == 0 else 1.0
+        # local = R_bᵀ (point − p_b)
+        R_b = fw.w.R + 9 * b
+        for k in range(3):
+            d[k] = point[k] - fw.w.p[3 * b + k]
+        for k in range(3):
+            local[k] = R_b[k] * d[0] + R_b[3 + k] * d[1] + R_b[6 + k] * d[2]
+        jacobian_columns(model, fw.w, b, local, fw.jac_body)
+        for l in range(6 * nv):
+            fw.jac[l] += sign * fw.jac_body[l]
+
+
+cdef inline void contact_soft_terms(const ForwardC* f, ForwardWork* fw, const ContactSetC* con,
+                             Py_ssize_t c, Py_ssize_t n, double tran) noexcept nogil:
+    """R and aref of contact c's n rows at fw.nefc (mj_makeImpedance, contact_regularizers
+    of rbd/constraints/impedance.py), and its cone when elliptic."""
+    cdef Py_ssize_t r, j, start = fw.nefc, condim = con.condim[c]
+    cdef const double* fr = con.friction + 5 * c
+    cdef const double* ref = con.solreffriction + 2 * c
+    cdef double solimp[5]
+    cdef double k, b, bb, imp, diag0, r0, r_first, mu, violation
+    cdef double dist = con.dist[c], margin = con.includemargin[c]
+    clamp_solimp(con.solimp + 5 * c, solimp)
+    imp = impedance(solimp, dist, margin)
+    stiffness_damping(con.solref + 2 * c, f.timestep, solimp[1], False, &k, &b)
+    violation = dist - margin
+    diag0 = tran if (condim == 1 or f.elliptic) else tran + fr[0] * fr[0] * tran
+    r0 = regularizer(imp, diag0)
+    for r in range(n):
+        # aref = −b J v − k d (pos − margin)   (mj_referenceConstraint)
+        fw.aref[start + r] = -b * fw.vel[r] - k * imp * violation
+        fw.R[start + r] = r0
+    if condim == 1:
+        return
+    r_first = r0 / max(MINVAL, f.impratio)
+    mu = fr[0] * sqrt(r_first / r0)
+    if not f.elliptic:
+        for r in range(n):
+            fw.R[start + r] = 2 * mu * mu * r0
+        return
+    # elliptic: R_1 = R_0 / impratio, R_{j+1} = R_1 μ_1² / μ_{j+1}²; friction rows without
+    # stiffness, damped by solreffriction when given
+    bb = b
+    if ref[0] != 0.0 or ref[1] != 0.0:
+        stiffness_damping(ref, 0.0, solimp[1], True, &k, &bb)
+    fw.R[start + 1] = r_first
+    for j in range(1, condim - 1):
+        fw.R[start + 1 + j] = r_first * fr[0] * fr[0] / (fr[j] * fr[j])
+    for r in range(1, condim):
+        fw.aref[start + r] = -bb * fw.vel[r] - 0.0
+    fw.cone_start[fw.ncone] = start
+    fw.cone_dim[fw.ncone] = condim
+    fw.cone_mu[fw.ncone] = mu
+    memcpy(fw.cone_friction + 5 * fw.ncone, fr, 5 * sizeof(double))
+    for r in range(condim):
+        fw.cone_at[start + r] = fw.ncone
+    fw.ncone += 1
+
+
+cdef int _contact_rows(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+                       const double* v) noexcept nogil:
+    """Rows of the active contacts of fw.con (mj_instantiateContact, mj_diagApprox,
+    mj_makeImpedance); 1 when they do not fit the workspace."""
+    cdef const ContactSetC* con = &fw.con
+    cdef Py_ssize_t c, r, j, n, nv = model.nv, g1, g2, b1, b2
+    cdef double tran, s
+    for c in range(con.n):
+        if con.exclude[c]:
+            continue
+        if fw.nefc + CONTACT_ROWS > fw.max_rows:
+            return 1
+        g1 = con.geom[2 * c]
+        g2 = con.geom[2 * c + 1]
+        b1 = f.geom_body[g1]
+        b2 = f.geom_body[g2]
+        contact_jacobian(model, fw, con.pos + 3 * c, b1, b2)
+        # Â of the normal: the bodies' translational weights (body_invweight0)
+        tran = 0.0
+        if b1 >= 0:
+            tran += f.geom_weight[g1]
+        if b2 >= 0:
+            tran += f.geom_weight[g2]
+        contact_frame_rows(fw, nv, con.frame + 9 * c, con.condim[c])
+        n = contact_rows(fw, nv, con.condim[c], con.friction + 5 * c, f.elliptic)
+        for r in range(n):
+            new_row_keep(fw, fw.nefc + r, CONTACT, c)
+            s = 0.0
+            for j in range(nv):
+                s += fw.J[(fw.nefc + r) * nv + j] * v[j]
+            fw.vel[r] = s
+        contact_soft_terms(f, fw, con, c, n, tran)
+        fw.nefc += n
+    return 0
+
+
+cdef inline void new_row_keep(ForwardWork* fw, Py_ssize_t r, int kind,
+                              int64_t ident) noexcept nogil:
+    # row r's kind and id, its J already written
+    fw.kind[r] = kind
+    fw.ids[r] = ident
+    fw.floss[r] = 0.0
+    fw.cone_at[r] = -1
+
+
+cdef inline void free_joint_bias(const ModelC* model, const double* v, double* b) noexcept nogil:
+    # b = ω × u on each free joint's linear entries, 0 elsewhere: MuJoCo's rows act on its
+    # free-joint acceleration (rbd.constraints.forward.free_joint_bias)
+    cdef Py_ssize_t i, vs
+    memset(b, 0, model.nv * sizeof(double))
+    for i in range(model.nb):
+        if model.jtype[i] == 6:                        # J_FREE
+            vs = model.v_start[i]
+            b[vs + 3] = v[vs + 1] * v[vs + 5] - v[vs + 2] * v[vs + 4]
+            b[vs + 4] = v[vs + 2] * v[vs + 3] - v[vs] * v[vs + 5]
+            b[vs + 5] = v[vs] * v[vs + 4] - v[vs + 1] * v[vs + 3]
+
+
+cdef inline int solve_pgs(const ForwardC* f, ForwardWork* fw) noexcept nogil:
+    # PGS (at least 2000 sweeps, as rbd.forward) in a workspace of this call's size
+    # (its Delassus matrix is nefc × nefc): 0, or 2 when M is not positive definite
+    cdef Py_ssize_t nv = f.nv, n = fw.nefc, nc = fw.ncone, status
+    cdef double* work = <double*>malloc((nv * nv + nv * n + n * n + 2 * n + 43 * nc + 1)
+                                        * sizeof(double))
+    if work == NULL:
+        return 2
+    status = c_solve_pgs(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, max(f.iterations, 2000),
+                         1e-15, work)
+    free(work)
+    return 2 if status else 0
+
+
+cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model, ForwardWork* fw,
+                                  const double* q, const double* v) noexcept nogil:
+    """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
+    (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
+    cdef Py_ssize_t nv = model.nv, r, j
+    cdef double s
+    fw.nefc = 0
+    fw.ncone = 0
+    _friction_rows(f, fw, v)
+    if f.limits:
+        _limit_rows(f, fw, q, v)
+    if _contact_rows(f, model, fw, v):
+        return 3
+    free_joint_bias(model, v, fw.bvec)
+    for r in range(fw.nefc):
+        # aref ← aref − J b;  D = 1 / R
+        s = 0.0
+        for j in range(nv):
+            s += fw.J[r * nv + j] * fw.bvec[j]
+        fw.aref[r] -= s
+        fw.D[r] = 1 / fw.R[r]
+    memcpy(fw.qdd, fw.a0, nv * sizeof(double))
+    if fw.nefc == 0:
+        return 0
+    fw.rows.nefc = fw.nefc
+    fw.rows.nf = fw.nf
+    fw.rows.ncone = fw.ncone
+    if f.pgs:
+        return solve_pgs(f, fw)
+    return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
+                               f.tolerance, &fw.nw) else 0
+
+
+cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
+                      const double* v, const double* tau) noexcept nogil:
+    """The forward pass at (q, v, τ) with the contact set in fw.con: fw.qdd, fw.force, the
+    rows (mj_forward); 0, or 1 (M not positive definite), 2 (solver), 3 (rows do not fit)."""
+    if smooth_dynamics(f, model, fw, q, v, tau):
+        return 1
+    return constrained_acceleration(f, model, fw, q, v)
+
+
+# the Python-facing classes
+
+cdef inline double* _doubles(list keep, Py_ssize_t n) except NULL:
+    arr = np.zeros(max(n, 1))
+    keep.append(arr)
+    return <double*>cnp.PyArray_DATA(arr)
+
+
+cdef inline int64_t* _int64s(list keep, Py_ssize_t n) except NULL:
+    arr = np.zeros(max(n, 1), dtype=np.int64)
+    keep.append(arr)
+    return <int64_t*>cnp.PyArray_DATA(arr)
+
+
+cdef inline Py_ssize_t* _indices(list keep, Py_ssize_t n) except NULL:
+    arr = np.zeros(max(n, 1), dtype=np.intp)
+    keep.append(arr)
+    return <Py_ssize_t*>cnp.PyArray_DATA(arr)
+
+
+cdef inline unsigned char* _bytes(list keep, Py_ssize_t n) except NULL:
+    arr = np.zeros(max(n, 1), dtype=np.uint8)
+    keep.append(arr)
+    return <unsigned char*>cnp.PyArray_DATA(arr)
+
+
+cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except -1:
+    con.n = 0
+    con.capacity = capacity
+    con.pos = _doubles(keep, 3 * capacity)
+    con.frame = _doubles(keep, 9 * capacity)
+    con.dist = _doubles(keep, capacity)
+    con.geom = _indices(keep, 2 * capacity)
+    con.condim = _indices(keep, capacity)
+    con.friction = _doubles(keep, 5 * capacity)
+    con.solref = _doubles(keep, 2 * capacity)
+    con.solreffriction = _doubles(keep, 2 * capacity)
+    con.solimp = _doubles(keep, 5 * capacity)
+    con.includemargin = _doubles(keep, capacity)
+    con.exclude = _bytes(keep, capacity)
+    return 0
+
+
+cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
+                    list keep) except -1:
+    # every array of one thread's ForwardWork, sized for ``capacity`` contacts
+    cdef Py_ssize_t mr = f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+    cdef Py_ssize_t mc = capacity
+    fw.M = _doubles(keep, nv * nv)
+    fw.L = _doubles(keep, nv * nv)
+    fw.bias = _doubles(keep, nv)
+    fw.a0 = _doubles(keep, nv)
+    fw.qdd = _doubles(keep, nv)
+    fw.jac = _doubles(keep, 6 * nv)
+    fw.jac_body = _doubles(keep, 6 * nv)
+    fw.frame_rows = _doubles(keep, 6 * nv)
+    fw.vel = _doubles(keep, CONTACT_ROWS)
+    fw.bvec = _doubles(keep, nv)
+    fw.a_step = _doubles(keep, nv)
+    fw.max_rows = mr
+    fw.nefc = fw.nf = fw.ncone = 0
+    fw.J = _doubles(keep, mr * nv)
+    fw.aref = _doubles(keep, mr)
+    fw.D = _doubles(keep, mr)
+    fw.R = _doubles(keep, mr)
+    fw.floss = _doubles(keep, mr)
+    fw.force = _doubles(keep, mr)
+    fw.kind = _int64s(keep, mr)
+    fw.ids = _int64s(keep, mr)
+    fw.cone_start = _indices(keep, mc)
+    fw.cone_dim = _indices(keep, mc)
+    fw.cone_mu = _doubles(keep, mc)
+    fw.cone_friction = _doubles(keep, 5 * mc)
+    fw.cone_at = _indices(keep, mr)
+    fw.rows.nv = nv
+    fw.rows.ne = 0
+    fw.rows.J, fw.rows.aref, fw.rows.D, fw.rows.R = fw.J, fw.aref, fw.D, fw.R
+    fw.rows.floss = fw.floss
+    fw.rows.cone_start, fw.rows.cone_dim = fw.cone_start, fw.cone_dim
+    fw.rows.cone_mu, fw.rows.cone_friction = fw.cone_mu, fw.cone_friction
+    fw.rows.cone_at = fw.cone_at
+    # the Newton workspace (solver_newton.pyx's _Workspace)
+    fw.nw.jar = _doubles(keep, mr)
+    fw.nw.force = _doubles(keep, mr)
+    fw.nw.Ja = _doubles(keep, mr)
+    fw.nw.Jstep = _doubles(keep, mr)
+    fw.nw.quadratic = _bytes(keep, mr + 1)
+    fw.nw.hcone = _doubles(keep, 36 * mc)
+    arr = np.zeros(mc + 1, dtype=np.intc)
+    keep.append(arr)
+    fw.nw.state = <int*>cnp.PyArray_DATA(arr)
+    fw.nw.Mstep = _doubles(keep, nv)
+    fw.nw.grad = _doubles(keep, nv)
+    fw.nw.step = _doubles(keep, nv)
+    fw.nw.H = _doubles(keep, nv * nv)
+    _bind_contacts(&fw.con, keep, capacity)
+    return 0
+
+
+cdef class ForwardWorkspace:
+    """The workspaces of ``nthreads`` threads, each for up to ``capacity`` contacts."""
+
+    def __init__(self, ForwardModel fm, int nthreads, Py_ssize_t capacity):
+        cdef CompiledBase cm = fm.compiled
+        cdef int t
+        self.keep = []
+        self.nthreads = nthreads
+        self.capacity = capacity
+        self.fw = <ForwardWork*>malloc(nthreads * sizeof(ForwardWork))
+        self.works = <Work*>malloc(nthreads * sizeof(Work))
+        if self.fw == NULL or self.works == NULL:
+            raise MemoryError()
+        buffer = np.zeros((nthreads, cm.data.size))
+        self.keep.append(buffer)
+        for t in range(nthreads):
+            cm._bind(&self.works[t], buffer[t])
+            self.fw[t].w = &self.works[t]
+            _bind_work(&self.fw[t], &fm.c, cm.m.nv, capacity, self.keep)
+
+    def __dealloc__(self):
+        free(self.fw)
+        free(self.works)
+
+
+cdef class ForwardModel:
+    """The static data of a model's compiled forward pass (``ForwardC``), built once.
+
+    Parameters
+    ----------
+    compiled : CompiledBase
+        :func:`rbd.algorithms.compiled` of the model.
+    data : dict
+        ``rbd.constraints.forward_compiled.kernel_data``: the arrays named as ``ForwardC``'s fields
+        and the options ``timestep``, ``impratio``.
+    max_contacts : int
+        Contacts a step can hold (the collision model's bound).
+    """
+
+    def __init__(self, CompiledBase compiled, dict data, Py_ssize_t max_contacts):
+        self.compiled = compiled
+        self.max_contacts = max_contacts
+        self._workspace = None
+        self._busy = False
+        ints = {k: np.ascontiguousarray(data[k], dtype=np.int64)
+                for k in ("friction_dof", "limit_q", "limit_v", "spring_q", "spring_v",
+                          "geom_body")}
+        reals = {k: np.ascontiguousarray(data[k], dtype=np.float64)
+                 for k in ("dof_weight", "damping", "friction_loss", "friction_b",
+                           "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
+                           "limit_solimp", "spring_k", "spring_ref", "geom_weight")}
+        self.keep = (ints, reals)
+        self.c.nv = compiled.m.nv
+        self.c.timestep = data["timestep"]
+        self.c.impratio = data["impratio"]
+        self.c.dof_weight = _const(reals["dof_weight"])
+        self.c.damping = _const(reals["damping"])
+        self.c.nfriction = len(ints["friction_dof"])
+        self.c.friction_dof = _const_int(ints["friction_dof"])
+        self.c.friction_loss = _const(reals["friction_loss"])
+        self.c.friction_b = _const(reals["friction_b"])
+        self.c.friction_R = _const(reals["friction_R"])
+        self.c.nlimit = len(ints["limit_q"])
+        self.c.limit_q = _const_int(ints["limit_q"])
+        self.c.limit_v = _const_int(ints["limit_v"])
+        self.c.limit_bound = _const(reals["limit_bound"])
+        self.c.limit_margin = _const(reals["limit_margin"])
+        self.c.limit_k = _const(reals["limit_k"])
+        self.c.limit_b = _const(reals["limit_b"])
+        self.c.limit_solimp = _const(reals["limit_solimp"])
+        self.c.nspring = len(ints["spring_q"])
+        self.c.spring_q = _const_int(ints["spring_q"])
+        self.c.spring_v = _const_int(ints["spring_v"])
+        self.c.spring_k = _const(reals["spring_k"])
+        self.c.spring_ref = _const(reals["spring_ref"])
+        self.c.ngeom = len(ints["geom_body"])
+        self.c.geom_body = _const_int(ints["geom_body"])
+        self.c.geom_weight = _const(reals["geom_weight"])
+        self.set_options("pyramidal", "newton", 100, 1e-14, True)
+
+    cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
+                         double tolerance, bint limits) except -1:
+        self.c.limits = limits
+        self.c.elliptic = cone == "elliptic"
+        self.c.pgs = solver == "pgs"
+        self.c.iterations = iterations
+        self.c.tolerance = tolerance
+        return 0
+
+    def workspace(self, int nthreads, Py_ssize_t capacity):
+        """A new :class:`ForwardWorkspace` for this model."""
+        return ForwardWorkspace(self, nthreads, capacity)
+
+    def forward(self, q, v, tau, contacts, str cone="pyramidal", str solver="newton",
+                Py_ssize_t iterations=100, double tolerance=1e-14, bint limits=True):
+        """The compiled forward pass at one state with a given contact set.
+
+        Parameters
+        ----------
+        q, v, tau : ndarray
+            Validated, float64.
+        contacts : rbd.constraints.collision.Contacts
+        cone, solver, iterations, tolerance, limits
+            As :func:`rbd.forward`.
+
+        Returns
+        -------
+        status, dict
+            ``status`` as ``forward_into``'s;
+            ``qdd``, ``qdd_smooth``, ``force``, the rows (``J``, ``aref``, ``D``, ``R``,
+            ``frictionloss``, ``nf``, ``cones``) and ``kinds`` (1, 2, 3), ``ids``.
+        """
+        cdef CompiledBase cm = self.compiled
+        cdef ForwardWorkspace ws
+        cdef ForwardWork* fw
+        cdef int status
+        cdef Py_ssize_t n = len(contacts), nv = cm.m.nv
+        cdef cnp.ndarray qc = np.ascontiguousarray(q, dtype=np.float64)
+        cdef cnp.ndarray vc = np.ascontiguousarray(v, dtype=np.float64)
+        cdef cnp.ndarray tc = np.ascontiguousarray(tau, dtype=np.float64)
+        self.set_options(cone, solver, iterations, tolerance, limits)
+        if self._busy or self._workspace is None or self._workspace.capacity < n:
+            ws = ForwardWorkspace(self, 1, max(n, self.max_contacts))
+            if not self._busy:
+                self._workspace = ws
+        else:
+            ws = self._workspace
+        fw = &ws.fw[0]
+        self.fill_contacts(&fw.con, contacts)
+        self._busy = True
+        try:
+            with nogil:
+                status = forward_into(&self.c, &cm.m, fw, <const double*>cnp.PyArray_DATA(qc),
+                                      <const double*>cnp.PyArray_DATA(vc),
+                                      <const double*>cnp.PyArray_DATA(tc))
+        finally:
+            if ws is self._workspace:
+                self._busy = False
+        return status, results(fw, nv)
+
+    cdef int fill_contacts(self, ContactSetC* con, contacts) except -1:
+        """Copy a Python contact set (``rbd.collide``'s ``Contacts``) into ``con``; −1 when it
+        holds more contacts than ``con.capacity``."""
+        cdef Py_ssize_t n = len(contacts)
+        if n > con.capacity:
+            return -1
+        con.n = n
+        if n == 0:
+            return 0
+        _copy(con.pos, contacts.pos, 3 * n)
+        _copy(con.frame, contacts.frame, 9 * n)
+        _copy(con.dist, contacts.dist, n)
+        _copy(con.friction, contacts.friction, 5 * n)
+        _copy(con.solref, contacts.solref, 2 * n)
+        _copy(con.solreffriction, contacts.solreffriction, 2 * n)
+        _copy(con.solimp, contacts.solimp, 5 * n)
+        _copy(con.includemargin, contacts.includemargin, n)
+        geom = np.ascontiguousarray(contacts.geom, dtype=np.intp)
+        condim = np.ascontiguousarray(contacts.condim, dtype=np.intp)
+        exclude = np.ascontiguousarray(contacts.exclude, dtype=np.uint8)
+        memcpy(con.geom, cnp.PyArray_DATA(geom), 2 * n * sizeof(Py_ssize_t))
+        memcpy(con.condim, cnp.PyArray_DATA(condim), n * sizeof(Py_ssize_t))
+        memcpy(con.exclude, cnp.PyArray_DATA(exclude), n)
+        return 0
+
+
+cdef inline const double* _const(cnp.ndarray a):
+    return <const double*>cnp.PyArray_DATA(a)
+
+
+cdef inline const int64_t* _const_int(cnp.ndarray a):
+    return <const int64_t*>cnp.PyArray_DATA(a)
+
+
+cdef inline void _copy(double* out, value, Py_ssize_t n):
+    arr = np.ascontiguousarray(value, dtype=np.float64)
+    memcpy(out, cnp.PyArray_DATA(arr), n * sizeof(double))
+
+
+cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
+    """The arrays of one ``forward_into`` call, copied out of the workspace."""
+    cdef Py_ssize_t n = fw.nefc, k
+    cones = []
+    for k in range(fw.ncone):
+        cones.append((fw.cone_start[k], fw.cone_dim[k], fw.cone_mu[k],
+                      np.array(<double[:5]>(fw.cone_friction + 5 * k))))
+    return {"qdd": np.array(<double[:nv]>fw.qdd), "qdd_smooth": np.array(<double[:nv]>fw.a0),
+            "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
+            "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
+            "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
+            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),
+            "kinds": np.array([int(fw.kind[k]) for k in range(n)], dtype=int),
+            "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
+
+
+cdef inline cnp.ndarray _take(double* p, Py_ssize_t n):
+    if n == 0:
+        return np.zeros(0)
+    return np.array(<double[:n]>p)

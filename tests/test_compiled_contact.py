@@ -1,0 +1,210 @@
+"""The compiled forward pass and contact step (``rbd/_kernels/forward.pyx``, ``contact.pyx``)
+against their reference texts, against MuJoCo, batched and when a run diverges.
+
+States come from a noisy MuJoCo run of gymnasium's MJCFs (1 s in, so that contacts and
+joint limits are active).  The compiled pass runs on the kernel backend only: these tests
+skip on the pure-Python path (``require_kernels``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd.constraints.forward_compiled import compiled_forward
+from rbd.simulation.contact import compiled_runs, euler_step
+from tests.helpers import RTOL_EXACT
+
+pytestmark = pytest.mark.usefixtures("require_kernels")
+
+#: The issue's bound on qpos over 0.2 s against MuJoCo (the Python step meets it with
+#: 1.4e-14, tests/test_contact_trajectories.py).
+ATOL_TRAJECTORY = 1e-6
+
+
+def _asset(name: str) -> str:
+    gymnasium = pytest.importorskip("gymnasium", reason="the models are gymnasium's MJCFs")
+    return os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets",
+                        name + ".xml")
+
+
+def _model_and_state(name: str, seconds: float = 1.0):
+    """rbd's model, MuJoCo's (Euler, Newton, tightened) and its data ``seconds`` into a run
+    from qpos0 + U(±0.05), qvel ~ 0.1 N(0, 1); the state as rbd's q, v."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the states and the reference run")
+    from rbd.mjcf import from_mujoco_state
+
+    path = _asset(name)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)      # left-out actuators
+        model = rbd.load_mjcf(path)
+    mm = mujoco.MjModel.from_xml_path(path)
+    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    mm.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON
+    mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
+    d = mujoco.MjData(mm)
+    rng = np.random.default_rng(0)
+    d.qpos[:] = mm.qpos0 + rng.uniform(-0.05, 0.05, mm.nq)
+    d.qvel[:] = 0.1 * rng.normal(size=mm.nv)
+    mujoco.mj_normalizeQuat(mm, d.qpos)
+    for _ in range(round(seconds / mm.opt.timestep)):
+        mujoco.mj_step(mm, d)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    return model, (mujoco, mm, d), q, v
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+@pytest.mark.parametrize("name", ["ant", "humanoid", "hopper", "walker2d", "half_cheetah"])
+def test_compiled_forward_equals_the_reference(name, cone):
+    model, _, q, v = _model_and_state(name)
+    assert compiled_forward(model) is not None               # the compiled pass runs
+    tau = np.random.default_rng(1).normal(size=model.nv)
+    ref = rbd.forward(model, q, v, tau, backend="reference", cone=cone)
+    ker = rbd.forward(model, q, v, tau, backend="kernel", cone=cone)
+    assert len(ref.contacts) > 0 and len(ref.force) > 0        # rows are active
+    np.testing.assert_array_equal(ker.kinds, ref.kinds)
+    np.testing.assert_array_equal(ker.ids, ref.ids)
+    scale = 1 + np.abs(ref.qdd).max()
+    np.testing.assert_allclose(ker.qdd, ref.qdd, rtol=0, atol=RTOL_EXACT * scale)
+    np.testing.assert_allclose(ker.qdd_smooth, ref.qdd_smooth, rtol=0, atol=RTOL_EXACT * scale)
+    np.testing.assert_allclose(ker.force, ref.force, rtol=0,
+                               atol=RTOL_EXACT * (1 + np.abs(ref.force).max()))
+    np.testing.assert_allclose(ker.rows.R, ref.rows.R, rtol=RTOL_EXACT)
+    np.testing.assert_allclose(ker.rows.aref, ref.rows.aref, rtol=0,
+                               atol=RTOL_EXACT * (1 + np.abs(ref.rows.aref).max()))
+
+
+def test_compiled_forward_pgs_and_without_limits():
+    model, _, q, v = _model_and_state("hopper")
+    for kwargs in ({"solver": "pgs"}, {"limits": False}, {"contacts": False}):
+        ref = rbd.forward(model, q, v, backend="reference", **kwargs)
+        ker = rbd.forward(model, q, v, backend="kernel", **kwargs)
+        np.testing.assert_array_equal(ker.kinds, ref.kinds)
+        np.testing.assert_allclose(ker.qdd, ref.qdd, rtol=0,
+                                   atol=RTOL_EXACT * (1 + np.abs(ref.qdd).max()))
+
+
+def test_models_with_equalities_or_fluid_keep_the_python_pass():
+    swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces
+    assert compiled_forward(swimmer) is None
+    welded = rbd.load_mjcf("""<mujoco><worldbody>
+      <body name="a"><joint name="h" type="hinge"/><geom size="0.1" mass="1"/></body>
+      <body name="b" pos="1 0 0"><joint name="g" type="hinge"/><geom size="0.1" mass="1"/></body>
+      </worldbody><equality><joint joint1="h" joint2="g"/></equality></mujoco>""")
+    assert compiled_forward(welded) is None
+    assert compiled_forward(welded, constraints=()) is not None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["ant", "humanoid"])
+def test_compiled_step_equals_the_python_step(name):
+    """Each compiled step from a recorded state gives the Python step's next state."""
+    model, (_, mm, _), q, v = _model_and_state(name)
+    steps = 4
+    traj = compiled_runs(model, q[None], v[None], steps, mm.opt.timestep)[0]
+    assert len(traj.t) == steps + 1 and traj.contact_count.max() > 0
+    for k in range(steps):
+        q1, v1, a, ncon = euler_step(model, traj.q[k], traj.v[k], None, mm.opt.timestep,
+                                     backend="reference")
+        np.testing.assert_allclose(traj.q[k + 1], q1, rtol=0, atol=RTOL_EXACT)
+        np.testing.assert_allclose(traj.v[k + 1], v1, rtol=0,
+                                   atol=RTOL_EXACT * (1 + np.abs(v1).max()))
+        np.testing.assert_allclose(traj.a[k], a, rtol=0, atol=RTOL_EXACT * (1 + np.abs(a).max()))
+        assert traj.contact_count[k] == ncon
+
+
+@pytest.mark.slow
+def test_compiled_run_follows_mujoco_for_0_2_s():
+    from rbd.mjcf import to_mujoco_state
+
+    model, (mujoco, mm, d), q, v = _model_and_state("ant", seconds=0.5)
+    steps = round(0.2 / mm.opt.timestep)
+    traj = compiled_runs(model, q[None], v[None], steps, mm.opt.timestep)[0]
+    expected = [d.qpos.copy()]
+    for _ in range(steps):
+        mujoco.mj_step(mm, d)
+        expected.append(d.qpos.copy())
+    expected = np.array(expected)
+    assert np.abs(expected[-1] - expected[0]).max() > 1e-3     # the window is not at rest
+    assert traj.contact_count.max() > 0
+    np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], expected, rtol=0,
+                               atol=ATOL_TRAJECTORY)
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:simulate. the initial state is outside:RuntimeWarning")
+def test_batched_run_equals_single_runs_on_any_thread_count():
+    model, (_, mm, _), q, v = _model_and_state("ant")
+    rng = np.random.default_rng(2)
+    q0 = np.array([q, q, q])
+    q0[1:, 7:] += rng.uniform(-0.05, 0.05, (2, model.nq - 7))
+    v0 = np.array([v, v + 0.1 * rng.normal(size=model.nv), v])
+    single = [compiled_runs(model, q0[k:k + 1], v0[k:k + 1], 6, mm.opt.timestep)[0]
+              for k in range(3)]
+    for threads in (1, 2):
+        batch = compiled_runs(model, q0, v0, 6, mm.opt.timestep, record_every=2,
+                              num_threads=threads)
+        for k in range(3):
+            np.testing.assert_array_equal(batch[k].q, single[k].q[::2])
+            np.testing.assert_array_equal(batch[k].v, single[k].v[::2])
+            np.testing.assert_array_equal(batch[k].contact_count, single[k].contact_count[::2])
+    for run in single:                       # energies recorded in the run, as rbd's
+        np.testing.assert_allclose(run.kinetic, rbd.kinetic_energy(model, run.q, run.v),
+                                   rtol=RTOL_EXACT)
+        np.testing.assert_allclose(run.potential, rbd.potential_energy(model, run.q),
+                                   rtol=RTOL_EXACT)
+    traj = rbd.simulate(model, q0, v0, 6 * mm.opt.timestep, mm.opt.timestep,
+                        integrator="euler")                    # simulate's batched path
+    np.testing.assert_array_equal(traj.q[1], single[1].q)
+    np.testing.assert_array_equal(traj.contact_count[2], single[2].contact_count)
+
+
+def _stiff_pendulum():
+    """An explicit spring far too stiff for the step: each step multiplies the swing by ~h²k.
+    (No geoms: the Python step's collision refuses the non-finite poses of a diverged state.)"""
+    return rbd.load_mjcf("""<mujoco><option timestep="0.01"/><worldbody>
+      <body name="arm"><joint name="j" type="hinge" axis="0 1 0" stiffness="1e12"/>
+        <inertial pos="0 0 -1" mass="1" diaginertia="0.01 0.01 0.01"/></body>
+      </worldbody></mujoco>""")
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")      # overflow on the Python path
+def test_a_diverging_run_stops_with_what_it_computed():
+    model = _stiff_pendulum()
+    assert compiled_forward(model) is not None
+    q0, v0 = np.array([0.1]), np.zeros(1)
+    with pytest.raises(rbd.SimulationError, match="diverged") as compiled:
+        rbd.simulate(model, q0, v0, 1.0, 0.01, integrator="euler")
+    with pytest.raises(rbd.SimulationError, match="diverged") as python:
+        rbd.simulate(model, q0, v0, 1.0, 0.01, integrator="euler", backend="reference")
+    ker, ref = compiled.value.trajectory, python.value.trajectory
+    assert compiled.value.diverged_at == python.value.diverged_at < 1.0
+    np.testing.assert_array_equal(ker.t, ref.t)
+    assert np.all(np.isfinite(ker.q)) and len(ker.t) > 2
+    np.testing.assert_allclose(ker.q, ref.q, rtol=RTOL_EXACT)
+    with pytest.raises(rbd.SimulationError) as batch:           # one of two diverges
+        rbd.simulate(model, np.array([[0.1], [0.0]]), np.zeros((2, 1)), 1.0, 0.01,
+                     integrator="euler")
+    np.testing.assert_array_equal(batch.value.diverged, [0])
+    assert np.all(batch.value.trajectory.q[1] == 0.0)           # the other rests
+
+
+def test_compiled_forward_follows_a_changed_time_step():
+    """solref's time constant is at least two steps: the compiled pass's static data follow
+    ``model.mujoco_options`` when it changes (a ball resting 1 cm into the floor)."""
+    model = rbd.load_mjcf("""<mujoco><option timestep="0.002"/><worldbody>
+      <geom type="plane" size="0 0 1"/><body pos="0 0 0.09"><freejoint/>
+      <geom type="sphere" size="0.1" mass="1"/></body></worldbody></mujoco>""")
+    q, v = rbd.neutral(model), np.zeros(6)
+    q[2] = 0.09
+    before = rbd.forward(model, q, v).qdd
+    model.mujoco_options = {**model.mujoco_options, "timestep": 0.05}
+    after = rbd.forward(model, q, v).qdd
+    ref = rbd.forward(model, q, v, backend="reference").qdd
+    assert abs(after[5] - before[5]) > 1.0                      # a softer contact now
+    np.testing.assert_allclose(after, ref, rtol=0, atol=RTOL_EXACT * (1 + np.abs(ref).max()))
