@@ -272,15 +272,15 @@ cdef inline void free_joint_bias(const ModelC* model, const double* v, double* b
 
 
 cdef inline int solve_pgs(const ForwardC* f, ForwardWork* fw) noexcept nogil:
-    # PGS (at least 2000 sweeps, as rbd.forward) in a workspace of this call's size
+    # PGS (the call's iterations and tolerance, as rbd.forward) in a workspace of this call's size
     # (its Delassus matrix is nefc × nefc): 0, or 2 when M is not positive definite
     cdef Py_ssize_t nv = f.nv, n = fw.nefc, nc = fw.ncone, status
     cdef double* work = <double*>malloc((nv * nv + nv * n + n * n + 2 * n + 43 * nc + 1)
                                         * sizeof(double))
     if work == NULL:
         return 2
-    status = c_solve_pgs(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, max(f.iterations, 2000),
-                         1e-15, work)
+    status = c_solve_pgs(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
+                         f.tolerance, work)
     free(work)
     return 2 if status else 0
 
