@@ -105,5 +105,6 @@ __all__ = [
 
 # contact detection and the whole forward pass with contacts, joint limits and friction
 # loss (mj_forward), imported last: rbd.constraints reads the public functions above
+from .constraints import forward_compiled as _forward_compiled  # noqa: E402,F401
 from .constraints.collision import collide_model as collide  # noqa: E402
 from .constraints.forward import forward  # noqa: E402

@@ -38,6 +38,7 @@ REFERENCE = ROOT / "reference"
 
 #: The dispatch / validation layer: no derivation, so no reference twin.
 NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrained_batch",
+           "_constrained_state",
            # three builds of the lane texts soa.pxi, soa_rollout.pxi and soa_crba.pxi
            # (checked against rnea.pyx, aba.pyx, rollout.pyx and crba.pyx in
            # tests/test_soa.py and tests/test_soa_rollout.py)

@@ -9,7 +9,7 @@ One ``ConstrainedModel`` per model and tuple of constraints (kept by
 :func:`rbd.constrained_dynamics`) validates a state or a stack of states once
 (:class:`rbd.InputError` naming the argument) and runs them with the GIL
 released, a stack in parallel (``prange``, one workspace and one scratch
-arena per thread).  Per state (``state_terms``, ``constrained.pyx``): one
+arena per thread).  Per state (``state_terms``, ``_constrained_state.pyx``): one
 outward pass over the joints, the rows ``φ``, ``J``, ``γ`` (``γ ← γ − kd J q̇ −
 kp φ``), ``M`` and its tree-sparse factor ``M = Lᵀ L`` (``ltl``, ``crba.pxd``),
 ``Y = L⁻ᵀ Jᵀ``, ``G = Yᵀ Y``, ``h`` (RNEA at ``q̈ = 0``) and
@@ -26,9 +26,9 @@ from libc.string cimport memcpy
 from rbd._kernels._args cimport as_array, batch_of, check_finite
 from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_augmented,
-                                       solve_impulse, solve_kkt, solve_proximal, solve_schur,
-                                       state_terms)
+from rbd._kernels._constrained_state cimport solve_augmented, state_terms
+from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_impulse,
+                                       solve_kkt, solve_proximal, solve_schur)
 from rbd._kernels.constraints cimport Rows, bind_rows
 
 import numpy as np

@@ -1,9 +1,9 @@
 # cython: language_level=3
 """The compiled twin of a :class:`rbd.Model`: flat typed arrays, a workspace, validation.
 
-The dispatch and validation layer of the kernels, not a derivation (no reference
-twin; the reference path validates in :mod:`rbd.algorithms` with the same
-conversions from :mod:`rbd._validation`).  ``CompiledModel(model)`` is a
+The dispatch and validation layer of the kernels, not a derivation: it has
+no reference twin (the reference path validates in :mod:`rbd.algorithms` with
+the same conversions from :mod:`rbd._validation`).  ``CompiledModel(model)`` is a
 ``CompiledBase`` (``_base.pyx``: ``ModelC`` of ``_model.pxd`` filled from
 ``model.flat_arrays()``, a workspace, an :class:`rbd.data.Data`).  Its methods,
 behind ``rbd.rnea``, ``rbd.crba``, ``rbd.aba``, ..., check their arguments in

@@ -71,13 +71,3 @@ cdef int solve_proximal(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t 
 cdef Py_ssize_t solve_impulse(const ModelC* model, Arena* s, Py_ssize_t m, Py_ssize_t nv,
                               const double* v_minus, double e, double* v_plus,
                               double* Lam) noexcept nogil
-cdef int state_terms(const ModelC* model, Work* w, const Rows* r, Arena* s, const double* q,
-                     const double* qd, const double* tau, const double* f_ext, double kp,
-                     double kd) noexcept nogil
-cdef int solve_augmented(const ModelC* model, Work* w, Arena* s, Py_ssize_t m, Py_ssize_t nv,
-                         const double* q, const double* qd, const double* tau,
-                         const double* f_ext, double* qdd, double* f) noexcept nogil
-cdef int kkt_acceleration(const ModelC* model, Work* w, const Rows* r, double* base,
-                          const double* q, const double* qd, const double* tau,
-                          const double* f_ext, double kp, double kd,
-                          double* qdd) noexcept nogil

@@ -38,10 +38,7 @@ from rbd._kernels.rnea cimport velocity_step
 
 cnp.import_array()
 
-cdef enum:
-    K_POINT = 0
-    K_FRAME = 1
-    K_COUPLING = 2
+# the constraint kinds K_POINT, K_FRAME, K_COUPLING: constraints.pxd
 
 
 cdef void constraint_motion(const ModelC* model, Work* w, const double* q,
@@ -217,23 +214,6 @@ cdef void c_constraint_rows(const ModelC* model, Work* w, const Rows* r, const d
     if motion:
         constraint_motion(model, w, q, qd)
     rows_after_motion(model, w, r, q, qd, phi, J, gamma)
-
-
-cdef void rows_after_motion(const ModelC* model, Work* w, const Rows* r, const double* q,
-                            const double* qd, double* phi, double* J,
-                            double* gamma) noexcept nogil:
-    """The rows of ``c_constraint_rows`` once ``constraint_motion`` has run at (q, q̇)."""
-    cdef Py_ssize_t nv = model.nv, k, row = 0
-    cdef const int64_t* c
-    for k in range(r.n):
-        c = r.code + 8 * k
-        if c[0] == K_COUPLING:
-            coupling_rows(q, qd, nv, c[2], c[3], c[4], c[5], r.coef + c[6], c[7],
-                          phi + row, J + row * nv, gamma + row)
-        else:
-            anchor_rows(model, w, q, <int>c[0], c[2], c[3], r.T + 32 * k, r.T + 32 * k + 16,
-                        phi + row, J + row * nv, gamma + row)
-        row += c[1]
 
 
 def constraint_rows(CompiledBase cm, const double[::1] q, const double[::1] qd, packed):

@@ -28,7 +28,7 @@ the commanded force and the energies.
 With bilateral constraints (``Control.rows``) every evaluation is the
 acceleration of :func:`rbd.constrained_dynamics` (method ``"kkt"``, the
 Baumgarte gains of ``Control``) instead of the ABA's: ``kkt_acceleration`` of
-``constrained.pyx``, the rows, the CRBA, the tree-sparse factor of ``M`` and the
+``_constrained_state.pyx``, the rows, the CRBA, the tree-sparse factor of ``M`` and the
 solve; the steppers are the same.  Each sample then holds ``φ(q)`` and ``J(q) v``.
 
 ``rollout`` returns 0, ``1 + i`` when the pivot ``D_i`` of body ``i`` is not
@@ -45,7 +45,8 @@ from rbd._kernels._base cimport interrupted
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels._spatial cimport cross3, dot3, mat3_vec, quat_to_rot_T
 from rbd._kernels.aba cimport aba
-from rbd._kernels.constrained cimport Arena, arena, kkt_acceleration
+from rbd._kernels._constrained_state cimport kkt_acceleration
+from rbd._kernels.constrained cimport Arena, arena
 from rbd._kernels.constraints cimport c_constraint_rows
 from rbd._kernels.kinematics cimport integrate, kinetic_energy, potential_energy
 

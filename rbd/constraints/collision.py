@@ -1,35 +1,27 @@
 r"""Collision detection between geoms: filters, broad phase, narrow phase, contact parameters.
 
-The stage follows MuJoCo's ``mj_collision`` (``engine_collision_driver.c``;
-"Computation" chapter, *Collision detection* and *margin and gap*) so that an
-MJCF file gives the same contact set as MuJoCo:
+The stage follows MuJoCo's ``mj_collision`` (``engine_collision_driver.c``; "Computation"
+chapter, *Collision detection* and *margin and gap*) so that an MJCF file gives MuJoCo's set:
 
-1. **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): two
-   geoms are tested only if their bodies are not welded together, not both
-   static, not parent and child (``filterparent``: the weld body of one is the
-   weld parent of the other, neither being the world), the body pair is not
-   excluded (``<contact><exclude>``), and ``contype & conaffinity`` of one meets
-   the other's.  Explicit pairs (``<contact><pair>``) bypass these filters.
-2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis
-   bounding boxes of the non-plane geoms (each the intersection of the geom's
-   rotated local box and its bounding sphere, grown by its ``margin + gap``, as
-   MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every
-   geom.  Survivors pass MuJoCo's bounding-sphere test (``mj_filterSphere``)
-   with the pair's ``margin + gap``.
-3. **Narrow phase**: the pair routine of :data:`PAIR_FUNCTIONS` called with
-   ``margin + gap``: a contact is kept when its distance is below it.  It is
-   *active* (``exclude`` False) when its distance is below ``includemargin =
-   margin``: MuJoCo's margin-and-gap semantics since 3.9 (4.0 included);
-   before 3.9 it detected at ``margin`` and set ``includemargin = margin - gap``.
-4. **Parameters** (:func:`mix_parameters`, MuJoCo's ``mj_contactParam``): the
-   geom of higher ``priority`` gives condim, solref, solimp and friction; on a
-   tie condim and friction are the maxima, solref and solimp are mixed by
-   ``solmix`` (solref's minimum when either is in MuJoCo's direct, negative form).
+1. **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): two geoms are tested
+   only if their bodies are not welded together, not both static, not parent and child
+   (``filterparent``: the weld body of one is the weld parent of the other, neither the
+   world), the body pair is not excluded (``<contact><exclude>``), and ``contype &
+   conaffinity`` of one meets the other's.  Explicit pairs (``<contact><pair>``) bypass them.
+2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis boxes of the
+   non-plane geoms (the rotated local box cut by the bounding sphere, grown by ``margin +
+   gap``: MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every geom.
+   Survivors pass the bounding-sphere test (``mj_filterSphere``) with the pair's ``margin + gap``.
+3. **Narrow phase**: the routine of :data:`PAIR_FUNCTIONS` with ``margin + gap`` keeps a contact
+   below it; it is *active* (``exclude`` False) below ``includemargin = margin`` (MuJoCo's
+   semantics since 3.9; before, detection at ``margin`` and ``includemargin = margin - gap``).
+4. **Parameters** (:func:`mix_parameters`, ``mj_contactParam``): the geom of higher
+   ``priority`` gives condim, solref, solimp and friction; on a tie condim and friction are
+   the maxima, solref and solimp mixed by ``solmix`` (solref's minimum in the direct form).
 
-Contacts come in MuJoCo's order: body pairs by (lower body index, higher body
-index), explicit pairs of a body pair first, then the geom pairs of the body
-pair by geom index; geom 1 of a contact is the one of lower kind in the order
-plane < sphere < capsule < ellipsoid < cylinder < box.
+Contacts come in MuJoCo's order: body pairs by (lower, higher body index), explicit pairs of a
+body pair first, then its geom pairs by geom index; geom 1 is the one of lower kind in the
+order plane < sphere < capsule < ellipsoid < cylinder < box.
 """
 
 from __future__ import annotations
@@ -571,14 +563,10 @@ _CompiledModel = None
 def static_table(geoms: Sequence, bodies: BodyTree | None = None,
                  pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
                  filterparent: bool = True) -> dict:
-    """What the compiled stage keeps of the geoms: per geom and per candidate pair, arrays.
-
-    The arguments of ``rbd._kernels.collision.CollisionModel``: the geoms' kind codes,
-    bodies (row ``b - 1`` of the body poses for body ``b`` of ``bodies.names``; -1 the
-    world), sizes, poses in their bodies, margins, gaps, bounding radii and local
-    half-sizes, and the pairs of :func:`candidate_pairs` (those MuJoCo never collides
-    left out) with :func:`pair_parameters` (friction raised to :data:`MIN_FRICTION`).
-    Each geom record needs a ``pose`` (4, 4) in its body's frame.
+    """The arguments of ``rbd._kernels.collision.CollisionModel``: per geom its kind code, body
+    (row ``b - 1`` of the body poses for body ``b`` of ``bodies.names``; -1 the world), size,
+    ``pose`` (4, 4) in its body, margin, gap, bounding radius and local half-sizes; the pairs
+    of :func:`candidate_pairs` (less those MuJoCo never collides) with :func:`pair_parameters`.
 
     Raises
     ------

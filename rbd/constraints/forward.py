@@ -45,7 +45,18 @@ from .impedance import (
     stiffness_damping,
 )
 from .kinds import active_constraints
-from .mujoco_model import TOLERANCE, disabled, own_slices, solver_settings  # noqa: F401
+from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
+    DEFAULT_OPTIONS,
+    LIMIT_SOLIMP,
+    LIMIT_SOLREF,
+    TOLERANCE,
+    disabled,
+    joint_softness,
+    options,
+    own_slices,
+    solref_timestep,
+    solver_settings,
+)
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
     tendon_equality_rows,
@@ -55,11 +66,11 @@ from .tendon_rows import (
     tendons,
 )
 
-#: MuJoCo's defaults of ``<option>`` and of joint limits
-#: (``mj_defaultOption``, ``mjs_defaultJoint``).
-DEFAULT_OPTIONS = {"timestep": 0.002, "impratio": 1.0, "cone": "pyramidal"}
-LIMIT_SOLREF = (0.02, 1.0)
-LIMIT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+#: The compiled pass (``rbd/_kernels/forward.pyx``): ``(compiled_forward, compiled_pass)`` of
+#: :mod:`.forward_compiled`, which sets it when it is imported (``import rbd`` does); while it is
+#: None, :func:`forward` takes the Python pass.  (That module builds on this one's helpers, so
+#: this one cannot import it.)
+COMPILED = None
 
 
 @dataclasses.dataclass
@@ -96,19 +107,6 @@ class ForwardResult:
     kinds: np.ndarray
     ids: np.ndarray
     M: np.ndarray | None = None
-
-
-def options(model) -> dict:
-    """The solver options of ``model`` (from its MJCF ``<option>``), MuJoCo's defaults elsewhere."""
-    found = dict(DEFAULT_OPTIONS)
-    found.update(getattr(model, "mujoco_options", None) or {})
-    return found
-
-
-def solref_timestep(model, timestep: float) -> float:
-    """The time step :func:`.impedance.safe_solref` bounds time constants with: zero (no
-    bound) when the ``refsafe`` flag is disabled (``getsolparam``)."""
-    return 0.0 if disabled(model, "refsafe") else timestep
 
 
 def reference_configuration(model) -> np.ndarray:
@@ -158,41 +156,6 @@ def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
         elif kind == "spherical":
             dof[vs] = np.mean(dof[vs])
     return body, dof
-
-
-def joint_softness(model) -> dict:
-    r"""Per dof: MuJoCo's joint spring and the solver parameters of limits and friction loss.
-
-    From the MJCF joints (``model.mujoco_joints``), MuJoCo's defaults elsewhere
-    (a URDF or a built model): ``solreflimit``, ``solreffriction`` (nv, 2),
-    ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
-    and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
-
-    The model keeps the result (read-only arrays) for the ``model.mujoco_joints`` it was
-    read from: assign a new dict to change them, not its entries in place.
-    """
-    given = getattr(model, "mujoco_joints", None) or {}
-    # kept with the dict it was read from: assigning a new model.mujoco_joints is seen
-    kept = model._derived(("joint_softness", id(given)),
-                          lambda: (given, _joint_softness(model, given)))
-    return kept[1] if kept[0] is given else _joint_softness(model, given)
-
-
-def _joint_softness(model, given: dict) -> dict:
-    """:func:`joint_softness`, computed (read-only arrays: the model keeps them)."""
-    nv = model.nv
-    out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
-           "solreffriction": np.tile(LIMIT_SOLREF, (nv, 1)),
-           "solimplimit": np.tile(LIMIT_SOLIMP, (nv, 1)),
-           "solimpfriction": np.tile(LIMIT_SOLIMP, (nv, 1)),
-           "margin": np.zeros(nv), "stiffness": np.zeros(nv), "springref": np.zeros(nv)}
-    for _, body, vs in own_slices(model, "v"):
-        for key, value in given.get(body.joint_name, {}).items():
-            if key in out:                  # qpos_spring, springdamper: per joint
-                out[key][vs] = value
-    for value in out.values():
-        value.setflags(write=False)
-    return out
 
 
 def _quat_difference(qa, qb) -> np.ndarray:
@@ -553,23 +516,11 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     """
     from ..algorithms.dynamics import crba, nonlinear_effects
 
-    if solver not in ("newton", "pgs"):
-        raise InputError(f"solver: expected 'newton' or 'pgs', got {solver!r}")
     opts = options(model)
-    cone = opts["cone"] if cone is None else cone
-    if cone not in ("pyramidal", "elliptic"):
-        raise InputError(f"cone: expected 'pyramidal' or 'elliptic', got {cone!r}")
-    q = np.asarray(q, float)
-    v = np.asarray(v, float)
-    if q.shape != (model.nq,) or v.shape != (model.nv,):
-        raise InputError(f"q, v: expected shapes ({model.nq},), ({model.nv},), "
-                         f"got {q.shape}, {v.shape}")
-    tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
-    if tau.shape != (model.nv,):
-        raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
-    from .forward_compiled import compiled_forward, compiled_pass
-
-    if resolve(backend) == "kernel" and (fm := compiled_forward(model, constraints)):
+    q, v, tau, cone = _arguments(model, q, v, tau, solver, opts["cone"] if cone is None else cone)
+    if (COMPILED is not None and resolve(backend) == "kernel"
+            and (fm := COMPILED[0](model, constraints))):
+        compiled_pass = COMPILED[1]
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         return compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver,
                              iterations, tolerance)
@@ -596,17 +547,9 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
                               else _friction_rows(model, v, dof_weight, timestep))
     Jl, al, Rl, idl = _limit_rows(model, q, v, dof_weight, timestep) if limits else ([], [], [], [])
     if tendons(model):              # fixed tendons: after each kind's own rows, as MuJoCo
-        if constraints is None and not (no_rows or disabled(model, "equality")):
-            Jt, at, Rt, idt = tendon_equality_rows(model, q, v, timestep)
-            if Jt:
-                Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
-                Re, ide = np.concatenate([Re, Rt]), ide + [len(equalities) + i for i in idt]
-        if not (no_rows or disabled(model, "frictionloss")):
-            Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
-            Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
-        if limits:
-            Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)
-            Jl, al, Rl, idl = Jl + Jt, al + at, Rl + Rt, idl + idt
+        (Je, ae, Re, ide), (Jf, af, Rf, floss, idf), (Jl, al, Rl, idl) = _with_tendon_rows(
+            model, q, v, timestep, constraints is None and not no_rows, limits, len(equalities),
+            (Je, ae, Re, ide), (Jf, af, Rf, floss, idf), (Jl, al, Rl, idl))
     if contacts and getattr(model, "geoms", ()):
         if poses is None:
             from ..algorithms.kinematics import forward_kinematics
@@ -619,28 +562,70 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         found = collide((), np.zeros((0, 4, 4)))
     Jc, ac, Rc, idc, cones = _contact_rows(model, q, v, found, weight_of, cone,
                                            float(opts["impratio"]), timestep, poses=poses)
-    ne, nf = len(ae), len(Jf)
-    offset = ne + nf + len(Jl)
-    cones = tuple((s + offset, d, mu, fr) for s, d, mu, fr in cones)
-    J = np.vstack([np.array(Jf, float).reshape(len(Jf), model.nv),
-                   np.array(Jl, float).reshape(len(Jl), model.nv), *Jc])
-    aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
-    R = np.concatenate([Re, np.array(Rf, float), np.array(Rl, float), *Rc])
-    if len(aref):               # MuJoCo's rows act on its free-joint acceleration
-        aref = aref - J @ free_joint_bias(model, v)
-    J, aref = np.vstack([Je, J]), np.concatenate([ae, aref])
-    frictionloss = np.zeros(len(aref))
-    frictionloss[ne:ne + nf] = floss
-    rows = ConstraintRows(J=J, aref=aref, D=1 / R if len(R) else R, R=R, ne=ne, nf=nf,
-                          frictionloss=frictionloss, cones=cones)
-    if len(aref) == 0:
+    rows = _stacked_rows(model, v, (Je, ae, Re), (Jf, af, Rf, floss), (Jl, al, Rl),
+                         (Jc, ac, Rc, cones))
+    if len(rows.aref) == 0:
         qdd, force = a0, np.zeros(0)
     else:
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         solve = solvers(backend)[0 if solver == "newton" else 1]
         qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance)
-    kinds = np.array(["equality"] * ne + ["friction"] * nf + ["limit"] * len(Jl)
+    kinds = np.array(["equality"] * rows.ne + ["friction"] * rows.nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)
     return ForwardResult(qdd=qdd, qdd_smooth=a0, force=force, contacts=found, rows=rows,
                          kinds=kinds, ids=ids, M=M)
+
+
+def _arguments(model, q, v, tau, solver, cone) -> tuple:
+    """``q, v, tau`` as float arrays of the model's sizes and the cone, or InputError."""
+    if solver not in ("newton", "pgs"):
+        raise InputError(f"solver: expected 'newton' or 'pgs', got {solver!r}")
+    if cone not in ("pyramidal", "elliptic"):
+        raise InputError(f"cone: expected 'pyramidal' or 'elliptic', got {cone!r}")
+    q, v = np.asarray(q, float), np.asarray(v, float)
+    if q.shape != (model.nq,) or v.shape != (model.nv,):
+        raise InputError(f"q, v: expected shapes ({model.nq},), ({model.nv},), "
+                         f"got {q.shape}, {v.shape}")
+    tau = np.zeros(model.nv) if tau is None else np.asarray(tau, float)
+    if tau.shape != (model.nv,):
+        raise InputError(f"tau: expected shape ({model.nv},), got {tau.shape}")
+    return q, v, tau, cone
+
+
+def _with_tendon_rows(model, q, v, timestep, equality, limits, nequalities, eq, fr, lim):
+    """The equality, friction-loss and limit rows with the fixed tendons' rows after each
+    kind's own (MuJoCo's order; ``equality`` and ``limits`` switch those kinds)."""
+    (Je, ae, Re, ide), (Jf, af, Rf, floss, idf), (Jl, al, Rl, idl) = eq, fr, lim
+    if equality and not disabled(model, "equality"):
+        Jt, at, Rt, idt = tendon_equality_rows(model, q, v, timestep)
+        if Jt:
+            Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
+            Re, ide = np.concatenate([Re, Rt]), ide + [nequalities + i for i in idt]
+    if not (disabled(model, "constraint") or disabled(model, "frictionloss")):
+        Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
+        Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
+    if limits:
+        Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)
+        Jl, al, Rl, idl = Jl + Jt, al + at, Rl + Rt, idl + idt
+    return (Je, ae, Re, ide), (Jf, af, Rf, floss, idf), (Jl, al, Rl, idl)
+
+
+def _stacked_rows(model, v, eq, fr, lim, con) -> ConstraintRows:
+    """The rows in MuJoCo's order (equality, friction loss, limits, contacts); MuJoCo's rows
+    other than the equalities act on its free-joint acceleration (:func:`free_joint_bias`)."""
+    (Je, ae, Re), (Jf, af, Rf, floss), (Jl, al, Rl), (Jc, ac, Rc, cones) = eq, fr, lim, con
+    ne, nf = len(ae), len(Jf)
+    offset = ne + nf + len(Jl)
+    cones = tuple((s + offset, d, mu, f) for s, d, mu, f in cones)
+    J = np.vstack([np.array(Jf, float).reshape(len(Jf), model.nv),
+                   np.array(Jl, float).reshape(len(Jl), model.nv), *Jc])
+    aref = np.concatenate([np.array(af, float), np.array(al, float), *ac])
+    R = np.concatenate([Re, np.array(Rf, float), np.array(Rl, float), *Rc])
+    if len(aref):
+        aref = aref - J @ free_joint_bias(model, v)
+    J, aref = np.vstack([Je, J]), np.concatenate([ae, aref])
+    frictionloss = np.zeros(len(aref))
+    frictionloss[ne:ne + nf] = floss
+    return ConstraintRows(J=J, aref=aref, D=1 / R if len(R) else R, R=R, ne=ne, nf=nf,
+                          frictionloss=frictionloss, cones=cones)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import forward as _forward
 from .collision import collide_model
 from .fluid import has_fluid
 from .forward import (
@@ -134,5 +135,7 @@ def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iteratio
     names = np.array(["", "friction", "limit", "contact"])
     return ForwardResult(qdd=out["qdd"], qdd_smooth=out["qdd_smooth"], force=out["force"],
                          contacts=found, rows=rows, kinds=names[out["kinds"]].astype(str),
-                         ids=out["ids"])
+                         ids=out["ids"], M=out["M"])
 
+
+_forward.COMPILED = (compiled_forward, compiled_pass)

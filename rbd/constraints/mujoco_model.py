@@ -1,5 +1,6 @@
 """What :func:`rbd.forward` reads of a model beyond its tree: MuJoCo's disable flags, the
-joints with coordinates of their own, MuJoCo's ``qpos0`` and the solver settings (a model loaded by
+joints with coordinates of their own, MuJoCo's ``qpos0``, the solver settings and options, and
+the joints' springs and solver parameters (a model loaded by
 :func:`rbd.load_mjcf` keeps them in ``mujoco_options`` and ``mujoco_joints``)."""
 
 from __future__ import annotations
@@ -70,3 +71,58 @@ def solver_settings(model, iterations: int | None = None,
     if iterations < 0 or not tolerance >= 0:
         raise InputError(f"iterations, tolerance: expected >= 0, got {iterations}, {tolerance}")
     return int(iterations), float(tolerance)
+
+
+#: MuJoCo's defaults of ``<option>`` and of joint limits
+#: (``mj_defaultOption``, ``mjs_defaultJoint``).
+DEFAULT_OPTIONS = {"timestep": 0.002, "impratio": 1.0, "cone": "pyramidal"}
+LIMIT_SOLREF = (0.02, 1.0)
+LIMIT_SOLIMP = (0.9, 0.95, 0.001, 0.5, 2.0)
+
+
+def options(model) -> dict:
+    """The solver options of ``model`` (from its MJCF ``<option>``), MuJoCo's defaults elsewhere."""
+    found = dict(DEFAULT_OPTIONS)
+    found.update(getattr(model, "mujoco_options", None) or {})
+    return found
+
+
+def solref_timestep(model, timestep: float) -> float:
+    """The time step :func:`.impedance.safe_solref` bounds time constants with: zero (no
+    bound) when the ``refsafe`` flag is disabled (``getsolparam``)."""
+    return 0.0 if disabled(model, "refsafe") else timestep
+
+
+def joint_softness(model) -> dict:
+    r"""Per dof: MuJoCo's joint spring and the solver parameters of limits and friction loss.
+
+    From the MJCF joints (``model.mujoco_joints``), MuJoCo's defaults elsewhere
+    (a URDF or a built model): ``solreflimit``, ``solreffriction`` (nv, 2),
+    ``solimplimit``, ``solimpfriction`` (nv, 5), ``margin`` and ``stiffness`` (nv,)
+    and ``springref`` (nv,), MuJoCo's ``qpos_spring`` of a hinge or slide.
+
+    The model keeps the result (read-only arrays) for the ``model.mujoco_joints`` it was
+    read from: assign a new dict to change them, not its entries in place.
+    """
+    given = getattr(model, "mujoco_joints", None) or {}
+    # kept with the dict it was read from: assigning a new model.mujoco_joints is seen
+    kept = model._derived(("joint_softness", id(given)),
+                          lambda: (given, _joint_softness(model, given)))
+    return kept[1] if kept[0] is given else _joint_softness(model, given)
+
+
+def _joint_softness(model, given: dict) -> dict:
+    """:func:`joint_softness`, computed (read-only arrays: the model keeps them)."""
+    nv = model.nv
+    out = {"solreflimit": np.tile(LIMIT_SOLREF, (nv, 1)),
+           "solreffriction": np.tile(LIMIT_SOLREF, (nv, 1)),
+           "solimplimit": np.tile(LIMIT_SOLIMP, (nv, 1)),
+           "solimpfriction": np.tile(LIMIT_SOLIMP, (nv, 1)),
+           "margin": np.zeros(nv), "stiffness": np.zeros(nv), "springref": np.zeros(nv)}
+    for _, body, vs in own_slices(model, "v"):
+        for key, value in given.get(body.joint_name, {}).items():
+            if key in out:                  # qpos_spring, springdamper: per joint
+                out[key][vs] = value
+    for value in out.values():
+        value.setflags(write=False)
+    return out
