@@ -13,11 +13,11 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import RTOL_EXACT
 
 import rbd
 from rbd.constraints.forward_compiled import compiled_forward
 from rbd.simulation.contact import compiled_runs, euler_step
-from tests.helpers import RTOL_EXACT
 
 pytestmark = pytest.mark.usefixtures("require_kernels")
 
