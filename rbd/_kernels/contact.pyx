@@ -71,6 +71,15 @@ cdef inline void _quat_integrate(double* quat, const double* omega, double h) no
     for k in range(4):
         quat[k] = quat[k] / norm
 
+cdef inline void quat_step_xyzw(const double* q, const double* omega, double h,
+                                double* out) noexcept nogil:
+    # out = rbd's scalar-last quaternion q integrated with ω over h (_quat_integrate works
+    # on MuJoCo's scalar-first order)
+    cdef double quat[4]
+    quat[0], quat[1], quat[2], quat[3] = q[3], q[0], q[1], q[2]
+    _quat_integrate(quat, omega, h)
+    out[0], out[1], out[2], out[3] = quat[1], quat[2], quat[3], quat[0]
+
 
 cdef inline void rotate(const double* quat, const double* x, double sign,
                         double* out) noexcept nogil:
@@ -93,7 +102,6 @@ cdef inline void free_joint_update(const double* q, const double* v, const doubl
     cdef double lin[3]
     cdef double lin_a[3]
     cdef double wu[3]
-    cdef double quat[4]
     cdef int k
     rotate(q + 3, v + 3, 1.0, lin)
     wu[0] = a[3] + (v[1] * v[5] - v[2] * v[4])
@@ -104,34 +112,17 @@ cdef inline void free_joint_update(const double* q, const double* v, const doubl
         lin[k] = lin[k] + h * lin_a[k]
         v_next[k] = v[k] + h * a[k]
         q_next[k] = q[k] + h * lin[k]
-    quat[0] = q[6]
-    quat[1] = q[3]
-    quat[2] = q[4]
-    quat[3] = q[5]
-    _quat_integrate(quat, v_next, h)
-    q_next[3] = quat[1]
-    q_next[4] = quat[2]
-    q_next[5] = quat[3]
-    q_next[6] = quat[0]
+    quat_step_xyzw(q + 3, v_next, h, q_next + 3)
     rotate(q_next + 3, lin, -1.0, v_next + 3)
 
 
 cdef inline void ball_joint_update(const double* q, const double* v, const double* a,
                                    double h, double* q_next, double* v_next) noexcept nogil:
     # a ball joint (q = quat xyzw, v = ω body frame): ω += h ω̇, quat integrated with ω
-    cdef double quat[4]
     cdef int k
     for k in range(3):
         v_next[k] = v[k] + h * a[k]
-    quat[0] = q[3]
-    quat[1] = q[0]
-    quat[2] = q[1]
-    quat[3] = q[2]
-    _quat_integrate(quat, v_next, h)
-    q_next[0] = quat[1]
-    q_next[1] = quat[2]
-    q_next[2] = quat[3]
-    q_next[3] = quat[0]
+    quat_step_xyzw(q, v_next, h, q_next)
 
 
 cdef void integrate_position(const ModelC* model, const double* q, const double* v,
