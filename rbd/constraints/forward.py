@@ -603,7 +603,7 @@ def _with_tendon_rows(model, q, v, timestep, equality, limits, nequalities, eq, 
             Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
             Re, ide = np.concatenate([Re, Rt]), ide + [nequalities + i for i in idt]
     if not (disabled(model, "constraint") or disabled(model, "frictionloss")):
-        Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
+        Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep, q)
         Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
     if limits:
         Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)

@@ -23,6 +23,7 @@ from .forward import (
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
 from .tendon_rows import tendons
+from .tendon_spatial import spatial_tendons
 
 #: Joint kinds the compiled forward pass and step handle (MuJoCo's hinge, slide, ball, free).
 COMPILED_JOINTS = ("fixed", "revolute", "prismatic", "spherical", "free")
@@ -39,6 +40,8 @@ def compiled_forward(model, constraints=None):
     if not has_kernels() or not isinstance(model, Model) or model.mimic:
         return None
     if active_constraints(model, constraints) or has_fluid(model) or tendons(model):
+        return None
+    if spatial_tendons(model):      # lengths and moments that move with q: Python pass
         return None
     if (getattr(model, "mujoco_options", None) or {}).get("disable") or _ball_free_springs(model):
         return None

@@ -197,6 +197,7 @@ from ._options import (
     _read_solver_options,
 )
 from ._schema import check_grammar
+from ._spatial_tendons import path_reader
 from ._state import (
     from_mujoco_force,
     from_mujoco_state,
@@ -302,7 +303,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
                    ctx.labels)
     apply_springdamper(model)
     read_equality(root, ctx, model, ignored)
-    tendons = read_tendons(root, ctx, set(model.mujoco_joints))
+    tendons = read_tendons(root, ctx, set(model.mujoco_joints),
+                           path_reader(root, ctx, model))
     if tendons:
         model.mujoco_tendons = tendons
         model.mujoco_tendon_equalities = read_tendon_equalities(root, ctx, tendons)
