@@ -96,7 +96,7 @@ def tendon_state(model, q) -> list:
 
 
 def tendon_passive_force(model, q, v, spring: bool = True, damper: bool = True) -> np.ndarray:
-    """:math:`\\sum J^T(-k\\,x - b\\,\\dot L)` over the fixed tendons."""
+    """:math:`\\sum J^T(-k\\,x - b\\,\\dot L)` over the tendons."""
     force = np.zeros(model.nv)
     for t, (_, _, length0, _), (length, Jv) in zip(tendons(model), _constants(model),
                                                    tendon_state(model, q), strict=True):
