@@ -235,3 +235,10 @@ def test_bad_spatial_path_is_refused(case):
     with pytest.raises(rbd.MJCFError, match=words) as raised:
         rbd.load_mjcf(xml)
     assert "bad" in str(raised.value)
+
+
+def test_tendon_armature_is_named_at_load():
+    """MuJoCo adds a tendon's ``armature`` to the mass matrix; rbd does not: it says so."""
+    xml = CHAIN.replace('<spatial name="straight"', '<spatial name="straight" armature="0.1"')
+    with pytest.warns(RuntimeWarning, match="tendon armature"):
+        rbd.load_mjcf(xml)

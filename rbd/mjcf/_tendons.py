@@ -21,7 +21,7 @@ import numpy as np
 from .._robotfile import quote
 from ..errors import MJCFError
 from ._bodies import SOLIMP_DEFAULT, _leading, _solref
-from ._options import _attributes, _Context, _element
+from ._options import _attributes, _Context, _element, _ignore
 from ._xml import _flag, _scalar, _vector
 
 
@@ -70,6 +70,8 @@ def read_tendons(root: ET.Element, ctx: _Context, joint_names: set, spatial_path
             tendon[key] = _solref(attrs, key, where)
         for key in ("solimplimit", "solimpfriction"):
             tendon[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
+        if _scalar(attrs, "armature", where, 0.0) != 0:      # J^T a J in MuJoCo's mass matrix
+            _ignore(ctx.ignored, "tendon armature", where)
         if e.tag == "spatial":
             tendon["path"] = spatial_path(e, where)
         out.append(tendon)
