@@ -270,3 +270,35 @@ def test_ball_in_cup_run_follows_mujoco():
                         integrator="euler")
     assert limit_rows == 1
     np.testing.assert_allclose(traj.q, np.array(qpos), rtol=0, atol=ATOL_TRAJECTORY)
+
+
+def test_mujoco_testdata_model_tendons_match():
+    """MuJoCo's own test model (``mujoco/testdata/model.xml``): a spatial tendon over free
+    bodies wrapping a ``fromto`` cylinder with a side site, before a fixed tendon;
+    ``ten_length`` and ``ten_J`` along a MuJoCo run."""
+    import pathlib
+    import warnings
+
+    path = pathlib.Path(mujoco.__file__).parent / "testdata" / "model.xml"
+    if not path.exists():
+        pytest.skip("this MuJoCo wheel ships no testdata/model.xml")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)     # actuators, gravcomp, ...
+        model = rbd.load_mjcf(str(path))
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(mm)
+    rng = np.random.default_rng(0)
+    wrapped = 0
+    for _ in range(3):
+        for _ in range(100):
+            d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
+            mujoco.mj_step(mm, d)
+        mujoco.mj_forward(mm, d)
+        q, _, _ = from_mujoco_state(model, d.qpos, d.qvel)
+        state = tendon_state(model, q)
+        J = np.array([Jv for _, Jv in state]) @ np.linalg.inv(mujoco_velocity_map(model, q))
+        np.testing.assert_allclose([L for L, _ in state], d.ten_length, rtol=0,
+                                   atol=TENDON_ATOL)
+        np.testing.assert_allclose(J, _dense_ten_J(mm, d), rtol=0, atol=TENDON_ATOL)
+        wrapped += int(d.ten_wrapnum[0] == 5)             # 3 sites and 2 tangent points
+    assert wrapped > 0
