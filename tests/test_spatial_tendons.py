@@ -302,3 +302,13 @@ def test_mujoco_testdata_model_tendons_match():
         np.testing.assert_allclose(J, _dense_ten_J(mm, d), rtol=0, atol=TENDON_ATOL)
         wrapped += int(d.ten_wrapnum[0] == 5)             # 3 sites and 2 tangent points
     assert wrapped > 0
+
+
+def test_friction_rows_of_a_spatial_tendon_need_q():
+    """Without ``q`` the friction-loss row of a spatial tendon cannot be formed: the call
+    says so instead of failing inside the kinematics."""
+    from rbd.constraints.tendon_rows import tendon_friction_rows
+
+    model = rbd.load_mjcf(CHAIN)
+    with pytest.raises(rbd.InputError, match="straight"):
+        tendon_friction_rows(model, np.zeros(model.nv), 0.002)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from .impedance import (
     clamp_solimp,
     impedance,
@@ -119,6 +120,8 @@ def tendon_friction_rows(model, v, timestep, q=None):
         if t["frictionloss"] <= 0:
             continue
         if Jq is None:
+            if q is None:
+                raise InputError(f"q: tendon {t['name']!r} is spatial, its moment needs q")
             Jv = length_and_moment(model, t, q)[1]
         solimp = clamp_solimp(t["solimpfriction"])
         imp, _ = impedance(solimp, 0.0, 0.0)
