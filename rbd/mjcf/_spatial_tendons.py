@@ -12,8 +12,8 @@ Each element of the path becomes one tuple, in the file's order:
 The path is checked as MuJoCo's compiler checks it (``mjCTendon::Compile``): at least
 two elements, a geom between two sites, no pulley last or after another, a site next to
 something other than a pulley and not repeated, a geom of type sphere or cylinder, a
-positive divisor.  :mod:`rbd.constraints.tendon_spatial` turns it into the tendon's
-length and moment.
+positive divisor (MuJoCo takes a zero one, which makes the length infinite).
+:mod:`rbd.constraints.tendon_spatial` turns it into the tendon's length and moment.
 """
 
 from __future__ import annotations
