@@ -1,7 +1,7 @@
 """Spatial tendons (issue 21): MuJoCo's ``ten_length`` and ``ten_J`` for straight paths
 between sites, pulleys and wrapping around spheres and cylinders (with and without a
-side site, outside and inside), and their springs, damping, friction loss, limits and
-equalities in rbd.forward against mj_forward."""
+side site, outside and inside, on moving bodies and on the world), and their springs,
+damping, friction loss, limits and equalities in rbd.forward against mj_forward."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference for tendo
 #: Lengths and moments: both sides evaluate the same closed forms (square roots, arc
 #: cosines) on the same kinematics, rounding apart (measured below 1e-15).
 TENDON_ATOL = 1e-12
-#: The moment of a path through the inside of a cylinder (``sidesite`` inside it): the
+#: The moment of a path through the inside of a wrap geom (``sidesite`` inside it): the
 #: one point on the circle is a Newton root (``wrap_inside``, stopped at
 #: :math:`|f| < 10^{-6}`).  rbd's root has :math:`|f| \approx 5\cdot 10^{-10}`; MuJoCo's
 #: point, read back from ``d.wrap_xpos``, sits where :math:`f \approx -7\cdot 10^{-8}`
@@ -55,8 +55,11 @@ CHAIN = """<mujoco><option><flag contact="disable"/></option><worldbody>
 
 #: A sphere and a cylinder (axis along world y) on a hinged drum; the tendons run from
 #: a world site to a site on a moving arm across them.  ``side_in`` lies inside both.
+#: ``post``: a sphere of the world between the arm and a second world site.
 WRAP = """<mujoco><option><flag contact="disable"/></option><worldbody>
   <site name="w0" pos="-0.3 0.02 1.01"/>
+  <site name="w1" pos="0.8 -0.03 1.02"/>
+  <geom name="post" type="sphere" size="0.15" pos="0.55 0 1"/>
   <body name="drum" pos="0 0 1"><joint name="h" axis="0 1 0"/>
     <geom name="ball" type="sphere" size="0.1"/>
     <geom name="cyl" type="cylinder" size="0.08 0.2" euler="90 0 0"/>
@@ -77,6 +80,8 @@ WRAP = """<mujoco><option><flag contact="disable"/></option><worldbody>
     <site site="w0"/><geom geom="cyl" sidesite="side_out"/><site site="e0"/></spatial>
   <spatial name="cylinder_inside"><site site="w0"/><geom geom="cyl" sidesite="side_in"/>
     <site site="e0"/></spatial>
+  <spatial name="sphere_inside"><site site="w0"/><geom geom="ball" sidesite="side_in"/>
+    <site site="e0"/><geom geom="post"/><site site="w1"/></spatial>
 </tendon></mujoco>"""
 
 SCENES = {"chain": CHAIN, "wrap": WRAP}
@@ -136,16 +141,18 @@ def test_length_and_moment_match_mujoco(scene):
 
 def test_wrap_states_cover_every_case():
     """The random states of the wrap scene wrap each tendon at some states and not at
-    others (MuJoCo's path has 4 points when wrapped, 2 when straight)."""
+    others (MuJoCo's path of one geom has 4 points when wrapped, 2 when straight; the
+    last tendon's two geoms give 3, 5 or 7 points, 7 with both wrapped)."""
     _, mm, d = _pair(WRAP)
     counts = []
     for seed in SEEDS:
         _random_state(mm, d, seed)
         counts.append(d.ten_wrapnum.copy())
     counts = np.array(counts)
-    assert set(np.unique(counts)) <= {2, 4}
-    assert np.all((counts == 4).any(axis=0))        # every tendon wraps somewhere
-    assert np.any(counts[:, 0] == 2)                # and the plain sphere is straight once
+    assert set(np.unique(counts[:, :-1])) <= {2, 4}
+    assert np.all((counts[:, :-1] == 4).any(axis=0))    # every tendon wraps somewhere
+    assert np.any(counts[:, 0] == 2)                    # and the plain sphere is straight once
+    assert np.any(counts[:, -1] == 7)                   # the world's post and the inside path
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
