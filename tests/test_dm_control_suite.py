@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
 import pytest
 from helpers import assert_forward_matches_mujoco, dm_control_asset, mujoco_run
 
@@ -95,8 +96,9 @@ def test_left_out_features_are_named_at_load(name):
 
 
 @pytest.mark.slow
-def test_dog_names_the_pairs_it_cannot_collide():
-    """dog's ellipsoids collide through GJK in MuJoCo: rbd lists the pairs and warns."""
+def test_dog_collides_its_ellipsoid_pairs():
+    """dog's ellipsoid and cylinder pairs go through GJK (rbd.constraints.collision_convex):
+    at the run's state none is left out and the contact set is MuJoCo's."""
     path = dm_control_asset("dog")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -107,6 +109,9 @@ def test_dog_names_the_pairs_it_cannot_collide():
     d = mujoco.MjData(mm)
     mujoco_run(mm, d, STEPS, seed=0, qvel_noise=QVEL_NOISE)
     q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
-    with pytest.warns(UserWarning, match="ellipsoid"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
         contacts = rbd.collide(model, q)
-    assert len(contacts.unsupported) > 0
+    assert contacts.unsupported == ()
+    assert len(contacts.dist) == d.ncon
+    np.testing.assert_allclose(contacts.pos, d.contact.pos, rtol=0, atol=1e-9)
