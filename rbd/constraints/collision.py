@@ -54,7 +54,7 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
-#: cylinder) go through GJK (:mod:`.collision_convex`, reference only); meshes are left out.
+#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, reference only); meshes: left out.
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -403,7 +403,7 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
             found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
                                                  pos[g2], mat[g2], np.asarray(b.size, float),
                                                  margin + gap))
-        except _convex.ConvexUnsupportedError:          # needs EPA or multi-contact
+        except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
             unsupported.append((g1, g2))
             continue
         if not len(found.dist):
@@ -412,8 +412,8 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
         warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
-                      f"convex geoms touching beyond GJK); {len(unsupported)} candidate pair(s) "
-                      "left out (see Contacts.unsupported)", stacklevel=3)
+                      f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
+                      "pair(s) left out (see Contacts.unsupported)", stacklevel=3)
     return _assemble(rows, tuple(unsupported))
 
 
