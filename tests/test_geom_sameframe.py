@@ -74,3 +74,19 @@ def test_geom_frames_snap_as_mujocos(tmp_path, backend):
     np.testing.assert_allclose(poses[:, :3, 3], d.geom_xpos, rtol=0, atol=POSE_ATOL)
     np.testing.assert_allclose(poses[:, :3, :3].reshape(-1, 9), d.geom_xmat, rtol=0,
                                atol=POSE_ATOL)
+
+
+def test_static_body_inertia_is_still_not_checked(tmp_path):
+    """A body welded to the world: rbd never uses its inertia, and snapping its geoms does
+    not make an invalid one an error (its geom keeps its own frame)."""
+    path = tmp_path / "static.xml"
+    path.write_text('<mujoco><worldbody><body name="shelf" pos="0 0 1">'
+                    '<inertial pos="0 0 0" mass="-1" diaginertia="1 1 1"/>'
+                    '<geom type="box" size=".1 .1 .1" pos="0.2 0 0" euler="0 0 30"/></body>'
+                    '<body name="ball"><freejoint/><geom type="sphere" size=".1"/></body>'
+                    '</worldbody></mujoco>')
+    model = rbd.load_mjcf(str(path))
+    q = np.zeros(model.nq)
+    q[6] = 1.0                                             # the ball's identity (x, y, z, w)
+    pose = rbd.geom_poses(model, q)[0]
+    np.testing.assert_allclose(pose[:3, 3], [0.2, 0, 1], rtol=0, atol=1e-15)

@@ -121,12 +121,19 @@ def _plan(bodies: list) -> tuple[list, list, list, dict]:
 
 def _snapped(geom, body: _MJBody | None) -> np.ndarray:
     """The geom's pose in its MJCF body (None: the world) after MuJoCo's ``geom_sameframe``
-    snapping (:mod:`rbd.mjcf._sameframe`); a mesh's stays its own."""
+    snapping (:mod:`rbd.mjcf._sameframe`); a mesh's stays its own.  A body welded to the
+    world whose inertia is refused (rbd never uses it) snaps to its body frame only."""
     if geom.kind == "mesh":
         return geom.pose
-    if body is None:
+    try:
+        link = body.link if body is not None else None
+    except MJCFError:
+        if body.joints:                      # a moving body's inertia is checked anyway
+            raise
+        link = None
+    if link is None:
         return snapped_pose(geom.pose, None, None, None)
-    return snapped_pose(geom.pose, body.link.com, body.link.I_com, body.inertial_axes)
+    return snapped_pose(geom.pose, link.com, link.I_com, body.inertial_axes)
 
 
 def _scale_masses(bodies: list, total: float) -> None:
