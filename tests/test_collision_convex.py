@@ -160,3 +160,14 @@ def test_sphere_core_distance_is_exact_for_a_sphere_pair_of_ellipsoids():
     np.testing.assert_allclose(found.dist, [-0.01], rtol=0, atol=1e-12)
     np.testing.assert_allclose(found.frame[0, 0], [0, 0, 1], rtol=0, atol=1e-6)
     np.testing.assert_allclose(found.pos[0], [0, 0, 0.095], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("option", ['<option ccd_tolerance="1e-8"/>',
+                                    '<option><flag multiccd="disable"/></option>'])
+def test_convex_collision_options_rbd_does_not_follow_are_named(tmp_path, option):
+    """A file that changes MuJoCo's convex collision settings is told rbd keeps them."""
+    path = tmp_path / "options.xml"
+    path.write_text(f"<mujoco>{option}<worldbody><body><freejoint/>"
+                    '<geom type="ellipsoid" size=".1 .2 .3"/></body></worldbody></mujoco>')
+    with pytest.warns(RuntimeWarning, match="convex collision"):
+        rbd.load_mjcf(str(path))
