@@ -371,9 +371,9 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     Returns
     -------
     Contacts
-        In MuJoCo's order (see the module notes).  A candidate pair without a
-        primitive routine (see :data:`PAIR_FUNCTIONS`) is listed in
-        ``unsupported`` with a warning, never silently dropped.
+        In MuJoCo's order (see the module notes).  A candidate pair without a routine
+        (:data:`PAIR_FUNCTIONS`) or needing MuJoCo's multi-contact (:mod:`.collision_convex`)
+        is listed in ``unsupported`` with a warning, never silently dropped.
     """
     poses = _check_poses(geoms, poses)
     bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
