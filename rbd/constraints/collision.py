@@ -34,7 +34,9 @@ import numpy as np
 from ..errors import InputError, ModelError
 from . import _backends
 from . import collision_box as _box
+from . import collision_convex as _convex
 from . import collision_primitive as _prim
+from .collision_convex import bounding_radius
 from .collision_records import (  # noqa: F401 (re-exported: the stage's records and defaults)
     DEFAULT_FRICTION,
     DEFAULT_SOLIMP,
@@ -51,9 +53,9 @@ KINDS = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box",
 KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
-#: MuJoCo's other pairs (ellipsoids except on a plane, cylinder with capsule, box or
-#: cylinder, meshes) go through its general convex solver (GJK/EPA), not reproduced here.
-PAIR_FUNCTIONS = {
+#: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
+#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, reference only); meshes: left out.
+PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
     ("plane", "ellipsoid"): _prim.plane_ellipsoid,
@@ -68,29 +70,12 @@ PAIR_FUNCTIONS = {
     ("box", "box"): _box.box_box,
 }
 
-#: Kinds whose world box the broad phase bounds; the others (planes, height fields,
-#: meshes) are paired with every geom and left to the filters.
+#: Kinds whose world box the broad phase bounds (planes, meshes: paired with every geom).
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
 
 # ----------------------------------------------------------------------------- geometry of a geom
-
-def bounding_radius(kind: str, size) -> float:
-    """Radius of the bounding sphere about the geom's centre (``geom_rbound``; plane: 0)."""
-    s = np.asarray(size, dtype=float)
-    if kind == "sphere":
-        return float(s[0])
-    if kind == "capsule":
-        return float(s[0] + s[1])
-    if kind == "cylinder":
-        return float(np.hypot(s[0], s[1]))
-    if kind == "ellipsoid":
-        return float(np.max(s[:3]))
-    if kind == "box":
-        return float(np.linalg.norm(s[:3]))
-    return 0.0
-
 
 def local_half_extents(kind: str, size) -> np.ndarray:
     """Half-sizes of the geom's box in its own frame (MuJoCo's ``geom_aabb`` half-sizes)."""
@@ -386,9 +371,9 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     Returns
     -------
     Contacts
-        In MuJoCo's order (see the module notes).  A candidate pair without a
-        primitive routine (see :data:`PAIR_FUNCTIONS`) is listed in
-        ``unsupported`` with a warning, never silently dropped.
+        In MuJoCo's order (see the module notes).  A candidate pair without a routine
+        (:data:`PAIR_FUNCTIONS`) or needing MuJoCo's multi-contact (:mod:`.collision_convex`)
+        is listed in ``unsupported`` with a warning, never silently dropped.
     """
     poses = _check_poses(geoms, poses)
     bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
@@ -414,17 +399,21 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
-        found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
-                                             pos[g2], mat[g2], np.asarray(b.size, float),
-                                             margin + gap))
+        try:
+            found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
+                                                 pos[g2], mat[g2], np.asarray(b.size, float),
+                                                 margin + gap))
+        except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
+            unsupported.append((g1, g2))
+            continue
         if not len(found.dist):
             continue
         rows.append((found, g1, g2, margin, params))
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
-        warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
-                      f"{len(unsupported)} candidate pair(s) left out (see Contacts.unsupported)",
-                      stacklevel=3)
+        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
+                      f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
+                      "pair(s) left out (see Contacts.unsupported)", stacklevel=3)
     return _assemble(rows, tuple(unsupported))
 
 
@@ -520,7 +509,8 @@ def collide_model(model, q, backend: str | None = None,
                          "or URDF file with collision geometry, or add geoms to it")
     if disabled(model, "contact") or disabled(model, "constraint"):
         geoms = ()                                          # mj_collision: no contacts
-    compiled = _compiled_kinematics(model, backend) if geoms else None
+    compiled = (_compiled_kinematics(model, backend)
+                if geoms and not reference_only(model) else None)
     if compiled is not None:
         T = (compiled.forward_kinematics(q) if body_poses is None or np.ndim(q) == 2
              else np.asarray(body_poses, dtype=float))
@@ -535,6 +525,16 @@ def collide_model(model, q, backend: str | None = None,
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()),
                    filterparent=not disabled(model, "filterparent"), backend=backend)
+
+
+def reference_only(model) -> bool:
+    """True when the model has candidate pairs routed through GJK (:mod:`.collision_convex`,
+    not compiled): its collisions, forward pass and steps then take the readable path."""
+    return model._derived("collision_reference_only", lambda: any(
+        (model.geoms[i].kind, model.geoms[j].kind) in _convex.PAIR_FUNCTIONS
+        for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
+                                       getattr(model, "contact_pairs", ()),
+                                       getattr(model, "contact_excludes", ()))))
 
 
 def _compiled_kinematics(model, backend):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import forward as _forward
-from .collision import collide_model
+from .collision import collide_model, reference_only
 from .fluid import has_fluid
 from .forward import (
     ConstraintRows,
@@ -46,6 +46,8 @@ def compiled_forward(model, constraints=None):
     if (getattr(model, "mujoco_options", None) or {}).get("disable") or _ball_free_springs(model):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
+        return None
+    if getattr(model, "geoms", ()) and reference_only(model):    # GJK pairs: readable only
         return None
     opts = options(model)          # the static data depends on the time step (solref)
     return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"])),

@@ -50,18 +50,26 @@ class _MJBody:
     parent: int  # index of the parent MJCF body, -1 for the world
     X: np.ndarray  # motion transform: parent body frame -> this body's reference frame
     joints: list
-    inertia: object  # () -> Link: mass, centre of mass and inertia about it, body frame
+    inertia: object  # () -> (Link, inertial axes): see _inertia._body_link
     sites: list  # (name, X body -> site)
     geoms: list = field(default_factory=list)  # Geom records, poses in this body's frame
     mocap: bool = False  # a mocap body: welded to the world at its default mocap pose
     _link: Link | None = None
+    _axes: object = None
 
     @property
     def link(self) -> Link:
         """The body's inertia, computed on first use (bodies welded to the world need none)."""
         if self._link is None:
-            self._link = self.inertia()
+            self._link, self._axes = self.inertia()
         return self._link
+
+    @property
+    def inertial_axes(self):
+        """Axes of MuJoCo's inertial frame: ``"principal"``, a rotation or None
+        (:func:`rbd.mjcf._inertia._body_link`)."""
+        _ = self.link
+        return self._axes
 
     @link.setter
     def link(self, value: Link) -> None:

@@ -13,6 +13,7 @@ from ..model import Model
 from ..spatial import axis_angle_rotation, plux, plux_parts
 from ._bodies import _MJBody, _MJJoint
 from ._options import _MJ_MINVAL
+from ._sameframe import snapped_pose
 
 
 @dataclass
@@ -99,7 +100,7 @@ def _plan(bodies: list) -> tuple[list, list, list, dict]:
                 frames.append((body.name, base, X_base))
         spec, X = owner[-1]
         T = _placed(X)
-        geoms.extend((spec, g.replace(pose=T @ g.pose)) for g in body.geoms)
+        geoms.extend((spec, g.replace(pose=T @ _snapped(g, body))) for g in body.geoms)
         places["body"][body.name] = (spec, T, body)
         places["geom"].update((g.name, body.name) for g in body.geoms)
         if spec >= 0:
@@ -116,6 +117,23 @@ def _plan(bodies: list) -> tuple[list, list, list, dict]:
                 frames.append((name, spec, X_site @ X))
                 places["frame"][name] = body.name
     return specs, frames, geoms, places
+
+
+def _snapped(geom, body: _MJBody | None) -> np.ndarray:
+    """The geom's pose in its MJCF body (None: the world) after MuJoCo's ``geom_sameframe``
+    snapping (:mod:`rbd.mjcf._sameframe`); a mesh's stays its own.  A body welded to the
+    world whose inertia is refused (rbd never uses it) snaps to its body frame only."""
+    if geom.kind == "mesh":
+        return geom.pose
+    try:
+        link = body.link if body is not None else None
+    except MJCFError:
+        if body.joints:                      # a moving body's inertia is checked anyway
+            raise
+        link = None
+    if link is None:
+        return snapped_pose(geom.pose, None, None, None)
+    return snapped_pose(geom.pose, link.com, link.I_com, body.inertial_axes)
 
 
 def _scale_masses(bodies: list, total: float) -> None:
@@ -182,7 +200,7 @@ def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Mod
             raise MJCFError(f"frame {quote(frame_name)} (a site or a welded body): {exc}"
                             ) from None
     for geom in world_geoms:
-        model.add_geom(geom)
+        model.add_geom(geom.replace(pose=_snapped(geom, None)))
     for spec, geom in geoms:
         model.add_geom(geom.replace(body=specs[spec].name if spec >= 0 else None))
     model.mujoco_bodies = _mujoco_bodies(specs, places)

@@ -65,7 +65,8 @@ def _geom_link(elem, R, p, cls, ctx: _Context, body: str, k: int) -> Link | None
     return Link(name, mass, p + R @ pg + Rg @ c_mesh, Rg @ (I_unit * (mass / volume)) @ Rg.T)
 
 
-def _inertial_link(elem, R, p, ctx: _Context, body: str) -> Link:
+def _inertial_link(elem, R, p, ctx: _Context, body: str) -> tuple[Link, object]:
+    """The ``<inertial>``'s inertia, and its axes as :func:`_body_link` returns them."""
     where = f"<inertial> of {_owner(ctx, body)}"
     a = elem.attrib
     Ri, c = _pose(a, a, where, ctx.compiler)
@@ -83,7 +84,8 @@ def _inertial_link(elem, R, p, ctx: _Context, body: str) -> Link:
     else:
         raise MJCFError(f"{where}: needs 'diaginertia' or 'fullinertia'")
     Ri = R @ Ri
-    return Link(body, mass, p + R @ c, Ri @ I @ Ri.T)
+    return Link(body, mass, p + R @ c, Ri @ I @ Ri.T), ("principal" if "fullinertia" in a
+                                                         else Ri)
 
 
 def _bounded(link: Link, compiler: _Compiler, body: str, where: str) -> Link:
@@ -103,8 +105,12 @@ def _bounded(link: Link, compiler: _Compiler, body: str, where: str) -> Link:
     return Link(link.name, mass, link.com, Ic)
 
 
-def _body_link(kids, body: str, ctx: _Context) -> Link:
-    """The body's inertia, from its ``<inertial>`` or its geoms as MuJoCo's compiler decides."""
+def _body_link(kids, body: str, ctx: _Context) -> tuple[Link, object]:
+    """The body's inertia, from its ``<inertial>`` or its geoms as MuJoCo's compiler decides,
+    and the axes of MuJoCo's inertial frame (``body_iquat``) in the body: ``"principal"``
+    when they are the diagonalized inertia (several geoms' sum, ``mjCBody::InertiaFromGeom``,
+    or a ``fullinertia``), the ``<inertial>``'s rotation, or None (one geom's frame, or no
+    inertia)."""
     where = _owner(ctx, body)
     inertials = [(e, R, p) for e, R, p, _ in kids if e.tag == "inertial"]
     if len(inertials) > 1:
@@ -119,10 +125,13 @@ def _body_link(kids, body: str, ctx: _Context) -> Link:
                 m, c, Ic = merge([(g, np.eye(6)) for g in parts])
             except ModelError as exc:
                 raise MJCFError(f"body {quote(body)}: its geoms' inertia: {exc}") from None
-            return _bounded(Link(body, m, c, Ic), ctx.compiler, body, where)
+            return (_bounded(Link(body, m, c, Ic), ctx.compiler, body, where),
+                    "principal" if len(parts) > 1 else None)
     if inertials:
-        return _bounded(_inertial_link(*inertials[0], ctx, body), ctx.compiler, body, where)
-    return _bounded(Link(body, 0.0, np.zeros(3), np.zeros((3, 3))), ctx.compiler, body, where)
+        link, axes = _inertial_link(*inertials[0], ctx, body)
+        return _bounded(link, ctx.compiler, body, where), axes
+    return (_bounded(Link(body, 0.0, np.zeros(3), np.zeros((3, 3))), ctx.compiler, body, where),
+            None)
 
 
 

@@ -72,6 +72,10 @@ def _read_option(root: ET.Element, ignored: dict) -> np.ndarray:
     gravity = np.array([0.0, 0.0, -9.81])
     for elem in root.findall("option"):
         gravity = _vector(elem.attrib, "gravity", 3, "<option>", gravity)
+        for key, default in _CONVEX_OPTIONS.items():
+            if key in elem.attrib and _scalar(elem.attrib, key, "<option>", default) != default:
+                _ignore(ignored, "options", f"<option {key}={quote(elem.get(key))}> (rbd's "
+                        f"convex collision uses MuJoCo's default {default:g})")
     if "gravity" in _read_flags(root, ignored):
         gravity = np.zeros(3)
     return gravity
@@ -218,6 +222,11 @@ HONOURED_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", 
 #: ``override`` (contact margin and solver parameters), ``diagexact`` (the exact Delassus
 #: diagonal) and ``sleep`` (bodies at rest frozen) when enabled.
 _UNSUPPORTED_ENABLE = ("override", "diagexact", "sleep")
+#: Disable flags of MuJoCo's convex collision (``rbd.constraints.collision_convex`` follows
+#: the native GJK/EPA with multi-contact on, whatever the file says).
+_CONVEX_FLAGS = ("nativeccd", "multiccd")
+#: ``<option>`` attributes of MuJoCo's convex collision and the defaults rbd uses.
+_CONVEX_OPTIONS = {"ccd_tolerance": 1e-6, "ccd_iterations": 35}
 
 
 def _read_flags(root: ET.Element, ignored: dict | None = None) -> tuple[str, ...]:
@@ -235,6 +244,9 @@ def _read_flags(root: ET.Element, ignored: dict | None = None) -> tuple[str, ...
                 disabled.discard(key)
             elif key in _UNSUPPORTED_ENABLE and value == "enable" and ignored is not None:
                 _ignore(ignored, "option flags", f"<flag {key}='enable'>")
+            elif key in _CONVEX_FLAGS and value == "disable" and ignored is not None:
+                _ignore(ignored, "option flags", f"<flag {key}='disable'> (rbd's convex "
+                        "collision is MuJoCo's native one, multi-contact on)")
     return tuple(sorted(disabled))
 
 
