@@ -256,8 +256,10 @@ def simulate(
         ``integrator="euler"`` when the model has collision geoms, joint limits,
         joint springs, fluid forces or active constraints; ``False`` switches it off
         (joint springs and fluid forces then act nowhere, and the run warns).  The
-        trajectory's ``contact_count`` holds the number of contacts at each sample.
-        A start outside the joint limits warns.
+        trajectory's ``contact_count`` holds the number of contacts at each sample,
+        its ``constraint_force`` the generalized constraint force (MuJoCo's
+        ``qfrc_constraint``) and its ``contact_force`` each contact's force in its
+        frame (``mj_contactForce``).  A start outside the joint limits warns.
 
     Returns
     -------
