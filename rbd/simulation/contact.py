@@ -285,6 +285,7 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     from ..constraints.collision import compiled_collision
     from ..constraints.forward import options
     from ..constraints.forward_compiled import compiled_forward
+    from ..constraints.mujoco_model import solver_settings
 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
@@ -293,8 +294,9 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
 
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
     collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
+    iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
-              cone or options(model)["cone"], solver, 100, 1e-14, num_threads)
+              cone or options(model)["cone"], solver, iterations, tolerance, num_threads)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
             for s in range(len(q0))]
 
