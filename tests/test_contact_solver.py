@@ -92,6 +92,11 @@ def _mass(m, d):
     return M
 
 
+def _mujoco_scale(m):
+    """MuJoCo's scale of the Newton stopping quantities, 1 / (meaninertia max(1, nv))."""
+    return 1.0 / (m.stat.meaninertia * max(1, m.nv))
+
+
 def _assert_rel(got, want, rtol):
     assert np.linalg.norm(got - want) <= rtol * max(1.0, np.linalg.norm(want)), (got, want)
 
@@ -105,7 +110,9 @@ def test_newton_matches_mujoco(cone, seed, backend):
     assert d.ncon >= 6 and d.nf == 1 and d.nefc > 15
     assert mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT in d.efc_type[:d.nefc]
     newton, _ = _solvers(backend)
-    qacc, force = newton.solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d))
+    # MuJoCo's stopping rule and settings: its tolerance, scaled by its meaninertia
+    qacc, force = newton.solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d),
+                                      tolerance=m.opt.tolerance, scale=_mujoco_scale(m))
     _assert_rel(qacc, d.qacc, RTOL_SOLVE)
     _assert_rel(force, d.efc_force, RTOL_SOLVE)
 

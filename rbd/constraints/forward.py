@@ -55,6 +55,7 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
     options,
     own_slices,
     solref_timestep,
+    solver_scale,
     solver_settings,
 )
 from .solver_newton import ConstraintRows
@@ -569,7 +570,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     else:
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         solve = solvers(backend)[0 if solver == "newton" else 1]
-        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance)
+        scaled = {"scale": solver_scale(model)} if solver == "newton" else {}
+        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance, **scaled)
     kinds = np.array(["equality"] * rows.ne + ["friction"] * rows.nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)

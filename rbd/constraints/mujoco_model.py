@@ -73,6 +73,22 @@ def solver_settings(model, iterations: int | None = None,
     return int(iterations), float(tolerance)
 
 
+def solver_scale(model) -> float:
+    r"""MuJoCo's scale of the Newton solver's stopping quantities,
+    :math:`1 / (\bar m \max(1, n_v))` (``mj_solPrimal``), with :math:`\bar m` the
+    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
+    reference configuration (``mj_setConst``).  Kept by the model."""
+    def compute():
+        from ..algorithms.dynamics import crba
+        from .forward import reference_configuration
+
+        diagonal = np.diag(crba(model, reference_configuration(model)))
+        mean = float(np.mean(diagonal)) if len(diagonal) else 1.0
+        return 1.0 / (mean * max(1, model.nv))
+
+    return model._derived("solver_scale", compute) if hasattr(model, "_derived") else compute()
+
+
 #: MuJoCo's defaults of ``<option>`` and of joint limits
 #: (``mj_defaultOption``, ``mjs_defaultJoint``).
 DEFAULT_OPTIONS = {"timestep": 0.002, "impratio": 1.0, "cone": "pyramidal"}

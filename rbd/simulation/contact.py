@@ -284,7 +284,7 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     from .._backend import resolve
     from ..constraints.collision import compiled_collision
     from ..constraints.forward import options
-    from ..constraints.forward_compiled import compiled_forward
+    from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
     from ..constraints.mujoco_model import solver_settings
 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
@@ -296,7 +296,8 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
     iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
-              cone or options(model)["cone"], solver, iterations, tolerance, num_threads)
+              cone or options(model)["cone"], solver, iterations,
+              kernel_tolerance(model, solver, tolerance), num_threads)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
             for s in range(len(q0))]
 
