@@ -299,3 +299,20 @@ def test_regularizer_matches_mujoco_on_unadjusted_rows():
     assert normal_rows and limit_rows
     for i in normal_rows + limit_rows:
         assert imp.regularizer(kbip[i, 2], d.efc_diagA[i]) == pytest.approx(d.efc_R[i], rel=1e-12)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_newton_stops_by_mujocos_rule(cone, backend):
+    """At MuJoCo's default tolerance (1e-8) with MuJoCo's scale, Newton stops once the scaled
+    cost decrease, gradient or Newton decrement is below it: the scaled cost is then within
+    the tolerance of the minimum (the tight solve), as MuJoCo's rule promises."""
+    m, d = _scene(cone, seed=0)
+    M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+    newton, _ = _solvers(backend)
+    scale = _mujoco_scale(m)
+    loose, _ = newton.solve_newton(M, a0, rows, tolerance=1e-8, scale=scale)
+    tight, _ = newton.solve_newton(M, a0, rows, tolerance=1e-15, scale=scale)
+    gap = scale * (newton.primal_cost(M, a0, rows, loose) - newton.primal_cost(M, a0, rows, tight))
+    assert -1e-15 <= gap < 1e-8
+    if cone == "elliptic":            # the cone's curvature: Newton converges, not lands
+        assert np.abs(loose - tight).max() > 1e-10
