@@ -276,7 +276,9 @@ def test_solvers_on_the_ant_match_mujoco(cone, backend):
             continue
         M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
         newton, pgs = _solvers(backend)
-        for solve, options in ((newton.solve_newton, {}),
+        # MuJoCo's Newton settings on both sides
+        for solve, options in ((newton.solve_newton, {"tolerance": m.opt.tolerance,
+                                                      "scale": _mujoco_scale(m)}),
                                (pgs.solve_pgs, {"iterations": 5000, "tolerance": 1e-13})):
             qacc, force = solve(M, a0, rows, **options)
             _assert_rel(qacc, d.qacc, RTOL_SOLVE)

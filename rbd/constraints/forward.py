@@ -481,12 +481,15 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Switch the contact rows or the joint-limit rows off.
     iterations, tolerance : int, float, optional
         Of the solver: by default the model's ``<option iterations tolerance>``, else
-        MuJoCo's 100 iterations and rbd's tolerance 1e-14
-        (:func:`.mujoco_model.solver_settings`).  Newton stops when its gradient is
-        below ``tolerance``; PGS when a sweep changes no force by more
-        than ``tolerance`` times the largest force plus one (MuJoCo's PGS instead
-        compares the sweep's scaled cost decrease with ``tolerance``), or after
-        ``iterations`` sweeps.
+        MuJoCo's 100 iterations and tolerance 1e-8
+        (:func:`.mujoco_model.solver_settings`).  Newton stops by MuJoCo's rule, on
+        quantities scaled by :func:`.mujoco_model.solver_scale`: when a step's cost
+        decrease, the gradient or the Newton decrement is below ``tolerance``.  PGS
+        stops when a sweep changes no force by more than ``tolerance`` times the
+        largest force plus one (MuJoCo's PGS compares the sweep's scaled cost decrease
+        with ``tolerance``: a rule that cannot see force errors below the square root
+        of the rounding of the cost, which a comparison with Newton needs).  Both
+        stop after ``iterations`` steps or sweeps.
     constraints : sequence of constraint kinds, optional
         The equality constraints made rows (default: the model's active ones;
         ``()`` for none).

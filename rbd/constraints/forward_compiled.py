@@ -117,8 +117,8 @@ def kernel_data(model) -> dict:
 
 def kernel_tolerance(model, solver: str, tolerance: float) -> float:
     """The tolerance the compiled solver takes: Newton's divided by MuJoCo's scale
-    (:func:`.mujoco_model.solver_scale`; ``c_solve_newton`` compares unscaled quantities),
-    PGS's as it is."""
+    (:func:`.mujoco_model.solver_scale`; ``c_solve_newton`` compares unscaled quantities
+    with it), PGS's as it is."""
     from .mujoco_model import solver_scale
 
     return tolerance / solver_scale(model) if solver == "newton" else tolerance

@@ -53,8 +53,9 @@ def mujoco_reference_configuration(model) -> np.ndarray:
 
 
 #: The solver tolerance of :func:`rbd.forward` when neither the call nor the model's
-#: ``<option tolerance>`` gives one (MuJoCo's default is 1e-8; rbd solves to rounding).
-TOLERANCE = 1e-14
+#: ``<option tolerance>`` gives one: MuJoCo's default, for MuJoCo's stopping rule
+#: (:func:`solver_scale`), so that an MJCF file gives MuJoCo's physics by default.
+TOLERANCE = 1e-8
 #: MuJoCo's default ``<option iterations>``.
 ITERATIONS = 100
 
