@@ -89,3 +89,14 @@ def test_contact_runs_solve_with_the_option_settings(backend):
     # the same pass on the same state: rounding only (2e-12 measured on the compiled step)
     np.testing.assert_allclose(traj.a[0], one_step.qdd, rtol=0,
                                atol=RTOL_EXACT * np.abs(solved.qdd).max())
+
+
+@pytest.mark.parametrize("name", ["ant", "humanoid"])
+def test_solver_scale_is_mujocos(name):
+    """The scale of Newton's stopping quantities is MuJoCo's 1 / (meaninertia max(1, nv)),
+    meaninertia the mean diagonal of M at qpos0 (a closed form of the same M: rounding)."""
+    from rbd.constraints.mujoco_model import solver_scale
+
+    model, mm, _ = mujoco_pair(gymnasium_asset(name))
+    np.testing.assert_allclose(solver_scale(model), 1 / (mm.stat.meaninertia * mm.nv),
+                               rtol=RTOL_EXACT)
