@@ -147,3 +147,27 @@ def test_a_run_whose_step_fails_stops_with_simulation_error():
         if kept is not None:
             assert len(kept.contact_count) == len(kept.t) == len(kept.constraint_force)
             assert np.all(np.isfinite(kept.q))
+
+
+@pytest.mark.parametrize("backend", ["reference", "kernel"])
+def test_recorded_contacts_are_bounded(backend, monkeypatch):
+    """A box resting on the floor (4 contacts) with the bound set to 2: the first two
+    contacts' forces, as in the unbounded run; the count and Jᵀ f still hold all four."""
+    if backend == "kernel" and not rbd.has_kernels():
+        pytest.skip("the compiled step needs the kernels")
+    import rbd.simulation.contact as contact
+
+    model = rbd.load_mjcf("""<mujoco><worldbody><geom type="plane" size="0 0 1"/>
+      <body pos="0 0 0.0999"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="1"/>
+      </body></worldbody></mujoco>""")
+    q0 = rbd.neutral(model)
+    q0[2] = 0.0999
+    full = rbd.simulate(model, q0, np.zeros(6), 0.006, 0.002, integrator="euler",
+                        backend=backend)
+    monkeypatch.setattr(contact, "RECORDED_CONTACTS", 2)
+    bounded = rbd.simulate(model, q0, np.zeros(6), 0.006, 0.002, integrator="euler",
+                           backend=backend)
+    assert full.contact_force.shape[1] == 4 and bounded.contact_force.shape[1] == 2
+    np.testing.assert_array_equal(bounded.contact_count, full.contact_count)
+    np.testing.assert_array_equal(bounded.contact_force, full.contact_force[:, :2])
+    np.testing.assert_array_equal(bounded.constraint_force, full.constraint_force)

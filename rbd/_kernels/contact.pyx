@@ -222,7 +222,7 @@ cdef struct Run:
     int64_t* counts               # N × nsamples: contacts at each sample
     double* F                     # N × nsamples × nv: generalized constraint force Jᵀ f
     double* CF                    # N × nsamples × width × 6: contact forces, contact frame
-    Py_ssize_t width              # contacts a sample holds (the workspace's capacity)
+    Py_ssize_t width              # contacts whose force a sample holds (the first ones)
     double* T                     # N × nsamples: kinetic energy
     double* U                     # N × nsamples: potential energy
     int64_t* recorded             # N: samples written
@@ -241,14 +241,16 @@ cdef void constraint_force(const ForwardWork* fw, Py_ssize_t nv, double* out) no
             out[j] += fw.J[r * nv + j] * fw.force[r]
 
 
-cdef void contact_frame_forces(const ForwardWork* fw, double* out) noexcept nogil:
-    # out (6 per contact of fw.con): each contact's force in its frame (normal first), as
-    # mj_contactForce: an elliptic or frictionless contact's rows as they are; a pyramidal
-    # contact's 2(dim − 1) edge forces decoded (mju_decodePyramid): f_n = Σ f_i and
-    # f_t,k = (f_2k − f_2k+1) μ_k; zero for a contact with no rows (in the gap)
+cdef void contact_frame_forces(const ForwardWork* fw, Py_ssize_t width,
+                               double* out) noexcept nogil:
+    # out (6 per contact of fw.con, the first ``width`` ones): each contact's force in its
+    # frame (normal first), as mj_contactForce: an elliptic or frictionless contact's rows
+    # as they are; a pyramidal contact's 2(dim − 1) edge forces decoded
+    # (mju_decodePyramid): f_n = Σ f_i and f_t,k = (f_2k − f_2k+1) μ_k; zero for a contact
+    # with no rows (in the gap)
     cdef Py_ssize_t r = 0, n, c, k, dim
     cdef const double* f
-    memset(out, 0, 6 * fw.con.n * sizeof(double))
+    memset(out, 0, 6 * min(fw.con.n, width) * sizeof(double))
     while r < fw.nefc:
         if fw.kind[r] != 3:
             r += 1
@@ -257,6 +259,9 @@ cdef void contact_frame_forces(const ForwardWork* fw, double* out) noexcept nogi
         n = 1
         while r + n < fw.nefc and fw.kind[r + n] == 3 and fw.ids[r + n] == c:
             n += 1
+        if c >= width:
+            r += n
+            continue
         dim = fw.con.condim[c]
         f = fw.force + r
         if n == dim:
@@ -280,7 +285,7 @@ cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double
     memcpy(run.A + at * nv, fw.qdd, nv * sizeof(double))
     run.counts[at] = fw.con.n
     constraint_force(fw, nv, run.F + at * nv)
-    contact_frame_forces(fw, run.CF + at * run.width * 6)
+    contact_frame_forces(fw, run.width, run.CF + at * run.width * 6)
     run.T[at] = kinetic_energy(run.model, fw.w, q, v)
     run.U[at] = potential_energy(run.model, fw.w, q)
 
@@ -385,7 +390,7 @@ cdef inline Py_ssize_t _bind_collider(Run* run, collide) except -1:
 def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
                      Py_ssize_t every=1, collide=None, str cone="pyramidal",
                      str solver="newton", Py_ssize_t iterations=100, double tolerance=1e-14,
-                     num_threads=None):
+                     num_threads=None, Py_ssize_t contact_width=32):
     """N runs of MuJoCo's semi-implicit Euler with contacts, without the GIL.
 
     Parameters
@@ -406,12 +411,14 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         As :func:`rbd.forward`.
     num_threads : int, optional
         Default: the compiled model's.
+    contact_width : int
+        The contacts of a sample whose force is recorded (the first ones).
 
     Returns
     -------
     dict
         ``q``, ``v``, ``a``, ``constraint_force`` (N, samples, ·), ``contact_force``
-        (N, samples, capacity, 6: zero beyond each sample's count), ``contact_count``,
+        (N, samples, width, 6: zero beyond each sample's count), ``contact_count``,
         ``kinetic``, ``potential`` (N, samples), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged) and ``stopped`` (the step it stopped at), each (N,).
@@ -423,7 +430,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     """
     cdef CompiledBase cm = fm.compiled
     cdef Run run
-    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s
+    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s, capacity
     cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
     cdef ForwardWorkspace ws
     cdef Interrupt intr
@@ -431,13 +438,14 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
     ta = None if tau is None else np.ascontiguousarray(tau, dtype=np.float64).reshape(-1, nv)
-    run.width = max(fm.max_contacts, _bind_collider(&run, collide))
+    capacity = max(fm.max_contacts, _bind_collider(&run, collide))
+    run.width = min(capacity, max(0, contact_width))
     out = _outputs(&run, N, S, nq, nv)
     if N == 1 or nt < 1 or omp_unusable():
         nt = 1
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
-    ws = ForwardWorkspace(fm, nt, run.width)
+    ws = ForwardWorkspace(fm, nt, capacity)
     state = np.zeros((nt, 2 * (nq + nv)))
     run.f = &fm.c
     run.model = &cm.m

@@ -31,6 +31,12 @@ from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
+#: The contacts of a sample whose force a contact run records
+#: (``Trajectory.contact_force``: the first ones, in :func:`rbd.collide`'s order): a bound
+#: on the memory of long runs of models with many candidate pairs (a humanoid's bound is
+#: 190 contacts, 9 kB a sample).  ``contact_count`` and ``constraint_force`` hold them all.
+RECORDED_CONTACTS = 32
+
 
 def has_springs(model) -> bool:
     """True when a joint of the model has a spring (MJCF ``stiffness``)."""
@@ -252,8 +258,9 @@ def _trajectory(model, samples, dt, steps, backend, energies=None) -> Trajectory
         energies = (algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
                     algorithms.potential_energy(model, q_arr, backend=backend))
     counts = np.array(counts, dtype=int)
-    table = np.zeros((len(counts), int(counts.max(initial=0)), 6))
+    table = np.zeros((len(counts), min(int(counts.max(initial=0)), RECORDED_CONTACTS), 6))
     for j, (f, n) in enumerate(zip(frames, counts, strict=True)):
+        n = min(n, table.shape[1])
         table[j, :n] = f[:n]
     return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
                       kinetic=np.array(energies[0]), potential=np.array(energies[1]),
@@ -297,7 +304,8 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
               cone or options(model)["cone"], solver, iterations,
-              kernel_tolerance(model, solver, tolerance), num_threads)
+              kernel_tolerance(model, solver, tolerance), num_threads,
+              contact_width=RECORDED_CONTACTS)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
             for s in range(len(q0))]
 

@@ -109,7 +109,9 @@ class Trajectory:
         normal, two tangents, torsion, two rolling components (MuJoCo's
         ``mj_contactForce``; components past a contact's ``condim`` are zero).  Contact
         ``i`` of sample ``j`` is the ``i``-th of :func:`rbd.collide` at ``q[j]``; ``K`` is
-        the most contacts of any sample and rows past ``contact_count[j]`` are zero.
+        the most contacts of any sample, at most
+        :data:`rbd.simulation.contact.RECORDED_CONTACTS` (32: the first ones are kept),
+        and rows past ``contact_count[j]`` are zero.
         None otherwise.  :meth:`save` writes neither force.
     joints : tuple
         The simulated model's joints, :func:`joint_layout` (empty when not known): the
