@@ -80,10 +80,10 @@ def solver_scale(model) -> float:
     model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
     reference configuration (``mj_setConst``).  Kept by the model."""
     def compute():
+        from ..algorithms.configuration import neutral
         from ..algorithms.dynamics import crba
-        from .forward import reference_configuration
 
-        diagonal = np.diag(crba(model, reference_configuration(model)))
+        diagonal = np.diag(crba(model, neutral(model)))      # qpos0: forward's reference
         mean = float(np.mean(diagonal)) if len(diagonal) else 1.0
         return 1.0 / (mean * max(1, model.nv))
 
