@@ -617,7 +617,8 @@ def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
 
     ``cone``, ``solver`` ("newton", "pgs", "cg") and ``integrator`` ("euler", "rk4",
     "implicit", ...) set MuJoCo's options (None: the file's); ``tight`` sets
-    :data:`MUJOCO_TIGHT`; ``quiet`` silences the loader's ``RuntimeWarning`` about what
+    :data:`MUJOCO_TIGHT` (its tolerance and iterations on rbd's model too); ``quiet``
+    silences the loader's ``RuntimeWarning`` about what
     rbd leaves out.  Returns ``(model, mjmodel, mjdata)``.
     """
     import os
@@ -639,5 +640,9 @@ def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
         mm.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
     for key, value in (MUJOCO_TIGHT.items() if tight else ()):
         setattr(mm.opt, key, value)
+    if tight:                   # the same solver settings on rbd's side (rbd.forward, simulate)
+        model.mujoco_options = dict(model.mujoco_options or {},
+                                    tolerance=MUJOCO_TIGHT["tolerance"],
+                                    iterations=MUJOCO_TIGHT["iterations"])
     return model, mm, mujoco.MjData(mm)
 

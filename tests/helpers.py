@@ -264,7 +264,8 @@ def assert_forward_matches_mujoco(model, mm, d, cone: str, solver: str = "newton
     mujoco.mj_forward(mm, d)
     q, v, a = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
     result = forward(model, q, v, d.qfrc_actuator + d.qfrc_applied, cone=cone, solver=solver,
-                     iterations=20000 if solver == "pgs" else 100)
+                     iterations=20000 if solver == "pgs" else 100,
+                     tolerance=mm.opt.tolerance)            # MuJoCo's, on both sides
     assert len(result.contacts) == d.ncon
     assert len(result.rows.aref) == d.nefc
     assert int(np.sum(result.kinds == "limit")) == d.nl

@@ -92,6 +92,11 @@ def _mass(m, d):
     return M
 
 
+def _mujoco_scale(m):
+    """MuJoCo's scale of the Newton stopping quantities, 1 / (meaninertia max(1, nv))."""
+    return 1.0 / (m.stat.meaninertia * max(1, m.nv))
+
+
 def _assert_rel(got, want, rtol):
     assert np.linalg.norm(got - want) <= rtol * max(1.0, np.linalg.norm(want)), (got, want)
 
@@ -105,7 +110,9 @@ def test_newton_matches_mujoco(cone, seed, backend):
     assert d.ncon >= 6 and d.nf == 1 and d.nefc > 15
     assert mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT in d.efc_type[:d.nefc]
     newton, _ = _solvers(backend)
-    qacc, force = newton.solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d))
+    # MuJoCo's stopping rule and settings: its tolerance, scaled by its meaninertia
+    qacc, force = newton.solve_newton(_mass(m, d), d.qacc_smooth.copy(), _rows(m, d),
+                                      tolerance=m.opt.tolerance, scale=_mujoco_scale(m))
     _assert_rel(qacc, d.qacc, RTOL_SOLVE)
     _assert_rel(force, d.efc_force, RTOL_SOLVE)
 
@@ -269,7 +276,9 @@ def test_solvers_on_the_ant_match_mujoco(cone, backend):
             continue
         M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
         newton, pgs = _solvers(backend)
-        for solve, options in ((newton.solve_newton, {}),
+        # MuJoCo's Newton settings on both sides
+        for solve, options in ((newton.solve_newton, {"tolerance": m.opt.tolerance,
+                                                      "scale": _mujoco_scale(m)}),
                                (pgs.solve_pgs, {"iterations": 5000, "tolerance": 1e-13})):
             qacc, force = solve(M, a0, rows, **options)
             _assert_rel(qacc, d.qacc, RTOL_SOLVE)
@@ -292,3 +301,20 @@ def test_regularizer_matches_mujoco_on_unadjusted_rows():
     assert normal_rows and limit_rows
     for i in normal_rows + limit_rows:
         assert imp.regularizer(kbip[i, 2], d.efc_diagA[i]) == pytest.approx(d.efc_R[i], rel=1e-12)
+
+
+@pytest.mark.parametrize("cone", ["pyramidal", "elliptic"])
+def test_newton_stops_by_mujocos_rule(cone, backend):
+    """At MuJoCo's default tolerance (1e-8) with MuJoCo's scale, Newton stops once the scaled
+    cost decrease, gradient or Newton decrement is below it: the scaled cost is then within
+    the tolerance of the minimum (the tight solve), as MuJoCo's rule promises."""
+    m, d = _scene(cone, seed=0)
+    M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+    newton, _ = _solvers(backend)
+    scale = _mujoco_scale(m)
+    loose, _ = newton.solve_newton(M, a0, rows, tolerance=1e-8, scale=scale)
+    tight, _ = newton.solve_newton(M, a0, rows, tolerance=1e-15, scale=scale)
+    gap = scale * (newton.primal_cost(M, a0, rows, loose) - newton.primal_cost(M, a0, rows, tight))
+    assert -1e-15 <= gap < 1e-8
+    if cone == "elliptic":            # the cone's curvature: Newton converges, not lands
+        assert np.abs(loose - tight).max() > 1e-10

@@ -12,7 +12,9 @@ The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
    joint's linear velocity in the world frame, ``mj_integratePos``'s quaternion update).
 
 ``simulate_contact`` runs N initial states × steps, one state per iteration of a
-``prange`` without the GIL, recording q, v, a and the contact count at the record stride,
+``prange`` without the GIL, recording q, v, a, the contact count and the constraint forces
+(``constraint_force``: Jᵀ f, MuJoCo's ``qfrc_constraint``; ``contact_frame_forces``: each
+contact's force in its frame, ``mj_contactForce``) at the record stride,
 and stops a state whose next step is not finite (or whose solve fails) with the samples
 it computed, as the Python loop does.
 """
@@ -23,7 +25,7 @@ cimport numpy as cnp
 from cython.parallel cimport prange, threadid
 from libc.math cimport cos, isfinite, sin, sqrt
 from libc.stdint cimport int64_t
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
                                 interrupted, omp_starting, omp_unusable)
@@ -218,6 +220,9 @@ cdef struct Run:
     double* V                     # N × nsamples × nv
     double* A                     # N × nsamples × nv
     int64_t* counts               # N × nsamples: contacts at each sample
+    double* F                     # N × nsamples × nv: generalized constraint force Jᵀ f
+    double* CF                    # N × nsamples × width × 6: contact forces, contact frame
+    Py_ssize_t width              # contacts whose force a sample holds (the first ones)
     double* T                     # N × nsamples: kinetic energy
     double* U                     # N × nsamples: potential energy
     int64_t* recorded             # N: samples written
@@ -227,14 +232,60 @@ cdef struct Run:
     Interrupt* interrupt          # the signal check of this call
 
 
+cdef void constraint_force(const ForwardWork* fw, Py_ssize_t nv, double* out) noexcept nogil:
+    # out = Jᵀ f over the rows of the last solve (MuJoCo's qfrc_constraint)
+    cdef Py_ssize_t r, j
+    memset(out, 0, nv * sizeof(double))
+    for r in range(fw.nefc):
+        for j in range(nv):
+            out[j] += fw.J[r * nv + j] * fw.force[r]
+
+
+cdef void contact_frame_forces(const ForwardWork* fw, Py_ssize_t width,
+                               double* out) noexcept nogil:
+    # out (6 per contact of fw.con, the first ``width`` ones): each contact's force in its
+    # frame (normal first), as mj_contactForce: an elliptic or frictionless contact's rows
+    # as they are; a pyramidal contact's 2(dim − 1) edge forces decoded
+    # (mju_decodePyramid): f_n = Σ f_i and f_t,k = (f_2k − f_2k+1) μ_k; zero for a contact
+    # with no rows (in the gap)
+    cdef Py_ssize_t r = 0, n, c, k, dim
+    cdef const double* f
+    memset(out, 0, 6 * min(fw.con.n, width) * sizeof(double))
+    while r < fw.nefc:
+        if fw.kind[r] != 3:
+            r += 1
+            continue
+        c = fw.ids[r]
+        n = 1
+        while r + n < fw.nefc and fw.kind[r + n] == 3 and fw.ids[r + n] == c:
+            n += 1
+        if c >= width:
+            r += n
+            continue
+        dim = fw.con.condim[c]
+        f = fw.force + r
+        if n == dim:
+            for k in range(dim):
+                out[6 * c + k] = f[k]
+        else:
+            for k in range(n):
+                out[6 * c] += f[k]
+            for k in range(dim - 1):
+                out[6 * c + 1 + k] = (f[2 * k] - f[2 * k + 1]) * fw.con.friction[5 * c + k]
+        r += n
+
+
 cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double* q,
                         const double* v, ForwardWork* fw) noexcept nogil:
-    # sample j of state s: q, v, a (fw.qdd), the contact count and the energies
+    # sample j of state s: q, v, a (fw.qdd), the contact count, the constraint forces and
+    # the energies
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
     memcpy(run.Q + at * nq, q, nq * sizeof(double))
     memcpy(run.V + at * nv, v, nv * sizeof(double))
     memcpy(run.A + at * nv, fw.qdd, nv * sizeof(double))
     run.counts[at] = fw.con.n
+    constraint_force(fw, nv, run.F + at * nv)
+    contact_frame_forces(fw, run.width, run.CF + at * run.width * 6)
     run.T[at] = kinetic_energy(run.model, fw.w, q, v)
     run.U[at] = potential_energy(run.model, fw.w, q)
 
@@ -300,9 +351,11 @@ cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
 
 
 cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, Py_ssize_t nv):
-    # the arrays a run writes (simulate_contact's result), bound to run
+    # the arrays a run writes (simulate_contact's result), bound to run (run.width set)
     out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
            "contact_count": np.zeros((N, S), dtype=np.int64),
+           "constraint_force": np.zeros((N, S, nv)),
+           "contact_force": np.zeros((N, S, run.width, 6)),
            "kinetic": np.zeros((N, S)), "potential": np.zeros((N, S)),
            "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
            "stopped": np.zeros(N, dtype=np.int64)}
@@ -310,6 +363,8 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
     run.V = <double*>cnp.PyArray_DATA(out["v"])
     run.A = <double*>cnp.PyArray_DATA(out["a"])
     run.counts = <int64_t*>cnp.PyArray_DATA(out["contact_count"])
+    run.F = <double*>cnp.PyArray_DATA(out["constraint_force"])
+    run.CF = <double*>cnp.PyArray_DATA(out["contact_force"])
     run.T = <double*>cnp.PyArray_DATA(out["kinetic"])
     run.U = <double*>cnp.PyArray_DATA(out["potential"])
     run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
@@ -335,7 +390,7 @@ cdef inline Py_ssize_t _bind_collider(Run* run, collide) except -1:
 def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
                      Py_ssize_t every=1, collide=None, str cone="pyramidal",
                      str solver="newton", Py_ssize_t iterations=100, double tolerance=1e-14,
-                     num_threads=None):
+                     num_threads=None, Py_ssize_t contact_width=32):
     """N runs of MuJoCo's semi-implicit Euler with contacts, without the GIL.
 
     Parameters
@@ -356,12 +411,15 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         As :func:`rbd.forward`.
     num_threads : int, optional
         Default: the compiled model's.
+    contact_width : int
+        The contacts of a sample whose force is recorded (the first ones).
 
     Returns
     -------
     dict
-        ``q``, ``v``, ``a`` (N, samples, ·), ``contact_count``, ``kinetic``, ``potential``
-        (N, samples), ``recorded``,
+        ``q``, ``v``, ``a``, ``constraint_force`` (N, samples, ·), ``contact_force``
+        (N, samples, width, 6: zero beyond each sample's count), ``contact_count``,
+        ``kinetic``, ``potential`` (N, samples), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged) and ``stopped`` (the step it stopped at), each (N,).
 
@@ -372,7 +430,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     """
     cdef CompiledBase cm = fm.compiled
     cdef Run run
-    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s
+    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s, capacity
     cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
     cdef ForwardWorkspace ws
     cdef Interrupt intr
@@ -380,12 +438,14 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
     ta = None if tau is None else np.ascontiguousarray(tau, dtype=np.float64).reshape(-1, nv)
+    capacity = max(fm.max_contacts, _bind_collider(&run, collide))
+    run.width = min(capacity, max(0, contact_width))
     out = _outputs(&run, N, S, nq, nv)
     if N == 1 or nt < 1 or omp_unusable():
         nt = 1
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
-    ws = ForwardWorkspace(fm, nt, max(fm.max_contacts, _bind_collider(&run, collide)))
+    ws = ForwardWorkspace(fm, nt, capacity)
     state = np.zeros((nt, 2 * (nq + nv)))
     run.f = &fm.c
     run.model = &cm.m

@@ -301,38 +301,44 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
                         double* force, Py_ssize_t iterations, double tolerance,
                         Work* w) noexcept nogil:
     """Newton steps on f(a) from ``a`` (in place); the forces at the last ``a``.
+    ``tolerance``: MuJoCo's divided by its scale (the bound on the unscaled cost decrease of
+    a step, gradient norm and Newton decrement, solve_newton's rule).
     Returns 0, or 1 when the Hessian is not positive definite."""
     cdef Py_ssize_t it, i, j, nv = rows.nv
-    cdef double scale = 0.0, s, norm, moved, size, alpha, cost
-    for i in range(nv):
-        s = 0.0
-        for j in range(nv):
-            s += M[i * nv + j] * a0[j]
-        scale += s * s
-    # scale = 1 + ‖M a₀‖
-    scale = 1.0 + sqrt(scale)
-    for it in range(iterations):
+    cdef double s, norm, moved, size, alpha, cost, previous = 0.0, decrement
+    cdef bint small_gradient, small_decrement
+    for it in range(iterations + 1):
         residual(rows, a, w.jar)
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         norm = 0.0
         for i in range(nv):
-            # ∇f = M (a − a₀) − Jᵀ f
+            # ∇f = M (a − a₀) − Jᵀ f, and f(a) = ½ (a − a₀)ᵀ M (a − a₀) + s
             s = 0.0
             for j in range(nv):
                 s += M[i * nv + j] * (a[j] - a0[j])
+            cost += 0.5 * (a[i] - a0[i]) * s
             for j in range(rows.nefc):
                 s -= rows.J[j * nv + i] * w.force[j]
             w.grad[i] = s
             norm += s * s
-        if sqrt(norm) <= tolerance * scale:
-            break
+        if (it > 0 and 0 < previous - cost < tolerance) or it == iterations:
+            break                                      # the last step improved too little
         for i in range(nv):
             w.step[i] = -w.grad[i]
+            w.Mstep[i] = w.grad[i]                     # kept: hessian() overwrites grad
         hessian(rows, M, w)
         if cholesky_factor(w.H, w.H, nv, nv):
             return 1
-        # step = −H⁻¹ ∇f
+        # step = −H⁻¹ ∇f; the Newton decrement ½ ∇fᵀ H⁻¹ ∇f
         cholesky_solve(w.H, w.step, nv)
+        decrement = 0.0
+        for i in range(nv):
+            decrement -= 0.5 * w.Mstep[i] * w.step[i]
+        small_gradient = sqrt(norm) < tolerance
+        small_decrement = max(0.0, decrement) < tolerance
+        if (small_gradient and small_decrement) if it == 0 else (small_gradient
+                                                                 or small_decrement):
+            break
         alpha = _line_search(rows, M, a0, a, w.step, w, 1e-12)
         moved = 0.0
         size = 0.0
@@ -341,6 +347,7 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
             moved += (alpha * w.step[i]) ** 2
             size += a[i] * a[i]
             a[i] += alpha * w.step[i]
+        previous = cost
         if sqrt(moved) <= 1e-15 * (1 + sqrt(size)):
             break
     residual(rows, a, w.jar)
@@ -349,7 +356,7 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
 
 
 def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
-                 double tolerance=1e-14):
+                 double tolerance=1e-14, scale=None):
     """Accelerations and constraint forces by MuJoCo's primal Newton method.
 
     The arguments and results of ``rbd.constraints.solver_newton.solve_newton``.
@@ -362,13 +369,17 @@ def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
     cdef cnp.ndarray a = np.array(a0c if a_init is None else a_init, dtype=np.float64)
     cdef cnp.ndarray force = np.zeros(data.c.nefc)
     cdef int status
+    cdef double bound
     if Mc.shape[1] != nv or a0c.shape[0] != nv or a.shape[0] != nv:
         raise ValueError(f"M, a0: expected ({nv}, {nv}) and ({nv},)")
+    if scale is None:
+        scale = 1.0 / max(np.trace(Mc), np.finfo(float).tiny)
+    bound = tolerance / scale
     with nogil:
         status = c_solve_newton(&data.c, <const double*> cnp.PyArray_DATA(Mc),
                                 <const double*> cnp.PyArray_DATA(a0c),
                                 <double*> cnp.PyArray_DATA(a), <double*> cnp.PyArray_DATA(force),
-                                iterations, tolerance, &ws.w)
+                                iterations, bound, &ws.w)
     if status:
         raise ValueError("solve_newton: the Newton matrix M + Jᵀ D J is not positive definite")
     return a, force

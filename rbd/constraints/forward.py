@@ -55,6 +55,7 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
     options,
     own_slices,
     solref_timestep,
+    solver_scale,
     solver_settings,
 )
 from .solver_newton import ConstraintRows
@@ -480,12 +481,15 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         Switch the contact rows or the joint-limit rows off.
     iterations, tolerance : int, float, optional
         Of the solver: by default the model's ``<option iterations tolerance>``, else
-        MuJoCo's 100 iterations and rbd's tolerance 1e-14
-        (:func:`.mujoco_model.solver_settings`).  Newton stops when its gradient is
-        below ``tolerance``; PGS when a sweep changes no force by more
-        than ``tolerance`` times the largest force plus one (MuJoCo's PGS instead
-        compares the sweep's scaled cost decrease with ``tolerance``), or after
-        ``iterations`` sweeps.
+        MuJoCo's 100 iterations and tolerance 1e-8
+        (:func:`.mujoco_model.solver_settings`).  Newton stops by MuJoCo's rule, on
+        quantities scaled by :func:`.mujoco_model.solver_scale`: when a step's cost
+        decrease, the gradient or the Newton decrement is below ``tolerance``.  PGS
+        stops when a sweep changes no force by more than ``tolerance`` times the
+        largest force plus one (MuJoCo's PGS compares the sweep's scaled cost decrease
+        with ``tolerance``: a rule that cannot see force errors below the square root
+        of the rounding of the cost, which a comparison with Newton needs).  Both
+        stop after ``iterations`` steps or sweeps.
     constraints : sequence of constraint kinds, optional
         The equality constraints made rows (default: the model's active ones;
         ``()`` for none).
@@ -569,7 +573,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     else:
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         solve = solvers(backend)[0 if solver == "newton" else 1]
-        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance)
+        scaled = {"scale": solver_scale(model)} if solver == "newton" else {}
+        qdd, force = solve(M, a0, rows, iterations=iterations, tolerance=tolerance, **scaled)
     kinds = np.array(["equality"] * rows.ne + ["friction"] * rows.nf + ["limit"] * len(Jl)
                      + ["contact"] * len(idc))
     ids = np.array(ide + idf + idl + idc, dtype=int)

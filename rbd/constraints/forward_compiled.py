@@ -120,6 +120,15 @@ def kernel_data(model) -> dict:
     return data
 
 
+def kernel_tolerance(model, solver: str, tolerance: float) -> float:
+    """The tolerance the compiled solver takes: Newton's divided by MuJoCo's scale
+    (:func:`.mujoco_model.solver_scale`; ``c_solve_newton`` compares unscaled quantities
+    with it), PGS's as it is."""
+    from .mujoco_model import solver_scale
+
+    return tolerance / solver_scale(model) if solver == "newton" else tolerance
+
+
 def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iterations,
                       tolerance) -> ForwardResult:
     """:func:`forward` by the compiled pass: contacts from :func:`rbd.collide`, the rest
@@ -129,7 +138,8 @@ def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iteratio
 
     found = (collide_model(model, q, backend="kernel") if contacts and getattr(model, "geoms", ())
              else collide((), np.zeros((0, 4, 4))))
-    status, out = fm.forward(q, v, tau, found, cone, solver, iterations, tolerance, limits)
+    status, out = fm.forward(q, v, tau, found, cone, solver, iterations,
+                             kernel_tolerance(model, solver, tolerance), limits)
     if status == 1:
         raise ModelError("forward: the mass matrix is not positive definite at this q")
     if status == 2:

@@ -53,8 +53,9 @@ def mujoco_reference_configuration(model) -> np.ndarray:
 
 
 #: The solver tolerance of :func:`rbd.forward` when neither the call nor the model's
-#: ``<option tolerance>`` gives one (MuJoCo's default is 1e-8; rbd solves to rounding).
-TOLERANCE = 1e-14
+#: ``<option tolerance>`` gives one: MuJoCo's default, for MuJoCo's stopping rule
+#: (:func:`solver_scale`), so that an MJCF file gives MuJoCo's physics by default.
+TOLERANCE = 1e-8
 #: MuJoCo's default ``<option iterations>``.
 ITERATIONS = 100
 
@@ -71,6 +72,22 @@ def solver_settings(model, iterations: int | None = None,
     if iterations < 0 or not tolerance >= 0:
         raise InputError(f"iterations, tolerance: expected >= 0, got {iterations}, {tolerance}")
     return int(iterations), float(tolerance)
+
+
+def solver_scale(model) -> float:
+    r"""MuJoCo's scale of the Newton solver's stopping quantities,
+    :math:`1 / (\bar m \max(1, n_v))` (``mj_solPrimal``), with :math:`\bar m` the
+    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
+    reference configuration (``mj_setConst``).  Kept by the model."""
+    def compute():
+        from ..algorithms.configuration import neutral
+        from ..algorithms.dynamics import crba
+
+        diagonal = np.diag(crba(model, neutral(model)))      # qpos0: forward's reference
+        mean = float(np.mean(diagonal)) if len(diagonal) else 1.0
+        return 1.0 / (mean * max(1, model.nv))
+
+    return model._derived("solver_scale", compute) if hasattr(model, "_derived") else compute()
 
 
 #: MuJoCo's defaults of ``<option>`` and of joint limits

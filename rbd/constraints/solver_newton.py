@@ -192,37 +192,53 @@ def _line_search(M, a0, rows, a, step, rtol=1e-12):
 
 
 def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100,
-                 tolerance: float = 1e-14) -> tuple[np.ndarray, np.ndarray]:
-    """Accelerations and constraint forces by MuJoCo's primal Newton method.
+                 tolerance: float = 1e-14, scale: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray]:
+    r"""Accelerations and constraint forces by MuJoCo's primal Newton method.
 
     Parameters
     ----------
     M : (nv, nv) ndarray
         Joint-space inertia (with armature).
     a0 : (nv,) ndarray
-        Unconstrained acceleration :math:`M^{-1}(\\tau - h)`.
+        Unconstrained acceleration :math:`M^{-1}(\tau - h)`.
     rows : ConstraintRows
     a_init : (nv,) ndarray, optional
         Warm start (default ``a0``).
     iterations : int
-        Newton steps at most.
+        Newton steps (line searches) at most.
     tolerance : float
-        Stop when the gradient norm is below ``tolerance`` times
-        :math:`1 + \\|M a_0\\|`, or when a step no longer moves the accelerations.
+        MuJoCo's stopping rule (``mj_solPrimal`` in ``engine_solver.c``), each quantity
+        multiplied by ``scale``: stop after a step whose cost decrease
+        :math:`f(a_k) - f(a_{k+1})` is positive and below ``tolerance``, or when the
+        gradient norm :math:`\|\nabla f\|` or the Newton decrement
+        :math:`\tfrac12 \nabla f^T H^{-1} \nabla f` is below it (before the first
+        step: when both are); also when a step no longer moves the accelerations.
+    scale : float, optional
+        MuJoCo's :math:`1 / (\bar m \max(1, n_v))` with :math:`\bar m` the model's
+        ``meaninertia`` (the mean diagonal of :math:`M` at ``qpos0``,
+        :func:`rbd.constraints.mujoco_model.solver_scale`); default
+        :math:`1 / \operatorname{tr} M`, the same at this :math:`M`.
 
     Returns
     -------
     qacc : (nv,) ndarray
     force : (nefc,) ndarray
-        :math:`M (\\mathrm{qacc} - a_0) = J^T \\mathrm{force}`.
+        :math:`M (\mathrm{qacc} - a_0) = J^T \mathrm{force}`.
     """
     a = np.array(a0 if a_init is None else a_init, dtype=float)
-    scale = 1.0 + np.linalg.norm(M @ a0)
-    for _ in range(iterations):
+    if scale is None:
+        scale = 1.0 / max(np.trace(M), np.finfo(float).tiny)
+    bound = tolerance / scale              # the rule on unscaled quantities
+    previous = None                        # the cost before the last step
+    for k in range(iterations + 1):
         jar = rows.J @ a - rows.aref
-        force, _, quadratic, blocks = constraint_update(rows, jar)
-        grad = M @ (a - a0) - rows.J.T @ force
-        if np.linalg.norm(grad) <= tolerance * scale:
+        force, cost, quadratic, blocks = constraint_update(rows, jar)
+        Mda = M @ (a - a0)
+        cost += 0.5 * (a - a0) @ Mda
+        grad = Mda - rows.J.T @ force
+        improved = previous is not None and 0 < previous - cost < bound
+        if improved or k == iterations:
             break
         Jq = rows.J[quadratic]
         H = M + Jq.T @ (rows.D[quadratic, None] * Jq)
@@ -230,9 +246,14 @@ def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100
             Jc = rows.J[start:start + h.shape[0]]
             H += Jc.T @ h @ Jc
         step = -np.linalg.solve(H, grad)
+        small_gradient = np.linalg.norm(grad) < bound
+        small_decrement = max(0.0, -0.5 * (grad @ step)) < bound
+        if (small_gradient and small_decrement) if k == 0 else (small_gradient
+                                                                   or small_decrement):
+            break
         a_next = a + _line_search(M, a0, rows, a, step) * step
         settled = np.linalg.norm(a_next - a) <= 1e-15 * (1 + np.linalg.norm(a))
-        a = a_next
+        a, previous = a_next, cost
         if settled:                       # rounding: no step moves a any more
             break
     force = constraint_update(rows, rows.J @ a - rows.aref)[0]

@@ -31,6 +31,12 @@ from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
 from .trajectory import Trajectory
 
+#: The contacts of a sample whose force a contact run records
+#: (``Trajectory.contact_force``: the first ones, in :func:`rbd.collide`'s order): a bound
+#: on the memory of long runs of models with many candidate pairs (a humanoid's bound is
+#: 190 contacts, 9 kB a sample).  ``contact_count`` and ``constraint_force`` hold them all.
+RECORDED_CONTACTS = 32
+
 
 def has_springs(model) -> bool:
     """True when a joint of the model has a spring (MJCF ``stiffness``)."""
@@ -109,6 +115,48 @@ def integrate_position(model, qpos, qvel, h):
 def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
                constraints=None):
     """One semi-implicit Euler step; returns ``(q, v, a, ncon)`` (``a`` at the start state)."""
+    q_next, v_next, result = step_with_forward(model, q, v, tau, h, backend=backend,
+                                               solver=solver, cone=cone,
+                                               constraints=constraints)
+    return q_next, v_next, result.qdd, len(result.contacts)
+
+
+def constraint_force(result) -> np.ndarray:
+    r"""The generalized constraint force :math:`J^T f` of a :func:`rbd.forward` result
+    (MuJoCo's ``qfrc_constraint``, in rbd's coordinates: :func:`rbd.mjcf.to_mujoco_force`
+    gives MuJoCo's), ``(nv,)``."""
+    return result.rows.J.T @ result.force if len(result.force) else np.zeros(len(result.qdd))
+
+
+def contact_frame_forces(result) -> np.ndarray:
+    r"""The force of each contact of a :func:`rbd.forward` result in the contact's frame
+    (normal first, then the tangents, torsion and rolling), as MuJoCo's
+    ``mj_contactForce``: ``(ncon, 6)``, zero past a contact's ``condim`` and for a contact
+    with no rows (in the gap).
+
+    An elliptic (or frictionless) contact's rows are these components already.  A
+    pyramidal contact's :math:`2(d-1)` rows are the forces along the edges of the pyramid,
+    decoded as ``mju_decodePyramid``: :math:`f_n = \sum_i f_i` and
+    :math:`f_{t,k} = (f_{2k} - f_{2k+1})\,\mu_k`.
+    """
+    out = np.zeros((len(result.contacts), 6))
+    rows = np.flatnonzero(np.asarray(result.kinds) == "contact")
+    ids = np.asarray(result.ids)[rows]
+    for c in np.unique(ids):
+        f = np.asarray(result.force)[rows[ids == c]]
+        dim = int(result.contacts.condim[c])
+        if len(f) == dim:
+            out[c, :dim] = f
+        else:
+            out[c, 0] = f.sum()
+            out[c, 1:dim] = (f[0::2] - f[1::2]) * result.contacts.friction[c, :dim - 1]
+    return out
+
+
+def step_with_forward(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
+                      constraints=None):
+    """One semi-implicit Euler step (:func:`euler_step`); returns ``(q, v, result)`` with
+    the :func:`rbd.forward` result at the start state."""
     from ..mjcf._state import from_mujoco_state, to_mujoco_state
 
     result = forward(model, q, v, tau, backend=backend, solver=solver, cone=cone,
@@ -122,12 +170,12 @@ def euler_step(model, q, v, tau, h, *, backend=None, solver="newton", cone=None,
         a_step = a
     if model.mimic:       # no MuJoCo layout: the same step on rbd's joint manifolds
         v_next = v + h * a_step
-        return algorithms.integrate(model, q, v_next, h), v_next, a, len(result.contacts)
+        return algorithms.integrate(model, q, v_next, h), v_next, result
     qpos, qvel, qacc = to_mujoco_state(model, q, v, a_step)
     qvel = qvel + h * qacc
     qpos = integrate_position(model, qpos, qvel, h)
     q_next, v_next, _ = from_mujoco_state(model, qpos, qvel)
-    return q_next, v_next, a, len(result.contacts)
+    return q_next, v_next, result
 
 
 def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, backend=None,
@@ -135,7 +183,11 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     """One run of :func:`rbd.simulate` with contacts and limits (``integrator="euler"``).
 
     ``tau``: None, a constant ``(nv,)`` or one row per step ``(steps, nv)``.
-    The trajectory's ``contact_count`` holds the number of contacts at each sample.
+    The trajectory's ``contact_count`` holds the number of contacts at each sample, its
+    ``constraint_force`` the generalized constraint force (:func:`constraint_force`) and
+    its ``contact_force`` each contact's force in its frame (:func:`contact_frame_forces`).
+    A run whose state stops being finite, or whose step fails on a state running away,
+    raises :class:`~rbd.SimulationError` with the samples computed until then.
     ``constraints``: the equality constraints made soft rows (default the model's active
     ones).  :func:`rbd.simulate` stacks batches of these runs, records the bilateral
     constraints' error and warns of a start outside the joint limits.  The run is the
@@ -154,50 +206,68 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     tau_rows = None
     if tau is not None:
         tau_rows = np.asarray(tau, float)
+        if tau_rows.shape[-1:] != (model.nv,) or tau_rows.ndim > 2:
+            raise InputError(f"tau: expected shape ({model.nv},) or (steps, {model.nv}), "
+                             f"got {tau_rows.shape}")
         if tau_rows.ndim == 1:
             tau_rows = np.broadcast_to(tau_rows, (steps + 1, model.nv))
     q, v = np.array(q0, float), np.array(v0, float)
-    ts, qs, vs, accs, counts = [], [], [], [], []
+    samples = []                # per sample: t, q, v, a, ncon, Jᵀ f, contact forces
+
+    def keep(k, q, v, result):
+        samples.append((k * dt, q, v, result.qdd, len(result.contacts),
+                        constraint_force(result), contact_frame_forces(result)))
+
     for k in range(steps + 1):
         tk = None if tau_rows is None else tau_rows[min(k, len(tau_rows) - 1)]
-        q_next, v_next, a, ncon = euler_step(model, q, v, tk, dt, backend=backend,
-                                             solver=solver, cone=cone, constraints=constraints)
-        if k % record_every == 0 or k == steps:
-            ts.append(k * dt)
-            qs.append(q)
-            vs.append(v)
-            accs.append(a)
-            counts.append(ncon)
+        try:
+            q_next, v_next, result = step_with_forward(model, q, v, tk, dt, backend=backend,
+                                                       solver=solver, cone=cone,
+                                                       constraints=constraints)
+        except (ValueError, ArithmeticError) as exc:   # rbd's errors, LinAlgError, overflow
+            raise SimulationError(
+                f"simulate: the contact run stopped at t = {k * dt:g} (step {k}): its step "
+                f"failed ({type(exc).__name__}: {exc}); the state is running away, try a "
+                "smaller dt. The samples before there are in this error's .trajectory.",
+                _trajectory(model, samples, dt, k, backend) if samples else None,
+                diverged_at=k * dt) from exc
+        kept = k % record_every == 0 or k == steps
+        if kept:
+            keep(k, q, v, result)
         if k == steps:
             break
         if not (np.all(np.isfinite(q_next)) and np.all(np.isfinite(v_next))):
-            if not ts or ts[-1] != k * dt:              # keep the last finite state
-                ts.append(k * dt)
-                qs.append(q)
-                vs.append(v)
-                accs.append(a)
-                counts.append(ncon)
+            if not kept:                                # keep the last finite state
+                keep(k, q, v, result)
             raise SimulationError(f"simulate: the contact run diverged at t = {k * dt:g} "
                                   f"(step {k}); try a smaller dt. The samples up to there "
                                   "are in this error's .trajectory.",
-                                  _trajectory(model, ts, qs, vs, accs, counts, dt, k, backend),
+                                  _trajectory(model, samples, dt, k, backend),
                                   diverged_at=k * dt)
         q, v = q_next, v_next
-    return _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend)
+    return _trajectory(model, samples, dt, steps, backend)
 
 
-def _trajectory(model, ts, qs, vs, accs, counts, dt, steps, backend,
-                energies=None) -> Trajectory:
-    """The :class:`Trajectory` of a contact run's samples (``steps`` taken; ``energies``:
-    the kinetic and potential energy of each sample when already computed)."""
+def _trajectory(model, samples, dt, steps, backend, energies=None) -> Trajectory:
+    """The :class:`Trajectory` of a contact run's ``samples`` (columns ``t, q, v, a, ncon,
+    Jᵀ f, contact forces``; ``steps`` taken; ``energies``: the kinetic and potential energy
+    of each sample when already computed)."""
+    ts, qs, vs, accs, counts, forces, frames = (list(x) for x in zip(*samples, strict=True))
     q_arr, v_arr = np.array(qs), np.array(vs)
     if energies is None:
         energies = (algorithms.kinetic_energy(model, q_arr, v_arr, backend=backend),
                     algorithms.potential_energy(model, q_arr, backend=backend))
+    counts = np.array(counts, dtype=int)
+    table = np.zeros((len(counts), min(int(counts.max(initial=0)), RECORDED_CONTACTS), 6))
+    for j, (f, n) in enumerate(zip(frames, counts, strict=True)):
+        n = min(n, table.shape[1])
+        table[j, :n] = f[:n]
     return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
                       kinetic=np.array(energies[0]), potential=np.array(energies[1]),
                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
-                      evaluations=steps + 1, contact_count=np.array(counts, dtype=int))
+                      evaluations=steps + 1, contact_count=counts,
+                      constraint_force=np.array(forces).reshape(len(counts), model.nv),
+                      contact_force=table)
 
 
 #: Why a compiled run stopped early (``rbd._kernels.contact.simulate_contact``'s status).
@@ -221,7 +291,8 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     from .._backend import resolve
     from ..constraints.collision import compiled_collision
     from ..constraints.forward import options
-    from ..constraints.forward_compiled import compiled_forward
+    from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
+    from ..constraints.mujoco_model import solver_settings
 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
@@ -230,8 +301,11 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
 
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
     collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
+    iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
-              cone or options(model)["cone"], solver, 100, 1e-14, num_threads)
+              cone or options(model)["cone"], solver, iterations,
+              kernel_tolerance(model, solver, tolerance), num_threads,
+              contact_width=RECORDED_CONTACTS)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
             for s in range(len(q0))]
 
@@ -241,9 +315,11 @@ def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
     n, stop = int(out["recorded"][s]), int(out["stopped"][s])
     k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
     ts = [j * dt for j in k][:n]
-    traj = _trajectory(model, ts, out["q"][s, :n], out["v"][s, :n], out["a"][s, :n],
-                       out["contact_count"][s, :n], dt, stop if out["status"][s] else steps,
-                       "kernel", (out["kinetic"][s, :n], out["potential"][s, :n]))
+    columns = [out[name][s, :n] for name in ("q", "v", "a", "contact_count",
+                                             "constraint_force", "contact_force")]
+    traj = _trajectory(model, list(zip(ts, *columns, strict=True)), dt,
+                       stop if out["status"][s] else steps, "kernel",
+                       (out["kinetic"][s, :n], out["potential"][s, :n]))
     status = int(out["status"][s])
     if status == 0:
         return traj

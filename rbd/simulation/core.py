@@ -256,8 +256,10 @@ def simulate(
         ``integrator="euler"`` when the model has collision geoms, joint limits,
         joint springs, fluid forces or active constraints; ``False`` switches it off
         (joint springs and fluid forces then act nowhere, and the run warns).  The
-        trajectory's ``contact_count`` holds the number of contacts at each sample.
-        A start outside the joint limits warns.
+        trajectory's ``contact_count`` holds the number of contacts at each sample,
+        its ``constraint_force`` the generalized constraint force (MuJoCo's
+        ``qfrc_constraint``) and its ``contact_force`` each contact's force in its
+        frame (``mj_contactForce``).  A start outside the joint limits warns.
 
     Returns
     -------
@@ -595,15 +597,24 @@ def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajector
     keep_tau = some is not None and some.tau is not None
 
     def column(name, width):
-        shape = (len(runs), len(times)) + (() if width is None else (width,))
-        out = np.full(shape, np.nan)
+        tail = () if width is None else (width,) if np.ndim(width) == 0 else tuple(width)
+        out = np.full((len(runs), len(times)) + tail, np.nan)
         for k, r in enumerate(runs):
             if r is None:
                 continue
             rows = min(len(r.t), len(times))
             n = int(np.argmin(np.append(r.t[:rows] == times[:rows], False)))
-            out[k, :n] = getattr(r, name)[:n]
+            value = getattr(r, name)[:n]
+            if name == "contact_force":          # zero for the contacts a run has fewer of
+                out[k, :n] = 0.0
+                out[k, :n, :value.shape[1]] = value
+            else:
+                out[k, :n] = value
         return out
+
+    forces = some is not None and some.constraint_force is not None
+    widest = max((r.contact_force.shape[1] for r in runs
+                  if r is not None and r.contact_force is not None), default=0)
 
     nq, nv = model.nq, model.nv
     return Trajectory(t=times, q=column("q", nq), v=column("v", nv), a=column("a", nv),
@@ -620,7 +631,9 @@ def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajector
                       else column("constraint_velocity_error",
                                   some.constraint_velocity_error.shape[-1]),
                       contact_count=None if some is None or some.contact_count is None
-                      else _counts(column("contact_count", None)))
+                      else _counts(column("contact_count", None)),
+                      constraint_force=column("constraint_force", nv) if forces else None,
+                      contact_force=column("contact_force", (widest, 6)) if forces else None)
 
 
 def _counts(column: np.ndarray) -> np.ndarray:

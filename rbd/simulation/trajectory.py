@@ -72,7 +72,8 @@ class Trajectory:
         Sample times (non-decreasing).  A batch of ``B`` rollouts
         (:func:`rbd.simulate` with ``q0`` of shape ``(B, nq)``) shares them and
         has a leading axis ``B`` on ``q``, ``v``, ``a``, ``tau``, ``kinetic``
-        and ``potential``.
+        and ``potential`` (and on the contact run's ``contact_count``,
+        ``constraint_force`` and ``contact_force``).
     q : (N, nq) ndarray
     v : (N, nv) ndarray
     a : (N, nv) ndarray
@@ -98,6 +99,20 @@ class Trajectory:
     contact_count : (N,) int ndarray or None
         The number of contacts at each sample of a contact run
         (``simulate(..., contact=...)``; None otherwise).
+    constraint_force : (N, nv) ndarray or None
+        The generalized force :math:`J^T f` of the constraint rows (contacts, joint
+        limits, friction loss, equality constraints) at each sample of a contact run,
+        MuJoCo's ``qfrc_constraint`` in rbd's coordinates
+        (:func:`rbd.mjcf.to_mujoco_force` gives MuJoCo's); None otherwise.
+    contact_force : (N, K, 6) ndarray or None
+        The force of each contact at each sample of a contact run, in the contact's frame:
+        normal, two tangents, torsion, two rolling components (MuJoCo's
+        ``mj_contactForce``; components past a contact's ``condim`` are zero).  Contact
+        ``i`` of sample ``j`` is the ``i``-th of :func:`rbd.collide` at ``q[j]``; ``K`` is
+        the most contacts of any sample, at most
+        :data:`rbd.simulation.contact.RECORDED_CONTACTS` (32: the first ones are kept),
+        and rows past ``contact_count[j]`` are zero.
+        None otherwise.  :meth:`save` writes neither force.
     joints : tuple
         The simulated model's joints, :func:`joint_layout` (empty when not known): the
         names and units :func:`rbd.plotting.plot_trajectory` labels the curves with.
@@ -120,6 +135,8 @@ class Trajectory:
     contact_count: np.ndarray | None = None
     joints: tuple = ()
     constraint_velocity_error: np.ndarray | None = None
+    constraint_force: np.ndarray | None = None
+    contact_force: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.t)
