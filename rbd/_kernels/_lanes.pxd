@@ -369,6 +369,54 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
                 out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
 
 
+cdef inline void congruence_add_corner(clp E, clp r, clp I, lp out) noexcept nogil:
+    # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[0, 0], [0, C]] (only the
+    # lower-right block C of I read): congruence_add with A = B = 0, so
+    #   C' = Eᵀ C E,  G = r̃ C':  A'' = -G r̃,  B'' = G,  C'' = C'
+    cdef double T[9 * W]
+    cdef double Cp[9 * W]
+    cdef double G[9 * W]
+    cdef Py_ssize_t i, j, l
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                # T = C E
+                T[(3 * i + j) * W + l] = (I[(21 + 6 * i) * W + l] * E[j * W + l]
+                                          + I[(22 + 6 * i) * W + l] * E[(3 + j) * W + l]
+                                          + I[(23 + 6 * i) * W + l] * E[(6 + j) * W + l])
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                # C' = Eᵀ T
+                Cp[(3 * i + j) * W + l] = (
+                    E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
+                    + E[(6 + i) * W + l] * T[(6 + j) * W + l])
+    for j in range(3):
+        for l in range(W):
+            # G = r̃ C'  (column j: r × C'[:, j])
+            G[j * W + l] = r[W + l] * Cp[(6 + j) * W + l] - r[2 * W + l] * Cp[(3 + j) * W + l]
+            G[(3 + j) * W + l] = r[2 * W + l] * Cp[j * W + l] - r[l] * Cp[(6 + j) * W + l]
+            G[(6 + j) * W + l] = r[l] * Cp[(3 + j) * W + l] - r[W + l] * Cp[j * W + l]
+    for i in range(3):
+        for l in range(W):
+            # A'' = -G r̃  (row i: -(G[i, :] × r))
+            out[6 * i * W + l] -= G[(3 * i + 1) * W + l] * r[2 * W + l] - G[(3 * i + 2) * W + l] * r[W + l]
+            out[(6 * i + 1) * W + l] -= G[(3 * i + 2) * W + l] * r[l] - G[3 * i * W + l] * r[2 * W + l]
+            out[(6 * i + 2) * W + l] -= G[3 * i * W + l] * r[W + l] - G[(3 * i + 1) * W + l] * r[l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                out[(6 * i + 3 + j) * W + l] += G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                out[(6 * (3 + j) + i) * W + l] += G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
+
+
 # --- world coordinates and per-lane inertias (the derivatives, soa_derivatives.pxi) ---------
 
 cdef inline void dot3(clp a, clp b, lp out) noexcept nogil:
@@ -508,12 +556,11 @@ cdef inline int spd_inverse3(clp D, lp Dinv) noexcept nogil:
     return bad
 
 
-cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
-    # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
-    # dimension 6), by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is
-    # not positive definite on some lane.
-    cdef double L[36 * W]
-    cdef double Li[36 * W]
+cdef inline int cholesky(clp D, Py_ssize_t n, lp L) noexcept nogil:
+    # D = L Lᵀ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
+    # dimension 6, its lower triangle read); L is written below the diagonal and its
+    # diagonal as 1 / L_jj (the divisions done once, for the solves).  Returns 0, or 1
+    # when D is not positive definite on some lane.
     cdef double t[W]
     cdef Py_ssize_t i, j, k, l
     cdef int bad = 0
@@ -530,7 +577,7 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
         if bad:
             return 1
         for l in range(W):
-            L[7 * j * W + l] = sqrt(t[l])
+            L[7 * j * W + l] = 1.0 / sqrt(t[l])
         for i in range(j + 1, n):
             # L_ij = (D_ij - Σ_k L_ik L_jk) / L_jj
             for l in range(W):
@@ -539,7 +586,44 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
                 for l in range(W):
                     t[l] -= L[(6 * i + k) * W + l] * L[(6 * j + k) * W + l]
             for l in range(W):
-                L[(6 * i + j) * W + l] = t[l] / L[7 * j * W + l]
+                L[(6 * i + j) * W + l] = t[l] * L[7 * j * W + l]
+    return 0
+
+
+cdef inline void cholesky_solve(clp L, Py_ssize_t n, clp b, lp x) noexcept nogil:
+    # x = D⁻¹ b on every lane for D = L Lᵀ (``cholesky``'s factor): L y = b, then Lᵀ x = y
+    cdef Py_ssize_t i, k, l
+    cdef double t[W]
+    for i in range(n):
+        # y_i = (b_i - Σ_k<i L_ik y_k) / L_ii
+        for l in range(W):
+            t[l] = b[i * W + l]
+        for k in range(i):
+            for l in range(W):
+                t[l] -= L[(6 * i + k) * W + l] * x[k * W + l]
+        for l in range(W):
+            x[i * W + l] = t[l] * L[7 * i * W + l]
+    for i in range(n - 1, -1, -1):
+        # x_i = (y_i - Σ_k>i L_ki x_k) / L_ii
+        for l in range(W):
+            t[l] = x[i * W + l]
+        for k in range(i + 1, n):
+            for l in range(W):
+                t[l] -= L[(6 * k + i) * W + l] * x[k * W + l]
+        for l in range(W):
+            x[i * W + l] = t[l] * L[7 * i * W + l]
+
+
+cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
+    # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
+    # dimension 6), by ``cholesky`` D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is
+    # not positive definite on some lane.
+    cdef double L[36 * W]
+    cdef double Li[36 * W]
+    cdef double t[W]
+    cdef Py_ssize_t i, j, k, l
+    if cholesky(D, n, L):
+        return 1
     for j in range(n):
         for i in range(j, n):
             # Li = L⁻¹ by forward substitution, column j
@@ -549,7 +633,7 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
                 for l in range(W):
                     t[l] -= L[(6 * i + k) * W + l] * Li[(6 * k + j) * W + l]
             for l in range(W):
-                Li[(6 * i + j) * W + l] = t[l] / L[7 * i * W + l]
+                Li[(6 * i + j) * W + l] = t[l] * L[7 * i * W + l]
     for i in range(n):
         for j in range(i, n):
             # D⁻¹_ij = Σ_k Li_ki Li_kj
