@@ -23,6 +23,7 @@ from rbd._kernels._lanes cimport (
     axis_rotation_T,
     axpy6,
     broadcast,
+    broadcast_lower,
     cholesky,
     cholesky_solve,
     clp,
@@ -35,13 +36,14 @@ from rbd._kernels._lanes cimport (
     lane_put,
     lp,
     mat3_mul,
-    mat6_vec,
     plux_compose,
     quat_to_rot_T,
     sincos_lanes,
     rbi_apply,
     spd_inverse,
     spd_inverse3,
+    sym,
+    sym6_vec,
     xform_force_T_add,
     xform_motion,
 )
@@ -366,6 +368,7 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double D[36 * W]
     cdef const double* IA_i = w.IA + 36 * W * i
     cdef int bad = 0
+    cdef const double* col
     if nv_i == 0:
         return 0
     if unit_subspace(model, i):
@@ -373,15 +376,16 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
         # leading nv_i × nv_i block
         for k in range(nv_i):
             for m in range(6):
+                col = IA_i + sym(m, k) * W
                 for l in range(W):
-                    U_i[(6 * k + m) * W + l] = IA_i[(6 * m + k) * W + l]    # RBDA T7.1
-            for m in range(nv_i):
+                    U_i[(6 * k + m) * W + l] = col[l]                        # RBDA T7.1
+            for m in range(k + 1):
                 for l in range(W):
                     D[(6 * k + m) * W + l] = IA_i[(6 * k + m) * W + l]      # S&G (28)
     else:
         for k in range(nv_i):
             # U_i = IA_i S_i
-            mat6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
+            sym6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
         for k in range(nv_i):
             for m in range(nv_i):
                 # D_i = S_iᵀ U_i
@@ -409,7 +413,7 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
 
 cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i,
                                      lp Ia, lp UDinv) noexcept nogil:
-    # Ia = IA_i - U_i D_i⁻¹ U_iᵀ (its lower triangle, mirrored: both terms are symmetric);
+    # Ia = IA_i - U_i D_i⁻¹ U_iᵀ (its lower triangle, as IA_i: _lanes.pxd sym);
     # UDinv = U_i D_i⁻¹ (6 × nv_i, column-major).  For a spherical_corner joint only the
     # lower-right 3×3 block of Ia is written (the rest is zero).
     cdef Py_ssize_t nv_i = model.nv_j[i], k, m, r, s, l, z
@@ -428,7 +432,6 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
                                                - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
-                    Ia[(6 * s + r) * W + l] = Ia[(6 * r + s) * W + l]
         return
     if nv_i == 6:
         # row r of U_i D_i⁻¹ = (D_i⁻¹ (row r of U_i)ᵀ)ᵀ, solved with D_i = L Lᵀ (pivot)
@@ -457,18 +460,19 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] -= (UDinv[(6 * k + r) * W + l]
                                                 * U_i[(6 * k + s) * W + l])        # S&G (27)
-            if s < r:
-                memcpy(Ia + (6 * s + r) * W, Ia + (6 * r + s) * W, W * sizeof(double))
 
 
 cdef inline void corner_apply_add(clp Ia, clp c, lp out) noexcept nogil:
-    # out += Ia c for Ia = [[0, 0], [0, C]] (spherical_corner): out_lin += C c_lin
-    cdef Py_ssize_t r, l
-    for r in range(3, 6):
-        for l in range(W):
-            out[r * W + l] += (Ia[(6 * r + 3) * W + l] * c[3 * W + l]
-                               + Ia[(6 * r + 4) * W + l] * c[4 * W + l]
-                               + Ia[(6 * r + 5) * W + l] * c[5 * W + l])
+    # out += Ia c for Ia = [[0, 0], [0, C]] (spherical_corner): out_lin += C c_lin, C read
+    # from the lower triangle of Ia (entries 21, 27, 28, 33, 34, 35)
+    cdef Py_ssize_t l
+    for l in range(W):
+        out[3 * W + l] += (Ia[21 * W + l] * c[3 * W + l] + Ia[27 * W + l] * c[4 * W + l]
+                           + Ia[33 * W + l] * c[5 * W + l])
+        out[4 * W + l] += (Ia[27 * W + l] * c[3 * W + l] + Ia[28 * W + l] * c[4 * W + l]
+                           + Ia[34 * W + l] * c[5 * W + l])
+        out[5 * W + l] += (Ia[33 * W + l] * c[3 * W + l] + Ia[34 * W + l] * c[4 * W + l]
+                           + Ia[35 * W + l] * c[5 * W + l])
 
 
 # === ABA (aba.pyx) =============================================================================
@@ -527,8 +531,8 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         # v_i = X_up[i] v_λ(i) + S_i q̇_i;  c_i = c_J + v_i × S_i q̇_i;
         # pA_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, qd, f_ext, w.c + 6 * W * i, w.pA + 6 * W * i)
-        # IA_i = I_i
-        broadcast(model.inertia + 36 * i, 36, w.IA + 36 * W * i)
+        # IA_i = I_i   (its lower triangle: IA, Ia are kept there, _lanes.pxd sym)
+        broadcast_lower(model.inertia + 36 * i, w.IA + 36 * W * i)
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
@@ -558,7 +562,7 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
                 memcpy(pa, w.pA + 6 * W * i, 6 * W * sizeof(double))
                 corner_apply_add(Ia, w.c + 6 * W * i, pa)
             else:
-                mat6_vec(Ia, w.c + 6 * W * i, pa)
+                sym6_vec(Ia, w.c + 6 * W * i, pa)
                 add_lanes(w.pA + 6 * W * i, 6, pa)
             for j in range(nv_i):
                 axpy6(UDinv + 6 * W * j, w.u + W * (vi + j), pa)            # RBDA T7.1
