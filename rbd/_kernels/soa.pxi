@@ -76,7 +76,7 @@ cdef struct Lanes:
     double* f                     # nb × 6 × W: body forces (RNEA)
     double* c                     # nb × 6 × W: velocity-product accelerations (ABA)
     double* pA                    # nb × 6 × W: articulated bias forces
-    double* IA                    # nb × 36 × W: articulated inertias
+    double* IA                    # nb × 36 × W: articulated inertias (lower triangles, sym)
     double* U                     # nv × 6 × W: U_i = IA_i S_i
     double* D_inv                 # nb × 36 × W: D_i⁻¹ (top-left nv_i × nv_i, leading dim. 6);
                                   # for nv_i = 6 the Cholesky factor of D_i (pivot)
@@ -373,7 +373,7 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
         return 0
     if unit_subspace(model, i):
         # S_i = the first nv_i columns of 1: U_i = those columns of IA_i, D_i = its
-        # leading nv_i × nv_i block
+        # leading nv_i × nv_i block (its lower triangle: the inverses read only that)
         for k in range(nv_i):
             for m in range(6):
                 col = IA_i + sym(m, k) * W
@@ -432,6 +432,23 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
                                                - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
+        return
+    if nv_i == 3:
+        # three degrees of freedom (spherical, planar): each entry in one pass over the lanes
+        for k in range(3):
+            for r in range(6):
+                for l in range(W):
+                    UDinv[(6 * k + r) * W + l] = (U_i[r * W + l] * D_inv[k * W + l]
+                                                  + U_i[(6 + r) * W + l] * D_inv[(6 + k) * W + l]
+                                                  + U_i[(12 + r) * W + l] * D_inv[(12 + k) * W + l])
+        z = 3 if spherical_corner(model, i) else 0
+        for r in range(z, 6):
+            for s in range(z, r + 1):
+                for l in range(W):
+                    Ia[(6 * r + s) * W + l] = IA_i[(6 * r + s) * W + l] - (
+                        UDinv[r * W + l] * U_i[s * W + l]
+                        + UDinv[(6 + r) * W + l] * U_i[(6 + s) * W + l]
+                        + UDinv[(12 + r) * W + l] * U_i[(12 + s) * W + l])          # S&G (27)
         return
     if nv_i == 6:
         # row r of U_i D_i⁻¹ = (D_i⁻¹ (row r of U_i)ᵀ)ᵀ, solved with D_i = L Lᵀ (pivot)
