@@ -75,9 +75,13 @@ NOTE = ("\n"
         "included (`_lanes.pxd`'s `sincos_lanes`, within 1 ulp of libm); what remains "
         'scalar per lane is the joint transform of helical, planar and symbolic joints '
         '(none in these models) and the moves of `q`, `q̇`, `τ` in and `q̈` out of the lanes '
-        '(strided). The humanoid, the one model above the target, spends its time in the '
-        'multi-degree-of-freedom pivots (the 6×6 Cholesky of the free joint, `U_i D_i⁻¹ U_iᵀ` '
-        'of the spherical joints) and in the stores of the 6×6 articulated inertias.'
+        '(strided). The multi-degree-of-freedom pivots of the humanoid take their own paths '
+        "(docs/design.md, \"The lane ABA's multi-degree-of-freedom pivots\": the free joint's "
+        '`D_i` factored, not inverted; a spherical joint passes on only the lower-right block '
+        'of its articulated inertia; articulated inertias in their lower triangles). Of the '
+        "humanoid's ABA time, about a third is spent outside the passes, in the argument "
+        'checks (finite entries, quaternion norms) and the moves into and out of the lanes '
+        '(timed with the passes removed from a build).'
         "\n")
 AGREEMENT = 1e-10
 #: The issue's bound on the per-state time of the lanes over Pinocchio's, one thread.

@@ -108,6 +108,86 @@ def test_every_joint_kind_runs_in_lanes(seed, simd):
                 assert err <= RTOL_LANES, f"{model.name} {build} state {k}: {err:.2e}"
 
 
+def _armed(model, seed: int = 0):
+    """A copy of ``model`` with a random armature on every joint's degrees of freedom."""
+    model = model.copy()
+    rng = np.random.default_rng(seed)
+    for body in model.bodies:
+        if body.joint.nv:
+            values = rng.uniform(0.05, 2.0, body.joint.nv)
+            if body.joint.kind == "free":
+                values[4:] = values[3]  # one linear armature (MuJoCo's meaning)
+            model.set_joint_properties(body.joint_name, armature=values)
+    return model
+
+
+@pytest.mark.parametrize("armature", [False, True], ids=["bare", "armature"])
+def test_ball_and_free_pivots_in_lanes_match_the_one_state_kernel(armature, simd):
+    """The multi-degree-of-freedom pivots of the lane ABA take their own paths: a free
+    joint's D_i is factored and solved with (also below the root, where U_i D_i⁻¹ is solved
+    row by row), and a spherical joint without armature passes on only the lower-right
+    block of its articulated inertia; with armature both take the general path.  Each
+    agrees with the one-state kernel to RTOL_LANES (a different order of operations), q̈
+    compared in torque space as for the other random models."""
+    rng = np.random.default_rng(7)
+    model = rbd.testing.random_model(rng, 6, ("free", "spherical", "revolute"),
+                                     floating_base=True)
+    assert sum(b.joint.kind == "free" for b in model.bodies) >= 2      # one below the root
+    assert any(b.joint.kind == "spherical" for b in model.bodies)
+    if armature:
+        model = _armed(model)
+    Q, V, TAU, F = batch(model, 3)
+    simd("off")
+    expected = rbd.aba(model, Q, V, TAU), rbd.aba(model, Q, V, TAU, F)
+    for build in builds():
+        simd(build)
+        for got, want in zip((rbd.aba(model, Q, V, TAU), rbd.aba(model, Q, V, TAU, F)),
+                             expected, strict=True):
+            for k in range(len(Q)):
+                err = rbd.testing.quantity_difference(
+                    "forward_dynamics", model, (Q[k], V[k], TAU[k]), got[k], want[k])
+                assert err <= RTOL_LANES, f"{build} state {k}: {err:.2e}"
+
+
+
+
+def test_lanes_take_quaternions_within_the_tolerance_without_a_copy(simd):
+    """A batch in lanes reads quaternions of norm 1 + 1e-7 (accepted: the tolerance is
+    1e-6) as their unit multiples (_lanes.pxd quat_to_rot_T) instead of a normalized copy
+    of q; every build and the one-state kernel agree with the unit input, and the caller's
+    q is left as it was.  Only rounding separates the two inputs' results, amplified in
+    the derivatives (M⁻¹) as by any change of operation order: RTOL_LANES."""
+    model = rbd.testing.random_model(np.random.default_rng(5), 5,
+                                     ("spherical", "revolute"), floating_base=True)
+    Q, V, A, _ = batch(model, 4, n=11)
+    quats = [model.q_index(i).start + (3 if b.joint.kind == "free" else 0)
+             for i, b in enumerate(model.bodies) if b.joint.kind in ("spherical", "free")]
+    assert len(quats) == 4                                  # the free joint, three balls
+    Q_off = Q.copy()
+    for k in quats:
+        Q_off[:, k:k + 4] *= 1 + 1e-7
+    Q_before = Q_off.copy()
+    Q_unit = Q_off.copy()
+    for k in quats:
+        Q_unit[:, k:k + 4] /= np.linalg.norm(Q_unit[:, k:k + 4], axis=1)[:, None]
+    calls = {
+        "rnea": lambda q: rbd.rnea(model, q, V, A),
+        "aba": lambda q: rbd.aba(model, q, V, A),
+        "crba": lambda q: rbd.crba(model, q),
+        "rnea_derivatives": lambda q: rbd.rnea_derivatives(model, q, V, A),
+        "aba_derivatives": lambda q: rbd.aba_derivatives(model, q, V, A),
+    }
+    for build in [*builds(), "off"]:
+        simd(build)
+        for name, call in calls.items():
+            got, want = call(Q_off), call(Q_unit)
+            for g, u in zip(got if isinstance(got, tuple) else (got,),
+                            want if isinstance(want, tuple) else (want,), strict=True):
+                err = rbd.testing.relative_difference(g, u)
+                assert err <= RTOL_LANES, f"{build} {name}: {err:.2e}"
+            assert np.array_equal(Q_off, Q_before), f"{build} {name}: q was modified"
+
+
 @pytest.mark.parametrize("name", ["humanoid", "RC20"])
 def test_the_thread_count_changes_no_bit(name, simd):
     model = MODELS[name]()

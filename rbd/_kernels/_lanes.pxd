@@ -143,23 +143,27 @@ cdef inline void mat3_mul(clp A, clp B, lp C) noexcept nogil:
 
 
 cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
-    # E = R(quat)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane
+    # E = R(quat / |quat|)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane: the
+    # formula of _spatial.pxd's quat_to_rot_T with its factor 2 replaced by s = 2 / |quat|²,
+    # so that a quaternion within the tolerance of a unit one (rbd's check) needs no
+    # normalized copy of q
     cdef Py_ssize_t l
-    cdef double x, y, z, w
+    cdef double x, y, z, w, s
     for l in range(W):
         x = quat[l]
         y = quat[W + l]
         z = quat[2 * W + l]
         w = quat[3 * W + l]
-        E[l] = 1.0 - 2.0 * (y * y + z * z)
-        E[W + l] = 2.0 * (x * y + z * w)
-        E[2 * W + l] = 2.0 * (x * z - y * w)
-        E[3 * W + l] = 2.0 * (x * y - z * w)
-        E[4 * W + l] = 1.0 - 2.0 * (x * x + z * z)
-        E[5 * W + l] = 2.0 * (y * z + x * w)
-        E[6 * W + l] = 2.0 * (x * z + y * w)
-        E[7 * W + l] = 2.0 * (y * z - x * w)
-        E[8 * W + l] = 1.0 - 2.0 * (x * x + y * y)
+        s = 2.0 / (x * x + y * y + z * z + w * w)
+        E[l] = 1.0 - s * (y * y + z * z)
+        E[W + l] = s * (x * y + z * w)
+        E[2 * W + l] = s * (x * z - y * w)
+        E[3 * W + l] = s * (x * y - z * w)
+        E[4 * W + l] = 1.0 - s * (x * x + z * z)
+        E[5 * W + l] = s * (y * z + x * w)
+        E[6 * W + l] = s * (x * z + y * w)
+        E[7 * W + l] = s * (y * z - x * w)
+        E[8 * W + l] = 1.0 - s * (x * x + y * y)
 
 
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
@@ -267,16 +271,33 @@ cdef inline void rbi_apply(double m, const double* h, const double* Ibar, clp v,
         out[5 * W + l] = m * v[5 * W + l] - (h[0] * v[W + l] - h[1] * v[l])
 
 
-cdef inline void mat6_vec(clp A, clp x, lp out) noexcept nogil:
-    # out = A x   (A 6×6; each row written out, so the lane loop has no inner loop)
+cdef inline Py_ssize_t sym(Py_ssize_t r, Py_ssize_t s) noexcept nogil:
+    # the index of entry (r, s) of a symmetric 6×6 matrix kept in its lower triangle (the
+    # articulated inertias of soa.pxi: only entries with column ≤ row are written and read)
+    return 6 * r + s if s <= r else 6 * s + r
+
+
+cdef inline void sym6_vec(clp A, clp x, lp out) noexcept nogil:
+    # out = A x   (A 6×6 symmetric, its lower triangle read; each row written out)
     cdef Py_ssize_t l, r
+    cdef const double* a0
+    cdef const double* a1
+    cdef const double* a2
+    cdef const double* a3
+    cdef const double* a4
+    cdef const double* a5
     for r in range(6):
+        # row r of A
+        a0 = A + sym(r, 0) * W
+        a1 = A + sym(r, 1) * W
+        a2 = A + sym(r, 2) * W
+        a3 = A + sym(r, 3) * W
+        a4 = A + sym(r, 4) * W
+        a5 = A + sym(r, 5) * W
         for l in range(W):
-            out[r * W + l] = (A[6 * r * W + l] * x[l] + A[(6 * r + 1) * W + l] * x[W + l]
-                              + A[(6 * r + 2) * W + l] * x[2 * W + l]
-                              + A[(6 * r + 3) * W + l] * x[3 * W + l]
-                              + A[(6 * r + 4) * W + l] * x[4 * W + l]
-                              + A[(6 * r + 5) * W + l] * x[5 * W + l])
+            out[r * W + l] = (a0[l] * x[l] + a1[l] * x[W + l] + a2[l] * x[2 * W + l]
+                              + a3[l] * x[3 * W + l] + a4[l] * x[4 * W + l]
+                              + a5[l] * x[5 * W + l])
 
 
 cdef inline void axpy6(clp s, clp x, lp out) noexcept nogil:
@@ -294,6 +315,17 @@ cdef inline void add_lanes(clp x, Py_ssize_t n, lp out) noexcept nogil:
         out[k] += x[k]
 
 
+cdef inline void broadcast_lower(const double* x, lp out) noexcept nogil:
+    # out[k W + l] = x[k] for the entries k = 6 r + s, s ≤ r, of a symmetric 6×6 x
+    cdef Py_ssize_t r, s, l
+    cdef double t
+    for r in range(6):
+        for s in range(r + 1):
+            t = x[6 * r + s]
+            for l in range(W):
+                out[(6 * r + s) * W + l] = t
+
+
 cdef inline void broadcast(const double* x, Py_ssize_t n, lp out) noexcept nogil:
     # out[k W + l] = x[k], k < n: the same value on every lane
     cdef Py_ssize_t k, l
@@ -304,27 +336,44 @@ cdef inline void broadcast(const double* x, Py_ssize_t n, lp out) noexcept nogil
             out[k * W + l] = t
 
 
+cdef inline Py_ssize_t block_entry(Py_ssize_t b, Py_ssize_t i, Py_ssize_t k) noexcept nogil:
+    # where entry (i, k) of the block A (b = 0), B (b = 1) or C (b = 2) of a symmetric
+    # I = [[A, B], [Bᵀ, C]] is kept in I's lower triangle
+    if b == 0:
+        return sym(i, k)
+    if b == 1:
+        return 6 * (3 + k) + i
+    return sym(3 + i, 3 + k)
+
+
 cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
     # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[A, B], [Bᵀ, C]]:
     #   rotate:    A' = Eᵀ A E,  B' = Eᵀ B E,  C' = Eᵀ C E
     #   translate: B'' = B' + r̃ C',  A'' = A' + r̃ B'ᵀ + (r̃ B'ᵀ)ᵀ - r̃ C' r̃
+    # I and out are kept in their lower triangles (sym): A, Bᵀ, C are read there and
+    # A'', B''ᵀ, C'' written there
     cdef double T[9 * W]
     cdef double P[27 * W]         # A', B', C'
     cdef double G[9 * W]
     cdef double K[9 * W]
-    cdef Py_ssize_t b, o, i, j, l
+    cdef Py_ssize_t b, i, j, l
+    cdef const double* e0
+    cdef const double* e1
+    cdef const double* e2
     cdef const double* Ap = P
     cdef const double* Bp = P + 9 * W
     cdef const double* Cp = P + 18 * W
     for b in range(3):
-        # the block at row/column offset o (A: 0, B: 3, C: 21) of I;  T = block E
-        o = 0 if b == 0 else (3 if b == 1 else 21)
+        # T = block E for the block A (b = 0), B (b = 1: entry (i, k) is I's (3 + k, i)) or
+        # C (b = 2) of I
         for i in range(3):
+            e0 = I + block_entry(b, i, 0) * W
+            e1 = I + block_entry(b, i, 1) * W
+            e2 = I + block_entry(b, i, 2) * W
             for j in range(3):
                 for l in range(W):
-                    T[(3 * i + j) * W + l] = (I[(o + 6 * i) * W + l] * E[j * W + l]
-                                              + I[(o + 6 * i + 1) * W + l] * E[(3 + j) * W + l]
-                                              + I[(o + 6 * i + 2) * W + l] * E[(6 + j) * W + l])
+                    T[(3 * i + j) * W + l] = (e0[l] * E[j * W + l] + e1[l] * E[(3 + j) * W + l]
+                                              + e2[l] * E[(6 + j) * W + l])
         # P_b = Eᵀ T
         for i in range(3):
             for j in range(3):
@@ -351,20 +400,71 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
     # A'' = A' + K + Kᵀ - G r̃;  B'' = B' + G;  C'' = C'  (one store per lane loop: the
     # compiler then needs no run-time check that the blocks of out do not overlap)
     for i in range(3):
-        for j in range(3):
+        for j in range(i + 1):
             for l in range(W):
                 out[(6 * i + j) * W + l] += (Ap[(3 * i + j) * W + l] + K[(3 * i + j) * W + l]
                                              + K[(3 * j + i) * W + l] - T[(3 * i + j) * W + l])
     for i in range(3):
         for j in range(3):
             for l in range(W):
-                out[(6 * i + 3 + j) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+                out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(i + 1):
+            for l in range(W):
+                out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
+
+
+cdef inline void congruence_add_corner(clp E, clp r, clp I, lp out) noexcept nogil:
+    # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[0, 0], [0, C]] (only the
+    # lower-right block C of I read): congruence_add with A = B = 0, so
+    #   C' = Eᵀ C E,  G = r̃ C':  A'' = -G r̃,  B'' = G,  C'' = C'
+    # (I and out in their lower triangles, as congruence_add)
+    cdef double T[9 * W]
+    cdef double Cp[9 * W]
+    cdef double G[9 * W]
+    cdef Py_ssize_t i, j, l
+    cdef const double* e0
+    cdef const double* e1
+    cdef const double* e2
+    cdef const double* e3
+    for i in range(3):
+        e0 = I + block_entry(2, i, 0) * W
+        e1 = I + block_entry(2, i, 1) * W
+        e2 = I + block_entry(2, i, 2) * W
+        for j in range(3):
+            for l in range(W):
+                # T = C E
+                T[(3 * i + j) * W + l] = (e0[l] * E[j * W + l] + e1[l] * E[(3 + j) * W + l]
+                                          + e2[l] * E[(6 + j) * W + l])
     for i in range(3):
         for j in range(3):
             for l in range(W):
-                out[(6 * (3 + j) + i) * W + l] += Bp[(3 * i + j) * W + l] + G[(3 * i + j) * W + l]
+                # C' = Eᵀ T
+                Cp[(3 * i + j) * W + l] = (
+                    E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
+                    + E[(6 + i) * W + l] * T[(6 + j) * W + l])
+    for j in range(3):
+        for l in range(W):
+            # G = r̃ C'  (column j: r × C'[:, j])
+            G[j * W + l] = r[W + l] * Cp[(6 + j) * W + l] - r[2 * W + l] * Cp[(3 + j) * W + l]
+            G[(3 + j) * W + l] = r[2 * W + l] * Cp[j * W + l] - r[l] * Cp[(6 + j) * W + l]
+            G[(6 + j) * W + l] = r[l] * Cp[(3 + j) * W + l] - r[W + l] * Cp[j * W + l]
+    for i in range(3):
+        for j in range(i + 1):
+            # A'' = -G r̃, its lower triangle: (G r̃)_ij = G_i,j+1 r_j+2 - G_i,j+2 r_j+1
+            # (indices mod 3)
+            e0 = G + (3 * i + (j + 1) % 3) * W
+            e1 = G + (3 * i + (j + 2) % 3) * W
+            e2 = r + ((j + 2) % 3) * W
+            e3 = r + ((j + 1) % 3) * W
+            for l in range(W):
+                out[(6 * i + j) * W + l] -= e0[l] * e2[l] - e1[l] * e3[l]
     for i in range(3):
         for j in range(3):
+            for l in range(W):
+                out[(6 * (3 + j) + i) * W + l] += G[(3 * i + j) * W + l]
+    for i in range(3):
+        for j in range(i + 1):
             for l in range(W):
                 out[(6 * (3 + i) + 3 + j) * W + l] += Cp[(3 * i + j) * W + l]
 
@@ -508,12 +608,11 @@ cdef inline int spd_inverse3(clp D, lp Dinv) noexcept nogil:
     return bad
 
 
-cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
-    # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
-    # dimension 6), by Cholesky D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is
-    # not positive definite on some lane.
-    cdef double L[36 * W]
-    cdef double Li[36 * W]
+cdef inline int cholesky(clp D, Py_ssize_t n, lp L) noexcept nogil:
+    # D = L Lᵀ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
+    # dimension 6, its lower triangle read); L is written below the diagonal and its
+    # diagonal as 1 / L_jj (the divisions done once, for the solves).  Returns 0, or 1
+    # when D is not positive definite on some lane.
     cdef double t[W]
     cdef Py_ssize_t i, j, k, l
     cdef int bad = 0
@@ -530,7 +629,7 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
         if bad:
             return 1
         for l in range(W):
-            L[7 * j * W + l] = sqrt(t[l])
+            L[7 * j * W + l] = 1.0 / sqrt(t[l])
         for i in range(j + 1, n):
             # L_ij = (D_ij - Σ_k L_ik L_jk) / L_jj
             for l in range(W):
@@ -539,7 +638,44 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
                 for l in range(W):
                     t[l] -= L[(6 * i + k) * W + l] * L[(6 * j + k) * W + l]
             for l in range(W):
-                L[(6 * i + j) * W + l] = t[l] / L[7 * j * W + l]
+                L[(6 * i + j) * W + l] = t[l] * L[7 * j * W + l]
+    return 0
+
+
+cdef inline void cholesky_solve(clp L, Py_ssize_t n, clp b, lp x) noexcept nogil:
+    # x = D⁻¹ b on every lane for D = L Lᵀ (``cholesky``'s factor): L y = b, then Lᵀ x = y
+    cdef Py_ssize_t i, k, l
+    cdef double t[W]
+    for i in range(n):
+        # y_i = (b_i - Σ_k<i L_ik y_k) / L_ii
+        for l in range(W):
+            t[l] = b[i * W + l]
+        for k in range(i):
+            for l in range(W):
+                t[l] -= L[(6 * i + k) * W + l] * x[k * W + l]
+        for l in range(W):
+            x[i * W + l] = t[l] * L[7 * i * W + l]
+    for i in range(n - 1, -1, -1):
+        # x_i = (y_i - Σ_k>i L_ki x_k) / L_ii
+        for l in range(W):
+            t[l] = x[i * W + l]
+        for k in range(i + 1, n):
+            for l in range(W):
+                t[l] -= L[(6 * k + i) * W + l] * x[k * W + l]
+        for l in range(W):
+            x[i * W + l] = t[l] * L[7 * i * W + l]
+
+
+cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
+    # Dinv = D⁻¹ on every lane for a symmetric positive-definite n×n block (n ≤ 6, leading
+    # dimension 6), by ``cholesky`` D = L Lᵀ then D⁻¹ = L⁻ᵀ L⁻¹.  Returns 0, or 1 when D is
+    # not positive definite on some lane.
+    cdef double L[36 * W]
+    cdef double Li[36 * W]
+    cdef double t[W]
+    cdef Py_ssize_t i, j, k, l
+    if cholesky(D, n, L):
+        return 1
     for j in range(n):
         for i in range(j, n):
             # Li = L⁻¹ by forward substitution, column j
@@ -549,7 +685,7 @@ cdef inline int spd_inverse(clp D, Py_ssize_t n, lp Dinv) noexcept nogil:
                 for l in range(W):
                     t[l] -= L[(6 * i + k) * W + l] * Li[(6 * k + j) * W + l]
             for l in range(W):
-                Li[(6 * i + j) * W + l] = t[l] / L[7 * i * W + l]
+                Li[(6 * i + j) * W + l] = t[l] * L[7 * i * W + l]
     for i in range(n):
         for j in range(i, n):
             # D⁻¹_ij = Σ_k Li_ki Li_kj

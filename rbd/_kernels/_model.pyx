@@ -27,6 +27,7 @@ cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
 
 from rbd._kernels cimport aba as _aba
 from rbd._kernels cimport crba as _crba
@@ -123,6 +124,7 @@ cdef struct Call:
     Py_ssize_t body
     const double* point
     double dt
+    bint q_off                    # a quaternion of q within the tolerance but not of norm 1
 
 
 cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) noexcept nogil:
@@ -201,11 +203,10 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef cnp.ndarray arr = _args.as_array(q, "q")
         cdef Py_ssize_t n = _args.batch_of(arr, 1, self.m.nq, 0, "q")
         _args.check_finite(arr, "q")
-        if self.nquat and self._check_quaternions(<const double*>cnp.PyArray_DATA(arr),
-                                                  1 if n < 0 else n):
-            # a norm within the tolerance but not 1: normalize a copy (never the caller's q)
-            arr = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
-            self._normalize_quaternions(<double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
+        # a norm within the tolerance but not 1: _run normalizes a copy for the one-state
+        # kernels (the lanes normalize as they read a quaternion, _lanes.pxd quat_to_rot_T)
+        c.q_off = self.nquat and self._check_quaternions(
+            <const double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
         c.N = n
         c.x[0] = <const double*>cnp.PyArray_DATA(arr)
         c.stride[0] = 0 if n < 0 else self.m.nq
@@ -243,6 +244,8 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef int k = 0
         cdef double scalar = 0.0
         cdef cnp.ndarray out
+        cdef cnp.ndarray q_unit = None       # kept alive until the kernels have run
+        cdef Py_ssize_t rows
         if c.N >= 0:
             dims[0] = c.N
             k = 1
@@ -253,6 +256,13 @@ cdef class CompiledModel(_base.CompiledBase):
         if nd >= 3:
             dims[k + 2] = d2
         c.out_stride = (d0 if nd >= 1 else 1) * (d1 if nd >= 2 else 1) * (d2 if nd >= 3 else 1)
+        if c.q_off and not (c.N > 0 and self._lane_task(c) >= 0):
+            # a copy of q with unit quaternions (never the caller's q) for the one-state kernels
+            rows = 1 if c.stride[0] == 0 else c.N
+            q_unit = np.empty(rows * self.m.nq)
+            memcpy(cnp.PyArray_DATA(q_unit), c.x[0], rows * self.m.nq * sizeof(double))
+            self._normalize_quaternions(<double*>cnp.PyArray_DATA(q_unit), rows)
+            c.x[0] = <const double*>cnp.PyArray_DATA(q_unit)
         if c.N < 0:
             if nd == 0:
                 c.out = &scalar
@@ -287,28 +297,32 @@ cdef class CompiledModel(_base.CompiledBase):
             self._raise_status(status)
         return 0
 
+    cdef int _lane_task(self, const Call* c) noexcept:
+        # the lane kernel (SOA_*) that runs c's task, or -1 (see _run_lanes)
+        cdef Py_ssize_t i
+        if _soa == NULL:
+            return -1
+        if c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY:
+            return SOA_RNEA
+        if c.task == T_ABA:
+            return SOA_ABA
+        if c.task == T_CRBA:
+            return SOA_CRBA
+        if c.task == T_RNEA_DERIVATIVES or c.task == T_ABA_DERIVATIVES:
+            for i in range(self.m.nb):
+                if self.m.jtype[i] == J_UNIVERSAL or self.m.jtype[i] == J_PLANAR:
+                    return -1
+            return SOA_RNEA_DERIVATIVES if c.task == T_RNEA_DERIVATIVES else SOA_ABA_DERIVATIVES
+        return -1
+
     cdef int _run_lanes(self, Call* c) except -1:
         # RNEA, ABA and CRBA batches in blocks of W states, in lanes (soa.pxi, soa_crba.pxi),
         # and the derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel, the lanes
         # are off (set_simd), or a joint's S_i moves with q_i (universal, planar: the
         # derivatives' W (8), rendered by the one-state kernel only), else 1
-        cdef int status, task
-        cdef Py_ssize_t i
-        if _soa == NULL:
-            return 0
-        if c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY:
-            task = SOA_RNEA
-        elif c.task == T_ABA:
-            task = SOA_ABA
-        elif c.task == T_CRBA:
-            task = SOA_CRBA
-        elif c.task == T_RNEA_DERIVATIVES or c.task == T_ABA_DERIVATIVES:
-            for i in range(self.m.nb):
-                if self.m.jtype[i] == J_UNIVERSAL or self.m.jtype[i] == J_PLANAR:
-                    return 0
-            task = (SOA_RNEA_DERIVATIVES if c.task == T_RNEA_DERIVATIVES
-                    else SOA_ABA_DERIVATIVES)
-        else:
+        cdef int status
+        cdef int task = self._lane_task(c)
+        if task < 0:
             return 0
         status = _base.run_lanes(&self.m, _soa, task, c.x, c.stride, c.out, c.out_stride, c.N,
                                  self._num_threads)

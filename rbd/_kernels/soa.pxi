@@ -7,7 +7,10 @@
 # Revolute, prismatic, universal, spherical and free joints are computed in lanes
 # (``joint_step``; ``sincos_lanes`` for their angles); helical, planar and generated
 # joints by the scalar ``jcalc`` lane by lane.  Pivots are inverted in lanes
-# (``pivot``: division, ``spd_inverse3``, ``spd_inverse``).  Included by
+# (``pivot``: division, ``spd_inverse3``, ``spd_inverse``; a free joint's 6×6 D_i is
+# factored, ``cholesky``, and solved with, ``cholesky_solve``).  A spherical joint without
+# armature gives an articulated inertia with only its lower-right block
+# (``spherical_corner``), which ``congruence_add_corner`` carries to the parent.  Included by
 # ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and ``_soa_avx512.pyx``, which differ only
 # in the instruction set ``setup.py`` compiles them for.
 
@@ -20,8 +23,12 @@ from rbd._kernels._lanes cimport (
     axis_rotation_T,
     axpy6,
     broadcast,
+    broadcast_lower,
+    cholesky,
+    cholesky_solve,
     clp,
     congruence_add,
+    congruence_add_corner,
     crf_apply,
     crm_apply,
     dot6,
@@ -29,13 +36,14 @@ from rbd._kernels._lanes cimport (
     lane_put,
     lp,
     mat3_mul,
-    mat6_vec,
     plux_compose,
     quat_to_rot_T,
     sincos_lanes,
     rbi_apply,
     spd_inverse,
     spd_inverse3,
+    sym,
+    sym6_vec,
     xform_force_T_add,
     xform_motion,
 )
@@ -49,6 +57,10 @@ from rbd._kernels._model cimport (
     jcalc,
 )
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
+
+cdef extern from *:
+    # a hint to load the cache line holding p (never faults, whatever the address)
+    void __builtin_prefetch(const void* p) noexcept nogil
 
 
 cdef struct Lanes:
@@ -64,9 +76,10 @@ cdef struct Lanes:
     double* f                     # nb × 6 × W: body forces (RNEA)
     double* c                     # nb × 6 × W: velocity-product accelerations (ABA)
     double* pA                    # nb × 6 × W: articulated bias forces
-    double* IA                    # nb × 36 × W: articulated inertias
+    double* IA                    # nb × 36 × W: articulated inertias (lower triangles, sym)
     double* U                     # nv × 6 × W: U_i = IA_i S_i
-    double* D_inv                 # nb × 36 × W: D_i⁻¹ (top-left nv_i × nv_i, leading dim. 6)
+    double* D_inv                 # nb × 36 × W: D_i⁻¹ (top-left nv_i × nv_i, leading dim. 6);
+                                  # for nv_i = 6 the Cholesky factor of D_i (pivot)
     double* u                     # nv × W: u_i = τ_i - S_iᵀ pA_i
     double* a0                    # 6 × W: base acceleration [0; -g] on every lane
     double* qd                    # nv × W: q̇ (input)
@@ -109,6 +122,15 @@ cdef void bind(const ModelC* model, double* work, Lanes* w) noexcept nogil:
 cdef inline bint unit_subspace(const ModelC* model, Py_ssize_t i) noexcept nogil:
     # S_i is the first nv_i columns of the 6×6 identity (spherical and free joints, joint_step)
     return model.jtype[i] == J_SPHERICAL or model.jtype[i] == J_FREE
+
+
+cdef inline bint spherical_corner(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # a spherical joint without armature: with IA_i = [[A, B], [Bᵀ, C]] and S_i = [1; 0],
+    # U_i = [A; Bᵀ] and D_i = A, so IA_i - U_i D_i⁻¹ U_iᵀ = [[0, 0], [0, C - Bᵀ A⁻¹ B]]
+    # (a Schur complement): only its lower-right block is computed and carried
+    cdef Py_ssize_t vi = model.v_start[i]
+    return (model.jtype[i] == J_SPHERICAL and model.armature[vi] == 0.0
+            and model.armature[vi + 1] == 0.0 and model.armature[vi + 2] == 0.0)
 
 
 # === the outward step (rnea.pxd) ===============================================================
@@ -216,12 +238,17 @@ cdef inline void body_velocity(const ModelC* model, Lanes* w, Py_ssize_t i, clp 
     cdef Py_ssize_t p = model.parent[i], vi = model.v_start[i], j, k, l
     cdef const double* S_i = w.S + 6 * W * vi
     cdef double* v_i = w.v + 6 * W * i
-    memset(v_J, 0, 6 * W * sizeof(double))
-    if qd != NULL and unit_subspace(model, i):
+    if qd == NULL or model.nv_j[i] == 0:
+        memset(v_J, 0, 6 * W * sizeof(double))
+    elif unit_subspace(model, i):
         # S_i = columns of 1: v_J = q̇_i in the leading rows
+        memset(v_J, 0, 6 * W * sizeof(double))
         memcpy(v_J, qd + W * vi, model.nv_j[i] * W * sizeof(double))
-    elif qd != NULL:
-        for j in range(model.nv_j[i]):
+    else:
+        for k in range(6):
+            for l in range(W):
+                v_J[k * W + l] = S_i[k * W + l] * qd[vi * W + l]
+        for j in range(1, model.nv_j[i]):
             axpy6(S_i + 6 * W * j, qd + W * (vi + j), v_J)
     if p < 0:
         memcpy(v_i, v_J, 6 * W * sizeof(double))                           # S&G (8)
@@ -340,22 +367,25 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double* D_inv = w.D_inv + 36 * W * i
     cdef double D[36 * W]
     cdef const double* IA_i = w.IA + 36 * W * i
+    cdef int bad = 0
+    cdef const double* col
     if nv_i == 0:
         return 0
     if unit_subspace(model, i):
         # S_i = the first nv_i columns of 1: U_i = those columns of IA_i, D_i = its
-        # leading nv_i × nv_i block
+        # leading nv_i × nv_i block (its lower triangle: the inverses read only that)
         for k in range(nv_i):
             for m in range(6):
+                col = IA_i + sym(m, k) * W
                 for l in range(W):
-                    U_i[(6 * k + m) * W + l] = IA_i[(6 * m + k) * W + l]    # RBDA T7.1
-            for m in range(nv_i):
+                    U_i[(6 * k + m) * W + l] = col[l]                        # RBDA T7.1
+            for m in range(k + 1):
                 for l in range(W):
                     D[(6 * k + m) * W + l] = IA_i[(6 * k + m) * W + l]      # S&G (28)
     else:
         for k in range(nv_i):
             # U_i = IA_i S_i
-            mat6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
+            sym6_vec(IA_i, S_i + 6 * W * k, U_i + 6 * W * k)                 # RBDA T7.1
         for k in range(nv_i):
             for m in range(nv_i):
                 # D_i = S_iᵀ U_i
@@ -368,38 +398,98 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
         for l in range(W):
             # D_i⁻¹ = 1 / D_i
             D_inv[l] = 1.0 / D[l]
-        for l in range(W):
-            if not D[l] > 0.0:
-                return 1
-        return 0
+            bad = bad | (not D[l] > 0.0)
+        return bad
     if nv_i == 3:
         # D_i⁻¹ = adj(D_i) / det(D_i)
         return spd_inverse3(D, D_inv)
+    if nv_i == 6:
+        # D_i = L Lᵀ, kept in place of D_i⁻¹ (articulated_inertia and accelerations solve
+        # with it: no inverse is formed)
+        return cholesky(D, 6, D_inv)
     # D_i⁻¹ from the Cholesky factor of D_i
     return spd_inverse(D, nv_i, D_inv)
 
 
 cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i,
                                      lp Ia, lp UDinv) noexcept nogil:
-    # Ia = IA_i - U_i D_i⁻¹ U_iᵀ;  UDinv = U_i D_i⁻¹ (6 × nv_i, column-major)
-    cdef Py_ssize_t nv_i = model.nv_j[i], k, m, r, s, l
+    # Ia = IA_i - U_i D_i⁻¹ U_iᵀ (its lower triangle, as IA_i: _lanes.pxd sym);
+    # UDinv = U_i D_i⁻¹ (6 × nv_i, column-major).  For a spherical_corner joint only the
+    # lower-right 3×3 block of Ia is written (the rest is zero).
+    cdef Py_ssize_t nv_i = model.nv_j[i], k, m, r, s, l, z
     cdef const double* U_i = w.U + 6 * W * model.v_start[i]
     cdef const double* D_inv = w.D_inv + 36 * W * i
-    memcpy(Ia, w.IA + 36 * W * i, 36 * W * sizeof(double))
-    for k in range(nv_i):
+    cdef const double* IA_i = w.IA + 36 * W * i
+    cdef double b[6 * W]
+    cdef double x[6 * W]
+    if nv_i == 1:
+        # one degree of freedom: UDinv = U_i D_i⁻¹, Ia = IA_i - UDinv U_iᵀ written out
         for r in range(6):
             for l in range(W):
-                UDinv[(6 * k + r) * W + l] = 0.0
-            for m in range(nv_i):
-                for l in range(W):
-                    UDinv[(6 * k + r) * W + l] += (U_i[(6 * m + r) * W + l]
-                                                   * D_inv[(6 * m + k) * W + l])
-    for k in range(nv_i):
+                UDinv[r * W + l] = U_i[r * W + l] * D_inv[l]
         for r in range(6):
-            for s in range(6):
+            for s in range(r + 1):
+                for l in range(W):
+                    Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
+                                               - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
+        return
+    if nv_i == 3:
+        # three degrees of freedom (spherical, planar): each entry in one pass over the lanes
+        for k in range(3):
+            for r in range(6):
+                for l in range(W):
+                    UDinv[(6 * k + r) * W + l] = (U_i[r * W + l] * D_inv[k * W + l]
+                                                  + U_i[(6 + r) * W + l] * D_inv[(6 + k) * W + l]
+                                                  + U_i[(12 + r) * W + l] * D_inv[(12 + k) * W + l])
+        z = 3 if spherical_corner(model, i) else 0
+        for r in range(z, 6):
+            for s in range(z, r + 1):
+                for l in range(W):
+                    Ia[(6 * r + s) * W + l] = IA_i[(6 * r + s) * W + l] - (
+                        UDinv[r * W + l] * U_i[s * W + l]
+                        + UDinv[(6 + r) * W + l] * U_i[(6 + s) * W + l]
+                        + UDinv[(12 + r) * W + l] * U_i[(12 + s) * W + l])          # S&G (27)
+        return
+    if nv_i == 6:
+        # row r of U_i D_i⁻¹ = (D_i⁻¹ (row r of U_i)ᵀ)ᵀ, solved with D_i = L Lᵀ (pivot)
+        for r in range(6):
+            for k in range(6):
+                memcpy(b + W * k, U_i + (6 * k + r) * W, W * sizeof(double))
+            cholesky_solve(D_inv, 6, b, x)
+            for k in range(6):
+                memcpy(UDinv + (6 * k + r) * W, x + W * k, W * sizeof(double))
+    else:
+        for k in range(nv_i):
+            for r in range(6):
+                for l in range(W):
+                    UDinv[(6 * k + r) * W + l] = U_i[r * W + l] * D_inv[k * W + l]
+                for m in range(1, nv_i):
+                    for l in range(W):
+                        UDinv[(6 * k + r) * W + l] += (U_i[(6 * m + r) * W + l]
+                                                       * D_inv[(6 * m + k) * W + l])
+    z = 3 if spherical_corner(model, i) else 0
+    for r in range(z, 6):
+        for s in range(z, r + 1):
+            for l in range(W):
+                Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
+                                           - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
+            for k in range(1, nv_i):
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] -= (UDinv[(6 * k + r) * W + l]
                                                 * U_i[(6 * k + s) * W + l])        # S&G (27)
+
+
+cdef inline void corner_apply_add(clp Ia, clp c, lp out) noexcept nogil:
+    # out += Ia c for Ia = [[0, 0], [0, C]] (spherical_corner): out_lin += C c_lin, C read
+    # from the lower triangle of Ia (entries 21, 27, 28, 33, 34, 35)
+    cdef Py_ssize_t l
+    for l in range(W):
+        out[3 * W + l] += (Ia[21 * W + l] * c[3 * W + l] + Ia[27 * W + l] * c[4 * W + l]
+                           + Ia[33 * W + l] * c[5 * W + l])
+        out[4 * W + l] += (Ia[27 * W + l] * c[3 * W + l] + Ia[28 * W + l] * c[4 * W + l]
+                           + Ia[34 * W + l] * c[5 * W + l])
+        out[5 * W + l] += (Ia[33 * W + l] * c[3 * W + l] + Ia[34 * W + l] * c[4 * W + l]
+                           + Ia[35 * W + l] * c[5 * W + l])
 
 
 # === ABA (aba.pyx) =============================================================================
@@ -425,13 +515,17 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
             dot6(w.U + 6 * W * (vi + j), a_i, r_i + W * j)
             for l in range(W):
                 r_i[j * W + l] = w.u[(vi + j) * W + l] - r_i[j * W + l]
-        for j in range(nv_i):
-            for l in range(W):
-                qdd[(vi + j) * W + l] = 0.0
-            for k in range(nv_i):
+        if nv_i == 6:
+            # (D_i = L Lᵀ: pivot keeps the factor)
+            cholesky_solve(w.D_inv + 36 * W * i, 6, r_i, qdd + W * vi)     # RBDA T7.1
+        else:
+            for j in range(nv_i):
                 for l in range(W):
-                    qdd[(vi + j) * W + l] += (w.D_inv[(36 * i + 6 * j + k) * W + l]
-                                              * r_i[k * W + l])             # RBDA T7.1
+                    qdd[(vi + j) * W + l] = w.D_inv[(36 * i + 6 * j) * W + l] * r_i[l]
+                for k in range(1, nv_i):
+                    for l in range(W):
+                        qdd[(vi + j) * W + l] += (w.D_inv[(36 * i + 6 * j + k) * W + l]
+                                                  * r_i[k * W + l])         # RBDA T7.1
         # a_i = a' + S_i q̈_i   (S_i = columns of 1: q̈_i added to the leading rows)
         if unit_subspace(model, i):
             add_lanes(qdd + W * vi, nv_i, a_i)
@@ -444,6 +538,7 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
              const double* f_ext, double* qdd) noexcept nogil:
     """qdd = FD(q, q̇, τ, f_ext) on W lanes; writes X_up, S, v, c, IA, pA, U, D_inv, u, a."""
     cdef Py_ssize_t nb = model.nb, i, j, k, l, p, nv_i, vi
+    cdef bint corner
     cdef double pa[6 * W]
     cdef double Ia[36 * W]
     cdef double UDinv[36 * W]
@@ -453,8 +548,8 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
         # v_i = X_up[i] v_λ(i) + S_i q̇_i;  c_i = c_J + v_i × S_i q̇_i;
         # pA_i = v_i ×* I_i v_i - f_ext_i
         outward_step(model, w, i, qd, f_ext, w.c + 6 * W * i, w.pA + 6 * W * i)
-        # IA_i = I_i
-        broadcast(model.inertia + 36 * i, 36, w.IA + 36 * W * i)
+        # IA_i = I_i   (its lower triangle: IA, Ia are kept there, _lanes.pxd sym)
+        broadcast_lower(model.inertia + 36 * i, w.IA + 36 * W * i)
 
     # --- pass 2 (inward): articulated-body inertias and bias forces
     for i in range(nb - 1, -1, -1):
@@ -478,12 +573,22 @@ cdef int aba(const ModelC* model, Lanes* w, const double* qd, const double* tau,
             # Ia = IA_i - U_i D_i⁻¹ U_iᵀ
             articulated_inertia(model, w, i, Ia, UDinv)                     # S&G (27)
             # pa = pA_i + Ia c_i + U_i D_i⁻¹ u_i
-            mat6_vec(Ia, w.c + 6 * W * i, pa)
-            add_lanes(w.pA + 6 * W * i, 6, pa)
+            corner = spherical_corner(model, i)
+            if corner:
+                # (Ia = [[0, 0], [0, C]]: Ia c_i = [0; C c_i])
+                memcpy(pa, w.pA + 6 * W * i, 6 * W * sizeof(double))
+                corner_apply_add(Ia, w.c + 6 * W * i, pa)
+            else:
+                sym6_vec(Ia, w.c + 6 * W * i, pa)
+                add_lanes(w.pA + 6 * W * i, 6, pa)
             for j in range(nv_i):
                 axpy6(UDinv + 6 * W * j, w.u + W * (vi + j), pa)            # RBDA T7.1
             # IA_λ(i) += X_up[i]ᵀ Ia X_up[i]
-            congruence_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, Ia, w.IA + 36 * W * p)  # S&G (27)
+            if corner:
+                congruence_add_corner(w.E_up + 9 * W * i, w.r_up + 3 * W * i, Ia,
+                                      w.IA + 36 * W * p)                    # S&G (27)
+            else:
+                congruence_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, Ia, w.IA + 36 * W * p)  # S&G (27)
             # pA_λ(i) += X_up[i]ᵀ pa
             xform_force_T_add(w.E_up + 9 * W * i, w.r_up + 3 * W * i, pa, w.pA + 6 * W * p)  # S&G (24)
 
@@ -506,6 +611,14 @@ cdef int run_block(const void* record, double* work, int task, const double** x,
     cdef int status = 0
     cdef const double* row
     bind(model, <double*>((<size_t>work + 63) & ~(<size_t>63)), &w)
+    for j in range(3):
+        # the rows of q, q̇ and τ of the next block start their way into the cache while
+        # this block computes (a batch streams them from memory once)
+        if x[j] != NULL and stride[j] != 0:
+            for l in range(W):
+                row = x[j] + (k0 + W + l) * stride[j]
+                for k in range(0, stride[j] + 8, 8):
+                    __builtin_prefetch(row + k)
     for l in range(W):
         k = k0 + (l if l < n else n - 1)
         w.q[l] = x[0] + k * stride[0]
