@@ -95,6 +95,7 @@ cdef extern from "Python.h":
 #: Seconds between two runs of the signal handlers from a compiled loop.
 INTERRUPT_INTERVAL = 0.02
 cdef double _interval = INTERRUPT_INTERVAL
+cdef Py_ssize_t LINE = 16  # ints of a 64-byte cache line (run_lanes' per-thread status)
 
 
 cdef inline double _monotonic() noexcept nogil:
@@ -174,13 +175,13 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         nt = 1
     chunk = max(1, nblocks // (16 * nt))
     work = <double*>malloc(nt * size * sizeof(double))
-    status = <int*>malloc(nt * sizeof(int))
+    status = <int*>malloc(nt * LINE * sizeof(int))  # each thread's on its own cache line
     if work == NULL or status == NULL:
         free(work)
         free(status)
         raise MemoryError()
     for t in range(nt):
-        status[t] = 0
+        status[LINE * t] = 0
     if nt > 1:
         omp_starting()
     interrupt_start(&intr)
@@ -196,19 +197,19 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
                         break
             else:
                 for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=chunk):
-                    if status[threadid()] == 0 and not (
+                    if status[LINE * threadid()] == 0 and not (
                             b % 8 == 7 and interrupted(&intr)) and not intr.stop and not (
                             pending.active and (pending.failed or check_rows(
                                 pending, b * W, min(W, N - b * W)))):
-                        status[threadid()] = run(m, work + threadid() * size, task, x,
+                        status[LINE * threadid()] = run(m, work + threadid() * size, task, x,
                                                  stride, out, out_stride, b * W,
                                                  min(W, N - b * W))
         error = interrupt_error(&intr)
         if error is not None:
             raise error
         for t in range(nt):
-            if status[t]:
-                failed = status[t]
+            if status[LINE * t]:
+                failed = status[LINE * t]
     finally:
         free(work)
         free(status)
@@ -462,7 +463,7 @@ cdef class CompiledBase:
         free(self.works)
         self.works = NULL
         self.nworks = 0
-        self._works_buffer = np.zeros((nt, self.data.size))
+        self._works_buffer = np.zeros((nt, self.data.size + 8))  # rows a cache line apart
         self.works = <Work*>malloc(nt * sizeof(Work))
         if self.works == NULL:
             raise MemoryError()
@@ -539,9 +540,7 @@ cdef class CompiledBase:
         c.N = n
         c.x[0] = <const double*>cnp.PyArray_DATA(used)
         c.stride[0] = 0 if n < 0 else self.m.nq
-        c.x[1] = NULL
-        c.x[2] = NULL
-        c.x[3] = NULL
+        c.x[1] = c.x[2] = c.x[3] = NULL
         return (arr, used)
 
     cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c):
