@@ -17,7 +17,9 @@ run ``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, ``ploen.pyx`` o
 * A batch (a leading axis ``N``) runs with the GIL released: in lanes of W states
   (``soa*.pxi``, ``_run_lanes``) where a lane kernel exists, else ``prange`` over
   the states, one workspace per thread (serially in a child forked after a parallel
-  batch: the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result.
+  batch: the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result.  A
+  batch's values (finite entries, unit quaternions) are checked block by block in its
+  threads (``_args.check_rows``; ``CompiledBase._settle`` raises what failed).
 
 C-contiguous float64 arrays are used in place; anything else is converted
 once.  Inputs are never written to.
@@ -35,13 +37,13 @@ from rbd._kernels cimport kinematics as _kin
 from rbd._kernels cimport ploen as _ploen
 from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
+from rbd._kernels._args cimport Call
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
 from rbd._kernels._soa cimport SOA_ABA, SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA
 from rbd._kernels._soa cimport SOA_RNEA_DERIVATIVES, SoaKernels
 
 # ModelC, Work and the joint codes come from _model.pxd (included automatically).
-from rbd._kernels._args cimport Call
 
 import numpy as np
 
