@@ -13,7 +13,8 @@ C functions only, declared in ``_args.pxd`` (with the inline fast path
 """
 
 cimport numpy as cnp
-from libc.math cimport isfinite
+from libc.math cimport fabs, sqrt
+from libc.stdint cimport uint64_t
 
 from rbd._validation import as_real_array
 from rbd.errors import InputError
@@ -28,12 +29,54 @@ cdef cnp.ndarray convert(object x, str name):
     return as_real_array(x, name)
 
 
-cdef int check_finite(cnp.ndarray arr, str name) except -1:
-    cdef const double* p = <const double*>cnp.PyArray_DATA(arr)
-    cdef Py_ssize_t n = cnp.PyArray_SIZE(arr), i
+cdef bint all_finite(const double* p, Py_ssize_t n) noexcept nogil:
+    # no entry has its 11 exponent bits all set (±inf, NaN): adding 1 to the exponent field
+    # carries into the sign bit only then; integer and/add/or, which vectorize
+    cdef const uint64_t* bits = <const uint64_t*>p
+    cdef uint64_t bad = 0
+    cdef Py_ssize_t i
     for i in range(n):
-        if not isfinite(p[i]):
-            raise InputError(f"{name} has non-finite entries")
+        bad |= (bits[i] & 0x7ff0000000000000ULL) + 0x0010000000000000ULL
+    return (bad >> 63) == 0
+
+
+cdef int check_finite(cnp.ndarray arr, str name) except -1:
+    if not all_finite(<const double*>cnp.PyArray_DATA(arr), cnp.PyArray_SIZE(arr)):
+        raise_non_finite(name)
+    return 0
+
+
+cdef int raise_non_finite(str name) except -1:
+    raise InputError(f"{name} has non-finite entries")
+
+
+cdef int check_rows(Pending* p, Py_ssize_t k0, Py_ssize_t n) noexcept nogil:
+    # the checks of Pending on states k0 .. k0 + n - 1; 0, or 1 (and p.failed) when one fails
+    cdef Py_ssize_t k, s, j, l, nq = p.width[0]
+    cdef const double* quat
+    cdef double* out
+    cdef double norm
+    for s in range(4):
+        if p.src[s] != NULL and not all_finite(p.src[s] + k0 * p.width[s], n * p.width[s]):
+            p.failed = 1
+            return 1
+    if p.q_out == NULL:
+        return 0
+    for k in range(k0, k0 + n):
+        for l in range(nq):
+            p.q_out[k * nq + l] = p.src[0][k * nq + l]
+        for j in range(p.nquat):
+            quat = p.src[0] + k * nq + p.quat_start[j]
+            out = p.q_out + k * nq + p.quat_start[j]
+            # |quat| = sqrt(x² + y² + z² + w²); a norm not exactly 1: quat / |quat|
+            norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                        + quat[3] * quat[3])
+            if fabs(norm - 1.0) > p.quat_tol:
+                p.failed = 1
+                return 1
+            if norm != 1.0:
+                for l in range(4):
+                    out[l] = quat[l] / norm
     return 0
 
 

@@ -6,6 +6,7 @@ interrupt check of long compiled loops."""
 cimport numpy as cnp
 from cpython.ref cimport PyObject
 
+from rbd._kernels._args cimport Call, Pending
 from rbd._kernels._model cimport ModelC, Work, jcalc_fn
 from rbd._kernels._soa cimport SoaKernels
 
@@ -24,7 +25,7 @@ cdef struct Interrupt:
 
 cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
-                   int num_threads) except -1
+                   int num_threads, Pending* pending) except -1
 
 
 cdef void interrupt_start(Interrupt* s) noexcept
@@ -54,6 +55,14 @@ cdef class CompiledBase:
     cdef int _compile_joints(self, model) except -1
     cdef int _bind(self, Work* w, cnp.ndarray buffer) except -1
     cdef int _allocate_works(self, int nt) except -1
+    cdef int _join(self, Call* c, Py_ssize_t n, str name) except -1
+    cdef tuple _arg_q(self, object q, Call* c)
+    cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c)
+    cdef object _arg_f(self, object f_ext, Call* c)
+    cdef int _defer(self, Call* c, cnp.ndarray arr, Py_ssize_t n, str name, int slot) except -1
+    cdef list _inputs(self, Call* c, object q, object x1, str name1, object x2, str name2,
+                      object f_ext)
+    cdef int _settle(self, Call* c) except -1
     cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1
     cdef void _normalize_quaternions(self, double* q, Py_ssize_t N) noexcept
     cdef int _raise_status(self, int status) except -1

@@ -18,7 +18,7 @@ the interrupt check of long compiled loops (``interrupted``).
 
 cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
-from cpython.ref cimport Py_INCREF, Py_XDECREF
+from cpython.ref cimport Py_INCREF, PyObject, Py_XDECREF
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
@@ -27,6 +27,16 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 cimport openmp
 from cython.parallel cimport prange, threadid
 
+from rbd._kernels._args cimport (
+    Call,
+    Pending,
+    all_finite,
+    as_array,
+    batch_of,
+    check_finite,
+    check_rows,
+    raise_non_finite,
+)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
 from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA_DERIVATIVES, soa_run_fn
 
@@ -85,6 +95,7 @@ cdef extern from "Python.h":
 #: Seconds between two runs of the signal handlers from a compiled loop.
 INTERRUPT_INTERVAL = 0.02
 cdef double _interval = INTERRUPT_INTERVAL
+cdef Py_ssize_t LINE = 16  # ints of a 64-byte cache line (run_lanes' per-thread status)
 
 
 cdef inline double _monotonic() noexcept nogil:
@@ -140,11 +151,13 @@ cdef object interrupt_error(Interrupt* s):
 # --- batches in lanes ---------------------------------------------------------------------------
 cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double** x,
                    const Py_ssize_t* stride, double* out, Py_ssize_t out_stride, Py_ssize_t N,
-                   int num_threads) except -1:
+                   int num_threads, Pending* pending) except -1:
     # a batch of RNEA, ABA or CRBA (task of _soa.pxd) in blocks of W states (soa.pxi,
     # soa_crba.pxi), or of their derivatives (soa_derivatives.pxi), GIL released: prange
     # over the blocks, one lane workspace per thread.  Block b always holds states
     # b W .. b W + W - 1, so no result depends on the number of threads.
+    # The value checks of the inputs (pending, when active) run on each block before it:
+    # after a failed one (pending.failed) the remaining blocks are skipped.
     # Returns 0, or the kernel's status (1 + the body of a singular pivot).
     cdef int nt = num_threads, t, failed = 0
     cdef Py_ssize_t W = K.lanes, nblocks = (N + K.lanes - 1) // K.lanes, b
@@ -162,13 +175,13 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         nt = 1
     chunk = max(1, nblocks // (16 * nt))
     work = <double*>malloc(nt * size * sizeof(double))
-    status = <int*>malloc(nt * sizeof(int))
+    status = <int*>malloc(nt * LINE * sizeof(int))  # each thread's on its own cache line
     if work == NULL or status == NULL:
         free(work)
         free(status)
         raise MemoryError()
     for t in range(nt):
-        status[t] = 0
+        status[LINE * t] = 0
     if nt > 1:
         omp_starting()
     interrupt_start(&intr)
@@ -176,23 +189,27 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         with nogil:
             if nt == 1:
                 for b in range(nblocks):
+                    if pending.active and check_rows(pending, b * W, min(W, N - b * W)):
+                        break
                     status[0] = run(m, work, task, x, stride, out, out_stride, b * W,
                                     min(W, N - b * W))
                     if status[0] or (b % 8 == 7 and interrupted(&intr)):
                         break
             else:
                 for b in prange(nblocks, num_threads=nt, schedule="dynamic", chunksize=chunk):
-                    if status[threadid()] == 0 and not (
-                            b % 8 == 7 and interrupted(&intr)) and not intr.stop:
-                        status[threadid()] = run(m, work + threadid() * size, task, x,
+                    if status[LINE * threadid()] == 0 and not (
+                            b % 8 == 7 and interrupted(&intr)) and not intr.stop and not (
+                            pending.active and (pending.failed or check_rows(
+                                pending, b * W, min(W, N - b * W)))):
+                        status[LINE * threadid()] = run(m, work + threadid() * size, task, x,
                                                  stride, out, out_stride, b * W,
                                                  min(W, N - b * W))
         error = interrupt_error(&intr)
         if error is not None:
             raise error
         for t in range(nt):
-            if status[t]:
-                failed = status[t]
+            if status[LINE * t]:
+                failed = status[LINE * t]
     finally:
         free(work)
         free(status)
@@ -446,7 +463,7 @@ cdef class CompiledBase:
         free(self.works)
         self.works = NULL
         self.nworks = 0
-        self._works_buffer = np.zeros((nt, self.data.size))
+        self._works_buffer = np.zeros((nt, self.data.size + 8))  # rows a cache line apart
         self.works = <Work*>malloc(nt * sizeof(Work))
         if self.works == NULL:
             raise MemoryError()
@@ -483,6 +500,112 @@ cdef class CompiledBase:
     def __repr__(self):
         return (f"<rbd {type(self).__name__}: {self.m.nb} bodies, nq={self.m.nq}, nv={self.m.nv}, "
                 f"{self._num_threads} threads>")
+
+    # --- arguments of the compiled entry points (_model.pyx) ------------------------------------------------------------------
+    cdef int _join(self, Call* c, Py_ssize_t n, str name) except -1:
+        # the batch size shared by every argument
+        if n >= 0:
+            if c.N >= 0 and n != c.N:
+                raise InputError(f"{name} has batch size {n}, other arguments have {c.N}")
+            c.N = n
+        return 0
+
+    cdef tuple _arg_q(self, object q, Call* c):
+        # q of one state: checked here; of a batch: its values checked block by block in the
+        # batch's threads (c.pending, check_rows), quaternions normalized into a copy
+        # (never the caller's q).  The arrays to keep alive.
+        cdef cnp.ndarray arr = as_array(q, "q")
+        cdef Py_ssize_t n = batch_of(arr, 1, self.m.nq, 0, "q")
+        cdef cnp.ndarray used = arr
+        cdef Pending* p = &c.pending
+        cdef int s
+        for s in range(4):
+            p.src[s] = NULL
+        p.active, p.failed, p.q_out = False, 0, NULL
+        p.width[0], p.width[1], p.width[2] = self.m.nq, self.m.nv, self.m.nv
+        p.width[3] = 6 * self.m.nb
+        p.quat_start, p.nquat, p.quat_tol = self.quat_start, self.nquat, self.quat_tol
+        c.name[0] = <PyObject*>"q"
+        if n < 0:
+            check_finite(arr, "q")
+            if self.nquat and self._check_quaternions(<const double*>cnp.PyArray_DATA(arr), 1):
+                used = cnp.PyArray_NewCopy(arr, cnp.NPY_CORDER)
+                self._normalize_quaternions(<double*>cnp.PyArray_DATA(used), 1)
+        else:
+            p.active = True
+            p.src[0] = <const double*>cnp.PyArray_DATA(arr)
+            if self.nquat:
+                used = cnp.PyArray_EMPTY(2, cnp.PyArray_DIMS(arr), cnp.NPY_DOUBLE, 0)
+                p.q_out = <double*>cnp.PyArray_DATA(used)
+        c.N = n
+        c.x[0] = <const double*>cnp.PyArray_DATA(used)
+        c.stride[0] = 0 if n < 0 else self.m.nq
+        c.x[1] = c.x[2] = c.x[3] = NULL
+        return (arr, used)
+
+    cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c):
+        cdef cnp.ndarray arr = as_array(v, name)
+        cdef Py_ssize_t n = batch_of(arr, 1, self.m.nv, 0, name)
+        self._defer(c, arr, n, name, slot)
+        self._join(c, n, name)
+        c.x[slot] = <const double*>cnp.PyArray_DATA(arr)
+        c.stride[slot] = 0 if n < 0 else self.m.nv
+        return arr
+
+    cdef object _arg_f(self, object f_ext, Call* c):
+        if f_ext is None:
+            c.x[3] = NULL
+            return None
+        cdef cnp.ndarray arr = as_array(f_ext, "f_ext")
+        cdef Py_ssize_t n = batch_of(arr, 2, self.m.nb, 6, "f_ext")
+        self._defer(c, arr, n, "f_ext", 3)
+        self._join(c, n, "f_ext")
+        c.x[3] = <const double*>cnp.PyArray_DATA(arr)
+        c.stride[3] = 0 if n < 0 else 6 * self.m.nb
+        return arr
+
+    cdef int _defer(self, Call* c, cnp.ndarray arr, Py_ssize_t n, str name, int slot) except -1:
+        # the finite check of an input: with the batch's (c.pending) when it is a batch of
+        # q's size, else here
+        c.name[slot] = <PyObject*>name
+        if n >= 0 and n == c.N and c.pending.active:
+            c.pending.src[slot] = <const double*>cnp.PyArray_DATA(arr)
+        else:
+            check_finite(arr, name)
+        return 0
+
+    cdef list _inputs(self, Call* c, object q, object x1, str name1, object x2, str name2,
+                      object f_ext):
+        # q, x1 (slot 1, when named), x2 (slot 2, when named), f_ext, in this order; an error of
+        # a later argument comes after the value errors of the earlier ones, as when each
+        # argument is checked whole before the next (_settle)
+        held = [self._arg_q(q, c)]
+        try:
+            if name1 is not None:
+                held.append(self._arg_v(x1, name1, 1, c))
+            if name2 is not None:
+                held.append(self._arg_v(x2, name2, 2, c))
+            held.append(self._arg_f(f_ext, c))
+        except InputError:
+            self._settle(c)
+            raise
+        return held
+
+    cdef int _settle(self, Call* c) except -1:
+        # the pending checks over the whole batch, argument by argument (the first failure
+        # raised with the message of a single state's check), then q's normalized copy
+        cdef Pending* p = &c.pending
+        cdef Py_ssize_t s
+        if not p.active:
+            return 0
+        for s in range(4):
+            if p.src[s] != NULL and not all_finite(p.src[s], c.N * p.width[s]):
+                raise_non_finite(<str>c.name[s])
+            if s == 0 and self.nquat:
+                self._check_quaternions(p.src[0], c.N)
+        check_rows(p, 0, c.N)
+        p.active = False
+        return 0
 
     # --- unit quaternions and failures ------------------------------------------------------
     cdef int _check_quaternions(self, const double* q, Py_ssize_t N) except -1:

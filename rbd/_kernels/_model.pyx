@@ -17,7 +17,9 @@ run ``rnea.pyx``, ``crba.pyx``, ``aba.pyx``, ``kinematics.pyx``, ``ploen.pyx`` o
 * A batch (a leading axis ``N``) runs with the GIL released: in lanes of W states
   (``soa*.pxi``, ``_run_lanes``) where a lane kernel exists, else ``prange`` over
   the states, one workspace per thread (serially in a child forked after a parallel
-  batch: the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result.
+  batch: the fork rule of ``_base.pyx``).  ``N = 0`` gives an empty result.  A
+  batch's values (finite entries, unit quaternions) are checked block by block in its
+  threads (``_args.check_rows``; ``CompiledBase._settle`` raises what failed).
 
 C-contiguous float64 arrays are used in place; anything else is converted
 once.  Inputs are never written to.
@@ -27,7 +29,6 @@ cimport numpy as cnp
 from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from cython.parallel cimport prange, threadid
 from libc.stdlib cimport free, malloc
-from libc.string cimport memcpy
 
 from rbd._kernels cimport aba as _aba
 from rbd._kernels cimport crba as _crba
@@ -36,6 +37,7 @@ from rbd._kernels cimport kinematics as _kin
 from rbd._kernels cimport ploen as _ploen
 from rbd._kernels cimport rnea as _rnea
 from rbd._kernels cimport _args
+from rbd._kernels._args cimport Call
 from rbd._kernels cimport _base
 from rbd._kernels cimport _rollout_batch
 from rbd._kernels._soa cimport SOA_ABA, SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA
@@ -112,21 +114,6 @@ cdef enum Task:
     T_ABA_DERIVATIVES
 
 
-cdef struct Call:
-    # One validated request: up to four inputs (q, x1, x2, f_ext), each with the number
-    # of doubles between consecutive states (0 when shared by the whole batch).
-    Task task
-    const double* x[4]
-    Py_ssize_t stride[4]
-    Py_ssize_t N                  # batch size, -1 for a single state
-    double* out
-    Py_ssize_t out_stride
-    Py_ssize_t body
-    const double* point
-    double dt
-    bint q_off                    # a quaternion of q within the tolerance but not of norm 1
-
-
 cdef inline int run_one(const ModelC* m, Work* w, const Call* c, Py_ssize_t k) noexcept nogil:
     # Run the task of c on state k in workspace w; returns the kernel's status.
     cdef const double* q = c.x[0] + k * c.stride[0]
@@ -190,52 +177,6 @@ cdef class CompiledModel(_base.CompiledBase):
         has no compiled C function (``joint.kernel_capsule()``).
     """
 
-    # --- argument checks ------------------------------------------------------------------
-    cdef int _join(self, Call* c, Py_ssize_t n, str name) except -1:
-        # the batch size shared by every argument
-        if n >= 0:
-            if c.N >= 0 and n != c.N:
-                raise InputError(f"{name} has batch size {n}, other arguments have {c.N}")
-            c.N = n
-        return 0
-
-    cdef cnp.ndarray _arg_q(self, object q, Call* c):
-        cdef cnp.ndarray arr = _args.as_array(q, "q")
-        cdef Py_ssize_t n = _args.batch_of(arr, 1, self.m.nq, 0, "q")
-        _args.check_finite(arr, "q")
-        # a norm within the tolerance but not 1: _run normalizes a copy for the one-state
-        # kernels (the lanes normalize as they read a quaternion, _lanes.pxd quat_to_rot_T)
-        c.q_off = self.nquat and self._check_quaternions(
-            <const double*>cnp.PyArray_DATA(arr), 1 if n < 0 else n)
-        c.N = n
-        c.x[0] = <const double*>cnp.PyArray_DATA(arr)
-        c.stride[0] = 0 if n < 0 else self.m.nq
-        c.x[1] = NULL
-        c.x[2] = NULL
-        c.x[3] = NULL
-        return arr
-
-    cdef cnp.ndarray _arg_v(self, object v, str name, int slot, Call* c):
-        cdef cnp.ndarray arr = _args.as_array(v, name)
-        cdef Py_ssize_t n = _args.batch_of(arr, 1, self.m.nv, 0, name)
-        _args.check_finite(arr, name)
-        self._join(c, n, name)
-        c.x[slot] = <const double*>cnp.PyArray_DATA(arr)
-        c.stride[slot] = 0 if n < 0 else self.m.nv
-        return arr
-
-    cdef object _arg_f(self, object f_ext, Call* c):
-        if f_ext is None:
-            c.x[3] = NULL
-            return None
-        cdef cnp.ndarray arr = _args.as_array(f_ext, "f_ext")
-        cdef Py_ssize_t n = _args.batch_of(arr, 2, self.m.nb, 6, "f_ext")
-        _args.check_finite(arr, "f_ext")
-        self._join(c, n, "f_ext")
-        c.x[3] = <const double*>cnp.PyArray_DATA(arr)
-        c.stride[3] = 0 if n < 0 else 6 * self.m.nb
-        return arr
-
     # --- running ----------------------------------------------------------------------------
     cdef object _run(self, Call* c, int nd, Py_ssize_t d0, Py_ssize_t d1, Py_ssize_t d2):
         # allocate the result (shape (d0[, d1[, d2]]) per state, a float when nd == 0)
@@ -244,8 +185,6 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef int k = 0
         cdef double scalar = 0.0
         cdef cnp.ndarray out
-        cdef cnp.ndarray q_unit = None       # kept alive until the kernels have run
-        cdef Py_ssize_t rows
         if c.N >= 0:
             dims[0] = c.N
             k = 1
@@ -256,13 +195,6 @@ cdef class CompiledModel(_base.CompiledBase):
         if nd >= 3:
             dims[k + 2] = d2
         c.out_stride = (d0 if nd >= 1 else 1) * (d1 if nd >= 2 else 1) * (d2 if nd >= 3 else 1)
-        if c.q_off and not (c.N > 0 and self._lane_task(c) >= 0):
-            # a copy of q with unit quaternions (never the caller's q) for the one-state kernels
-            rows = 1 if c.stride[0] == 0 else c.N
-            q_unit = np.empty(rows * self.m.nq)
-            memcpy(cnp.PyArray_DATA(q_unit), c.x[0], rows * self.m.nq * sizeof(double))
-            self._normalize_quaternions(<double*>cnp.PyArray_DATA(q_unit), rows)
-            c.x[0] = <const double*>cnp.PyArray_DATA(q_unit)
         if c.N < 0:
             if nd == 0:
                 c.out = &scalar
@@ -325,7 +257,9 @@ cdef class CompiledModel(_base.CompiledBase):
         if task < 0:
             return 0
         status = _base.run_lanes(&self.m, _soa, task, c.x, c.stride, c.out, c.out_stride, c.N,
-                                 self._num_threads)
+                                 self._num_threads, &c.pending)
+        if status or c.pending.failed:
+            self._settle(c)
         if status:
             self._raise_status(status)
         return 1
@@ -374,6 +308,8 @@ cdef class CompiledModel(_base.CompiledBase):
             with nogil:
                 if nt == 1:
                     for k in range(N):
+                        if c.pending.active and _args.check_rows(&c.pending, k, 1):
+                            break
                         works[0].status = run_one(m, &works[0], c, k)
                         if works[0].status or (k % 64 == 63 and _base.interrupted(&intr)):
                             break
@@ -384,7 +320,9 @@ cdef class CompiledModel(_base.CompiledBase):
                     # after an interrupt (seen by the calling thread) the others skip their states
                     for k in prange(N, num_threads=nt, schedule="dynamic", chunksize=chunk):
                         if works[threadid()].status == 0 and not (
-                                k % 64 == 63 and _base.interrupted(&intr)) and not intr.stop:
+                                k % 64 == 63 and _base.interrupted(&intr)) and not intr.stop \
+                                and not (c.pending.active and (c.pending.failed or _args.check_rows(
+                                    &c.pending, k, 1))):
                             works[threadid()].status = run_one(m, &works[threadid()], c, k)
             error = _base.interrupt_error(&intr)
             if error is not None:
@@ -397,6 +335,8 @@ cdef class CompiledModel(_base.CompiledBase):
                 free(works)
             else:
                 self.works_busy = False
+        if status or c.pending.failed:
+            self._settle(c)
         if status:
             self._raise_status(status)
         return 0
@@ -405,18 +345,14 @@ cdef class CompiledModel(_base.CompiledBase):
     def rnea(self, q, v, a, f_ext=None):
         """Inverse dynamics ``tau`` (RBDA Table 5.1); see :func:`rbd.rnea`."""
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        a = self._arg_v(a, "a", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", a, "a", f_ext)
         c.task = T_RNEA
         return self._run(&c, 1, self.m.nv, 0, 0)
 
     def nonlinear_effects(self, q, v):
         """Bias forces ``h = C(q, v) v + g(q)``: RNEA at zero acceleration."""
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
+        held = self._inputs(&c, q, v, "v", None, None, None)
         c.task = T_NONLINEAR
         return self._run(&c, 1, self.m.nv, 0, 0)
 
@@ -437,10 +373,7 @@ cdef class CompiledModel(_base.CompiledBase):
     def aba(self, q, v, tau, f_ext=None):
         """Forward dynamics ``qdd`` (RBDA Table 7.1); see :func:`rbd.aba`."""
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        tau = self._arg_v(tau, "tau", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", tau, "tau", f_ext)
         c.task = T_ABA
         return self._run(&c, 1, self.m.nv, 0, 0)
 
@@ -451,10 +384,7 @@ cdef class CompiledModel(_base.CompiledBase):
         as for :meth:`aba`.
         """
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        tau = self._arg_v(tau, "tau", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", tau, "tau", f_ext)
         c.task = T_ABA_MODIFIED
         return self._run(&c, 1, self.m.nv, 0, 0)
 
@@ -465,10 +395,7 @@ cdef class CompiledModel(_base.CompiledBase):
         :meth:`aba` (a singular pivot ``Ω_k`` is reported as ``D`` of joint k).
         """
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        tau = self._arg_v(tau, "tau", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", tau, "tau", f_ext)
         c.task = T_PLOEN
         return self._run(&c, 1, self.m.nv, 0, 0)
 
@@ -502,10 +429,7 @@ cdef class CompiledModel(_base.CompiledBase):
         """``(∂τ/∂q, ∂τ/∂v, ∂τ/∂a)``; see :func:`rbd.rnea_derivatives`."""
         cdef Call c
         self._check_differentiable()
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        a = self._arg_v(a, "a", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", a, "a", f_ext)
         c.task = T_RNEA_DERIVATIVES
         return self._split3(self._run(&c, 3, 3, self.m.nv, self.m.nv), c.N)
 
@@ -513,10 +437,7 @@ cdef class CompiledModel(_base.CompiledBase):
         """``(∂q̈/∂q, ∂q̈/∂v, ∂q̈/∂τ)``; see :func:`rbd.aba_derivatives`."""
         cdef Call c
         self._check_differentiable()
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
-        tau = self._arg_v(tau, "tau", 2, &c)
-        f_ext = self._arg_f(f_ext, &c)
+        held = self._inputs(&c, q, v, "v", tau, "tau", f_ext)
         c.task = T_ABA_DERIVATIVES
         return self._split3(self._run(&c, 3, 3, self.m.nv, self.m.nv), c.N)
 
@@ -524,8 +445,7 @@ cdef class CompiledModel(_base.CompiledBase):
     def kinetic_energy(self, q, v):
         """``T = ½ Σ v_iᵀ I_i v_i`` (a float, or ``(N,)``)."""
         cdef Call c
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
+        held = self._inputs(&c, q, v, "v", None, None, None)
         c.task = T_KINETIC
         return self._run(&c, 0, 0, 0, 0)
 
@@ -562,6 +482,7 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef Call c
         cdef cnp.ndarray p
         q = self._arg_q(q, &c)
+        self._settle(&c)
         if isinstance(body, bool) or not isinstance(body, (int, np.integer)):
             raise InputError(f"body must be a body index, got {body!r}")
         if not 0 <= body < self.m.nb:
@@ -583,8 +504,7 @@ cdef class CompiledModel(_base.CompiledBase):
         """``q ⊕ v dt`` on each joint's manifold (quaternions: ``q ⊗ exp(ω dt)``)."""
         cdef Call c
         c.dt = as_time_step(dt)
-        q = self._arg_q(q, &c)
-        v = self._arg_v(v, "v", 1, &c)
+        held = self._inputs(&c, q, v, "v", None, None, None)
         c.task = T_INTEGRATE
         return self._run(&c, 1, self.m.nq, 0, 0)
 
