@@ -5,19 +5,19 @@ The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
 1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), ``passive_force`` (damping, hinge and slide springs: ``mj_passive``) and
-   a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
-2. ``constrained_acceleration``: the rows in MuJoCo's order (``_friction_rows``,
-   ``_limit_rows``, ``_contact_rows``: ``mj_instantiateFriction``, ``mj_instantiateLimit``,
-   ``mj_instantiateContact``) with their impedance, R and aref (``mj_makeImpedance``,
+   RNEA), ``passive_force`` (damping, hinge, slide and fixed-tendon springs: ``mj_passive``)
+   and a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
+2. ``constrained_acceleration``: the rows in MuJoCo's order (tendon equalities,
+   ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons' (``tendon_rows.pyx``),
+   ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
    ``mj_referenceConstraint``), the free joints' velocity term (``free_joint_bias``),
    then MuJoCo's Newton solver (``c_solve_newton``) or PGS (``c_solve_pgs``).
 
 ``forward_into`` runs both without the GIL.  ``ForwardModel`` holds the static data,
 built once per model from the reference helpers (``rbd.constraints.forward_compiled.kernel_data``):
 reference inverse weights, limits, margins, solref/solimp per joint, friction loss,
-damping, springs, MuJoCo's body weights per geom, and the options.  Models with active
-equality constraints or fluid forces stay on the Python path (``rbd.forward``).
+damping, springs, MuJoCo's body weights per geom, the tendons, and the options.  Models the
+glue refuses (``compiled_forward``) stay on the Python path (``rbd.forward``).
 """
 
 import numpy as np
@@ -40,6 +40,8 @@ from rbd._kernels.rnea cimport rnea
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton
 from rbd._kernels.solver_pgs cimport c_solve_pgs
+from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
+                                       tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
 
 cnp.import_array()
 
@@ -47,6 +49,7 @@ cdef enum:
     FRICTION = 1
     LIMIT = 2
     CONTACT = 3
+    EQUALITY = 4
     #: rows of one contact at most (a pyramid of condim 6)
     CONTACT_ROWS = 10
 
@@ -61,6 +64,7 @@ cdef void passive_force(const ForwardC* f, const double* q, const double* v,
     for s in range(f.nspring):
         j = f.spring_v[s]
         out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
+    tendon_passive_force(f.tendon, q, v, out)
 
 
 cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
@@ -137,6 +141,19 @@ cdef void _limit_rows(const ForwardC* f, ForwardWork* fw, const double* q,
             fw.aref[r] = -f.limit_b[i] * (-side * v[jv]) - f.limit_k[i] * imp * (dist - margin)
             fw.R[r] = regularizer(imp, f.dof_weight[jv])
             fw.nefc += 1
+
+
+cdef inline Py_ssize_t _tendon_rows(const ForwardC* f, ForwardWork* fw, const double* q,
+                                    const double* v, int kind, tendon_rows_fn rows) noexcept nogil:
+    # the fixed tendons' rows of one kind at fw.nefc (tendon_rows.pyx); their number
+    cdef Py_ssize_t r, at = fw.nefc
+    cdef Py_ssize_t n = rows(f.tendon, q, v, fw.J + at * f.nv, fw.aref + at, fw.R + at,
+                             fw.floss + at, fw.ids + at)
+    for r in range(at, at + n):
+        fw.kind[r] = kind
+        fw.cone_at[r] = -1
+    fw.nefc += n
+    return n
 
 
 cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* point,
@@ -293,16 +310,19 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     cdef double s
     fw.nefc = 0
     fw.ncone = 0
+    fw.rows.ne = _tendon_rows(f, fw, q, v, EQUALITY, tendon_equality_rows)
     _friction_rows(f, fw, v)
+    fw.nf += _tendon_rows(f, fw, q, v, FRICTION, tendon_friction_rows)
     if f.limits:
         _limit_rows(f, fw, q, v)
+        _tendon_rows(f, fw, q, v, LIMIT, tendon_limit_rows)
     if _contact_rows(f, model, fw, v):
         return 3
     free_joint_bias(model, v, fw.bvec)
     for r in range(fw.nefc):
-        # aref ← aref − J b;  D = 1 / R
+        # aref ← aref − J b past the equality rows;  D = 1 / R
         s = 0.0
-        for j in range(nv):
+        for j in range(nv if r >= fw.rows.ne else 0):
             s += fw.J[r * nv + j] * fw.bvec[j]
         fw.aref[r] -= s
         fw.D[r] = 1 / fw.R[r]
@@ -373,7 +393,8 @@ cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity)
 cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
                     list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts
-    cdef Py_ssize_t mr = f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+    cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+                          + f.tendon.nfriction + 2 * f.tendon.nlimit + f.tendon.nequality)
     cdef Py_ssize_t mc = capacity
     fw.M = _doubles(keep, nv * nv)
     fw.L = _doubles(keep, nv * nv)
@@ -504,6 +525,8 @@ cdef class ForwardModel:
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])
+        self.tendons = TendonModel(data["tendon"])
+        self.c.tendon = &(<TendonModel>self.tendons).c
         self.set_options("pyramidal", "newton", 100, 1e-14, True)
 
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
@@ -616,7 +639,7 @@ cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
             "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
             "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
             "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
-            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),
+            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "ne": fw.rows.ne, "cones": tuple(cones),
             "kinds": np.array([int(fw.kind[k]) for k in range(n)], dtype=int),
             "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
 
