@@ -5,8 +5,8 @@
 The compiled twin of ``rbd/constraints/tendon_rows.py``.  A fixed tendon has the length
 L = Σ cᵢ qᵢ (``TendonC.Jq``) and the constant Jacobian J (``TendonC.Jv``); its passive force
 Jᵀ(−k x − b L̇), x the distance of L outside ``springlength``, and its friction-loss, limit
-and equality rows, each with the weight ``tendon_invweight0``.  The constant parts (k, b
-from solref, the clamped solimp, the friction rows' R) come from the reference helpers
+and equality rows, each with the weight ``tendon_invweight0``.  The constant parts (k and
+b of solref, the clamped solimp, the friction rows' R) come from the reference helpers
 (``rbd.constraints.forward_compiled.tendon_kernel_data``).  Each row function writes its
 rows from the given pointers on (J rows of length nv) and returns their number.
 """

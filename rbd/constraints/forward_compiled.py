@@ -147,13 +147,13 @@ def tendon_kernel_data(model, timestep: float) -> dict:
     given, consts = tendons(model), _constants(model) if tendons(model) else []
     no_rows = disabled(model, "constraint")
     nq, nv = model.nq, model.nv
+    band = [(c[2], c[2]) if tuple(t["springlength"]) == (-1, -1) else t["springlength"]
+            for t, c in zip(given, consts, strict=True)]
     data = {"nq": nq, "nv": nv, "Jq": np.reshape([c[0] for c in consts], (-1, nq)),
             "Jv": np.reshape([c[1] for c in consts], (-1, nv)),
             "stiffness": [0.0 if disabled(model, "spring") else t["stiffness"] for t in given],
             "damping": [0.0 if disabled(model, "damper") else t["damping"] for t in given],
-            "springlength": np.reshape([(c[2], c[2]) if tuple(t["springlength"]) == (-1, -1)
-                                        else t["springlength"] for t, c in zip(given, consts)],
-                                       (-1, 2))}
+            "springlength": np.reshape(band, (-1, 2))}
     _, _, R, floss, ids = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
                            else tendon_friction_rows(model, np.zeros(nv), timestep))
     friction_b = []
@@ -166,7 +166,7 @@ def tendon_kernel_data(model, timestep: float) -> dict:
                else [i for i, t in enumerate(given) if t["limited"]])
     lim_solimp = [clamp_solimp(given[i]["solimplimit"]) for i in limited]
     lim_kb = [stiffness_damping(safe_solref(given[i]["solreflimit"], timestep), s[1])
-              for i, s in zip(limited, lim_solimp)]
+              for i, s in zip(limited, lim_solimp, strict=True)]
     data.update(limit_id=limited, limit_range=np.reshape([given[i]["range"] for i in limited],
                                                          (-1, 2)),
                 limit_margin=[given[i]["margin"] for i in limited],
