@@ -60,6 +60,7 @@ cdef struct ForwardWork:
     double* vel                   # 10: the velocity of each row of a contact
     double* bvec                  # nv: free_joint_bias
     double* a_step                # nv: the step's acceleration (implicit damping)
+    const double* warm            # nv: the Newton solve's warm start (the last step's a), or NULL
     Py_ssize_t max_rows
     Py_ssize_t nefc
     Py_ssize_t nf

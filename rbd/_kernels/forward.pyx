@@ -38,7 +38,7 @@ from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularize
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
 from rbd._kernels.rnea cimport rnea
 from rbd._kernels.solver_newton cimport RowsC
-from rbd._kernels.solver_newton cimport c_solve_newton
+from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
 from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
                                        tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
@@ -334,6 +334,8 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.ncone = fw.ncone
     if f.pgs:
         return solve_pgs(f, fw)
+    if fw.warm != NULL:
+        warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
                                f.tolerance, &fw.nw) else 0
 
@@ -407,6 +409,7 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.vel = _doubles(keep, CONTACT_ROWS)
     fw.bvec = _doubles(keep, nv)
     fw.a_step = _doubles(keep, nv)
+    fw.warm = NULL
     fw.max_rows = mr
     fw.nefc = fw.nf = fw.ncone = 0
     fw.J = _doubles(keep, mr * nv)
@@ -425,23 +428,18 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.rows.nv = nv
     fw.rows.ne = 0
     fw.rows.J, fw.rows.aref, fw.rows.D, fw.rows.R = fw.J, fw.aref, fw.D, fw.R
-    fw.rows.floss = fw.floss
+    fw.rows.floss, fw.rows.cone_at = fw.floss, fw.cone_at
     fw.rows.cone_start, fw.rows.cone_dim = fw.cone_start, fw.cone_dim
     fw.rows.cone_mu, fw.rows.cone_friction = fw.cone_mu, fw.cone_friction
-    fw.rows.cone_at = fw.cone_at
     # the Newton workspace (solver_newton.pyx's _Workspace)
-    fw.nw.jar = _doubles(keep, mr)
-    fw.nw.force = _doubles(keep, mr)
-    fw.nw.Ja = _doubles(keep, mr)
-    fw.nw.Jstep = _doubles(keep, mr)
+    fw.nw.jar, fw.nw.force = _doubles(keep, mr), _doubles(keep, mr)
+    fw.nw.Ja, fw.nw.Jstep = _doubles(keep, mr), _doubles(keep, mr)
     fw.nw.quadratic = _bytes(keep, mr + 1)
     fw.nw.hcone = _doubles(keep, 36 * mc)
     arr = np.zeros(mc + 1, dtype=np.intc)
     keep.append(arr)
     fw.nw.state = <int*>cnp.PyArray_DATA(arr)
-    fw.nw.Mstep = _doubles(keep, nv)
-    fw.nw.grad = _doubles(keep, nv)
-    fw.nw.step = _doubles(keep, nv)
+    fw.nw.Mstep, fw.nw.grad, fw.nw.step = _doubles(keep, nv), _doubles(keep, nv), _doubles(keep, nv)
     fw.nw.H = _doubles(keep, nv * nv)
     _bind_contacts(&fw.con, keep, capacity)
     return 0
@@ -636,10 +634,10 @@ cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
         cones.append((fw.cone_start[k], fw.cone_dim[k], fw.cone_mu[k],
                       np.array(<double[:5]>(fw.cone_friction + 5 * k))))
     return {"qdd": np.array(<double[:nv]>fw.qdd), "qdd_smooth": np.array(<double[:nv]>fw.a0),
-            "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
+            "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv), "ne": fw.rows.ne,
             "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
             "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
-            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "ne": fw.rows.ne, "cones": tuple(cones),
+            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),
             "kinds": np.array([int(fw.kind[k]) for k in range(n)], dtype=int),
             "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
 
