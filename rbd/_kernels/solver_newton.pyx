@@ -31,6 +31,8 @@ cdef enum:
     SATISFIED = 0
     QUADRATIC = 1
     CONE = 2
+    #: the most dofs whose nonzero columns ``hessian`` lists (a larger model: every column)
+    NZ_MAX = 128
     #: leading dimension of a cone's Hessian block (condim ≤ 6)
     LD = 6
 
@@ -266,19 +268,30 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
 
 
 cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept nogil:
-    # H = M + Jqᵀ diag(D_q) Jq + Σ_cones Jcᵀ h Jc
-    cdef Py_ssize_t i, j, k, r, c, start, dim, nv = rows.nv
+    # H = M + Jqᵀ diag(D_q) Jq + Σ_cones Jcᵀ h Jc, its lower triangle (all cholesky_factor
+    # reads); a row's products over its nonzero entries only (nz: their columns)
+    cdef Py_ssize_t i, j, k, r, c, start, dim, n, nv = rows.nv
+    cdef Py_ssize_t nz[NZ_MAX]
+    cdef const double* row
     cdef double s
     for i in range(nv * nv):
         w.H[i] = M[i]
     for r in range(rows.nefc):
         if not w.quadratic[r]:
             continue
+        row = rows.J + r * nv
+        n = 0
         for i in range(nv):
-            s = rows.D[r] * rows.J[r * nv + i]
-            if s != 0.0:
-                for j in range(nv):
-                    w.H[i * nv + j] += s * rows.J[r * nv + j]
+            if row[i] != 0.0 or nv > NZ_MAX:
+                if nv <= NZ_MAX:
+                    nz[n] = i
+                n += 1
+        for i in range(n):
+            k = nz[i] if nv <= NZ_MAX else i
+            s = rows.D[r] * row[k]
+            for j in range(i + 1):
+                c = nz[j] if nv <= NZ_MAX else j
+                w.H[k * nv + c] += s * row[c]
     for k in range(rows.ncone):
         if w.state[k] != CONE:
             continue
@@ -293,7 +306,7 @@ cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept n
             for i in range(nv):
                 s = rows.J[(start + r) * nv + i]
                 if s != 0.0:
-                    for j in range(nv):
+                    for j in range(i + 1):
                         w.H[i * nv + j] += s * w.grad[j]
 
 
@@ -316,14 +329,17 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         norm = 0.0
         for i in range(nv):
-            # ∇f = M (a − a₀) − Jᵀ f
+            # ∇f = M (a − a₀) − Jᵀ f, the rows without force skipped
             s = 0.0
             for j in range(nv):
                 s += M[i * nv + j] * (a[j] - a0[j])
-            for j in range(rows.nefc):
-                s -= rows.J[j * nv + i] * w.force[j]
             w.grad[i] = s
-            norm += s * s
+        for j in range(rows.nefc):
+            if w.force[j] != 0.0:
+                for i in range(nv):
+                    w.grad[i] -= rows.J[j * nv + i] * w.force[j]
+        for i in range(nv):
+            norm += w.grad[i] * w.grad[i]
         if sqrt(norm) <= tolerance * scale:
             break
         for i in range(nv):
