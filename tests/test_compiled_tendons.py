@@ -161,3 +161,26 @@ def test_dm_control_tendon_models_on_the_compiled_pass(name):
         tau = np.random.default_rng(1).normal(size=model.nv)
         _assert_twins(model, q, v, tau, cone=cone)
         assert_forward_matches_mujoco(model, mm, d, cone)
+
+
+def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
+    """benchmarks/bench_contact.py times the compiled step only where it runs: a model the
+    compiled pass refuses (fluid forces here) gets no number (it once timed a no-op)."""
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "bench_contact.py"
+    spec = importlib.util.spec_from_file_location("bench_contact", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    xml = """<mujoco><option density="1.2" viscosity="0.01"/><worldbody>
+      <geom type="plane" size="1 1 .1"/><body pos="0 0 0.2"><freejoint/>
+      <geom type="sphere" size="0.1"/></body></worldbody></mujoco>"""
+    model, mm = rbd.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mm)
+    q, v = rbd.neutral(model), np.zeros(model.nv)
+    assert compiled_forward(model) is None
+    assert bench.compiled_step_times(model, mm, d, q, v, 2, 1) is None
+    dry = rbd.load_mjcf(xml.replace(' density="1.2" viscosity="0.01"', ""))
+    times = bench.compiled_step_times(dry, mm, d, rbd.neutral(dry), v, 2, 1)
+    assert times is not None and times["compiled"] > 0
