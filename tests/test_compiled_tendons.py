@@ -122,10 +122,10 @@ def test_compiled_step_with_tendons_equals_the_python_step(seed):
                                    atol=RTOL_EXACT * (1 + np.abs(v1).max()))
 
 
-#: The flags the compiled pass honours, on XML: those of tests/test_forward_flags.py that
-#: change this model (``eulerdamp`` keeps the Python step: compiled_forward refuses it).
+#: The flags the compiled pass and step honour, on XML: those of tests/test_forward_flags.py
+#: that change this model, and ``eulerdamp`` (the step's damping explicit).
 FLAGS = ("contact", "limit", "equality", "frictionloss", "spring", "damper", "constraint",
-         "refsafe", "filterparent")
+         "refsafe", "filterparent", "eulerdamp")
 
 
 @pytest.mark.parametrize("flag", FLAGS)
@@ -142,9 +142,19 @@ def test_disable_flags_on_the_compiled_pass(flag):
     assert traj.contact_count[0] == ncon
 
 
-def test_eulerdamp_keeps_the_python_step():
+def test_compiled_step_without_implicit_damping_follows_mujoco():
+    """``eulerdamp`` disabled: MuJoCo's Euler step takes the damping explicitly, and so
+    does the compiled step (10 steps against mj_step; the Python step meets 1e-12 in
+    tests/test_forward_flags.py)."""
     xml = XML.replace("<worldbody>", '<option><flag eulerdamp="disable"/></option><worldbody>', 1)
-    assert compiled_forward(rbd.load_mjcf(xml)) is None
+    model, mm, d = _state(xml, 1)
+    mm.opt.integrator = mujoco.mjtIntegrator.mjINT_EULER
+    q, v, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    traj = compiled_runs(model, q[None], v[None], 10, mm.opt.timestep)[0]
+    for _ in range(10):
+        mujoco.mj_step(mm, d)
+    np.testing.assert_allclose(rbd.mjcf.to_mujoco_state(model, traj.q[-1])[0], d.qpos,
+                               rtol=0, atol=RTOL_EXACT)
 
 
 @pytest.mark.slow

@@ -154,7 +154,7 @@ cdef inline void implicit_damping(const ForwardC* f, const ModelC* model, Forwar
     for j in range(nv):
         damped = damped or f.damping[j] > 0
     memcpy(fw.a_step, fw.qdd, nv * sizeof(double))
-    if not damped:
+    if not damped or not f.eulerdamp:                  # explicit with the eulerdamp flag
         return
     memcpy(fw.L, fw.M, nv * nv * sizeof(double))
     for j in range(nv):

@@ -18,6 +18,7 @@ cdef struct ForwardC:
     bint elliptic                 # the friction cone: elliptic, else pyramidal
     bint pgs                      # the solver: PGS, else Newton
     bint limits                   # joint-limit rows on (rbd.forward's ``limits``)
+    bint eulerdamp                # the step takes the damping implicitly (no ``eulerdamp`` flag)
     Py_ssize_t iterations
     double tolerance
     const double* dof_weight      # nv: MuJoCo's dof_invweight0

@@ -499,7 +499,7 @@ cdef class ForwardModel:
         self.keep = (ints, reals)
         self.c.nv = compiled.m.nv
         self.c.timestep = data["timestep"]
-        self.c.impratio = data["impratio"]
+        self.c.impratio, self.c.eulerdamp = data["impratio"], data.get("eulerdamp", True)
         self.c.dof_weight = _const(reals["dof_weight"])
         self.c.damping = _const(reals["damping"])
         self.c.nfriction = len(ints["friction_dof"])

@@ -34,8 +34,8 @@ def compiled_forward(model, constraints=None):
     """The compiled forward pass of ``model`` (``rbd._kernels.forward.ForwardModel``,
     built once and kept by the model), or None when the model needs the Python pass:
     active equality constraints (tendon equalities aside, unless ``constraints`` is given),
-    fluid forces, mimic joints, the ``eulerdamp`` disable flag, springs of ball or free
-    joints or a joint kind other than :data:`COMPILED_JOINTS`, or kernels not built.
+    fluid forces, mimic joints, springs of ball or free joints or a joint kind other than
+    :data:`COMPILED_JOINTS`, or kernels not built.
     Fixed tendons and the other disable flags are compiled (:func:`kernel_data`)."""
     from .._backend import has_kernels
     from ..model import Model
@@ -46,7 +46,7 @@ def compiled_forward(model, constraints=None):
         return None
     if constraints is not None and _tendon_equalities(model):
         return None
-    if disabled(model, "eulerdamp") or _ball_free_springs(model):
+    if _ball_free_springs(model):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
@@ -96,7 +96,8 @@ def kernel_data(model) -> dict:
     MuJoCo's disable flags (:func:`.forward.disabled`) are honoured here, as the Python
     pass does: ``constraint``, ``frictionloss`` and ``limit`` leave out those rows,
     ``spring`` and ``damper`` the springs and the damping (and so the step's implicit
-    damping), ``refsafe`` the bound on time constants; ``contact`` and ``filterparent`` act
+    damping), ``eulerdamp`` the step's implicit damping, ``refsafe`` the bound on time
+    constants; ``contact`` and ``filterparent`` act
     in the collision stage, ``gravity`` at load."""
     opts = options(model)
     timestep = solref_timestep(model, float(opts["timestep"]))
@@ -107,6 +108,7 @@ def kernel_data(model) -> dict:
     damping = np.zeros(model.nv) if disabled(model, "damper") else model.damping
     data = {"timestep": timestep, "impratio": float(opts["impratio"]),
             "dof_weight": dof_weight, "damping": np.asarray(damping, float),
+            "eulerdamp": not disabled(model, "eulerdamp"),
             "tendon": tendon_kernel_data(model, timestep)}
     J, aref, R, floss, ids = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
                               else _friction_rows(model, np.ones(model.nv), dof_weight, timestep))
