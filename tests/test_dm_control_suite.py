@@ -5,7 +5,7 @@ MuJoCo's Newton tightened: the contact set equals ``d.contact`` and ``qacc`` equ
 ``mj_forward``'s (:func:`helpers.assert_forward_matches_mujoco`), both cones, Newton and
 PGS.  A model that needs what rbd leaves out is listed in :data:`LEFT_OUT` with the words
 of its load warning: its comparison is a strict xfail, and a second test checks that
-loading it says so.
+loading it says so (none is left out now).
 """
 
 from __future__ import annotations
@@ -22,16 +22,16 @@ pytest.importorskip("mujoco", reason="MuJoCo is the reference for the forward pa
 #: Models that match MuJoCo.  cartpole, point_mass and reacher set
 #: ``<flag contact="disable"/>``, fish ``constraint`` and ``gravity``; humanoid_CMU has
 #: ``<contact><exclude>``; fish, manipulator, stacker and quadruped have fixed tendons
-#: (a spring, equality constraints on tendons; rbd.constraints.tendon_rows); pendulum,
+#: (a spring, equality constraints on tendons; rbd.constraints.tendon_rows), ball_in_cup
+#: a limited spatial tendon (the string, rbd.constraints.tendon_spatial), its limit row
+#: active at the state (test_ball_in_cup_string_is_taut_at_the_state); pendulum,
 #: acrobot, finger, cheetah, swimmer and fish have no contacts at the state.
-PASSING = ("acrobot", "cartpole", "cheetah", "finger", "fish", "hopper", "humanoid",
-           "humanoid_CMU", "manipulator", "pendulum", "point_mass", "quadruped", "reacher",
-           "stacker", "swimmer", "walker")
+PASSING = ("acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper",
+           "humanoid", "humanoid_CMU", "manipulator", "pendulum", "point_mass", "quadruped",
+           "reacher", "stacker", "swimmer", "walker")
 
 #: Models that need a left-out feature -> what the load warning names.
-LEFT_OUT = {
-    "ball_in_cup": "tendons",         # a limited spatial tendon (the string): one row
-}
+LEFT_OUT: dict[str, str] = {}
 
 #: dog's fixed tendons carry no force, and its springdamper and ball-joint springs are
 #: rbd's (tests/test_joint_springs.py): at the pyramidal state (no contact) it matches.  At
@@ -85,12 +85,25 @@ def test_suite_states_have_contacts_and_limits():
     assert any(c > 0 for c, _ in found) and any(n > 0 for _, n in found)
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n in SLOW else [])
-                                  for n in sorted(LEFT_OUT)])
-def test_left_out_features_are_named_at_load(name):
-    """Loading a model that cannot match yet warns and names what is left out."""
-    with pytest.warns(RuntimeWarning, match=LEFT_OUT[name]):
-        rbd.load_mjcf(dm_control_asset(name))
+def test_left_out_features_are_named_at_load():
+    """Loading a model that cannot match yet warns and names what is left out; ball_in_cup's
+    warning names its motors only (its spatial tendon is read)."""
+    for name in sorted(LEFT_OUT):
+        with pytest.warns(RuntimeWarning, match=LEFT_OUT[name]):
+            rbd.load_mjcf(dm_control_asset(name))
+    with pytest.warns(RuntimeWarning) as caught:
+        model = rbd.load_mjcf(dm_control_asset("ball_in_cup"))
+    assert [str(w.message) for w in caught if "tendon" in str(w.message)] == []
+    assert [t["kind"] for t in model.mujoco_tendons] == ["spatial"]
+
+
+def test_ball_in_cup_string_is_taut_at_the_state():
+    """The compared ball_in_cup state has the string's limit row: the spatial tendon's
+    length and moment are used, not only read."""
+    import mujoco
+
+    _, _, d = _state("ball_in_cup", "pyramidal")
+    assert list(d.efc_type) == [mujoco.mjtConstraint.mjCNSTR_LIMIT_TENDON]
 
 
 @pytest.mark.slow

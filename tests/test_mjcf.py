@@ -692,8 +692,8 @@ def test_a_site_clashing_twice_is_refused():
 
 def test_the_warning_points_at_the_callers_line():
     path = DATA / "features.xml"
-    xml = path.read_text().replace("</worldbody>", "</worldbody><tendon><spatial name='t'>"
-                                   "</spatial></tendon>", 1)
+    xml = path.read_text().replace("</worldbody>", "</worldbody><actuator><motor name='m'/>"
+                                   "</actuator>", 1)
     for load in (mjcf.load_mjcf, rbd.load, mjcf.load):
         with pytest.warns(RuntimeWarning, match="leaves out") as record:
             load(xml)

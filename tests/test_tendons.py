@@ -78,15 +78,28 @@ def test_some_state_has_a_tendon_limit():
     assert any(found)
 
 
-def test_spatial_tendons_are_named_at_load():
-    xml = XML.replace("</tendon>", """<spatial name="rope"><site site="s1"/><site site="s2"/>
-      </spatial></tendon>""").replace(
+def test_spatial_tendon_is_read_in_file_order():
+    """A spatial tendon between fixed ones keeps MuJoCo's tendon numbering, is not in the
+    load warning, and the equality on the tendons after it still names the right ones."""
+    import warnings
+
+    rope = '<spatial name="rope"><site site="s1"/><site site="s2"/></spatial>'
+    xml = XML.replace('<fixed name="t2"', rope + '<fixed name="t2"').replace(
         '<geom type="sphere" size="0.05"/>', '<geom type="sphere" size="0.05"/><site name="s1"/>'
     ).replace('<geom type="box" size="0.1 0.1 0.1"/>',
               '<geom type="box" size="0.1 0.1 0.1"/><site name="s2"/>')
-    with pytest.warns(RuntimeWarning, match="spatial 'rope'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
         model = rbd.load_mjcf(xml)
-    assert [t["name"] for t in model.mujoco_tendons] == ["t1", "t2", "t3"]
+    assert [(t["name"], t["kind"]) for t in model.mujoco_tendons] == [
+        ("t1", "fixed"), ("rope", "spatial"), ("t2", "fixed"), ("t3", "fixed")]
+    eq, = model.mujoco_tendon_equalities
+    assert (eq["tendon1"], eq["tendon2"]) == (3, 2)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    d = mujoco.MjData(mm)
+    d.qpos[:3] += 0.3
+    d.qvel[:] = 0.5
+    assert_forward_matches_mujoco(model, mm, d, "pyramidal", "newton")
 
 
 def test_tendon_flags_disable_their_rows():

@@ -320,9 +320,9 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
         return 3
     free_joint_bias(model, v, fw.bvec)
     for r in range(fw.nefc):
-        # aref ← aref − J b past the equality rows;  D = 1 / R
+        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows);  D = 1 / R
         s = 0.0
-        for j in range(nv if r >= fw.rows.ne else 0):
+        for j in range(nv):
             s += fw.J[r * nv + j] * fw.bvec[j]
         fw.aref[r] -= s
         fw.D[r] = 1 / fw.R[r]

@@ -599,11 +599,12 @@ def _with_tendon_rows(model, q, v, timestep, equality, limits, nequalities, eq, 
     (Je, ae, Re, ide), (Jf, af, Rf, floss, idf), (Jl, al, Rl, idl) = eq, fr, lim
     if equality and not disabled(model, "equality"):
         Jt, at, Rt, idt = tendon_equality_rows(model, q, v, timestep)
-        if Jt:
+        if Jt:          # MuJoCo's tendon rows have no J̇q̇: rbd's v̇ differs on free joints
+            at = np.asarray(at) - np.asarray(Jt) @ free_joint_bias(model, v)
             Je, ae = np.vstack([Je, Jt]), np.concatenate([ae, at])
             Re, ide = np.concatenate([Re, Rt]), ide + [nequalities + i for i in idt]
     if not (disabled(model, "constraint") or disabled(model, "frictionloss")):
-        Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep)
+        Jt, at, Rt, ft, idt = tendon_friction_rows(model, v, timestep, q)
         Jf, af, Rf, floss, idf = Jf + Jt, af + at, Rf + Rt, floss + ft, idf + idt
     if limits:
         Jt, at, Rt, idt = tendon_limit_rows(model, q, v, timestep)

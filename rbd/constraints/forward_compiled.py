@@ -25,6 +25,7 @@ from .forward import (
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
 from .tendon_rows import _constants, tendon_friction_rows, tendons
+from .tendon_spatial import spatial_tendons
 
 #: Joint kinds the compiled forward pass and step handle (MuJoCo's hinge, slide, ball, free).
 COMPILED_JOINTS = ("fixed", "revolute", "prismatic", "spherical", "free")
@@ -34,8 +35,8 @@ def compiled_forward(model, constraints=None):
     """The compiled forward pass of ``model`` (``rbd._kernels.forward.ForwardModel``,
     built once and kept by the model), or None when the model needs the Python pass:
     active equality constraints (tendon equalities aside, unless ``constraints`` is given),
-    fluid forces, mimic joints, springs of ball or free joints or a joint kind other than
-    :data:`COMPILED_JOINTS`, or kernels not built.
+    fluid forces, spatial tendons, mimic joints, springs of ball or free joints or a joint
+    kind other than :data:`COMPILED_JOINTS`, or kernels not built.
     Fixed tendons and the other disable flags are compiled (:func:`kernel_data`)."""
     from .._backend import has_kernels
     from ..model import Model
@@ -45,6 +46,8 @@ def compiled_forward(model, constraints=None):
     if active_constraints(model, constraints) or has_fluid(model):
         return None
     if constraints is not None and _tendon_equalities(model):
+        return None
+    if spatial_tendons(model):      # lengths and moments that move with q: Python pass
         return None
     if _ball_free_springs(model):
         return None

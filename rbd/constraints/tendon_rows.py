@@ -19,12 +19,17 @@ Jacobian :math:`J` with :math:`c_i` at the joints' dofs.  It gives:
 
 Each row's weight is MuJoCo's ``tendon_invweight0``, :math:`J M^{-1} J^T` at
 ``qpos0``.
+
+A spatial tendon (``kind == "spatial"``) enters every row the same way with its length
+and moment at ``q`` (:func:`tendon_state`, :mod:`.tendon_spatial`) in place of
+:math:`\sum_i c_i q_i` and the constant :math:`J`.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from ..errors import InputError
 from .impedance import (
     clamp_solimp,
     impedance,
@@ -33,10 +38,11 @@ from .impedance import (
     safe_solref,
     stiffness_damping,
 )
+from .tendon_spatial import length_and_moment
 
 
 def tendons(model) -> tuple:
-    """The model's fixed tendons (none for a model that did not come from MJCF)."""
+    """The model's tendons, fixed and spatial (none for a model not from MJCF)."""
     return getattr(model, "mujoco_tendons", None) or ()
 
 
@@ -64,17 +70,37 @@ def _constants(model):
         Minv = np.linalg.inv(crba(model, q0))
         out = []
         for t in tendons(model):
+            if t.get("kind") == "spatial":
+                length0, Jv = length_and_moment(model, t, q0)
+                out.append((None, Jv, length0, float(Jv @ Minv @ Jv)))
+                continue
             Jq, Jv = tendon_jacobian(model, t)
             out.append((Jq, Jv, float(Jq @ q0), float(Jv @ Minv @ Jv)))
         return out
     return model._derived(("tendon_constants", id(tendons(model))), build)
 
 
+def tendon_state(model, q) -> list:
+    """Per tendon, ``(L, J)`` at ``q``: MuJoCo's ``ten_length`` and ``ten_J`` (over
+    rbd's ``v``); ``J`` is the constant one of a fixed tendon."""
+    out, poses = [], None
+    for t, (Jq, Jv, _, _) in zip(tendons(model), _constants(model), strict=True):
+        if Jq is not None:
+            out.append((float(Jq @ q), Jv))
+            continue
+        if poses is None:
+            from ..algorithms.kinematics import forward_kinematics
+
+            poses = forward_kinematics(model, q)
+        out.append(length_and_moment(model, t, q, poses))
+    return out
+
+
 def tendon_passive_force(model, q, v, spring: bool = True, damper: bool = True) -> np.ndarray:
-    """:math:`\\sum J^T(-k\\,x - b\\,\\dot L)` over the fixed tendons."""
+    """:math:`\\sum J^T(-k\\,x - b\\,\\dot L)` over the tendons."""
     force = np.zeros(model.nv)
-    for t, (Jq, Jv, length0, _) in zip(tendons(model), _constants(model), strict=True):
-        length = Jq @ q
+    for t, (_, _, length0, _), (length, Jv) in zip(tendons(model), _constants(model),
+                                                   tendon_state(model, q), strict=True):
         lo, hi = t["springlength"]
         if lo == -1 and hi == -1:
             lo = hi = length0
@@ -85,13 +111,18 @@ def tendon_passive_force(model, q, v, spring: bool = True, damper: bool = True) 
     return force
 
 
-def tendon_friction_rows(model, v, timestep):
-    """Friction-loss rows of the tendons with ``frictionloss > 0``."""
+def tendon_friction_rows(model, v, timestep, q=None):
+    """Friction-loss rows of the tendons with ``frictionloss > 0`` (``q``: needed by
+    spatial tendons, whose moment depends on it)."""
     J, aref, R, floss, ids = [], [], [], [], []
-    for i, (t, (_, Jv, _, weight)) in enumerate(zip(tendons(model), _constants(model),
-                                                    strict=True)):
+    for i, (t, (Jq, Jv, _, weight)) in enumerate(zip(tendons(model), _constants(model),
+                                                     strict=True)):
         if t["frictionloss"] <= 0:
             continue
+        if Jq is None:
+            if q is None:
+                raise InputError(f"q: tendon {t['name']!r} is spatial, its moment needs q")
+            Jv = length_and_moment(model, t, q)[1]
         solimp = clamp_solimp(t["solimpfriction"])
         imp, _ = impedance(solimp, 0.0, 0.0)
         k, b = stiffness_damping(safe_solref(t["solreffriction"], timestep), solimp[1],
@@ -107,11 +138,11 @@ def tendon_friction_rows(model, v, timestep):
 def tendon_limit_rows(model, q, v, timestep):
     """Limit rows of the limited tendons (lower side first, as MuJoCo)."""
     J, aref, R, ids = [], [], [], []
-    for i, (t, (Jq, Jv, _, weight)) in enumerate(zip(tendons(model), _constants(model),
-                                                     strict=True)):
+    for i, (t, (_, _, _, weight), (length, Jv)) in enumerate(zip(
+            tendons(model), _constants(model), tendon_state(model, q), strict=True)):
         if not t["limited"]:
             continue
-        length, margin = Jq @ q, t["margin"]
+        margin = t["margin"]
         solref = safe_solref(t["solreflimit"], timestep)
         solimp = clamp_solimp(t["solimplimit"])
         for side, bound in ((-1, t["range"][0]), (1, t["range"][1])):
@@ -130,17 +161,17 @@ def tendon_limit_rows(model, q, v, timestep):
 
 def tendon_equality_rows(model, q, v, timestep):
     """Rows of the active ``<equality><tendon>`` constraints."""
-    consts = _constants(model)
+    consts, state = _constants(model), tendon_state(model, q)
     J, aref, R, ids = [], [], [], []
     for k, eq in enumerate(getattr(model, "mujoco_tendon_equalities", None) or ()):
         if not eq["active"]:
             continue
-        Jq1, Jv1, l01, w1 = consts[eq["tendon1"]]
+        (_, _, l01, w1), (L1, Jv1) = consts[eq["tendon1"]], state[eq["tendon1"]]
         coef = np.asarray(eq["polycoef"], float)
-        r, row, weight = Jq1 @ q - l01 - coef[0], Jv1.copy(), w1
+        r, row, weight = L1 - l01 - coef[0], Jv1.copy(), w1
         if eq["tendon2"] is not None:
-            Jq2, Jv2, l02, w2 = consts[eq["tendon2"]]
-            x = Jq2 @ q - l02
+            (_, _, l02, w2), (L2, Jv2) = consts[eq["tendon2"]], state[eq["tendon2"]]
+            x = L2 - l02
             powers = x ** np.arange(1, 5)
             r -= coef[1:] @ powers
             row -= (coef[1:] * np.arange(1, 5)) @ np.concatenate([[1.0], powers[:3]]) * Jv2

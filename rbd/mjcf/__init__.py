@@ -115,10 +115,11 @@ does) and each joint's ``solreflimit``,
 kept in ``model.mujoco_joints``: :func:`rbd.forward` and the contact path of
 :func:`rbd.simulate` apply them as MuJoCo does, with the ``<option><flag>``
 disable flags (``model.mujoco_options["disable"]``), the
-``<contact><exclude>`` body pairs (``model.contact_excludes``) and the fixed tendons
-with the equality constraints between them (``model.mujoco_tendons``,
-:mod:`rbd.constraints.tendon_rows`).  Whatever else the
-file holds of equality constraints (spatial tendon, flex), spatial tendons, actuators,
+``<contact><exclude>`` body pairs (``model.contact_excludes``) and the tendons, fixed
+and spatial (sites, sphere and cylinder wrapping with ``sidesite``, pulleys), with the
+equality constraints between them (``model.mujoco_tendons``,
+:mod:`rbd.constraints.tendon_rows`, :mod:`rbd.constraints.tendon_spatial`).  Whatever else the
+file holds of equality constraints (flex), actuators,
 explicit contact pairs, the enable flags ``override``, ``diagexact`` and ``sleep``,
 ball-joint cone limits, gravity compensation
 (``gravcomp``), the ellipsoid fluid model of mesh geoms, the
@@ -197,6 +198,7 @@ from ._options import (
     _read_solver_options,
 )
 from ._schema import check_grammar
+from ._spatial_tendons import path_reader
 from ._state import (
     from_mujoco_force,
     from_mujoco_state,
@@ -255,7 +257,7 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
     -----
     RuntimeWarning
         Once, listing what the file holds that rbd's dynamics leaves out
-        (spatial-tendon and flex equalities, spatial tendons, actuators, contact pairs, the
+        (flex equalities, actuators, contact pairs, the
         enable flags override, diagexact and sleep, ball-joint limits, gravity compensation,
         the ellipsoid fluid model of mesh geoms, the motion of mocap bodies, plugins).
 
@@ -302,7 +304,8 @@ def load_mjcf(source: str | os.PathLike | bytes, *,
                    ctx.labels)
     apply_springdamper(model)
     read_equality(root, ctx, model, ignored)
-    tendons = read_tendons(root, ctx, set(model.mujoco_joints))
+    tendons = read_tendons(root, ctx, set(model.mujoco_joints),
+                           path_reader(root, ctx, model))
     if tendons:
         model.mujoco_tendons = tendons
         model.mujoco_tendon_equalities = read_tendon_equalities(root, ctx, tendons)

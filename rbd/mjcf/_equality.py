@@ -42,7 +42,7 @@ from ..spatial import plux_parts, quat_to_rot
 from ._bodies import SOLIMP_DEFAULT, _flatten, _leading, _solref
 from ._options import _attributes, _Context, _ignore
 from ._orientation import _site_pose
-from ._tendons import fixed_tendon_names
+from ._tendons import tendon_names
 from ._xml import _flag, _scalar, _vector
 
 __all__ = ["read_equality"]
@@ -258,7 +258,7 @@ def read_equality(root: ET.Element, ctx: _Context, model: Model, ignored: dict) 
         name = elem.get("name", "")
         where = f"<equality/{elem.tag}" + (f" name={quote(name)}>" if name else ">")
         if elem.tag == "tendon" and {elem.get("tendon1"), elem.get("tendon2")} - {None} <= (
-                fixed_tendon_names(root)):
+                tendon_names(root)):
             continue                                    # rbd.mjcf._tendons reads it
         if elem.tag not in _TRANSLATED:
             _ignore(ignored, "equality constraints",

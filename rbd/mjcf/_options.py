@@ -157,7 +157,7 @@ def _dynamics_sections(root: ET.Element, ignored: dict) -> None:
     for section, what in (("equality", "equality constraints"), ("tendon", "tendons"),
                           ("actuator", "actuators"), ("contact", "contact pairs")):
         for e in (e for s in root.findall(section) for e in s):
-            if e.tag == "exclude" or (section == "tendon" and e.tag == "fixed"):
+            if e.tag == "exclude" or (section == "tendon" and e.tag in ("fixed", "spatial")):
                 continue                                # read by _read_excludes, _tendons
             _ignore(ignored, what, f"<{e.tag}" + (f" {quote(e.get('name'))}>"
                                                   if e.get("name") else ">"))

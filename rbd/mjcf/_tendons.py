@@ -5,8 +5,11 @@ coordinates (``<joint joint coef>``).  Its ``stiffness``, ``springlength``,
 ``damping``, ``frictionloss``, ``range`` (``limited``), ``margin`` and solver
 parameters, and the ``<equality><tendon tendon1 [tendon2] polycoef>`` constraints on
 fixed tendons, are kept in ``model.mujoco_tendons`` and
-``model.mujoco_tendon_equalities`` for :mod:`rbd.constraints.tendon_rows`.  Spatial
-tendons, and equalities that name one, stay in the reader's warning.
+``model.mujoco_tendon_equalities`` for :mod:`rbd.constraints.tendon_rows`.  A
+``<tendon><spatial>`` has the same properties and, instead of joints, a path of sites,
+wrapping geoms and pulleys (``kind == "spatial"``, :mod:`._spatial_tendons`,
+:mod:`rbd.constraints.tendon_spatial`); both kinds share MuJoCo's tendon numbering,
+the file's order.
 """
 
 from __future__ import annotations
@@ -18,21 +21,26 @@ import numpy as np
 from .._robotfile import quote
 from ..errors import MJCFError
 from ._bodies import SOLIMP_DEFAULT, _leading, _solref
-from ._options import _attributes, _Context, _element
+from ._options import _attributes, _Context, _element, _ignore
 from ._xml import _flag, _scalar, _vector
 
 
-def fixed_tendon_names(root: ET.Element) -> set:
-    """Names of the file's fixed tendons."""
-    return {e.get("name") for s in root.findall("tendon") for e in s.findall("fixed")
-            if e.get("name")}
+def _tendon_elements(root: ET.Element) -> list:
+    """The ``<fixed>`` and ``<spatial>`` elements, in the file's order (MuJoCo's ids)."""
+    return [e for s in root.findall("tendon") for e in s if e.tag in ("fixed", "spatial")]
 
 
-def read_tendons(root: ET.Element, ctx: _Context, joint_names: set) -> tuple:
-    """The fixed tendons as dicts, in file order (MuJoCo's order among them)."""
+def tendon_names(root: ET.Element) -> set:
+    """Names of the file's tendons, fixed and spatial (those :func:`read_tendons` reads)."""
+    return {e.get("name") for e in _tendon_elements(root) if e.get("name")}
+
+
+def read_tendons(root: ET.Element, ctx: _Context, joint_names: set, spatial_path) -> tuple:
+    """The tendons as dicts, in file order (MuJoCo's order).  ``spatial_path``:
+    ``(element, where) -> path`` of a ``<spatial>`` (:func:`._spatial_tendons.path_reader`)."""
     out = []
-    for k, e in enumerate(e for s in root.findall("tendon") for e in s.findall("fixed")):
-        where = _element("fixed", e, k)
+    for k, e in enumerate(_tendon_elements(root)):
+        where = _element(e.tag, e, k)
         attrs = _attributes(e, "tendon", "main", ctx, where)
         joints = []
         for j in e.findall("joint"):
@@ -49,7 +57,7 @@ def read_tendons(root: ET.Element, ctx: _Context, joint_names: set) -> tuple:
         spring = _leading(attrs, "springlength", where, [-1.0, -1.0])
         if "springlength" in attrs and len(attrs["springlength"].split()) == 1:
             spring[1] = spring[0]
-        tendon = {"name": e.get("name") or f"tendon{k}", "joints": tuple(joints),
+        tendon = {"name": e.get("name") or f"tendon{k}", "joints": tuple(joints), "kind": e.tag,
                   "stiffness": _scalar(attrs, "stiffness", where, 0.0),
                   "damping": _scalar(attrs, "damping", where, 0.0),
                   "frictionloss": _scalar(attrs, "frictionloss", where, 0.0),
@@ -62,12 +70,16 @@ def read_tendons(root: ET.Element, ctx: _Context, joint_names: set) -> tuple:
             tendon[key] = _solref(attrs, key, where)
         for key in ("solimplimit", "solimpfriction"):
             tendon[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
+        if _scalar(attrs, "armature", where, 0.0) != 0:      # J^T a J in MuJoCo's mass matrix
+            _ignore(ctx.ignored, "tendon armature", where)
+        if e.tag == "spatial":
+            tendon["path"] = spatial_path(e, where)
         out.append(tendon)
     return tuple(out)
 
 
 def read_tendon_equalities(root: ET.Element, ctx: _Context, tendons: tuple) -> tuple:
-    """``<equality><tendon>`` constraints whose tendons are all fixed ones read here."""
+    """``<equality><tendon>`` constraints whose tendons are all ones read here."""
     names = {t["name"]: i for i, t in enumerate(tendons)}
     out = []
     for k, e in enumerate(e for s in root.findall("equality") for e in s.findall("tendon")):
