@@ -227,7 +227,8 @@ cdef inline double derivatives(const RowsC* rows, const double* M, const double*
 cdef double _line_search(const RowsC* rows, const double* M, const double* a0, const double* a,
                          const double* step, Work* w, double rtol) noexcept nogil:
     """The minimizer α of f(a + α step): bracket the root of φ' by doubling, then
-    Newton steps on φ' kept inside the bracket (bisection when a step leaves it)."""
+    Newton steps on φ' kept inside the bracket (bisection when a step leaves it).
+    ``w.jar`` holds J a − aref on entry."""
     cdef Py_ssize_t i, j, it
     cdef double s, tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
     for i in range(rows.nv):
@@ -236,10 +237,9 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         for j in range(rows.nv):
             s += M[i * rows.nv + j] * step[j]
         w.Mstep[i] = s
-    residual(rows, a, w.Ja)
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
-        w.Ja[i] += rows.aref[i]
+        w.Ja[i] = w.jar[i] + rows.aref[i]
         s = 0.0
         for j in range(rows.nv):
             s += rows.J[i * rows.nv + j] * step[j]
@@ -324,8 +324,8 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         scale += s * s
     # scale = 1 + ‖M a₀‖
     scale = 1.0 + sqrt(scale)
+    residual(rows, a, w.jar)
     for it in range(iterations):
-        residual(rows, a, w.jar)
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         norm = 0.0
         for i in range(nv):
@@ -357,6 +357,9 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
             moved += (alpha * w.step[i]) ** 2
             size += a[i] * a[i]
             a[i] += alpha * w.step[i]
+        for i in range(rows.nefc):
+            # J a − aref at the new a, from the line search's products
+            w.jar[i] = w.Ja[i] + alpha * w.Jstep[i] - rows.aref[i]
         if sqrt(moved) <= 1e-15 * (1 + sqrt(size)):
             break
     residual(rows, a, w.jar)
