@@ -16,7 +16,9 @@ that both solve the same problem to the same precision (MuJoCo's own default,
   rest (smooth dynamics, rows, Jacobians, argument checks);
 * the compiled step alone (``rbd/_kernels/contact.pyx`` through
   ``rbd.simulation.contact.compiled_runs``, one state) against ``mj_step`` with MuJoCo's
-  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation; and a
+  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation, in wall
+  time and in the calling thread's CPU time (``time.thread_time``: both calls run in that
+  thread; on a loaded machine the wall time also counts the waits for a core); and a
   batch of 8 initial states run on 1 and on 2 threads.  A model the compiled step does not
   take (``compiled_forward`` refuses it) gets no number there, only the reason.
 
@@ -46,15 +48,16 @@ from rbd.constraints.forward import forward
 ROBOTS = {"ant": 300, "humanoid": 400}    # MuJoCo steps before the measured state
 
 
-def median_time(fn, repeat: int, inner: int = 5) -> float:
-    """Median over ``repeat`` rounds of the time per call (µs) of a round of ``inner`` calls."""
+def median_time(fn, repeat: int, inner: int = 5, clock=time.perf_counter) -> float:
+    """Median over ``repeat`` rounds of the time per call (µs) of a round of ``inner`` calls
+    (``clock``: wall time by default; ``time.thread_time`` for the calling thread's CPU time)."""
     fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(inner):
             fn()
-        times.append((time.perf_counter() - t0) / inner * 1e6)
+        times.append((clock() - t0) / inner * 1e6)
     return statistics.median(times)
 
 
@@ -136,11 +139,16 @@ def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict | N
         for _ in range(steps):
             mujoco.mj_step(mm, d)
 
-    ours, theirs = [], []
+    ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
     for _ in range(repeat):
         ours.append(median_time(lambda: compiled_runs(model, q[None], v[None], steps, dt),
                                 1, inner=1) / (steps + 1))
         theirs.append(median_time(mj_run, 1, inner=1) / steps)
+        # the same two calls in CPU time of this thread (both run in it): what a loaded
+        # machine's waiting for a core leaves out
+        ours_cpu.append(median_time(lambda: compiled_runs(model, q[None], v[None], steps, dt),
+                                    1, inner=1, clock=time.thread_time) / (steps + 1))
+        theirs_cpu.append(median_time(mj_run, 1, inner=1, clock=time.thread_time) / steps)
     rng = np.random.default_rng(0)
     q8 = np.repeat(q[None], 8, axis=0)
     v8 = v + 0.05 * rng.normal(size=(8, model.nv))
@@ -148,7 +156,8 @@ def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict | N
                                                          num_threads=nt), repeat, inner=1)
              / (8 * (steps + 1)) for nt in (1, 2)}
     return {"compiled": statistics.median(ours), "mj_step": statistics.median(theirs),
-            "batch1": batch[1], "batch2": batch[2]}
+            "compiled_cpu": statistics.median(ours_cpu),
+            "mj_step_cpu": statistics.median(theirs_cpu), "batch1": batch[1], "batch2": batch[2]}
 
 
 def main() -> None:
@@ -198,18 +207,20 @@ def compiled_table(args, repeat: int) -> None:
     from rbd.constraints.forward_compiled import compiled_forward
 
     print("\nThe compiled step (µs/step; batch: µs per state-step of 8 states)\n")
-    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | batch, 1 thread | "
-          "batch, 2 threads | speed-up |")
-    print("|---|---|---|---|---|---|---|")
+    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | CPU time: compiled | "
+          "mj_step | ratio | batch, 1 thread | batch, 2 threads | speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, warm in ROBOTS.items():
         model, mm, d, q, v = setup(name, warm)
         c = compiled_step_times(model, mm, d, q, v, args.steps, repeat)
         if c is None:
             print(f"| {name} | not on the compiled path (compiled_forward: "
-                  f"{compiled_forward(model)}) | | | | | |")
+                  f"{compiled_forward(model)}) | | | | | | | | |")
             continue
         print(f"| {name} | {c['compiled']:.1f} | {c['mj_step']:.1f} | "
-              f"{c['compiled'] / c['mj_step']:.2f} | {c['batch1']:.1f} | {c['batch2']:.1f} | "
+              f"{c['compiled'] / c['mj_step']:.2f} | {c['compiled_cpu']:.1f} | "
+              f"{c['mj_step_cpu']:.1f} | {c['compiled_cpu'] / c['mj_step_cpu']:.2f} | "
+              f"{c['batch1']:.1f} | {c['batch2']:.1f} | "
               f"{c['batch1'] / c['batch2']:.2f} |")
 
 
