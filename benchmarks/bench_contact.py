@@ -16,13 +16,17 @@ that both solve the same problem to the same precision (MuJoCo's own default,
   rest (smooth dynamics, rows, Jacobians, argument checks);
 * the compiled step alone (``rbd/_kernels/contact.pyx`` through
   ``rbd.simulation.contact.compiled_runs``, one state) against ``mj_step`` with MuJoCo's
-  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation; and a
-  batch of 8 initial states run on 1 and on 2 threads.
+  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation, in wall
+  time and in the calling thread's CPU time (``time.thread_time``: both calls run in that
+  thread; on a loaded machine the wall time also counts the waits for a core); and a
+  batch of 8 initial states run on 1 and on 2 threads.  A model the compiled step does not
+  take (``compiled_forward`` refuses it) gets no number there, only the reason.
 
 Usage::
 
     python benchmarks/bench_contact.py            # both robots
     python benchmarks/bench_contact.py --quick    # fewer repetitions
+    python benchmarks/bench_contact.py --compiled-only   # only the compiled-step table
 """
 
 from __future__ import annotations
@@ -44,15 +48,16 @@ from rbd.constraints.forward import forward
 ROBOTS = {"ant": 300, "humanoid": 400}    # MuJoCo steps before the measured state
 
 
-def median_time(fn, repeat: int, inner: int = 5) -> float:
-    """Median over ``repeat`` rounds of the time per call (µs) of a round of ``inner`` calls."""
+def median_time(fn, repeat: int, inner: int = 5, clock=time.perf_counter) -> float:
+    """Median over ``repeat`` rounds of the time per call (µs) of a round of ``inner`` calls
+    (``clock``: wall time by default; ``time.thread_time`` for the calling thread's CPU time)."""
     fn()
     times = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = clock()
         for _ in range(inner):
             fn()
-        times.append((time.perf_counter() - t0) / inner * 1e6)
+        times.append((clock() - t0) / inner * 1e6)
     return statistics.median(times)
 
 
@@ -113,12 +118,17 @@ def forward_breakdown(model, q, v, backend, repeat: int) -> dict:
             "nefc": len(result.rows.aref)}
 
 
-def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
+def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict | None:
     """µs per step: the compiled run of one state, ``mj_step`` (iterations and tolerance as
-    rbd's), timed in alternation; and per state-step of an 8-state batch on 1 and 2 threads."""
+    rbd's), timed in alternation; and per state-step of an 8-state batch on 1 and 2 threads.
+    None when the model is not on the compiled path (``compiled_runs`` returns None: a
+    time would measure nothing)."""
     import mujoco
 
     from rbd.simulation.contact import compiled_runs
+
+    if compiled_runs(model, q[None], v[None], 1, float(mm.opt.timestep)) is None:
+        return None
 
     dt = float(mm.opt.timestep)
     qpos, qvel = d.qpos.copy(), d.qvel.copy()
@@ -129,11 +139,16 @@ def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
         for _ in range(steps):
             mujoco.mj_step(mm, d)
 
-    ours, theirs = [], []
+    ours, theirs, ours_cpu, theirs_cpu = [], [], [], []
     for _ in range(repeat):
         ours.append(median_time(lambda: compiled_runs(model, q[None], v[None], steps, dt),
                                 1, inner=1) / (steps + 1))
         theirs.append(median_time(mj_run, 1, inner=1) / steps)
+        # the same two calls in CPU time of this thread (both run in it): what a loaded
+        # machine's waiting for a core leaves out
+        ours_cpu.append(median_time(lambda: compiled_runs(model, q[None], v[None], steps, dt),
+                                    1, inner=1, clock=time.thread_time) / (steps + 1))
+        theirs_cpu.append(median_time(mj_run, 1, inner=1, clock=time.thread_time) / steps)
     rng = np.random.default_rng(0)
     q8 = np.repeat(q[None], 8, axis=0)
     v8 = v + 0.05 * rng.normal(size=(8, model.nv))
@@ -141,18 +156,31 @@ def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
                                                          num_threads=nt), repeat, inner=1)
              / (8 * (steps + 1)) for nt in (1, 2)}
     return {"compiled": statistics.median(ours), "mj_step": statistics.median(theirs),
-            "batch1": batch[1], "batch2": batch[2]}
+            "compiled_cpu": statistics.median(ours_cpu),
+            "mj_step_cpu": statistics.median(theirs_cpu), "batch1": batch[1], "batch2": batch[2]}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer repetitions")
     parser.add_argument("--steps", type=int, default=100, help="steps per timed run")
+    parser.add_argument("--compiled-only", action="store_true",
+                        help="only the compiled step against mj_step")
     args = parser.parse_args()
     repeat = 3 if args.quick else 7
     machine = platform.processor() or platform.machine()
     print(f"# bench_contact ({datetime.date.today()}, {machine}, "
           f"load average {os.getloadavg()[0]:.1f}, kernels: {rbd.has_kernels()})\n")
+    if not args.compiled_only:
+        breakdowns = step_tables(args, repeat)
+    compiled_table(args, repeat)
+    if not args.compiled_only:
+        breakdown_table(breakdowns)
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
+def step_tables(args, repeat: int) -> dict:
+    """The per-step table of both backends against mj_step; the forward breakdowns."""
     print("| robot | contacts | rows | rbd reference (µs/step) | rbd kernel (µs/step) | "
           "MuJoCo mj_step, tol 1e-14 (µs/step) | MuJoCo, tol 1e-8 | kernel / MuJoCo (1e-14) |")
     print("|---|---|---|---|---|---|---|---|")
@@ -171,16 +199,33 @@ def main() -> None:
         info = breakdowns[name]["kernel"]
         print(f"| {name} | {info['ncon']} | {info['nefc']} | {reference:.0f} | {kernel:.0f} | "
               f"{mj_tight:.1f} | {mj_default:.1f} | {kernel / mj_tight:.0f} |")
+    return breakdowns
+
+
+def compiled_table(args, repeat: int) -> None:
+    """The compiled step against mj_step, and its batch on 1 and 2 threads."""
+    from rbd.constraints.forward_compiled import compiled_forward
+
     print("\nThe compiled step (µs/step; batch: µs per state-step of 8 states)\n")
-    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | batch, 1 thread | "
-          "batch, 2 threads | speed-up |")
-    print("|---|---|---|---|---|---|---|")
+    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | CPU time: compiled | "
+          "mj_step | ratio | batch, 1 thread | batch, 2 threads | speed-up |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for name, warm in ROBOTS.items():
         model, mm, d, q, v = setup(name, warm)
         c = compiled_step_times(model, mm, d, q, v, args.steps, repeat)
+        if c is None:
+            print(f"| {name} | not on the compiled path (compiled_forward: "
+                  f"{compiled_forward(model)}) | | | | | | | | |")
+            continue
         print(f"| {name} | {c['compiled']:.1f} | {c['mj_step']:.1f} | "
-              f"{c['compiled'] / c['mj_step']:.2f} | {c['batch1']:.1f} | {c['batch2']:.1f} | "
+              f"{c['compiled'] / c['mj_step']:.2f} | {c['compiled_cpu']:.1f} | "
+              f"{c['mj_step_cpu']:.1f} | {c['compiled_cpu'] / c['mj_step_cpu']:.2f} | "
+              f"{c['batch1']:.1f} | {c['batch2']:.1f} | "
               f"{c['batch1'] / c['batch2']:.2f} |")
+
+
+def breakdown_table(breakdowns: dict) -> None:
+    """Where one ``rbd.forward`` call spends its time, per robot and backend."""
     print("\nOne `rbd.forward` call (µs): total = collision + solver + rest\n")
     print("| robot | backend | total | collision | solver | rest |")
     print("|---|---|---|---|---|---|")

@@ -89,11 +89,11 @@ def test_compiled_forward_pgs_and_without_limits():
                                    atol=RTOL_EXACT * (1 + np.abs(ref.qdd).max()))
 
 
-def test_models_with_equalities_fluid_or_tendons_keep_the_python_pass():
+def test_models_with_equalities_or_fluid_keep_the_python_pass():
     swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces
     assert compiled_forward(swimmer) is None
-    humanoid = rbd.load_mjcf(_asset("humanoid"))                 # fixed tendons
-    assert compiled_forward(humanoid) is None
+    humanoid = rbd.load_mjcf(_asset("humanoid"))                 # fixed tendons: compiled
+    assert compiled_forward(humanoid) is not None
     welded = rbd.load_mjcf("""<mujoco><worldbody>
       <body name="a"><joint name="h" type="hinge"/><geom size="0.1" mass="1"/></body>
       <body name="b" pos="1 0 0"><joint name="g" type="hinge"/><geom size="0.1" mass="1"/></body>
@@ -103,7 +103,7 @@ def test_models_with_equalities_fluid_or_tendons_keep_the_python_pass():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["ant", "walker2d"])
+@pytest.mark.parametrize("name", ["ant", "walker2d", "humanoid"])
 def test_compiled_step_equals_the_python_step(name):
     """Each compiled step from a recorded state gives the Python step's next state."""
     model, (_, mm, _), q, v = _model_and_state(name)
@@ -121,10 +121,11 @@ def test_compiled_step_equals_the_python_step(name):
 
 
 @pytest.mark.slow
-def test_compiled_run_follows_mujoco_for_0_2_s():
+@pytest.mark.parametrize("name", ["ant", "humanoid"])
+def test_compiled_run_follows_mujoco_for_0_2_s(name):
     from rbd.mjcf import to_mujoco_state
 
-    model, (mujoco, mm, d), q, v = _model_and_state("ant", seconds=0.5)
+    model, (mujoco, mm, d), q, v = _model_and_state(name, seconds=0.5)
     steps = round(0.2 / mm.opt.timestep)
     traj = compiled_runs(model, q[None], v[None], steps, mm.opt.timestep)[0]
     expected = [d.qpos.copy()]

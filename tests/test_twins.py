@@ -48,7 +48,7 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
-                                "collision_box", "collision", "forward")}
+                                "collision_box", "collision", "forward", "tendon_rows")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
 

@@ -156,7 +156,7 @@ cdef inline void implicit_damping(const ForwardC* f, const ModelC* model, Forwar
     for j in range(nv):
         damped = damped or f.damping[j] > 0
     memcpy(fw.a_step, fw.qdd, nv * sizeof(double))
-    if not damped:
+    if not damped or not f.eulerdamp:                  # explicit with the eulerdamp flag
         return
     memcpy(fw.L, fw.M, nv * nv * sizeof(double))
     for j in range(nv):
@@ -228,7 +228,7 @@ cdef struct Run:
     int64_t* recorded             # N: samples written
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
-    double* state                 # per thread: q, v, q⁺, v⁺
+    double* state                 # per thread: q, v, q⁺, v⁺, the warm start
     Interrupt* interrupt          # the signal check of this call
 
 
@@ -302,16 +302,18 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
     """The run of initial state s in thread t's workspace (simulate_contact's loop)."""
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, k = 0, j = 0
     cdef ForwardWork* fw = &run.fw[t]
-    cdef double* q = run.state + t * 2 * (nq + nv)
+    cdef double* q = run.state + t * (2 * nq + 3 * nv)
     cdef double* v = q + nq
     cdef double* q_next = v + nv
     cdef double* v_next = q_next + nq
+    cdef double* warm = v_next + nv
     cdef const double* tau_k
     cdef int status
     cdef bint kept
     memcpy(q, run.q0 + s * nq, nq * sizeof(double))
     memcpy(v, run.v0 + s * nv, nv * sizeof(double))
     run.status[s] = FINISHED
+    fw.warm = NULL                                     # the first step starts from a₀
     for k in range(run.steps + 1):
         tau_k = NULL if run.tau == NULL else run.tau + min(k, run.ntau - 1) * nv
         status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
@@ -334,6 +336,9 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
             break
         memcpy(q, q_next, nq * sizeof(double))
         memcpy(v, v_next, nv * sizeof(double))
+        # the next solve starts from this step's a when that is cheaper (mj_step's warm start)
+        memcpy(warm, fw.qdd, nv * sizeof(double))
+        fw.warm = warm
     run.recorded[s] = j
     run.stopped[s] = k
 
@@ -446,7 +451,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
     ws = ForwardWorkspace(fm, nt, capacity)
-    state = np.zeros((nt, 2 * (nq + nv)))
+    state = np.zeros((nt, 2 * nq + 3 * nv))
     run.f = &fm.c
     run.model = &cm.m
     run.fw = ws.fw

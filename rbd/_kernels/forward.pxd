@@ -7,6 +7,7 @@ from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport Work as NewtonWork
+from rbd._kernels.tendon_rows cimport TendonC
 
 
 cdef struct ForwardC:
@@ -17,6 +18,7 @@ cdef struct ForwardC:
     bint elliptic                 # the friction cone: elliptic, else pyramidal
     bint pgs                      # the solver: PGS, else Newton
     bint limits                   # joint-limit rows on (rbd.forward's ``limits``)
+    bint eulerdamp                # the step takes the damping implicitly (no ``eulerdamp`` flag)
     Py_ssize_t iterations
     double tolerance
     const double* dof_weight      # nv: MuJoCo's dof_invweight0
@@ -42,6 +44,7 @@ cdef struct ForwardC:
     Py_ssize_t ngeom
     const int64_t* geom_body      # ngeom: rbd body index, -1 for the world
     const double* geom_weight     # ngeom: body_invweight0 (translation) of its MJCF body
+    const TendonC* tendon         # the fixed tendons (tendon_rows.pxd)
 
 
 cdef struct ForwardWork:
@@ -58,6 +61,7 @@ cdef struct ForwardWork:
     double* vel                   # 10: the velocity of each row of a contact
     double* bvec                  # nv: free_joint_bias
     double* a_step                # nv: the step's acceleration (implicit damping)
+    const double* warm            # nv: the Newton solve's warm start (the last step's a), or NULL
     Py_ssize_t max_rows
     Py_ssize_t nefc
     Py_ssize_t nf
@@ -68,8 +72,8 @@ cdef struct ForwardWork:
     double* R
     double* floss
     double* force
-    int64_t* kind                 # per row: 1 friction, 2 limit, 3 contact
-    int64_t* ids                  # per row: dof (friction, limit) or contact index
+    int64_t* kind                 # per row: 1 friction, 2 limit, 3 contact, 4 equality
+    int64_t* ids                  # per row: dof or tendon (friction, limit), contact, equality
     Py_ssize_t* cone_start        # elliptic contacts: first row, condim, mu, friction (5)
     Py_ssize_t* cone_dim
     double* cone_mu
@@ -96,6 +100,7 @@ cdef class ForwardModel:
     cdef ForwardC c
     cdef object keep
     cdef readonly object compiled
+    cdef readonly object tendons  # tendon_rows.TendonModel
     cdef readonly Py_ssize_t max_contacts
     cdef object _workspace
     cdef bint _busy

@@ -5,19 +5,19 @@ The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
 1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), ``passive_force`` (damping, hinge and slide springs: ``mj_passive``) and
-   a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
-2. ``constrained_acceleration``: the rows in MuJoCo's order (``_friction_rows``,
-   ``_limit_rows``, ``_contact_rows``: ``mj_instantiateFriction``, ``mj_instantiateLimit``,
-   ``mj_instantiateContact``) with their impedance, R and aref (``mj_makeImpedance``,
+   RNEA), ``passive_force`` (damping, hinge, slide and fixed-tendon springs: ``mj_passive``)
+   and a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
+2. ``constrained_acceleration``: the rows in MuJoCo's order (tendon equalities,
+   ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons' (``tendon_rows.pyx``),
+   ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
    ``mj_referenceConstraint``), the free joints' velocity term (``free_joint_bias``),
    then MuJoCo's Newton solver (``c_solve_newton``) or PGS (``c_solve_pgs``).
 
 ``forward_into`` runs both without the GIL.  ``ForwardModel`` holds the static data,
 built once per model from the reference helpers (``rbd.constraints.forward_compiled.kernel_data``):
 reference inverse weights, limits, margins, solref/solimp per joint, friction loss,
-damping, springs, MuJoCo's body weights per geom, and the options.  Models with active
-equality constraints or fluid forces stay on the Python path (``rbd.forward``).
+damping, springs, MuJoCo's body weights per geom, the tendons, and the options.  Models the
+glue refuses (``compiled_forward``) stay on the Python path (``rbd.forward``).
 """
 
 import numpy as np
@@ -38,8 +38,10 @@ from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularize
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
 from rbd._kernels.rnea cimport rnea
 from rbd._kernels.solver_newton cimport RowsC
-from rbd._kernels.solver_newton cimport c_solve_newton
+from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
+from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
+                                       tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
 
 cnp.import_array()
 
@@ -47,6 +49,7 @@ cdef enum:
     FRICTION = 1
     LIMIT = 2
     CONTACT = 3
+    EQUALITY = 4
     #: rows of one contact at most (a pyramid of condim 6)
     CONTACT_ROWS = 10
 
@@ -61,6 +64,7 @@ cdef void passive_force(const ForwardC* f, const double* q, const double* v,
     for s in range(f.nspring):
         j = f.spring_v[s]
         out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
+    tendon_passive_force(f.tendon, q, v, out)
 
 
 cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
@@ -137,6 +141,19 @@ cdef void _limit_rows(const ForwardC* f, ForwardWork* fw, const double* q,
             fw.aref[r] = -f.limit_b[i] * (-side * v[jv]) - f.limit_k[i] * imp * (dist - margin)
             fw.R[r] = regularizer(imp, f.dof_weight[jv])
             fw.nefc += 1
+
+
+cdef inline Py_ssize_t _tendon_rows(const ForwardC* f, ForwardWork* fw, const double* q,
+                                    const double* v, int kind, tendon_rows_fn rows) noexcept nogil:
+    # the fixed tendons' rows of one kind at fw.nefc (tendon_rows.pyx); their number
+    cdef Py_ssize_t r, at = fw.nefc
+    cdef Py_ssize_t n = rows(f.tendon, q, v, fw.J + at * f.nv, fw.aref + at, fw.R + at,
+                             fw.floss + at, fw.ids + at)
+    for r in range(at, at + n):
+        fw.kind[r] = kind
+        fw.cone_at[r] = -1
+    fw.nefc += n
+    return n
 
 
 cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* point,
@@ -293,14 +310,17 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     cdef double s
     fw.nefc = 0
     fw.ncone = 0
+    fw.rows.ne = _tendon_rows(f, fw, q, v, EQUALITY, tendon_equality_rows)
     _friction_rows(f, fw, v)
+    fw.nf += _tendon_rows(f, fw, q, v, FRICTION, tendon_friction_rows)
     if f.limits:
         _limit_rows(f, fw, q, v)
+        _tendon_rows(f, fw, q, v, LIMIT, tendon_limit_rows)
     if _contact_rows(f, model, fw, v):
         return 3
     free_joint_bias(model, v, fw.bvec)
     for r in range(fw.nefc):
-        # aref ← aref − J b;  D = 1 / R
+        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows);  D = 1 / R
         s = 0.0
         for j in range(nv):
             s += fw.J[r * nv + j] * fw.bvec[j]
@@ -314,6 +334,8 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.ncone = fw.ncone
     if f.pgs:
         return solve_pgs(f, fw)
+    if fw.warm != NULL:
+        warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
                                f.tolerance, &fw.nw) else 0
 
@@ -373,7 +395,8 @@ cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity)
 cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
                     list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts
-    cdef Py_ssize_t mr = f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+    cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+                          + f.tendon.nfriction + 2 * f.tendon.nlimit + f.tendon.nequality)
     cdef Py_ssize_t mc = capacity
     fw.M = _doubles(keep, nv * nv)
     fw.L = _doubles(keep, nv * nv)
@@ -386,6 +409,7 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.vel = _doubles(keep, CONTACT_ROWS)
     fw.bvec = _doubles(keep, nv)
     fw.a_step = _doubles(keep, nv)
+    fw.warm = NULL
     fw.max_rows = mr
     fw.nefc = fw.nf = fw.ncone = 0
     fw.J = _doubles(keep, mr * nv)
@@ -404,23 +428,18 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.rows.nv = nv
     fw.rows.ne = 0
     fw.rows.J, fw.rows.aref, fw.rows.D, fw.rows.R = fw.J, fw.aref, fw.D, fw.R
-    fw.rows.floss = fw.floss
+    fw.rows.floss, fw.rows.cone_at = fw.floss, fw.cone_at
     fw.rows.cone_start, fw.rows.cone_dim = fw.cone_start, fw.cone_dim
     fw.rows.cone_mu, fw.rows.cone_friction = fw.cone_mu, fw.cone_friction
-    fw.rows.cone_at = fw.cone_at
     # the Newton workspace (solver_newton.pyx's _Workspace)
-    fw.nw.jar = _doubles(keep, mr)
-    fw.nw.force = _doubles(keep, mr)
-    fw.nw.Ja = _doubles(keep, mr)
-    fw.nw.Jstep = _doubles(keep, mr)
+    fw.nw.jar, fw.nw.force = _doubles(keep, mr), _doubles(keep, mr)
+    fw.nw.Ja, fw.nw.Jstep = _doubles(keep, mr), _doubles(keep, mr)
     fw.nw.quadratic = _bytes(keep, mr + 1)
     fw.nw.hcone = _doubles(keep, 36 * mc)
     arr = np.zeros(mc + 1, dtype=np.intc)
     keep.append(arr)
     fw.nw.state = <int*>cnp.PyArray_DATA(arr)
-    fw.nw.Mstep = _doubles(keep, nv)
-    fw.nw.grad = _doubles(keep, nv)
-    fw.nw.step = _doubles(keep, nv)
+    fw.nw.Mstep, fw.nw.grad, fw.nw.step = _doubles(keep, nv), _doubles(keep, nv), _doubles(keep, nv)
     fw.nw.H = _doubles(keep, nv * nv)
     _bind_contacts(&fw.con, keep, capacity)
     return 0
@@ -480,7 +499,7 @@ cdef class ForwardModel:
         self.keep = (ints, reals)
         self.c.nv = compiled.m.nv
         self.c.timestep = data["timestep"]
-        self.c.impratio = data["impratio"]
+        self.c.impratio, self.c.eulerdamp = data["impratio"], data.get("eulerdamp", True)
         self.c.dof_weight = _const(reals["dof_weight"])
         self.c.damping = _const(reals["damping"])
         self.c.nfriction = len(ints["friction_dof"])
@@ -504,6 +523,8 @@ cdef class ForwardModel:
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])
+        self.tendons = TendonModel(data["tendon"])
+        self.c.tendon = &(<TendonModel>self.tendons).c
         self.set_options("pyramidal", "newton", 100, 1e-14, True)
 
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
@@ -613,7 +634,7 @@ cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
         cones.append((fw.cone_start[k], fw.cone_dim[k], fw.cone_mu[k],
                       np.array(<double[:5]>(fw.cone_friction + 5 * k))))
     return {"qdd": np.array(<double[:nv]>fw.qdd), "qdd_smooth": np.array(<double[:nv]>fw.a0),
-            "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
+            "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv), "ne": fw.rows.ne,
             "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
             "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
             "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),

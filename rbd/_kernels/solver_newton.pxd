@@ -41,6 +41,31 @@ cdef struct Work:
     double* H          # nv × nv, then its Cholesky factor
 
 
+cdef inline void warm_start(const RowsC* rows, const double* M, const double* a0,
+                            const double* warm, double* a, Work* w) noexcept nogil:
+    # MuJoCo's warm start (mj_fwdConstraint): a ← warm, the last step's acceleration, when
+    # its cost ½ (x − a₀)ᵀ M (x − a₀) + s(J x − aref) is below a₀'s (a holds a₀)
+    cdef Py_ssize_t i, j, nv = rows.nv
+    cdef double cost_smooth, cost_warm, s, gauss = 0.0
+    cdef int side
+    for side in range(2):
+        for i in range(rows.nefc):
+            s = -rows.aref[i]
+            for j in range(nv):
+                s += rows.J[i * nv + j] * (a0[j] if side == 0 else warm[j])
+            w.jar[i] = s
+        constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state,
+                          &cost_smooth if side == 0 else &cost_warm)
+    for i in range(nv):
+        s = 0.0
+        for j in range(nv):
+            s += M[i * nv + j] * (warm[j] - a0[j])
+        gauss += (warm[i] - a0[i]) * s
+    if cost_warm + 0.5 * gauss < cost_smooth:
+        for i in range(nv):
+            a[i] = warm[i]
+
+
 cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, double* a,
                         double* force, Py_ssize_t iterations, double tolerance,
                         Work* w) noexcept nogil

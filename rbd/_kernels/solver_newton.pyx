@@ -31,6 +31,8 @@ cdef enum:
     SATISFIED = 0
     QUADRATIC = 1
     CONE = 2
+    #: the most dofs whose nonzero columns ``hessian`` lists (a larger model: every column)
+    NZ_MAX = 128
     #: leading dimension of a cone's Hessian block (condim ≤ 6)
     LD = 6
 
@@ -225,7 +227,8 @@ cdef inline double derivatives(const RowsC* rows, const double* M, const double*
 cdef double _line_search(const RowsC* rows, const double* M, const double* a0, const double* a,
                          const double* step, Work* w, double rtol) noexcept nogil:
     """The minimizer α of f(a + α step): bracket the root of φ' by doubling, then
-    Newton steps on φ' kept inside the bracket (bisection when a step leaves it)."""
+    Newton steps on φ' kept inside the bracket (bisection when a step leaves it).
+    ``w.jar`` holds J a − aref on entry."""
     cdef Py_ssize_t i, j, it
     cdef double s, tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
     for i in range(rows.nv):
@@ -234,10 +237,9 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         for j in range(rows.nv):
             s += M[i * rows.nv + j] * step[j]
         w.Mstep[i] = s
-    residual(rows, a, w.Ja)
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
-        w.Ja[i] += rows.aref[i]
+        w.Ja[i] = w.jar[i] + rows.aref[i]
         s = 0.0
         for j in range(rows.nv):
             s += rows.J[i * rows.nv + j] * step[j]
@@ -266,19 +268,30 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
 
 
 cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept nogil:
-    # H = M + Jqᵀ diag(D_q) Jq + Σ_cones Jcᵀ h Jc
-    cdef Py_ssize_t i, j, k, r, c, start, dim, nv = rows.nv
+    # H = M + Jqᵀ diag(D_q) Jq + Σ_cones Jcᵀ h Jc, its lower triangle (all cholesky_factor
+    # reads); a row's products over its nonzero entries only (nz: their columns)
+    cdef Py_ssize_t i, j, k, r, c, start, dim, n, nv = rows.nv
+    cdef Py_ssize_t nz[NZ_MAX]
+    cdef const double* row
     cdef double s
     for i in range(nv * nv):
         w.H[i] = M[i]
     for r in range(rows.nefc):
         if not w.quadratic[r]:
             continue
+        row = rows.J + r * nv
+        n = 0
         for i in range(nv):
-            s = rows.D[r] * rows.J[r * nv + i]
-            if s != 0.0:
-                for j in range(nv):
-                    w.H[i * nv + j] += s * rows.J[r * nv + j]
+            if row[i] != 0.0 or nv > NZ_MAX:
+                if nv <= NZ_MAX:
+                    nz[n] = i
+                n += 1
+        for i in range(n):
+            k = nz[i] if nv <= NZ_MAX else i
+            s = rows.D[r] * row[k]
+            for j in range(i + 1):
+                c = nz[j] if nv <= NZ_MAX else j
+                w.H[k * nv + c] += s * row[c]
     for k in range(rows.ncone):
         if w.state[k] != CONE:
             continue
@@ -293,7 +306,7 @@ cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept n
             for i in range(nv):
                 s = rows.J[(start + r) * nv + i]
                 if s != 0.0:
-                    for j in range(nv):
+                    for j in range(i + 1):
                         w.H[i * nv + j] += s * w.grad[j]
 
 
@@ -307,20 +320,24 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
     cdef Py_ssize_t it, i, j, nv = rows.nv
     cdef double s, norm, moved, size, alpha, cost, previous = 0.0, decrement
     cdef bint small_gradient, small_decrement
+    residual(rows, a, w.jar)
     for it in range(iterations + 1):
-        residual(rows, a, w.jar)
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         norm = 0.0
         for i in range(nv):
-            # ∇f = M (a − a₀) − Jᵀ f, and f(a) = ½ (a − a₀)ᵀ M (a − a₀) + s
+            # ∇f = M (a − a₀) − Jᵀ f (the rows without force skipped), and
+            # f(a) = ½ (a − a₀)ᵀ M (a − a₀) + s
             s = 0.0
             for j in range(nv):
                 s += M[i * nv + j] * (a[j] - a0[j])
             cost += 0.5 * (a[i] - a0[i]) * s
-            for j in range(rows.nefc):
-                s -= rows.J[j * nv + i] * w.force[j]
             w.grad[i] = s
-            norm += s * s
+        for j in range(rows.nefc):
+            if w.force[j] != 0.0:
+                for i in range(nv):
+                    w.grad[i] -= rows.J[j * nv + i] * w.force[j]
+        for i in range(nv):
+            norm += w.grad[i] * w.grad[i]
         if (it > 0 and 0 < previous - cost < tolerance) or it == iterations:
             break                                      # the last step improved too little
         for i in range(nv):
@@ -347,6 +364,9 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
             moved += (alpha * w.step[i]) ** 2
             size += a[i] * a[i]
             a[i] += alpha * w.step[i]
+        for i in range(rows.nefc):
+            # J a − aref at the new a, from the line search's products
+            w.jar[i] = w.Ja[i] + alpha * w.Jstep[i] - rows.aref[i]
         previous = cost
         if sqrt(moved) <= 1e-15 * (1 + sqrt(size)):
             break

@@ -15,14 +15,16 @@ from .forward import (
     _friction_rows,
     _geom_body,
     body_weight_of,
+    disabled,
     inverse_weights,
     joint_softness,
     options,
     own_slices,
+    solref_timestep,
 )
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
-from .tendon_rows import tendons
+from .tendon_rows import _constants, tendon_friction_rows, tendons
 from .tendon_spatial import spatial_tendons
 
 #: Joint kinds the compiled forward pass and step handle (MuJoCo's hinge, slide, ball, free).
@@ -32,18 +34,22 @@ COMPILED_JOINTS = ("fixed", "revolute", "prismatic", "spherical", "free")
 def compiled_forward(model, constraints=None):
     """The compiled forward pass of ``model`` (``rbd._kernels.forward.ForwardModel``,
     built once and kept by the model), or None when the model needs the Python pass:
-    active equality constraints, fluid forces, mimic joints or a joint kind other than
-    :data:`COMPILED_JOINTS`, or kernels not built."""
+    active equality constraints (tendon equalities aside, unless ``constraints`` is given),
+    fluid forces, spatial tendons, mimic joints, springs of ball or free joints or a joint
+    kind other than :data:`COMPILED_JOINTS`, or kernels not built.
+    Fixed tendons and the other disable flags are compiled (:func:`kernel_data`)."""
     from .._backend import has_kernels
     from ..model import Model
 
     if not has_kernels() or not isinstance(model, Model) or model.mimic:
         return None
-    if active_constraints(model, constraints) or has_fluid(model) or tendons(model):
+    if active_constraints(model, constraints) or has_fluid(model):
+        return None
+    if constraints is not None and _tendon_equalities(model):
         return None
     if spatial_tendons(model):      # lengths and moments that move with q: Python pass
         return None
-    if (getattr(model, "mujoco_options", None) or {}).get("disable") or _ball_free_springs(model):
+    if _ball_free_springs(model):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
@@ -60,6 +66,12 @@ def _ball_free_springs(model) -> bool:
     given = getattr(model, "mujoco_joints", None) or {}
     return any(b.joint.kind in ("spherical", "free")
                and given.get(b.joint_name, {}).get("stiffness", 0.0) for b in model.bodies)
+
+
+def _tendon_equalities(model) -> list:
+    """``(index, equality)`` of the active ``<equality><tendon>`` constraints."""
+    given = getattr(model, "mujoco_tendon_equalities", None) or ()
+    return [(k, eq) for k, eq in enumerate(given) if eq["active"]]
 
 
 def _forward_model(model):
@@ -83,15 +95,28 @@ def kernel_data(model) -> dict:
     """The static arrays of the compiled forward pass (``ForwardC`` in
     ``rbd/_kernels/forward.pxd``), from this module's helpers: the constant terms of the
     friction-loss rows, the limits with their k, b and solimp, the springs, each geom's
-    body and MuJoCo body weight, damping, ``dof_invweight0`` and the options."""
+    body and MuJoCo body weight, damping, ``dof_invweight0``, the fixed tendons
+    (:func:`tendon_kernel_data`) and the options.
+
+    MuJoCo's disable flags (:func:`.forward.disabled`) are honoured here, as the Python
+    pass does: ``constraint``, ``frictionloss`` and ``limit`` leave out those rows,
+    ``spring`` and ``damper`` the springs and the damping (and so the step's implicit
+    damping), ``eulerdamp`` the step's implicit damping, ``refsafe`` the bound on time
+    constants; ``contact`` and ``filterparent`` act
+    in the collision stage, ``gravity`` at load."""
     opts = options(model)
-    timestep = float(opts["timestep"])
+    timestep = solref_timestep(model, float(opts["timestep"]))
     body_weight, dof_weight = inverse_weights(model)
     soft = joint_softness(model)
     weight_of = body_weight_of(model, body_weight)
+    no_rows = disabled(model, "constraint")
+    damping = np.zeros(model.nv) if disabled(model, "damper") else model.damping
     data = {"timestep": timestep, "impratio": float(opts["impratio"]),
-            "dof_weight": dof_weight, "damping": np.asarray(model.damping, float)}
-    J, aref, R, floss, ids = _friction_rows(model, np.ones(model.nv), dof_weight, timestep)
+            "dof_weight": dof_weight, "damping": np.asarray(damping, float),
+            "eulerdamp": not disabled(model, "eulerdamp"),
+            "tendon": tendon_kernel_data(model, timestep)}
+    J, aref, R, floss, ids = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
+                              else _friction_rows(model, np.ones(model.nv), dof_weight, timestep))
     data.update(friction_dof=ids, friction_loss=floss, friction_R=R,
                 friction_b=[-a for a in aref])       # aref = −b v_j at v = 1
     limits, springs = [], []
@@ -103,9 +128,10 @@ def kernel_data(model) -> dict:
         jq, jv = qs.start, vs.start
         solimp = clamp_solimp(soft["solimplimit"][jv])
         k, bb = stiffness_damping(safe_solref(soft["solreflimit"][jv], timestep), solimp[1])
-        if np.isfinite(lower[jq]) or np.isfinite(upper[jq]):
+        if (np.isfinite(lower[jq]) or np.isfinite(upper[jq])) and not (
+                no_rows or disabled(model, "limit")):
             limits.append((jq, jv, lower[jq], upper[jq], soft["margin"][jv], k, bb, solimp))
-        if soft["stiffness"][jv]:
+        if soft["stiffness"][jv] and not disabled(model, "spring"):
             springs.append((jq, jv, soft["stiffness"][jv], soft["springref"][jv]))
     data.update(limit_q=[x[0] for x in limits], limit_v=[x[1] for x in limits],
                 limit_bound=np.reshape([x[2:4] for x in limits], (-1, 2)),
@@ -129,6 +155,65 @@ def kernel_tolerance(model, solver: str, tolerance: float) -> float:
     return tolerance / solver_scale(model) if solver == "newton" else tolerance
 
 
+def tendon_kernel_data(model, timestep: float) -> dict:
+    """The static arrays of the fixed tendons (``TendonC`` in ``rbd/_kernels/tendon_rows.pxd``)
+    from :mod:`.tendon_rows`' helpers: the Jacobians, the springs' dead bands, and the
+    constant terms of the friction-loss, limit and equality rows (k, b from solref, clamped
+    solimp, ``tendon_invweight0``), honouring the disable flags as :func:`.forward.forward`."""
+    given, consts = tendons(model), _constants(model) if tendons(model) else []
+    no_rows = disabled(model, "constraint")
+    nq, nv = model.nq, model.nv
+    band = [(c[2], c[2]) if tuple(t["springlength"]) == (-1, -1) else t["springlength"]
+            for t, c in zip(given, consts, strict=True)]
+    data = {"nq": nq, "nv": nv, "Jq": np.reshape([c[0] for c in consts], (-1, nq)),
+            "Jv": np.reshape([c[1] for c in consts], (-1, nv)),
+            "stiffness": [0.0 if disabled(model, "spring") else t["stiffness"] for t in given],
+            "damping": [0.0 if disabled(model, "damper") else t["damping"] for t in given],
+            "springlength": np.reshape(band, (-1, 2))}
+    _, _, R, floss, ids = (([], [], [], [], []) if no_rows or disabled(model, "frictionloss")
+                           else tendon_friction_rows(model, np.zeros(nv), timestep))
+    friction_b = []
+    for i in ids:
+        solimp = clamp_solimp(given[i]["solimpfriction"])
+        friction_b.append(stiffness_damping(safe_solref(given[i]["solreffriction"], timestep),
+                                            solimp[1], friction_row=True)[1])
+    data.update(friction_id=ids, friction_loss=floss, friction_b=friction_b, friction_R=R)
+    limited = ([] if no_rows or disabled(model, "limit")
+               else [i for i, t in enumerate(given) if t["limited"]])
+    lim_solimp = [clamp_solimp(given[i]["solimplimit"]) for i in limited]
+    lim_kb = [stiffness_damping(safe_solref(given[i]["solreflimit"], timestep), s[1])
+              for i, s in zip(limited, lim_solimp, strict=True)]
+    data.update(limit_id=limited, limit_range=np.reshape([given[i]["range"] for i in limited],
+                                                         (-1, 2)),
+                limit_margin=[given[i]["margin"] for i in limited],
+                limit_k=[kb[0] for kb in lim_kb], limit_b=[kb[1] for kb in lim_kb],
+                limit_weight=[consts[i][3] for i in limited],
+                limit_solimp=np.reshape(lim_solimp, (-1, 5)))
+    data.update(_tendon_equality_data(model, timestep, consts))
+    return data
+
+
+def _tendon_equality_data(model, timestep, consts) -> dict:
+    """The constant terms of the active tendon equalities' rows (:func:`tendon_kernel_data`);
+    their ids come after the model's other active equality constraints."""
+    active = ([] if disabled(model, "constraint") or disabled(model, "equality")
+              else _tendon_equalities(model))
+    offset = len(active_constraints(model, None))
+    pairs, length0, weight, solimps, kb = [], [], [], [], []
+    for _, eq in active:
+        t1, t2 = eq["tendon1"], eq["tendon2"]
+        pairs.append((t1, -1 if t2 is None else t2))
+        length0.append((consts[t1][2], 0.0 if t2 is None else consts[t2][2]))
+        weight.append(consts[t1][3] + (0.0 if t2 is None else consts[t2][3]))
+        solimps.append(clamp_solimp(eq["solimp"]))
+        kb.append(stiffness_damping(safe_solref(eq["solref"], timestep), solimps[-1][1]))
+    return {"eq_id": [offset + k for k, _ in active], "eq_tendon": np.reshape(pairs, (-1, 2)),
+            "eq_length0": np.reshape(length0, (-1, 2)),
+            "eq_polycoef": np.reshape([eq["polycoef"] for _, eq in active], (-1, 5)),
+            "eq_weight": weight, "eq_k": [x[0] for x in kb], "eq_b": [x[1] for x in kb],
+            "eq_solimp": np.reshape(solimps, (-1, 5))}
+
+
 def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iterations,
                       tolerance) -> ForwardResult:
     """:func:`forward` by the compiled pass: contacts from :func:`rbd.collide`, the rest
@@ -145,9 +230,9 @@ def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iteratio
     if status == 2:
         raise ValueError(f"forward: the {solver} solver failed (the Newton matrix is not "
                          "positive definite)")
-    rows = ConstraintRows(J=out["J"], aref=out["aref"], D=out["D"], R=out["R"], ne=0,
+    rows = ConstraintRows(J=out["J"], aref=out["aref"], D=out["D"], R=out["R"], ne=out["ne"],
                           nf=out["nf"], frictionloss=out["frictionloss"], cones=out["cones"])
-    names = np.array(["", "friction", "limit", "contact"])
+    names = np.array(["", "friction", "limit", "contact", "equality"])
     return ForwardResult(qdd=out["qdd"], qdd_smooth=out["qdd_smooth"], force=out["force"],
                          contacts=found, rows=rows, kinds=names[out["kinds"]].astype(str),
                          ids=out["ids"], M=out["M"])

@@ -16,8 +16,9 @@ joint's linear velocity in the world frame), through
 
 On the kernel backend the whole run is compiled (``rbd/_kernels/contact.pyx``, the
 twin of this module: :func:`compiled_runs`, N initial states batched without the GIL)
-for every model :func:`rbd.constraints.forward_compiled.compiled_forward` takes; models with
-active equality constraints or fluid forces run this module's loop.
+for every model :func:`rbd.constraints.forward_compiled.compiled_forward` takes (fixed tendons
+and disable flags included); models with active equality constraints or fluid forces run this
+module's loop.
 """
 
 from __future__ import annotations
@@ -300,7 +301,8 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
     from .._kernels.contact import simulate_contact as run
 
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
-    collide = compiled_collision(model) if getattr(model, "geoms", ()) else None
+    collide = (compiled_collision(model) if getattr(model, "geoms", ()) and not (
+        disabled(model, "contact") or disabled(model, "constraint")) else None)
     iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
               cone or options(model)["cone"], solver, iterations,
