@@ -5,6 +5,8 @@ from libc.stdint cimport int64_t
 
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.equality_rows cimport EqualityC
+from rbd._kernels.fluid cimport FluidC
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport Work as NewtonWork
 
@@ -42,6 +44,8 @@ cdef struct ForwardC:
     Py_ssize_t ngeom
     const int64_t* geom_body      # ngeom: rbd body index, -1 for the world
     const double* geom_weight     # ngeom: body_invweight0 (translation) of its MJCF body
+    const EqualityC* equality     # the active equality constraints (equality_rows.pxd), or NULL
+    const FluidC* fluid           # the fluid forces (fluid.pxd), or NULL
 
 
 cdef struct ForwardWork:
@@ -68,8 +72,9 @@ cdef struct ForwardWork:
     double* R
     double* floss
     double* force
-    int64_t* kind                 # per row: 1 friction, 2 limit, 3 contact
-    int64_t* ids                  # per row: dof (friction, limit) or contact index
+    int64_t* kind                 # per row: 0 equality, 1 friction, 2 limit, 3 contact
+    int64_t* ids                  # per row: constraint (equality), dof (friction, limit) or
+                                  #   contact index
     Py_ssize_t* cone_start        # elliptic contacts: first row, condim, mu, friction (5)
     Py_ssize_t* cone_dim
     double* cone_mu

@@ -16,8 +16,8 @@ contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 ``forward_into`` runs both without the GIL.  ``ForwardModel`` holds the static data,
 built once per model from the reference helpers (``rbd.constraints.forward_compiled.kernel_data``):
 reference inverse weights, limits, margins, solref/solimp per joint, friction loss,
-damping, springs, MuJoCo's body weights per geom, and the options.  Models with active
-equality constraints or fluid forces stay on the Python path (``rbd.forward``).
+damping, springs, MuJoCo's body weights per geom, and the options; the equality rows
+(``equality_rows.pyx``, first in MuJoCo's order) and fluid forces (``fluid.pyx``, in τ_p).
 """
 
 import numpy as np
@@ -33,6 +33,8 @@ from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows
 from rbd._kernels.crba cimport crba, ltl, ltl_solve
+from rbd._kernels.equality_rows cimport equality_c, equality_rows
+from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
                                      stiffness_damping)
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
@@ -70,7 +72,10 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     cdef Py_ssize_t nv = model.nv, j
     crba(model, fw.w, q, fw.M)
     rnea(model, fw.w, q, v, NULL, NULL, fw.bias)
+    world_poses(model, fw.w, q, model.nb - 1)
     passive_force(f, q, v, fw.a0)
+    if f.fluid != NULL:
+        fluid_force(f.fluid, model, fw.w, v, fw.a0)
     for j in range(nv):
         # a₀ = M⁻¹ (τ + τ_p − h)
         fw.a0[j] = ((tau[j] if tau != NULL else 0.0) + fw.a0[j]) - fw.bias[j]
@@ -78,7 +83,6 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     if ltl(model, fw.L):
         return 1
     ltl_solve(model, fw.L, fw.a0, 1)
-    world_poses(model, fw.w, q, model.nb - 1)
     return 0
 
 
@@ -291,8 +295,11 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
     cdef Py_ssize_t nv = model.nv, r, j
     cdef double s
-    fw.nefc = 0
     fw.ncone = 0
+    fw.nefc = fw.rows.ne = (0 if f.equality == NULL else equality_rows(
+        f.equality, model, fw.w, q, v, fw.J, fw.aref, fw.R, fw.ids))
+    for r in range(fw.nefc):
+        fw.kind[r], fw.floss[r], fw.cone_at[r] = 0, 0.0, -1
     _friction_rows(f, fw, v)
     if f.limits:
         _limit_rows(f, fw, q, v)
@@ -304,7 +311,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
         s = 0.0
         for j in range(nv):
             s += fw.J[r * nv + j] * fw.bvec[j]
-        fw.aref[r] -= s
+        fw.aref[r] -= s if r >= fw.rows.ne else 0.0       # not on the equality rows
         fw.D[r] = 1 / fw.R[r]
     memcpy(fw.qdd, fw.a0, nv * sizeof(double))
     if fw.nefc == 0:
@@ -373,7 +380,8 @@ cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity)
 cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
                     list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts
-    cdef Py_ssize_t mr = f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+    cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
+                          + (0 if f.equality == NULL else f.equality.rows.m))
     cdef Py_ssize_t mc = capacity
     fw.M = _doubles(keep, nv * nv)
     fw.L = _doubles(keep, nv * nv)
@@ -477,7 +485,9 @@ cdef class ForwardModel:
                  for k in ("dof_weight", "damping", "friction_loss", "friction_b",
                            "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
                            "limit_solimp", "spring_k", "spring_ref", "geom_weight")}
-        self.keep = (ints, reals)
+        self.keep = (ints, reals, data.get("equality"), data.get("fluid"))
+        self.c.equality = equality_c(data.get("equality"))
+        self.c.fluid = fluid_c(data.get("fluid"))
         self.c.nv = compiled.m.nv
         self.c.timestep = data["timestep"]
         self.c.impratio = data["impratio"]
@@ -616,7 +626,7 @@ cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
             "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
             "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
             "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
-            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),
+            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "ne": fw.rows.ne, "cones": tuple(cones),
             "kinds": np.array([int(fw.kind[k]) for k in range(n)], dtype=int),
             "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
 

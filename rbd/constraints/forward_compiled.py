@@ -8,7 +8,6 @@ import numpy as np
 
 from . import forward as _forward
 from .collision import collide_model
-from .fluid import has_fluid
 from .forward import (
     ConstraintRows,
     ForwardResult,
@@ -19,7 +18,9 @@ from .forward import (
     joint_softness,
     options,
     own_slices,
+    solref_timestep,
 )
+from .forward_compiled_terms import COMPILED_EQUALITIES, equality_data, fluid_data
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
 from .tendon_rows import tendons
@@ -30,23 +31,25 @@ COMPILED_JOINTS = ("fixed", "revolute", "prismatic", "spherical", "free")
 
 def compiled_forward(model, constraints=None):
     """The compiled forward pass of ``model`` (``rbd._kernels.forward.ForwardModel``,
-    built once and kept by the model), or None when the model needs the Python pass:
-    active equality constraints, fluid forces, mimic joints or a joint kind other than
-    :data:`COMPILED_JOINTS`, or kernels not built."""
+    built once per set of active equality constraints and kept by the model), or None when
+    the model needs the Python pass: an equality kind other than
+    :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), mimic joints or a joint
+    kind other than :data:`COMPILED_JOINTS`, or kernels not built."""
     from .._backend import has_kernels
     from ..model import Model
 
     if not has_kernels() or not isinstance(model, Model) or model.mimic:
         return None
-    if active_constraints(model, constraints) or has_fluid(model) or tendons(model):
+    equalities = tuple(active_constraints(model, constraints))
+    if any(c.kind not in COMPILED_EQUALITIES for c in equalities) or tendons(model):
         return None
     if (getattr(model, "mujoco_options", None) or {}).get("disable") or _ball_free_springs(model):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
     opts = options(model)          # the static data depends on the time step (solref)
-    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"])),
-                          lambda: _forward_model(model))
+    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"]),
+                           equalities), lambda: _forward_model(model, equalities))
 
 
 def _ball_free_springs(model) -> bool:
@@ -57,11 +60,27 @@ def _ball_free_springs(model) -> bool:
                and given.get(b.joint_name, {}).get("stiffness", 0.0) for b in model.bodies)
 
 
-def _forward_model(model):
+def _forward_model(model, equalities=()):
     from .._kernels.forward import ForwardModel
     from ..algorithms import compiled
 
-    return ForwardModel(compiled(model), kernel_data(model), max_contacts(model))
+    data = kernel_data(model)
+    data.update(_compiled_terms(model, equalities))
+    return ForwardModel(compiled(model), data, max_contacts(model))
+
+
+def _compiled_terms(model, equalities) -> dict:
+    """The compiled equality rows and fluid forces of the model (``EqualityModel``,
+    ``FluidModel``; None where it has none), from :mod:`.forward_compiled_terms`."""
+    from .._kernels.equality_rows import EqualityModel
+    from .._kernels.fluid import FluidModel
+
+    body_weight, dof_weight = inverse_weights(model)
+    equality = equality_data(model, list(equalities), body_weight_of(model, body_weight),
+                             dof_weight, solref_timestep(model, float(options(model)["timestep"])))
+    fluid = fluid_data(model)
+    return {"equality": None if equality is None else EqualityModel(equality),
+            "fluid": None if fluid is None else FluidModel(fluid)}
 
 
 def max_contacts(model) -> int:
@@ -130,9 +149,9 @@ def compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver, iteratio
     if status == 2:
         raise ValueError(f"forward: the {solver} solver failed (the Newton matrix is not "
                          "positive definite)")
-    rows = ConstraintRows(J=out["J"], aref=out["aref"], D=out["D"], R=out["R"], ne=0,
+    rows = ConstraintRows(J=out["J"], aref=out["aref"], D=out["D"], R=out["R"], ne=out["ne"],
                           nf=out["nf"], frictionloss=out["frictionloss"], cones=out["cones"])
-    names = np.array(["", "friction", "limit", "contact"])
+    names = np.array(["equality", "friction", "limit", "contact"])
     return ForwardResult(qdd=out["qdd"], qdd_smooth=out["qdd_smooth"], force=out["force"],
                          contacts=found, rows=rows, kinds=names[out["kinds"]].astype(str),
                          ids=out["ids"], M=out["M"])
