@@ -507,8 +507,9 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     (:func:`passive_force`), ``refsafe`` (time constants below two steps kept),
     ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
 
-    On the kernel backend, a model without active equality constraints, fluid forces,
-    fixed tendons, springs of ball or free joints, disable flags or mimic joints, whose
+    On the kernel backend, a model without rolling constraints (equality rows and fluid
+    forces are compiled too), fixed tendons, springs of ball or free joints, disable flags
+    or mimic joints, whose
     joints are hinges, slides, balls and free joints, runs the
     whole pass after collision detection in one compiled call
     (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the

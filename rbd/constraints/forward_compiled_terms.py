@@ -1,6 +1,7 @@
-"""The static data of the compiled equality rows and fluid forces (``rbd/_kernels/equality_rows.pyx``,
-``rbd/_kernels/fluid.pyx``), computed once per model from the readable modules' own helpers
-(:mod:`.equality_rows`, :mod:`.fluid`), so that the compiled terms cannot drift from them."""
+"""The static data of the compiled equality rows and fluid forces
+(``rbd/_kernels/equality_rows.pyx``, ``rbd/_kernels/fluid.pyx``), computed once per model
+from the readable modules' own helpers (:mod:`.equality_rows`, :mod:`.fluid`), so that the
+compiled terms cannot drift from them."""
 
 from __future__ import annotations
 
