@@ -175,3 +175,18 @@ def test_compiled_run_follows_mujoco_for_0_2_s(name, tmp_path):
     assert len(traj.t) == steps + 1
     qpos = np.array([to_mujoco_state(model, q)[0] for q in traj.q])
     np.testing.assert_allclose(qpos, np.array(expected), rtol=0, atol=ATOL_TRAJECTORY)
+
+
+@pytest.mark.parametrize("name", ["equalities", "ellipsoids"])
+def test_batched_runs_on_two_threads_equal_single_runs(name):
+    """Each thread has its own workspace (the equality rows' and fluid forces' scratch
+    included): a batch of three states on two threads gives each state's own run."""
+    model = _load(name)
+    rng = np.random.default_rng(5)
+    q0 = np.array([rbd.random_configuration(model, rng) for _ in range(3)])
+    v0 = 0.5 * rng.normal(size=(3, model.nv))
+    batch = compiled_runs(model, q0, v0, 5, 0.005, num_threads=2)
+    for k in range(3):
+        single = compiled_runs(model, q0[k:k + 1], v0[k:k + 1], 5, 0.005)[0]
+        np.testing.assert_array_equal(batch[k].q, single.q)
+        np.testing.assert_array_equal(batch[k].v, single.v)
