@@ -5,9 +5,9 @@ The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
 1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), ``passive_force`` (damping, hinge and slide springs: ``mj_passive``) and
-   a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
-2. ``constrained_acceleration``: the rows in MuJoCo's order (``_friction_rows``,
+   RNEA), the world poses of the bodies, ``passive_force`` (damping, hinge and slide
+   springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by M = Lᵀ L;
+2. ``constrained_acceleration``: the rows in MuJoCo's order (``equality_rows``, ``_friction_rows``,
    ``_limit_rows``, ``_contact_rows``: ``mj_instantiateFriction``, ``mj_instantiateLimit``,
    ``mj_instantiateContact``) with their impedance, R and aref (``mj_makeImpedance``,
    ``mj_referenceConstraint``), the free joints' velocity term (``free_joint_bias``),
@@ -623,10 +623,11 @@ cdef inline dict results(ForwardWork* fw, Py_ssize_t nv):
         cones.append((fw.cone_start[k], fw.cone_dim[k], fw.cone_mu[k],
                       np.array(<double[:5]>(fw.cone_friction + 5 * k))))
     return {"qdd": np.array(<double[:nv]>fw.qdd), "qdd_smooth": np.array(<double[:nv]>fw.a0),
+            "ne": fw.rows.ne,
             "M": np.array(<double[:nv * nv]>fw.M).reshape(nv, nv),
             "force": _take(fw.force, n), "J": _take(fw.J, n * nv).reshape(n, nv),
             "aref": _take(fw.aref, n), "D": _take(fw.D, n), "R": _take(fw.R, n),
-            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "ne": fw.rows.ne, "cones": tuple(cones),
+            "frictionloss": _take(fw.floss, n), "nf": fw.nf, "cones": tuple(cones),
             "kinds": np.array([int(fw.kind[k]) for k in range(n)], dtype=int),
             "ids": np.array([int(fw.ids[k]) for k in range(n)], dtype=int)}
 
