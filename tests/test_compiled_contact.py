@@ -89,17 +89,23 @@ def test_compiled_forward_pgs_and_without_limits():
                                    atol=RTOL_EXACT * (1 + np.abs(ref.qdd).max()))
 
 
-def test_models_with_equalities_or_fluid_keep_the_python_pass():
-    swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces
-    assert compiled_forward(swimmer) is None
+def test_which_models_take_the_compiled_pass():
+    """Fluid forces, fixed tendons and equality rows are compiled; a pair that only the
+    readable GJK stage collides (ellipsoid on a plane) keeps the Python pass."""
+    swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces: compiled
+    assert compiled_forward(swimmer) is not None
     humanoid = rbd.load_mjcf(_asset("humanoid"))                 # fixed tendons: compiled
     assert compiled_forward(humanoid) is not None
+    ellipsoid = rbd.load_mjcf("""<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+      <body pos="0 0 .3"><freejoint/><geom type="ellipsoid" size=".1 .2 .3"/></body>
+      </worldbody></mujoco>""")
+    assert compiled_forward(ellipsoid) is None
     welded = rbd.load_mjcf("""<mujoco><worldbody>
       <body name="a"><joint name="h" type="hinge"/><geom size="0.1" mass="1"/></body>
       <body name="b" pos="1 0 0"><joint name="g" type="hinge"/><geom size="0.1" mass="1"/></body>
       </worldbody><equality><joint joint1="h" joint2="g"/></equality></mujoco>""")
-    assert compiled_forward(welded) is None
-    assert compiled_forward(welded, constraints=()) is not None
+    assert compiled_forward(welded) is not None                  # equality rows: compiled
+    assert compiled_forward(welded, constraints=()) is not compiled_forward(welded)
 
 
 @pytest.mark.slow

@@ -27,6 +27,8 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``collision_primitive``    ``constraints/`` (same stem)        ``PairOut``, ``c_plane_capsule`` …
 ``collision_box.pyx``      ``constraints/collision_box.py``    ``c_sphere_box``, ``c_box_box`` …
 ``collision.pyx``          ``constraints/collision.py``        ``collide_into``, ``CollisionC``
+``equality_rows.pyx``      ``constraints/equality_rows.py``    ``equality_rows``, ``EqualityC``
+``fluid.pyx``              ``constraints/fluid.py``            ``fluid_force``, ``FluidC``
 ``_model.pyx``             —                                   :class:`CompiledModel`, batches
 ``_base.pyx``              —                                   setup, workspaces, fork, interrupts
 ``_args.pyx``              —                                   argument conversion and checks

@@ -172,7 +172,10 @@ cdef void anchor_rows(const ModelC* model, Work* w, const double* q, int kind, P
         point[0] = Tb[3]; point[1] = Tb[7]; point[2] = Tb[11]
         jacobian_columns(model, w, b, point, Jb)
     point[0] = Ta[3]; point[1] = Ta[7]; point[2] = Ta[11]
-    jacobian_columns(model, w, a, point, J if kind == K_FRAME else Ja)
+    if a >= 0:
+        jacobian_columns(model, w, a, point, J if kind == K_FRAME else Ja)
+    else:
+        memset(J if kind == K_FRAME else Ja, 0, 6 * nv * sizeof(double))     # the world
     for k in range(6 - 3 * (kind == K_POINT)):
         for j in range(nv):
             if kind == K_FRAME:

@@ -5,6 +5,8 @@ from libc.stdint cimport int64_t
 
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.equality_rows cimport EqualityC
+from rbd._kernels.fluid cimport FluidC
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport Work as NewtonWork
 from rbd._kernels.tendon_rows cimport TendonC
@@ -45,6 +47,8 @@ cdef struct ForwardC:
     const int64_t* geom_body      # ngeom: rbd body index, -1 for the world
     const double* geom_weight     # ngeom: body_invweight0 (translation) of its MJCF body
     const TendonC* tendon         # the fixed tendons (tendon_rows.pxd)
+    const EqualityC* equality     # the active equality constraints (equality_rows.pxd), or NULL
+    const FluidC* fluid           # the fluid forces (fluid.pxd), or NULL
 
 
 cdef struct ForwardWork:
@@ -73,7 +77,8 @@ cdef struct ForwardWork:
     double* floss
     double* force
     int64_t* kind                 # per row: 1 friction, 2 limit, 3 contact, 4 equality
-    int64_t* ids                  # per row: dof or tendon (friction, limit), contact, equality
+    int64_t* ids                  # per row: equality constraint (the tendon equalities after
+                                  #   the others), dof or tendon (friction, limit), contact
     Py_ssize_t* cone_start        # elliptic contacts: first row, condim, mu, friction (5)
     Py_ssize_t* cone_dim
     double* cone_mu

@@ -5,19 +5,21 @@ The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
 1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), ``passive_force`` (damping, hinge, slide and fixed-tendon springs: ``mj_passive``)
-   and a₀ = M⁻¹(τ + τ_p − h) by the tree-sparse factor M = Lᵀ L; the world poses of the bodies;
-2. ``constrained_acceleration``: the rows in MuJoCo's order (tendon equalities,
-   ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons' (``tendon_rows.pyx``),
-   ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
+   RNEA), the world poses of the bodies, ``passive_force`` (damping, hinge, slide and
+   fixed-tendon springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
+   M = Lᵀ L;
+2. ``constrained_acceleration``: the rows in MuJoCo's order (``equality_rows``, the tendon
+   equalities, ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons'
+   (``tendon_rows.pyx``), ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
    ``mj_referenceConstraint``), the free joints' velocity term (``free_joint_bias``),
    then MuJoCo's Newton solver (``c_solve_newton``) or PGS (``c_solve_pgs``).
 
 ``forward_into`` runs both without the GIL.  ``ForwardModel`` holds the static data,
 built once per model from the reference helpers (``rbd.constraints.forward_compiled.kernel_data``):
 reference inverse weights, limits, margins, solref/solimp per joint, friction loss,
-damping, springs, MuJoCo's body weights per geom, the tendons, and the options.  Models the
-glue refuses (``compiled_forward``) stay on the Python path (``rbd.forward``).
+damping, springs, MuJoCo's body weights per geom, the tendons, and the options; the equality
+rows (``equality_rows.pyx``) and fluid forces (``fluid.pyx``, in τ_p).  Models the glue
+refuses (``compiled_forward``) stay on the Python path (``rbd.forward``).
 """
 
 import numpy as np
@@ -33,6 +35,8 @@ from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows
 from rbd._kernels.crba cimport crba, ltl, ltl_solve
+from rbd._kernels.equality_rows cimport equality_c, equality_rows
+from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
                                      stiffness_damping)
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
@@ -74,7 +78,10 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     cdef Py_ssize_t nv = model.nv, j
     crba(model, fw.w, q, fw.M)
     rnea(model, fw.w, q, v, NULL, NULL, fw.bias)
+    world_poses(model, fw.w, q, model.nb - 1)
     passive_force(f, q, v, fw.a0)
+    if f.fluid != NULL:
+        fluid_force(f.fluid, model, fw.w, v, fw.a0)
     for j in range(nv):
         # a₀ = M⁻¹ (τ + τ_p − h)
         fw.a0[j] = ((tau[j] if tau != NULL else 0.0) + fw.a0[j]) - fw.bias[j]
@@ -82,7 +89,6 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     if ltl(model, fw.L):
         return 1
     ltl_solve(model, fw.L, fw.a0, 1)
-    world_poses(model, fw.w, q, model.nb - 1)
     return 0
 
 
@@ -306,11 +312,14 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
                                   const double* q, const double* v) noexcept nogil:
     """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
     (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
-    cdef Py_ssize_t nv = model.nv, r, j
+    cdef Py_ssize_t nv = model.nv, r, j, neq
     cdef double s
-    fw.nefc = 0
     fw.ncone = 0
-    fw.rows.ne = _tendon_rows(f, fw, q, v, EQUALITY, tendon_equality_rows)
+    fw.nefc = neq = (0 if f.equality == NULL else equality_rows(
+        f.equality, model, fw.w, q, v, fw.J, fw.aref, fw.R, fw.ids))
+    for r in range(neq):
+        fw.kind[r], fw.floss[r], fw.cone_at[r] = EQUALITY, 0.0, -1
+    fw.rows.ne = neq + _tendon_rows(f, fw, q, v, EQUALITY, tendon_equality_rows)
     _friction_rows(f, fw, v)
     fw.nf += _tendon_rows(f, fw, q, v, FRICTION, tendon_friction_rows)
     if f.limits:
@@ -324,7 +333,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
         s = 0.0
         for j in range(nv):
             s += fw.J[r * nv + j] * fw.bvec[j]
-        fw.aref[r] -= s
+        fw.aref[r] -= s if r >= neq else 0.0      # not on equality_rows' (their own J̇ v)
         fw.D[r] = 1 / fw.R[r]
     memcpy(fw.qdd, fw.a0, nv * sizeof(double))
     if fw.nefc == 0:
@@ -351,44 +360,27 @@ cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, c
 
 # the Python-facing classes
 
-cdef inline double* _doubles(list keep, Py_ssize_t n) except NULL:
-    arr = np.zeros(max(n, 1))
+cdef inline void* _zeros(list keep, Py_ssize_t n, dtype=np.float64) except NULL:
+    # the data of a zeroed array of n entries (at least one), kept alive by ``keep``
+    arr = np.zeros(max(n, 1), dtype=dtype)
     keep.append(arr)
-    return <double*>cnp.PyArray_DATA(arr)
-
-
-cdef inline int64_t* _int64s(list keep, Py_ssize_t n) except NULL:
-    arr = np.zeros(max(n, 1), dtype=np.int64)
-    keep.append(arr)
-    return <int64_t*>cnp.PyArray_DATA(arr)
-
-
-cdef inline Py_ssize_t* _indices(list keep, Py_ssize_t n) except NULL:
-    arr = np.zeros(max(n, 1), dtype=np.intp)
-    keep.append(arr)
-    return <Py_ssize_t*>cnp.PyArray_DATA(arr)
-
-
-cdef inline unsigned char* _bytes(list keep, Py_ssize_t n) except NULL:
-    arr = np.zeros(max(n, 1), dtype=np.uint8)
-    keep.append(arr)
-    return <unsigned char*>cnp.PyArray_DATA(arr)
+    return cnp.PyArray_DATA(arr)
 
 
 cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except -1:
     con.n = 0
     con.capacity = capacity
-    con.pos = _doubles(keep, 3 * capacity)
-    con.frame = _doubles(keep, 9 * capacity)
-    con.dist = _doubles(keep, capacity)
-    con.geom = _indices(keep, 2 * capacity)
-    con.condim = _indices(keep, capacity)
-    con.friction = _doubles(keep, 5 * capacity)
-    con.solref = _doubles(keep, 2 * capacity)
-    con.solreffriction = _doubles(keep, 2 * capacity)
-    con.solimp = _doubles(keep, 5 * capacity)
-    con.includemargin = _doubles(keep, capacity)
-    con.exclude = _bytes(keep, capacity)
+    con.pos = <double*>_zeros(keep, 3 * capacity)
+    con.frame = <double*>_zeros(keep, 9 * capacity)
+    con.dist = <double*>_zeros(keep, capacity)
+    con.geom = <Py_ssize_t*>_zeros(keep, 2 * capacity, np.intp)
+    con.condim = <Py_ssize_t*>_zeros(keep, capacity, np.intp)
+    con.friction = <double*>_zeros(keep, 5 * capacity)
+    con.solref = <double*>_zeros(keep, 2 * capacity)
+    con.solreffriction = <double*>_zeros(keep, 2 * capacity)
+    con.solimp = <double*>_zeros(keep, 5 * capacity)
+    con.includemargin = <double*>_zeros(keep, capacity)
+    con.exclude = <unsigned char*>_zeros(keep, capacity, np.uint8)
     return 0
 
 
@@ -396,35 +388,36 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
                     list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts
     cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
-                          + f.tendon.nfriction + 2 * f.tendon.nlimit + f.tendon.nequality)
+                          + f.tendon.nfriction + 2 * f.tendon.nlimit + f.tendon.nequality
+                          + (0 if f.equality == NULL else f.equality.rows.m))
     cdef Py_ssize_t mc = capacity
-    fw.M = _doubles(keep, nv * nv)
-    fw.L = _doubles(keep, nv * nv)
-    fw.bias = _doubles(keep, nv)
-    fw.a0 = _doubles(keep, nv)
-    fw.qdd = _doubles(keep, nv)
-    fw.jac = _doubles(keep, 6 * nv)
-    fw.jac_body = _doubles(keep, 6 * nv)
-    fw.frame_rows = _doubles(keep, 6 * nv)
-    fw.vel = _doubles(keep, CONTACT_ROWS)
-    fw.bvec = _doubles(keep, nv)
-    fw.a_step = _doubles(keep, nv)
+    fw.M = <double*>_zeros(keep, nv * nv)
+    fw.L = <double*>_zeros(keep, nv * nv)
+    fw.bias = <double*>_zeros(keep, nv)
+    fw.a0 = <double*>_zeros(keep, nv)
+    fw.qdd = <double*>_zeros(keep, nv)
+    fw.jac = <double*>_zeros(keep, 6 * nv)
+    fw.jac_body = <double*>_zeros(keep, 6 * nv)
+    fw.frame_rows = <double*>_zeros(keep, 6 * nv)
+    fw.vel = <double*>_zeros(keep, CONTACT_ROWS)
+    fw.bvec = <double*>_zeros(keep, nv)
+    fw.a_step = <double*>_zeros(keep, nv)
     fw.warm = NULL
     fw.max_rows = mr
     fw.nefc = fw.nf = fw.ncone = 0
-    fw.J = _doubles(keep, mr * nv)
-    fw.aref = _doubles(keep, mr)
-    fw.D = _doubles(keep, mr)
-    fw.R = _doubles(keep, mr)
-    fw.floss = _doubles(keep, mr)
-    fw.force = _doubles(keep, mr)
-    fw.kind = _int64s(keep, mr)
-    fw.ids = _int64s(keep, mr)
-    fw.cone_start = _indices(keep, mc)
-    fw.cone_dim = _indices(keep, mc)
-    fw.cone_mu = _doubles(keep, mc)
-    fw.cone_friction = _doubles(keep, 5 * mc)
-    fw.cone_at = _indices(keep, mr)
+    fw.J = <double*>_zeros(keep, mr * nv)
+    fw.aref = <double*>_zeros(keep, mr)
+    fw.D = <double*>_zeros(keep, mr)
+    fw.R = <double*>_zeros(keep, mr)
+    fw.floss = <double*>_zeros(keep, mr)
+    fw.force = <double*>_zeros(keep, mr)
+    fw.kind = <int64_t*>_zeros(keep, mr, np.int64)
+    fw.ids = <int64_t*>_zeros(keep, mr, np.int64)
+    fw.cone_start = <Py_ssize_t*>_zeros(keep, mc, np.intp)
+    fw.cone_dim = <Py_ssize_t*>_zeros(keep, mc, np.intp)
+    fw.cone_mu = <double*>_zeros(keep, mc)
+    fw.cone_friction = <double*>_zeros(keep, 5 * mc)
+    fw.cone_at = <Py_ssize_t*>_zeros(keep, mr, np.intp)
     fw.rows.nv = nv
     fw.rows.ne = 0
     fw.rows.J, fw.rows.aref, fw.rows.D, fw.rows.R = fw.J, fw.aref, fw.D, fw.R
@@ -432,15 +425,14 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py
     fw.rows.cone_start, fw.rows.cone_dim = fw.cone_start, fw.cone_dim
     fw.rows.cone_mu, fw.rows.cone_friction = fw.cone_mu, fw.cone_friction
     # the Newton workspace (solver_newton.pyx's _Workspace)
-    fw.nw.jar, fw.nw.force = _doubles(keep, mr), _doubles(keep, mr)
-    fw.nw.Ja, fw.nw.Jstep = _doubles(keep, mr), _doubles(keep, mr)
-    fw.nw.quadratic = _bytes(keep, mr + 1)
-    fw.nw.hcone = _doubles(keep, 36 * mc)
-    arr = np.zeros(mc + 1, dtype=np.intc)
-    keep.append(arr)
-    fw.nw.state = <int*>cnp.PyArray_DATA(arr)
-    fw.nw.Mstep, fw.nw.grad, fw.nw.step = _doubles(keep, nv), _doubles(keep, nv), _doubles(keep, nv)
-    fw.nw.H = _doubles(keep, nv * nv)
+    fw.nw.jar, fw.nw.force = <double*>_zeros(keep, mr), <double*>_zeros(keep, mr)
+    fw.nw.Ja, fw.nw.Jstep = <double*>_zeros(keep, mr), <double*>_zeros(keep, mr)
+    fw.nw.quadratic = <unsigned char*>_zeros(keep, mr + 1, np.uint8)
+    fw.nw.hcone = <double*>_zeros(keep, 36 * mc)
+    fw.nw.state = <int*>_zeros(keep, mc + 1, np.intc)
+    fw.nw.Mstep, fw.nw.grad = <double*>_zeros(keep, nv), <double*>_zeros(keep, nv)
+    fw.nw.step = <double*>_zeros(keep, nv)
+    fw.nw.H = <double*>_zeros(keep, nv * nv)
     _bind_contacts(&fw.con, keep, capacity)
     return 0
 
@@ -496,7 +488,9 @@ cdef class ForwardModel:
                  for k in ("dof_weight", "damping", "friction_loss", "friction_b",
                            "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
                            "limit_solimp", "spring_k", "spring_ref", "geom_weight")}
-        self.keep = (ints, reals)
+        self.keep = (ints, reals, data.get("equality"), data.get("fluid"))
+        self.c.equality = equality_c(data.get("equality"))
+        self.c.fluid = fluid_c(data.get("fluid"))
         self.c.nv = compiled.m.nv
         self.c.timestep = data["timestep"]
         self.c.impratio, self.c.eulerdamp = data["impratio"], data.get("eulerdamp", True)

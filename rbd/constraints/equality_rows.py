@@ -106,7 +106,8 @@ def anchor_terms(model, q, motion, record, torquescale: float):
 
 def chain_quaternion(model, q, body: int, T=None) -> np.ndarray | None:
     r"""The world orientation of ``body`` (times ``T``'s rotation) as MuJoCo's kinematics
-    multiplies it out: the product along the path from the root of constant quaternions
+    multiplies it out: the product along the path from the root (formed here from the
+    body towards the root) of constant quaternions
     (``X_tree``) and joint quaternions continuous in ``q`` (a hinge's
     :math:`(\cos\tfrac{\theta}{2}, \sin\tfrac{\theta}{2}\,a)`, a ball or free joint's
     own quaternion, sign kept), :math:`(w, x, y, z)`.
@@ -115,26 +116,22 @@ def chain_quaternion(model, q, body: int, T=None) -> np.ndarray | None:
     configuration space; None when the path holds a joint other than revolute,
     prismatic, spherical, free or fixed.
     """
-    Q = np.array([1.0, 0.0, 0.0, 0.0])
-    path = []
-    while body >= 0:
-        path.append(body)
-        body = model.parent[body]
-    for i in reversed(path):
-        b = model.bodies[i]
-        qi = q[model.q_index(i)] if b.joint.nq else np.zeros(0)
-        Q = _qmul(Q, _wxyz(np.asarray(b.X_tree)[:3, :3].T))
+    Q = np.array([1.0, 0.0, 0.0, 0.0]) if T is None else _wxyz(np.asarray(T)[:3, :3])
+    while body >= 0:                # Q ← P_i ⊗ Q from the body to the root
+        b = model.bodies[body]
+        P = _wxyz(np.asarray(b.X_tree)[:3, :3].T)
         kind = b.joint.kind
+        qi = q[model.q_index(body)] if b.joint.nq else np.zeros(0)
         if kind == "revolute":
             half = 0.5 * float(qi[0])
-            Q = _qmul(Q, np.concatenate([[np.cos(half)], np.sin(half) * b.joint.axis]))
+            P = _qmul(P, np.concatenate([[np.cos(half)], np.sin(half) * b.joint.axis]))
         elif kind in ("spherical", "free"):
             x, y, z, w = qi[-4:] / np.linalg.norm(qi[-4:])
-            Q = _qmul(Q, np.array([w, x, y, z]))
+            P = _qmul(P, np.array([w, x, y, z]))
         elif kind not in ("prismatic", "fixed"):
             return None
-    if T is not None:
-        Q = _qmul(Q, _wxyz(np.asarray(T)[:3, :3]))
+        Q = _qmul(P, Q)
+        body = model.parent[body]
     return Q
 
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from . import forward as _forward
 from .collision import collide_model, reference_only
-from .fluid import has_fluid
 from .forward import (
     ConstraintRows,
     ForwardResult,
@@ -22,6 +21,7 @@ from .forward import (
     own_slices,
     solref_timestep,
 )
+from .forward_compiled_terms import COMPILED_EQUALITIES, equality_data, fluid_data
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
 from .tendon_rows import _constants, tendon_friction_rows, tendons
@@ -33,17 +33,21 @@ COMPILED_JOINTS = ("fixed", "revolute", "prismatic", "spherical", "free")
 
 def compiled_forward(model, constraints=None):
     """The compiled forward pass of ``model`` (``rbd._kernels.forward.ForwardModel``,
-    built once and kept by the model), or None when the model needs the Python pass:
-    active equality constraints (tendon equalities aside, unless ``constraints`` is given),
-    fluid forces, spatial tendons, mimic joints, springs of ball or free joints or a joint
-    kind other than :data:`COMPILED_JOINTS`, or kernels not built.
-    Fixed tendons and the other disable flags are compiled (:func:`kernel_data`)."""
+    built once per set of active equality constraints and kept by the model), or None
+    when the model needs the Python pass: an equality kind other than
+    :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
+    ``constraints`` is given, spatial tendons, collision pairs of the readable GJK stage
+    only, mimic joints, springs of ball or free joints or a joint kind other than
+    :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces and the
+    disable flags are compiled (:func:`kernel_data`, :func:`_compiled_terms`)."""
     from .._backend import has_kernels
     from ..model import Model
 
     if not has_kernels() or not isinstance(model, Model) or model.mimic:
         return None
-    if active_constraints(model, constraints) or has_fluid(model):
+    equalities = (() if disabled(model, "constraint") or disabled(model, "equality")
+                  else tuple(active_constraints(model, constraints)))
+    if any(c.kind not in COMPILED_EQUALITIES for c in equalities):
         return None
     if constraints is not None and _tendon_equalities(model):
         return None
@@ -56,8 +60,8 @@ def compiled_forward(model, constraints=None):
     if getattr(model, "geoms", ()) and reference_only(model):    # GJK pairs: readable only
         return None
     opts = options(model)          # the static data depends on the time step (solref)
-    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"])),
-                          lambda: _forward_model(model))
+    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"]),
+                           equalities), lambda: _forward_model(model, equalities))
 
 
 def _ball_free_springs(model) -> bool:
@@ -68,17 +72,28 @@ def _ball_free_springs(model) -> bool:
                and given.get(b.joint_name, {}).get("stiffness", 0.0) for b in model.bodies)
 
 
-def _tendon_equalities(model) -> list:
-    """``(index, equality)`` of the active ``<equality><tendon>`` constraints."""
-    given = getattr(model, "mujoco_tendon_equalities", None) or ()
-    return [(k, eq) for k, eq in enumerate(given) if eq["active"]]
-
-
-def _forward_model(model):
-    from .._kernels.forward import ForwardModel
+\1def _forward_model(model, equalities=()):\n    from .._kernels.forward import ForwardModel
     from ..algorithms import compiled
 
-    return ForwardModel(compiled(model), kernel_data(model), max_contacts(model))
+    data = kernel_data(model)
+    data.update(_compiled_terms(model, equalities))
+    return ForwardModel(compiled(model), data, max_contacts(model))
+
+
+def _compiled_terms(model, equalities) -> dict:
+    """The compiled equality rows and fluid forces of the model (``EqualityModel``,
+    ``FluidModel``; None where it has none), from :mod:`.forward_compiled_terms`."""
+    from .._kernels.equality_rows import EqualityModel
+    from .._kernels.fluid import FluidModel
+
+    body_weight, dof_weight = inverse_weights(model)
+    equality = equality_data(model, list(equalities), body_weight_of(model, body_weight),
+                             dof_weight, solref_timestep(model, float(options(model)["timestep"])))
+    # with both spring and damper disabled there is no passive force, fluid included
+    fluid = (None if disabled(model, "spring") and disabled(model, "damper")
+             else fluid_data(model))
+    return {"equality": None if equality is None else EqualityModel(equality),
+            "fluid": None if fluid is None else FluidModel(fluid)}
 
 
 def max_contacts(model) -> int:

@@ -16,9 +16,9 @@ joint's linear velocity in the world frame), through
 
 On the kernel backend the whole run is compiled (``rbd/_kernels/contact.pyx``, the
 twin of this module: :func:`compiled_runs`, N initial states batched without the GIL)
-for every model :func:`rbd.constraints.forward_compiled.compiled_forward` takes (fixed tendons
-and disable flags included); models with active equality constraints or fluid forces run this
-module's loop.
+for every model :func:`rbd.constraints.forward_compiled.compiled_forward` takes (fixed tendons,
+disable flags, equality constraints and fluid forces included); the others run this module's
+loop.
 """
 
 from __future__ import annotations
