@@ -72,7 +72,14 @@ def _ball_free_springs(model) -> bool:
                and given.get(b.joint_name, {}).get("stiffness", 0.0) for b in model.bodies)
 
 
-\1def _forward_model(model, equalities=()):\n    from .._kernels.forward import ForwardModel
+def _tendon_equalities(model) -> list:
+    """``(index, equality)`` of the active ``<equality><tendon>`` constraints."""
+    given = getattr(model, "mujoco_tendon_equalities", None) or ()
+    return [(k, eq) for k, eq in enumerate(given) if eq["active"]]
+
+
+def _forward_model(model, equalities=()):
+    from .._kernels.forward import ForwardModel
     from ..algorithms import compiled
 
     data = kernel_data(model)
