@@ -91,13 +91,13 @@ def test_compiled_forward_pgs_and_without_limits():
 
 def test_which_models_take_the_compiled_pass():
     """Fluid forces, fixed tendons and equality rows are compiled; a pair that only the
-    readable GJK stage collides (ellipsoid on a plane) keeps the Python pass."""
+    readable GJK stage collides (ellipsoid on a box) keeps the Python pass."""
     swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces: compiled
     assert compiled_forward(swimmer) is not None
     humanoid = rbd.load_mjcf(_asset("humanoid"))                 # fixed tendons: compiled
     assert compiled_forward(humanoid) is not None
-    ellipsoid = rbd.load_mjcf("""<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
-      <body pos="0 0 .3"><freejoint/><geom type="ellipsoid" size=".1 .2 .3"/></body>
+    ellipsoid = rbd.load_mjcf("""<mujoco><worldbody><geom type="box" size="1 1 .1"/>
+      <body pos="0 0 .5"><freejoint/><geom type="ellipsoid" size=".1 .2 .3"/></body>
       </worldbody></mujoco>""")
     assert compiled_forward(ellipsoid) is None
     welded = rbd.load_mjcf("""<mujoco><worldbody>

@@ -187,7 +187,8 @@ def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
     spec.loader.exec_module(bench)
     xml = """<mujoco><worldbody>
       <geom type="plane" size="1 1 .1"/><body pos="0 0 0.2"><freejoint/>
-      <geom type="ellipsoid" size="0.1 0.1 0.1"/></body></worldbody></mujoco>"""
+      <geom type="ellipsoid" size="0.1 0.1 0.1"/></body>
+      <geom type="box" pos="1 0 .1" size=".1 .1 .1"/></worldbody></mujoco>"""
     model, mm = rbd.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mm)
     q, v = rbd.neutral(model), np.zeros(model.nv)

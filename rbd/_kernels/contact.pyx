@@ -452,9 +452,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     fm.set_options(cone, solver, iterations, tolerance, True)
     ws = ForwardWorkspace(fm, nt, capacity)
     state = np.zeros((nt, 2 * nq + 3 * nv))
-    run.f = &fm.c
-    run.model = &cm.m
-    run.fw = ws.fw
+    run.f, run.model, run.fw = &fm.c, &cm.m, ws.fw
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)
     run.tau = NULL if ta is None else <const double*>cnp.PyArray_DATA(ta)
