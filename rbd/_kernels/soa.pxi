@@ -422,6 +422,10 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
     cdef const double* IA_i = w.IA + 36 * W * i
     cdef double b[6 * W]
     cdef double x[6 * W]
+    if nv_i == 0:
+        # a fixed joint: Ia = IA_i
+        memcpy(Ia, IA_i, 36 * W * sizeof(double))
+        return
     if nv_i == 1:
         # one degree of freedom: UDinv = U_i D_i⁻¹, Ia = IA_i - UDinv U_iᵀ written out
         for r in range(6):
