@@ -242,40 +242,40 @@ def test_shared_arguments_broadcast_over_the_lanes(simd):
     assert np.array_equal(shared, repeated)
 
 
-def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):
-    model = rbd.Model(name="massless")
+def massless_child(name: str, joint) -> rbd.Model:
+    """A unit body on a revolute joint carrying a massless body on ``joint``: the child's
+    D_i is singular at every state."""
+    model = rbd.Model(name=name)
     body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
                           (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
-    model.add_body(body, rbd.joints.Revolute([1, 0, 0]), None,
-                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
-    Q, V, A, _ = batch(model, n=9)
+    model.add_body(body, joint, None, (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    return model
+
+
+def assert_lanes_raise_as_the_one_state_kernel(simd, call) -> None:
+    """``call()`` raises ModelError on every lane build with the one-state kernel's message."""
     simd("off")
     with pytest.raises(rbd.ModelError) as scalar:
-        rbd.aba(model, Q, V, A)
+        call()
     for build in builds():
         simd(build)
         with pytest.raises(rbd.ModelError) as lanes:
-            rbd.aba(model, Q, V, A)
+            call()
         assert str(lanes.value) == str(scalar.value)
+
+
+def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):
+    model = massless_child("massless", rbd.joints.Revolute([1, 0, 0]))
+    Q, V, A, _ = batch(model, n=9)
+    assert_lanes_raise_as_the_one_state_kernel(simd, lambda: rbd.aba(model, Q, V, A))
 
 
 def test_a_singular_spherical_pivot_is_named_as_in_the_one_state_kernel(simd):
     """A massless body on a spherical joint: its 3×3 D_i (inverted in closed form in
     lanes, by Cholesky in the one-state kernel) is refused with the same message."""
-    model = rbd.Model(name="massless-ball")
-    body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
-                          (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
-    model.add_body(body, rbd.joints.Spherical(), None,
-                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    model = massless_child("massless-ball", rbd.joints.Spherical())
     Q, V, A, _ = batch(model, n=9)
-    simd("off")
-    with pytest.raises(rbd.ModelError) as scalar:
-        rbd.aba(model, Q, V, A)
-    for build in builds():
-        simd(build)
-        with pytest.raises(rbd.ModelError) as lanes:
-            rbd.aba(model, Q, V, A)
-        assert str(lanes.value) == str(scalar.value)
+    assert_lanes_raise_as_the_one_state_kernel(simd, lambda: rbd.aba(model, Q, V, A))
 
 
 def test_the_fma_builds_take_the_lane_path(simd):

@@ -25,7 +25,13 @@ import numpy as np
 import pytest
 from helpers import RTOL_LANES, random_models
 from test_armature import with_armature
-from test_soa import batch, builds, simd  # noqa: F401  (simd: the fixture)
+from test_soa import (  # noqa: F401  (simd: the fixture)
+    assert_lanes_raise_as_the_one_state_kernel,
+    batch,
+    builds,
+    massless_child,
+    simd,
+)
 
 import rbd
 
@@ -161,20 +167,9 @@ def test_a_batch_of_one_and_an_empty_batch(simd):  # noqa: F811
 
 
 def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):  # noqa: F811
-    model = rbd.Model(name="massless")
-    body = model.add_body(-1, rbd.joints.Revolute([0, 0, 1]), None,
-                          (1.0, np.zeros(3), np.diag([1.0, 1.0, 1.0])), "b1", "j1")
-    model.add_body(body, rbd.joints.Revolute([1, 0, 0]), None,
-                   (0.0, np.zeros(3), np.zeros((3, 3))), "b2", "j2")
+    model = massless_child("massless", rbd.joints.Revolute([1, 0, 0]))
     Q, V, X, _ = batch(model, n=9)
-    simd("off")
-    with pytest.raises(rbd.ModelError) as scalar:
-        rbd.aba_derivatives(model, Q, V, X)
-    for build in builds():
-        simd(build)
-        with pytest.raises(rbd.ModelError) as lanes:
-            rbd.aba_derivatives(model, Q, V, X)
-        assert str(lanes.value) == str(scalar.value)
+    assert_lanes_raise_as_the_one_state_kernel(simd, lambda: rbd.aba_derivatives(model, Q, V, X))
 
 
 def test_the_lane_text_keeps_the_passes_and_tags_of_its_twin():
