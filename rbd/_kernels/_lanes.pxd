@@ -346,6 +346,41 @@ cdef inline Py_ssize_t block_entry(Py_ssize_t b, Py_ssize_t i, Py_ssize_t k) noe
     return sym(3 + i, 3 + k)
 
 
+cdef inline void rotate_block(clp I, Py_ssize_t b, clp E, lp T, lp out) noexcept nogil:
+    # out = Eᵀ I_b E for the block I_b = A (b = 0), B (b = 1) or C (b = 2) of a symmetric I
+    # kept in its lower triangle (block_entry); T: 9 W of scratch
+    cdef Py_ssize_t i, j, l
+    cdef const double* e0
+    cdef const double* e1
+    cdef const double* e2
+    for i in range(3):
+        e0 = I + block_entry(b, i, 0) * W
+        e1 = I + block_entry(b, i, 1) * W
+        e2 = I + block_entry(b, i, 2) * W
+        for j in range(3):
+            for l in range(W):
+                # T = I_b E
+                T[(3 * i + j) * W + l] = (e0[l] * E[j * W + l] + e1[l] * E[(3 + j) * W + l]
+                                          + e2[l] * E[(6 + j) * W + l])
+    for i in range(3):
+        for j in range(3):
+            for l in range(W):
+                # out = Eᵀ T
+                out[(3 * i + j) * W + l] = (
+                    E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
+                    + E[(6 + i) * W + l] * T[(6 + j) * W + l])
+
+
+cdef inline void cross_columns(clp r, clp C, lp G) noexcept nogil:
+    # G = r̃ C  (column j: r × C[:, j])
+    cdef Py_ssize_t j, l
+    for j in range(3):
+        for l in range(W):
+            G[j * W + l] = r[W + l] * C[(6 + j) * W + l] - r[2 * W + l] * C[(3 + j) * W + l]
+            G[(3 + j) * W + l] = r[2 * W + l] * C[j * W + l] - r[l] * C[(6 + j) * W + l]
+            G[(6 + j) * W + l] = r[l] * C[(3 + j) * W + l] - r[W + l] * C[j * W + l]
+
+
 cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
     # out += Xᵀ I X for X = plux(E, r) and a symmetric I = [[A, B], [Bᵀ, C]]:
     #   rotate:    A' = Eᵀ A E,  B' = Eᵀ B E,  C' = Eᵀ C E
@@ -357,36 +392,17 @@ cdef inline void congruence_add(clp E, clp r, clp I, lp out) noexcept nogil:
     cdef double G[9 * W]
     cdef double K[9 * W]
     cdef Py_ssize_t b, i, j, l
-    cdef const double* e0
-    cdef const double* e1
-    cdef const double* e2
     cdef const double* Ap = P
     cdef const double* Bp = P + 9 * W
     cdef const double* Cp = P + 18 * W
     for b in range(3):
-        # T = block E for the block A (b = 0), B (b = 1: entry (i, k) is I's (3 + k, i)) or
-        # C (b = 2) of I
-        for i in range(3):
-            e0 = I + block_entry(b, i, 0) * W
-            e1 = I + block_entry(b, i, 1) * W
-            e2 = I + block_entry(b, i, 2) * W
-            for j in range(3):
-                for l in range(W):
-                    T[(3 * i + j) * W + l] = (e0[l] * E[j * W + l] + e1[l] * E[(3 + j) * W + l]
-                                              + e2[l] * E[(6 + j) * W + l])
-        # P_b = Eᵀ T
-        for i in range(3):
-            for j in range(3):
-                for l in range(W):
-                    P[(9 * b + 3 * i + j) * W + l] = (
-                        E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
-                        + E[(6 + i) * W + l] * T[(6 + j) * W + l])
+        # P_b = Eᵀ I_b E for A (b = 0), B (b = 1: entry (i, k) is I's (3 + k, i)), C (b = 2)
+        rotate_block(I, b, E, T, P + 9 * W * b)
+    # G = r̃ C'
+    cross_columns(r, Cp, G)
     for j in range(3):
         for l in range(W):
-            # G = r̃ C'  (column j: r × C'[:, j]);  K = r̃ B'ᵀ  (column j: r × B'[j, :])
-            G[j * W + l] = r[W + l] * Cp[(6 + j) * W + l] - r[2 * W + l] * Cp[(3 + j) * W + l]
-            G[(3 + j) * W + l] = r[2 * W + l] * Cp[j * W + l] - r[l] * Cp[(6 + j) * W + l]
-            G[(6 + j) * W + l] = r[l] * Cp[(3 + j) * W + l] - r[W + l] * Cp[j * W + l]
+            # K = r̃ B'ᵀ  (column j: r × B'[j, :])
             K[j * W + l] = (r[W + l] * Bp[(3 * j + 2) * W + l]
                             - r[2 * W + l] * Bp[(3 * j + 1) * W + l])
             K[(3 + j) * W + l] = r[2 * W + l] * Bp[3 * j * W + l] - r[l] * Bp[(3 * j + 2) * W + l]
@@ -427,28 +443,9 @@ cdef inline void congruence_add_corner(clp E, clp r, clp I, lp out) noexcept nog
     cdef const double* e1
     cdef const double* e2
     cdef const double* e3
-    for i in range(3):
-        e0 = I + block_entry(2, i, 0) * W
-        e1 = I + block_entry(2, i, 1) * W
-        e2 = I + block_entry(2, i, 2) * W
-        for j in range(3):
-            for l in range(W):
-                # T = C E
-                T[(3 * i + j) * W + l] = (e0[l] * E[j * W + l] + e1[l] * E[(3 + j) * W + l]
-                                          + e2[l] * E[(6 + j) * W + l])
-    for i in range(3):
-        for j in range(3):
-            for l in range(W):
-                # C' = Eᵀ T
-                Cp[(3 * i + j) * W + l] = (
-                    E[i * W + l] * T[j * W + l] + E[(3 + i) * W + l] * T[(3 + j) * W + l]
-                    + E[(6 + i) * W + l] * T[(6 + j) * W + l])
-    for j in range(3):
-        for l in range(W):
-            # G = r̃ C'  (column j: r × C'[:, j])
-            G[j * W + l] = r[W + l] * Cp[(6 + j) * W + l] - r[2 * W + l] * Cp[(3 + j) * W + l]
-            G[(3 + j) * W + l] = r[2 * W + l] * Cp[j * W + l] - r[l] * Cp[(6 + j) * W + l]
-            G[(6 + j) * W + l] = r[l] * Cp[(3 + j) * W + l] - r[W + l] * Cp[j * W + l]
+    # C' = Eᵀ C E;  G = r̃ C'
+    rotate_block(I, 2, E, T, Cp)
+    cross_columns(r, Cp, G)
     for i in range(3):
         for j in range(i + 1):
             # A'' = -G r̃, its lower triangle: (G r̃)_ij = G_i,j+1 r_j+2 - G_i,j+2 r_j+1
