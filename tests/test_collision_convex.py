@@ -77,6 +77,17 @@ def _contacts(model, d, backend="reference"):
     return rbd.collide(model, q, backend=backend)
 
 
+def _assert_one_contact_as_mujocos(found, d, dist_atol, pos_atol, frame_atol,
+                                   frame_columns):
+    """One contact on both sides, with MuJoCo's distance, point and the first
+    ``frame_columns`` entries of its frame (3: the normal; 9: the whole frame)."""
+    assert d.ncon == 1 and len(found.dist) == 1 and not found.unsupported
+    np.testing.assert_allclose(found.dist, d.contact.dist, rtol=0, atol=dist_atol)
+    np.testing.assert_allclose(found.pos, d.contact.pos, rtol=0, atol=pos_atol)
+    np.testing.assert_allclose(found.frame.reshape(-1, 9)[:, :frame_columns],
+                               d.contact.frame[:, :frame_columns], rtol=0, atol=frame_atol)
+
+
 @pytest.mark.parametrize("name", sorted(PAIRS))
 def test_touching_pairs_match_mujoco(tmp_path, name):
     """One contact, with MuJoCo's distance, point and frame (tolerances above)."""
@@ -85,12 +96,8 @@ def test_touching_pairs_match_mujoco(tmp_path, name):
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)
     for seed in seeds:
         _touching(mujoco, mm, d, seed, 1e-2)
-        found = _contacts(model, d)
-        assert d.ncon == 1 and len(found.dist) == 1 and not found.unsupported
-        np.testing.assert_allclose(found.dist, d.contact.dist, rtol=0, atol=DIST_ATOL)
-        np.testing.assert_allclose(found.pos, d.contact.pos, rtol=0, atol=POS_ATOL)
-        np.testing.assert_allclose(found.frame.reshape(-1, 9), d.contact.frame, rtol=0,
-                                   atol=NORMAL_ATOL)
+        _assert_one_contact_as_mujocos(_contacts(model, d), d, DIST_ATOL, POS_ATOL,
+                                       NORMAL_ATOL, frame_columns=9)
 
 
 def test_separated_pair_without_contact_is_decided(tmp_path):
@@ -112,12 +119,8 @@ def test_penetrating_pairs_match_mujoco_to_epa_tolerance(tmp_path, name):
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)
     for seed in seeds:
         _touching(mujoco, mm, d, seed, 1e-2)
-        found = _contacts(model, d)
-        assert d.ncon == 1 and len(found.dist) == 1 and not found.unsupported
-        np.testing.assert_allclose(found.dist, d.contact.dist, rtol=0, atol=EPA_DIST_ATOL)
-        np.testing.assert_allclose(found.pos, d.contact.pos, rtol=0, atol=EPA_POS_ATOL)
-        np.testing.assert_allclose(found.frame.reshape(-1, 9)[:, :3], d.contact.frame[:, :3],
-                                   rtol=0, atol=EPA_NORMAL_ATOL)
+        _assert_one_contact_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+                                       EPA_NORMAL_ATOL, frame_columns=3)
 
 
 def test_pair_needing_several_contacts_is_listed(tmp_path):
