@@ -3,9 +3,10 @@
 A stacked call of ``rbd.rnea_derivatives`` / ``rbd.aba_derivatives`` on the kernels
 runs blocks of W states in lanes.  These tests compare every build of the lane
 kernels that this machine runs with the one-state kernel called state by state,
-check that the thread count does not change a bit of the result, that models with
-universal or planar joints keep the one-state kernel, and that the lane text keeps
-the passes and tags of ``derivatives.pyx``.
+models with universal and planar joints (whose motion subspace moves with their own
+coordinate: the terms ``W (8)``) included, check that the thread count does not change a
+bit of the result, and that the lane text keeps the passes and tags of
+``derivatives.pyx``.
 
 Tolerances: ``∂τ/∂q``, ``∂τ/∂q̇`` and ``M`` agree to :data:`helpers.RTOL_LANES`
 entry by entry (the same sums in another order, with fused multiply-adds).  The
@@ -93,8 +94,7 @@ def test_every_build_matches_the_one_state_kernel(name, simd):  # noqa: F811
 
 @pytest.mark.slow
 def test_every_joint_kind(simd):  # noqa: F811
-    """Random trees of every joint kind (universal and planar take the one-state kernel),
-    and one of the kinds the lanes render (helical, spherical, free among them)."""
+    """Random trees of every joint kind, and one with helical, spherical and free joints."""
     lane_kinds = ("revolute", "prismatic", "helical", "spherical")
     lanes_only = rbd.testing.random_model(np.random.default_rng(7), 6, lane_kinds,
                                           floating_base=True)
@@ -131,26 +131,61 @@ def test_the_thread_count_changes_no_bit(simd):  # noqa: F811
         kernel.num_threads = saved
 
 
+#: Models whose joints move their own axes (``W (8)``): the humanoid (free, spherical,
+#: universal and revolute joints) and random trees of universal and planar joints, one of
+#: them on a floating base.
+MOVING_AXES = {
+    "humanoid": rbd.models.humanoid,
+    "universal-planar": lambda: rbd.testing.random_model(
+        np.random.default_rng(11), 6, ("universal", "planar")),
+    "floating-universal-planar": lambda: rbd.testing.random_model(
+        np.random.default_rng(12), 6, ("universal", "planar", "revolute"), floating_base=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MOVING_AXES))
+def test_universal_and_planar_joints_in_lanes_match_the_one_state_kernel(name, simd):  # noqa: F811
+    """The lanes' W (8) terms (``joint_partials``) against the one-state kernel's, every
+    build (portable included), with and without external forces."""
+    model = MOVING_AXES[name]()
+    kinds = {body.joint.kind for body in model.bodies}
+    assert kinds & {"universal", "planar"}, kinds
+    Q, V, X, F = batch(model, n=11)
+    simd("off")
+    expected = {(fn, f is None): one_by_one(fn, model, Q, V, X, f)
+                for fn in (rbd.rnea_derivatives, rbd.aba_derivatives) for f in (None, F)}
+    M = expected[(rbd.rnea_derivatives, True)][2]
+    for build in builds():
+        simd(build)
+        for f in (None, F):
+            what = f"{name} {build} f_ext={f is not None}"
+            err = rnea_error(rbd.rnea_derivatives(model, Q, V, X, f),
+                             expected[(rbd.rnea_derivatives, f is None)])
+            assert err <= RTOL_LANES, f"{what} rnea_derivatives: {err:.2e}"
+            err = aba_error(rbd.aba_derivatives(model, Q, V, X, f),
+                            expected[(rbd.aba_derivatives, f is None)], M)
+            assert err <= RTOL_LANES, f"{what} aba_derivatives: {err:.2e}"
+
+
 @pytest.mark.slow
-def test_the_fma_builds_take_the_lane_path_unless_a_joint_moves_its_axes(simd):  # noqa: F811
+def test_the_fma_builds_take_the_lane_path(simd):  # noqa: F811
     """The AVX2/AVX-512 builds fuse multiply-adds, the one-state kernel does not: their
-    results differ in the last bits, which shows the lanes ran.  A universal joint keeps
-    the one-state kernel: bit for bit."""
+    results differ in the last bits, which shows the lanes ran, on a model with universal
+    joints and on one with planar joints as well."""
     fused = [b for b in builds() if b != "portable"]
     if not fused:
         pytest.skip("this CPU runs only the portable build")
-    arm, humanoid = rbd.models.arm7(), rbd.models.humanoid()
-    assert any(body.joint.kind == "universal" for body in humanoid.bodies)
-    states = {m.name: batch(m, n=9)[:3] for m in (arm, humanoid)}
+    chosen = (rbd.models.arm7(), rbd.models.humanoid(), MOVING_AXES["universal-planar"]())
+    assert any(body.joint.kind == "universal" for body in chosen[1].bodies)
+    assert any(body.joint.kind == "planar" for body in chosen[2].bodies)
+    states = {m.name: batch(m, n=9)[:3] for m in chosen}
     simd("off")
-    scalar = {m.name: rbd.aba_derivatives(m, *states[m.name]) for m in (arm, humanoid)}
+    scalar = {m.name: rbd.aba_derivatives(m, *states[m.name]) for m in chosen}
     for build in fused:
         simd(build)
-        assert not np.array_equal(rbd.aba_derivatives(arm, *states[arm.name])[0],
-                                  scalar[arm.name][0]), build
-        assert all(np.array_equal(x, y) for x, y in zip(
-            rbd.aba_derivatives(humanoid, *states[humanoid.name]), scalar[humanoid.name],
-            strict=True)), build
+        for m in chosen:
+            assert not np.array_equal(rbd.aba_derivatives(m, *states[m.name])[0],
+                                      scalar[m.name][0]), (build, m.name)
 
 
 def test_a_batch_of_one_and_an_empty_batch(simd):  # noqa: F811
@@ -174,16 +209,17 @@ def test_a_singular_pivot_is_named_as_in_the_one_state_kernel(simd):  # noqa: F8
 
 def test_the_lane_text_keeps_the_passes_and_tags_of_its_twin():
     """``soa_derivatives.pxi`` renders ``derivatives.pyx``: the same functions carry the same
-    pass headers and tags, but for W (8) (moving axes, left to the one-state kernel)."""
+    pass headers and tags."""
     from test_twins import KERNELS, kernel_functions, passes, tags
 
     lanes = kernel_functions((KERNELS / "soa_derivatives.pxi").read_text())
     scalar = kernel_functions((KERNELS / "derivatives.pyx").read_text())
     shared = set(lanes) & set(scalar)
     assert {"outward_sweep", "body_sweep", "column_sweep", "own_columns", "diagonal_block",
-            "ancestor_blocks", "rnea_derivatives", "aba_derivatives"} <= shared
+            "ancestor_blocks", "rnea_derivatives", "aba_derivatives", "joint_partials",
+            "planar_partials", "varying_S"} <= shared
     for name in shared:
         assert passes(lanes[name]) == passes(scalar[name]), name
-        assert tags(lanes[name]) == tags(scalar[name]) - {"W (8)"}, name
+        assert tags(lanes[name]) == tags(scalar[name]), name
     every = set().union(*(tags(lines) for lines in scalar.values()))
-    assert set().union(*(tags(lines) for lines in lanes.values())) == every - {"W (8)"}
+    assert set().union(*(tags(lines) for lines in lanes.values())) == every

@@ -231,7 +231,6 @@ cdef class CompiledModel(_base.CompiledBase):
 
     cdef int _lane_task(self, const Call* c) noexcept:
         # the lane kernel (SOA_*) that runs c's task, or -1 (see _run_lanes)
-        cdef Py_ssize_t i
         if _soa == NULL:
             return -1
         if c.task == T_RNEA or c.task == T_NONLINEAR or c.task == T_GRAVITY:
@@ -240,18 +239,16 @@ cdef class CompiledModel(_base.CompiledBase):
             return SOA_ABA
         if c.task == T_CRBA:
             return SOA_CRBA
-        if c.task == T_RNEA_DERIVATIVES or c.task == T_ABA_DERIVATIVES:
-            for i in range(self.m.nb):
-                if self.m.jtype[i] == J_UNIVERSAL or self.m.jtype[i] == J_PLANAR:
-                    return -1
-            return SOA_RNEA_DERIVATIVES if c.task == T_RNEA_DERIVATIVES else SOA_ABA_DERIVATIVES
+        if c.task == T_RNEA_DERIVATIVES:
+            return SOA_RNEA_DERIVATIVES
+        if c.task == T_ABA_DERIVATIVES:
+            return SOA_ABA_DERIVATIVES
         return -1
 
     cdef int _run_lanes(self, Call* c) except -1:
         # RNEA, ABA and CRBA batches in blocks of W states, in lanes (soa.pxi, soa_crba.pxi),
-        # and the derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel, the lanes
-        # are off (set_simd), or a joint's S_i moves with q_i (universal, planar: the
-        # derivatives' W (8), rendered by the one-state kernel only), else 1
+        # and the derivatives (soa_derivatives.pxi); 0 when the task has no lane kernel or the
+        # lanes are off (set_simd), else 1
         cdef int status
         cdef int task = self._lane_task(c)
         if task < 0:

@@ -7,18 +7,14 @@
 # a loop over the W lanes.  ``rnea_derivatives`` sweeps outward once (``outward_sweep``)
 # and inward once, writing ``[∂τ/∂q, ∂τ/∂q̇, M]``; ``aba_derivatives`` runs the lane ABA
 # of ``soa.pxi`` for q̈ and then ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` with ``M = Lᵀ L`` factored with the
-# tree's sparsity (``crba.ltl``'s sweeps, written for the lanes; on every model, long
-# chains included: the dense LAPACK path of the one-state kernel does not run in lanes).
-# The joint transforms left in the lanes by that ABA are reused by the outward sweep.
-#
-# Joints whose motion subspace moves with their own coordinate (universal, planar) have
-# no lane rendering: ``_model.pyx`` runs models with them on the one-state kernel.
+# tree's sparsity (``soa_ltl.pxi``: ``crba.ltl``'s sweeps, written for the lanes; on every
+# model, long chains included: the dense LAPACK path of the one-state kernel does not run
+# in lanes).  The joint transforms left in the lanes by that ABA are reused by the outward
+# sweep.  Joints whose motion subspace moves with their own coordinate (universal, planar)
+# add the terms W (8) (``joint_partials``, in lanes for universal joints and planar ones).
 # Included after ``soa.pxi`` by ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and
 # ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace, ``joint_step`` and ``aba``,
 # and adds ``derivatives_size`` and ``run_derivatives`` to its kernel table.
-
-from libc.math cimport sqrt
-from libc.stdint cimport int64_t
 
 from rbd._kernels._lanes cimport (
     dot3,
@@ -27,6 +23,7 @@ from rbd._kernels._lanes cimport (
     rbi_apply_each,
     rbi_congruence_add,
 )
+from rbd._kernels._model cimport J_PLANAR
 from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES
 
 
@@ -192,35 +189,127 @@ cdef inline void body_sweep(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t
                       d.B_C + 18 * W * i)                                       # W (6)
 
 
+cdef inline void planar_partials(clp S_j, clp qdj, Py_ssize_t k, bint wrt_q, lp dS,
+                                 lp dc_J) noexcept nogil:
+    # planar: with S₀ = [0; E e₁], S₁ = [0; E e₂], ∂S₀/∂θ = -S₁ and ∂S₁/∂θ = S₀
+    cdef Py_ssize_t m, l
+    for m in range(3, 6):
+        for l in range(W):
+            if wrt_q and k == 2:
+                # ∂S = [-S₁, S₀, 0];  ∂c_J = -(S₀ q̇_x + S₁ q̇_y) θ̇
+                dS[m * W + l] = -S_j[(6 + m) * W + l]
+                dS[(6 + m) * W + l] = S_j[m * W + l]
+                dc_J[m * W + l] = -(S_j[m * W + l] * qdj[l] + S_j[(6 + m) * W + l]
+                                    * qdj[W + l]) * qdj[2 * W + l]
+            elif not wrt_q and k == 0:
+                # ∂c_J/∂q̇_x = -S₁ θ̇
+                dc_J[m * W + l] = -S_j[(6 + m) * W + l] * qdj[2 * W + l]
+            elif not wrt_q and k == 1:
+                # ∂c_J/∂q̇_y = S₀ θ̇
+                dc_J[m * W + l] = S_j[m * W + l] * qdj[2 * W + l]
+            elif not wrt_q:
+                # ∂c_J/∂θ̇ = -S₁ q̇_x + S₀ q̇_y
+                dc_J[m * W + l] = (-S_j[(6 + m) * W + l] * qdj[l]
+                                   + S_j[m * W + l] * qdj[W + l])
+
+
+cdef inline void joint_partials(const ModelC* model, Lanes* w, Py_ssize_t j, Py_ssize_t k,
+                                bint wrt_q, clp qd, lp dS, lp dc_J) noexcept nogil:
+    # ∂S_j (6 × nv_j, column-major) and ∂c_J along x = δq_{j,k} (wrt_q) or q̇_{j,k};
+    # non-zero for universal and planar joints only
+    cdef const double* par = model.jparams + 9 * j
+    cdef const double* qdj = qd + W * model.v_start[j]
+    cdef const double* S_j = w.S + 6 * W * model.v_start[j]
+    cdef double t[3 * W]
+    cdef double u[W]
+    cdef Py_ssize_t m, l
+    memset(dS, 0, 36 * W * sizeof(double))
+    memset(dc_J, 0, 6 * W * sizeof(double))
+    if model.jtype[j] == J_UNIVERSAL:
+        # t = a₂ × w,  w = E₂ a₁ = S_j[:3, 0]
+        for m in range(3):
+            for l in range(W):
+                t[m * W + l] = (par[3 + (m + 1) % 3] * S_j[((m + 2) % 3) * W + l]
+                                - par[3 + (m + 2) % 3] * S_j[((m + 1) % 3) * W + l])
+        if wrt_q and k == 1:
+            # ∂S[:, 0] = [-t; 0];  ∂c_J = [(a₂ × t) q̇₁ q̇₂; 0]
+            for m in range(3):
+                for l in range(W):
+                    u[l] = (par[3 + (m + 1) % 3] * t[((m + 2) % 3) * W + l]
+                            - par[3 + (m + 2) % 3] * t[((m + 1) % 3) * W + l])
+                    dS[m * W + l] = -t[m * W + l]
+                    dc_J[m * W + l] = u[l] * qdj[l] * qdj[W + l]
+        elif not wrt_q:
+            # ∂c_J/∂q̇₁ = [-t q̇₂; 0],  ∂c_J/∂q̇₂ = [-t q̇₁; 0]
+            for m in range(3):
+                for l in range(W):
+                    dc_J[m * W + l] = -t[m * W + l] * qdj[(1 - k) * W + l]
+    elif model.jtype[j] == J_PLANAR:
+        planar_partials(S_j, qdj, k, wrt_q, dS, dc_J)
+
+
+cdef inline bint varying_S(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # does S_i depend on q_i?
+    return model.jtype[i] == J_UNIVERSAL or model.jtype[i] == J_PLANAR
+
+
 cdef inline void column_sweep(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t i,
-                              clp v_p, clp a_p) noexcept nogil:
-    # ∂V/∂q, ∂A/∂q, ∂A/∂q̇ of each column of joint i, W (7)   (the terms of an S_i that
-    # moves with q_i, universal and planar joints, are not rendered: such models take the
-    # one-state kernel)
-    cdef Py_ssize_t vi = model.v_start[i], k, n
+                              clp v_p, clp a_p, clp qd, clp qdd) noexcept nogil:
+    # ∂V/∂q, ∂A/∂q, ∂A/∂q̇ of each column of joint i, W (7)–(8)
+    cdef Py_ssize_t vi = model.v_start[i], k, n, m, l
+    cdef const double* R_i = d.R + 9 * W * i
+    cdef const double* p_i = d.p + 3 * W * i
     cdef double vv[6 * W]
     cdef double t[6 * W]
+    cdef double e[6 * W]
+    cdef double dS[36 * W]
+    cdef double dc_J[6 * W]
     cdef double* J
     cdef double* dVdq
     cdef double* dAdq
+    cdef double* dAdv
     for n in range(6 * W):
         vv[n] = v_p[n] + w.v[6 * W * i + n]
     for k in range(model.nv_j[i]):
         J = d.J + 6 * W * (vi + k)
         dVdq = d.dVdq + 6 * W * (vi + k)
         dAdq = d.dAdq + 6 * W * (vi + k)
+        dAdv = d.dAdv + 6 * W * (vi + k)
         crm_apply(v_p, J, dVdq)                                                 # W (7)
         crm_apply(a_p, J, dAdq)
         crm_apply(v_p, dVdq, t)
         for n in range(6 * W):
             dAdq[n] += t[n]                                                     # W (7)
-        crm_apply(vv, J, d.dAdv + 6 * W * (vi + k))                             # W (7)
+        crm_apply(vv, J, dAdv)                                                  # W (7)
+        if not varying_S(model, i):
+            continue
+        # e = ⁱX_0⁻¹ ∂S q̇_i;  ∂A/∂q += ⁱX_0⁻¹ (∂S q̈_i + ∂_q c_J) + (v_λ + v_i) × e
+        joint_partials(model, w, i, k, True, qd, dS, dc_J)
+        memset(t, 0, 6 * W * sizeof(double))
+        for n in range(6):
+            for m in range(model.nv_j[i]):
+                for l in range(W):
+                    t[n * W + l] += dS[(6 * m + n) * W + l] * qd[(vi + m) * W + l]
+                    dc_J[n * W + l] += dS[(6 * m + n) * W + l] * qdd[(vi + m) * W + l]
+        motion_to_root(R_i, p_i, t, e)
+        motion_to_root(R_i, p_i, dc_J, t)
+        for n in range(6 * W):
+            dVdq[n] += e[n]                                                     # W (8)
+            dAdq[n] += t[n]
+        crm_apply(vv, e, t)
+        for n in range(6 * W):
+            dAdq[n] += t[n]                                                     # W (8)
+        # ∂A/∂q̇ += ⁱX_0⁻¹ ∂_q̇ c_J
+        joint_partials(model, w, i, k, False, qd, dS, dc_J)
+        motion_to_root(R_i, p_i, dc_J, t)
+        for n in range(6 * W):
+            dAdv[n] += t[n]                                                     # W (8)
 
 
 cdef void outward_sweep(const ModelC* model, Lanes* w, Derivs* d, const double* qd,
                         const double* qdd, const double* f_ext,
                         bint joints_ready) noexcept nogil:
-    """World-coordinate quantities of every body and joint column, W (1)–(7).
+    """World-coordinate quantities of every body and joint column, W (1)–(8).
 
     ``joints_ready``: X_up, S and c_J of every body are already in the lanes (the ABA
     ran at the same q and q̇).
@@ -239,7 +328,7 @@ cdef void outward_sweep(const ModelC* model, Lanes* w, Derivs* d, const double* 
         v_p = &v0[0] if p < 0 else w.v + 6 * W * p
         a_p = w.a0 if p < 0 else w.a + 6 * W * p
         body_sweep(model, w, d, i, v_p, a_p, qd, qdd, f_ext)
-        column_sweep(model, w, d, i, v_p, a_p)
+        column_sweep(model, w, d, i, v_p, a_p, qd, qdd)
 
 
 cdef inline void own_columns(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t i, lp P,
@@ -291,11 +380,16 @@ cdef inline void armature_bias_jacobian_add(const ModelC* model, Py_ssize_t i, c
             row[(3 + (k + 2) % 3) * W + l] += a[k] * om[((k + 1) % 3) * W + l]
 
 
-cdef inline void diagonal_block(const ModelC* model, Derivs* d, Py_ssize_t i, clp qd, clp P,
-                                clp dF_dv, clp dF_dq, lp dq, lp dv, lp M) noexcept nogil:
+cdef inline void diagonal_block(const ModelC* model, Lanes* w, Derivs* d, Py_ssize_t i,
+                                clp qd, clp P, clp dF_dv, clp dF_dq, lp dq, lp dv,
+                                lp M) noexcept nogil:
     # rows and columns of joint i: J_iᵀ ∂F/∂x (W (10)), M_ii (+ armature)
     cdef Py_ssize_t nv = model.nv, vi = model.v_start[i], r, c, l
     cdef const double* J
+    cdef double dS[36 * W]
+    cdef double dc_J[6 * W]
+    cdef double t[6 * W]
+    cdef double s[W]
     for r in range(model.nv_j[i]):
         for c in range(model.nv_j[i]):
             J = d.J + 6 * W * (vi + c)
@@ -304,6 +398,14 @@ cdef inline void diagonal_block(const ModelC* model, Derivs* d, Py_ssize_t i, cl
             dot6(J, dF_dq + 6 * W * r, dq + ((vi + c) * nv + vi + r) * W)     # W (10)
         for l in range(W):
             M[((vi + r) * nv + vi + r) * W + l] += model.armature[vi + r]
+        if varying_S(model, i):
+            # + (ⁱX_0⁻¹ ∂S)ᵀ F_i: the joint's own axes move with its coordinate r
+            joint_partials(model, w, i, r, True, qd, dS, dc_J)
+            for c in range(model.nv_j[i]):
+                motion_to_root(d.R + 9 * W * i, d.p + 3 * W * i, dS + 6 * W * c, t)
+                dot6(t, w.f + 6 * W * i, s)
+                for l in range(W):
+                    dq[((vi + c) * nv + vi + r) * W + l] += s[l]                # W (10)
     # ∂/∂q̇ of a free joint's armature velocity product a ⊙ (ω × u)
     armature_bias_jacobian_add(model, i, qd, dv)
 
@@ -365,178 +467,13 @@ cdef int rnea_derivatives(const ModelC* model, Lanes* w, Derivs* d, const double
     outward_sweep(model, w, d, qd, qdd, f_ext, joints_ready)
     for i in range(model.nb - 1, -1, -1):
         own_columns(model, w, d, i, P, Q, dF_dv, dF_dq, turned)
-        diagonal_block(model, d, i, qd, P, dF_dv, dF_dq, out, out + n2, out + 2 * n2)
+        diagonal_block(model, w, d, i, qd, P, dF_dv, dF_dq, out, out + n2, out + 2 * n2)
         ancestor_blocks(model, d, i, P, Q, dF_dv, turned, out, out + n2, out + 2 * n2)
         accumulate(model, w, d, i)
     return 0
 
 
-# === M = Lᵀ L with the tree's sparsity (crba.pyx's ltl, ltl_solve, ltl_inverse) =============
-
-cdef extern from *:
-    # out -= a b and out += a b over the W = 8 lanes of the sparse factor's sweeps, where the
-    # three pointers index one matrix (the compiler cannot see they never overlap and would
-    # keep 8 scalar operations): with GCC or Clang, one 8-double vector operation (one AVX-512
-    # instruction, two AVX2 or four SSE2 ones), elsewhere a loop
-    """
-    #if defined(__GNUC__) || defined(__clang__)
-    typedef double rbd_lanes8 __attribute__((vector_size(64), aligned(8)));
-    static inline void rbd_minus_product(double* out, const double* a, const double* b) {
-        *(rbd_lanes8*)out -= *(const rbd_lanes8*)a * *(const rbd_lanes8*)b;
-    }
-    static inline void rbd_plus_product(double* out, const double* a, const double* b) {
-        *(rbd_lanes8*)out += *(const rbd_lanes8*)a * *(const rbd_lanes8*)b;
-    }
-    #else
-    static void rbd_minus_product(double* out, const double* a, const double* b) {
-        for (int l = 0; l < 8; l++) out[l] -= a[l] * b[l];
-    }
-    static void rbd_plus_product(double* out, const double* a, const double* b) {
-        for (int l = 0; l < 8; l++) out[l] += a[l] * b[l];
-    }
-    #endif
-    """
-    void minus_product "rbd_minus_product"(double* out, const double* a,
-                                           const double* b) noexcept nogil
-    void plus_product "rbd_plus_product"(double* out, const double* a,
-                                         const double* b) noexcept nogil
-
-
-cdef int ltl(const ModelC* model, double* M) noexcept nogil:
-    """M = Lᵀ L in place on W lanes (row-major, lower triangle), the tree's sparsity kept.
-
-    Returns 0, or 1 + k when the pivot of degree of freedom k is not positive on some lane.
-    """
-    cdef Py_ssize_t n = model.nv, k, i, j, l
-    cdef const int64_t* lam = model.dof_parent
-    cdef double* Lk
-    cdef double piv[W]
-    cdef int bad = 0
-    for k in range(n - 1, -1, -1):
-        # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
-        Lk = M + k * n * W
-        for l in range(W):
-            if not Lk[k * W + l] > 0.0:
-                bad = 1
-        if bad:
-            return <int>(1 + k)
-        for l in range(W):
-            piv[l] = sqrt(Lk[k * W + l])
-            Lk[k * W + l] = piv[l]
-        i = lam[k]
-        while i >= 0:
-            for l in range(W):
-                Lk[i * W + l] /= piv[l]
-            i = lam[i]
-        # M[i, j] -= L[k, i] L[k, j] for every pair i, j on the path (j above i)
-        i = lam[k]
-        while i >= 0:
-            j = i
-            while j >= 0:
-                minus_product(M + (i * n + j) * W, Lk + i * W, Lk + j * W)
-                j = lam[j]
-            i = lam[i]
-    return 0
-
-
-cdef inline void row_minus(lp dst, clp src, Py_ssize_t ncols, clp s) noexcept nogil:
-    # row dst -= s · row src (s one number a lane; rows of ncols entries)
-    cdef Py_ssize_t c, l
-    for c in range(ncols):
-        for l in range(W):
-            dst[c * W + l] -= s[l] * src[c * W + l]
-
-
-cdef inline void row_scale(lp X, Py_ssize_t ncols, clp s) noexcept nogil:
-    # row X *= 1 / s (s one number a lane)
-    cdef Py_ssize_t c, l
-    cdef double inv[W]
-    for l in range(W):
-        inv[l] = 1.0 / s[l]
-    for c in range(ncols):
-        for l in range(W):
-            X[c * W + l] *= inv[l]
-
-
-cdef void ltl_solve(const ModelC* model, const double* L, double* X,
-                    Py_ssize_t ncols) noexcept nogil:
-    """X ← M⁻¹ X from M = Lᵀ L on W lanes (X: nv rows of ncols, row-major), in place."""
-    cdef Py_ssize_t n = model.nv, k, i
-    cdef const int64_t* lam = model.dof_parent
-    # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
-    for k in range(n - 1, -1, -1):
-        row_scale(X + k * ncols * W, ncols, L + (k * n + k) * W)
-        i = lam[k]
-        while i >= 0:
-            row_minus(X + i * ncols * W, X + k * ncols * W, ncols, L + (k * n + i) * W)
-            i = lam[i]
-    # --- sweep 2 (root to leaves): X ← L⁻¹ X
-    for k in range(n):
-        i = lam[k]
-        while i >= 0:
-            row_minus(X + k * ncols * W, X + i * ncols * W, ncols, L + (k * n + i) * W)
-            i = lam[i]
-        row_scale(X + k * ncols * W, ncols, L + (k * n + k) * W)
-
-
-cdef void ltl_inverse(const ModelC* model, double* L) noexcept nogil:
-    """M⁻¹ = L⁻¹ L⁻ᵀ from M = Lᵀ L on W lanes, in L's own storage (full and symmetric).
-
-    As ``crba.ltl_inverse``: N = L⁻¹ replaces L column by column from the last (N keeps
-    L's pattern), then N Nᵀ replaces N row by row from the last.
-    """
-    cdef Py_ssize_t n = model.nv, a, b, k, l
-    cdef const int64_t* lam = model.dof_parent
-    cdef double s[W]
-    cdef double piv[W]
-    for b in range(n - 1, -1, -1):
-        # N[b, b] = 1 / L[b, b];  N[a, b] = -N[b, b] Σ_{b < k ⪯ a} N[a, k] L[k, b]  (N L = 1)
-        for l in range(W):
-            piv[l] = 1.0 / L[(b * n + b) * W + l]
-            L[(b * n + b) * W + l] = piv[l]
-        for a in range(n - 1, b, -1):
-            memset(s, 0, W * sizeof(double))
-            k = a
-            while k > b:
-                plus_product(s, L + (a * n + k) * W, L + (k * n + b) * W)
-                k = lam[k]
-            for l in range(W):
-                L[(a * n + b) * W + l] = -piv[l] * s[l]
-    for a in range(n - 1, -1, -1):
-        for b in range(a, -1, -1):
-            # (N Nᵀ)[a, b] = Σ_{k ⪯ b} N[a, k] N[b, k]
-            memset(s, 0, W * sizeof(double))
-            k = b
-            while k >= 0:
-                plus_product(s, L + (a * n + k) * W, L + (b * n + k) * W)
-                k = lam[k]
-            memcpy(L + (a * n + b) * W, s, W * sizeof(double))
-    for a in range(n):
-        for b in range(a + 1, n):
-            memcpy(L + (a * n + b) * W, L + (b * n + a) * W, W * sizeof(double))
-
-
-cdef int minus_inverse_times(const ModelC* model, double* M, double* dq,
-                             double* dv) noexcept nogil:
-    """M ← M⁻¹, dq ← -M⁻¹ dq, dv ← -M⁻¹ dv in place on W lanes; 0 or 1 + the failing column.
-
-    As the one-state kernel's sparse path: M = Lᵀ L with the tree's sparsity, the rows
-    of dq and dv solved, M⁻¹ = L⁻¹ L⁻ᵀ formed in M's storage.
-    """
-    cdef Py_ssize_t n = model.nv, k
-    cdef int status
-    if n == 0:
-        return 0
-    status = ltl(model, M)
-    if status:
-        return status
-    ltl_solve(model, M, dq, n)
-    ltl_solve(model, M, dv, n)
-    for k in range(n * n * W):
-        dq[k] = -dq[k]
-        dv[k] = -dv[k]
-    ltl_inverse(model, M)
-    return 0
+include "soa_ltl.pxi"
 
 
 cdef int aba_derivatives(const ModelC* model, Lanes* w, Derivs* d, const double* qd,
@@ -615,8 +552,5 @@ cdef int run_derivatives(const void* record, double* work, int task, const doubl
     return status
 
 
-if W != 8:
-    raise ImportError("soa_derivatives.pxi: rbd_minus_product and rbd_plus_product are "
-                      f"written for W = 8 lanes, _lanes.pxd has W = {W}")
 _kernels.derivatives_size = derivatives_size
 _kernels.run_derivatives = run_derivatives
