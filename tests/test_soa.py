@@ -151,13 +151,20 @@ def test_ball_and_free_pivots_in_lanes_match_the_one_state_kernel(armature, simd
 
 
 
+#: Evaluations of the dynamics in the quaternion test's rollouts: 5 RK4 steps of 4, and the
+#: initial sample.
+ROLLOUT_EVALUATIONS = 21
+
+
 def test_lanes_take_quaternions_within_the_tolerance_as_unit_quaternions(simd):
     """A batch reads quaternions of norm 1 + 1e-7 (accepted: the tolerance is 1e-6) as
-    their unit multiples (normalized per block by ``_args.check_rows``; the lanes'
-    ``quat_to_rot_T`` scales by 2/|q|² as well); every build and the one-state kernel
-    agree with the unit input, and the caller's q is left as it was.  Only rounding
-    separates the two inputs' results, amplified in the derivatives (M⁻¹) as by any
-    change of operation order: RTOL_LANES."""
+    their unit multiples through every entry point that runs in lanes: q is normalized
+    per block by ``_args.check_rows`` (rollouts: their q0 by ``_rollout_states``), and the
+    lanes' ``quat_to_rot_T`` takes it as unit (an entry point that passed the raw q would
+    be off by 2e-7).  Every build and the one-state kernel agree with the unit input, and
+    the caller's q is left as it was.  Only rounding separates the two inputs' results,
+    amplified in the derivatives (M⁻¹) as by any change of operation order: RTOL_LANES; a
+    rollout's samples add it up over its ``ROLLOUT_EVALUATIONS`` evaluations."""
     model = rbd.testing.random_model(np.random.default_rng(5), 5,
                                      ("spherical", "revolute"), floating_base=True)
     Q, V, A, _ = batch(model, 4, n=11)
@@ -177,15 +184,20 @@ def test_lanes_take_quaternions_within_the_tolerance_as_unit_quaternions(simd):
         "crba": lambda q: rbd.crba(model, q),
         "rnea_derivatives": lambda q: rbd.rnea_derivatives(model, q, V, A),
         "aba_derivatives": lambda q: rbd.aba_derivatives(model, q, V, A),
+        "nonlinear_effects": lambda q: rbd.nonlinear_effects(model, q, V),
+        "gravity_forces": lambda q: rbd.gravity_forces(model, q),
+        "rollout": lambda q: _model_module().compiled_model(model).rollout(
+            q, V, grid=(1e-3, 5e-3, 5))[:3],
     }
     for build in [*builds(), "off"]:
         simd(build)
         for name, call in calls.items():
             got, want = call(Q_off), call(Q_unit)
+            tol = RTOL_LANES * (ROLLOUT_EVALUATIONS if name == "rollout" else 1)
             for g, u in zip(got if isinstance(got, tuple) else (got,),
                             want if isinstance(want, tuple) else (want,), strict=True):
                 err = rbd.testing.relative_difference(g, u)
-                assert err <= RTOL_LANES, f"{build} {name}: {err:.2e}"
+                assert err <= tol, f"{build} {name}: {err:.2e}"
             assert np.array_equal(Q_off, Q_before), f"{build} {name}: q was modified"
 
 

@@ -143,27 +143,25 @@ cdef inline void mat3_mul(clp A, clp B, lp C) noexcept nogil:
 
 
 cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
-    # E = R(quat / |quat|)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane: the
-    # formula of _spatial.pxd's quat_to_rot_T with its factor 2 replaced by s = 2 / |quat|²,
-    # so that a quaternion within the tolerance of a unit one (rbd's check) needs no
-    # normalized copy of q
+    # E = R(quat)ᵀ for the unit scalar-last quaternion (x, y, z, w) of each lane
+    # (_spatial.pxd's quat_to_rot_T): the lanes read q normalized by their callers
+    # (_args.check_rows for a batch, _rollout_batch's q0 and kinematics.integrate for rollouts)
     cdef Py_ssize_t l
-    cdef double x, y, z, w, s
+    cdef double x, y, z, w
     for l in range(W):
         x = quat[l]
         y = quat[W + l]
         z = quat[2 * W + l]
         w = quat[3 * W + l]
-        s = 2.0 / (x * x + y * y + z * z + w * w)
-        E[l] = 1.0 - s * (y * y + z * z)
-        E[W + l] = s * (x * y + z * w)
-        E[2 * W + l] = s * (x * z - y * w)
-        E[3 * W + l] = s * (x * y - z * w)
-        E[4 * W + l] = 1.0 - s * (x * x + z * z)
-        E[5 * W + l] = s * (y * z + x * w)
-        E[6 * W + l] = s * (x * z + y * w)
-        E[7 * W + l] = s * (y * z - x * w)
-        E[8 * W + l] = 1.0 - s * (x * x + y * y)
+        E[l] = 1.0 - 2.0 * (y * y + z * z)
+        E[W + l] = 2.0 * (x * y + z * w)
+        E[2 * W + l] = 2.0 * (x * z - y * w)
+        E[3 * W + l] = 2.0 * (x * y - z * w)
+        E[4 * W + l] = 1.0 - 2.0 * (x * x + z * z)
+        E[5 * W + l] = 2.0 * (y * z + x * w)
+        E[6 * W + l] = 2.0 * (x * z + y * w)
+        E[7 * W + l] = 2.0 * (y * z - x * w)
+        E[8 * W + l] = 1.0 - 2.0 * (x * x + y * y)
 
 
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
