@@ -11,7 +11,8 @@
 # model, long chains included: the dense LAPACK path of the one-state kernel does not run
 # in lanes).  The joint transforms left in the lanes by that ABA are reused by the outward
 # sweep.  Joints whose motion subspace moves with their own coordinate (universal, planar)
-# add the terms W (8) (``joint_partials``, in lanes for universal joints and planar ones).
+# add the terms W (8): ``joint_partials`` and ``planar_partials`` are ``derivatives.pyx``'s,
+# written for the lanes.
 # Included after ``soa.pxi`` by ``_soa_portable.pyx``, ``_soa_avx2.pyx`` and
 # ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace, ``joint_step`` and ``aba``,
 # and adds ``derivatives_size`` and ``run_derivatives`` to its kernel table.
