@@ -4,9 +4,10 @@
 The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
 ``mj_step`` with ``integrator="Euler"``):
 
-1. the contacts at q (the collision model's ``collide_into`` from the body poses,
-   ``collision.pyx``);
-2. ``forward_into``'s constrained acceleration a (``forward.pyx``);
+1. the position stage at q (``stages.position``: each joint transform and body pose once a
+   step, read by everything after it), and the contacts at those poses (the collision
+   model's ``collide_into``, ``collision.pyx``);
+2. ``forward_into``'s constrained acceleration a (``forward.pyx``, on the same poses);
 3. joint damping D taken implicitly (``mj_EulerSkip``): a_E = a − (M + h D)⁻¹ h D a;
 4. v⁺ = v + h a_E and q⁺ = q ⊕ h v⁺ in MuJoCo's coordinates (``euler_update``: a free
    joint's linear velocity in the world frame, ``mj_integratePos``'s quaternion update).
@@ -45,7 +46,8 @@ cdef enum:
     J_FREE = 6
 
 #: A collision routine: the contacts at the body poses R, p (``Work.R``, ``Work.p`` after
-#: ``world_poses``) into ``out``; returns their number, or −1 when they exceed its capacity.
+#: the position stage, ``stages.position``) into ``out``; returns their number, or −1 when they
+#: exceed its capacity.
 ctypedef int (*collide_fn)(void* data, const double* q, const double* R, const double* p,
                            ContactSetC* out) noexcept nogil
 
