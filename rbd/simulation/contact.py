@@ -71,14 +71,15 @@ def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     from ..constraints.forward import own_slices
 
     q = np.asarray(q, float)
+    lower, upper = model.lower, model.upper        # (each read builds the array)
     outside = []
     for _, body, qs in own_slices(model, "q"):
         if body.joint.kind not in ("revolute", "prismatic"):
             continue
         k = qs.start
-        if q[k] < model.lower[k] or q[k] > model.upper[k]:
+        if q[k] < lower[k] or q[k] > upper[k]:
             outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
-                           f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
+                           f"[{lower[k]:.4g}, {upper[k]:.4g}]")
     if outside:
         warnings.warn("simulate: the initial state is outside joint limits: "
                       + "; ".join(outside), RuntimeWarning, stacklevel=stacklevel + 1)
