@@ -544,3 +544,17 @@ def test_rbd_simulate_is_the_function_and_rbd_simulation_the_package():
     assert importlib.import_module("rbd.simulation").Trajectory is Trajectory
     traj = rbd.simulate(rbd.models.double_pendulum(), [0.5, -0.3], [0.0, 0.0], 0.1, 0.01)
     assert isinstance(traj, Trajectory) and traj.q.shape == (11, 2)
+
+
+def test_the_kept_joint_layout_follows_a_new_body():
+    """The model keeps the joint layout simulate stores on a trajectory; a body added later
+    gives a new one."""
+    from rbd.simulation.trajectory import joint_layout
+
+    model = single_pendulum()
+    assert joint_layout(model) is joint_layout(model)
+    model.add_body(0, rbd.Revolute([0, 1, 0]), None, (1.0, [0, 0, -1.0], np.zeros((3, 3))),
+                   joint_name="elbow")
+    assert [row[0] for row in joint_layout(model)][-1] == "elbow"
+    traj = simulate(model, np.zeros(2), np.zeros(2), 0.01, 0.01)
+    assert len(traj.joints) == 2

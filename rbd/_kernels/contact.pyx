@@ -4,9 +4,10 @@
 The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
 ``mj_step`` with ``integrator="Euler"``):
 
-1. the contacts at q (the collision model's ``collide_into`` from the body poses,
-   ``collision.pyx``);
-2. ``forward_into``'s constrained acceleration a (``forward.pyx``);
+1. the position stage at q (``stages.position``: each joint transform and body pose once a
+   step, read by everything after it), and the contacts at those poses (the collision
+   model's ``collide_into``, ``collision.pyx``);
+2. ``forward_into``'s constrained acceleration a (``forward.pyx``, on the same poses);
 3. joint damping D taken implicitly (``mj_EulerSkip``): a_E = a − (M + h D)⁻¹ h D a;
 4. v⁺ = v + h a_E and q⁺ = q ⊕ h v⁺ in MuJoCo's coordinates (``euler_update``: a free
    joint's linear velocity in the world frame, ``mj_integratePos``'s quaternion update).
@@ -35,7 +36,8 @@ from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.forward cimport (ForwardC, ForwardModel, ForwardWork, ForwardWorkspace,
                                    forward_into)
-from rbd._kernels.kinematics cimport kinetic_energy, potential_energy, world_poses
+from rbd._kernels.kinematics cimport kinetic_energy_of, potential_energy_of
+from rbd._kernels.stages cimport position
 
 cnp.import_array()
 
@@ -44,7 +46,8 @@ cdef enum:
     J_FREE = 6
 
 #: A collision routine: the contacts at the body poses R, p (``Work.R``, ``Work.p`` after
-#: ``world_poses``) into ``out``; returns their number, or −1 when they exceed its capacity.
+#: the position stage, ``stages.position``) into ``out``; returns their number, or −1 when they
+#: exceed its capacity.
 ctypedef int (*collide_fn)(void* data, const double* q, const double* R, const double* p,
                            ContactSetC* out) noexcept nogil
 
@@ -176,12 +179,13 @@ cdef int euler_step(const ForwardC* f, const ModelC* model, ForwardWork* fw, col
     q⁺, v⁺; 0, or 1 (M not positive definite), 2 (solver), 3 (too many contacts)."""
     cdef int status
     fw.con.n = 0
+    # the joint transforms and body poses of q, once for the step (mj_fwdPosition)
+    position(model, fw.w, &fw.t, q)
     if collide != NULL:
         # the contacts at the body poses of q (mj_collision)
-        world_poses(model, fw.w, q, model.nb - 1)
         if collide(collider, q, fw.w.R, fw.w.p, &fw.con) < 0:
             return 3
-    status = forward_into(f, model, fw, q, v, tau)
+    status = forward_into(f, model, fw, q, v, tau, True)
     if status:
         return status
     implicit_damping(f, model, fw, h)
@@ -278,7 +282,7 @@ cdef void contact_frame_forces(const ForwardWork* fw, Py_ssize_t width,
 cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double* q,
                         const double* v, ForwardWork* fw) noexcept nogil:
     # sample j of state s: q, v, a (fw.qdd), the contact count, the constraint forces and
-    # the energies
+    # the energies (from the step's body velocities and centres of mass in fw.w)
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
     memcpy(run.Q + at * nq, q, nq * sizeof(double))
     memcpy(run.V + at * nv, v, nv * sizeof(double))
@@ -286,8 +290,8 @@ cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double
     run.counts[at] = fw.con.n
     constraint_force(fw, nv, run.F + at * nv)
     contact_frame_forces(fw, run.width, run.CF + at * run.width * 6)
-    run.T[at] = kinetic_energy(run.model, fw.w, q, v)
-    run.U[at] = potential_energy(run.model, fw.w, q)
+    run.T[at] = kinetic_energy_of(run.model, fw.w, v)
+    run.U[at] = potential_energy_of(run.model, fw.w)
 
 
 cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
@@ -435,10 +439,9 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     """
     cdef CompiledBase cm = fm.compiled
     cdef Run run
-    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), s, capacity
+    cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), capacity
     cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
     cdef ForwardWorkspace ws
-    cdef Interrupt intr
     qa = np.ascontiguousarray(q0, dtype=np.float64).reshape(-1, nq)
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
@@ -450,27 +453,41 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         nt = 1
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
-    ws = ForwardWorkspace(fm, nt, capacity)
     state = np.zeros((nt, 2 * nq + 3 * nv))
-    run.f, run.model, run.fw = &fm.c, &cm.m, ws.fw
+    run.f, run.model = &fm.c, &cm.m
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)
     run.tau = NULL if ta is None else <const double*>cnp.PyArray_DATA(ta)
     run.ntau = 0 if ta is None else ta.shape[0]
     run.h, run.steps, run.every, run.nsamples = h, steps, every, S
     run.state = <double*>cnp.PyArray_DATA(state)
+    # the model's kept workspace when free (ForwardModel.take_workspace), else a new one
+    ws = fm.take_workspace(nt, capacity)
+    try:
+        run.fw = ws.fw
+        _run(&run, N, nt)
+    finally:
+        fm.give_back(ws)
+    return out
+
+
+cdef inline int _run(Run* run, Py_ssize_t N, int nt) except -1:
+    # the N runs of ``run`` on nt threads (simulate_contact's loop); raises what a signal
+    # handler raised during them
+    cdef Interrupt intr
+    cdef Py_ssize_t s
     interrupt_start(&intr)
     run.interrupt = &intr
     if nt == 1:
         with nogil:
             for s in range(N):
-                c_simulate_contact(&run, s, 0)
+                c_simulate_contact(run, s, 0)
     else:
         omp_starting()
         with nogil:
             for s in prange(N, num_threads=nt, schedule="dynamic"):
-                c_simulate_contact(&run, s, threadid())
+                c_simulate_contact(run, s, threadid())
     error = interrupt_error(&intr)
     if error is not None:
         raise error
-    return out
+    return 0

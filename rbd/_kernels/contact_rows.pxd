@@ -1,10 +1,15 @@
 # cython: language_level=3
 """A contact's constraint rows, compiled: the twin of ``rbd/constraints/contact_rows.py``
-(frame rows, pyramid edges), inline for ``forward.pyx``."""
+(frame rows, pyramid edges), and their soft terms (``contact_soft_terms``: the twin of
+``contact_regularizers`` in ``rbd/constraints/impedance.py``), inline for ``forward.pyx``."""
 
+from libc.math cimport sqrt
 from libc.string cimport memcpy
 
-from rbd._kernels.forward cimport ForwardWork
+from rbd._kernels.contact_set cimport ContactSetC
+from rbd._kernels.forward cimport ForwardC, ForwardWork
+from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
+                                     stiffness_damping)
 
 cdef inline void contact_frame_rows(ForwardWork* fw, Py_ssize_t nv, const double* frame,
                                     Py_ssize_t condim) noexcept nogil:
@@ -40,3 +45,50 @@ cdef inline Py_ssize_t contact_rows(ForwardWork* fw, Py_ssize_t nv, Py_ssize_t c
             top[(2 * k - 1) * nv + j] = (fw.frame_rows[j]
                                          - friction[k - 1] * fw.frame_rows[k * nv + j])
     return n
+
+
+cdef inline void contact_soft_terms(const ForwardC* f, ForwardWork* fw, const ContactSetC* con,
+                             Py_ssize_t c, Py_ssize_t n, double tran) noexcept nogil:
+    """R and aref of contact c's n rows at fw.nefc (mj_makeImpedance, contact_regularizers
+    of rbd/constraints/impedance.py), and its cone when elliptic."""
+    cdef Py_ssize_t r, j, start = fw.nefc, condim = con.condim[c]
+    cdef const double* fr = con.friction + 5 * c
+    cdef const double* ref = con.solreffriction + 2 * c
+    cdef double solimp[5]
+    cdef double k, b, bb, imp, diag0, r0, r_first, mu, violation
+    cdef double dist = con.dist[c], margin = con.includemargin[c]
+    clamp_solimp(con.solimp + 5 * c, solimp)
+    imp = impedance(solimp, dist, margin)
+    stiffness_damping(con.solref + 2 * c, f.timestep, solimp[1], False, &k, &b)
+    violation = dist - margin
+    diag0 = tran if (condim == 1 or f.elliptic) else tran + fr[0] * fr[0] * tran
+    r0 = regularizer(imp, diag0)
+    for r in range(n):
+        # aref = −b J v − k d (pos − margin)   (mj_referenceConstraint)
+        fw.aref[start + r] = -b * fw.vel[r] - k * imp * violation
+        fw.R[start + r] = r0
+    if condim == 1:
+        return
+    r_first = r0 / max(MINVAL, f.impratio)
+    mu = fr[0] * sqrt(r_first / r0)
+    if not f.elliptic:
+        for r in range(n):
+            fw.R[start + r] = 2 * mu * mu * r0
+        return
+    # elliptic: R_1 = R_0 / impratio, R_{j+1} = R_1 μ_1² / μ_{j+1}²; friction rows without
+    # stiffness, damped by solreffriction when given
+    bb = b
+    if ref[0] != 0.0 or ref[1] != 0.0:
+        stiffness_damping(ref, 0.0, solimp[1], True, &k, &bb)
+    fw.R[start + 1] = r_first
+    for j in range(1, condim - 1):
+        fw.R[start + 1 + j] = r_first * fr[0] * fr[0] / (fr[j] * fr[j])
+    for r in range(1, condim):
+        fw.aref[start + r] = -bb * fw.vel[r] - 0.0
+    fw.cone_start[fw.ncone] = start
+    fw.cone_dim[fw.ncone] = condim
+    fw.cone_mu[fw.ncone] = mu
+    memcpy(fw.cone_friction + 5 * fw.ncone, fr, 5 * sizeof(double))
+    for r in range(condim):
+        fw.cone_at[start + r] = fw.ncone
+    fw.ncone += 1

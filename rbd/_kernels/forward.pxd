@@ -9,6 +9,7 @@ from rbd._kernels.equality_rows cimport EqualityC
 from rbd._kernels.fluid cimport FluidC
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport Work as NewtonWork
+from rbd._kernels.stages cimport Terms
 from rbd._kernels.tendon_rows cimport TendonC
 
 
@@ -53,10 +54,11 @@ cdef struct ForwardC:
 
 cdef struct ForwardWork:
     # one thread's workspace of ``forward_into`` (``ForwardWorkspace`` carves it)
-    Work* w                       # the model's workspace (CRBA, RNEA, world poses)
-    double* M                     # nv × nv with armature
-    double* L                     # nv × nv: tree-sparse factor M = Lᵀ L
-    double* bias                  # nv: h(q, v)
+    Work* w                       # the model's workspace (the stages' poses, velocities, IC)
+    Terms t                       # the stages' terms (stages.pxd): q, q̇, M, L, h, g
+    double* M                     # nv × nv with armature (= t.M)
+    double* L                     # nv × nv: tree-sparse factor M = Lᵀ L (= t.L)
+    double* bias                  # nv: h(q, v) (= t.h)
     double* a0                    # nv: unconstrained acceleration
     double* qdd                   # nv: constrained acceleration
     double* jac                   # 6 × nv: relative Jacobian at a contact point
@@ -90,7 +92,7 @@ cdef struct ForwardWork:
 
 
 cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
-                      const double* v, const double* tau) noexcept nogil
+                      const double* v, const double* tau, bint posed) noexcept nogil
 
 
 cdef class ForwardWorkspace:
@@ -107,8 +109,10 @@ cdef class ForwardModel:
     cdef readonly object compiled
     cdef readonly object tendons  # tendon_rows.TendonModel
     cdef readonly Py_ssize_t max_contacts
-    cdef object _workspace
-    cdef bint _busy
+    cdef object _workspace        # the last ForwardWorkspace handed out, kept for the next call
+    cdef bint _busy               # _workspace is in use (a call running without the GIL)
+    cdef ForwardWorkspace take_workspace(self, int nthreads, Py_ssize_t capacity)
+    cdef void give_back(self, ForwardWorkspace ws) noexcept
     cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
                          double tolerance, bint limits) except -1
     cdef int fill_contacts(self, ContactSetC* con, contacts) except -1

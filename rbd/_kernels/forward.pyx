@@ -4,10 +4,12 @@
 The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
-1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), the world poses of the bodies, ``passive_force`` (damping, hinge, slide and
-   fixed-tendon springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
-   M = Lᵀ L;
+1. ``smooth_dynamics``: the stages of ``stages.pyx`` in MuJoCo's order, each joint
+   transform computed once (``position``: X_up, S, the world poses, S⁰; skipped when the
+   step's collision stage ran it), ``velocity``, M with armature (``composite_inertia``, in
+   world coordinates), the bias h(q, v) (``bias``), ``passive_force`` (damping, hinge, slide
+   and fixed-tendon springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
+   the one factor M = Lᵀ L;
 2. ``constrained_acceleration``: the rows in MuJoCo's order (``equality_rows``, the tendon
    equalities, ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons'
    (``tendon_rows.pyx``), ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
@@ -25,7 +27,7 @@ refuses (``compiled_forward``) stay on the Python path (``rbd.forward``).
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport isfinite, sqrt
+from libc.math cimport isfinite
 from libc.stdint cimport int64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -33,17 +35,16 @@ from libc.string cimport memcpy, memset
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
-from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows
-from rbd._kernels.crba cimport crba, ltl, ltl_solve
+from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows, contact_soft_terms
+from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.equality_rows cimport equality_c, equality_rows
 from rbd._kernels.fluid cimport fluid_c, fluid_force
-from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
-                                     stiffness_damping)
-from rbd._kernels.kinematics cimport jacobian_columns, world_poses
-from rbd._kernels.rnea cimport rnea
+from rbd._kernels.impedance cimport impedance, regularizer
+from rbd._kernels.kinematics cimport jacobian_columns
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
+from rbd._kernels.stages cimport bias, composite_inertia, position, velocity
 from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
                                        tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
 
@@ -73,12 +74,14 @@ cdef void passive_force(const ForwardC* f, const double* q, const double* v,
 
 cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                          const double* q, const double* v, const double* tau) noexcept nogil:
-    """M (with armature), h, a₀ = M⁻¹(τ + τ_p − h) (mj_fwdVelocity, mj_fwdAcceleration) and
-    the world poses R, p of every body; 1 when M is not positive definite."""
+    """After the position stage: the body velocities, M (with armature), h and
+    a₀ = M⁻¹(τ + τ_p − h) from the one factor M = Lᵀ L (mj_fwdVelocity, mj_fwdAcceleration,
+    the stages of stages.pyx on the poses already computed); 1 when M is not positive
+    definite."""
     cdef Py_ssize_t nv = model.nv, j
-    crba(model, fw.w, q, fw.M)
-    rnea(model, fw.w, q, v, NULL, NULL, fw.bias)
-    world_poses(model, fw.w, q, model.nb - 1)
+    velocity(model, fw.w, &fw.t, v)
+    composite_inertia(model, fw.w, &fw.t)
+    bias(model, fw.w, &fw.t)
     passive_force(f, q, v, fw.a0)
     if f.fluid != NULL:
         fluid_force(f.fluid, model, fw.w, v, fw.a0)
@@ -187,53 +190,6 @@ cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* p
         jacobian_columns(model, fw.w, b, local, fw.jac_body)
         for l in range(6 * nv):
             fw.jac[l] += sign * fw.jac_body[l]
-
-
-cdef inline void contact_soft_terms(const ForwardC* f, ForwardWork* fw, const ContactSetC* con,
-                             Py_ssize_t c, Py_ssize_t n, double tran) noexcept nogil:
-    """R and aref of contact c's n rows at fw.nefc (mj_makeImpedance, contact_regularizers
-    of rbd/constraints/impedance.py), and its cone when elliptic."""
-    cdef Py_ssize_t r, j, start = fw.nefc, condim = con.condim[c]
-    cdef const double* fr = con.friction + 5 * c
-    cdef const double* ref = con.solreffriction + 2 * c
-    cdef double solimp[5]
-    cdef double k, b, bb, imp, diag0, r0, r_first, mu, violation
-    cdef double dist = con.dist[c], margin = con.includemargin[c]
-    clamp_solimp(con.solimp + 5 * c, solimp)
-    imp = impedance(solimp, dist, margin)
-    stiffness_damping(con.solref + 2 * c, f.timestep, solimp[1], False, &k, &b)
-    violation = dist - margin
-    diag0 = tran if (condim == 1 or f.elliptic) else tran + fr[0] * fr[0] * tran
-    r0 = regularizer(imp, diag0)
-    for r in range(n):
-        # aref = −b J v − k d (pos − margin)   (mj_referenceConstraint)
-        fw.aref[start + r] = -b * fw.vel[r] - k * imp * violation
-        fw.R[start + r] = r0
-    if condim == 1:
-        return
-    r_first = r0 / max(MINVAL, f.impratio)
-    mu = fr[0] * sqrt(r_first / r0)
-    if not f.elliptic:
-        for r in range(n):
-            fw.R[start + r] = 2 * mu * mu * r0
-        return
-    # elliptic: R_1 = R_0 / impratio, R_{j+1} = R_1 μ_1² / μ_{j+1}²; friction rows without
-    # stiffness, damped by solreffriction when given
-    bb = b
-    if ref[0] != 0.0 or ref[1] != 0.0:
-        stiffness_damping(ref, 0.0, solimp[1], True, &k, &bb)
-    fw.R[start + 1] = r_first
-    for j in range(1, condim - 1):
-        fw.R[start + 1 + j] = r_first * fr[0] * fr[0] / (fr[j] * fr[j])
-    for r in range(1, condim):
-        fw.aref[start + r] = -bb * fw.vel[r] - 0.0
-    fw.cone_start[fw.ncone] = start
-    fw.cone_dim[fw.ncone] = condim
-    fw.cone_mu[fw.ncone] = mu
-    memcpy(fw.cone_friction + 5 * fw.ncone, fr, 5 * sizeof(double))
-    for r in range(condim):
-        fw.cone_at[start + r] = fw.ncone
-    fw.ncone += 1
 
 
 cdef int _contact_rows(const ForwardC* f, const ModelC* model, ForwardWork* fw,
@@ -350,9 +306,13 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
 
 
 cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
-                      const double* v, const double* tau) noexcept nogil:
+                      const double* v, const double* tau, bint posed) noexcept nogil:
     """The forward pass at (q, v, τ) with the contact set in fw.con: fw.qdd, fw.force, the
-    rows (mj_forward); 0, or 1 (M not positive definite), 2 (solver), 3 (rows do not fit)."""
+    rows (mj_forward); 0, or 1 (M not positive definite), 2 (solver), 3 (rows do not fit).
+    ``posed``: the position stage (joint transforms, world poses, S⁰: stages.position) already
+    ran at q in fw.w, as the step's collision stage runs it (mj_fwdPosition once a step)."""
+    if not posed:
+        position(model, fw.w, &fw.t, q)
     if smooth_dynamics(f, model, fw, q, v, tau):
         return 1
     return constrained_acceleration(f, model, fw, q, v)
@@ -384,16 +344,20 @@ cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity)
     return 0
 
 
-cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nv, Py_ssize_t capacity,
-                    list keep) except -1:
-    # every array of one thread's ForwardWork, sized for ``capacity`` contacts
+cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py_ssize_t nv,
+                           Py_ssize_t capacity, list keep) except -1:
+    # every array of one thread's ForwardWork, sized for ``capacity`` contacts; the stages'
+    # Terms over its M, L, h (no frame Jacobians; M factored as Lᵀ L, the tree's pattern)
     cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
                           + f.tendon.nfriction + 2 * f.tendon.nlimit + f.tendon.nequality
                           + (0 if f.equality == NULL else f.equality.rows.m))
     cdef Py_ssize_t mc = capacity
-    fw.M = <double*>_zeros(keep, nv * nv)
-    fw.L = <double*>_zeros(keep, nv * nv)
-    fw.bias = <double*>_zeros(keep, nv)
+    fw.t.M = fw.M = <double*>_zeros(keep, nv * nv)
+    fw.t.L = fw.L = <double*>_zeros(keep, nv * nv)
+    fw.t.h = fw.bias = <double*>_zeros(keep, nv)
+    fw.t.q, fw.t.qd, fw.t.g = (<double*>_zeros(keep, nq), <double*>_zeros(keep, nv),
+                               <double*>_zeros(keep, nv))
+    fw.t.J, fw.t.frame_body, fw.t.frame_point, fw.t.nframes, fw.t.sparse = NULL, NULL, NULL, 0, 1
     fw.a0 = <double*>_zeros(keep, nv)
     fw.qdd = <double*>_zeros(keep, nv)
     fw.jac = <double*>_zeros(keep, 6 * nv)
@@ -455,7 +419,7 @@ cdef class ForwardWorkspace:
         for t in range(nthreads):
             cm._bind(&self.works[t], buffer[t])
             self.fw[t].w = &self.works[t]
-            _bind_work(&self.fw[t], &fm.c, cm.m.nv, capacity, self.keep)
+            _bind_work(&self.fw[t], &fm.c, cm.m.nq, cm.m.nv, capacity, self.keep)
 
     def __dealloc__(self):
         free(self.fw)
@@ -530,9 +494,25 @@ cdef class ForwardModel:
         self.c.tolerance = tolerance
         return 0
 
-    def workspace(self, int nthreads, Py_ssize_t capacity):
-        """A new :class:`ForwardWorkspace` for this model."""
-        return ForwardWorkspace(self, nthreads, capacity)
+    cdef ForwardWorkspace take_workspace(self, int nthreads, Py_ssize_t capacity):
+        """A :class:`ForwardWorkspace` of at least ``nthreads`` threads and ``capacity``
+        contacts for one call: the one kept from an earlier call when it is large enough and
+        not in use (its sizes depend on nothing else: the rows' counts are this model's),
+        else a new one, kept in its place unless that one is in use.  Hand it back with
+        :meth:`give_back` (checked and set with the GIL held: two threads never share one)."""
+        ws = self._workspace
+        if self._busy or ws is None or ws.nthreads < nthreads or ws.capacity < capacity:
+            ws = ForwardWorkspace(self, nthreads, capacity)
+            if self._busy:
+                return ws
+            self._workspace = ws
+        self._busy = True
+        return ws
+
+    cdef void give_back(self, ForwardWorkspace ws) noexcept:
+        # the call that took ``ws`` has finished with it
+        if ws is self._workspace:
+            self._busy = False
 
     def forward(self, q, v, tau, contacts, str cone="pyramidal", str solver="newton",
                 Py_ssize_t iterations=100, double tolerance=1e-14, bint limits=True):
@@ -562,24 +542,18 @@ cdef class ForwardModel:
         cdef cnp.ndarray vc = np.ascontiguousarray(v, dtype=np.float64)
         cdef cnp.ndarray tc = np.ascontiguousarray(tau, dtype=np.float64)
         self.set_options(cone, solver, iterations, tolerance, limits)
-        if self._busy or self._workspace is None or self._workspace.capacity < n:
-            ws = ForwardWorkspace(self, 1, max(n, self.max_contacts))
-            if not self._busy:
-                self._workspace = ws
-        else:
-            ws = self._workspace
-        fw = &ws.fw[0]
-        self.fill_contacts(&fw.con, contacts)
-        self._busy = True
+        ws = self.take_workspace(1, max(n, self.max_contacts))
         try:
+            fw = &ws.fw[0]
+            fw.warm = NULL                             # (a kept workspace's last run set it)
+            self.fill_contacts(&fw.con, contacts)
             with nogil:
                 status = forward_into(&self.c, &cm.m, fw, <const double*>cnp.PyArray_DATA(qc),
                                       <const double*>cnp.PyArray_DATA(vc),
-                                      <const double*>cnp.PyArray_DATA(tc))
+                                      <const double*>cnp.PyArray_DATA(tc), False)
+            return status, results(fw, nv)
         finally:
-            if ws is self._workspace:
-                self._busy = False
-        return status, results(fw, nv)
+            self.give_back(ws)
 
     cdef int fill_contacts(self, ContactSetC* con, contacts) except -1:
         """Copy a Python contact set (``rbd.collide``'s ``Contacts``) into ``con``; −1 when it

@@ -2,7 +2,7 @@
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._model cimport ModelC, Work
-from rbd._kernels._spatial cimport cross3, mat3_mulT, mat3_vec
+from rbd._kernels._spatial cimport cross3, dot3, dot6, mat3_mulT, mat3_vec, rbi_apply
 
 cdef void world_poses(const ModelC* model, Work* w, const double* q,
                       Py_ssize_t last) noexcept nogil
@@ -71,3 +71,29 @@ cdef inline void jacobian_columns(const ModelC* model, Work* w, Py_ssize_t body,
                 J[k * nv + col] = om[k]
                 J[(3 + k) * nv + col] = lin[k] + t[k]
         j = model.parent[j]
+
+
+cdef inline double kinetic_energy_of(const ModelC* model, const Work* w,
+                                     const double* qd) noexcept nogil:
+    """``kinetic_energy`` from the body velocities already in w.v (the velocity stage):
+    T = ½ Σ v_iᵀ I_i v_i + ½ Σ armature_k q̇_k²."""
+    cdef Py_ssize_t i
+    cdef double T = 0.0
+    cdef double Iv[6]
+    for i in range(model.nb):
+        rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, w.v + 6 * i, Iv)
+        T += 0.5 * dot6(w.v + 6 * i, Iv)
+    for i in range(model.nv):
+        # rotor kinetic energy ½ armature_k q̇_k²
+        T += 0.5 * model.armature[i] * qd[i] * qd[i]
+    return T
+
+
+cdef inline double potential_energy_of(const ModelC* model, const Work* w) noexcept nogil:
+    """``potential_energy`` from the centres of mass already in w.C (the position stage):
+    U = -Σ m_i gᵀ C_i."""
+    cdef Py_ssize_t i
+    cdef double U = 0.0
+    for i in range(model.nb):
+        U -= model.mass[i] * dot3(model.gravity, w.C + 3 * i)
+    return U

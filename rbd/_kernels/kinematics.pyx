@@ -22,15 +22,12 @@ from rbd._kernels._model cimport (
 )
 from rbd._kernels._spatial cimport (
     cross3,
-    dot3,
-    dot6,
     mat3_mulT,
     mat3_vec,
     mat3T_mul,
     mat3T_vec,
     quat_integrate,
     quat_to_rot_T,
-    rbi_apply,
     rot_to_quat,
     se3_exp,
 )
@@ -82,17 +79,8 @@ cdef void jacobian(const ModelC* model, Work* w, const double* q, Py_ssize_t bod
 cdef double kinetic_energy(const ModelC* model, Work* w, const double* q,
                            const double* qd) noexcept nogil:
     """T = ½ Σ v_iᵀ I_i v_i + ½ Σ armature_k q̇_k²  (= ½ q̇ᵀ M q̇, M with the armature)."""
-    cdef Py_ssize_t i
-    cdef double T = 0.0
-    cdef double Iv[6]
     body_velocities(model, w, q, qd)
-    for i in range(model.nb):
-        rbi_apply(model.mass[i], model.h + 3 * i, model.Ibar + 9 * i, w.v + 6 * i, Iv)
-        T += 0.5 * dot6(w.v + 6 * i, Iv)
-    for i in range(model.nv):
-        # rotor kinetic energy ½ armature_k q̇_k²
-        T += 0.5 * model.armature[i] * qd[i] * qd[i]
-    return T
+    return kinetic_energy_of(model, w, qd)
 
 
 cdef void body_centers_of_mass(const ModelC* model, Work* w, const double* q,
@@ -126,12 +114,8 @@ cdef void center_of_mass(const ModelC* model, Work* w, const double* q,
 
 cdef double potential_energy(const ModelC* model, Work* w, const double* q) noexcept nogil:
     """U = -Σ m_i gᵀ C_i (zero at the world origin); fills w.C."""
-    cdef Py_ssize_t i
-    cdef double U = 0.0
     body_centers_of_mass(model, w, q, w.C)
-    for i in range(model.nb):
-        U -= model.mass[i] * dot3(model.gravity, w.C + 3 * i)
-    return U
+    return potential_energy_of(model, w)
 
 
 cdef inline void free_integrate(const double* q, const double* v, double dt,

@@ -60,8 +60,24 @@ def compiled_forward(model, constraints=None):
     if getattr(model, "geoms", ()) and reference_only(model):    # GJK pairs: readable only
         return None
     opts = options(model)          # the static data depends on the time step (solref)
-    return model._derived(("compiled_forward", float(opts["timestep"]), float(opts["impratio"]),
-                           equalities), lambda: _forward_model(model, equalities))
+    sources = _static_sources(model)
+    key = ("compiled_forward", float(opts["timestep"]), float(opts["impratio"]),
+           tuple(opts.get("disable", ())), equalities,
+           tuple(map(tuple, getattr(model, "contact_excludes", ()))), tuple(map(id, sources)))
+    # the entry holds its sources, so that their ids stay theirs while it is kept
+    return model._derived(key, lambda: (sources, _forward_model(model, equalities)))[1]
+
+
+def _static_sources(model) -> tuple:
+    """What the compiled pass's static data are read from besides the tree (which clears
+    the model's cache when it changes) and the options in :func:`compiled_forward`'s key:
+    the MJCF's option, joint, tendon and body dicts, the geoms and the contact pairs, each
+    taken by identity (assign a new dict to change one, as :func:`.joint_softness` says)."""
+    return (getattr(model, "mujoco_options", None), getattr(model, "mujoco_joints", None),
+            getattr(model, "mujoco_tendons", None),
+            getattr(model, "mujoco_tendon_equalities", None),
+            getattr(model, "mujoco_bodies", None), *(getattr(model, "geoms", ()) or ()),
+            *getattr(model, "contact_pairs", ()))
 
 
 def _ball_free_springs(model) -> bool:
@@ -82,18 +98,20 @@ def _forward_model(model, equalities=()):
     from .._kernels.forward import ForwardModel
     from ..algorithms import compiled
 
-    data = kernel_data(model)
-    data.update(_compiled_terms(model, equalities))
+    weights = inverse_weights(model)
+    data = kernel_data(model, weights)
+    data.update(_compiled_terms(model, equalities, weights))
     return ForwardModel(compiled(model), data, max_contacts(model))
 
 
-def _compiled_terms(model, equalities) -> dict:
+def _compiled_terms(model, equalities, weights) -> dict:
     """The compiled equality rows and fluid forces of the model (``EqualityModel``,
-    ``FluidModel``; None where it has none), from :mod:`.forward_compiled_terms`."""
+    ``FluidModel``; None where it has none), from :mod:`.forward_compiled_terms`;
+    ``weights``: :func:`.inverse_weights`."""
     from .._kernels.equality_rows import EqualityModel
     from .._kernels.fluid import FluidModel
 
-    body_weight, dof_weight = inverse_weights(model)
+    body_weight, dof_weight = weights
     equality = equality_data(model, list(equalities), body_weight_of(model, body_weight),
                              dof_weight, solref_timestep(model, float(options(model)["timestep"])))
     # with both spring and damper disabled there is no passive force, fluid included
@@ -113,7 +131,7 @@ def max_contacts(model) -> int:
     return max(1, compiled_collision(model).max_contacts if geoms else 0)
 
 
-def kernel_data(model) -> dict:
+def kernel_data(model, weights=None) -> dict:
     """The static arrays of the compiled forward pass (``ForwardC`` in
     ``rbd/_kernels/forward.pxd``), from this module's helpers: the constant terms of the
     friction-loss rows, the limits with their k, b and solimp, the springs, each geom's
@@ -125,10 +143,11 @@ def kernel_data(model) -> dict:
     ``spring`` and ``damper`` the springs and the damping (and so the step's implicit
     damping), ``eulerdamp`` the step's implicit damping, ``refsafe`` the bound on time
     constants; ``contact`` and ``filterparent`` act
-    in the collision stage, ``gravity`` at load."""
+    in the collision stage, ``gravity`` at load.  ``weights``: :func:`.inverse_weights` when
+    the caller has them."""
     opts = options(model)
     timestep = solref_timestep(model, float(opts["timestep"]))
-    body_weight, dof_weight = inverse_weights(model)
+    body_weight, dof_weight = inverse_weights(model) if weights is None else weights
     soft = joint_softness(model)
     weight_of = body_weight_of(model, body_weight)
     no_rows = disabled(model, "constraint")

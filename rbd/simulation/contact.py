@@ -71,14 +71,15 @@ def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     from ..constraints.forward import own_slices
 
     q = np.asarray(q, float)
+    lower, upper = model.lower, model.upper        # (each read builds the array)
     outside = []
     for _, body, qs in own_slices(model, "q"):
         if body.joint.kind not in ("revolute", "prismatic"):
             continue
         k = qs.start
-        if q[k] < model.lower[k] or q[k] > model.upper[k]:
+        if q[k] < lower[k] or q[k] > upper[k]:
             outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
-                           f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
+                           f"[{lower[k]:.4g}, {upper[k]:.4g}]")
     if outside:
         warnings.warn("simulate: the initial state is outside joint limits: "
                       + "; ".join(outside), RuntimeWarning, stacklevel=stacklevel + 1)
@@ -263,12 +264,19 @@ def _trajectory(model, samples, dt, steps, backend, energies=None) -> Trajectory
     for j, (f, n) in enumerate(zip(frames, counts, strict=True)):
         n = min(n, table.shape[1])
         table[j, :n] = f[:n]
-    return Trajectory(t=np.array(ts), q=q_arr, v=v_arr, a=np.array(accs),
-                      kinetic=np.array(energies[0]), potential=np.array(energies[1]),
-                      model_name=model.name, integrator="euler", dt=dt, steps=steps,
-                      evaluations=steps + 1, contact_count=counts,
-                      constraint_force=np.array(forces).reshape(len(counts), model.nv),
-                      contact_force=table)
+    return _trajectory_of(model, dt, steps, np.array(ts), q_arr, v_arr, np.array(accs),
+                          energies, counts, np.array(forces).reshape(len(counts), model.nv),
+                          table)
+
+
+def _trajectory_of(model, dt, steps, t, q, v, a, energies, counts, forces,
+                   table) -> Trajectory:
+    """The :class:`Trajectory` of a contact run from its arrays (one row per sample;
+    ``table``: the recorded contacts' frame forces, (samples, contacts, 6))."""
+    return Trajectory(t=t, q=q, v=v, a=a, kinetic=np.asarray(energies[0]),
+                      potential=np.asarray(energies[1]), model_name=model.name,
+                      integrator="euler", dt=dt, steps=steps, evaluations=steps + 1,
+                      contact_count=counts, constraint_force=forces, contact_force=table)
 
 
 #: Why a compiled run stopped early (``rbd._kernels.contact.simulate_contact``'s status).
@@ -316,13 +324,16 @@ def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
     """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it."""
     n, stop = int(out["recorded"][s]), int(out["stopped"][s])
     k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
-    ts = [j * dt for j in k][:n]
-    columns = [out[name][s, :n] for name in ("q", "v", "a", "contact_count",
-                                             "constraint_force", "contact_force")]
-    traj = _trajectory(model, list(zip(ts, *columns, strict=True)), dt,
-                       stop if out["status"][s] else steps, "kernel",
-                       (out["kinetic"][s, :n], out["potential"][s, :n]))
+    ts = np.array([j * dt for j in k][:n])
+    counts = out["contact_count"][s, :n].astype(int)
+    # the kernel's table holds zeros beyond each sample's count: keep as many columns as
+    # the most contacts of a sample (at most RECORDED_CONTACTS), as _trajectory does
+    table = out["contact_force"][s, :n, :min(int(counts.max(initial=0)), RECORDED_CONTACTS)]
     status = int(out["status"][s])
+    traj = _trajectory_of(model, dt, stop if status else steps, ts, out["q"][s, :n],
+                          out["v"][s, :n], out["a"][s, :n],
+                          (out["kinetic"][s, :n], out["potential"][s, :n]), counts,
+                          out["constraint_force"][s, :n], table)
     if status == 0:
         return traj
     what = ("diverged" if status == 4 else f"stopped ({_STOPPED[status]})")

@@ -19,8 +19,16 @@ def joint_layout(model) -> tuple[tuple[str, str, int, int, int, int], ...]:
 
     In body order; fixed joints and mimic joints (no coordinate of their own) are left out.
     Stored on a :class:`Trajectory` by :func:`rbd.simulate` so that a plot names the curves
-    after the joints, with units, without the model at hand.
+    after the joints, with units, without the model at hand.  The model keeps it (a tree
+    change clears it).
     """
+    if hasattr(model, "_derived"):
+        return model._derived("joint_layout", lambda: _joint_layout(model))
+    return _joint_layout(model)
+
+
+def _joint_layout(model) -> tuple[tuple[str, str, int, int, int, int], ...]:
+    """:func:`joint_layout`, computed."""
     layout = []
     for i, body in enumerate(model.bodies):
         joint = body.joint
