@@ -116,14 +116,12 @@ cdef class CollisionModel:
 # The contact set at body poses R (≥ cm.nbody rows of 3×3, row-major) and p (≥ cm.nbody
 # rows of 3): Work.R, Work.p after world_poses.  Returns the number of contacts written
 # (out.n), -1 when out.capacity is too small (cm.max_contacts always suffices; out.n then
-# counts the whole pairs written), -2 when scratch memory cannot be had.
+# counts the whole pairs written), -2 when scratch memory cannot be had.  skipped (room for
+# npair entries, or NULL): the table indices of the pairs whose routine declined at this
+# state (-1: a convex pair needing multi-contact), their number in nskipped.
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out) noexcept nogil
-# collide_into that also lists, in `skipped` (npair entries, or NULL), the table indices of
-# the pairs whose routine declined at this state (-1: multi-contact), their number in nskipped
-cdef int collide_listing(const CollisionC* cm, const double* R, const double* p,
-                         ContactSetC* out, Py_ssize_t* skipped,
-                         Py_ssize_t* nskipped) noexcept nogil
+                      ContactSetC* out, Py_ssize_t* skipped,
+                      Py_ssize_t* nskipped) noexcept nogil
 
 
 # ----------------------------------------------------------------------------- the routine table

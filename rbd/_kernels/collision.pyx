@@ -251,22 +251,17 @@ cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
 
 
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out) noexcept nogil:
+                      ContactSetC* out, Py_ssize_t* skipped,
+                      Py_ssize_t* nskipped) noexcept nogil:
     """The contact set at body poses R (nbody × 3×3 row-major), p (nbody × 3): collide.
 
     Writes ``out.n`` contacts in MuJoCo's order and returns their number; returns -1
     (``out.n``: the contacts of the pairs that fit) when ``out.capacity`` is too small
-    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.
+    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.  When
+    ``skipped`` is not NULL (room for every pair), the table indices of the pairs whose
+    routine declined at this state (a convex pair needing MuJoCo's multi-contact: the
+    reference's ``Contacts.unsupported``) go there, their number into ``nskipped``.
     """
-    return collide_listing(cm, R, p, out, NULL, NULL)
-
-
-cdef int collide_listing(const CollisionC* cm, const double* R, const double* p,
-                         ContactSetC* out, Py_ssize_t* skipped,
-                         Py_ssize_t* nskipped) noexcept nogil:
-    """:c:func:`collide_into`, listing in ``skipped`` (when not NULL) the table indices of
-    the pairs whose routine declined at this state (a convex pair needing MuJoCo's
-    multi-contact: the reference's ``Contacts.unsupported``), their number in ``nskipped``."""
     cdef double stack[STACK_GEOMS * GEOM_SCRATCH]
     cdef double* scratch = scratch_for(cm, stack)
     cdef Py_ssize_t k
@@ -567,7 +562,7 @@ cdef class CollisionModel:
         start = perf_counter()
         with nogil:
             for _ in range(repeat):
-                collide_into(&self.c, Rd, pd, &out)
+                collide_into(&self.c, Rd, pd, &out, NULL, NULL)
         return (perf_counter() - start) / repeat
 
     cdef tuple _poses(self, R, p):
@@ -620,8 +615,8 @@ cdef class CollisionModel:
         with nogil:
             for s in range(N):
                 out = shifted(base, s)
-                status = collide_listing(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out,
-                                         &skipped[s, 0], &nskipped[s])
+                status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out,
+                                      &skipped[s, 0], &nskipped[s])
                 if status < 0:
                     break
                 counts[s] = out.n

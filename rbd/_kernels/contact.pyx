@@ -346,7 +346,7 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
 cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
                                   ContactSetC* out) noexcept nogil:
     # the compiled collision stage of the model (collision.pyx: mj_collision)
-    return collide_into(<const CollisionC*>data, R, p, out)
+    return collide_into(<const CollisionC*>data, R, p, out, NULL, NULL)
 
 
 cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
