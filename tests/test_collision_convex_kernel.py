@@ -179,9 +179,9 @@ def test_compiled_step_equals_the_python_step_with_gjk_contacts(settled):
                                    atol=RTOL_EXACT * (1 + np.abs(v1).max()))
 
 
-def test_compiled_stage_lists_and_warns_a_pair_needing_several_contacts(tmp_path):
-    """A capsule flat on a cylinder (MuJoCo 4.0: two contacts by a rule rbd does not follow):
-    the compiled stage leaves the pair out, lists it and warns, as the readable one."""
+def _flat_capsule_on_cylinder(tmp_path):
+    """A capsule flat on a cylinder (MuJoCo 4.0: two contacts by a rule rbd does not
+    follow; tests/test_collision_convex.py): rbd's model and q, v."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the state")
     path = tmp_path / "flat.xml"
     path.write_text('<mujoco><worldbody><body><freejoint/><geom type="cylinder" size="0.3 0.1"/>'
@@ -190,6 +190,12 @@ def test_compiled_stage_lists_and_warns_a_pair_needing_several_contacts(tmp_path
     model, mm, d = rbd.testing.mujoco_pair(path)
     mujoco.mj_forward(mm, d)
     q, v, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    return model, q, v
+
+
+def test_compiled_stage_lists_and_warns_a_pair_needing_several_contacts(tmp_path):
+    """The compiled stage leaves the pair out, lists it and warns, as the readable one."""
+    model, q, v = _flat_capsule_on_cylinder(tmp_path)
     for backend in ("reference", "kernel"):
         with pytest.warns(UserWarning, match=r"\('capsule', 'cylinder'\)"):
             found = rbd.collide(model, q, backend=backend)
@@ -197,3 +203,12 @@ def test_compiled_stage_lists_and_warns_a_pair_needing_several_contacts(tmp_path
     with pytest.warns(UserWarning, match="multi-contact"):
         result = rbd.forward(model, q, v, backend="kernel")
     assert len(result.contacts) == 0
+
+
+def test_compiled_run_warns_of_a_pair_needing_several_contacts(tmp_path):
+    """The compiled rollout (collide_into without the GIL) counts the declined pair-steps
+    and the run warns once, as each Python step does."""
+    model, q, v = _flat_capsule_on_cylinder(tmp_path)
+    with pytest.warns(UserWarning, match=r"multi-contact of convex pairs at 3 pair-step"):
+        traj = compiled_runs(model, q[None], v[None], 2, 0.002)[0]
+    assert list(traj.contact_count) == [0, 0, 0]

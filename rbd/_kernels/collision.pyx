@@ -211,6 +211,7 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
     found.n = 0
     if pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
                      cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found) < 0:
+        out.declined += 1
         if skipped != NULL:
             skipped[nskipped[0]] = k
             nskipped[0] += 1
@@ -266,7 +267,7 @@ cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
     cdef double* scratch = scratch_for(cm, stack)
     cdef Py_ssize_t k
     cdef int status = 0
-    out.n = 0
+    out.n, out.declined = 0, 0
     if nskipped != NULL:
         nskipped[0] = 0
     if scratch == NULL:
