@@ -140,7 +140,7 @@ def test_pair_needing_several_contacts_is_listed(tmp_path):
 
 def test_kernel_backend_takes_the_readable_stage(tmp_path):
     """A model with GJK pairs: ``rbd.collide`` and ``rbd.forward`` on the kernel backend
-    give the readable stage's contacts (the compiled stage has no GJK)."""
+    give the readable stage's contacts (from the compiled twins, collision_convex.pyx)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     k1, s1, k2, s2, _ = PAIRS["capsule-ellipsoid"]
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)

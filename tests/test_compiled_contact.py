@@ -90,8 +90,8 @@ def test_compiled_forward_pgs_and_without_limits():
 
 
 def test_which_models_take_the_compiled_pass():
-    """Fluid forces, fixed tendons and equality rows are compiled; a pair that only the
-    readable GJK stage collides (ellipsoid on a box) keeps the Python pass."""
+    """Fluid forces, fixed tendons, equality rows and the GJK pairs (an ellipsoid on a box)
+    are compiled."""
     swimmer = rbd.load_mjcf(_asset("swimmer"))                   # fluid forces: compiled
     assert compiled_forward(swimmer) is not None
     humanoid = rbd.load_mjcf(_asset("humanoid"))                 # fixed tendons: compiled
@@ -99,7 +99,7 @@ def test_which_models_take_the_compiled_pass():
     ellipsoid = rbd.load_mjcf("""<mujoco><worldbody><geom type="box" size="1 1 .1"/>
       <body pos="0 0 .5"><freejoint/><geom type="ellipsoid" size=".1 .2 .3"/></body>
       </worldbody></mujoco>""")
-    assert compiled_forward(ellipsoid) is None
+    assert compiled_forward(ellipsoid) is not None               # GJK pairs: compiled
     welded = rbd.load_mjcf("""<mujoco><worldbody>
       <body name="a"><joint name="h" type="hinge"/><geom size="0.1" mass="1"/></body>
       <body name="b" pos="1 0 0"><joint name="g" type="hinge"/><geom size="0.1" mass="1"/></body>

@@ -176,8 +176,8 @@ def test_dm_control_tendon_models_on_the_compiled_pass(name):
 
 def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
     """benchmarks/bench_contact.py times the compiled step only where it runs: a model the
-    compiled pass refuses (an ellipsoid, collided by the readable GJK stage only, here) gets
-    no number (it once timed a no-op)."""
+    compiled pass refuses (a ball joint with a spring, here) gets no number (it once timed a
+    no-op)."""
     import importlib.util
     import pathlib
 
@@ -186,14 +186,14 @@ def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     xml = """<mujoco><worldbody>
-      <geom type="plane" size="1 1 .1"/><body pos="0 0 0.2"><freejoint/>
-      <geom type="ellipsoid" size="0.1 0.1 0.1"/></body>
+      <geom type="plane" size="1 1 .1"/><body pos="0 0 0.2">
+      <joint type="ball" stiffness="1"/><geom size="0.1"/></body>
       <geom type="box" pos="1 0 .1" size=".1 .1 .1"/></worldbody></mujoco>"""
     model, mm = rbd.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
     d = mujoco.MjData(mm)
     q, v = rbd.neutral(model), np.zeros(model.nv)
     assert compiled_forward(model) is None
     assert bench.compiled_step_times(model, mm, d, q, v, 2, 1) is None
-    dry = rbd.load_mjcf(xml.replace('type="ellipsoid" size="0.1 0.1 0.1"', 'size="0.1"'))
+    dry = rbd.load_mjcf(xml.replace(' stiffness="1"', ''))
     times = bench.compiled_step_times(dry, mm, d, rbd.neutral(dry), v, 2, 1)
     assert times is not None and times["compiled"] > 0

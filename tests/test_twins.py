@@ -48,7 +48,8 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 #: and the soft-constraint solvers").
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
-                                "collision_box", "collision", "forward", "tendon_rows")}
+                                "collision_box", "collision", "forward", "tendon_rows",
+                                "collision_gjk", "collision_epa", "collision_convex")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
 #: The compiled pass's equality rows and fluid forces (``forward.pyx`` calls them).

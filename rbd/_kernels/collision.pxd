@@ -11,6 +11,16 @@ the routine of each kind pair (``routine``) and the pieces of its sweep and prun
 """
 
 from rbd._kernels.collision_box cimport c_box_box, c_capsule_box, c_sphere_box
+from rbd._kernels.collision_convex cimport (
+    convex_capsule_cylinder,
+    convex_capsule_ellipsoid,
+    convex_cylinder_box,
+    convex_cylinder_cylinder,
+    convex_ellipsoid_box,
+    convex_ellipsoid_cylinder,
+    convex_ellipsoid_ellipsoid,
+    convex_sphere_ellipsoid,
+)
 from rbd._kernels.collision_primitive cimport (
     c_capsule_capsule,
     c_plane_box,
@@ -62,7 +72,8 @@ cdef struct GeomC:
 cdef struct PairC:
     Py_ssize_t geom1          # geom 1 (lower kind, as the routine takes it)
     Py_ssize_t geom2
-    pair_function function    # NULL: no primitive routine (listed as unsupported)
+    pair_function function    # NULL: no routine (listed as unsupported); a routine returning
+                              # -1 (a convex pair needing multi-contact): unsupported there
     int boxed                 # 1: an automatic pair of two bounded geoms (box test first)
     int most                  # most contacts the routine produces
     Py_ssize_t condim
@@ -99,15 +110,18 @@ cdef class CollisionModel:
     cdef CollisionC c
     cdef int _build_sweep(self, int sweep) except -1
     cdef tuple _poses(self, R, p)
-    cdef tuple _unsupported(self, const double* R, const double* p)
+    cdef tuple _unsupported(self, const double* R, const double* p, declined)
 
 
 # The contact set at body poses R (≥ cm.nbody rows of 3×3, row-major) and p (≥ cm.nbody
 # rows of 3): Work.R, Work.p after world_poses.  Returns the number of contacts written
 # (out.n), -1 when out.capacity is too small (cm.max_contacts always suffices; out.n then
-# counts the whole pairs written), -2 when scratch memory cannot be had.
+# counts the whole pairs written), -2 when scratch memory cannot be had.  skipped (room for
+# npair entries, or NULL): the table indices of the pairs whose routine declined at this
+# state (-1: a convex pair needing multi-contact), their number in nskipped.
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out) noexcept nogil
+                      ContactSetC* out, Py_ssize_t* skipped,
+                      Py_ssize_t* nskipped) noexcept nogil
 
 
 # ----------------------------------------------------------------------------- the routine table
@@ -138,6 +152,8 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
             return c_sphere_sphere
         if kind2 == K_CAPSULE:
             return c_sphere_capsule
+        if kind2 == K_ELLIPSOID:
+            return convex_sphere_ellipsoid
         if kind2 == K_CYLINDER:
             return c_sphere_cylinder
         if kind2 == K_BOX:
@@ -148,9 +164,36 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
             return c_capsule_capsule
         if kind2 == K_BOX:
             return c_capsule_box
+        most[0] = 1
+        if kind2 == K_ELLIPSOID:
+            return convex_capsule_ellipsoid
+        if kind2 == K_CYLINDER:
+            return convex_capsule_cylinder
     elif kind1 == K_BOX and kind2 == K_BOX:
         most[0] = 8
         return c_box_box
+    else:
+        return convex_routine(kind1, kind2, most)
+    most[0] = 0
+    return NULL
+
+
+cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexcept nogil:
+    # the GJK routines (collision_convex.pxd) of ellipsoids and cylinders (kind1 <= kind2),
+    # one contact each; NULL for the rest
+    most[0] = 1
+    if kind1 == K_ELLIPSOID:
+        if kind2 == K_ELLIPSOID:
+            return convex_ellipsoid_ellipsoid
+        if kind2 == K_CYLINDER:
+            return convex_ellipsoid_cylinder
+        if kind2 == K_BOX:
+            return convex_ellipsoid_box
+    elif kind1 == K_CYLINDER:
+        if kind2 == K_CYLINDER:
+            return convex_cylinder_cylinder
+        if kind2 == K_BOX:
+            return convex_cylinder_box
     most[0] = 0
     return NULL
 

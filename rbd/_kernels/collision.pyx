@@ -196,9 +196,11 @@ cdef Py_ssize_t broad_phase(const CollisionC* cm, const double* scratch,
 
 
 cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* scratch,
-                             ContactSetC* out) noexcept nogil:
+                             ContactSetC* out, Py_ssize_t* skipped,
+                             Py_ssize_t* nskipped) noexcept nogil:
     # pair k of the table: broad tests, routine, its contacts appended to out (0), or -1
-    # when they do not fit (out unchanged)
+    # when they do not fit (out unchanged); a routine that declines (-1: multi-contact) adds
+    # k to skipped (when not NULL)
     cdef const PairC* pair = &cm.pairs[k]
     cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
     cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
@@ -207,8 +209,13 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
     if pair.function == NULL or not broad_passed(cm, pair, scratch):
         return 0
     found.n = 0
-    pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
-                  cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found)
+    if pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
+                     cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found) < 0:
+        out.declined += 1
+        if skipped != NULL:
+            skipped[nskipped[0]] = k
+            nskipped[0] += 1
+        return 0
     if out.n + found.n > out.capacity:
         return -1
     for c in range(found.n):
@@ -218,7 +225,8 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
 
 
 cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
-                              ContactSetC* out) noexcept nogil:
+                              ContactSetC* out, Py_ssize_t* skipped,
+                              Py_ssize_t* nskipped) noexcept nogil:
     # the pairs the sweep finds merged in table order with the unboxed pairs (0, -1: full,
     # -2: no scratch memory)
     cdef Py_ssize_t* swept = <Py_ssize_t*>malloc((cm.row_start[cm.ngeom] + 1)
@@ -238,32 +246,38 @@ cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
         else:
             k = cm.unboxed[j]
             j += 1
-        status = collide_pair(cm, k, scratch, out)
+        status = collide_pair(cm, k, scratch, out, skipped, nskipped)
     free(swept)
     return status
 
 
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out) noexcept nogil:
+                      ContactSetC* out, Py_ssize_t* skipped,
+                      Py_ssize_t* nskipped) noexcept nogil:
     """The contact set at body poses R (nbody × 3×3 row-major), p (nbody × 3): collide.
 
     Writes ``out.n`` contacts in MuJoCo's order and returns their number; returns -1
     (``out.n``: the contacts of the pairs that fit) when ``out.capacity`` is too small
-    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.
+    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.  When
+    ``skipped`` is not NULL (room for every pair), the table indices of the pairs whose
+    routine declined at this state (a convex pair needing MuJoCo's multi-contact: the
+    reference's ``Contacts.unsupported``) go there, their number into ``nskipped``.
     """
     cdef double stack[STACK_GEOMS * GEOM_SCRATCH]
     cdef double* scratch = scratch_for(cm, stack)
     cdef Py_ssize_t k
     cdef int status = 0
-    out.n = 0
+    out.n, out.declined = 0, 0
+    if nskipped != NULL:
+        nskipped[0] = 0
     if scratch == NULL:
         return -2
     place_geoms(cm, R, p, scratch)
     if cm.sweep:
-        status = collide_swept(cm, scratch, out)
+        status = collide_swept(cm, scratch, out, skipped, nskipped)
     else:
         for k in range(cm.npair):
-            status = collide_pair(cm, k, scratch, out)
+            status = collide_pair(cm, k, scratch, out, skipped, nskipped)
             if status:
                 break
     if scratch != stack:
@@ -549,7 +563,7 @@ cdef class CollisionModel:
         start = perf_counter()
         with nogil:
             for _ in range(repeat):
-                collide_into(&self.c, Rd, pd, &out)
+                collide_into(&self.c, Rd, pd, &out, NULL, NULL)
         return (perf_counter() - start) / repeat
 
     cdef tuple _poses(self, R, p):
@@ -593,6 +607,8 @@ cdef class CollisionModel:
         cdef Py_ssize_t cap = self.c.max_contacts if capacity < 0 else capacity
         cdef ContactArrays arrays = ContactArrays(N, cap)
         cdef Py_ssize_t[::1] counts = np.zeros(N, dtype=np.intp)
+        cdef Py_ssize_t[::1] nskipped = np.zeros(N, dtype=np.intp)
+        cdef Py_ssize_t[:, ::1] skipped = np.zeros((N, self.c.npair + 1), dtype=np.intp)
         cdef const double* Rd = <const double*>cnp.PyArray_DATA(Ra)
         cdef const double* pd = <const double*>cnp.PyArray_DATA(pa)
         cdef ContactSetC base = arrays.first(), out
@@ -600,7 +616,8 @@ cdef class CollisionModel:
         with nogil:
             for s in range(N):
                 out = shifted(base, s)
-                status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out)
+                status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out,
+                                      &skipped[s, 0], &nskipped[s])
                 if status < 0:
                     break
                 counts[s] = out.n
@@ -610,16 +627,19 @@ cdef class CollisionModel:
         if status == -2:
             raise MemoryError()
         found = [arrays.fields(s, counts[s])
-                 + (self._unsupported(Rd + 9 * nb * s, pd + 3 * nb * s),) for s in range(N)]
+                 + (self._unsupported(Rd + 9 * nb * s, pd + 3 * nb * s,
+                                      np.asarray(skipped[s, :nskipped[s]])),)
+                 for s in range(N)]
         return found[0] if np.ndim(p) == 2 else found
 
-    cdef tuple _unsupported(self, const double* R, const double* p):
-        # (geom1, geom2) of the pairs without a routine the broad tests pass at R, p
-        if self.c.nunsupported == 0:
-            return ()
-        cdef Py_ssize_t[::1] which = np.empty(self.c.nunsupported, dtype=np.intp)
-        cdef Py_ssize_t m = unsupported_into(&self.c, R, p, &which[0]), j
+    cdef tuple _unsupported(self, const double* R, const double* p, declined):
+        # (geom1, geom2) of the pairs without a routine the broad tests pass at R, p, and of
+        # those whose routine declined there (declined: table indices), in table order
+        cdef Py_ssize_t[::1] which = np.empty(self.c.nunsupported + 1, dtype=np.intp)
+        cdef Py_ssize_t m = 0
+        if self.c.nunsupported:
+            m = unsupported_into(&self.c, R, p, &which[0])
         if m < 0:
             raise MemoryError()
-        return tuple((self.c.pairs[which[j]].geom1, self.c.pairs[which[j]].geom2)
-                     for j in range(m))
+        return tuple((self.c.pairs[k].geom1, self.c.pairs[k].geom2)
+                     for k in sorted([*np.asarray(which[:m]).tolist(), *declined.tolist()]))

@@ -232,6 +232,7 @@ cdef struct Run:
     int64_t* recorded             # N: samples written
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
+    int64_t* declined             # N: Σ over the steps of the pairs collide_into declined
     double* state                 # per thread: q, v, q⁺, v⁺, the warm start
     Interrupt* interrupt          # the signal check of this call
 
@@ -323,6 +324,8 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
         status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
                             run.h, q_next, v_next)
         kept = k % run.every == 0 or k == run.steps
+        if run.collide != NULL:
+            run.declined[s] += fw.con.declined
         if kept:
             record(run, s, j, q, v, fw)
             j += 1
@@ -350,7 +353,7 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
 cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
                                   ContactSetC* out) noexcept nogil:
     # the compiled collision stage of the model (collision.pyx: mj_collision)
-    return collide_into(<const CollisionC*>data, R, p, out)
+    return collide_into(<const CollisionC*>data, R, p, out, NULL, NULL)
 
 
 cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
@@ -367,7 +370,7 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
            "contact_force": np.zeros((N, S, run.width, 6)),
            "kinetic": np.zeros((N, S)), "potential": np.zeros((N, S)),
            "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
-           "stopped": np.zeros(N, dtype=np.int64)}
+           "stopped": np.zeros(N, dtype=np.int64), "declined": np.zeros(N, dtype=np.int64)}
     run.Q = <double*>cnp.PyArray_DATA(out["q"])
     run.V = <double*>cnp.PyArray_DATA(out["v"])
     run.A = <double*>cnp.PyArray_DATA(out["a"])
@@ -379,6 +382,7 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
     run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
     run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
     run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
+    run.declined = <int64_t*>cnp.PyArray_DATA(out["declined"])
     return out
 
 
@@ -430,7 +434,8 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         (N, samples, width, 6: zero beyond each sample's count), ``contact_count``,
         ``kinetic``, ``potential`` (N, samples), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
-        4 diverged) and ``stopped`` (the step it stopped at), each (N,).
+        4 diverged), ``stopped`` (the step it stopped at) and ``declined`` (pair-steps
+        whose convex routine declined: MuJoCo's multi-contact, no contact given), each (N,).
 
     Raises
     ------

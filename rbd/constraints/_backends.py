@@ -37,3 +37,18 @@ def _compiled_pairs(items: tuple) -> dict:
 
     compiled = {**vars(collision_primitive), **vars(collision_box)}
     return {key: compiled.get(f.__name__, f) for key, f in items}
+
+
+@functools.cache
+def readable_only(kinds: tuple, keys: frozenset) -> frozenset:
+    """The kind pairs of ``keys`` (those with a readable routine) that the compiled collision
+    stage has no routine for (``CollisionModel.routine_kinds`` over ``kinds``, the kind
+    names in code order); all of them when the kernels are not built."""
+    from .._backend import has_kernels
+
+    if not has_kernels():
+        return keys
+    from .._kernels.collision import CollisionModel
+
+    compiled = {(kinds[a], kinds[b]) for a, b in CollisionModel.routine_kinds(len(kinds))}
+    return keys - compiled

@@ -45,6 +45,7 @@ from .collision_records import (  # noqa: F401 (re-exported: the stage's records
     BodyTree,
     ContactPair,
     Contacts,
+    warn_unsupported,
 )
 from .mujoco_model import disabled
 
@@ -54,7 +55,7 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
-#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, reference only); meshes: left out.
+#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, compiled too); meshes: left out.
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -409,11 +410,7 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
         if not len(found.dist):
             continue
         rows.append((found, g1, g2, margin, params))
-    if unsupported:
-        kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
-        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
-                      f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
-                      "pair(s) left out (see Contacts.unsupported)", stacklevel=3)
+    warn_unsupported(geoms, unsupported, stacklevel=4)
     return _assemble(rows, tuple(unsupported))
 
 
@@ -515,7 +512,10 @@ def collide_model(model, q, backend: str | None = None,
         T = (compiled.forward_kinematics(q) if body_poses is None or np.ndim(q) == 2
              else np.asarray(body_poses, dtype=float))
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
-        return Contacts(*found) if T.ndim == 3 else [Contacts(*f) for f in found]
+        found = [Contacts(*f) for f in (found if T.ndim == 4 else [found])]
+        for c in found:        # declined at this state (multi-contact): warned as collide's
+            warn_unsupported(geoms, c.unsupported, 3, only=PAIR_FUNCTIONS)
+        return found[0] if T.ndim == 3 else found
     from ..algorithms.kinematics import geom_poses
 
     if np.ndim(q) == 2:
@@ -528,10 +528,10 @@ def collide_model(model, q, backend: str | None = None,
 
 
 def reference_only(model) -> bool:
-    """True when the model has candidate pairs routed through GJK (:mod:`.collision_convex`,
-    not compiled): its collisions, forward pass and steps then take the readable path."""
+    """True when a candidate pair has a readable routine only (``_backends.readable_only``)."""
+    readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
     return model._derived("collision_reference_only", lambda: any(
-        (model.geoms[i].kind, model.geoms[j].kind) in _convex.PAIR_FUNCTIONS
+        (model.geoms[i].kind, model.geoms[j].kind) in readable
         for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
                                        getattr(model, "contact_pairs", ()),
                                        getattr(model, "contact_excludes", ()))))

@@ -8,6 +8,7 @@ them from :mod:`rbd.constraints.collision`, which re-exports them.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from collections.abc import Hashable, Sequence
 from typing import NamedTuple
 
@@ -113,3 +114,15 @@ class Contacts(NamedTuple):
 
     def __len__(self) -> int:  # the number of contacts, not of fields
         return self.dist.shape[0]
+
+
+def warn_unsupported(geoms, unsupported, stacklevel: int, only=None) -> None:
+    """Warn of the candidate pairs ``(geom1, geom2)`` left out at a state
+    (``Contacts.unsupported``; with ``only``, those whose kind pair is in it)."""
+    unsupported = [(i, j) for i, j in unsupported
+                   if only is None or (geoms[i].kind, geoms[j].kind) in only]
+    if unsupported:
+        kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
+        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
+                      f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
+                      "pair(s) left out (see Contacts.unsupported)", stacklevel=stacklevel + 1)

@@ -36,10 +36,11 @@ def compiled_forward(model, constraints=None):
     built once per set of active equality constraints and kept by the model), or None
     when the model needs the Python pass: an equality kind other than
     :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
-    ``constraints`` is given, spatial tendons, collision pairs of the readable GJK stage
-    only, mimic joints, springs of ball or free joints or a joint kind other than
-    :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces and the
-    disable flags are compiled (:func:`kernel_data`, :func:`_compiled_terms`)."""
+    ``constraints`` is given, spatial tendons, collision pairs with a readable routine
+    only (``collision.reference_only``), mimic joints, springs of ball or free joints or a
+    joint kind other than :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons,
+    fluid forces and the disable flags are compiled (:func:`kernel_data`,
+    :func:`_compiled_terms`)."""
     from .._backend import has_kernels
     from ..model import Model
 
@@ -57,7 +58,7 @@ def compiled_forward(model, constraints=None):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
-    if getattr(model, "geoms", ()) and reference_only(model):    # GJK pairs: readable only
+    if getattr(model, "geoms", ()) and reference_only(model):    # readable-only pairs
         return None
     opts = options(model)          # the static data depends on the time step (solref)
     sources = _static_sources(model)

@@ -316,6 +316,10 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
               cone or options(model)["cone"], solver, iterations,
               kernel_tolerance(model, solver, tolerance), num_threads,
               contact_width=RECORDED_CONTACTS)
+    if out["declined"].any():              # the compiled collide's warning, once per call
+        warnings.warn("collide: no routine for MuJoCo's multi-contact of convex pairs at "
+                      f"{int(out['declined'].sum())} pair-step(s) of the run; those pairs were "
+                      "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
     return [_compiled_trajectory(model, out, s, steps, dt, record_every)
             for s in range(len(q0))]
 

@@ -1,0 +1,8 @@
+# cython: language_level=3
+# EPA (collision_epa.pyx), for the convex driver.
+from rbd._kernels.collision_gjk cimport ConvexGeom, Vertex
+
+
+cdef bint penetration(const Vertex* simplex, int nsimplex, const ConvexGeom* g1,
+                      const ConvexGeom* g2, double* dist, double* x1,
+                      double* x2) noexcept nogil
