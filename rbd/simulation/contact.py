@@ -30,6 +30,7 @@ import numpy as np
 from .. import algorithms
 from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
+from .rollouts import sample_indices
 from .trajectory import Trajectory
 
 #: The contacts of a sample whose force a contact run records
@@ -313,16 +314,25 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
 
 
 def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
-    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it."""
-    n, stop = int(out["recorded"][s]), int(out["stopped"][s])
-    k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
-    ts = [j * dt for j in k][:n]
-    columns = [out[name][s, :n] for name in ("q", "v", "a", "contact_count",
-                                             "constraint_force", "contact_force")]
-    traj = _trajectory(model, list(zip(ts, *columns, strict=True)), dt,
-                       stop if out["status"][s] else steps, "kernel",
-                       (out["kinetic"][s, :n], out["potential"][s, :n]))
-    status = int(out["status"][s])
+    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it.
+
+    Its columns are copies of the rows of the batch's arrays (``rbd._kernels.contact``'s
+    ``simulate_contact``), taken whole: no loop over samples, so that the work left to the
+    calling thread after the runs is a few copies per run, whatever their length."""
+    n, stop, status = (int(out[name][s]) for name in ("recorded", "stopped", "status"))
+    done = stop if status else steps
+
+    def column(name):
+        return out[name][s, :n].copy()
+
+    counts = column("contact_count")
+    width = min(int(counts.max(initial=0)), RECORDED_CONTACTS)
+    traj = Trajectory(t=sample_indices(stop, every)[:n] * dt, q=column("q"), v=column("v"),
+                      a=column("a"), kinetic=column("kinetic"), potential=column("potential"),
+                      model_name=model.name, integrator="euler", dt=dt, steps=done,
+                      evaluations=done + 1, contact_count=counts,
+                      constraint_force=column("constraint_force"),
+                      contact_force=out["contact_force"][s, :n, :width].copy())
     if status == 0:
         return traj
     what = ("diverged" if status == 4 else f"stopped ({_STOPPED[status]})")
