@@ -68,21 +68,23 @@ def has_contact_terms(model) -> bool:
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
-    (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one)."""
+    (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one);
+    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once."""
     from ..constraints.forward import own_slices
 
     q = np.asarray(q, float)
-    outside = []
-    for _, body, qs in own_slices(model, "q"):
-        if body.joint.kind not in ("revolute", "prismatic"):
-            continue
-        k = qs.start
-        if q[k] < model.lower[k] or q[k] > model.upper[k]:
-            outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
-                           f"[{model.lower[k]:.4g}, {model.upper[k]:.4g}]")
-    if outside:
-        warnings.warn("simulate: the initial state is outside joint limits: "
-                      + "; ".join(outside), RuntimeWarning, stacklevel=stacklevel + 1)
+    batch = np.atleast_2d(q)
+    joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
+              if body.joint.kind in ("revolute", "prismatic")]
+    cols = np.array([k for _, k in joints], dtype=int)
+    lower, upper = np.asarray(model.lower)[cols], np.asarray(model.upper)[cols]
+    outside = (batch[:, cols] < lower) | (batch[:, cols] > upper)
+    for row in np.flatnonzero(outside.any(axis=1)):
+        text = "; ".join(f"{name} = {batch[row, k]:.4g} not in [{model.lower[k]:.4g}, "
+                         f"{model.upper[k]:.4g}]" for (name, k), out in
+                         zip(joints, outside[row], strict=True) if out)
+        warnings.warn("simulate: the initial state is outside joint limits: " + text,
+                      RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def _quat_integrate(quat, omega, h):

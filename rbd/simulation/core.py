@@ -334,8 +334,7 @@ def simulate(
     if contact_run:       # warned from here, so that the warning points at the caller
         from .contact import warn_outside_limits
 
-        for q in (states[0] if batch else states[:1]):
-            warn_outside_limits(model, q, stacklevel=2)
+        warn_outside_limits(model, states[0], stacklevel=2)
     elif isinstance(model, Model):
         from ..constraints.fluid import has_fluid
         from .contact import has_springs
@@ -479,8 +478,12 @@ def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
                          f"(N, {model.nq}), got {np.shape(q0)}")
     q0 = checked(q0, np.shape(q0), "q0")
     v0 = checked(v0, (len(q0), model.nv), "v0 (one row per row of q0)")
-    for k, q in enumerate(q0):
-        check_quaternions(model, q, f"q0[{k}]")
+    try:
+        check_quaternions(model, q0, "q0")          # the whole batch at once
+    except InputError:
+        for k, q in enumerate(q0):                  # the error names the first state off
+            check_quaternions(model, q, f"q0[{k}]")
+        raise
     return q0, v0
 
 
