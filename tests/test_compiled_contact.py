@@ -173,6 +173,51 @@ def test_batched_run_equals_single_runs_on_any_thread_count():
     np.testing.assert_array_equal(traj.contact_count[2], single[2].contact_count)
 
 
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:simulate. the initial state is outside:RuntimeWarning")
+def test_a_batch_is_its_single_runs_on_one_thread_and_on_two(monkeypatch):
+    """``rbd.simulate``'s contact batch (built on the kernel's arrays, not stacked from
+    per-run trajectories) holds every recorded field of each single run bit for bit, on
+    the number of threads asked for (which reaches the kernel), the contact forces zero
+    past a run's contacts; an off-stride last sample included."""
+    import rbd._kernels.contact as kernel
+
+    model, (_, mm, _), q, v = _model_and_state("ant")
+    rng = np.random.default_rng(4)
+    q0 = np.array([q, q, q])
+    q0[1:, 7:] += rng.uniform(-0.05, 0.05, (2, model.nq - 7))
+    v0 = v + 0.1 * rng.normal(size=(3, model.nv))
+    dt = mm.opt.timestep
+    single = [rbd.simulate(model, q0[k], v0[k], 8 * dt, dt, integrator="euler",
+                           record_every=3) for k in range(3)]
+    asked = []
+    run = kernel.simulate_contact
+
+    def spy(*args, **kwargs):
+        asked.append(args[12])                          # num_threads
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(kernel, "simulate_contact", spy)
+    for threads in (1, 2):
+        batch = rbd.simulate(model, q0, v0, 8 * dt, dt, integrator="euler", record_every=3,
+                             num_threads=threads)
+        np.testing.assert_array_equal(batch.t, single[0].t)
+        assert len(batch.t) == 4                        # steps 0, 3, 6 and 8
+        widths = [run.contact_force.shape[1] for run in single]
+        assert batch.contact_force.shape == (3, 4, max(widths), 6) and max(widths) > 0
+        for k in range(3):
+            for name in ("q", "v", "a", "kinetic", "potential", "contact_count",
+                         "constraint_force"):
+                np.testing.assert_array_equal(getattr(batch, name)[k],
+                                              getattr(single[k], name), err_msg=name)
+            np.testing.assert_array_equal(batch.contact_force[k, :, :widths[k]],
+                                          single[k].contact_force)
+            np.testing.assert_array_equal(batch.contact_force[k, :, widths[k]:], 0.0)
+        assert batch.contact_count.dtype.kind == "i"
+        assert batch.evaluations == 3 * 9
+    assert asked == [1, 2]
+
+
 def _stiff_pendulum():
     """An explicit spring far too stiff for the step: each step multiplies the swing by ~h²k.
     (No geoms: the Python step's collision refuses the non-finite poses of a diverged state.)"""
@@ -196,11 +241,21 @@ def test_a_diverging_run_stops_with_what_it_computed():
     np.testing.assert_array_equal(ker.t, ref.t)
     assert np.all(np.isfinite(ker.q)) and len(ker.t) > 2
     np.testing.assert_allclose(ker.q, ref.q, rtol=RTOL_EXACT)
-    with pytest.raises(rbd.SimulationError) as batch:           # one of two diverges
-        rbd.simulate(model, np.array([[0.1], [0.0]]), np.zeros((2, 1)), 1.0, 0.01,
-                     integrator="euler")
-    np.testing.assert_array_equal(batch.value.diverged, [0])
-    assert np.all(batch.value.trajectory.q[1] == 0.0)           # the other rests
+    for every in (1, 3):          # one of two diverges: each rollout's samples on the grid
+        with pytest.raises(rbd.SimulationError) as alone:
+            rbd.simulate(model, q0, v0, 1.0, 0.01, integrator="euler", record_every=every)
+        with pytest.raises(rbd.SimulationError) as batch:
+            rbd.simulate(model, np.array([[0.1], [0.0]]), np.zeros((2, 1)), 1.0, 0.01,
+                         integrator="euler", record_every=every)
+        np.testing.assert_array_equal(batch.value.diverged, [0])
+        stacked, run = batch.value.trajectory, alone.value.trajectory
+        assert np.all(stacked.q[1] == 0.0)                      # the other rests
+        n = int(np.sum(np.isin(run.t, stacked.t)))
+        assert n == len(run.t) - (every == 3)   # with a stride, its last sample is off it
+        np.testing.assert_array_equal(stacked.q[0, :n], run.q[:n])
+        np.testing.assert_array_equal(stacked.contact_count[0, :n], run.contact_count[:n])
+        for name in ("q", "v", "a", "kinetic", "contact_count", "constraint_force"):
+            assert np.all(np.isnan(getattr(stacked, name)[0, n:])), name
 
 
 def test_compiled_forward_follows_a_changed_time_step():

@@ -128,6 +128,27 @@ def test_a_batch_stacks_each_runs_forces(backend):
     np.testing.assert_array_equal(singles[1].constraint_force, 0.0)
 
 
+@pytest.mark.parametrize("backend", ["reference", "kernel"])
+def test_a_batch_keeps_the_last_sample_of_the_grid(backend):
+    """0.3 s in steps of 0.1 (3 × 0.1 is not 0.3 in floating point): the samples are at the
+    grid's times, the last one the duration, single and batched, and the batch keeps each
+    run's last sample (it was NaN: the runs' times k dt did not match the grid's)."""
+    if backend == "kernel" and not rbd.has_kernels():
+        pytest.skip("the compiled step needs the kernels")
+    assert 3 * 0.1 != 0.3
+    model = _ball()
+    q0 = np.array([[0, 0, 1.0, 0, 0, 0, 1.0], [0, 0, 1.5, 0, 0, 0, 1.0]])
+    batch = rbd.simulate(model, q0, np.zeros((2, 6)), 0.3, 0.1, integrator="euler",
+                         backend=backend)
+    single = rbd.simulate(model, q0[1], np.zeros(6), 0.3, 0.1, integrator="euler",
+                          backend=backend)
+    np.testing.assert_array_equal(single.t, [0.0, 0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(batch.t, single.t)
+    assert np.all(np.isfinite(batch.q)) and np.all(np.isfinite(batch.constraint_force))
+    np.testing.assert_array_equal(batch.q[1], single.q)
+    assert single.q[-1, 2] < 1.5 - 0.1                 # it fell
+
+
 def test_a_run_whose_step_fails_stops_with_simulation_error():
     """The half cheetah launched at ~1e100 m/s: on the Python step its poses overflow (before
     the fix an InputError of the collision stage), on both steps the run stops with

@@ -195,3 +195,17 @@ def test_a_contact_warning_points_at_the_caller():
     with pytest.warns(RuntimeWarning, match="outside joint limits") as caught:
         rbd.simulate(model, [0.0, 0.0], [0.0, 0.0], 0.002, 1e-3, integrator="euler")
     assert caught[0].filename == __file__
+
+
+def test_a_contact_batch_warns_once_for_each_state_outside_the_limits():
+    """The states of a batch are checked at once: a warning for each state outside (here
+    the second and the third), naming its joint and value, pointing at the caller."""
+    model = rbd.models.double_pendulum()
+    model.set_joint_properties(model.bodies[0].joint_name, lower=0.5, upper=1.0)
+    with pytest.warns(RuntimeWarning, match="outside joint limits") as caught:
+        rbd.simulate(model, [[0.7, 3.0], [0.2, 0.0], [1.5, 0.0]], np.zeros((3, 2)), 0.002,
+                     1e-3, integrator="euler")
+    texts = [str(w.message) for w in caught if "outside joint limits" in str(w.message)]
+    assert len(texts) == 2
+    assert "= 0.2 not in [0.5, 1]" in texts[0] and "= 1.5 not in [0.5, 1]" in texts[1]
+    assert all(w.filename == __file__ for w in caught)

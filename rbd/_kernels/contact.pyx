@@ -24,7 +24,7 @@ import numpy as np
 
 cimport numpy as cnp
 from cython.parallel cimport prange, threadid
-from libc.math cimport cos, isfinite, sin, sqrt
+from libc.math cimport NAN, cos, isfinite, sin, sqrt
 from libc.stdint cimport int64_t
 from libc.string cimport memcpy, memset
 
@@ -233,7 +233,7 @@ cdef struct Run:
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
     int64_t* declined             # N: Σ over the steps of the pairs collide_into declined
-    double* state                 # per thread: q, v, q⁺, v⁺, the warm start
+    double* state                 # per thread (state_row apart): q, v, q⁺, v⁺, the warm start
     Interrupt* interrupt          # the signal check of this call
 
 
@@ -252,10 +252,10 @@ cdef void contact_frame_forces(const ForwardWork* fw, Py_ssize_t width,
     # frame (normal first), as mj_contactForce: an elliptic or frictionless contact's rows
     # as they are; a pyramidal contact's 2(dim − 1) edge forces decoded
     # (mju_decodePyramid): f_n = Σ f_i and f_t,k = (f_2k − f_2k+1) μ_k; zero for a contact
-    # with no rows (in the gap)
+    # with no rows (in the gap) and past the contacts (all 6 width written)
     cdef Py_ssize_t r = 0, n, c, k, dim
     cdef const double* f
-    memset(out, 0, 6 * min(fw.con.n, width) * sizeof(double))
+    memset(out, 0, 6 * width * sizeof(double))
     while r < fw.nefc:
         if fw.kind[r] != 3:
             r += 1
@@ -295,6 +295,27 @@ cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double
     run.U[at] = potential_energy_of(run.model, fw.w)
 
 
+cdef void blank(const Run* run, Py_ssize_t s, Py_ssize_t j) noexcept nogil:
+    # samples j, j + 1, … of state s, which a run that stopped early never reaches: NaN,
+    # and no contacts
+    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
+    cdef Py_ssize_t left = run.nsamples - j
+    fill_nan(run.Q + at * nq, left * nq)
+    fill_nan(run.V + at * nv, left * nv)
+    fill_nan(run.A + at * nv, left * nv)
+    fill_nan(run.F + at * nv, left * nv)
+    fill_nan(run.CF + at * run.width * 6, left * run.width * 6)
+    fill_nan(run.T + at, left)
+    fill_nan(run.U + at, left)
+    memset(run.counts + at, 0, left * sizeof(int64_t))
+
+
+cdef inline void fill_nan(double* x, Py_ssize_t n) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(n):
+        x[k] = NAN
+
+
 cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
     cdef Py_ssize_t k
     for k in range(n):
@@ -303,11 +324,17 @@ cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
     return True
 
 
+cdef inline Py_ssize_t state_row(Py_ssize_t nq, Py_ssize_t nv) noexcept nogil:
+    # doubles per thread in Run.state: q, v, q⁺, v⁺, the warm start, rounded up to whole
+    # cache lines and one more, so that no two threads write to one line
+    return (2 * nq + 3 * nv + 15) // 8 * 8
+
+
 cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil:
     """The run of initial state s in thread t's workspace (simulate_contact's loop)."""
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, k = 0, j = 0
     cdef ForwardWork* fw = &run.fw[t]
-    cdef double* q = run.state + t * (2 * nq + 3 * nv)
+    cdef double* q = run.state + t * state_row(nq, nv)
     cdef double* v = q + nq
     cdef double* q_next = v + nv
     cdef double* v_next = q_next + nq
@@ -346,6 +373,7 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
         # the next solve starts from this step's a when that is cheaper (mj_step's warm start)
         memcpy(warm, fw.qdd, nv * sizeof(double))
         fw.warm = warm
+    blank(run, s, j)
     run.recorded[s] = j
     run.stopped[s] = k
 
@@ -363,14 +391,17 @@ cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
 
 
 cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, Py_ssize_t nv):
-    # the arrays a run writes (simulate_contact's result), bound to run (run.width set)
-    out = {"q": np.zeros((N, S, nq)), "v": np.zeros((N, S, nv)), "a": np.zeros((N, S, nv)),
-           "contact_count": np.zeros((N, S), dtype=np.int64),
-           "constraint_force": np.zeros((N, S, nv)),
-           "contact_force": np.zeros((N, S, run.width, 6)),
-           "kinetic": np.zeros((N, S)), "potential": np.zeros((N, S)),
-           "recorded": np.zeros(N, dtype=np.int64), "status": np.zeros(N, dtype=np.int64),
-           "stopped": np.zeros(N, dtype=np.int64), "declined": np.zeros(N, dtype=np.int64)}
+    # the arrays a run writes (simulate_contact's result), bound to run (run.width set);
+    # left unset here: every element is written by the thread that runs its state (record,
+    # blank), so that no thread zeroes them first and the pages are first touched there
+    out = {"q": np.empty((N, S, nq)), "v": np.empty((N, S, nv)), "a": np.empty((N, S, nv)),
+           "contact_count": np.empty((N, S), dtype=np.int64),
+           "constraint_force": np.empty((N, S, nv)),
+           "contact_force": np.empty((N, S, run.width, 6)),
+           "kinetic": np.empty((N, S)), "potential": np.empty((N, S)),
+           "recorded": np.empty(N, dtype=np.int64), "status": np.empty(N, dtype=np.int64),
+           "stopped": np.empty(N, dtype=np.int64),
+           "declined": np.zeros(N, dtype=np.int64)}            # summed over the steps
     run.Q = <double*>cnp.PyArray_DATA(out["q"])
     run.V = <double*>cnp.PyArray_DATA(out["v"])
     run.A = <double*>cnp.PyArray_DATA(out["a"])
@@ -432,7 +463,8 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     dict
         ``q``, ``v``, ``a``, ``constraint_force`` (N, samples, ·), ``contact_force``
         (N, samples, width, 6: zero beyond each sample's count), ``contact_count``,
-        ``kinetic``, ``potential`` (N, samples), ``recorded``,
+        ``kinetic``, ``potential`` (N, samples; past the samples a run recorded, NaN and
+        a count of 0), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged), ``stopped`` (the step it stopped at) and ``declined`` (pair-steps
         whose convex routine declined: MuJoCo's multi-contact, no contact given), each (N,).
@@ -458,7 +490,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         nt = 1
     nt = min(nt, N)
     fm.set_options(cone, solver, iterations, tolerance, True)
-    state = np.zeros((nt, 2 * nq + 3 * nv))
+    state = np.zeros((nt, state_row(nq, nv)))
     run.f, run.model = &fm.c, &cm.m
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)

@@ -30,6 +30,7 @@ import numpy as np
 from .. import algorithms
 from ..constraints.forward import disabled, forward
 from ..errors import InputError, SimulationError
+from .rollouts import grid_steps, grid_time, sample_indices
 from .trajectory import Trajectory
 
 #: The contacts of a sample whose force a contact run records
@@ -67,22 +68,23 @@ def has_contact_terms(model) -> bool:
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
-    (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one)."""
+    (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one);
+    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once."""
     from ..constraints.forward import own_slices
 
     q = np.asarray(q, float)
-    lower, upper = model.lower, model.upper        # (each read builds the array)
-    outside = []
-    for _, body, qs in own_slices(model, "q"):
-        if body.joint.kind not in ("revolute", "prismatic"):
-            continue
-        k = qs.start
-        if q[k] < lower[k] or q[k] > upper[k]:
-            outside.append(f"{body.joint_name} = {q[k]:.4g} not in "
-                           f"[{lower[k]:.4g}, {upper[k]:.4g}]")
-    if outside:
-        warnings.warn("simulate: the initial state is outside joint limits: "
-                      + "; ".join(outside), RuntimeWarning, stacklevel=stacklevel + 1)
+    batch = np.atleast_2d(q)
+    joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
+              if body.joint.kind in ("revolute", "prismatic")]
+    cols = np.array([k for _, k in joints], dtype=int)
+    lower, upper = np.asarray(model.lower)[cols], np.asarray(model.upper)[cols]
+    outside = (batch[:, cols] < lower) | (batch[:, cols] > upper)
+    for row in np.flatnonzero(outside.any(axis=1)):
+        text = "; ".join(f"{name} = {batch[row, k]:.4g} not in [{model.lower[k]:.4g}, "
+                         f"{model.upper[k]:.4g}]" for (name, k), out in
+                         zip(joints, outside[row], strict=True) if out)
+        warnings.warn("simulate: the initial state is outside joint limits: " + text,
+                      RuntimeWarning, stacklevel=stacklevel + 1)
 
 
 def _quat_integrate(quat, omega, h):
@@ -198,9 +200,10 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     if callable(tau):
         raise InputError("tau: a contact run takes a constant tau or one row per step, "
                          "not a callable")
-    steps = int(np.ceil(duration / dt - 1e-12))
+    steps = grid_steps(duration, dt)
     runs = compiled_runs(model, np.array(q0, float)[None], np.array(v0, float)[None], steps, dt,
-                         tau, record_every, backend, solver, cone, constraints)
+                         tau, record_every, backend, solver, cone, constraints,
+                         duration=duration)
     if runs is not None:
         if isinstance(runs[0], SimulationError):
             raise runs[0]
@@ -217,7 +220,7 @@ def simulate_contact(model, q0, v0, duration, dt, tau=None, record_every=1, back
     samples = []                # per sample: t, q, v, a, ncon, Jᵀ f, contact forces
 
     def keep(k, q, v, result):
-        samples.append((k * dt, q, v, result.qdd, len(result.contacts),
+        samples.append((grid_time(k, duration, dt), q, v, result.qdd, len(result.contacts),
                         constraint_force(result), contact_frame_forces(result)))
 
     for k in range(steps + 1):
@@ -288,15 +291,79 @@ _STOPPED = {1: "the mass matrix is not positive definite",
 
 def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: int = 1,
                   backend=None, solver: str = "newton", cone=None, constraints=None,
-                  num_threads=None):
+                  num_threads=None, duration=None):
     """N contact runs by the compiled step (``rbd/_kernels/contact.pyx``), batched without
     the GIL, or None when the model needs the Python step (see
     :func:`rbd.constraints.forward.forward`'s Notes).
 
     Returns a list with, per initial state, its :class:`Trajectory` or, for a run that
     stopped early, the :class:`SimulationError` that holds its samples (as
-    :func:`simulate_contact` raises it).
+    :func:`simulate_contact` raises it).  The samples are at the times of
+    :func:`rbd.simulate`'s grid (``k dt``, the last one ``duration``: default
+    ``steps dt``).
     """
+    out = _run_compiled(model, q0, v0, steps, dt, tau, record_every, backend, solver, cone,
+                        constraints, num_threads)
+    if out is None:
+        return None
+    duration = steps * dt if duration is None else duration
+    return [_compiled_trajectory(model, out, s, steps, dt, record_every, duration)
+            for s in range(len(q0))]
+
+
+def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
+                   record_every: int = 1, backend=None, constraints=None, num_threads=None):
+    """N contact runs by the compiled step as one batch :class:`Trajectory`, or None when the
+    model needs the Python step.
+
+    The batch is the one :func:`rbd.simulate` stacks from :func:`compiled_runs`'s
+    trajectories, built on the kernel's own arrays (only ``contact_force`` is copied, cut
+    to the most contacts of any sample): the calling thread does no per-sample work
+    after the runs, so that a batch recorded at every step keeps its speed-up on more
+    threads.  The samples are at the times of :func:`rbd.simulate`'s grid (one per
+    sample of a finished run).
+
+    Returns
+    -------
+    (Trajectory, ndarray, dict)
+        The batch (NaN after each run's last sample on the grid: a run that stopped early
+        loses the sample of the state it stopped at when that is not on the grid, and its
+        ``contact_count`` holds NaN there, as floats); the samples each run has on the grid;
+        the :class:`SimulationError` of each run that stopped early, by index.
+    """
+    steps = grid_steps(duration, dt)
+    out = _run_compiled(model, q0, v0, steps, dt, tau, record_every, backend, "newton", None,
+                        constraints, num_threads)
+    if out is None:
+        return None
+    times = grid_time(sample_indices(steps, record_every), duration, dt)
+    stopped, status = out["stopped"], out["status"]
+    failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
+                                           duration) for k in np.flatnonzero(status)}
+    lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+    counts = out["contact_count"]
+    widest = min(int(counts.max()), RECORDED_CONTACTS)    # 0 past a run's samples
+    frames = out["contact_force"]
+    if widest < frames.shape[2]:
+        frames = np.ascontiguousarray(frames[:, :, :widest])
+    names = ("q", "v", "a", "kinetic", "potential", "constraint_force")
+    columns = {name: out[name] for name in names}
+    if failed:
+        counts = counts.astype(float)
+        for k in failed:          # the sample it stopped at, off the grid
+            for x in (*columns.values(), frames, counts):
+                x[k, lengths[k]:] = np.nan
+    done = np.where(status != 0, stopped, steps)
+    batch = Trajectory(t=times, **columns, model_name=model.name, integrator="euler", dt=dt,
+                       steps=steps, evaluations=int(np.sum(done + 1)), contact_count=counts,
+                       contact_force=frames)
+    return batch, lengths, failed
+
+
+def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, backend,
+                  solver: str, cone, constraints, num_threads):
+    """The result dict of ``rbd._kernels.contact.simulate_contact`` for these runs, or None
+    when the model needs the Python step."""
     from .._backend import resolve
     from ..constraints.collision import compiled_collision
     from ..constraints.forward import options
@@ -320,24 +387,31 @@ def compiled_runs(model, q0, v0, steps: int, dt: float, tau=None, record_every: 
         warnings.warn("collide: no routine for MuJoCo's multi-contact of convex pairs at "
                       f"{int(out['declined'].sum())} pair-step(s) of the run; those pairs were "
                       "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
-    return [_compiled_trajectory(model, out, s, steps, dt, record_every)
-            for s in range(len(q0))]
+    return out
 
 
-def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int):
-    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it."""
-    n, stop = int(out["recorded"][s]), int(out["stopped"][s])
-    k = list(range(0, stop + 1, every)) + ([stop] if stop % every else [])
-    ts = np.array([j * dt for j in k][:n])
-    counts = out["contact_count"][s, :n].astype(int)
-    # the kernel's table holds zeros beyond each sample's count: keep as many columns as
-    # the most contacts of a sample (at most RECORDED_CONTACTS), as _trajectory does
-    table = out["contact_force"][s, :n, :min(int(counts.max(initial=0)), RECORDED_CONTACTS)]
-    status = int(out["status"][s])
-    traj = _trajectory_of(model, dt, stop if status else steps, ts, out["q"][s, :n],
-                          out["v"][s, :n], out["a"][s, :n],
-                          (out["kinetic"][s, :n], out["potential"][s, :n]), counts,
-                          out["constraint_force"][s, :n], table)
+def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int,
+                         duration: float):
+    """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it.
+
+    Its columns are copies of the rows of the batch's arrays (``rbd._kernels.contact``'s
+    ``simulate_contact``), taken whole: no loop over samples, so that the work left to the
+    calling thread after the runs is a few copies per run, whatever their length."""
+    n, stop, status = (int(out[name][s]) for name in ("recorded", "stopped", "status"))
+    done = stop if status else steps
+
+    def column(name):
+        return out[name][s, :n].copy()
+
+    counts = column("contact_count")
+    width = min(int(counts.max(initial=0)), RECORDED_CONTACTS)
+    t = grid_time(sample_indices(stop, every)[:n], duration, dt)
+    traj = Trajectory(t=t, q=column("q"), v=column("v"),
+                      a=column("a"), kinetic=column("kinetic"), potential=column("potential"),
+                      model_name=model.name, integrator="euler", dt=dt, steps=done,
+                      evaluations=done + 1, contact_count=counts,
+                      constraint_force=column("constraint_force"),
+                      contact_force=out["contact_force"][s, :n, :width].copy())
     if status == 0:
         return traj
     what = ("diverged" if status == 4 else f"stopped ({_STOPPED[status]})")

@@ -334,8 +334,7 @@ def simulate(
     if contact_run:       # warned from here, so that the warning points at the caller
         from .contact import warn_outside_limits
 
-        for q in (states[0] if batch else states[:1]):
-            warn_outside_limits(model, q, stacklevel=2)
+        warn_outside_limits(model, states[0], stacklevel=2)
     elif isinstance(model, Model):
         from ..constraints.fluid import has_fluid
         from .contact import has_springs
@@ -415,10 +414,16 @@ def _record_constraints(model: Model, traj: Trajectory, options: SimulationOptio
     """``traj.constraint_error`` and ``traj.constraint_velocity_error``: ``φ(q)`` and
     ``J(q) v`` of the run's bilateral constraints at each sample."""
     if options.constraints:
-        traj.constraint_error = algorithms.constraint_error(model, traj.q, options.constraints)
-        J = algorithms.constraint_jacobian(model, traj.q, options.constraints)
-        traj.constraint_velocity_error = np.einsum("...ij,...j->...i", J, traj.v)
+        traj.constraint_error, traj.constraint_velocity_error = _constraint_terms(
+            model, traj.q, traj.v, options.constraints)
     return traj
+
+
+def _constraint_terms(model: Model, q, v, constraints) -> tuple[np.ndarray, np.ndarray]:
+    """``φ(q)`` and ``J(q) v`` of the bilateral ``constraints`` at samples ``q``, ``v``."""
+    J = algorithms.constraint_jacobian(model, q, constraints)
+    return (algorithms.constraint_error(model, q, constraints),
+            np.einsum("...ij,...j->...i", J, v))
 
 
 def _run_python(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
@@ -473,8 +478,12 @@ def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
                          f"(N, {model.nq}), got {np.shape(q0)}")
     q0 = checked(q0, np.shape(q0), "q0")
     v0 = checked(v0, (len(q0), model.nv), "v0 (one row per row of q0)")
-    for k, q in enumerate(q0):
-        check_quaternions(model, q, f"q0[{k}]")
+    try:
+        check_quaternions(model, q0, "q0")          # the whole batch at once
+    except InputError:
+        for k, q in enumerate(q0):                  # the error names the first state off
+            check_quaternions(model, q, f"q0[{k}]")
+        raise
     return q0, v0
 
 
@@ -534,22 +543,26 @@ def _batch_error(traj: Trajectory, diverged, times, first: int,
 
 def _compiled_contact_runs(model, q0, v0, o: SimulationOptions) -> Trajectory | None:
     """A contact batch by the compiled step, all initial states in one call without the GIL
-    (:func:`.contact.compiled_runs`), stacked as :func:`_python_batch` stacks its runs; None
-    when the model needs the Python step."""
-    from .contact import compiled_runs
+    (:func:`.contact.compiled_batch`: the batch :func:`_python_batch` would stack, on the
+    kernel's arrays); None when the model needs the Python step."""
+    from .contact import compiled_batch
 
-    steps = int(np.ceil(o.duration / o.dt - 1e-12))
-    found = compiled_runs(model, np.asarray(q0, float), np.asarray(v0, float), steps, o.dt,
-                          _contact_tau(o), o.record_every, o.backend, constraints=o.constraints)
+    found = compiled_batch(model, np.asarray(q0, float), np.asarray(v0, float), o.duration,
+                           o.dt, _contact_tau(o), o.record_every, o.backend,
+                           constraints=o.constraints, num_threads=o.num_threads)
     if found is None:
         return None
-    runs, failed = [], {}
-    for k, run in enumerate(found):
-        if isinstance(run, SimulationError):
-            failed[k] = run
-            run = run.trajectory
-        runs.append(_record_constraints(model, run, o))
-    return _stacked(model, runs, failed, o)
+    batch, lengths, failed = found
+    if o.constraints:                   # each run's samples on the grid, NaN after them
+        terms = [_constraint_terms(model, batch.q[k, :n], batch.v[k, :n], o.constraints)
+                 for k, n in enumerate(lengths)]
+        for j, name in enumerate(("constraint_error", "constraint_velocity_error")):
+            column = np.full(batch.q.shape[:2] + terms[0][j].shape[1:], np.nan)
+            for k, n in enumerate(lengths):
+                column[k, :n] = terms[k][j]
+            setattr(batch, name, column)
+    _raise_failed(batch, failed)
+    return batch
 
 
 def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = False
@@ -580,13 +593,19 @@ def _stacked(model, runs: list, failed: dict, options: SimulationOptions) -> Tra
     times = grid_time(sample_indices(steps, options.record_every), options.duration,
                       options.dt)
     batch = _stack(model, runs, times, steps)
+    _raise_failed(batch, failed)
+    return batch
+
+
+def _raise_failed(batch: Trajectory, failed: dict) -> None:
+    """Raise the error of a batch whose ``failed`` runs (index -> :class:`SimulationError`)
+    stopped early, with every rollout kept; nothing when none did."""
     if failed:
         diverged = np.array(sorted(failed))
         at = [failed[k].diverged_at for k in diverged]
         at = np.array([math.nan if t is None else t for t in at])
         first = int(diverged[0])
         raise _batch_error(batch, diverged, at, first, failed[first])
-    return batch
 
 
 def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajectory:
