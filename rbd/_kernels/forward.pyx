@@ -5,9 +5,8 @@ The compiled twin of ``rbd/constraints/forward.py``, for one state and a given
 contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 
 1. ``smooth_dynamics``: M with armature (compiled CRBA), the bias h(q, v) (compiled
-   RNEA), the world poses of the bodies, ``passive_force`` (damping, hinge, slide and
-   fixed-tendon springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
-   M = Lᵀ L;
+   RNEA), the world poses of the bodies, ``passive_force`` (``passive.pyx``: damping,
+   springs, ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by M = Lᵀ L;
 2. ``constrained_acceleration``: the rows in MuJoCo's order (``equality_rows``, the tendon
    equalities, ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons'
    (``tendon_rows.pyx``), ``_contact_rows``) with their impedance, R and aref (``mj_makeImpedance``,
@@ -40,12 +39,13 @@ from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
                                      stiffness_damping)
 from rbd._kernels.kinematics cimport jacobian_columns, world_poses
+from rbd._kernels.passive cimport passive_force
 from rbd._kernels.rnea cimport rnea
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
 from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
-                                       tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
+                                       tendon_limit_rows, tendon_rows_fn)
 
 cnp.import_array()
 
@@ -58,18 +58,6 @@ cdef enum:
     CONTACT_ROWS = 10
 
 # smooth dynamics
-
-cdef void passive_force(const ForwardC* f, const double* q, const double* v,
-                        double* out) noexcept nogil:
-    """out = −damping v − k (q − q_spring) on hinges and slides (mj_passive)."""
-    cdef Py_ssize_t j, s
-    for j in range(f.nv):
-        out[j] = -f.damping[j] * v[j]
-    for s in range(f.nspring):
-        j = f.spring_v[s]
-        out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
-    tendon_passive_force(f.tendon, q, v, out)
-
 
 cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                          const double* q, const double* v, const double* tau) noexcept nogil:
