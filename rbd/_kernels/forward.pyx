@@ -471,11 +471,12 @@ cdef class ForwardModel:
         self._busy = False
         ints = {k: np.ascontiguousarray(data[k], dtype=np.int64)
                 for k in ("friction_dof", "limit_q", "limit_v", "spring_q", "spring_v",
-                          "geom_body")}
+                          "ball_q", "ball_v", "ball_free", "geom_body")}
         reals = {k: np.ascontiguousarray(data[k], dtype=np.float64)
                  for k in ("dof_weight", "damping", "friction_loss", "friction_b",
                            "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
-                           "limit_solimp", "spring_k", "spring_ref", "geom_weight")}
+                           "limit_solimp", "spring_k", "spring_ref", "ball_k", "ball_ref",
+                           "geom_weight")}
         self.keep = (ints, reals, data.get("equality"), data.get("fluid"))
         self.c.equality = equality_c(data.get("equality"))
         self.c.fluid = fluid_c(data.get("fluid"))
@@ -502,6 +503,10 @@ cdef class ForwardModel:
         self.c.spring_v = _const_int(ints["spring_v"])
         self.c.spring_k = _const(reals["spring_k"])
         self.c.spring_ref = _const(reals["spring_ref"])
+        self.c.nball = len(ints["ball_q"])
+        self.c.ball_q, self.c.ball_v = _const_int(ints["ball_q"]), _const_int(ints["ball_v"])
+        self.c.ball_free = _const_int(ints["ball_free"])
+        self.c.ball_k, self.c.ball_ref = _const(reals["ball_k"]), _const(reals["ball_ref"])
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])

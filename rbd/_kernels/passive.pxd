@@ -6,3 +6,7 @@ from rbd._kernels.forward cimport ForwardC
 
 cdef void passive_force(const ForwardC* f, const double* q, const double* v,
                         double* out) noexcept nogil
+
+
+cdef void ball_free_spring_force(const ForwardC* f, const double* q,
+                                 double* out) noexcept nogil

@@ -434,7 +434,7 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
 
     On the kernel backend, a model without rolling constraints, spatial tendons,
-    collision pairs of the GJK stage, springs of ball or free joints or mimic joints, whose
+    collision pairs of the GJK stage or mimic joints, whose
     joints are hinges, slides, balls and free joints, runs the
     whole pass after collision detection in one compiled call
     (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the
