@@ -78,7 +78,12 @@ def solver_scale(model) -> float:
     r"""MuJoCo's scale of the Newton solver's stopping quantities,
     :math:`1 / (\bar m \max(1, n_v))` (``mj_solPrimal``), with :math:`\bar m` the
     model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
-    reference configuration (``mj_setConst``).  Kept by the model."""
+    reference configuration (``mj_setConst``).  Kept by the model.
+
+    ``<statistic meaninertia>`` is not read: MuJoCo 4.0 keeps a given value in
+    ``m.stat.meaninertia`` but warns that it "does not affect simulation", and its solver
+    takes the same iterations and states with it set 1e-3 or 1e3 on gymnasium's ant (islands
+    on or off, tolerance 1e-2, where the tolerance itself does change the iterations)."""
     def compute():
         from ..algorithms.configuration import neutral
         from ..algorithms.dynamics import crba
