@@ -61,6 +61,7 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
 from .passive import passive_force
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
+    mass_matrix,
     tendon_equality_rows,
     tendon_friction_rows,
     tendon_limit_rows,
@@ -138,11 +139,10 @@ def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
 
 def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
     """:func:`inverse_weights`, computed (the model keeps the result)."""
-    from ..algorithms.dynamics import crba
     from ..algorithms.kinematics import jacobian
 
     q0 = reference_configuration(model)
-    Minv = np.linalg.inv(crba(model, q0))
+    Minv = np.linalg.inv(mass_matrix(model, q0))
     body = np.zeros((model.nbodies + 1, 2))
     for i, b in enumerate(model.bodies):
         J = jacobian(model, q0, i, np.asarray(b.com, float))
@@ -190,11 +190,10 @@ def _mujoco_body_weights(model) -> dict:
 
 
 def _weights_at_com(model) -> dict:
-    from ..algorithms.dynamics import crba
     from ..algorithms.kinematics import jacobian
 
     q0 = reference_configuration(model)
-    Minv = np.linalg.inv(crba(model, q0))
+    Minv = np.linalg.inv(mass_matrix(model, q0))
     out = {}
     for name, (body, com) in model.mujoco_bodies["body"].items():
         if body is None:
@@ -440,7 +439,7 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the
     Python pass with compiled pieces, with the same results.
     """
-    from ..algorithms.dynamics import crba, nonlinear_effects
+    from ..algorithms.dynamics import nonlinear_effects
 
     opts = options(model)
     q, v, tau, cone = _arguments(model, q, v, tau, solver, opts["cone"] if cone is None else cone)
@@ -450,7 +449,7 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         return compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver,
                              iterations, tolerance)
-    M = crba(model, q, backend=backend)
+    M = mass_matrix(model, q, backend=backend)            # with the tendons' armature
     poses = None                                    # body poses: one pass, up to three uses
     if (contacts and getattr(model, "geoms", ())) or has_fluid(model):
         from ..algorithms.kinematics import forward_kinematics

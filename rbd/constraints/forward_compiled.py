@@ -24,7 +24,7 @@ from .forward import (
 from .forward_compiled_terms import COMPILED_EQUALITIES, equality_data, fluid_data
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
-from .tendon_rows import _constants, tendon_friction_rows, tendons
+from .tendon_rows import _constants, tendon_armature, tendon_friction_rows, tendons
 from .tendon_spatial import spatial_tendons
 
 #: Joint kinds the compiled forward pass and step handle (MuJoCo's hinge, slide, ball, free).
@@ -37,7 +37,7 @@ def compiled_forward(model, constraints=None):
     when the model needs the Python pass: an equality kind other than
     :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
     ``constraints`` is given, spatial tendons, collision pairs of the readable GJK stage
-    only, mimic joints or a joint kind other than
+    only, fixed tendons with armature, mimic joints or a joint kind other than
     :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces and the
     disable flags are compiled (:func:`kernel_data`, :func:`_compiled_terms`)."""
     from .._backend import has_kernels
@@ -52,6 +52,8 @@ def compiled_forward(model, constraints=None):
     if constraints is not None and _tendon_equalities(model):
         return None
     if spatial_tendons(model):      # lengths and moments that move with q: Python pass
+        return None
+    if tendon_armature(model) is not None:      # M + a JᵀJ: Python pass
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None

@@ -77,7 +77,8 @@ def solver_settings(model, iterations: int | None = None,
 def solver_scale(model) -> float:
     r"""MuJoCo's scale of the Newton solver's stopping quantities,
     :math:`1 / (\bar m \max(1, n_v))` (``mj_solPrimal``), with :math:`\bar m` the
-    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
+    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature, the tendons'
+    too) at the
     reference configuration (``mj_setConst``).  Kept by the model.
 
     ``<statistic meaninertia>`` is not read: MuJoCo 4.0 keeps a given value in
@@ -86,9 +87,9 @@ def solver_scale(model) -> float:
     on or off, tolerance 1e-2, where the tolerance itself does change the iterations)."""
     def compute():
         from ..algorithms.configuration import neutral
-        from ..algorithms.dynamics import crba
+        from .tendon_rows import mass_matrix
 
-        diagonal = np.diag(crba(model, neutral(model)))      # qpos0: forward's reference
+        diagonal = np.diag(mass_matrix(model, neutral(model)))   # qpos0: forward's reference
         mean = float(np.mean(diagonal)) if len(diagonal) else 1.0
         return 1.0 / (mean * max(1, model.nv))
 

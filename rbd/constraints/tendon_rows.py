@@ -60,14 +60,47 @@ def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
     return Jq, Jv
 
 
+def tendon_armature(model) -> np.ndarray | None:
+    r"""MuJoCo's tendon armature in the mass matrix, :math:`\sum_k a_k J_k^T J_k` over the
+    fixed tendons with ``armature`` :math:`a_k > 0` (``mj_tendonArmature``; a fixed
+    tendon's :math:`J` is constant, so its bias term ``mj_tendonBias``,
+    :math:`a_k J_k^T \dot J_k v`, is zero).  As MuJoCo's, only on the entries of the
+    tree's pattern of :math:`M` (a dof and its ancestors: MuJoCo adds into its sparse
+    ``qM`` with ``mju_addToSclSparseInc``), so a tendon across two branches couples them
+    in neither.  None when no tendon has armature."""
+    given = [t for t in tendons(model) if t.get("armature", 0.0)]
+    if not given:
+        return None
+    extra = np.zeros((model.nv, model.nv))
+    for t in given:
+        Jv = tendon_jacobian(model, t)[1]
+        extra += t["armature"] * np.outer(Jv, Jv)
+    pattern = np.eye(model.nv, dtype=bool)
+    for j in range(model.nv):
+        i = model.dof_parent[j]
+        while i >= 0:                                   # j's ancestors
+            pattern[i, j] = pattern[j, i] = True
+            i = model.dof_parent[i]
+    return np.where(pattern, extra, 0.0)
+
+
+def mass_matrix(model, q, backend=None) -> np.ndarray:
+    """MuJoCo's ``qM`` at ``q``: :func:`rbd.crba` (with the joints' armature) plus
+    :func:`tendon_armature`."""
+    from ..algorithms.dynamics import crba
+
+    M = crba(model, q, backend=backend)
+    extra = tendon_armature(model)
+    return M if extra is None else M + extra
+
+
 def _constants(model):
     """Per tendon: Jacobians, length at ``qpos0`` and ``tendon_invweight0`` (kept)."""
     def build():
-        from ..algorithms.dynamics import crba
         from .mujoco_model import mujoco_reference_configuration
 
         q0 = mujoco_reference_configuration(model)
-        Minv = np.linalg.inv(crba(model, q0))
+        Minv = np.linalg.inv(mass_matrix(model, q0))
         out = []
         for t in tendons(model):
             if t.get("kind") == "spatial":
