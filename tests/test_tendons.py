@@ -134,9 +134,9 @@ def test_simulate_takes_the_tendon_terms():
 def test_fixed_tendon_armature_enters_the_mass_matrix_as_mujocos():
     """``<fixed armature>``: MuJoCo's ``qM`` gains a JᵀJ (``mj_tendonArmature``); rbd's
     forward pass has the same M (in rbd's coordinates, ``Tᵀ qM T`` with ``T`` the map of
-    rbd's v to MuJoCo's qvel), the same rows and ``qacc``; the compiled pass leaves such a
-    model to the Python pass.  Tendon t2 joins two trees (c and d): as in MuJoCo's sparse
-    ``qM``, its armature couples neither branch with the other."""
+    rbd's v to MuJoCo's qvel), the same rows and ``qacc``, on the backend of the run (the
+    compiled pass on the kernels).  Tendon t2 joins two trees (c and d): as in MuJoCo's
+    sparse ``qM``, its armature couples neither branch with the other."""
     from rbd.constraints.forward_compiled import compiled_forward
     from rbd.constraints.tendon_rows import tendon_armature
     from rbd.mjcf import to_mujoco_state
@@ -146,7 +146,7 @@ def test_fixed_tendon_armature_enters_the_mass_matrix_as_mujocos():
     model = rbd.load_mjcf(xml)
     mm = mujoco.MjModel.from_xml_string(xml)
     mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
-    assert compiled_forward(model) is None
+    assert (compiled_forward(model) is not None) == rbd.has_kernels()
     c, d = model.v_slice("c").start, model.v_slice("d").start
     assert tendon_armature(model)[c, c] == pytest.approx(0.25 * 2 ** 2, rel=RTOL_EXACT)
     assert tendon_armature(model)[c, d] == 0.0
@@ -161,6 +161,31 @@ def test_fixed_tendon_armature_enters_the_mass_matrix_as_mujocos():
         T = np.array([to_mujoco_state(model, q, e)[1] for e in np.eye(model.nv)]).T
         np.testing.assert_allclose(result.M, T.T @ qM @ T, rtol=0,
                                    atol=RTOL_EXACT * np.abs(qM).max())
+
+
+#: Compiled against Python step, relative to 1 + the largest entry (as
+#: tests/test_compiled_equality_fluid.py): the same formulas summed in another order
+#: (tree-sparse LᵀL against a dense solve); a missing armature term shows at 1e-3.
+RTOL_COMPILED = 1e-12
+
+
+def test_compiled_run_with_tendon_armature_follows_the_python_step(require_kernels):
+    """The compiled step adds the tendons' armature to M (``ForwardC.tendon_M``): five steps
+    from a state of the model with armature give the Python step's states."""
+    from rbd.simulation.contact import compiled_runs, euler_step
+
+    xml = XML.replace('<fixed name="t1"', '<fixed name="t1" armature="0.7"')
+    model = rbd.load_mjcf(xml)
+    _, _, d = _state(1)
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    traj = compiled_runs(model, q0[None], v0[None], 5, 0.002)[0]
+    for k in range(5):
+        q1, v1, _, _ = euler_step(model, traj.q[k], traj.v[k], None, 0.002,
+                                  backend="reference")
+        np.testing.assert_allclose(traj.v[k + 1], v1, rtol=0,
+                                   atol=RTOL_COMPILED * (1 + np.abs(v1).max()))
+        np.testing.assert_allclose(traj.q[k + 1], q1, rtol=0,
+                                   atol=RTOL_COMPILED * (1 + np.abs(q1).max()))
 
 
 def test_negative_tendon_armature_is_refused():

@@ -65,6 +65,9 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     the world poses R, p of every body; 1 when M is not positive definite."""
     cdef Py_ssize_t nv = model.nv, j
     crba(model, fw.w, q, fw.M)
+    if f.tendon_M != NULL:          # + Σ a JᵀJ of the tendons (mj_tendonArmature)
+        for j in range(nv * nv):
+            fw.M[j] += f.tendon_M[j]
     rnea(model, fw.w, q, v, NULL, NULL, fw.bias)
     world_poses(model, fw.w, q, model.nb - 1)
     passive_force(f, q, v, fw.a0)
@@ -476,7 +479,7 @@ cdef class ForwardModel:
                  for k in ("dof_weight", "damping", "friction_loss", "friction_b",
                            "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
                            "limit_solimp", "spring_k", "spring_ref", "ball_k", "ball_ref",
-                           "geom_weight")}
+                           "geom_weight", "tendon_M")}
         self.keep = (ints, reals, data.get("equality"), data.get("fluid"))
         self.c.equality = equality_c(data.get("equality"))
         self.c.fluid = fluid_c(data.get("fluid"))
@@ -507,6 +510,7 @@ cdef class ForwardModel:
         self.c.ball_q, self.c.ball_v = _const_int(ints["ball_q"]), _const_int(ints["ball_v"])
         self.c.ball_free = _const_int(ints["ball_free"])
         self.c.ball_k, self.c.ball_ref = _const(reals["ball_k"]), _const(reals["ball_ref"])
+        self.c.tendon_M = _const(reals["tendon_M"]) if reals["tendon_M"].size else NULL
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])

@@ -37,7 +37,7 @@ def compiled_forward(model, constraints=None):
     when the model needs the Python pass: an equality kind other than
     :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
     ``constraints`` is given, spatial tendons, collision pairs of the readable GJK stage
-    only, fixed tendons with armature, mimic joints or a joint kind other than
+    only, mimic joints or a joint kind other than
     :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces and the
     disable flags are compiled (:func:`kernel_data`, :func:`_compiled_terms`)."""
     from .._backend import has_kernels
@@ -52,8 +52,6 @@ def compiled_forward(model, constraints=None):
     if constraints is not None and _tendon_equalities(model):
         return None
     if spatial_tendons(model):      # lengths and moments that move with q: Python pass
-        return None
-    if tendon_armature(model) is not None:      # M + a JᵀJ: Python pass
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
@@ -155,6 +153,8 @@ def kernel_data(model) -> dict:
                 spring_q=[x[0] for x in springs], spring_v=[x[1] for x in springs],
                 spring_k=[x[2] for x in springs], spring_ref=[x[3] for x in springs])
     data.update(_ball_spring_data(model))
+    armature = tendon_armature(model)           # M + Σ a JᵀJ (empty: none)
+    data["tendon_M"] = np.zeros(0) if armature is None else armature
     geoms = getattr(model, "geoms", ()) or ()
     data.update(geom_body=[_geom_body(model, g) for g in geoms],
                 geom_weight=[weight_of(g.name, geom=True)[0] for g in geoms])
