@@ -192,3 +192,29 @@ def test_recorded_contacts_are_bounded(backend, monkeypatch):
     np.testing.assert_array_equal(bounded.contact_count, full.contact_count)
     np.testing.assert_array_equal(bounded.contact_force, full.contact_force[:, :2])
     np.testing.assert_array_equal(bounded.constraint_force, full.constraint_force)
+
+
+@pytest.mark.parametrize("suffix", [".npz", ".csv"])
+def test_saved_contact_run_keeps_its_forces(tmp_path, suffix):
+    """``Trajectory.save`` writes a contact run's ``contact_count``, ``constraint_force`` and
+    ``contact_force`` and ``load`` reads them back exactly, single runs (both formats) and a
+    batch (``.npz``); a file without them (an older one) loads with them None."""
+    from rbd.simulation.trajectory import Trajectory
+
+    model = _ball()
+    q0 = np.array([0, 0, 0.0998, 0, 0, 0, 1.0])
+    traj = rbd.simulate(model, q0, np.zeros(6), 0.01, 0.002, integrator="euler")
+    assert traj.contact_count.max() == 1 and np.abs(traj.contact_force).max() > 1.0
+    runs = [traj]
+    if suffix == ".npz":
+        runs.append(rbd.simulate(model, np.array([q0, q0 + [0, 0, 0.4, 0, 0, 0, 0]]),
+                                 np.zeros((2, 6)), 0.01, 0.002, integrator="euler"))
+    for k, run in enumerate(runs):
+        back = Trajectory.load(run.save(tmp_path / f"run{k}{suffix}"))
+        for name in ("contact_count", "constraint_force", "contact_force", "q"):
+            np.testing.assert_array_equal(getattr(back, name), getattr(run, name),
+                                          err_msg=name)
+    plain = rbd.simulate(rbd.models.double_pendulum(), [0.1, 0.0], [0.0, 0.0], 0.02, 0.01)
+    back = Trajectory.load(plain.save(tmp_path / f"plain{suffix}"))
+    assert back.contact_count is None and back.contact_force is None
+    assert back.constraint_force is None

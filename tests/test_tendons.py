@@ -129,3 +129,65 @@ def test_simulate_takes_the_tendon_terms():
     assert has_contact_terms(model)
     traj = rbd.simulate(model, [0.3], [0.0], 0.1, 0.01, integrator="euler")
     assert traj.q[-1, 0] < 0.3                            # the spring pulls back to 0
+
+
+def test_fixed_tendon_armature_enters_the_mass_matrix_as_mujocos():
+    """``<fixed armature>``: MuJoCo's ``qM`` gains a JᵀJ (``mj_tendonArmature``); rbd's
+    forward pass has the same M (in rbd's coordinates, ``Tᵀ qM T`` with ``T`` the map of
+    rbd's v to MuJoCo's qvel), the same rows and ``qacc``, on the backend of the run (the
+    compiled pass on the kernels).  Tendon t2 joins two trees (c and d): as in MuJoCo's
+    sparse ``qM``, its armature couples neither branch with the other."""
+    from rbd.constraints.forward_compiled import compiled_forward
+    from rbd.constraints.tendon_rows import tendon_armature
+    from rbd.mjcf import to_mujoco_state
+
+    xml = XML.replace('<fixed name="t1"', '<fixed name="t1" armature="0.7"').replace(
+        '<fixed name="t2"', '<fixed name="t2" armature="0.25"')
+    model = rbd.load_mjcf(xml)
+    mm = mujoco.MjModel.from_xml_string(xml)
+    mm.opt.tolerance, mm.opt.iterations, mm.opt.ls_tolerance = 1e-15, 1000, 1e-12
+    assert (compiled_forward(model) is not None) == rbd.has_kernels()
+    c, d = model.v_slice("c").start, model.v_slice("d").start
+    assert tendon_armature(model)[c, c] == pytest.approx(0.25 * 2 ** 2, rel=RTOL_EXACT)
+    assert tendon_armature(model)[c, d] == 0.0
+    for seed in (0, 1):
+        _, _, d = _state(seed)
+        d2 = mujoco.MjData(mm)
+        d2.qpos[:], d2.qvel[:] = d.qpos, d.qvel
+        result = assert_forward_matches_mujoco(model, mm, d2, "pyramidal")
+        qM = np.zeros((mm.nv, mm.nv))
+        mujoco.mj_fullM(mm, d2, qM)
+        q = from_mujoco_state(model, d2.qpos, d2.qvel)[0]
+        T = np.array([to_mujoco_state(model, q, e)[1] for e in np.eye(model.nv)]).T
+        np.testing.assert_allclose(result.M, T.T @ qM @ T, rtol=0,
+                                   atol=RTOL_EXACT * np.abs(qM).max())
+
+
+#: Compiled against Python step, relative to 1 + the largest entry (as
+#: tests/test_compiled_equality_fluid.py): the same formulas summed in another order
+#: (tree-sparse LᵀL against a dense solve); a missing armature term shows at 1e-3.
+RTOL_COMPILED = 1e-12
+
+
+def test_compiled_run_with_tendon_armature_follows_the_python_step(require_kernels):
+    """The compiled step adds the tendons' armature to M (``ForwardC.tendon_M``): five steps
+    from a state of the model with armature give the Python step's states."""
+    from rbd.simulation.contact import compiled_runs, euler_step
+
+    xml = XML.replace('<fixed name="t1"', '<fixed name="t1" armature="0.7"')
+    model = rbd.load_mjcf(xml)
+    _, _, d = _state(1)
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    traj = compiled_runs(model, q0[None], v0[None], 5, 0.002)[0]
+    for k in range(5):
+        q1, v1, _, _ = euler_step(model, traj.q[k], traj.v[k], None, 0.002,
+                                  backend="reference")
+        np.testing.assert_allclose(traj.v[k + 1], v1, rtol=0,
+                                   atol=RTOL_COMPILED * (1 + np.abs(v1).max()))
+        np.testing.assert_allclose(traj.q[k + 1], q1, rtol=0,
+                                   atol=RTOL_COMPILED * (1 + np.abs(q1).max()))
+
+
+def test_negative_tendon_armature_is_refused():
+    with pytest.raises(rbd.MJCFError, match="armature"):
+        rbd.load_mjcf(XML.replace('<fixed name="t2"', '<fixed name="t2" armature="-1"'))

@@ -52,8 +52,9 @@ REFERENCE_HOMES = {stem: ROOT / "constraints"
                                 "collision_gjk", "collision_epa", "collision_convex")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
-#: The compiled pass's equality rows and fluid forces (``forward.pyx`` calls them).
-REFERENCE_HOMES.update({stem: ROOT / "constraints" for stem in ("equality_rows", "fluid")})
+#: The compiled pass's equality rows, fluid and passive forces (``forward.pyx`` calls them).
+REFERENCE_HOMES.update({stem: ROOT / "constraints" for stem in ("equality_rows", "fluid",
+                                                                "passive")})
 
 #: What a kernel module may import at run time (``import`` / ``from … import``, not
 #: ``cimport``): the standard library and NumPy, its own package, and the low layers.

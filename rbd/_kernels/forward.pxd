@@ -44,6 +44,13 @@ cdef struct ForwardC:
     const int64_t* spring_v
     const double* spring_k        #   stiffness
     const double* spring_ref      #   springref
+    Py_ssize_t nball              # ball and free joints with a spring:
+    const int64_t* ball_q         #   the joint's first index in q
+    const int64_t* ball_v         #   its first index in v
+    const int64_t* ball_free      #   1 for a free joint
+    const double* ball_k          #   stiffness
+    const double* ball_ref        #   nball × 7: qpos_spring (position, then quaternion w x y z)
+    const double* tendon_M        # nv × nv: the fixed tendons' armature in M, or NULL
     Py_ssize_t ngeom
     const int64_t* geom_body      # ngeom: rbd body index, -1 for the world
     const double* geom_weight     # ngeom: body_invweight0 (translation) of its MJCF body

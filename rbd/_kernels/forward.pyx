@@ -7,8 +7,8 @@ contact set (a :c:type:`ContactSetC`, ``contact_set.pxd``):
 1. ``smooth_dynamics``: the stages of ``stages.pyx`` in MuJoCo's order, each joint
    transform computed once (``position``: X_up, S, the world poses, S⁰; skipped when the
    step's collision stage ran it), ``velocity``, M with armature (``composite_inertia``, in
-   world coordinates), the bias h(q, v) (``bias``), ``passive_force`` (damping, hinge, slide
-   and fixed-tendon springs: ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
+   world coordinates), the bias h(q, v) (``bias``), ``passive_force`` (``passive.pyx``:
+   damping, springs, ``mj_passive``) with ``fluid_force``, a₀ = M⁻¹(τ + τ_p − h) by
    the one factor M = Lᵀ L;
 2. ``constrained_acceleration``: the rows in MuJoCo's order (``equality_rows``, the tendon
    equalities, ``_friction_rows``, ``_limit_rows`` each followed by the fixed tendons'
@@ -41,12 +41,13 @@ from rbd._kernels.equality_rows cimport equality_c, equality_rows
 from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport impedance, regularizer
 from rbd._kernels.kinematics cimport jacobian_columns
+from rbd._kernels.passive cimport passive_force
 from rbd._kernels.solver_newton cimport RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
 from rbd._kernels.stages cimport bias, composite_inertia, position, velocity
 from rbd._kernels.tendon_rows cimport (TendonModel, tendon_equality_rows, tendon_friction_rows,
-                                       tendon_limit_rows, tendon_passive_force, tendon_rows_fn)
+                                       tendon_limit_rows, tendon_rows_fn)
 
 cnp.import_array()
 
@@ -60,18 +61,6 @@ cdef enum:
 
 # smooth dynamics
 
-cdef void passive_force(const ForwardC* f, const double* q, const double* v,
-                        double* out) noexcept nogil:
-    """out = −damping v − k (q − q_spring) on hinges and slides (mj_passive)."""
-    cdef Py_ssize_t j, s
-    for j in range(f.nv):
-        out[j] = -f.damping[j] * v[j]
-    for s in range(f.nspring):
-        j = f.spring_v[s]
-        out[j] -= f.spring_k[s] * (q[f.spring_q[s]] - f.spring_ref[s])
-    tendon_passive_force(f.tendon, q, v, out)
-
-
 cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                          const double* q, const double* v, const double* tau) noexcept nogil:
     """After the position stage: the body velocities, M (with armature), h and
@@ -82,6 +71,9 @@ cdef inline int smooth_dynamics(const ForwardC* f, const ModelC* model, ForwardW
     velocity(model, fw.w, &fw.t, v)
     composite_inertia(model, fw.w, &fw.t)
     bias(model, fw.w, &fw.t)
+    if f.tendon_M != NULL:          # + Σ a JᵀJ of the tendons (mj_tendonArmature)
+        for j in range(nv * nv):
+            fw.M[j] += f.tendon_M[j]
     passive_force(f, q, v, fw.a0)
     if f.fluid != NULL:
         fluid_force(f.fluid, model, fw.w, v, fw.a0)
@@ -447,11 +439,12 @@ cdef class ForwardModel:
         self._busy = False
         ints = {k: np.ascontiguousarray(data[k], dtype=np.int64)
                 for k in ("friction_dof", "limit_q", "limit_v", "spring_q", "spring_v",
-                          "geom_body")}
+                          "ball_q", "ball_v", "ball_free", "geom_body")}
         reals = {k: np.ascontiguousarray(data[k], dtype=np.float64)
                  for k in ("dof_weight", "damping", "friction_loss", "friction_b",
                            "friction_R", "limit_bound", "limit_margin", "limit_k", "limit_b",
-                           "limit_solimp", "spring_k", "spring_ref", "geom_weight")}
+                           "limit_solimp", "spring_k", "spring_ref", "ball_k", "ball_ref",
+                           "geom_weight", "tendon_M")}
         self.keep = (ints, reals, data.get("equality"), data.get("fluid"))
         self.c.equality = equality_c(data.get("equality"))
         self.c.fluid = fluid_c(data.get("fluid"))
@@ -478,6 +471,11 @@ cdef class ForwardModel:
         self.c.spring_v = _const_int(ints["spring_v"])
         self.c.spring_k = _const(reals["spring_k"])
         self.c.spring_ref = _const(reals["spring_ref"])
+        self.c.nball = len(ints["ball_q"])
+        self.c.ball_q, self.c.ball_v = _const_int(ints["ball_q"]), _const_int(ints["ball_v"])
+        self.c.ball_free = _const_int(ints["ball_free"])
+        self.c.ball_k, self.c.ball_ref = _const(reals["ball_k"]), _const(reals["ball_ref"])
+        self.c.tendon_M = _const(reals["tendon_M"]) if reals["tendon_M"].size else NULL
         self.c.ngeom = len(ints["geom_body"])
         self.c.geom_body = _const_int(ints["geom_body"])
         self.c.geom_weight = _const(reals["geom_weight"])

@@ -6,7 +6,7 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
    :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
    :math:`\tau_p = -\mathrm{damping}\,v - \mathrm{stiffness}\,(q - q_{\mathrm{spring}})`
-   (``mj_passive``, :func:`passive_force`), plus MuJoCo's fluid forces
+   (``mj_passive``, :func:`.passive.passive_force`), plus MuJoCo's fluid forces
    (:mod:`.fluid`); the unconstrained
    acceleration :math:`a_0 = M^{-1}(\tau + \tau_p - h)`;
 2. the constraint rows in MuJoCo's order: the equality constraints of the model
@@ -34,7 +34,7 @@ from ._backends import solvers
 from .collision import Contacts, collide_model
 from .contact_rows import contact_rows
 from .equality_rows import equality_rows
-from .fluid import fluid_force, has_fluid
+from .fluid import has_fluid
 from .impedance import (
     clamp_solimp,
     contact_regularizers,
@@ -58,12 +58,13 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
     solver_scale,
     solver_settings,
 )
+from .passive import passive_force
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
+    mass_matrix,
     tendon_equality_rows,
     tendon_friction_rows,
     tendon_limit_rows,
-    tendon_passive_force,
     tendons,
 )
 
@@ -138,11 +139,10 @@ def inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
 
 def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
     """:func:`inverse_weights`, computed (the model keeps the result)."""
-    from ..algorithms.dynamics import crba
     from ..algorithms.kinematics import jacobian
 
     q0 = reference_configuration(model)
-    Minv = np.linalg.inv(crba(model, q0))
+    Minv = np.linalg.inv(mass_matrix(model, q0))
     body = np.zeros((model.nbodies + 1, 2))
     for i, b in enumerate(model.bodies):
         J = jacobian(model, q0, i, np.asarray(b.com, float))
@@ -157,84 +157,6 @@ def _inverse_weights(model) -> tuple[np.ndarray, np.ndarray]:
         elif kind == "spherical":
             dof[vs] = np.mean(dof[vs])
     return body, dof
-
-
-def _quat_difference(qa, qb) -> np.ndarray:
-    r"""MuJoCo's ``mju_subQuat``: the rotation vector :math:`r` (angle in
-    :math:`[-\pi, \pi]`) with :math:`q_b \otimes \exp(r) = q_a`, quaternions
-    :math:`(w, x, y, z)`."""
-    wb, vb = qb[0], -np.asarray(qb[1:], float)                  # conj(qb)
-    wa, va = qa[0], np.asarray(qa[1:], float)
-    w = wb * wa - vb @ va
-    vec = wb * va + wa * vb + np.cross(vb, va)
-    sin = float(np.linalg.norm(vec))
-    if sin == 0.0:
-        return np.zeros(3)
-    angle = 2.0 * np.arctan2(sin, w)
-    if angle > np.pi:
-        angle -= 2.0 * np.pi
-    return vec / sin * angle
-
-
-def ball_free_spring_force(model, q) -> np.ndarray:
-    r"""MuJoCo's springs of ball and free joints (``mj_springdamper``), as rbd's
-    generalized force.
-
-    A ball joint: the torque :math:`-k\,r` in the body frame, :math:`r` the rotation
-    vector from ``qpos_spring`` to the normalized joint quaternion (``mju_subQuat``,
-    :func:`_quat_difference`).  A free joint adds the world force
-    :math:`-k\,(p - p_{\mathrm{spring}})`, rbd's :math:`R^T f` on its linear
-    coordinates; ``qpos_spring`` is the body's pose in the file (MuJoCo's ``qpos0``).
-    """
-    from ..spatial import quat_to_rot
-
-    given = getattr(model, "mujoco_joints", None) or {}
-    force = np.zeros(model.nv)
-    for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
-                                      strict=True):
-        soft = given.get(b.joint_name, {})
-        k = soft.get("stiffness", 0.0)
-        if b.joint.kind not in ("spherical", "free") or not k:
-            continue
-        spring = np.asarray(soft["qpos_spring"], float)
-        xyzw = np.asarray(q[qs][-4:], float)
-        xyzw = xyzw / np.linalg.norm(xyzw)
-        torque = -k * _quat_difference(np.r_[xyzw[3], xyzw[:3]], spring[-4:])
-        force[vs.start:vs.start + 3] += torque
-        if b.joint.kind == "free":      # rbd's free v is [ω; u] in the body frame
-            f_world = -k * (np.asarray(q[qs][:3], float) - spring[:3])
-            force[vs.start + 3:vs.stop] += quat_to_rot(xyzw).T @ f_world
-    return force
-
-
-def passive_force(model, q, v, poses=None) -> np.ndarray:
-    r"""MuJoCo's passive force :math:`-\mathrm{damping}\,v - k\,(q - q_{\mathrm{spring}})
-    + \tau_{\mathrm{fluid}}`
-    (``mj_passive``; springs of hinges and slides, :func:`joint_softness`, of ball and
-    free joints, :func:`ball_free_spring_force`; the fluid
-    forces of ``<option density viscosity wind>``, :func:`.fluid.fluid_force`).
-
-    MuJoCo's ``spring`` and ``damper`` disable flags drop the springs or the damping;
-    with both disabled there is no passive force at all, fluid forces included.
-    ``poses``: :func:`rbd.forward_kinematics` at ``q`` when the caller has it (fluid).
-    """
-    no_spring, no_damper = disabled(model, "spring"), disabled(model, "damper")
-    if no_spring and no_damper:
-        return np.zeros(model.nv)
-    soft = joint_softness(model)
-    force = np.zeros(model.nv) if no_damper else -np.asarray(model.damping, float) * v
-    if tendons(model):
-        force += tendon_passive_force(model, q, v, spring=not no_spring, damper=not no_damper)
-    if not no_spring and np.any(soft["stiffness"]):
-        for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
-                                          strict=True):
-            if b.joint.kind in ("revolute", "prismatic"):
-                j = vs.start
-                force[j] -= soft["stiffness"][j] * (q[qs.start] - soft["springref"][j])
-        force += ball_free_spring_force(model, q)
-    if has_fluid(model):
-        force += fluid_force(model, q, v, options(model), poses=poses)
-    return force
 
 
 def body_weight_of(model, body_weight):
@@ -268,11 +190,10 @@ def _mujoco_body_weights(model) -> dict:
 
 
 def _weights_at_com(model) -> dict:
-    from ..algorithms.dynamics import crba
     from ..algorithms.kinematics import jacobian
 
     q0 = reference_configuration(model)
-    Minv = np.linalg.inv(crba(model, q0))
+    Minv = np.linalg.inv(mass_matrix(model, q0))
     out = {}
     for name, (body, com) in model.mujoco_bodies["body"].items():
         if body is None:
@@ -512,13 +433,13 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
     ``filterparent`` (:func:`rbd.collide`); ``gravity`` is applied at load.
 
     On the kernel backend, a model without rolling constraints, spatial tendons,
-    collision pairs of the GJK stage, springs of ball or free joints or mimic joints, whose
+    collision pairs of the GJK stage or mimic joints, whose
     joints are hinges, slides, balls and free joints, runs the
     whole pass after collision detection in one compiled call
     (``rbd/_kernels/forward.pyx``, :func:`compiled_forward`); other models take the
     Python pass with compiled pieces, with the same results.
     """
-    from ..algorithms.dynamics import crba, nonlinear_effects
+    from ..algorithms.dynamics import nonlinear_effects
 
     opts = options(model)
     q, v, tau, cone = _arguments(model, q, v, tau, solver, opts["cone"] if cone is None else cone)
@@ -528,7 +449,7 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
         iterations, tolerance = solver_settings(model, iterations, tolerance)
         return compiled_pass(fm, model, q, v, tau, contacts, limits, cone, solver,
                              iterations, tolerance)
-    M = crba(model, q, backend=backend)
+    M = mass_matrix(model, q, backend=backend)            # with the tendons' armature
     poses = None                                    # body poses: one pass, up to three uses
     if (contacts and getattr(model, "geoms", ())) or has_fluid(model):
         from ..algorithms.kinematics import forward_kinematics

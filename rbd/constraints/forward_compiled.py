@@ -24,7 +24,7 @@ from .forward import (
 from .forward_compiled_terms import COMPILED_EQUALITIES, equality_data, fluid_data
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
-from .tendon_rows import _constants, tendon_friction_rows, tendons
+from .tendon_rows import _constants, tendon_armature, tendon_friction_rows, tendons
 from .tendon_spatial import spatial_tendons
 
 #: Joint kinds the compiled forward pass and step handle (MuJoCo's hinge, slide, ball, free).
@@ -37,8 +37,7 @@ def compiled_forward(model, constraints=None):
     when the model needs the Python pass: an equality kind other than
     :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
     ``constraints`` is given, spatial tendons, collision pairs with a readable routine
-    only (``collision.reference_only``), mimic joints, springs of ball or free joints or a
-    joint kind other than :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons,
+    only (``collision.reference_only``), mimic joints or a joint kind other than :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons,
     fluid forces and the disable flags are compiled (:func:`kernel_data`,
     :func:`_compiled_terms`)."""
     from .._backend import has_kernels
@@ -53,8 +52,6 @@ def compiled_forward(model, constraints=None):
     if constraints is not None and _tendon_equalities(model):
         return None
     if spatial_tendons(model):      # lengths and moments that move with q: Python pass
-        return None
-    if _ball_free_springs(model):
         return None
     if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
         return None
@@ -79,14 +76,6 @@ def _static_sources(model) -> tuple:
             getattr(model, "mujoco_tendon_equalities", None),
             getattr(model, "mujoco_bodies", None), *(getattr(model, "geoms", ()) or ()),
             *getattr(model, "contact_pairs", ()))
-
-
-def _ball_free_springs(model) -> bool:
-    """True when a ball or free joint has a spring (:func:`ball_free_spring_force`), which
-    the compiled pass does not render."""
-    given = getattr(model, "mujoco_joints", None) or {}
-    return any(b.joint.kind in ("spherical", "free")
-               and given.get(b.joint_name, {}).get("stiffness", 0.0) for b in model.bodies)
 
 
 def _tendon_equalities(model) -> list:
@@ -182,10 +171,32 @@ def kernel_data(model, weights=None) -> dict:
                 limit_solimp=np.reshape([x[7] for x in limits], (-1, 5)),
                 spring_q=[x[0] for x in springs], spring_v=[x[1] for x in springs],
                 spring_k=[x[2] for x in springs], spring_ref=[x[3] for x in springs])
+    data.update(_ball_spring_data(model))
+    armature = tendon_armature(model)           # M + Σ a JᵀJ (empty: none)
+    data["tendon_M"] = np.zeros(0) if armature is None else armature
     geoms = getattr(model, "geoms", ()) or ()
     data.update(geom_body=[_geom_body(model, g) for g in geoms],
                 geom_weight=[weight_of(g.name, geom=True)[0] for g in geoms])
     return data
+
+
+def _ball_spring_data(model) -> dict:
+    """The springs of ball and free joints (``ball_*`` of ``ForwardC``, as
+    :func:`.passive.ball_free_spring_force`): each joint's first index in q and v, whether
+    it is free, its stiffness and ``qpos_spring`` (position, quaternion w x y z); none with
+    the ``spring`` flag disabled."""
+    given = getattr(model, "mujoco_joints", None) or {}
+    rows = []
+    for (_, b, qs), (_, _, vs) in zip(own_slices(model, "q"), own_slices(model, "v"),
+                                      strict=True):
+        k = given.get(b.joint_name, {}).get("stiffness", 0.0)
+        if b.joint.kind in ("spherical", "free") and k and not disabled(model, "spring"):
+            spring = np.asarray(given[b.joint_name]["qpos_spring"], float)
+            rows.append((qs.start, vs.start, b.joint.kind == "free", k,
+                         np.r_[spring[:3] if len(spring) == 7 else np.zeros(3), spring[-4:]]))
+    return {"ball_q": [x[0] for x in rows], "ball_v": [x[1] for x in rows],
+            "ball_free": [int(x[2]) for x in rows], "ball_k": [x[3] for x in rows],
+            "ball_ref": np.reshape([x[4] for x in rows], (-1, 7))}
 
 
 def kernel_tolerance(model, solver: str, tolerance: float) -> float:

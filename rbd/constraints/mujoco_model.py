@@ -33,6 +33,57 @@ def own_slices(model, which: str):
     return out
 
 
+def tendons(model) -> tuple:
+    """The model's tendons, fixed and spatial (none for a model not from MJCF)."""
+    return getattr(model, "mujoco_tendons", None) or ()
+
+
+def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
+    """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
+    Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)
+    slices = {b.joint_name: (qs, vs) for (_, b, qs), (_, _, vs) in
+              zip(own_slices(model, "q"), own_slices(model, "v"), strict=True)}
+    for name, coef in tendon["joints"]:
+        qs, vs = slices[name]
+        Jq[qs.start] += coef
+        Jv[vs.start] += coef
+    return Jq, Jv
+
+
+def tendon_armature(model) -> np.ndarray | None:
+    r"""MuJoCo's tendon armature in the mass matrix, :math:`\sum_k a_k J_k^T J_k` over the
+    fixed tendons with ``armature`` :math:`a_k > 0` (``mj_tendonArmature``; a fixed
+    tendon's :math:`J` is constant, so its bias term ``mj_tendonBias``,
+    :math:`a_k J_k^T \dot J_k v`, is zero).  As MuJoCo's, only on the entries of the
+    tree's pattern of :math:`M` (a dof and its ancestors: MuJoCo adds into its sparse
+    ``qM`` with ``mju_addToSclSparseInc``), so a tendon across two branches couples them
+    in neither.  None when no tendon has armature."""
+    given = [t for t in tendons(model) if t.get("armature", 0.0)]
+    if not given:
+        return None
+    extra = np.zeros((model.nv, model.nv))
+    for t in given:
+        Jv = tendon_jacobian(model, t)[1]
+        extra += t["armature"] * np.outer(Jv, Jv)
+    pattern = np.eye(model.nv, dtype=bool)
+    for j in range(model.nv):
+        i = model.dof_parent[j]
+        while i >= 0:                                   # j's ancestors
+            pattern[i, j] = pattern[j, i] = True
+            i = model.dof_parent[i]
+    return np.where(pattern, extra, 0.0)
+
+
+def mass_matrix(model, q, backend=None) -> np.ndarray:
+    """MuJoCo's ``qM`` at ``q``: :func:`rbd.crba` (with the joints' armature) plus
+    :func:`tendon_armature`."""
+    from ..algorithms.dynamics import crba
+
+    M = crba(model, q, backend=backend)
+    extra = tendon_armature(model)
+    return M if extra is None else M + extra
+
+
 def mujoco_reference_configuration(model) -> np.ndarray:
     """MuJoCo's ``qpos0`` in rbd's coordinates: hinges and slides at their ``ref``, ball
     joints at the identity, free joints at their body's pose in the file (as
@@ -77,13 +128,17 @@ def solver_settings(model, iterations: int | None = None,
 def solver_scale(model) -> float:
     r"""MuJoCo's scale of the Newton solver's stopping quantities,
     :math:`1 / (\bar m \max(1, n_v))` (``mj_solPrimal``), with :math:`\bar m` the
-    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature) at the
-    reference configuration (``mj_setConst``).  Kept by the model."""
+    model's ``meaninertia``: the mean diagonal of :math:`M` (with armature, the tendons'
+    too) at the
+    reference configuration (``mj_setConst``).  Kept by the model.
+
+    ``<statistic meaninertia>`` is not read: MuJoCo 4.0 keeps a given value in
+    ``m.stat.meaninertia`` but warns that it "does not affect simulation", and its solver
+    takes the same iterations and states with it set 1e-3 or 1e3 on gymnasium's ant (islands
+    on or off, tolerance 1e-2, where the tolerance itself does change the iterations)."""
     def compute():
         from ..algorithms.configuration import neutral
-        from ..algorithms.dynamics import crba
-
-        diagonal = np.diag(crba(model, neutral(model)))      # qpos0: forward's reference
+        diagonal = np.diag(mass_matrix(model, neutral(model)))   # qpos0: forward's reference
         mean = float(np.mean(diagonal)) if len(diagonal) else 1.0
         return 1.0 / (mean * max(1, model.nv))
 

@@ -38,36 +38,22 @@ from .impedance import (
     safe_solref,
     stiffness_damping,
 )
+from .mujoco_model import (  # noqa: F401 (tendon_armature re-exported: the tendons' data)
+    mass_matrix,
+    tendon_armature,
+    tendon_jacobian,
+    tendons,
+)
 from .tendon_spatial import length_and_moment
-
-
-def tendons(model) -> tuple:
-    """The model's tendons, fixed and spatial (none for a model not from MJCF)."""
-    return getattr(model, "mujoco_tendons", None) or ()
-
-
-def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
-    """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
-    from .mujoco_model import own_slices
-
-    Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)
-    slices = {b.joint_name: (qs, vs) for (_, b, qs), (_, _, vs) in
-              zip(own_slices(model, "q"), own_slices(model, "v"), strict=True)}
-    for name, coef in tendon["joints"]:
-        qs, vs = slices[name]
-        Jq[qs.start] += coef
-        Jv[vs.start] += coef
-    return Jq, Jv
 
 
 def _constants(model):
     """Per tendon: Jacobians, length at ``qpos0`` and ``tendon_invweight0`` (kept)."""
     def build():
-        from ..algorithms.dynamics import crba
         from .mujoco_model import mujoco_reference_configuration
 
         q0 = mujoco_reference_configuration(model)
-        Minv = np.linalg.inv(crba(model, q0))
+        Minv = np.linalg.inv(mass_matrix(model, q0))
         out = []
         for t in tendons(model):
             if t.get("kind") == "spatial":

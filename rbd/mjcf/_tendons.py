@@ -70,7 +70,12 @@ def read_tendons(root: ET.Element, ctx: _Context, joint_names: set, spatial_path
             tendon[key] = _solref(attrs, key, where)
         for key in ("solimplimit", "solimpfriction"):
             tendon[key] = _leading(attrs, key, where, SOLIMP_DEFAULT)
-        if _scalar(attrs, "armature", where, 0.0) != 0:      # J^T a J in MuJoCo's mass matrix
+        armature = _scalar(attrs, "armature", where, 0.0)    # a J^T J in MuJoCo's mass matrix
+        if armature < 0:
+            raise MJCFError(f"{where}: armature must not be negative, got {armature}")
+        if e.tag == "fixed":
+            tendon["armature"] = armature
+        elif armature:                  # a spatial tendon's also adds a J^T (J̇ v): not read
             _ignore(ctx.ignored, "tendon armature", where)
         if e.tag == "spatial":
             tendon["path"] = spatial_path(e, where)

@@ -120,7 +120,7 @@ class Trajectory:
         the most contacts of any sample, at most
         :data:`rbd.simulation.contact.RECORDED_CONTACTS` (32: the first ones are kept),
         and rows past ``contact_count[j]`` are zero.
-        None otherwise.  :meth:`save` writes neither force.
+        None otherwise.  :meth:`save` writes both forces and ``contact_count``.
     joints : tuple
         The simulated model's joints, :func:`joint_layout` (empty when not known): the
         names and units :func:`rbd.plotting.plot_trajectory` labels the curves with.
@@ -258,15 +258,30 @@ class Trajectory:
                       event_q=event_q, event_v=event_v, meta=np.array(json.dumps(self._meta())))
         if self.tau is not None:
             arrays["tau"] = self.tau
+        arrays.update({name: value for name, value in self._contact_fields().items()
+                       if value is not None})
         with open(path, "wb") as fh:
             np.savez(fh, **arrays)
+
+    def _contact_fields(self) -> dict:
+        """The records of a contact run (None each on other runs)."""
+        return {"contact_count": self.contact_count, "constraint_force": self.constraint_force,
+                "contact_force": self.contact_force}
 
     def _columns(self) -> list[str]:
         names = ["t"] + [f"q{i}" for i in range(self.nq)] + [f"v{i}" for i in range(self.nv)]
         names += [f"a{i}" for i in range(self.nv)]
         if self.tau is not None:
             names += [f"tau{i}" for i in range(self.nv)]
-        return names + ["kinetic", "potential", "total"]
+        names += ["kinetic", "potential", "total"]
+        if self.contact_count is not None:
+            names.append("contact_count")
+        if self.constraint_force is not None:
+            names += [f"constraint_force{i}" for i in range(self.nv)]
+        if self.contact_force is not None:
+            names += [f"contact_force{k}_{c}" for k in range(self.contact_force.shape[1])
+                      for c in range(6)]
+        return names
 
     def _save_csv(self, path: Path) -> None:
         if self.batch is not None:
@@ -278,6 +293,12 @@ class Trajectory:
         if self.tau is not None:
             blocks.append(self.tau)
         blocks += [self.kinetic[:, None], self.potential[:, None], self.total[:, None]]
+        if self.contact_count is not None:
+            blocks.append(np.reshape(self.contact_count, (-1, 1)))
+        if self.constraint_force is not None:
+            blocks.append(self.constraint_force)
+        if self.contact_force is not None:
+            blocks.append(np.reshape(self.contact_force, (len(self.t), -1)))
         data = np.hstack(blocks) if len(self.t) else np.zeros((0, len(self._columns())))
         with open(path, "w", encoding="utf-8", newline="\n") as fh:
             fh.write("# " + json.dumps(meta) + "\n")
@@ -312,7 +333,9 @@ class Trajectory:
                        tau=data["tau"] if "tau" in data.files else None, events=events,
                        model_name=meta["model_name"], integrator=meta["integrator"],
                        dt=float(meta["dt"]), steps=int(meta["steps"]),
-                   evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta))
+                       evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta),
+                       **{name: data[name] if name in data.files else None
+                          for name in ("contact_count", "constraint_force", "contact_force")})
 
     @classmethod
     def _load_csv(cls, path: Path) -> Trajectory:
@@ -336,7 +359,22 @@ class Trajectory:
                    tau=block("tau", nv) if "tau0" in col else None, events=events,
                    model_name=meta["model_name"], integrator=meta["integrator"],
                    dt=float(meta["dt"]), steps=int(meta["steps"]),
-                   evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta))
+                   evaluations=int(meta.get("evaluations", 0)), joints=_joints(meta),
+                   **_contact_columns(data, col, nv))
+
+
+def _contact_columns(data: np.ndarray, col: dict, nv: int) -> dict:
+    """A ``.csv`` file's records of a contact run (:meth:`Trajectory._contact_fields`;
+    None each where the file has no such columns, as files of other runs and older ones)."""
+    out = {"contact_count": None, "constraint_force": None, "contact_force": None}
+    if "contact_count" in col:
+        out["contact_count"] = data[:, col["contact_count"]].astype(np.int64)
+    if "constraint_force0" in col:
+        out["constraint_force"] = data[:, [col[f"constraint_force{i}"] for i in range(nv)]]
+    contact = sorted((k for k in col if k.startswith("contact_force")), key=col.get)
+    if contact:
+        out["contact_force"] = data[:, [col[k] for k in contact]].reshape(len(data), -1, 6)
+    return out
 
 
 def _joints(meta: dict) -> tuple:
