@@ -37,8 +37,9 @@ def compiled_forward(model, constraints=None):
     when the model needs the Python pass: an equality kind other than
     :data:`.forward_compiled_terms.COMPILED_EQUALITIES` (rolling), tendon equalities when
     ``constraints`` is given, spatial tendons, collision pairs with a readable routine
-    only (``collision.reference_only``), mimic joints or a joint kind other than :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons,
-    fluid forces and the disable flags are compiled (:func:`kernel_data`,
+    only (``collision.reference_only``), mimic joints or a joint kind other than
+    :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces, springs
+    of ball and free joints and the disable flags are compiled (:func:`kernel_data`,
     :func:`_compiled_terms`)."""
     from .._backend import has_kernels
     from ..model import Model
