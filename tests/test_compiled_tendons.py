@@ -176,8 +176,7 @@ def test_dm_control_tendon_models_on_the_compiled_pass(name):
 
 def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
     """benchmarks/bench_contact.py times the compiled step only where it runs: a model the
-    compiled pass refuses (a ball joint with a spring, here) gets no number (it once timed a
-    no-op)."""
+    compiled pass refuses (a spatial tendon, here) gets no number (it once timed a no-op)."""
     import importlib.util
     import pathlib
 
@@ -185,15 +184,18 @@ def test_the_contact_benchmark_refuses_a_model_off_the_compiled_path():
     spec = importlib.util.spec_from_file_location("bench_contact", path)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
+    tendon = ('<tendon><spatial stiffness="1"><site site="a"/><site site="b"/></spatial>'
+              '</tendon>')
     xml = """<mujoco><worldbody>
-      <geom type="plane" size="1 1 .1"/><body pos="0 0 0.2">
-      <joint type="ball" stiffness="1"/><geom size="0.1"/></body>
-      <geom type="box" pos="1 0 .1" size=".1 .1 .1"/></worldbody></mujoco>"""
-    model, mm = rbd.load_mjcf(xml), mujoco.MjModel.from_xml_string(xml)
+      <geom type="plane" size="1 1 .1"/><site name="a" pos="0 0 1"/><body pos="0 0 0.2">
+      <joint type="hinge" axis="1 0 0"/><geom size="0.1"/><site name="b" pos="0 .1 0"/></body>
+      <geom type="box" pos="1 0 .1" size=".1 .1 .1"/></worldbody>TENDON</mujoco>"""
+    model = rbd.load_mjcf(xml.replace("TENDON", tendon))
+    mm = mujoco.MjModel.from_xml_string(xml.replace("TENDON", tendon))
     d = mujoco.MjData(mm)
     q, v = rbd.neutral(model), np.zeros(model.nv)
     assert compiled_forward(model) is None
     assert bench.compiled_step_times(model, mm, d, q, v, 2, 1) is None
-    dry = rbd.load_mjcf(xml.replace(' stiffness="1"', ''))
+    dry = rbd.load_mjcf(xml.replace("TENDON", ""))
     times = bench.compiled_step_times(dry, mm, d, rbd.neutral(dry), v, 2, 1)
     assert times is not None and times["compiled"] > 0
