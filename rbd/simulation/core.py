@@ -42,7 +42,7 @@ from .rollouts import (
     run_compiled,
     sample_indices,
 )
-from .trajectory import Trajectory, joint_layout
+from .trajectory import Trajectory, joint_layout, stack_runs
 
 __all__ = ["simulate", "INTEGRATORS", "IVP_METHODS", "PROGRESS_THRESHOLD", "EVALUATION_FLOOR",
            "EVALUATIONS_PER_SECOND", "available_memory", "PYTHON_SAMPLE_OVERHEAD"]
@@ -582,7 +582,7 @@ def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = Fal
         except SimulationInterrupted as exc:
             runs[k] = exc.trajectory
             raise interruption(exc.__cause__ or KeyboardInterrupt(),
-                               _stack(model, runs, times, steps), duration) from exc
+                               stack_runs(model, runs, times, steps), duration) from exc
     return _stacked(model, runs, failed, options)
 
 
@@ -592,7 +592,7 @@ def _stacked(model, runs: list, failed: dict, options: SimulationOptions) -> Tra
     steps = grid_steps(options.duration, options.dt)
     times = grid_time(sample_indices(steps, options.record_every), options.duration,
                       options.dt)
-    batch = _stack(model, runs, times, steps)
+    batch = stack_runs(model, runs, times, steps)
     _raise_failed(batch, failed)
     return batch
 
@@ -606,55 +606,3 @@ def _raise_failed(batch: Trajectory, failed: dict) -> None:
         at = np.array([math.nan if t is None else t for t in at])
         first = int(diverged[0])
         raise _batch_error(batch, diverged, at, first, failed[first])
-
-
-def _stack(model: Model, runs: list, times: np.ndarray, steps: int) -> Trajectory:
-    """One batch :class:`Trajectory` of runs on the sample ``times``: NaN where a run has
-    no sample (it stopped early, or never ran: ``None``)."""
-    some = next(r for r in runs if r is not None and len(r.t)) if any(
-        r is not None and len(r.t) for r in runs) else None
-    keep_tau = some is not None and some.tau is not None
-
-    def column(name, width):
-        tail = () if width is None else (width,) if np.ndim(width) == 0 else tuple(width)
-        out = np.full((len(runs), len(times)) + tail, np.nan)
-        for k, r in enumerate(runs):
-            if r is None:
-                continue
-            rows = min(len(r.t), len(times))
-            n = int(np.argmin(np.append(r.t[:rows] == times[:rows], False)))
-            value = getattr(r, name)[:n]
-            if name == "contact_force":          # zero for the contacts a run has fewer of
-                out[k, :n] = 0.0
-                out[k, :n, :value.shape[1]] = value
-            else:
-                out[k, :n] = value
-        return out
-
-    forces = some is not None and some.constraint_force is not None
-    widest = max((r.contact_force.shape[1] for r in runs
-                  if r is not None and r.contact_force is not None), default=0)
-
-    nq, nv = model.nq, model.nv
-    return Trajectory(t=times, q=column("q", nq), v=column("v", nv), a=column("a", nv),
-                      kinetic=column("kinetic", None), potential=column("potential", None),
-                      tau=column("tau", nv) if keep_tau else None,
-                      model_name=some.model_name if some else "",
-                      integrator=some.integrator if some else "",
-                      dt=some.dt if some else math.nan, steps=steps,
-                      evaluations=sum(r.evaluations for r in runs if r is not None),
-                      constraint_error=None if some is None or some.constraint_error is None
-                      else column("constraint_error", some.constraint_error.shape[-1]),
-                      constraint_velocity_error=None if some is None
-                      or some.constraint_velocity_error is None
-                      else column("constraint_velocity_error",
-                                  some.constraint_velocity_error.shape[-1]),
-                      contact_count=None if some is None or some.contact_count is None
-                      else _counts(column("contact_count", None)),
-                      constraint_force=column("constraint_force", nv) if forces else None,
-                      contact_force=column("contact_force", (widest, 6)) if forces else None)
-
-
-def _counts(column: np.ndarray) -> np.ndarray:
-    """Contact counts as integers, unless a rollout left samples out (NaN there)."""
-    return column.astype(int) if np.all(np.isfinite(column)) else column

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -381,3 +382,55 @@ def _joints(meta: dict) -> tuple:
     """The joint layout of a trajectory file's metadata (older files have none)."""
     return tuple((str(n), str(k), int(a), int(b), int(c), int(d))
                  for n, k, a, b, c, d in meta.get("joints", ()))
+
+
+def stack_runs(model, runs: list, times: np.ndarray, steps: int) -> Trajectory:
+    """One batch :class:`Trajectory` of runs on the sample ``times``: NaN where a run has
+    no sample (it stopped early, or never ran: ``None``)."""
+    some = next(r for r in runs if r is not None and len(r.t)) if any(
+        r is not None and len(r.t) for r in runs) else None
+    keep_tau = some is not None and some.tau is not None
+
+    def column(name, width):
+        tail = () if width is None else (width,) if np.ndim(width) == 0 else tuple(width)
+        out = np.full((len(runs), len(times)) + tail, np.nan)
+        for k, r in enumerate(runs):
+            if r is None:
+                continue
+            rows = min(len(r.t), len(times))
+            n = int(np.argmin(np.append(r.t[:rows] == times[:rows], False)))
+            value = getattr(r, name)[:n]
+            if name == "contact_force":          # zero for the contacts a run has fewer of
+                out[k, :n] = 0.0
+                out[k, :n, :value.shape[1]] = value
+            else:
+                out[k, :n] = value
+        return out
+
+    forces = some is not None and some.constraint_force is not None
+    widest = max((r.contact_force.shape[1] for r in runs
+                  if r is not None and r.contact_force is not None), default=0)
+
+    nq, nv = model.nq, model.nv
+    return Trajectory(t=times, q=column("q", nq), v=column("v", nv), a=column("a", nv),
+                      kinetic=column("kinetic", None), potential=column("potential", None),
+                      tau=column("tau", nv) if keep_tau else None,
+                      model_name=some.model_name if some else "",
+                      integrator=some.integrator if some else "",
+                      dt=some.dt if some else math.nan, steps=steps,
+                      evaluations=sum(r.evaluations for r in runs if r is not None),
+                      constraint_error=None if some is None or some.constraint_error is None
+                      else column("constraint_error", some.constraint_error.shape[-1]),
+                      constraint_velocity_error=None if some is None
+                      or some.constraint_velocity_error is None
+                      else column("constraint_velocity_error",
+                                  some.constraint_velocity_error.shape[-1]),
+                      contact_count=None if some is None or some.contact_count is None
+                      else _counts(column("contact_count", None)),
+                      constraint_force=column("constraint_force", nv) if forces else None,
+                      contact_force=column("contact_force", (widest, 6)) if forces else None)
+
+
+def _counts(column: np.ndarray) -> np.ndarray:
+    """Contact counts as integers, unless a rollout left samples out (NaN there)."""
+    return column.astype(int) if np.all(np.isfinite(column)) else column
