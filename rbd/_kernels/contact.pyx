@@ -295,7 +295,7 @@ cdef inline void record(const Run* run, Py_ssize_t s, Py_ssize_t j, const double
     run.U[at] = potential_energy_of(run.model, fw.w)
 
 
-cdef void blank(const Run* run, Py_ssize_t s, Py_ssize_t j) noexcept nogil:
+cdef inline void blank(const Run* run, Py_ssize_t s, Py_ssize_t j) noexcept nogil:
     # samples j, j + 1, … of state s, which a run that stopped early never reaches: NaN,
     # and no contacts
     cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, at = s * run.nsamples + j
