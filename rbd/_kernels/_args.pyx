@@ -60,21 +60,22 @@ cdef int check_rows(Pending* p, Py_ssize_t k0, Py_ssize_t n) noexcept nogil:
         if p.src[s] != NULL and not all_finite(p.src[s] + k0 * p.width[s], n * p.width[s]):
             p.failed = 1
             return 1
-    if p.q_out == NULL:
+    if p.src[0] == NULL or p.nquat == 0:
         return 0
     for k in range(k0, k0 + n):
-        for l in range(nq):
-            p.q_out[k * nq + l] = p.src[0][k * nq + l]
+        if p.q_out != NULL:
+            for l in range(nq):
+                p.q_out[k * nq + l] = p.src[0][k * nq + l]
         for j in range(p.nquat):
             quat = p.src[0] + k * nq + p.quat_start[j]
-            out = p.q_out + k * nq + p.quat_start[j]
-            # |quat| = sqrt(x² + y² + z² + w²); a norm not exactly 1: quat / |quat|
+            # |quat| = sqrt(x² + y² + z² + w²); a norm not exactly 1: quat / |quat| in the copy
             norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
                         + quat[3] * quat[3])
             if fabs(norm - 1.0) > p.quat_tol:
                 p.failed = 1
                 return 1
-            if norm != 1.0:
+            if norm != 1.0 and p.q_out != NULL:
+                out = p.q_out + k * nq + p.quat_start[j]
                 for l in range(4):
                     out[l] = quat[l] / norm
     return 0
