@@ -153,8 +153,9 @@ def test_ball_and_free_pivots_in_lanes_match_the_one_state_kernel(armature, simd
 
 def test_lanes_take_quaternions_within_the_tolerance_as_unit_quaternions(simd):
     """A batch reads quaternions of norm 1 + 1e-7 (accepted: the tolerance is 1e-6) as
-    their unit multiples (normalized per block by ``_args.check_rows``; the lanes'
-    ``quat_to_rot_T`` scales by 2/|q|² as well); every build and the one-state kernel
+    their unit multiples (the lanes' ``quat_to_rot_T`` scales by 2/|q|², so they take q
+    as given once ``_args.check_rows`` passed its norms; the one-state kernel gets a
+    normalized copy); every build and the one-state kernel
     agree with the unit input, and the caller's q is left as it was.  Only rounding
     separates the two inputs' results, amplified in the derivatives (M⁻¹) as by any
     change of operation order: RTOL_LANES."""
