@@ -59,8 +59,9 @@ from rbd._kernels._model cimport (
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 cdef extern from *:
-    # a hint to load the cache line holding p (never faults, whatever the address)
-    void __builtin_prefetch(const void* p) noexcept nogil
+    # a hint to load the cache line holding p (never faults, whatever the address); rw 0:
+    # for reading, locality 2: into the second-level cache and beyond
+    void __builtin_prefetch(const void* p, int rw, int locality) noexcept nogil
 
 
 cdef struct Lanes:
@@ -616,13 +617,14 @@ cdef int run_block(const void* record, double* work, int task, const double** x,
     cdef const double* row
     bind(model, <double*>((<size_t>work + 63) & ~(<size_t>63)), &w)
     for j in range(3):
-        # the rows of q, q̇ and τ of the next block start their way into the cache while
-        # this block computes (a batch streams them from memory once)
+        # the rows of q, q̇ and τ of the next block (W rows, contiguous) start their way into
+        # the second-level cache while this block computes (a batch streams them from memory
+        # once; a hint to the first level, one per row and 64 bytes, stalled the block while
+        # the few line-fill buffers were busy: 10 % of the humanoid's ABA)
         if x[j] != NULL and stride[j] != 0:
-            for l in range(W):
-                row = x[j] + (k0 + W + l) * stride[j]
-                for k in range(0, stride[j] + 8, 8):
-                    __builtin_prefetch(row + k)
+            row = x[j] + (k0 + W) * stride[j]
+            for k in range(0, W * stride[j] + 8, 8):
+                __builtin_prefetch(row + k, 0, 2)
     for l in range(W):
         k = k0 + (l if l < n else n - 1)
         w.q[l] = x[0] + k * stride[0]
