@@ -277,27 +277,25 @@ cdef inline Py_ssize_t sym(Py_ssize_t r, Py_ssize_t s) noexcept nogil:
     return 6 * r + s if s <= r else 6 * s + r
 
 
+cdef inline void sym_row_dot(clp A, Py_ssize_t r, clp x, lp out) noexcept nogil:
+    # out = (A x)_r, row r of A times x   (A 6×6 symmetric, its lower triangle read)
+    cdef Py_ssize_t l
+    cdef const double* a0 = A + sym(r, 0) * W
+    cdef const double* a1 = A + sym(r, 1) * W
+    cdef const double* a2 = A + sym(r, 2) * W
+    cdef const double* a3 = A + sym(r, 3) * W
+    cdef const double* a4 = A + sym(r, 4) * W
+    cdef const double* a5 = A + sym(r, 5) * W
+    for l in range(W):
+        out[l] = (a0[l] * x[l] + a1[l] * x[W + l] + a2[l] * x[2 * W + l]
+                  + a3[l] * x[3 * W + l] + a4[l] * x[4 * W + l] + a5[l] * x[5 * W + l])
+
+
 cdef inline void sym6_vec(clp A, clp x, lp out) noexcept nogil:
     # out = A x   (A 6×6 symmetric, its lower triangle read; each row written out)
-    cdef Py_ssize_t l, r
-    cdef const double* a0
-    cdef const double* a1
-    cdef const double* a2
-    cdef const double* a3
-    cdef const double* a4
-    cdef const double* a5
+    cdef Py_ssize_t r
     for r in range(6):
-        # row r of A
-        a0 = A + sym(r, 0) * W
-        a1 = A + sym(r, 1) * W
-        a2 = A + sym(r, 2) * W
-        a3 = A + sym(r, 3) * W
-        a4 = A + sym(r, 4) * W
-        a5 = A + sym(r, 5) * W
-        for l in range(W):
-            out[r * W + l] = (a0[l] * x[l] + a1[l] * x[W + l] + a2[l] * x[2 * W + l]
-                              + a3[l] * x[3 * W + l] + a4[l] * x[4 * W + l]
-                              + a5[l] * x[5 * W + l])
+        sym_row_dot(A, r, x, out + r * W)
 
 
 cdef inline void axpy6(clp s, clp x, lp out) noexcept nogil:
