@@ -79,7 +79,7 @@ cdef struct Lanes:
     double* c                     # nb × 6 × W: velocity-product accelerations (ABA)
     double* pA                    # nb × 6 × W: articulated bias forces
     double* IA                    # nb × 36 × W: articulated inertias (lower triangles, sym)
-    double* U                     # nv × 6 × W: U_i = IA_i S_i
+    double* U                     # nv × 6 × W: U_i = IA_i S_i (ball, free: read in IA)
     double* D_inv                 # nb × 36 × W: D_i⁻¹ (top-left nv_i × nv_i, leading dim. 6);
                                   # for nv_i = 6 the Cholesky factor of D_i (pivot)
     double* u                     # nv × W: u_i = τ_i - S_iᵀ pA_i
