@@ -158,13 +158,13 @@ ROLLOUT_EVALUATIONS = 21
 
 def test_lanes_take_quaternions_within_the_tolerance_as_unit_quaternions(simd):
     """A batch reads quaternions of norm 1 + 1e-7 (accepted: the tolerance is 1e-6) as
-    their unit multiples through every entry point that runs in lanes: q is normalized
-    per block by ``_args.check_rows`` (rollouts: their q0 by ``_rollout_states``), and the
-    lanes' ``quat_to_rot_T`` takes it as unit (an entry point that passed the raw q would
-    be off by 2e-7).  Every build and the one-state kernel agree with the unit input, and
-    the caller's q is left as it was.  Only rounding separates the two inputs' results,
-    amplified in the derivatives (M⁻¹) as by any change of operation order: RTOL_LANES; a
-    rollout's samples add it up over its ``ROLLOUT_EVALUATIONS`` evaluations."""
+    their unit multiples (the lanes' ``quat_to_rot_T`` scales by 2/|q|², so they take q
+    as given once ``_args.check_rows`` passed its norms; the one-state kernel gets a
+    normalized copy); every build and the one-state kernel
+    agree with the unit input, and the caller's q is left as it was.  Only rounding
+    separates the two inputs' results, amplified in the derivatives (M⁻¹) as by any
+    change of operation order: RTOL_LANES; a rollout's samples add it up over its
+    ``ROLLOUT_EVALUATIONS`` evaluations."""
     model = rbd.testing.random_model(np.random.default_rng(5), 5,
                                      ("spherical", "revolute"), floating_base=True)
     Q, V, A, _ = batch(model, 4, n=11)

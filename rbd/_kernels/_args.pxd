@@ -17,7 +17,8 @@ cdef struct Pending:
     bint active                   # check_rows has work to do
     const double* src[4]          # the caller's q, x1, x2, f_ext (NULL: none)
     Py_ssize_t width[4]           # doubles a state
-    double* q_out                 # q with unit quaternions (NULL: the model has none)
+    double* q_out                 # q with unit quaternions (NULL: the model has none, or the
+                                  # kernel takes q as it is: the lanes, _model.pyx _run_lanes)
     const Py_ssize_t* quat_start  # first index of each quaternion in a state's q
     Py_ssize_t nquat
     double quat_tol

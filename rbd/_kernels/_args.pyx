@@ -52,28 +52,41 @@ cdef int raise_non_finite(str name) except -1:
 
 cdef int check_rows(Pending* p, Py_ssize_t k0, Py_ssize_t n) noexcept nogil:
     # the checks of Pending on states k0 .. k0 + n - 1; 0, or 1 (and p.failed) when one fails
-    cdef Py_ssize_t k, s, j, l, nq = p.width[0]
+    cdef Py_ssize_t k, s, j, l, nq = p.width[0], nquat = p.nquat
+    cdef const Py_ssize_t* starts = p.quat_start
+    cdef const double* q = p.src[0]
     cdef const double* quat
     cdef double* out
-    cdef double norm
+    cdef double norm, tol = p.quat_tol
+    cdef int bad = 0
     for s in range(4):
         if p.src[s] != NULL and not all_finite(p.src[s] + k0 * p.width[s], n * p.width[s]):
             p.failed = 1
             return 1
+    if q == NULL or nquat == 0:
+        return 0
+    for k in range(k0, k0 + n):
+        for j in range(nquat):
+            # |quat| = sqrt(x² + y² + z² + w²) within the tolerance of 1 (no branch per
+            # quaternion: the norms of a block are independent of each other)
+            quat = q + k * nq + starts[j]
+            norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
+                        + quat[3] * quat[3])
+            bad = bad | (fabs(norm - 1.0) > tol)
+    if bad:
+        p.failed = 1
+        return 1
     if p.q_out == NULL:
         return 0
     for k in range(k0, k0 + n):
+        # the normalized copy: a norm not exactly 1 gives quat / |quat|
         for l in range(nq):
-            p.q_out[k * nq + l] = p.src[0][k * nq + l]
-        for j in range(p.nquat):
-            quat = p.src[0] + k * nq + p.quat_start[j]
-            out = p.q_out + k * nq + p.quat_start[j]
-            # |quat| = sqrt(x² + y² + z² + w²); a norm not exactly 1: quat / |quat|
+            p.q_out[k * nq + l] = q[k * nq + l]
+        for j in range(nquat):
+            quat = q + k * nq + starts[j]
+            out = p.q_out + k * nq + starts[j]
             norm = sqrt(quat[0] * quat[0] + quat[1] * quat[1] + quat[2] * quat[2]
                         + quat[3] * quat[3])
-            if fabs(norm - 1.0) > p.quat_tol:
-                p.failed = 1
-                return 1
             if norm != 1.0:
                 for l in range(4):
                     out[l] = quat[l] / norm

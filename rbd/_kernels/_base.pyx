@@ -513,7 +513,8 @@ cdef class CompiledBase:
     cdef tuple _arg_q(self, object q, Call* c):
         # q of one state: checked here; of a batch: its values checked block by block in the
         # batch's threads (c.pending, check_rows), quaternions normalized into a copy
-        # (never the caller's q).  The arrays to keep alive.
+        # (never the caller's q; the lanes take q as given, _model.pyx _run_lanes).  The
+        # arrays to keep alive.
         cdef cnp.ndarray arr = as_array(q, "q")
         cdef Py_ssize_t n = batch_of(arr, 1, self.m.nq, 0, "q")
         cdef cnp.ndarray used = arr

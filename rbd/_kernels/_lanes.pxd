@@ -143,25 +143,27 @@ cdef inline void mat3_mul(clp A, clp B, lp C) noexcept nogil:
 
 
 cdef inline void quat_to_rot_T(clp quat, lp E) noexcept nogil:
-    # E = R(quat)ᵀ for the unit scalar-last quaternion (x, y, z, w) of each lane
-    # (_spatial.pxd's quat_to_rot_T): the lanes read q normalized by their callers
-    # (_args.check_rows for a batch, _rollout_batch's q0 and kinematics.integrate for rollouts)
+    # E = R(quat / |quat|)ᵀ for the scalar-last quaternion (x, y, z, w) of each lane: the
+    # formula of _spatial.pxd's quat_to_rot_T with its factor 2 replaced by s = 2 / |quat|²,
+    # so that a quaternion within the tolerance of a unit one (rbd's check) needs no
+    # normalized copy of q
     cdef Py_ssize_t l
-    cdef double x, y, z, w
+    cdef double x, y, z, w, s
     for l in range(W):
         x = quat[l]
         y = quat[W + l]
         z = quat[2 * W + l]
         w = quat[3 * W + l]
-        E[l] = 1.0 - 2.0 * (y * y + z * z)
-        E[W + l] = 2.0 * (x * y + z * w)
-        E[2 * W + l] = 2.0 * (x * z - y * w)
-        E[3 * W + l] = 2.0 * (x * y - z * w)
-        E[4 * W + l] = 1.0 - 2.0 * (x * x + z * z)
-        E[5 * W + l] = 2.0 * (y * z + x * w)
-        E[6 * W + l] = 2.0 * (x * z + y * w)
-        E[7 * W + l] = 2.0 * (y * z - x * w)
-        E[8 * W + l] = 1.0 - 2.0 * (x * x + y * y)
+        s = 2.0 / (x * x + y * y + z * z + w * w)
+        E[l] = 1.0 - s * (y * y + z * z)
+        E[W + l] = s * (x * y + z * w)
+        E[2 * W + l] = s * (x * z - y * w)
+        E[3 * W + l] = s * (x * y - z * w)
+        E[4 * W + l] = 1.0 - s * (x * x + z * z)
+        E[5 * W + l] = s * (y * z + x * w)
+        E[6 * W + l] = s * (x * z + y * w)
+        E[7 * W + l] = s * (y * z - x * w)
+        E[8 * W + l] = 1.0 - s * (x * x + y * y)
 
 
 cdef inline void plux_compose(clp E1, clp r1, const double* E2, const double* r2,
@@ -275,27 +277,25 @@ cdef inline Py_ssize_t sym(Py_ssize_t r, Py_ssize_t s) noexcept nogil:
     return 6 * r + s if s <= r else 6 * s + r
 
 
+cdef inline void sym_row_dot(clp A, Py_ssize_t r, clp x, lp out) noexcept nogil:
+    # out = (A x)_r, row r of A times x   (A 6×6 symmetric, its lower triangle read)
+    cdef Py_ssize_t l
+    cdef const double* a0 = A + sym(r, 0) * W
+    cdef const double* a1 = A + sym(r, 1) * W
+    cdef const double* a2 = A + sym(r, 2) * W
+    cdef const double* a3 = A + sym(r, 3) * W
+    cdef const double* a4 = A + sym(r, 4) * W
+    cdef const double* a5 = A + sym(r, 5) * W
+    for l in range(W):
+        out[l] = (a0[l] * x[l] + a1[l] * x[W + l] + a2[l] * x[2 * W + l]
+                  + a3[l] * x[3 * W + l] + a4[l] * x[4 * W + l] + a5[l] * x[5 * W + l])
+
+
 cdef inline void sym6_vec(clp A, clp x, lp out) noexcept nogil:
     # out = A x   (A 6×6 symmetric, its lower triangle read; each row written out)
-    cdef Py_ssize_t l, r
-    cdef const double* a0
-    cdef const double* a1
-    cdef const double* a2
-    cdef const double* a3
-    cdef const double* a4
-    cdef const double* a5
+    cdef Py_ssize_t r
     for r in range(6):
-        # row r of A
-        a0 = A + sym(r, 0) * W
-        a1 = A + sym(r, 1) * W
-        a2 = A + sym(r, 2) * W
-        a3 = A + sym(r, 3) * W
-        a4 = A + sym(r, 4) * W
-        a5 = A + sym(r, 5) * W
-        for l in range(W):
-            out[r * W + l] = (a0[l] * x[l] + a1[l] * x[W + l] + a2[l] * x[2 * W + l]
-                              + a3[l] * x[3 * W + l] + a4[l] * x[4 * W + l]
-                              + a5[l] * x[5 * W + l])
+        sym_row_dot(A, r, x, out + r * W)
 
 
 cdef inline void axpy6(clp s, clp x, lp out) noexcept nogil:

@@ -253,6 +253,11 @@ cdef class CompiledModel(_base.CompiledBase):
         cdef int task = self._lane_task(c)
         if task < 0:
             return 0
+        if c.pending.q_out != NULL:
+            # the lanes read quaternions within the tolerance as they are (_lanes.pxd
+            # quat_to_rot_T scales by 2/|q|²): their norms are checked, no normalized copy made
+            c.x[0] = c.pending.src[0]
+            c.pending.q_out = NULL
         status = _base.run_lanes(&self.m, _soa, task, c.x, c.stride, c.out, c.out_stride, c.N,
                                  self._num_threads, &c.pending)
         if status or c.pending.failed:

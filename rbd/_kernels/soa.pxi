@@ -44,6 +44,7 @@ from rbd._kernels._lanes cimport (
     spd_inverse3,
     sym,
     sym6_vec,
+    sym_row_dot,
     xform_force_T_add,
     xform_motion,
 )
@@ -59,8 +60,9 @@ from rbd._kernels._model cimport (
 from rbd._kernels._soa cimport SOA_ABA, SOA_RNEA, SoaKernels
 
 cdef extern from *:
-    # a hint to load the cache line holding p (never faults, whatever the address)
-    void __builtin_prefetch(const void* p) noexcept nogil
+    # a hint to load the cache line holding p (never faults, whatever the address); rw 0:
+    # for reading, locality 2: into the second-level cache and beyond
+    void __builtin_prefetch(const void* p, int rw, int locality) noexcept nogil
 
 
 cdef struct Lanes:
@@ -77,7 +79,7 @@ cdef struct Lanes:
     double* c                     # nb × 6 × W: velocity-product accelerations (ABA)
     double* pA                    # nb × 6 × W: articulated bias forces
     double* IA                    # nb × 36 × W: articulated inertias (lower triangles, sym)
-    double* U                     # nv × 6 × W: U_i = IA_i S_i
+    double* U                     # nv × 6 × W: U_i = IA_i S_i (ball, free: read in IA)
     double* D_inv                 # nb × 36 × W: D_i⁻¹ (top-left nv_i × nv_i, leading dim. 6);
                                   # for nv_i = 6 the Cholesky factor of D_i (pivot)
     double* u                     # nv × W: u_i = τ_i - S_iᵀ pA_i
@@ -131,6 +133,28 @@ cdef inline bint spherical_corner(const ModelC* model, Py_ssize_t i) noexcept no
     cdef Py_ssize_t vi = model.v_start[i]
     return (model.jtype[i] == J_SPHERICAL and model.armature[vi] == 0.0
             and model.armature[vi + 1] == 0.0 and model.armature[vi + 2] == 0.0)
+
+
+cdef inline bint joint_armature(const ModelC* model, Py_ssize_t i) noexcept nogil:
+    # some degree of freedom of joint i has a rotor inertia
+    cdef Py_ssize_t k
+    for k in range(model.v_start[i], model.v_start[i] + model.nv_j[i]):
+        if model.armature[k] != 0.0:
+            return True
+    return False
+
+
+cdef inline void subspace_entries(const ModelC* model, Lanes* w, Py_ssize_t i,
+                                  const double** Ue) noexcept nogil:
+    # Ue[6 k + r] = entry (r, k) of U_i = IA_i S_i: in U (pivot), or for a unit_subspace
+    # joint, whose U_i is the first nv_i columns of IA_i, in IA_i (not copied)
+    cdef Py_ssize_t k, r
+    cdef const double* IA_i = w.IA + 36 * W * i
+    cdef const double* U_i = w.U + 6 * W * model.v_start[i]
+    for k in range(model.nv_j[i]):
+        for r in range(6):
+            Ue[6 * k + r] = IA_i + sym(r, k) * W if unit_subspace(model, i) else (
+                U_i + (6 * k + r) * W)
 
 
 # === the outward step (rnea.pxd) ===============================================================
@@ -367,18 +391,18 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
     cdef double* D_inv = w.D_inv + 36 * W * i
     cdef double D[36 * W]
     cdef const double* IA_i = w.IA + 36 * W * i
+    cdef const double* Dp = D
+    cdef bint in_place = False
     cdef int bad = 0
-    cdef const double* col
     if nv_i == 0:
         return 0
     if unit_subspace(model, i):
-        # S_i = the first nv_i columns of 1: U_i = those columns of IA_i, D_i = its
-        # leading nv_i × nv_i block (its lower triangle: the inverses read only that)
-        for k in range(nv_i):
-            for m in range(6):
-                col = IA_i + sym(m, k) * W
-                for l in range(W):
-                    U_i[(6 * k + m) * W + l] = col[l]                        # RBDA T7.1
+        # S_i = the first nv_i columns of 1: U_i = those columns of IA_i (read there:
+        # subspace_entries), D_i = its leading nv_i × nv_i block (its lower triangle, which
+        # the inverses read, in IA_i's own layout: used in place without armature)
+        in_place = not joint_armature(model, i)
+        Dp = IA_i if in_place else D
+        for k in range(0 if in_place else nv_i):
             for m in range(k + 1):
                 for l in range(W):
                     D[(6 * k + m) * W + l] = IA_i[(6 * k + m) * W + l]      # S&G (28)
@@ -390,25 +414,25 @@ cdef inline int pivot(const ModelC* model, Lanes* w, Py_ssize_t i) noexcept nogi
             for m in range(nv_i):
                 # D_i = S_iᵀ U_i
                 dot6(S_i + 6 * W * k, U_i + 6 * W * m, D + (6 * k + m) * W)  # S&G (28)
-    for k in range(nv_i):
+    for k in range(0 if in_place else nv_i):
         # D_i += diag(armature_i)   (rotor inertia, on the joint's own degrees of freedom)
         for l in range(W):
             D[7 * k * W + l] += model.armature[vi + k]
     if nv_i == 1:
         for l in range(W):
             # D_i⁻¹ = 1 / D_i
-            D_inv[l] = 1.0 / D[l]
-            bad = bad | (not D[l] > 0.0)
+            D_inv[l] = 1.0 / Dp[l]
+            bad = bad | (not Dp[l] > 0.0)
         return bad
     if nv_i == 3:
         # D_i⁻¹ = adj(D_i) / det(D_i)
-        return spd_inverse3(D, D_inv)
+        return spd_inverse3(Dp, D_inv)
     if nv_i == 6:
         # D_i = L Lᵀ, kept in place of D_i⁻¹ (articulated_inertia and accelerations solve
         # with it: no inverse is formed)
-        return cholesky(D, 6, D_inv)
+        return cholesky(Dp, 6, D_inv)
     # D_i⁻¹ from the Cholesky factor of D_i
-    return spd_inverse(D, nv_i, D_inv)
+    return spd_inverse(Dp, nv_i, D_inv)
 
 
 cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i,
@@ -420,6 +444,7 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
     cdef const double* U_i = w.U + 6 * W * model.v_start[i]
     cdef const double* D_inv = w.D_inv + 36 * W * i
     cdef const double* IA_i = w.IA + 36 * W * i
+    cdef const double* Ue[36]
     cdef double b[6 * W]
     cdef double x[6 * W]
     if nv_i == 0:
@@ -437,28 +462,29 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
                     Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
                                                - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
         return
+    subspace_entries(model, w, i, Ue)
     if nv_i == 3:
         # three degrees of freedom (spherical, planar): each entry in one pass over the lanes
         for k in range(3):
             for r in range(6):
                 for l in range(W):
-                    UDinv[(6 * k + r) * W + l] = (U_i[r * W + l] * D_inv[k * W + l]
-                                                  + U_i[(6 + r) * W + l] * D_inv[(6 + k) * W + l]
-                                                  + U_i[(12 + r) * W + l] * D_inv[(12 + k) * W + l])
+                    UDinv[(6 * k + r) * W + l] = (Ue[r][l] * D_inv[k * W + l]
+                                                  + Ue[6 + r][l] * D_inv[(6 + k) * W + l]
+                                                  + Ue[12 + r][l] * D_inv[(12 + k) * W + l])
         z = 3 if spherical_corner(model, i) else 0
         for r in range(z, 6):
             for s in range(z, r + 1):
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] = IA_i[(6 * r + s) * W + l] - (
-                        UDinv[r * W + l] * U_i[s * W + l]
-                        + UDinv[(6 + r) * W + l] * U_i[(6 + s) * W + l]
-                        + UDinv[(12 + r) * W + l] * U_i[(12 + s) * W + l])          # S&G (27)
+                        UDinv[r * W + l] * Ue[s][l]
+                        + UDinv[(6 + r) * W + l] * Ue[6 + s][l]
+                        + UDinv[(12 + r) * W + l] * Ue[12 + s][l])          # S&G (27)
         return
     if nv_i == 6:
         # row r of U_i D_i⁻¹ = (D_i⁻¹ (row r of U_i)ᵀ)ᵀ, solved with D_i = L Lᵀ (pivot)
         for r in range(6):
             for k in range(6):
-                memcpy(b + W * k, U_i + (6 * k + r) * W, W * sizeof(double))
+                memcpy(b + W * k, Ue[6 * k + r], W * sizeof(double))
             cholesky_solve(D_inv, 6, b, x)
             for k in range(6):
                 memcpy(UDinv + (6 * k + r) * W, x + W * k, W * sizeof(double))
@@ -466,21 +492,21 @@ cdef inline void articulated_inertia(const ModelC* model, Lanes* w, Py_ssize_t i
         for k in range(nv_i):
             for r in range(6):
                 for l in range(W):
-                    UDinv[(6 * k + r) * W + l] = U_i[r * W + l] * D_inv[k * W + l]
+                    UDinv[(6 * k + r) * W + l] = Ue[r][l] * D_inv[k * W + l]
                 for m in range(1, nv_i):
                     for l in range(W):
-                        UDinv[(6 * k + r) * W + l] += (U_i[(6 * m + r) * W + l]
+                        UDinv[(6 * k + r) * W + l] += (Ue[6 * m + r][l]
                                                        * D_inv[(6 * m + k) * W + l])
     z = 3 if spherical_corner(model, i) else 0
     for r in range(z, 6):
         for s in range(z, r + 1):
             for l in range(W):
                 Ia[(6 * r + s) * W + l] = (IA_i[(6 * r + s) * W + l]
-                                           - UDinv[r * W + l] * U_i[s * W + l])  # S&G (27)
+                                           - UDinv[r * W + l] * Ue[s][l])  # S&G (27)
             for k in range(1, nv_i):
                 for l in range(W):
                     Ia[(6 * r + s) * W + l] -= (UDinv[(6 * k + r) * W + l]
-                                                * U_i[(6 * k + s) * W + l])        # S&G (27)
+                                                * Ue[6 * k + s][l])        # S&G (27)
 
 
 cdef inline void corner_apply_add(clp Ia, clp c, lp out) noexcept nogil:
@@ -516,7 +542,11 @@ cdef inline void accelerations(const ModelC* model, Lanes* w, double* qdd) noexc
         add_lanes(w.c + 6 * W * i, 6, a_i)                                  # RBDA T7.1
         # q̈_i = D_i⁻¹ (u_i - U_iᵀ a')
         for j in range(nv_i):
-            dot6(w.U + 6 * W * (vi + j), a_i, r_i + W * j)
+            if unit_subspace(model, i):
+                # (U_i = the first nv_i columns of IA_i: row j of IA_i a')
+                sym_row_dot(w.IA + 36 * W * i, j, a_i, r_i + W * j)
+            else:
+                dot6(w.U + 6 * W * (vi + j), a_i, r_i + W * j)
             for l in range(W):
                 r_i[j * W + l] = w.u[(vi + j) * W + l] - r_i[j * W + l]
         if nv_i == 6:
@@ -616,13 +646,14 @@ cdef int run_block(const void* record, double* work, int task, const double** x,
     cdef const double* row
     bind(model, <double*>((<size_t>work + 63) & ~(<size_t>63)), &w)
     for j in range(3):
-        # the rows of q, q̇ and τ of the next block start their way into the cache while
-        # this block computes (a batch streams them from memory once)
+        # the rows of q, q̇ and τ of the next block (W rows, contiguous) start their way into
+        # the second-level cache while this block computes (a batch streams them from memory
+        # once; a hint to the first level, one per row and 64 bytes, stalled the block while
+        # the few line-fill buffers were busy: 10 % of the humanoid's ABA)
         if x[j] != NULL and stride[j] != 0:
-            for l in range(W):
-                row = x[j] + (k0 + W + l) * stride[j]
-                for k in range(0, stride[j] + 8, 8):
-                    __builtin_prefetch(row + k)
+            row = x[j] + (k0 + W) * stride[j]
+            for k in range(0, W * stride[j] + 8, 8):
+                __builtin_prefetch(row + k, 0, 2)
     for l in range(W):
         k = k0 + (l if l < n else n - 1)
         w.q[l] = x[0] + k * stride[0]
