@@ -399,10 +399,9 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
                 v[j] *= root * (rows.cone_mu[k] if j == 0 else rows.cone_friction[5 * k + j - 1])
             for j in range(nv):
                 # the term Jcᵀ v
-                root = 0.0
+                w.upd[j] = 0.0
                 for r in range(dim):
-                    root += v[r] * rows.J[(start + r) * nv + j]
-                w.upd[j] = root
+                    w.upd[j] += v[r] * rows.J[(start + r) * nv + j]
             cholesky_update(w.H, w.upd, nv, True)
     return w.H if copied else w.L
 
