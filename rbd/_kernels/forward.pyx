@@ -389,6 +389,8 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py
     fw.nw.Mstep, fw.nw.grad = <double*>_zeros(keep, nv), <double*>_zeros(keep, nv)
     fw.nw.step = <double*>_zeros(keep, nv)
     fw.nw.H = <double*>_zeros(keep, nv * nv)
+    fw.nw.L, fw.nw.upd = <double*>_zeros(keep, nv * nv), <double*>_zeros(keep, nv)
+    fw.nw.oldq = <unsigned char*>_zeros(keep, mr + 1, np.uint8)
     _bind_contacts(&fw.con, keep, capacity)
     return 0
 

@@ -36,9 +36,12 @@ cdef struct Work:
     double* Ja         # nefc: J a (line search)
     double* Jstep      # nefc: J step
     double* Mstep      # nv
-    double* grad       # nv (also the scratch row of the cone blocks in ``hessian``)
+    double* grad       # nv
     double* step       # nv
-    double* H          # nv × nv, then its Cholesky factor
+    double* H          # nv × nv: the Cholesky factor of the Hessian with the cones (add_cones)
+    double* L          # nv × nv: the Cholesky factor of M + Jqᵀ D_q Jq, kept between iterations
+    unsigned char* oldq  # nefc: the quadratic rows L was factored for
+    double* upd        # nv: the vector of a rank-one update of L or H
 
 
 cdef inline void warm_start(const RowsC* rows, const double* M, const double* a0,

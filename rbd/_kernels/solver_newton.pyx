@@ -12,7 +12,12 @@ contacts by the zones of the dual cone).  ``solve_newton`` takes Newton steps
 with the exact Hessian ``M + Jᵀ diag(D_active) J`` plus the cone blocks and an
 exact line search (``_line_search``).  The Newton system is solved by Cholesky
 (``H`` is symmetric positive definite), where the reference calls
-``np.linalg.solve``.
+``np.linalg.solve``, and keeps that factor between steps: the Cholesky factor of
+``M + Jqᵀ D_q Jq`` is updated by one rank-one update or downdate per row that
+entered or left the quadratic set (``refactor``, MuJoCo's ``HessianIncremental``;
+rebuilt on the first step and when a downdate would cancel most of a pivot) and
+the middle-zone cones are added to a copy of it (``add_cones``), where the
+reference builds and factors ``H`` anew at every step.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
@@ -22,6 +27,7 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport fabs, sqrt
+from libc.string cimport memcpy
 
 from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
 
@@ -35,6 +41,11 @@ cdef enum:
     NZ_MAX = 128
     #: leading dimension of a cone's Hessian block (condim ≤ 6)
     LD = 6
+
+#: A downdate of the Newton factor that leaves a pivot² below this fraction of its old value
+#: is abandoned for a rebuild: the cancellation would cost more than 6 of the 16 digits
+#: (MuJoCo rebuilds only when the pivot² falls below 1e-15, mjMINVAL)
+cdef double PIVOT_FLOOR = 1e-6
 
 
 cdef class RowsData:
@@ -82,8 +93,8 @@ cdef class _Workspace:
     cdef object keep
 
     def __init__(self, Py_ssize_t nv, Py_ssize_t nefc, Py_ssize_t ncone):
-        doubles = np.zeros(4 * nefc + 36 * ncone + 3 * nv + nv * nv + 1)
-        flags = np.zeros(nefc + 1, dtype=np.uint8)
+        doubles = np.zeros(4 * nefc + 36 * ncone + 4 * nv + 2 * nv * nv + 1)
+        flags = np.zeros(2 * (nefc + 1), dtype=np.uint8)
         states = np.zeros(ncone + 1, dtype=np.intc)
         self.keep = (doubles, flags, states)
         cdef double* p = <double*> cnp.PyArray_DATA(doubles)
@@ -92,7 +103,9 @@ cdef class _Workspace:
         self.w.hcone = p
         p += 36 * ncone
         self.w.Mstep, self.w.grad, self.w.step, self.w.H = p, p + nv, p + 2 * nv, p + 3 * nv
+        self.w.L, self.w.upd = p + 3 * nv + nv * nv, p + 3 * nv + 2 * nv * nv
         self.w.quadratic = <unsigned char*> cnp.PyArray_DATA(flags)
+        self.w.oldq = self.w.quadratic + nefc + 1
         self.w.state = <int*> cnp.PyArray_DATA(states)
 
 
@@ -246,12 +259,13 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         w.Jstep[i] = s
     tol = rtol * fabs(derivatives(rows, M, a0, a, step, 0.0, w, &d2))
     # --- bracket: double α until φ'(α) ≥ 0 (φ is convex)
-    while derivatives(rows, M, a0, a, step, high, w, &d2) < 0 and high < 1e300:
+    d1 = derivatives(rows, M, a0, a, step, high, w, &d2)
+    while d1 < 0 and high < 1e300:
         low, high = high, 2 * high
+        d1 = derivatives(rows, M, a0, a, step, high, w, &d2)
     alpha = high
-    # --- safeguarded Newton on φ'
+    # --- safeguarded Newton on φ' (each point evaluated once)
     for it in range(60):
-        d1 = derivatives(rows, M, a0, a, step, alpha, w, &d2)
         if fabs(d1) <= tol:
             break
         if d1 > 0:
@@ -264,18 +278,19 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         if fabs(guess - alpha) <= 1e-15 * alpha:
             break
         alpha = guess
+        d1 = derivatives(rows, M, a0, a, step, alpha, w, &d2)
     return alpha
 
 
 cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept nogil:
-    # H = M + Jqᵀ diag(D_q) Jq + Σ_cones Jcᵀ h Jc, its lower triangle (all cholesky_factor
-    # reads); a row's products over its nonzero entries only (nz: their columns)
-    cdef Py_ssize_t i, j, k, r, c, start, dim, n, nv = rows.nv
+    # L ← M + Jqᵀ diag(D_q) Jq, its lower triangle (all cholesky_factor reads); a row's
+    # products over its nonzero entries only (nz: their columns).  The cones: add_cones
+    cdef Py_ssize_t i, j, k, r, c, n, nv = rows.nv
     cdef Py_ssize_t nz[NZ_MAX]
     cdef const double* row
     cdef double s
     for i in range(nv * nv):
-        w.H[i] = M[i]
+        w.L[i] = M[i]
     for r in range(rows.nefc):
         if not w.quadratic[r]:
             continue
@@ -291,23 +306,104 @@ cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept n
             s = rows.D[r] * row[k]
             for j in range(i + 1):
                 c = nz[j] if nv <= NZ_MAX else j
-                w.H[k * nv + c] += s * row[c]
+                w.L[k * nv + c] += s * row[c]
+
+
+cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) noexcept nogil:
+    # L Lᵀ ± x xᵀ = L' L'ᵀ in place, one rotation per pivot (MuJoCo's mju_cholUpdate; x is
+    # overwritten).  Returns 1, L half-updated, when a downdate leaves a pivot² below
+    # PIVOT_FLOOR of its old value (the caller rebuilds L)
+    cdef Py_ssize_t i, k
+    cdef double d, r, c, s, sign = 1.0 if plus else -1.0
+    for k in range(n):
+        if x[k] == 0.0:
+            continue
+        d = L[k * n + k]
+        # r² = L_kk² ± x_k², c = r / L_kk, s = x_k / L_kk
+        r = d * d + sign * x[k] * x[k]
+        if not r > PIVOT_FLOOR * d * d:
+            return 1
+        r = sqrt(r)
+        c, s = r / d, x[k] / d
+        L[k * n + k] = r
+        for i in range(k + 1, n):
+            # L_ik ← (L_ik ± s x_i) / c, x_i ← c x_i − s L_ik
+            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) / c
+            x[i] = c * x[i] - s * L[i * n + k]
+    return 0
+
+
+cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
+                         bint rebuild) noexcept nogil:
+    # L Lᵀ = M + Jqᵀ diag(D_q) Jq at the current quadratic rows: rebuilt and factored when
+    # ``rebuild`` (the first iteration), else updated from the last iteration's rows w.oldq by
+    # a rank-one update (a row turned quadratic) or downdate (a row left) with √D_r J_r each,
+    # MuJoCo's HessianIncremental; rebuilt when a downdate fails.  Returns 1 when M + Jqᵀ D Jq
+    # is not positive definite
+    cdef Py_ssize_t r, i, nv = rows.nv
+    cdef double root
+    if not rebuild:
+        for r in range(rows.nefc):
+            if w.quadratic[r] == w.oldq[r]:
+                continue
+            root = sqrt(rows.D[r])
+            for i in range(nv):
+                w.upd[i] = root * rows.J[r * nv + i]
+            if cholesky_update(w.L, w.upd, nv, w.quadratic[r]):
+                rebuild = True
+                break
+    if rebuild:
+        hessian(rows, M, w)
+        if cholesky_factor(w.L, w.L, nv, nv):
+            return 1
+    for r in range(rows.nefc):
+        w.oldq[r] = w.quadratic[r]
+    return 0
+
+
+cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
+    # The factor of H = L Lᵀ + Σ Jcᵀ h Jc over the cones in the middle zone: L when there is
+    # none, else w.H, a copy of L updated with dim rank-one terms per cone.  In the scaled
+    # coordinates u = jar ∘ s (_cone_update), h = D_m S (g gᵀ + c P) S with g = (1, −μ t̂),
+    # t̂ = u_T / T, c = μ² − μ N / T > 0 and P = 1 − t̂ t̂ᵀ on the tangential rows, and
+    # P = Σ_k p_k p_kᵀ with p_k = P e_k (P is a projector): the terms are Jcᵀ S g √D_m and
+    # Jcᵀ S p_k √(c D_m), k = 1 … dim − 1
+    cdef Py_ssize_t i, j, k, r, start, dim, nv = rows.nv
+    cdef bint copied = False
+    cdef double u[6]
+    cdef double v[6]
+    cdef double n, t, dm, c, root
     for k in range(rows.ncone):
         if w.state[k] != CONE:
             continue
+        if not copied:
+            for i in range(nv * nv):
+                w.H[i] = w.L[i]
+            copied = True
         start, dim = rows.cone_start[k], rows.cone_dim[k]
-        for r in range(dim):
-            # hJ_r = Σ_c h_rc J_c (a row of h Jc), then H += J_rᵀ hJ_r
+        t = 0.0
+        for j in range(1, dim):
+            u[j] = w.jar[start + j] * rows.cone_friction[5 * k + j - 1]
+            t += u[j] * u[j]
+        n, t = w.jar[start] * rows.cone_mu[k], sqrt(t)
+        dm = rows.D[start] / (rows.cone_mu[k] ** 2 * (1 + rows.cone_mu[k] ** 2))
+        c = rows.cone_mu[k] ** 2 - rows.cone_mu[k] * n / t
+        for i in range(dim):
+            # v = √D_m S g (i = 0), then √(c D_m) S p_i
+            root = sqrt(dm if i == 0 else c * dm)
+            for j in range(dim):
+                if i == 0:
+                    v[j] = 1.0 if j == 0 else -rows.cone_mu[k] * u[j] / t
+                else:
+                    v[j] = 0.0 if j == 0 else (j == i) - u[i] * u[j] / (t * t)
+                v[j] *= root * (rows.cone_mu[k] if j == 0 else rows.cone_friction[5 * k + j - 1])
             for j in range(nv):
-                s = 0.0
-                for c in range(dim):
-                    s += w.hcone[LD * LD * k + LD * r + c] * rows.J[(start + c) * nv + j]
-                w.grad[j] = s
-            for i in range(nv):
-                s = rows.J[(start + r) * nv + i]
-                if s != 0.0:
-                    for j in range(i + 1):
-                        w.H[i * nv + j] += s * w.grad[j]
+                # the term Jcᵀ v
+                w.upd[j] = 0.0
+                for r in range(dim):
+                    w.upd[j] += v[r] * rows.J[(start + r) * nv + j]
+            cholesky_update(w.H, w.upd, nv, True)
+    return w.H if copied else w.L
 
 
 cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, double* a,
@@ -342,15 +438,15 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
             break                                      # the last step improved too little
         for i in range(nv):
             w.step[i] = -w.grad[i]
-            w.Mstep[i] = w.grad[i]                     # kept: hessian() overwrites grad
-        hessian(rows, M, w)
-        if cholesky_factor(w.H, w.H, nv, nv):
+        # H's factor: M + Jqᵀ D Jq updated from the last iteration's (rebuilt on the first),
+        # then the cones in the middle zone
+        if refactor(rows, M, w, it == 0):
             return 1
         # step = −H⁻¹ ∇f; the Newton decrement ½ ∇fᵀ H⁻¹ ∇f
-        cholesky_solve(w.H, w.step, nv)
+        cholesky_solve(add_cones(rows, w), w.step, nv)
         decrement = 0.0
         for i in range(nv):
-            decrement -= 0.5 * w.Mstep[i] * w.step[i]
+            decrement -= 0.5 * w.grad[i] * w.step[i]
         small_gradient = sqrt(norm) < tolerance
         small_decrement = max(0.0, decrement) < tolerance
         if (small_gradient and small_decrement) if it == 0 else (small_gradient
@@ -403,6 +499,31 @@ def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
     if status:
         raise ValueError("solve_newton: the Newton matrix M + Jᵀ D J is not positive definite")
     return a, force
+
+
+def hessian_factor(M, rows, jar, previous=None):
+    """The lower Cholesky factor of the Newton matrix at ``jar``: built and factored at
+    ``previous`` (default ``jar``), then updated to ``jar`` by ``refactor`` (one rank-one
+    update or downdate per row that changed state) and ``add_cones``."""
+    cdef cnp.ndarray Mc = np.ascontiguousarray(M, dtype=np.float64)
+    cdef Py_ssize_t nv = Mc.shape[0]
+    cdef RowsData data = RowsData(rows, nv)
+    cdef _Workspace ws = _Workspace(nv, data.c.nefc, data.c.ncone)
+    cdef const double* factor = NULL
+    cdef double cost
+    cdef cnp.ndarray at
+    cdef int k
+    for k, point in enumerate((jar if previous is None else previous, jar)):
+        at = np.ascontiguousarray(point, dtype=np.float64)
+        if at.shape[0] != data.c.nefc:
+            raise ValueError(f"jar, previous: expected ({data.c.nefc},), got {np.shape(point)}")
+        memcpy(ws.w.jar, cnp.PyArray_DATA(at), data.c.nefc * sizeof(double))
+        constraint_update(&data.c, ws.w.jar, ws.w.force, ws.w.quadratic, ws.w.hcone,
+                          ws.w.state, &cost)
+        if refactor(&data.c, <const double*> cnp.PyArray_DATA(Mc), &ws.w, k == 0):
+            raise ValueError("hessian_factor: M + Jᵀ D J is not positive definite")
+    factor = add_cones(&data.c, &ws.w)
+    return np.tril(np.array(<double[:nv * nv]> <double*> factor).reshape(nv, nv))
 
 
 def primal_cost(M, a0, rows, a):

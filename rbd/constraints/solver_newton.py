@@ -28,6 +28,15 @@ steps with the exact Hessian (:math:`M + J^T \mathrm{diag}(D_{\mathrm{active}}) 
 plus the cone blocks), MuJoCo's default solver, with the line search run to
 convergence (MuJoCo stops its own at ``ls_tolerance``); the minimizer is
 unique, so both reach the same accelerations.
+
+This text builds and factors the Hessian anew at every step.  The compiled twin
+(``rbd/_kernels/solver_newton.pyx``) keeps the Cholesky factor of
+:math:`M + J_q^T D_q J_q` between steps and updates it by a rank-one update or
+downdate with :math:`\sqrt{D_r} J_r` for each row that entered or left the
+quadratic set (MuJoCo's ``HessianIncremental``), rebuilding it when a downdate
+would cancel most of a pivot; the middle-zone cones are added to a copy of that
+factor by rank-one updates (``add_cones``).  The factor is the same to rounding,
+so the two return the same accelerations to rounding.
 """
 
 from __future__ import annotations
@@ -171,12 +180,13 @@ def _line_search(M, a0, rows, a, step, rtol=1e-12):
     tol = rtol * abs(derivatives(0.0)[0])
     low, high = 0.0, 1.0
     # --- bracket: double α until φ'(α) ≥ 0 (φ is convex)
-    while derivatives(high)[0] < 0:
+    d1, d2 = derivatives(high)
+    while d1 < 0:
         low, high = high, 2 * high
+        d1, d2 = derivatives(high)
     alpha = high
-    # --- safeguarded Newton on φ'
+    # --- safeguarded Newton on φ' (each point evaluated once)
     for _ in range(60):
-        d1, d2 = derivatives(alpha)
         if abs(d1) <= tol:
             break
         if d1 > 0:
@@ -188,7 +198,38 @@ def _line_search(M, a0, rows, a, step, rtol=1e-12):
         if abs(guess - alpha) <= 1e-15 * alpha:
             break
         alpha = guess
+        d1, d2 = derivatives(alpha)
     return alpha
+
+
+def _hessian(M, rows: ConstraintRows, quadratic, blocks) -> np.ndarray:
+    r""":math:`H = M + J_q^T \mathrm{diag}(D_q) J_q + \sum J_c^T h J_c`, the Newton matrix
+    of the quadratic rows and the cone blocks that :func:`constraint_update` returned."""
+    Jq = rows.J[quadratic]
+    H = M + Jq.T @ (rows.D[quadratic, None] * Jq)
+    for start, h in blocks:
+        Jc = rows.J[start:start + h.shape[0]]
+        H += Jc.T @ h @ Jc
+    return H
+
+
+def hessian_factor(M, rows: ConstraintRows, jar, previous=None) -> np.ndarray:
+    r"""The lower Cholesky factor :math:`L` of the Newton matrix at ``jar`` (:math:`H = L L^T`).
+
+    Parameters
+    ----------
+    M : (nv, nv) ndarray
+    rows : ConstraintRows
+    jar : (nefc,) ndarray
+        :math:`J a - a^{\mathrm{ref}}` at the point of the Newton step.
+    previous : (nefc,) ndarray, optional
+        ``jar`` at the step before.  This text builds :math:`H` anew and does not read it;
+        the compiled twin factors :math:`H` at ``previous`` and updates that factor to
+        ``jar`` row by row (rank-one updates and downdates, as in its Newton iteration), so
+        that the two factors can be compared.
+    """
+    _, _, quadratic, blocks = constraint_update(rows, np.asarray(jar, dtype=float))
+    return np.linalg.cholesky(_hessian(M, rows, quadratic, blocks))
 
 
 def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100,
@@ -240,12 +281,7 @@ def solve_newton(M, a0, rows: ConstraintRows, a_init=None, iterations: int = 100
         improved = previous is not None and 0 < previous - cost < bound
         if improved or k == iterations:
             break
-        Jq = rows.J[quadratic]
-        H = M + Jq.T @ (rows.D[quadratic, None] * Jq)
-        for start, h in blocks:
-            Jc = rows.J[start:start + h.shape[0]]
-            H += Jc.T @ h @ Jc
-        step = -np.linalg.solve(H, grad)
+        step = -np.linalg.solve(_hessian(M, rows, quadratic, blocks), grad)
         small_gradient = np.linalg.norm(grad) < bound
         small_decrement = max(0.0, -0.5 * (grad @ step)) < bound
         if (small_gradient and small_decrement) if k == 0 else (small_gradient
