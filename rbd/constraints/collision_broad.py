@@ -1,0 +1,102 @@
+r"""Broad phase and filters of the collision stage (MuJoCo's ``mj_collision``).
+
+* **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): the body and
+  bitmask tests a geom pair passes before any geometry is looked at.
+* **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis boxes
+  (:func:`world_aabb`, MuJoCo's ``makeAAMM``) of the geoms, then the bounding-sphere test
+  (:func:`sphere_filtered`, ``mj_filterSphere``).
+
+The stage itself, its order and its parameters are :mod:`.collision`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .collision_convex import bounding_radius
+
+# ----------------------------------------------------------------------------- geometry of a geom
+
+def local_half_extents(kind: str, size) -> np.ndarray:
+    """Half-sizes of the geom's box in its own frame (MuJoCo's ``geom_aabb`` half-sizes)."""
+    s = np.asarray(size, dtype=float)
+    if kind == "sphere":
+        return np.full(3, s[0])
+    if kind == "capsule":
+        return np.array([s[0], s[0], s[0] + s[1]])
+    if kind == "cylinder":
+        return np.array([s[0], s[0], s[1]])
+    return s[:3].copy()
+
+
+def world_aabb(kind, size, pos, mat, inflate) -> tuple[np.ndarray, np.ndarray]:
+    """World-axis box (min, max) of a geom: its rotated local box within its bounding sphere."""
+    half = np.minimum(np.abs(mat) @ local_half_extents(kind, size), bounding_radius(kind, size))
+    return pos - half - inflate, pos + half + inflate
+
+
+# ----------------------------------------------------------------------------- filters
+
+def bitmask_compatible(geom1, geom2) -> bool:
+    """MuJoCo's ``filterBitmask`` passed: ``contype`` of one meets ``conaffinity`` of the other."""
+    return bool((geom1.contype & geom2.conaffinity) or (geom2.contype & geom1.conaffinity))
+
+
+def body_pair_filtered(b1: int, b2: int, weld: np.ndarray, parent: Sequence[int],
+                       ndof: Sequence[int], filterparent: bool = True) -> bool:
+    """True when MuJoCo's ``filterBodyPair`` discards bodies ``b1``, ``b2``.
+
+    Discarded: the same weld body; both weld bodies without degrees of freedom
+    (static); and, with ``filterparent``, a weld body that is the other's weld
+    parent when neither is the world.
+    """
+    w1, w2 = weld[b1], weld[b2]
+    if w1 == w2:
+        return True
+    if ndof[w1] == 0 and ndof[w2] == 0:
+        return True
+    p1 = weld[parent[w1]] if w1 > 0 else 0
+    p2 = weld[parent[w2]] if w2 > 0 else 0
+    return bool(filterparent and w1 != 0 and w2 != 0 and (w1 == p2 or w2 == p1))
+
+
+def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin) -> bool:
+    """True when MuJoCo's bounding-sphere test (``mj_filterSphere``) rules the pair out."""
+    r1, r2 = bounding_radius(kind1, size1), bounding_radius(kind2, size2)
+    if r1 > 0 and r2 > 0:
+        dif = pos1 - pos2
+        return bool(dif @ dif > (r1 + r2 + margin) ** 2)
+    if kind1 == "plane" and r2 > 0:
+        return bool((pos2 - pos1) @ mat1[:, 2] > margin + r2)
+    return False
+
+
+# ----------------------------------------------------------------------------- broad phase
+
+def broad_phase(lower: np.ndarray, upper: np.ndarray, axis: int | None = None) -> list[tuple]:
+    """Index pairs (i, j), i < j, whose boxes overlap: sweep and prune.
+
+    The boxes are sorted by their lower bound along ``axis`` (default: the axis
+    of largest spread of the box centres); a sweep keeps the boxes whose
+    interval is open and tests the other two axes only against those.  The work
+    is O(n log n + overlaps along the axis), not O(n²).
+    """
+    n = lower.shape[0]
+    if n < 2:
+        return []
+    if axis is None:
+        axis = int(np.argmax(np.ptp(0.5 * (lower + upper), axis=0)))
+    others = [k for k in range(3) if k != axis]
+    order = np.argsort(lower[:, axis], kind="stable")
+    active: list[int] = []
+    pairs = []
+    for i in order:
+        start = lower[i, axis]
+        active = [j for j in active if upper[j, axis] >= start]
+        for j in active:
+            if all(lower[i, k] <= upper[j, k] and lower[j, k] <= upper[i, k] for k in others):
+                pairs.append((min(i, j), max(i, j)))
+        active.append(i)
+    return pairs
