@@ -36,12 +36,14 @@ from ..errors import InputError, ModelError
 from . import _backends
 from . import collision_box as _box
 from . import collision_convex as _convex
+from . import collision_mesh as _mesh
 from . import collision_primitive as _prim
 from .collision_broad import (  # noqa: F401 (re-exported: filters and broad phase)
     bitmask_compatible,
     body_pair_filtered,
     broad_phase,
     local_half_extents,
+    mesh_world_aabb,
     sphere_filtered,
     world_aabb,
 )
@@ -159,14 +161,16 @@ def _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
 def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
     """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
     live = _live(geoms)
-    solids = [i for i in live if geoms[i].kind in BOUNDED]
-    others = [i for i in live if geoms[i].kind not in BOUNDED]
-    boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
-                        geoms[i].margin + geoms[i].gap) for i in solids]
+    solids = [i for i in live if geoms[i].kind in BOUNDED
+              or getattr(geoms[i], "hull", None) is not None]           # meshes: their hull
+    others = [i for i in live if i not in solids]
+    boxes = [world_aabb(g.kind, g.size, pos[i], mat[i], g.margin + g.gap) if g.kind != "mesh"
+             else mesh_world_aabb(g.hull, *_mesh.placed(g, pos[i], mat[i])[:2], g.margin + g.gap)
+             for i, g in ((i, geoms[i]) for i in solids)]
     lower = np.array([b[0] for b in boxes]).reshape(-1, 3)
     upper = np.array([b[1] for b in boxes]).reshape(-1, 3)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
-    found += [(o, s) for o in others for s in solids]          # planes, meshes: no box here
+    found += [(o, s) for o in others for s in solids]          # planes: no box
     found += [(o, p) for k, o in enumerate(others) for p in others[k + 1:]]
     weld, keys = bodies.weld, []
     for i, j in found:
@@ -316,17 +320,24 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
         g1, g2 = ordered(geoms, g1, g2)
         a, b = geoms[g1], geoms[g2]
         margin, gap, *params = pair_parameters(a, b, pair)
-        if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
+        meshes = (a.kind, b.kind) in _mesh.PAIRS and _mesh.has_hulls(a, b)
+        if meshes:                                      # the mesh frame, the hull's radius
+            placed1, placed2 = _mesh.placed(a, pos[g1], mat[g1]), _mesh.placed(b, pos[g2], mat[g2])
+        else:
+            placed1 = (pos[g1], mat[g1], np.asarray(a.size, float), None)
+            placed2 = (pos[g2], mat[g2], np.asarray(b.size, float), None)
+        if sphere_filtered(a.kind, a.size, placed1[0], placed1[1], b.kind, b.size, placed2[0],
+                           margin + gap, (placed1[3], placed2[3]) if meshes else None):
             continue
         function = functions.get((a.kind, b.kind))
-        if function is None:
+        if function is None and not meshes:
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
         try:
-            found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
-                                                 pos[g2], mat[g2], np.asarray(b.size, float),
-                                                 margin + gap))
+            found = _prim.PairContacts(*(
+                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap) if meshes
+                else function(*placed1[:3], *placed2[:3], margin + gap)))
         except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
             unsupported.append((g1, g2))
             continue
@@ -456,6 +467,8 @@ def reference_only(model) -> bool:
     not compiled): its collisions, forward pass and steps then take the readable path."""
     return model._derived("collision_reference_only", lambda: any(
         (model.geoms[i].kind, model.geoms[j].kind) in _convex.PAIR_FUNCTIONS
+        or ((model.geoms[i].kind, model.geoms[j].kind) in _mesh.PAIRS
+            and _mesh.has_hulls(model.geoms[i], model.geoms[j]))
         for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
                                        getattr(model, "contact_pairs", ()),
                                        getattr(model, "contact_excludes", ()))))

@@ -37,6 +37,17 @@ def world_aabb(kind, size, pos, mat, inflate) -> tuple[np.ndarray, np.ndarray]:
     return pos - half - inflate, pos + half + inflate
 
 
+def mesh_world_aabb(hull, pos, mat, inflate) -> tuple[np.ndarray, np.ndarray]:
+    """World-axis box (min, max) of a mesh geom (MuJoCo's ``makeAAMM``): its hull's box
+    (``geom_aabb``, off the mesh-frame origin) rotated to the world, cut by the sphere of
+    radius ``rbound`` about the origin; ``pos``, ``mat`` the mesh frame's world pose."""
+    centre = mat @ (0.5 * (hull.lower + hull.upper)) + pos
+    half = np.abs(mat) @ (0.5 * (hull.upper - hull.lower))
+    lower = np.maximum(pos - hull.rbound, centre - half)
+    upper = np.minimum(pos + hull.rbound, centre + half)
+    return lower - inflate, upper + inflate
+
+
 # ----------------------------------------------------------------------------- filters
 
 def bitmask_compatible(geom1, geom2) -> bool:
@@ -62,9 +73,13 @@ def body_pair_filtered(b1: int, b2: int, weld: np.ndarray, parent: Sequence[int]
     return bool(filterparent and w1 != 0 and w2 != 0 and (w1 == p2 or w2 == p1))
 
 
-def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin) -> bool:
-    """True when MuJoCo's bounding-sphere test (``mj_filterSphere``) rules the pair out."""
-    r1, r2 = bounding_radius(kind1, size1), bounding_radius(kind2, size2)
+def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin,
+                    radii: tuple | None = None) -> bool:
+    """True when MuJoCo's bounding-sphere test (``mj_filterSphere``) rules the pair out.
+
+    ``radii``: the two bounding radii when the sizes do not give them (a mesh's hull).
+    """
+    r1, r2 = radii or (bounding_radius(kind1, size1), bounding_radius(kind2, size2))
     if r1 > 0 and r2 > 0:
         dif = pos1 - pos2
         return bool(dif @ dif > (r1 + r2 + margin) ** 2)
