@@ -14,11 +14,13 @@ table):
   and the plane, normal the plane's.  (The source of 3.12 read here, ``engine_collision_
   convex.c``, adds up to two hull neighbours of the first vertex at least 0.3 ``rbound``
   from it instead; the rule here is the one that reproduces MuJoCo 4.0's contacts on
-  every one of 240 random states measured, the source's on 211.)  MuJoCo 4.0 keeps at
-  most four: a polygon with more corners within the margin (a prism's cap resting on
-  the floor) gets four of them by a rule not reproduced here (neither the
-  largest-area quadrilateral nor ``polygonQuad`` of ``engine_collision_gjk.c``), so
-  the pair raises :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.
+  every one of 240 random states measured, the source's on 211, and on a box mesh's
+  square faces.)  On a polygon of five corners or more MuJoCo 4.0 keeps at most four
+  contacts, chosen by a rule not reproduced here (measured: neither the first corners in
+  order, nor the largest-area quadrilateral, nor ``polygonQuad`` of
+  ``engine_collision_gjk.c``), so such a pair with a second corner within the margin (a
+  prism's cap on the floor) raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.
 * **sphere–mesh and ellipsoid–mesh**: MuJoCo's ``mjc_Convex`` (GJK and EPA,
   :func:`rbd.constraints.collision_convex.convex`) with the hull's support function
   (the vertex farthest along a direction): one contact.
@@ -50,8 +52,8 @@ from . import collision_convex as _convex
 from .collision_gjk import dot3
 from .collision_primitive import PairContacts, pack
 
-#: MuJoCo 4.0 keeps at most four plane–mesh contacts; which four of a polygon with more
-#: corners within the margin is not reproduced (module notes).
+#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts; which of a
+#: larger polygon's corners MuJoCo keeps is not reproduced (module notes).
 MAX_PLANE_MESH = 4
 
 #: Kinds that may touch a mesh at several points in MuJoCo 4.0 (everything but a sphere,
@@ -106,8 +108,8 @@ def plane_mesh(pos1, mat1, pos2, mat2, hull, margin) -> PairContacts:
             extra = _plane_vertex(hull.vertices[j], pos1, normal, pos2, mat2)
             if extra[0] < margin:
                 contacts.append(extra)
-    if len(contacts) > MAX_PLANE_MESH:
-        raise _convex.ConvexUnsupportedError("MuJoCo keeps four of the polygon's corners")
+        if len(loop) > MAX_PLANE_MESH and len(contacts) > 1:
+            raise _convex.ConvexUnsupportedError("MuJoCo picks among the polygon's corners")
     return pack([(dist, point, normal, np.zeros(3)) for dist, point in contacts])
 
 

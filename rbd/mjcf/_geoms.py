@@ -141,10 +141,19 @@ def _triangles(mesh: _Mesh, where: str) -> tuple[np.ndarray, np.ndarray]:
         except InputError as exc:
             raise MJCFError(f"{where}: {exc}") from None
         vertices = vertices.astype(np.float32).astype(float)
+    if len(vertices) < 4 or not np.all(np.isfinite(vertices)):
+        raise MJCFError(f"{where}: mesh {quote(mesh.name)} has {len(vertices)} readable "
+                        "vertices (a solid needs at least 4 finite ones)")
     if faces is None or len(faces) == 0:
+        from scipy.spatial import QhullError
+
         from ..reference.mass_properties import _hull_faces
 
-        faces = _hull_faces(vertices)
+        try:
+            faces = _hull_faces(vertices)
+        except QhullError:
+            raise MJCFError(f"{where}: mesh {quote(mesh.name)}: its vertices are on one "
+                            "plane, line or point (no convex hull)") from None
     return vertices, faces
 
 
