@@ -131,6 +131,7 @@ def test_hull_and_mesh_frame_are_mujocos(tmp_path):
                                atol=BOUND_ATOL)
 
 
+@pytest.mark.slow
 def test_hulls_of_a_real_arm_are_mujocos():
     """dm-control's Kinova Jaco arm (STL links): each colliding link's hull has MuJoCo's
     vertex count and vertices, and its mesh frame is MuJoCo's."""

@@ -10,7 +10,8 @@ chapter, *Collision detection* and *margin and gap*) so that an MJCF file gives 
    conaffinity`` of one meets the other's.  Explicit pairs (``<contact><pair>``) bypass them.
 2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis boxes of the
    non-plane geoms (the rotated local box cut by the bounding sphere, grown by ``margin +
-   gap``: MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every geom.
+   gap``: MuJoCo's ``makeAAMM``; a mesh's box is its hull's, :mod:`.collision_mesh`);
+   planes, and meshes without a hull, pair with every geom.
    Survivors pass the bounding-sphere test (``mj_filterSphere``) with the pair's ``margin + gap``.
    Filters and broad phase live in :mod:`.collision_broad`.
 3. **Narrow phase**: the routine of :data:`PAIR_FUNCTIONS` with ``margin + gap`` keeps a contact
@@ -65,7 +66,8 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
-#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, reference only); meshes: left out.
+#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, reference only); pairs with a
+#: mesh through its convex hull (:mod:`.collision_mesh`, reference only, not in this table).
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -81,7 +83,8 @@ PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("box", "box"): _box.box_box,
 }
 
-#: Kinds whose world box the broad phase bounds (planes, meshes: paired with every geom).
+#: Kinds whose world box the broad phase bounds from their size (meshes: from their hull;
+#: planes: paired with every geom).
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
@@ -346,7 +349,8 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Cont
         rows.append((found, g1, g2, margin, params))
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
-        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
+        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes "
+                      "without a hull, or meshes that touch at several points; "
                       f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
                       "pair(s) left out (see Contacts.unsupported)", stacklevel=3)
     return _assemble(rows, tuple(unsupported))
