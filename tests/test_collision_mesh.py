@@ -344,6 +344,21 @@ def test_unreadable_mesh_file_is_refused_naming_the_geom(tmp_path):
             rbd.load_mjcf(path)
 
 
+def test_static_mesh_rbd_cannot_read_is_left_out_with_a_warning(tmp_path, monkeypatch):
+    """A world-welded mesh whose file needs the missing trimesh still loads (its inertia is
+    not needed); the loader's warning says its collisions are left out, and it has no hull."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)          # import trimesh -> ImportError
+    path = tmp_path / "table.xml"
+    path.write_text('<mujoco><asset><mesh name="t" file="t.stl"/></asset><worldbody>'
+                    '<body name="base"><geom name="table" type="mesh" mesh="t"/></body>'
+                    '<body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>')
+    with pytest.warns(RuntimeWarning, match="mesh collisions.*trimesh"):
+        model = rbd.load_mjcf(path)
+    assert next(g for g in model.geoms if g.kind == "mesh").hull is None
+
+
 def test_flat_mesh_is_refused_naming_the_mesh(tmp_path):
     """Vertices on one plane have no convex hull (MuJoCo refuses them too)."""
     path = tmp_path / "flat.xml"
@@ -353,3 +368,32 @@ def test_flat_mesh_is_refused_naming_the_mesh(tmp_path):
                     '</mujoco>')
     with pytest.raises(MJCFError, match="sheet"):
         rbd.load_mjcf(path)
+
+
+#: A mesh dropped on the floor: the two runs differ by rounding only (measured 5e-13 on
+#: qpos over 0.6 s with the cloud landing on one, two, then three vertices).
+ATOL_TRAJECTORY = 1e-9
+
+
+@pytest.mark.slow
+def test_dropped_mesh_follows_mujoco(tmp_path):
+    """A mesh falls on a tilted floor and comes to rest on a face: ``rbd.simulate``'s
+    trajectory (semi-implicit Euler, Newton) is MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
+    from rbd.mjcf import from_mujoco_state, to_mujoco_state
+
+    path = tmp_path / "drop.xml"
+    path.write_text(f'<mujoco><option timestep="0.004"/><asset><mesh name="m" '
+                    f'vertex="{_vertex_text(_cloud())}"/></asset><worldbody><geom type="plane" '
+                    'size="0 0 1" euler="5 3 0"/><body pos="0 0 0.12" euler="20 40 10">'
+                    '<freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    model, mm, d = rbd.testing.mujoco_pair(path, integrator="euler")
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    traj = rbd.simulate(model, q0, v0, 0.4, mm.opt.timestep, integrator="euler")
+    expected = [d.qpos.copy()]
+    for _ in range(len(traj.t) - 1):
+        mujoco.mj_step(mm, d)
+        expected.append(d.qpos.copy())
+    assert traj.contact_count.max() >= 2 and d.ncon >= 2
+    np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], np.array(expected), rtol=0,
+                               atol=ATOL_TRAJECTORY)

@@ -14,7 +14,7 @@ from ..errors import InputError, MJCFError
 from ..model.geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
 from ..model.mesh_hull import MeshHull, mesh_hull
 from ..reference.mass_properties import MESH_INERTIA_MODES, mesh_inertia
-from ._options import _attributes, _Context, _element, _owner
+from ._options import _attributes, _Context, _element, _ignore, _owner
 from ._orientation import _pose, _quat_rot, _z_to
 from ._principal import principal_frame
 from ._xml import _flag, _numbers, _scalar, _vector
@@ -202,6 +202,22 @@ def collision_hull(mesh: _Mesh, where: str) -> MeshHull:
     return mesh._hull
 
 
+def _hull_left_out(mesh: _Mesh) -> str | None:
+    """Why rbd cannot build the mesh's hull at all (a procedural mesh; a file only
+    ``trimesh`` reads, not installed), or None."""
+    if mesh.vertices is not None:
+        return None
+    if mesh.file is None:
+        return "procedural (builtin) meshes, which rbd does not build"
+    if mesh.file.lower().endswith(".msh"):
+        return None
+    try:
+        import trimesh  # noqa: F401
+    except ImportError:
+        return 'reading the file needs trimesh: pip install "rbd[mesh]"'
+    return None
+
+
 # --- geom records -------------------------------------------------------------------------------
 def geom_size(attrs: dict, kind: str, where: str):
     """Sizes, and the position and orientation given by ``fromto`` (None when absent)."""
@@ -283,7 +299,11 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
     fields["visual"] = 0 <= fields["group"] <= 2
     fields["collision"] = bool(fields["contype"] or fields["conaffinity"])
     if kind == "mesh" and fields["collision"]:
-        fields["hull"] = collision_hull(mesh, where)
+        reason = _hull_left_out(mesh)                   # a static mesh loads without it
+        if reason:
+            _ignore(ctx.ignored, f"mesh collisions ({reason})", where)
+        else:
+            fields["hull"] = collision_hull(mesh, where)
     return make_geom(name, None, kind, size if kind != "mesh" else np.zeros(3),
                      (R @ Rg, p + R @ pg), **fields)
 
