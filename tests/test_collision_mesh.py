@@ -42,7 +42,8 @@ def _vertex_text(points) -> str:
 
 
 def _scene(tmp_path, other: str, margin: float = 0.0, points=None, mesh_attrs: str = "",
-           gravity: str = "0 0 0", placement='pos="0.01 0.02 0" euler="10 20 30"') -> tuple:
+           gravity: str = "0 0 0", placement='pos="0.01 0.02 0" euler="10 20 30"',
+           flags: str = "") -> tuple:
     """A free mesh body (the geom turned and moved in it by ``placement``) and a free
     ``other`` geom or a plane."""
     cloud = _vertex_text(_cloud() if points is None else points)
@@ -50,8 +51,9 @@ def _scene(tmp_path, other: str, margin: float = 0.0, points=None, mesh_attrs: s
              if other == "plane" else
              f'<body name="a"><freejoint/><geom {other} margin="{margin}"/></body>')
     path = tmp_path / "scene.xml"
-    path.write_text(f'<mujoco><option gravity="{gravity}"/><asset><mesh name="m" vertex="{cloud}" '
-                    f'{mesh_attrs}/></asset><worldbody>{first}<body name="b" pos="0 0 0.5">'
+    path.write_text(f'<mujoco><option gravity="{gravity}">{flags}</option><asset>'
+                    f'<mesh name="m" vertex="{cloud}" {mesh_attrs}/></asset><worldbody>{first}'
+                    '<body name="b" pos="0 0 0.5">'
                     f'<freejoint/><geom type="mesh" mesh="m" {placement}/>'
                     '</body></worldbody></mujoco>')
     return rbd.testing.mujoco_pair(path)
@@ -268,6 +270,46 @@ def test_pairs_that_may_need_several_contacts_are_listed(tmp_path, other):
         warnings.simplefilter("error")
         found = _contacts(model, d)
     assert d.ncon == 0 and len(found.dist) == 0 and found.unsupported == ()
+
+
+#: Without multi-CCD, one GJK/EPA contact; rounding for capsule, box and mesh (GJK/EPA end
+#: on hull features: measured 2e-13 distances and points, 2e-12 normals over 16 states),
+#: EPA's tolerance for the cylinder's round side (measured 7e-7, 4e-5, 3e-3).
+NO_MULTICCD = {
+    "capsule": ('type="capsule" size="0.05 0.1"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "box": ('type="box" size="0.1 0.1 0.1"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "mesh": ('type="mesh" mesh="m"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "cylinder": ('type="cylinder" size="0.1 0.15"', EPA_DIST_ATOL, EPA_POS_ATOL,
+                 EPA_NORMAL_ATOL),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_MULTICCD))
+def test_without_multiccd_every_mesh_pair_gives_mujocos_contact(tmp_path, name):
+    """``<flag multiccd="disable"/>``: MuJoCo asks GJK/EPA for one contact; so does rbd,
+    for the pairs it lists as needing several otherwise."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    other, dist_atol, pos_atol, normal_atol = NO_MULTICCD[name]
+    model, mm, d = _scene(tmp_path, other, flags='<flag multiccd="disable"/>')
+    assert rbd.constraints.mujoco_model.disabled(model, "multiccd")
+    for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
+        _touching(mujoco, mm, d, seed, depth)
+        _assert_contacts_as_mujocos(_contacts(model, d), d, dist_atol, pos_atol, normal_atol)
+
+
+def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
+    """The capsule flat on a cylinder that MuJoCo gives two contacts with multi-CCD on
+    (tests/test_collision_convex.py): one contact without it, as MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    path = tmp_path / "flat.xml"
+    path.write_text('<mujoco><option><flag multiccd="disable"/></option><worldbody><body>'
+                    '<freejoint/><geom type="cylinder" size="0.3 0.1"/></body>'
+                    '<body pos="0.01 0.02 0.149" euler="0 90 10"><freejoint/>'
+                    '<geom type="capsule" size="0.05 0.1"/></body></worldbody></mujoco>')
+    model, mm, d = rbd.testing.mujoco_pair(path)
+    mujoco.mj_forward(mm, d)
+    _assert_contacts_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+                                EPA_NORMAL_ATOL)
 
 
 # ----------------------------------------------------------------------------- the stage

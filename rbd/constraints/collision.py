@@ -272,7 +272,8 @@ def pair_parameters(a, b, pair=None) -> tuple:
 
 def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
             pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
-            filterparent: bool = True, backend: str | None = None) -> Contacts:
+            filterparent: bool = True, backend: str | None = None,
+            multiccd: bool = True) -> Contacts:
     """Contacts between geoms at given world poses, as MuJoCo's ``mj_collision``.
 
     Parameters
@@ -298,6 +299,10 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         The pair routines' rendering: the compiled twins
         (``rbd/_kernels/collision_primitive.pyx``; the default when the kernels are
         built) or the readable modules.
+    multiccd : bool
+        MuJoCo's multi-contact of convex pairs (its ``multiccd`` disable flag off).
+        False: one GJK/EPA contact per convex pair (:mod:`.collision_convex`,
+        :mod:`.collision_mesh`), never listed as needing several.
 
     Returns
     -------
@@ -313,33 +318,37 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     keys += _explicit_keys(pairs, body)
     keys.sort(key=lambda item: item[0])
     return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
-                         _backends.pair_functions(PAIR_FUNCTIONS, backend))
+                         _backends.pair_functions(PAIR_FUNCTIONS, backend), multiccd)
 
 
-def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
+def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS,
+                  multiccd: bool = True) -> Contacts:
     """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
     rows, unsupported = [], []
     for g1, g2, pair in candidates:
         g1, g2 = ordered(geoms, g1, g2)
         a, b = geoms[g1], geoms[g2]
         margin, gap, *params = pair_parameters(a, b, pair)
-        meshes = (a.kind, b.kind) in _mesh.PAIRS and _mesh.has_hulls(a, b)
-        if meshes:                                      # the mesh frame, the hull's radius
+        # mesh pairs, and every GJK pair without multi-CCD: collision_mesh.mesh_pair
+        general = ((a.kind, b.kind) in _mesh.PAIRS and _mesh.has_hulls(a, b)
+                   or not multiccd and (a.kind, b.kind) in _convex.PAIR_FUNCTIONS)
+        if general:                                     # the mesh frame, the hull's radius
             placed1, placed2 = _mesh.placed(a, pos[g1], mat[g1]), _mesh.placed(b, pos[g2], mat[g2])
         else:
             placed1 = (pos[g1], mat[g1], np.asarray(a.size, float), None)
             placed2 = (pos[g2], mat[g2], np.asarray(b.size, float), None)
         if sphere_filtered(a.kind, a.size, placed1[0], placed1[1], b.kind, b.size, placed2[0],
-                           margin + gap, (placed1[3], placed2[3]) if meshes else None):
+                           margin + gap, (placed1[3], placed2[3]) if general else None):
             continue
         function = functions.get((a.kind, b.kind))
-        if function is None and not meshes:
+        if function is None and not general:
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
         try:
             found = _prim.PairContacts(*(
-                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap) if meshes
+                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
+                if general
                 else function(*placed1[:3], *placed2[:3], margin + gap)))
         except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
             unsupported.append((g1, g2))
@@ -415,7 +424,8 @@ def collide_model(model, q, backend: str | None = None,
     tree for the weld and parent filters, and ``model.contact_pairs`` /
     ``model.contact_excludes`` when the model carries them.  MuJoCo's disable flags
     (``model.mujoco_options["disable"]``): ``contact`` or ``constraint`` give no
-    contacts, ``filterparent`` turns the parent–child filter off.
+    contacts, ``filterparent`` turns the parent–child filter off, ``multiccd`` gives one
+    contact per convex pair.
 
     Parameters
     ----------
@@ -463,7 +473,8 @@ def collide_model(model, q, backend: str | None = None,
              else np.zeros((0, 4, 4)))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()),
-                   filterparent=not disabled(model, "filterparent"), backend=backend)
+                   filterparent=not disabled(model, "filterparent"), backend=backend,
+                   multiccd=not disabled(model, "multiccd"))
 
 
 def reference_only(model) -> bool:

@@ -34,7 +34,10 @@ table):
   So that no contact set differs from MuJoCo's without a word, such a pair runs GJK
   and, when the geoms touch, raises
   :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists
-  it in ``Contacts.unsupported`` with a warning); apart, it gives no contact.
+  it in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
+  MuJoCo's ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo
+  asks for one contact, and these pairs give it: GJK/EPA's, MuJoCo's to rounding
+  (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
 
 The mesh pairs go through GJK/EPA in Python only: a model with one takes the readable
 collision path (:func:`rbd.constraints.collision.reference_only`).  Agreement with
@@ -122,11 +125,13 @@ def _plane_vertex(vertex, pos1, normal, pos2, mat2) -> tuple:
 
 
 def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbound2,
-              margin) -> PairContacts:
-    """Contacts of a pair with a mesh, geom 1 first in MuJoCo's kind order (module notes).
+              margin, multiccd: bool = True) -> PairContacts:
+    """Contacts of a pair with a mesh, geom 1 first in MuJoCo's kind order (module notes);
+    with ``multiccd`` False (MuJoCo's ``multiccd`` disable flag), of any convex pair.
 
     ``shape`` is a size array, or the :class:`~rbd.model.mesh_hull.MeshHull` of a mesh;
-    poses, shapes and radii as :func:`placed` gives them.
+    poses, shapes and radii as :func:`placed` gives them.  Without multi-CCD MuJoCo asks
+    GJK/EPA for one contact (``maxContacts`` 1, no turned geoms); plane–mesh is unchanged.
 
     Raises
     ------
@@ -137,7 +142,7 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
     found = _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
                            rbound1, rbound2, multiccd=False)
-    if kind1 in MULTI_CONTACT and len(found.dist):
+    if multiccd and kind1 in MULTI_CONTACT and len(found.dist):
         raise _convex.ConvexUnsupportedError("MuJoCo 4.0's multi-contact applies")
     return found
 
