@@ -13,7 +13,7 @@ chapter, *Collision detection* and *margin and gap*) so that an MJCF file gives 
    gap``: MuJoCo's ``makeAAMM``; a mesh's box is its hull's, :mod:`.collision_mesh`);
    planes, and meshes without a hull, pair with every geom.
    Survivors pass the bounding-sphere test (``mj_filterSphere``) with the pair's ``margin + gap``.
-   Filters and broad phase live in :mod:`.collision_broad`.
+   The filters and the boxes live in :mod:`.collision_broad`.
 3. **Narrow phase**: the routine of :data:`PAIR_FUNCTIONS` with ``margin + gap`` keeps a contact
    below it; it is *active* (``exclude`` False) below ``includemargin = margin`` (MuJoCo's
    semantics since 3.9; before, detection at ``margin`` and ``includemargin = margin - gap``).
@@ -39,10 +39,9 @@ from . import collision_box as _box
 from . import collision_convex as _convex
 from . import collision_mesh as _mesh
 from . import collision_primitive as _prim
-from .collision_broad import (  # noqa: F401 (re-exported: filters and broad phase)
+from .collision_broad import (  # noqa: F401 (re-exported: filters and bounds)
     bitmask_compatible,
     body_pair_filtered,
-    broad_phase,
     local_half_extents,
     mesh_world_aabb,
     sphere_filtered,
@@ -88,6 +87,35 @@ PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
+
+# ----------------------------------------------------------------------------- broad phase
+
+def broad_phase(lower: np.ndarray, upper: np.ndarray, axis: int | None = None) -> list[tuple]:
+    """Index pairs (i, j), i < j, whose boxes overlap: sweep and prune.
+
+    The boxes are sorted by their lower bound along ``axis`` (default: the axis
+    of largest spread of the box centres); a sweep keeps the boxes whose
+    interval is open and tests the other two axes only against those.  The work
+    is O(n log n + overlaps along the axis), not O(n²).
+    """
+    n = lower.shape[0]
+    if n < 2:
+        return []
+    if axis is None:
+        axis = int(np.argmax(np.ptp(0.5 * (lower + upper), axis=0)))
+    others = [k for k in range(3) if k != axis]
+    order = np.argsort(lower[:, axis], kind="stable")
+    active: list[int] = []
+    pairs = []
+    for i in order:
+        start = lower[i, axis]
+        active = [j for j in active if upper[j, axis] >= start]
+        for j in active:
+            if all(lower[i, k] <= upper[j, k] and lower[j, k] <= upper[i, k] for k in others):
+                pairs.append((min(i, j), max(i, j)))
+        active.append(i)
+    return pairs
+
 
 # ----------------------------------------------------------------------------- parameters
 

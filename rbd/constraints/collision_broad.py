@@ -1,9 +1,10 @@
-r"""Broad phase and filters of the collision stage (MuJoCo's ``mj_collision``).
+r"""Filters and bounds of the collision stage (MuJoCo's ``mj_collision``).
 
 * **Filters** (:func:`body_pair_filtered`, :func:`bitmask_compatible`): the body and
   bitmask tests a geom pair passes before any geometry is looked at.
-* **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis boxes
-  (:func:`world_aabb`, MuJoCo's ``makeAAMM``) of the geoms, then the bounding-sphere test
+* **Bounds** of the broad phase: the world-axis boxes (:func:`world_aabb`,
+  :func:`mesh_world_aabb`, MuJoCo's ``makeAAMM``) that the sweep and prune of
+  :func:`rbd.constraints.collision.broad_phase` compares, and the bounding-sphere test
   (:func:`sphere_filtered`, ``mj_filterSphere``).
 
 The stage itself, its order and its parameters are :mod:`.collision`'s.
@@ -86,32 +87,3 @@ def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin,
     if kind1 == "plane" and r2 > 0:
         return bool((pos2 - pos1) @ mat1[:, 2] > margin + r2)
     return False
-
-
-# ----------------------------------------------------------------------------- broad phase
-
-def broad_phase(lower: np.ndarray, upper: np.ndarray, axis: int | None = None) -> list[tuple]:
-    """Index pairs (i, j), i < j, whose boxes overlap: sweep and prune.
-
-    The boxes are sorted by their lower bound along ``axis`` (default: the axis
-    of largest spread of the box centres); a sweep keeps the boxes whose
-    interval is open and tests the other two axes only against those.  The work
-    is O(n log n + overlaps along the axis), not O(n²).
-    """
-    n = lower.shape[0]
-    if n < 2:
-        return []
-    if axis is None:
-        axis = int(np.argmax(np.ptp(0.5 * (lower + upper), axis=0)))
-    others = [k for k in range(3) if k != axis]
-    order = np.argsort(lower[:, axis], kind="stable")
-    active: list[int] = []
-    pairs = []
-    for i in order:
-        start = lower[i, axis]
-        active = [j for j in active if upper[j, axis] >= start]
-        for j in active:
-            if all(lower[i, k] <= upper[j, k] and lower[j, k] <= upper[i, k] for k in others):
-                pairs.append((min(i, j), max(i, j)))
-        active.append(i)
-    return pairs
