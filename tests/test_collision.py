@@ -575,7 +575,8 @@ def test_unknown_kind_is_refused():
 
 
 def test_mesh_candidates_are_reported():
-    """A mesh has no primitive routine: a mesh on the floor is reported, not silently dropped."""
+    """A mesh geom without its hull (the records read from MuJoCo's model carry none) has no
+    routine: a mesh on the floor is reported, not silently dropped."""
     xml = ('<mujoco><asset><mesh name="tet" vertex="0 0 0 1 0 0 0 1 0 0 0 1"/></asset>'
            '<worldbody><geom type="plane" size="5 5 .1"/><body pos="0 0 -0.1"><freejoint/>'
            '<geom type="mesh" mesh="tet"/></body></worldbody></mujoco>')

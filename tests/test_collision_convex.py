@@ -166,7 +166,7 @@ def test_sphere_core_distance_is_exact_for_a_sphere_pair_of_ellipsoids():
 
 
 @pytest.mark.parametrize("option", ['<option ccd_tolerance="1e-8"/>',
-                                    '<option><flag multiccd="disable"/></option>'])
+                                    '<option><flag nativeccd="disable"/></option>'])
 def test_convex_collision_options_rbd_does_not_follow_are_named(tmp_path, option):
     """A file that changes MuJoCo's convex collision settings is told rbd keeps them."""
     path = tmp_path / "options.xml"

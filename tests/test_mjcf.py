@@ -438,7 +438,7 @@ CORPUS_IDS = [f"{p.parent.name}/{p.name}" for p in CORPUS]
 
 #: Bodies whose inertia comes from mesh geoms: MuJoCo keeps a mesh's moments in a principal
 #: frame found by Jacobi rotations that stop at 1e-7 of the largest element, and rbd keeps the
-#: same truncated tensor (``rbd.mjcf._inertia.principal_inertia``).  Where the moments are nearly
+#: same truncated tensor (``rbd.mjcf._principal.principal_inertia``).  Where the moments are nearly
 #: equal the frame is ill-conditioned and round-off in the rotations moves what is dropped: the
 #: tensors then agree to 3e-10 relative (measured 2.6e-10 on dm-control's fruit fly, against
 #: 9e-8 for the exact tensor); M, h and tau of the whole model agree to 4e-12.

@@ -10,8 +10,10 @@ chapter, *Collision detection* and *margin and gap*) so that an MJCF file gives 
    conaffinity`` of one meets the other's.  Explicit pairs (``<contact><pair>``) bypass them.
 2. **Broad phase** (:func:`broad_phase`): sweep and prune over the world-axis boxes of the
    non-plane geoms (the rotated local box cut by the bounding sphere, grown by ``margin +
-   gap``: MuJoCo's ``makeAAMM``); planes, height fields and meshes pair with every geom.
+   gap``: MuJoCo's ``makeAAMM``; a mesh's box is its hull's, :mod:`.collision_mesh`);
+   planes, and meshes without a hull, pair with every geom.
    Survivors pass the bounding-sphere test (``mj_filterSphere``) with the pair's ``margin + gap``.
+   The filters and the boxes live in :mod:`.collision_broad`.
 3. **Narrow phase**: the routine of :data:`PAIR_FUNCTIONS` with ``margin + gap`` keeps a contact
    below it; it is *active* (``exclude`` False) below ``includemargin = margin`` (MuJoCo's
    semantics since 3.9; before, detection at ``margin`` and ``includemargin = margin - gap``).
@@ -35,7 +37,16 @@ from ..errors import InputError, ModelError
 from . import _backends
 from . import collision_box as _box
 from . import collision_convex as _convex
+from . import collision_mesh as _mesh
 from . import collision_primitive as _prim
+from .collision_broad import (  # noqa: F401 (re-exported: filters and bounds)
+    bitmask_compatible,
+    body_pair_filtered,
+    local_half_extents,
+    mesh_world_aabb,
+    sphere_filtered,
+    world_aabb,
+)
 from .collision_convex import bounding_radius
 from .collision_records import (  # noqa: F401 (re-exported: the stage's records and defaults)
     DEFAULT_FRICTION,
@@ -55,7 +66,8 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
-#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, compiled too); meshes: left out.
+#: cylinder) go through GJK/EPA (:mod:`.collision_convex`, compiled too); pairs with a
+#: mesh through its convex hull (:mod:`.collision_mesh`, reference only, not in this table).
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -71,66 +83,11 @@ PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("box", "box"): _box.box_box,
 }
 
-#: Kinds whose world box the broad phase bounds (planes, meshes: paired with every geom).
+#: Kinds whose world box the broad phase bounds from their size (meshes: from their hull;
+#: planes: paired with every geom).
 BOUNDED = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
 #: Pairs MuJoCo has no routine for at all (it never collides them).
 NEVER = {("plane", "plane"), ("plane", "hfield"), ("hfield", "hfield")}
-
-# ----------------------------------------------------------------------------- geometry of a geom
-
-def local_half_extents(kind: str, size) -> np.ndarray:
-    """Half-sizes of the geom's box in its own frame (MuJoCo's ``geom_aabb`` half-sizes)."""
-    s = np.asarray(size, dtype=float)
-    if kind == "sphere":
-        return np.full(3, s[0])
-    if kind == "capsule":
-        return np.array([s[0], s[0], s[0] + s[1]])
-    if kind == "cylinder":
-        return np.array([s[0], s[0], s[1]])
-    return s[:3].copy()
-
-
-def world_aabb(kind, size, pos, mat, inflate) -> tuple[np.ndarray, np.ndarray]:
-    """World-axis box (min, max) of a geom: its rotated local box within its bounding sphere."""
-    half = np.minimum(np.abs(mat) @ local_half_extents(kind, size), bounding_radius(kind, size))
-    return pos - half - inflate, pos + half + inflate
-
-
-# ----------------------------------------------------------------------------- filters
-
-def bitmask_compatible(geom1, geom2) -> bool:
-    """MuJoCo's ``filterBitmask`` passed: ``contype`` of one meets ``conaffinity`` of the other."""
-    return bool((geom1.contype & geom2.conaffinity) or (geom2.contype & geom1.conaffinity))
-
-
-def body_pair_filtered(b1: int, b2: int, weld: np.ndarray, parent: Sequence[int],
-                       ndof: Sequence[int], filterparent: bool = True) -> bool:
-    """True when MuJoCo's ``filterBodyPair`` discards bodies ``b1``, ``b2``.
-
-    Discarded: the same weld body; both weld bodies without degrees of freedom
-    (static); and, with ``filterparent``, a weld body that is the other's weld
-    parent when neither is the world.
-    """
-    w1, w2 = weld[b1], weld[b2]
-    if w1 == w2:
-        return True
-    if ndof[w1] == 0 and ndof[w2] == 0:
-        return True
-    p1 = weld[parent[w1]] if w1 > 0 else 0
-    p2 = weld[parent[w2]] if w2 > 0 else 0
-    return bool(filterparent and w1 != 0 and w2 != 0 and (w1 == p2 or w2 == p1))
-
-
-def sphere_filtered(kind1, size1, pos1, mat1, kind2, size2, pos2, margin) -> bool:
-    """True when MuJoCo's bounding-sphere test (``mj_filterSphere``) rules the pair out."""
-    r1, r2 = bounding_radius(kind1, size1), bounding_radius(kind2, size2)
-    if r1 > 0 and r2 > 0:
-        dif = pos1 - pos2
-        return bool(dif @ dif > (r1 + r2 + margin) ** 2)
-    if kind1 == "plane" and r2 > 0:
-        return bool((pos2 - pos1) @ mat1[:, 2] > margin + r2)
-    return False
-
 
 # ----------------------------------------------------------------------------- broad phase
 
@@ -236,14 +193,16 @@ def _auto_key(i, j, geoms, body, bodies, weld, excluded, explicit, filterparent)
 def _candidates(geoms, pos, mat, body, bodies, excluded, explicit, filterparent):
     """Automatic geom pairs that pass the filters and the broad phase, with MuJoCo's sort key."""
     live = _live(geoms)
-    solids = [i for i in live if geoms[i].kind in BOUNDED]
-    others = [i for i in live if geoms[i].kind not in BOUNDED]
-    boxes = [world_aabb(geoms[i].kind, geoms[i].size, pos[i], mat[i],
-                        geoms[i].margin + geoms[i].gap) for i in solids]
+    solids = [i for i in live if geoms[i].kind in BOUNDED
+              or getattr(geoms[i], "hull", None) is not None]           # meshes: their hull
+    others = [i for i in live if i not in solids]
+    boxes = [world_aabb(g.kind, g.size, pos[i], mat[i], g.margin + g.gap) if g.kind != "mesh"
+             else mesh_world_aabb(g.hull, *_mesh.placed(g, pos[i], mat[i])[:2], g.margin + g.gap)
+             for i, g in ((i, geoms[i]) for i in solids)]
     lower = np.array([b[0] for b in boxes]).reshape(-1, 3)
     upper = np.array([b[1] for b in boxes]).reshape(-1, 3)
     found = [(solids[a], solids[b]) for a, b in broad_phase(lower, upper)]
-    found += [(o, s) for o in others for s in solids]          # planes, meshes: no box here
+    found += [(o, s) for o in others for s in solids]          # planes: no box
     found += [(o, p) for k, o in enumerate(others) for p in others[k + 1:]]
     weld, keys = bodies.weld, []
     for i, j in found:
@@ -342,7 +301,8 @@ def pair_parameters(a, b, pair=None) -> tuple:
 
 def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
             pairs: Sequence[ContactPair] = (), excludes: Sequence[tuple] = (),
-            filterparent: bool = True, backend: str | None = None) -> Contacts:
+            filterparent: bool = True, backend: str | None = None,
+            multiccd: bool = True) -> Contacts:
     """Contacts between geoms at given world poses, as MuJoCo's ``mj_collision``.
 
     Parameters
@@ -368,6 +328,10 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
         The pair routines' rendering: the compiled twins
         (``rbd/_kernels/collision_primitive.pyx``; the default when the kernels are
         built) or the readable modules.
+    multiccd : bool
+        MuJoCo's multi-contact of convex pairs (its ``multiccd`` disable flag off).
+        False: one GJK/EPA contact per convex pair (:mod:`.collision_convex`,
+        :mod:`.collision_mesh`), never listed as needing several.
 
     Returns
     -------
@@ -383,27 +347,38 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     keys += _explicit_keys(pairs, body)
     keys.sort(key=lambda item: item[0])
     return _narrow_phase(geoms, pos, mat, [item[1:] for item in keys],
-                         _backends.pair_functions(PAIR_FUNCTIONS, backend))
+                         _backends.pair_functions(PAIR_FUNCTIONS, backend), multiccd)
 
 
-def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS) -> Contacts:
+def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS,
+                  multiccd: bool = True) -> Contacts:
     """Run the pair routines on ordered candidates ``(g1, g2, pair or None)``, set parameters."""
     rows, unsupported = [], []
     for g1, g2, pair in candidates:
         g1, g2 = ordered(geoms, g1, g2)
         a, b = geoms[g1], geoms[g2]
         margin, gap, *params = pair_parameters(a, b, pair)
-        if sphere_filtered(a.kind, a.size, pos[g1], mat[g1], b.kind, b.size, pos[g2], margin + gap):
+        # mesh pairs, and every GJK pair without multi-CCD: collision_mesh.mesh_pair
+        general = ((a.kind, b.kind) in _mesh.PAIRS and _mesh.has_hulls(a, b)
+                   or not multiccd and (a.kind, b.kind) in _convex.PAIR_FUNCTIONS)
+        if general:                                     # the mesh frame, the hull's radius
+            placed1, placed2 = _mesh.placed(a, pos[g1], mat[g1]), _mesh.placed(b, pos[g2], mat[g2])
+        else:
+            placed1 = (pos[g1], mat[g1], np.asarray(a.size, float), None)
+            placed2 = (pos[g2], mat[g2], np.asarray(b.size, float), None)
+        if sphere_filtered(a.kind, a.size, placed1[0], placed1[1], b.kind, b.size, placed2[0],
+                           margin + gap, (placed1[3], placed2[3]) if general else None):
             continue
         function = functions.get((a.kind, b.kind))
-        if function is None:
+        if function is None and not general:
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
         try:
-            found = _prim.PairContacts(*function(pos[g1], mat[g1], np.asarray(a.size, float),
-                                                 pos[g2], mat[g2], np.asarray(b.size, float),
-                                                 margin + gap))
+            found = _prim.PairContacts(*(
+                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
+                if general
+                else function(*placed1[:3], *placed2[:3], margin + gap)))
         except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
             unsupported.append((g1, g2))
             continue
@@ -473,7 +448,8 @@ def collide_model(model, q, backend: str | None = None,
     tree for the weld and parent filters, and ``model.contact_pairs`` /
     ``model.contact_excludes`` when the model carries them.  MuJoCo's disable flags
     (``model.mujoco_options["disable"]``): ``contact`` or ``constraint`` give no
-    contacts, ``filterparent`` turns the parent–child filter off.
+    contacts, ``filterparent`` turns the parent–child filter off, ``multiccd`` gives one
+    contact per convex pair.
 
     Parameters
     ----------
@@ -524,14 +500,21 @@ def collide_model(model, q, backend: str | None = None,
              else np.zeros((0, 4, 4)))
     return collide(geoms, poses, body_tree(model), getattr(model, "contact_pairs", ()),
                    getattr(model, "contact_excludes", ()),
-                   filterparent=not disabled(model, "filterparent"), backend=backend)
+                   filterparent=not disabled(model, "filterparent"), backend=backend,
+                   multiccd=not disabled(model, "multiccd"))
 
 
 def reference_only(model) -> bool:
-    """True when a candidate pair has a readable routine only (``_backends.readable_only``)."""
+    """True when a candidate pair has a readable routine only (``_backends.readable_only``;
+    a mesh pair with its hull; a GJK pair when ``multiccd`` is disabled: the compiled
+    convex routines follow MuJoCo's default, multi-CCD on)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
-    return model._derived("collision_reference_only", lambda: any(
+    if disabled(model, "multiccd"):
+        readable = readable | frozenset(_convex.PAIR_FUNCTIONS)
+    return model._derived(("collision_reference_only", readable), lambda: any(
         (model.geoms[i].kind, model.geoms[j].kind) in readable
+        or ((model.geoms[i].kind, model.geoms[j].kind) in _mesh.PAIRS
+            and _mesh.has_hulls(model.geoms[i], model.geoms[j]))
         for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
                                        getattr(model, "contact_pairs", ()),
                                        getattr(model, "contact_excludes", ()))))

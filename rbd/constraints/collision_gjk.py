@@ -45,7 +45,8 @@ def _to_local(mat, d) -> np.ndarray:
 def _support(kind: str, pos, mat, size, d) -> np.ndarray:
     """World point of the geom farthest along the unit direction ``d`` (MuJoCo's
     ``mjc_<kind>Support``); ``"point"`` and ``"line"`` are a sphere's centre and a
-    capsule's segment."""
+    capsule's segment, ``"mesh"`` the farthest vertex of the hull given as ``size``
+    (:class:`rbd.model.mesh_hull.MeshHull`, ``mjc_meshSupport``)."""
     if kind == "point":
         return pos.copy()
     if kind == "line":
@@ -70,6 +71,8 @@ def _support(kind: str, pos, mat, size, d) -> np.ndarray:
                          size[1] if local[2] >= 0 else -size[1]])
     elif kind == "box":
         supp = np.where(local >= 0, size, -size)
+    elif kind == "mesh":                                  # size: the MeshHull
+        supp = size.vertices[size.support_index(local)]
     else:
         raise ValueError(f"no support function for geom kind {kind!r}")
     return _to_world(mat, supp, pos)
@@ -80,7 +83,8 @@ class ConvexGeom:
 
     def __init__(self, kind, pos, mat, size, margin):
         self.kind, self.pos, self.mat = kind, np.array(pos, float), np.array(mat, float)
-        self.size, self.margin = np.asarray(size, float), margin
+        self.size = size if kind == "mesh" else np.asarray(size, float)
+        self.margin = margin
 
     def support(self, d: np.ndarray) -> np.ndarray:
         point = _support(self.kind, self.pos, self.mat, self.size, d)

@@ -123,6 +123,7 @@ def warn_unsupported(geoms, unsupported, stacklevel: int, only=None) -> None:
                    if only is None or (geoms[i].kind, geoms[j].kind) in only]
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
-        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes; "
-                      f"MuJoCo's multi-contact of convex pairs); {len(unsupported)} candidate "
+        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes "
+                      "without a hull, or meshes that touch at several points; MuJoCo's "
+                      f"multi-contact of convex pairs); {len(unsupported)} candidate "
                       "pair(s) left out (see Contacts.unsupported)", stacklevel=stacklevel + 1)

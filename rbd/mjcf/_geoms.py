@@ -12,9 +12,11 @@ import numpy as np
 from .._robotfile import quote, unique
 from ..errors import InputError, MJCFError
 from ..model.geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
+from ..model.mesh_hull import MeshHull, mesh_hull
 from ..reference.mass_properties import MESH_INERTIA_MODES, mesh_inertia
-from ._options import _attributes, _Context, _element, _owner
+from ._options import _attributes, _Context, _element, _ignore, _owner
 from ._orientation import _pose, _quat_rot, _z_to
+from ._principal import principal_frame
 from ._xml import _flag, _numbers, _scalar, _vector
 
 GEOM_TYPES = ("plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box", "mesh",
@@ -33,6 +35,7 @@ class _Mesh:
     refpos: np.ndarray = field(default_factory=lambda: np.zeros(3))
     refquat: np.ndarray = field(default_factory=lambda: np.array([1.0, 0, 0, 0]))
     _properties: tuple | None = None
+    _hull: MeshHull | None = None
 
 
 @dataclass
@@ -138,23 +141,40 @@ def _triangles(mesh: _Mesh, where: str) -> tuple[np.ndarray, np.ndarray]:
         except InputError as exc:
             raise MJCFError(f"{where}: {exc}") from None
         vertices = vertices.astype(np.float32).astype(float)
+    if len(vertices) < 4 or not np.all(np.isfinite(vertices)):
+        raise MJCFError(f"{where}: mesh {quote(mesh.name)} has {len(vertices)} readable "
+                        "vertices (a solid needs at least 4 finite ones)")
     if faces is None or len(faces) == 0:
+        from scipy.spatial import QhullError
+
         from ..reference.mass_properties import _hull_faces
 
-        faces = _hull_faces(vertices)
+        try:
+            faces = _hull_faces(vertices)
+        except QhullError:
+            raise MJCFError(f"{where}: mesh {quote(mesh.name)}: its vertices are on one "
+                            "plane, line or point (no convex hull)") from None
+    return vertices, faces
+
+
+def mesh_vertices(mesh: _Mesh, where: str) -> tuple[np.ndarray, np.ndarray]:
+    """Vertices and triangles of a mesh asset in the geom frame: after ``refpos``,
+    ``refquat`` and ``scale`` (triangles flipped by a mirroring scale), as MuJoCo's
+    ``ApplyTransformations``."""
+    vertices, faces = _triangles(mesh, where)
+    vertices = vertices - mesh.refpos
+    if np.any(mesh.refquat != (1, 0, 0, 0)):
+        vertices = vertices @ _quat_rot(mesh.refquat, where)
+    vertices = vertices * mesh.scale
+    if np.prod(mesh.scale) < 0:
+        faces = faces[:, ::-1]
     return vertices, faces
 
 
 def mesh_properties(mesh: _Mesh, where: str):
     """Volume, centre and inertia (density 1) of a mesh asset, as MuJoCo computes them."""
     if mesh._properties is None:
-        vertices, faces = _triangles(mesh, where)
-        vertices = vertices - mesh.refpos
-        if np.any(mesh.refquat != (1, 0, 0, 0)):
-            vertices = vertices @ _quat_rot(mesh.refquat, where)
-        vertices = vertices * mesh.scale
-        if np.prod(mesh.scale) < 0:
-            faces = faces[:, ::-1]
+        vertices, faces = mesh_vertices(mesh, where)
         try:
             volume, com, inertia = mesh_inertia(vertices, faces, mesh.inertia)
         except (ValueError, np.linalg.LinAlgError) as exc:
@@ -165,6 +185,37 @@ def mesh_properties(mesh: _Mesh, where: str):
                             "set inertia='shell' on the mesh")
         mesh._properties = (volume, com, inertia)
     return mesh._properties
+
+
+def collision_hull(mesh: _Mesh, where: str) -> MeshHull:
+    """The convex hull a mesh geom collides with, in MuJoCo's mesh frame (its centre of
+    mass and principal axes, :func:`rbd.mjcf._principal.principal_frame`)."""
+    if mesh._hull is None:
+        vertices, _ = mesh_vertices(mesh, where)
+        _, centre, inertia = mesh_properties(mesh, where)
+        try:
+            mesh._hull = mesh_hull(vertices, centre, principal_frame(inertia),
+                                   f"{where}: mesh {quote(mesh.name)}",
+                                   _triangles(mesh, where)[0])
+        except InputError as exc:
+            raise MJCFError(str(exc)) from None
+    return mesh._hull
+
+
+def _hull_left_out(mesh: _Mesh) -> str | None:
+    """Why rbd cannot build the mesh's hull at all (a procedural mesh; a file only
+    ``trimesh`` reads, not installed), or None."""
+    if mesh.vertices is not None:
+        return None
+    if mesh.file is None:
+        return "procedural (builtin) meshes, which rbd does not build"
+    if mesh.file.lower().endswith(".msh"):
+        return None
+    try:
+        import trimesh  # noqa: F401
+    except ImportError:
+        return 'reading the file needs trimesh: pip install "rbd[mesh]"'
+    return None
 
 
 # --- geom records -------------------------------------------------------------------------------
@@ -247,6 +298,12 @@ def geom_record(elem, R, p, cls, ctx: _Context, assets: _Assets, body: str, k: i
     taken.add(name)
     fields["visual"] = 0 <= fields["group"] <= 2
     fields["collision"] = bool(fields["contype"] or fields["conaffinity"])
+    if kind == "mesh" and fields["collision"]:
+        reason = _hull_left_out(mesh)                   # a static mesh loads without it
+        if reason:
+            _ignore(ctx.ignored, f"mesh collisions ({reason})", where)
+        else:
+            fields["hull"] = collision_hull(mesh, where)
     return make_geom(name, None, kind, size if kind != "mesh" else np.zeros(3),
                      (R @ Rg, p + R @ pg), **fields)
 

@@ -12,6 +12,7 @@ from ..reference.mass_properties import primitive_inertia, primitive_volume
 from ._geoms import geom_frame, mesh_properties
 from ._options import _MJ_EPS, _attributes, _Compiler, _Context, _element, _owner
 from ._orientation import _ORIENTATIONS, _pose
+from ._principal import principal_inertia
 from ._xml import _flag, _scalar, _vector
 
 _PRIMITIVES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
@@ -132,70 +133,3 @@ def _body_link(kids, body: str, ctx: _Context) -> tuple[Link, object]:
         return _bounded(link, ctx.compiler, body, where), axes
     return (_bounded(Link(body, 0.0, np.zeros(3), np.zeros((3, 3))), ctx.compiler, body, where),
             None)
-
-
-
-
-# --- MuJoCo's principal axes of a mesh ------------------------------------------------------------
-#: The Jacobi iteration stops once the largest off-diagonal element is below this fraction of
-#: the largest element: fitted to MuJoCo 4.0's mesh frames (``mesh_quat``), see
-#: :func:`principal_inertia`.
-_JACOBI_RTOL = 1e-7
-
-
-def _quat_matrix(quat: np.ndarray) -> np.ndarray:
-    """Rotation of a unit quaternion ``(w, x, y, z)``."""
-    w, x, y, z = quat
-    return np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-                     [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-                     [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)]])
-
-
-def _quat_product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    aw, av, bw, bv = a[0], a[1:], b[0], b[1:]
-    return np.concatenate([[aw * bw - av @ bv], aw * bv + bw * av + np.cross(av, bv)])
-
-
-def principal_inertia(I: np.ndarray) -> np.ndarray:
-    """The inertia tensor MuJoCo keeps of a mesh: ``I``'s diagonal in the axes MuJoCo finds.
-
-    MuJoCo moves a mesh to its principal frame (``mesh_pos``, ``mesh_quat``) and
-    keeps only the principal moments there.  Its compiler finds the frame by
-    Jacobi rotations accumulated in a quaternion (``mjuu_eig3``): each rotation
-    zeroes the largest off-diagonal element of ``Eᵀ I E``.  Here the iteration
-    stops once that element is below ``1e-7`` of the largest element of ``I``
-    (or a rotation would not turn), the rule that reproduces MuJoCo 4.0's mesh
-    frames (measured: slightly turned box meshes, dm-control's fruit fly and
-    dog; the tensors then agree to about 5e-10 relative, against 9e-8 for the
-    exact tensor).  What is left off the diagonal is dropped; the returned
-    ``E diag(Eᵀ I E) Eᵀ`` is that tensor, so that the dynamics are MuJoCo's.
-    (MuJoCo then sorts the moments, which turns the frame by right angles and
-    leaves the tensor as it is.)
-    """
-    I = np.asarray(I, dtype=float)
-    floor = _JACOBI_RTOL * np.abs(I).max()
-    quat = np.array([1.0, 0.0, 0.0, 0.0])
-    for _ in range(500):
-        E = _quat_matrix(quat)
-        D = E.T @ I @ E
-        off = (abs(D[0, 1]), abs(D[0, 2]), abs(D[1, 2]))
-        if off[0] > off[1] and off[0] > off[2]:
-            r, c, axis = 0, 1, 2
-        elif off[1] > off[2]:
-            r, c, axis = 0, 2, 1
-        else:
-            r, c, axis = 1, 2, 0
-        if abs(D[r, c]) < floor:
-            break
-        # the rotation about ``axis`` that zeroes D[r, c]: tan θ = t (2 × 2 symmetric Schur)
-        tau = (D[c, c] - D[r, r]) / (2 * D[r, c])
-        t = (1.0 if tau >= 0 else -1.0) / (abs(tau) + math.sqrt(1 + tau * tau))
-        cos = 1.0 / math.sqrt(1 + t * t)
-        if cos >= 1.0:
-            break
-        turn = np.zeros(4)
-        turn[axis + 1] = math.sqrt(0.5 - 0.5 * cos) * (-1 if (tau >= 0) != (axis == 1) else 1)
-        turn[0] = math.sqrt(1.0 - turn[axis + 1] ** 2)
-        quat = _quat_product(quat, turn / np.linalg.norm(turn))
-        quat /= np.linalg.norm(quat)
-    return (E * np.diag(D)) @ E.T

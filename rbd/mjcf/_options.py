@@ -217,14 +217,15 @@ def _read_solver_options(root: ET.Element) -> dict:
 #: that rbd honours (MuJoCo's ``mjtDisableBit``).  ``gravity`` is also applied at load
 #: (the model's gravity is zero).
 HONOURED_FLAGS = ("constraint", "equality", "frictionloss", "limit", "contact", "spring",
-                  "damper", "gravity", "filterparent", "refsafe", "eulerdamp")
+                  "damper", "gravity", "filterparent", "refsafe", "eulerdamp", "multiccd")
 #: Flags whose setting changes a quantity rbd computes differently: MuJoCo's enable flags
 #: ``override`` (contact margin and solver parameters), ``diagexact`` (the exact Delassus
 #: diagonal) and ``sleep`` (bodies at rest frozen) when enabled.
 _UNSUPPORTED_ENABLE = ("override", "diagexact", "sleep")
-#: Disable flags of MuJoCo's convex collision (``rbd.constraints.collision_convex`` follows
-#: the native GJK/EPA with multi-contact on, whatever the file says).
-_CONVEX_FLAGS = ("nativeccd", "multiccd")
+#: Disable flags of MuJoCo's convex collision that rbd does not follow
+#: (``rbd.constraints.collision_convex`` is the native GJK/EPA whatever the file says;
+#: ``multiccd`` is honoured: one contact per convex pair).
+_CONVEX_FLAGS = ("nativeccd",)
 #: ``<option>`` attributes of MuJoCo's convex collision and the defaults rbd uses.
 _CONVEX_OPTIONS = {"ccd_tolerance": 1e-6, "ccd_iterations": 35}
 
@@ -246,7 +247,7 @@ def _read_flags(root: ET.Element, ignored: dict | None = None) -> tuple[str, ...
                 _ignore(ignored, "option flags", f"<flag {key}='enable'>")
             elif key in _CONVEX_FLAGS and value == "disable" and ignored is not None:
                 _ignore(ignored, "option flags", f"<flag {key}='disable'> (rbd's convex "
-                        "collision is MuJoCo's native one, multi-contact on)")
+                        "collision is MuJoCo's native one)")
     return tuple(sorted(disabled))
 
 

@@ -43,6 +43,7 @@ import os
 import numpy as np
 
 from ..errors import InputError, ModelError
+from .mesh_hull import MeshHull
 
 __all__ = ["Geom", "GEOM_KINDS", "load_mesh", "make_geom"]
 
@@ -102,6 +103,9 @@ class Geom:
     solimp : (5,) ndarray
     solmix, margin, gap : float
         MuJoCo's contact parameters, with its defaults.
+    hull : rbd.model.mesh_hull.MeshHull or None
+        A mesh geom's convex hull in MuJoCo's mesh frame, what it collides with (the
+        MJCF reader makes it for mesh geoms that can collide); None otherwise.
     """
 
     name: str
@@ -130,6 +134,7 @@ class Geom:
     margin: float = 0.0
     gap: float = 0.0
     priority: int = 0
+    hull: MeshHull | None = None
 
     def __post_init__(self):
         where = f"geom {self.name!r}"
@@ -164,6 +169,8 @@ class Geom:
             object.__setattr__(self, key, bool(getattr(self, key)))
         if self.mesh is not None:
             object.__setattr__(self, "mesh", os.fspath(self.mesh))
+        if self.hull is not None and (self.kind != "mesh" or not isinstance(self.hull, MeshHull)):
+            raise ModelError(f"{where}: hull must be a MeshHull, on a mesh geom only")
 
     def __reduce__(self):
         # rebuilt through __init__, so the arrays of a copy are read-only too

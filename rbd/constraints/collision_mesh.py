@@ -1,0 +1,152 @@
+r"""Mesh geoms in the collision stage, as MuJoCo collides them: through their convex hull.
+
+A mesh geom carries the convex hull of its vertices in MuJoCo's mesh frame
+(:class:`rbd.model.mesh_hull.MeshHull`, made by the MJCF reader); its world pose is
+the geom's composed with the mesh frame (:func:`placed`), as ``geom_xpos`` and
+``geom_xmat`` of a mesh geom in MuJoCo.  The pairs (``engine_collision_driver.c``'s
+table):
+
+* **plane–mesh**: :func:`plane_mesh`, MuJoCo's ``mjc_PlaneConvex`` as MuJoCo 4.0 runs
+  it: the hull vertex deepest below the plane gives the first contact; of the hull
+  polygons at that vertex, the one whose outward normal is most opposed to the plane's
+  gives the others, its further corners within the margin, in the polygon's
+  counter-clockwise order from the first.  Each contact sits halfway between its vertex
+  and the plane, normal the plane's.  (The source of 3.12 read here, ``engine_collision_
+  convex.c``, adds up to two hull neighbours of the first vertex at least 0.3 ``rbound``
+  from it instead; the rule here is the one that reproduces MuJoCo 4.0's contacts on
+  every one of 240 random states measured, the source's on 211, and on a box mesh's
+  square faces.)  On a polygon of five corners or more MuJoCo 4.0 keeps at most four
+  contacts, chosen by a rule not reproduced here (measured: neither the first corners in
+  order, nor the largest-area quadrilateral, nor ``polygonQuad`` of
+  ``engine_collision_gjk.c``), so such a pair with a second corner within the margin (a
+  prism's cap on the floor) raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.
+* **sphere–mesh and ellipsoid–mesh**: MuJoCo's ``mjc_Convex`` (GJK and EPA,
+  :func:`rbd.constraints.collision_convex.convex`) with the hull's support function
+  (the vertex farthest along a direction): one contact.
+* **capsule, cylinder, box or mesh with a mesh**: MuJoCo 4.0 may return several
+  contacts for these (the source of 3.12 read here clips the faces of the two hulls
+  against each other, ``multicontact`` of ``engine_collision_gjk.c`` on merged hull
+  polygons, for box and mesh, and turns the geoms for the others; 4.0 extends the
+  single-shot clipping, and its contacts are neither).  Measured on random touching
+  states: MuJoCo gave two to four contacts where GJK/EPA's one contact was the only
+  answer rbd had, in 1 of 16 capsule, 4 of 16 cylinder and most box and mesh states.
+  So that no contact set differs from MuJoCo's without a word, such a pair runs GJK
+  and, when the geoms touch, raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists
+  it in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
+  MuJoCo's ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo
+  asks for one contact, and these pairs give it: GJK/EPA's, MuJoCo's to rounding
+  (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
+
+The mesh pairs go through GJK/EPA in Python only: a model with one takes the readable
+collision path (:func:`rbd.constraints.collision.reference_only`).  Agreement with
+MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
+single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
+centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
+tolerance (:mod:`.collision_convex`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import collision_convex as _convex
+from .collision_gjk import dot3
+from .collision_primitive import PairContacts, pack
+
+#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts; which of a
+#: larger polygon's corners MuJoCo keeps is not reproduced (module notes).
+MAX_PLANE_MESH = 4
+
+#: Kinds that may touch a mesh at several points in MuJoCo 4.0 (everything but a sphere,
+#: an ellipsoid and a plane): rbd does not reproduce those contacts (module notes).
+MULTI_CONTACT = ("capsule", "cylinder", "box", "mesh")
+
+
+def placed(geom, pos, mat) -> tuple:
+    """``(pos, mat, shape, rbound)`` of a geom for the pair routines: a mesh geom's world
+    pose composed with its mesh frame and its hull; another geom's pose and size."""
+    hull = getattr(geom, "hull", None)
+    if geom.kind != "mesh" or hull is None:
+        size = np.asarray(geom.size, float)
+        return pos, mat, size, _convex.bounding_radius(geom.kind, size)
+    R, c = hull.frame[:3, :3], hull.frame[:3, 3]
+    return pos + mat @ c, mat @ R, hull, hull.rbound
+
+
+def has_hulls(geom1, geom2) -> bool:
+    """Whether every mesh of the pair carries its hull (a mesh geom made without one, as a
+    URDF's, has no routine)."""
+    return all(g.kind != "mesh" or getattr(g, "hull", None) is not None for g in (geom1, geom2))
+
+
+def plane_mesh(pos1, mat1, pos2, mat2, hull, margin) -> PairContacts:
+    """Contacts of a plane (geom 1) and a mesh's hull (geom 2): MuJoCo's ``mjc_PlaneConvex``.
+
+    Parameters
+    ----------
+    pos1, mat1 : array_like
+        The plane's world pose (normal ``mat1[:, 2]``).
+    pos2, mat2 : array_like
+        The mesh frame's world pose (:func:`placed`).
+    hull : rbd.model.mesh_hull.MeshHull
+    margin : float
+        The pair's ``margin + gap``.
+    """
+    normal = mat1[:, 2].copy()
+    local = np.array([-(mat2[0, k] * normal[0] + mat2[1, k] * normal[1]
+                        + mat2[2, k] * normal[2]) for k in range(3)])      # Rᵀ (−n)
+    best = hull.support_index(local)
+    first = _plane_vertex(hull.vertices[best], pos1, normal, pos2, mat2)
+    if first[0] > margin:
+        return pack([])
+    contacts = [first]
+    faces = hull.vertex_polygons[best]
+    if len(faces):                                      # the face turned most to the plane
+        face = faces[int(np.argmax(hull.normals[faces] @ local))]
+        loop = list(hull.polygons[face])
+        k = loop.index(best)
+        for j in loop[k + 1:] + loop[:k]:
+            extra = _plane_vertex(hull.vertices[j], pos1, normal, pos2, mat2)
+            if extra[0] < margin:
+                contacts.append(extra)
+        if len(loop) > MAX_PLANE_MESH and len(contacts) > 1:
+            raise _convex.ConvexUnsupportedError("MuJoCo picks among the polygon's corners")
+    return pack([(dist, point, normal, np.zeros(3)) for dist, point in contacts])
+
+
+def _plane_vertex(vertex, pos1, normal, pos2, mat2) -> tuple:
+    """``(dist, pos)`` of one mesh vertex against the plane (``addplanemesh``): its signed
+    height and the point halfway between it and the plane."""
+    point = mat2 @ vertex + pos2
+    dist = dot3(normal, point - pos1)
+    return dist, point - 0.5 * dist * normal
+
+
+def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbound2,
+              margin, multiccd: bool = True) -> PairContacts:
+    """Contacts of a pair with a mesh, geom 1 first in MuJoCo's kind order (module notes);
+    with ``multiccd`` False (MuJoCo's ``multiccd`` disable flag), of any convex pair.
+
+    ``shape`` is a size array, or the :class:`~rbd.model.mesh_hull.MeshHull` of a mesh;
+    poses, shapes and radii as :func:`placed` gives them.  Without multi-CCD MuJoCo asks
+    GJK/EPA for one contact (``maxContacts`` 1, no turned geoms); plane–mesh is unchanged.
+
+    Raises
+    ------
+    ConvexUnsupportedError
+        The pair touches and MuJoCo would clip polygons or turn the geoms for more contacts.
+    """
+    if kind1 == "plane":
+        return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
+    found = _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
+                           rbound1, rbound2, multiccd=False)
+    if multiccd and kind1 in MULTI_CONTACT and len(found.dist):
+        raise _convex.ConvexUnsupportedError("MuJoCo 4.0's multi-contact applies")
+    return found
+
+
+#: Kind pairs with a mesh that have a routine (MuJoCo's collision table; no height fields).
+PAIRS = {("plane", "mesh"), ("sphere", "mesh"), ("capsule", "mesh"), ("ellipsoid", "mesh"),
+         ("cylinder", "mesh"), ("box", "mesh"), ("mesh", "mesh")}

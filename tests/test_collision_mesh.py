@@ -1,0 +1,441 @@
+"""Mesh geoms in the collision stage (``rbd.constraints.collision_mesh``) against MuJoCo 4.0."""
+
+from __future__ import annotations
+
+import itertools
+import warnings
+
+import numpy as np
+import pytest
+
+import rbd
+from rbd.constraints import collision as col
+from rbd.errors import MJCFError
+
+#: plane–mesh is closed form on the same single-precision vertices in the same frame:
+#: rbd's mesh frame differs from MuJoCo's by rounding only (measured 1e-13 on contacts).
+EXACT_ATOL = 1e-11
+#: sphere–mesh ends GJK on a hull feature, exactly (measured 1e-13 on distances and
+#: points, 1e-12 on normals over 16 random states).
+SPHERE_ATOL = 1e-10
+#: ellipsoid–mesh needs EPA: tolerances of tests/test_collision_convex.py (EPA stops within
+#: ccd_tolerance = 1e-6; measured worst over 16 states: 5e-7 distance, 1e-4 point, 4e-3 normal).
+EPA_DIST_ATOL = 2e-6
+EPA_POS_ATOL = 1e-3
+EPA_NORMAL_ATOL = 2e-2
+#: The mesh frame comes from the same Jacobi iteration as MuJoCo's (rbd.mjcf._principal) in
+#: another order of operations: rotations agree to 2e-10 (measured, the Jaco arm's links and
+#: a scaled, turned cloud), lengths in that frame (bounds) to 1e-12 of the mesh size.
+FRAME_ATOL = 1e-9
+BOUND_ATOL = 1e-10
+
+
+def _cloud(seed: int = 3, n: int = 30) -> np.ndarray:
+    """An irregular convex cloud: a mesh whose hull has only triangles, off its centre."""
+    rng = np.random.default_rng(seed)
+    points = rng.normal(size=(n, 3)) * [0.1, 0.06, 0.04] + [0.02, -0.01, 0.03]
+    return points.astype(np.float32).astype(float)
+
+
+def _vertex_text(points) -> str:
+    return " ".join(str(float(x)) for x in np.asarray(points, np.float32).ravel())
+
+
+def _scene(tmp_path, other: str, margin: float = 0.0, points=None, mesh_attrs: str = "",
+           gravity: str = "0 0 0", placement='pos="0.01 0.02 0" euler="10 20 30"',
+           flags: str = "") -> tuple:
+    """A free mesh body (the geom turned and moved in it by ``placement``) and a free
+    ``other`` geom or a plane."""
+    cloud = _vertex_text(_cloud() if points is None else points)
+    first = (f'<geom type="plane" size="0 0 1" euler="5 3 0" margin="{margin}"/>'
+             if other == "plane" else
+             f'<body name="a"><freejoint/><geom {other} margin="{margin}"/></body>')
+    path = tmp_path / "scene.xml"
+    path.write_text(f'<mujoco><option gravity="{gravity}">{flags}</option><asset>'
+                    f'<mesh name="m" vertex="{cloud}" {mesh_attrs}/></asset><worldbody>{first}'
+                    '<body name="b" pos="0 0 0.5">'
+                    f'<freejoint/><geom type="mesh" mesh="m" {placement}/>'
+                    '</body></worldbody></mujoco>')
+    return rbd.testing.mujoco_pair(path)
+
+
+def _contacts(model, d, backend="reference"):
+    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    return rbd.collide(model, q, backend=backend)
+
+
+def _first_touch(mujoco, mm, d, set_offset, depth: float) -> None:
+    """Bisect the offset at which MuJoCo's first contact appears, then go ``depth`` past it."""
+    lo, hi = -1.0, 1.0
+    for _ in range(60):
+        mid = 0.5 * (lo + hi)
+        set_offset(mid)
+        mujoco.mj_kinematics(mm, d)
+        mujoco.mj_collision(mm, d)
+        lo, hi = (mid, hi) if d.ncon else (lo, mid)
+    set_offset(lo - depth)
+    mujoco.mj_forward(mm, d)
+
+
+def _on_plane(mujoco, mm, d, seed: int, depth: float) -> None:
+    """The mesh body (the only free joint) turned at random and lowered into the plane."""
+    quat = np.random.default_rng(seed).standard_normal(4)
+    d.qpos[3:7] = quat / np.linalg.norm(quat)
+    _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), depth)
+
+
+def _touching(mujoco, mm, d, seed: int, depth: float) -> None:
+    """Both bodies turned at random; the mesh moved along a random direction past contact."""
+    rng = np.random.default_rng(seed)
+    for b in (0, 1):
+        quat = rng.standard_normal(4)
+        d.qpos[7 * b + 3:7 * b + 7] = quat / np.linalg.norm(quat)
+    direction = rng.standard_normal(3)
+    direction /= np.linalg.norm(direction)
+
+    def place(s):
+        d.qpos[7:10] = direction * s
+    _first_touch(mujoco, mm, d, place, depth)
+
+
+def _assert_contacts_as_mujocos(found, d, dist_atol, pos_atol, normal_atol):
+    assert len(found.dist) == d.ncon and not found.unsupported
+    np.testing.assert_allclose(found.dist, d.contact.dist, rtol=0, atol=dist_atol)
+    np.testing.assert_allclose(found.pos, d.contact.pos, rtol=0, atol=pos_atol)
+    np.testing.assert_allclose(found.frame[:, 0], d.contact.frame[:, :3], rtol=0,
+                               atol=normal_atol)
+
+
+# ----------------------------------------------------------------------------- the hull
+
+def test_hull_and_mesh_frame_are_mujocos(tmp_path):
+    """The hull's vertices are MuJoCo's ``mesh_vert`` on the hull (same single-precision
+    values), the geom's world pose composed with the mesh frame is ``geom_xpos``/``xmat``,
+    and the bounds are ``geom_rbound`` and ``geom_aabb`` (mesh scaled and turned)."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, "plane", mesh_attrs='scale="1.5 0.8 1.2" '
+                          'refquat="0.9 0.1 0.3 0.2"')
+    _on_plane(mujoco, mm, d, 0, 0.01)
+    geom = model.geoms[1]
+    hull = geom.hull
+    mesh = mm.mesh_vert[mm.mesh_vertadr[0]:mm.mesh_vertadr[0] + mm.mesh_vertnum[0]]
+    assert len(hull.vertices) == mm.mesh_graph[mm.mesh_graphadr[0]]       # hull vertex count
+    assert np.abs(hull.vertices[:, None] - mesh[None]).max(-1).min(1).max() < 1e-7
+    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    T = rbd.geom_poses(model, q)[1]
+    pos, mat, _, rbound = rbd.constraints.collision_mesh.placed(geom, T[:3, 3], T[:3, :3])
+    np.testing.assert_allclose(pos, d.geom_xpos[1], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(mat.ravel(), d.geom_xmat[1], rtol=0, atol=FRAME_ATOL)
+    assert rbound == pytest.approx(mm.geom_rbound[1], abs=BOUND_ATOL)
+    np.testing.assert_allclose(0.5 * (hull.lower + hull.upper), mm.geom_aabb[1, :3], rtol=0,
+                               atol=BOUND_ATOL)
+    np.testing.assert_allclose(0.5 * (hull.upper - hull.lower), mm.geom_aabb[1, 3:], rtol=0,
+                               atol=BOUND_ATOL)
+
+
+@pytest.mark.slow
+def test_hulls_of_a_real_arm_are_mujocos():
+    """dm-control's Kinova Jaco arm (STL links): each colliding link's hull has MuJoCo's
+    vertex count and vertices, and its mesh frame is MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    pytest.importorskip("trimesh", reason="reading STL files needs the mesh extra")
+    kinova = pytest.importorskip("dm_control", reason="the arm ships with dm-control")
+    import pathlib
+
+    path = pathlib.Path(kinova.__file__).parent / "third_party" / "kinova" / "jaco_arm.xml"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        model = rbd.load_mjcf(path)
+    mm = mujoco.MjModel.from_xml_path(str(path))
+    d = mujoco.MjData(mm)
+    d.qpos[:] = np.linspace(0.2, 1.4, mm.nq)
+    mujoco.mj_forward(mm, d)
+    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    poses = rbd.geom_poses(model, q)
+    checked = 0
+    for k, geom in enumerate(model.geoms):
+        if geom.hull is None:
+            continue
+        g = mujoco.mj_name2id(mm, mujoco.mjtObj.mjOBJ_GEOM, geom.name)
+        m = mm.geom_dataid[g]
+        mesh = mm.mesh_vert[mm.mesh_vertadr[m]:mm.mesh_vertadr[m] + mm.mesh_vertnum[m]]
+        assert len(geom.hull.vertices) == mm.mesh_graph[mm.mesh_graphadr[m]]
+        # vertices: single-precision values of frames that agree to 1e-10
+        assert np.abs(geom.hull.vertices[:, None] - mesh[None]).max(-1).min(1).max() < 1e-8
+        pos, mat, _, rbound = rbd.constraints.collision_mesh.placed(
+            geom, poses[k][:3, 3], poses[k][:3, :3])
+        np.testing.assert_allclose(pos, d.geom_xpos[g], rtol=0, atol=1e-12)
+        np.testing.assert_allclose(mat.ravel(), d.geom_xmat[g], rtol=0, atol=FRAME_ATOL)
+        assert rbound == pytest.approx(mm.geom_rbound[g], abs=BOUND_ATOL)
+        checked += 1
+    assert checked == 6
+
+
+def test_cube_mesh_hull_merges_its_faces():
+    """A cube's 12 hull triangles are 6 square polygons, outward normals along the axes."""
+    cube = np.array(list(itertools.product((-1, 1), repeat=3))) * [0.1, 0.2, 0.3]
+    hull = rbd.model.mesh_hull.mesh_hull(cube, np.zeros(3), np.eye(3))
+    assert sorted(len(p) for p in hull.polygons) == [4] * 6
+    np.testing.assert_allclose(np.sort(np.abs(hull.normals), axis=0)[-2:],
+                               np.ones((2, 3)), atol=1e-12)
+    for polygon, normal in zip(hull.polygons, hull.normals, strict=True):
+        assert np.all(hull.vertices[polygon] @ normal > 0)             # outward
+        a, b, c = hull.vertices[polygon[:3]]
+        assert np.cross(b - a, c - b) @ normal > 0                     # counter-clockwise
+
+
+# ----------------------------------------------------------------------------- plane–mesh
+
+@pytest.mark.parametrize("margin", [0.0, 0.02])
+def test_plane_mesh_contacts_are_mujocos(tmp_path, margin):
+    """MuJoCo 4.0's plane–mesh contacts (one to three on the cloud's triangles): the same
+    contacts in the same order, to rounding."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, "plane", margin)
+    counts = set()
+    for seed, depth in itertools.product((0, 1, 2, 3, 4, 5, 37), (0.002, 0.03)):
+        _on_plane(mujoco, mm, d, seed, depth + margin)
+        found = _contacts(model, d)
+        _assert_contacts_as_mujocos(found, d, EXACT_ATOL, EXACT_ATOL, EXACT_ATOL)
+        counts.add(d.ncon)
+    assert {1, 2, 3} <= counts                       # every kind of contact set was met
+
+
+def test_box_mesh_on_its_face_gives_mujocos_corners(tmp_path):
+    """A box mesh nearly flat on the tilted floor: the bottom square's corners within the
+    margin (three or four), in MuJoCo's order."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    cube = np.array(list(itertools.product((-1, 1), repeat=3))) * [0.1, 0.07, 0.05]
+    model, mm, d = _scene(tmp_path, "plane", 0.01, cube, placement="")
+    counts = set()
+    for seed, tilt in itertools.product(range(3), (0.001, 0.05)):
+        axis = np.random.default_rng(seed).standard_normal(3)
+        small = np.r_[1.0, tilt * axis / np.linalg.norm(axis)]
+        mujoco.mju_mulQuat(d.qpos[3:7], mm.geom_quat[0], small / np.linalg.norm(small))
+        _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.015)
+        _assert_contacts_as_mujocos(_contacts(model, d), d, EXACT_ATOL, EXACT_ATOL, EXACT_ATOL)
+        counts.add(d.ncon)
+    assert {3, 4} <= counts
+
+
+def test_polygon_with_more_than_four_corners_on_the_plane_is_listed(tmp_path):
+    """A hexagonal prism flat on the floor: MuJoCo keeps four of the six corners by a rule
+    rbd does not reproduce; the pair is listed and warned about, not given contacts."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    angle = np.arange(6) * np.pi / 3 + 0.1
+    ring = np.c_[0.1 * np.cos(angle), 0.07 * np.sin(angle)]
+    prism = np.r_[np.c_[ring, np.full(6, -0.05)], np.c_[ring, np.full(6, 0.05)]]
+    model, mm, d = _scene(tmp_path, "plane", 0.01, prism, placement="")
+    d.qpos[3:7] = mm.geom_quat[0]                                # flat on the tilted floor
+    _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.012)
+    with pytest.warns(UserWarning, match="mesh"):
+        found = _contacts(model, d)
+    assert d.ncon == 4 and len(found.dist) == 0 and found.unsupported == ((0, 1),)
+
+
+# ----------------------------------------------------------------------------- GJK/EPA pairs
+
+@pytest.mark.parametrize("depth", [1e-3, 2e-2])
+def test_sphere_mesh_contacts_are_mujocos(tmp_path, depth):
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, 'type="sphere" size="0.1"')
+    for seed in range(4):
+        _touching(mujoco, mm, d, seed, depth)
+        _assert_contacts_as_mujocos(_contacts(model, d), d, SPHERE_ATOL, SPHERE_ATOL,
+                                    SPHERE_ATOL)
+
+
+def test_ellipsoid_mesh_contacts_are_mujocos_to_epa_tolerance(tmp_path):
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, 'type="ellipsoid" size="0.1 0.2 0.15"')
+    for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
+        _touching(mujoco, mm, d, seed, depth)
+        _assert_contacts_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+                                    EPA_NORMAL_ATOL)
+
+
+@pytest.mark.parametrize("other", ['type="box" size="0.1 0.1 0.1"', 'type="mesh" mesh="m"',
+                                   'type="capsule" size="0.05 0.1"'])
+def test_pairs_that_may_need_several_contacts_are_listed(tmp_path, other):
+    """Box, mesh or capsule with a mesh: touching, the pair is listed (MuJoCo 4.0 may give
+    several contacts); apart, no contact and nothing listed."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, other)
+    _touching(mujoco, mm, d, 0, 1e-2)
+    with pytest.warns(UserWarning, match="mesh"):
+        found = _contacts(model, d)
+    assert d.ncon >= 1 and len(found.dist) == 0 and len(found.unsupported) == 1
+    _touching(mujoco, mm, d, 0, -1e-3)                     # 1 mm short of touching
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = _contacts(model, d)
+    assert d.ncon == 0 and len(found.dist) == 0 and found.unsupported == ()
+
+
+#: Without multi-CCD, one GJK/EPA contact; rounding for capsule, box and mesh (GJK/EPA end
+#: on hull features: measured 2e-13 distances and points, 2e-12 normals over 16 states),
+#: EPA's tolerance for the cylinder's round side (measured 7e-7, 4e-5, 3e-3).
+NO_MULTICCD = {
+    "capsule": ('type="capsule" size="0.05 0.1"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "box": ('type="box" size="0.1 0.1 0.1"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "mesh": ('type="mesh" mesh="m"', SPHERE_ATOL, SPHERE_ATOL, SPHERE_ATOL),
+    "cylinder": ('type="cylinder" size="0.1 0.15"', EPA_DIST_ATOL, EPA_POS_ATOL,
+                 EPA_NORMAL_ATOL),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_MULTICCD))
+def test_without_multiccd_every_mesh_pair_gives_mujocos_contact(tmp_path, name):
+    """``<flag multiccd="disable"/>``: MuJoCo asks GJK/EPA for one contact; so does rbd,
+    for the pairs it lists as needing several otherwise."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    other, dist_atol, pos_atol, normal_atol = NO_MULTICCD[name]
+    model, mm, d = _scene(tmp_path, other, flags='<flag multiccd="disable"/>')
+    assert rbd.constraints.mujoco_model.disabled(model, "multiccd")
+    for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
+        _touching(mujoco, mm, d, seed, depth)
+        _assert_contacts_as_mujocos(_contacts(model, d), d, dist_atol, pos_atol, normal_atol)
+
+
+def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
+    """The capsule flat on a cylinder that MuJoCo gives two contacts with multi-CCD on
+    (tests/test_collision_convex.py): one contact without it, as MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    path = tmp_path / "flat.xml"
+    path.write_text('<mujoco><option><flag multiccd="disable"/></option><worldbody><body>'
+                    '<freejoint/><geom type="cylinder" size="0.3 0.1"/></body>'
+                    '<body pos="0.01 0.02 0.149" euler="0 90 10"><freejoint/>'
+                    '<geom type="capsule" size="0.05 0.1"/></body></worldbody></mujoco>')
+    model, mm, d = rbd.testing.mujoco_pair(path)
+    mujoco.mj_forward(mm, d)
+    _assert_contacts_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+                                EPA_NORMAL_ATOL)
+
+
+# ----------------------------------------------------------------------------- the stage
+
+def test_broad_phase_bounds_mesh_geoms():
+    """A mesh is boxed like the primitives (``makeAAMM``): far from a sphere, the pair
+    never reaches the narrow phase; the box holds every hull vertex."""
+    cloud = _cloud()
+    hull = rbd.model.mesh_hull.mesh_hull(cloud, cloud.mean(0),
+                                         rbd.spatial.axis_angle_rotation([0, 0, 1], 0.4))
+    R = rbd.spatial.rpy_to_rot([0.3, -0.7, 0.2])
+    pos = np.array([0.3, -0.2, 0.1])
+    lower, upper = col.mesh_world_aabb(hull, pos, R, 0.0)
+    world = hull.vertices @ R.T + pos
+    assert np.all(world >= lower - 1e-12) and np.all(world <= upper + 1e-12)
+    assert np.all(upper - lower <= 2 * hull.rbound + 1e-12)
+    geoms = (rbd.model.geoms.make_geom("m", "a", "mesh", mesh="<inline m>", hull=hull),
+             rbd.model.geoms.make_geom("s", "b", "sphere", (0.1,)))
+    poses = np.array([np.eye(4), np.eye(4)])
+    poses[1, :3, 3] = [2.0, 0.0, 0.0]
+    bodies = col.BodyTree.free(["a", "b"])
+    index = {None: 0, "a": 1, "b": 2}
+    found = col._candidates(geoms, poses[:, :3, 3], poses[:, :3, :3],
+                            [index[g.body] for g in geoms], bodies, set(), set(), True)
+    assert found == []
+    poses[1, :3, 3] = [0.15, 0.0, 0.0]
+    found = col._candidates(geoms, poses[:, :3, 3], poses[:, :3, :3],
+                            [index[g.body] for g in geoms], bodies, set(), set(), True)
+    assert len(found) == 1
+
+
+def test_forward_with_mesh_contacts_is_mujocos(tmp_path):
+    """A mesh resting on the floor on two or three points, the whole forward pass:
+    ``rbd.forward``'s accelerations are ``mj_forward``'s (both solvers converged tight)."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, "plane", gravity="0 0 -9.81")
+    for seed in (0, 3):
+        _on_plane(mujoco, mm, d, seed, 0.002)
+        d.qvel[:] = np.random.default_rng(seed).standard_normal(mm.nv) * 0.1
+        mujoco.mj_forward(mm, d)
+        q, v, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+        result = rbd.forward(model, q, v)
+        assert len(result.contacts) == d.ncon >= 1
+        qacc = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel, d.qacc)[2]
+        scale = np.abs(qacc).max()
+        np.testing.assert_allclose(result.qdd, qacc, rtol=0, atol=1e-8 * scale)
+
+
+def test_model_with_mesh_pairs_takes_the_readable_stage(tmp_path):
+    """The compiled stage has no mesh routine: a model with mesh pairs collides on the
+    readable one whatever the backend asked for."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _scene(tmp_path, "plane")
+    assert col.reference_only(model)
+    _on_plane(mujoco, mm, d, 0, 0.01)
+    reference, default = _contacts(model, d), _contacts(model, d, backend=None)
+    np.testing.assert_allclose(default.pos, reference.pos, rtol=0, atol=1e-12)
+    assert len(default.dist) == d.ncon
+
+
+# ----------------------------------------------------------------------------- bad input
+
+def test_unreadable_mesh_file_is_refused_naming_the_geom(tmp_path):
+    """A colliding mesh geom whose file is missing or not a mesh: MJCFError naming it."""
+    pytest.importorskip("trimesh", reason="reading mesh files needs the mesh extra")
+    (tmp_path / "junk.stl").write_bytes(b"\x00\x01 not a mesh at all")
+    for file in ("missing.stl", "junk.stl"):
+        path = tmp_path / f"bad_{file}.xml"
+        path.write_text(f'<mujoco><asset><mesh name="part" file="{file}"/></asset><worldbody>'
+                        '<body><freejoint/><inertial mass="1" diaginertia="1 1 1" pos="0 0 0"/>'
+                        '<geom name="shell" type="mesh" mesh="part"/></body></worldbody>'
+                        '</mujoco>')
+        with pytest.raises(MJCFError, match="shell"):
+            rbd.load_mjcf(path)
+
+
+def test_static_mesh_rbd_cannot_read_is_left_out_with_a_warning(tmp_path, monkeypatch):
+    """A world-welded mesh whose file needs the missing trimesh still loads (its inertia is
+    not needed); the loader's warning says its collisions are left out, and it has no hull."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "trimesh", None)          # import trimesh -> ImportError
+    path = tmp_path / "table.xml"
+    path.write_text('<mujoco><asset><mesh name="t" file="t.stl"/></asset><worldbody>'
+                    '<body name="base"><geom name="table" type="mesh" mesh="t"/></body>'
+                    '<body><freejoint/><geom size="0.1"/></body></worldbody></mujoco>')
+    with pytest.warns(RuntimeWarning, match="mesh collisions.*trimesh"):
+        model = rbd.load_mjcf(path)
+    assert next(g for g in model.geoms if g.kind == "mesh").hull is None
+
+
+def test_flat_mesh_is_refused_naming_the_mesh(tmp_path):
+    """Vertices on one plane have no convex hull (MuJoCo refuses them too)."""
+    path = tmp_path / "flat.xml"
+    path.write_text('<mujoco><asset><mesh name="sheet" vertex="0 0 0 1 0 0 0 1 0 1 1 0"/>'
+                    '</asset><worldbody><body><freejoint/><inertial mass="1" pos="0 0 0" '
+                    'diaginertia="1 1 1"/><geom type="mesh" mesh="sheet"/></body></worldbody>'
+                    '</mujoco>')
+    with pytest.raises(MJCFError, match="sheet"):
+        rbd.load_mjcf(path)
+
+
+#: A mesh dropped on the floor: the two runs differ by rounding only (measured 5e-13 on
+#: qpos over 0.6 s with the cloud landing on one, two, then three vertices).
+ATOL_TRAJECTORY = 1e-9
+
+
+@pytest.mark.slow
+def test_dropped_mesh_follows_mujoco(tmp_path):
+    """A mesh falls on a tilted floor and comes to rest on a face: ``rbd.simulate``'s
+    trajectory (semi-implicit Euler, Newton) is MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
+    from rbd.mjcf import from_mujoco_state, to_mujoco_state
+
+    path = tmp_path / "drop.xml"
+    path.write_text(f'<mujoco><option timestep="0.004"/><asset><mesh name="m" '
+                    f'vertex="{_vertex_text(_cloud())}"/></asset><worldbody><geom type="plane" '
+                    'size="0 0 1" euler="5 3 0"/><body pos="0 0 0.12" euler="20 40 10">'
+                    '<freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
+    model, mm, d = rbd.testing.mujoco_pair(path, integrator="euler")
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    traj = rbd.simulate(model, q0, v0, 0.4, mm.opt.timestep, integrator="euler")
+    expected = [d.qpos.copy()]
+    for _ in range(len(traj.t) - 1):
+        mujoco.mj_step(mm, d)
+        expected.append(d.qpos.copy())
+    assert traj.contact_count.max() >= 2 and d.ncon >= 2
+    np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], np.array(expected), rtol=0,
+                               atol=ATOL_TRAJECTORY)
