@@ -316,7 +316,7 @@ cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) 
     # overwritten).  Returns 1, L half-updated, when a downdate leaves a pivot² below
     # PIVOT_FLOOR of its old value (the caller rebuilds L)
     cdef Py_ssize_t i, k
-    cdef double d, r, c, s, sign = 1.0 if plus else -1.0
+    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
     for k in range(n):
         if x[k] == 0.0:
             continue
@@ -326,11 +326,11 @@ cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) 
         if not r > PIVOT_FLOOR * d * d:
             return 1
         r = sqrt(r)
-        c, s = r / d, x[k] / d
+        c, s, inv = r / d, x[k] / d, d / r
         L[k * n + k] = r
         for i in range(k + 1, n):
-            # L_ik ← (L_ik ± s x_i) / c, x_i ← c x_i − s L_ik
-            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) / c
+            # L_ik ← (L_ik ± s x_i) / c (times 1 / c = L_kk / r), x_i ← c x_i − s L_ik
+            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) * inv
             x[i] = c * x[i] - s * L[i * n + k]
     return 0
 
