@@ -17,7 +17,11 @@ exact line search (``_line_search``).  The Newton system is solved by Cholesky
 entered or left the quadratic set (``refactor``, MuJoCo's ``HessianIncremental``;
 rebuilt on the first step and when a downdate would cancel most of a pivot) and
 the middle-zone cones are added to a copy of it (``add_cones``), where the
-reference builds and factors ``H`` anew at every step.
+reference builds and factors ``H`` anew at every step.  Products the reference forms
+anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) and
+``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
+compiled forward pass's choice between ``a₀`` and the last step's accelerations)
+hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
