@@ -324,11 +324,12 @@ cdef inline void cholesky_solve(const double* L, double* b, Py_ssize_t n) noexce
             s -= L[i * n + k] * b[k]
         b[i] = s / L[i * n + i]
     for i in range(n - 1, -1, -1):
-        # x_i = (y_i - Σ_{k>i} L_ki x_k) / L_ii
+        # x_i = (y_i - Σ_{k>i} L_ki x_k) / L_ii, the sum subtracted as each x_k is known
+        # (row k of L, contiguous: no chain of dependent subtractions)
+        b[i] = b[i] / L[i * n + i]
         s = b[i]
-        for k in range(i + 1, n):
-            s -= L[k * n + i] * b[k]
-        b[i] = s / L[i * n + i]
+        for k in range(i):
+            b[k] -= L[i * n + k] * s
 
 cdef inline int spd_inverse(const double* D, int n, int ld, double* Dinv,
                             double* work) noexcept nogil:

@@ -294,7 +294,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     if fw.warm != NULL:
         warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
-                               f.tolerance, &fw.nw) else 0
+                               f.tolerance, &fw.nw, fw.warm != NULL) else 0
 
 
 cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
@@ -390,6 +390,7 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py
     fw.nw.step = <double*>_zeros(keep, nv)
     fw.nw.H = <double*>_zeros(keep, nv * nv)
     fw.nw.L, fw.nw.upd = <double*>_zeros(keep, nv * nv), <double*>_zeros(keep, nv)
+    fw.nw.Ma = <double*>_zeros(keep, nv)
     fw.nw.oldq = <unsigned char*>_zeros(keep, mr + 1, np.uint8)
     _bind_contacts(&fw.con, keep, capacity)
     return 0

@@ -42,33 +42,47 @@ cdef struct Work:
     double* L          # nv × nv: the Cholesky factor of M + Jqᵀ D_q Jq, kept between iterations
     unsigned char* oldq  # nefc: the quadratic rows L was factored for
     double* upd        # nv: the vector of a rank-one update of L or H
+    double* Ma         # nv: M (a − a₀), carried along the steps
 
 
-cdef inline void warm_start(const RowsC* rows, const double* M, const double* a0,
+cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0,
                             const double* warm, double* a, Work* w) noexcept nogil:
     # MuJoCo's warm start (mj_fwdConstraint): a ← warm, the last step's acceleration, when
-    # its cost ½ (x − a₀)ᵀ M (x − a₀) + s(J x − aref) is below a₀'s (a holds a₀)
+    # its cost ½ (x − a₀)ᵀ M (x − a₀) + s(J x − aref) is below a₀'s (a holds a₀).  One pass
+    # over J forms both residuals (a₀'s in w.jar, warm's in w.Ja); on return w.jar holds
+    # J a − aref and w.Ma holds M (a − a₀) at the chosen a, for c_solve_newton(ready=True).
+    # Returns whether warm was taken
     cdef Py_ssize_t i, j, nv = rows.nv
-    cdef double cost_smooth, cost_warm, s, gauss = 0.0
-    cdef int side
-    for side in range(2):
-        for i in range(rows.nefc):
-            s = -rows.aref[i]
-            for j in range(nv):
-                s += rows.J[i * nv + j] * (a0[j] if side == 0 else warm[j])
-            w.jar[i] = s
-        constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state,
-                          &cost_smooth if side == 0 else &cost_warm)
+    cdef double cost_smooth, cost_warm, s, t, gauss = 0.0
+    cdef const double* row
+    for i in range(rows.nefc):
+        row = rows.J + i * nv
+        s = 0.0
+        t = 0.0
+        for j in range(nv):
+            s += row[j] * a0[j]
+            t += row[j] * warm[j]
+        w.jar[i] = s - rows.aref[i]
+        w.Ja[i] = t - rows.aref[i]
+    constraint_update(rows, w.Ja, w.force, w.quadratic, w.hcone, w.state, &cost_warm)
+    constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost_smooth)
     for i in range(nv):
         s = 0.0
         for j in range(nv):
             s += M[i * nv + j] * (warm[j] - a0[j])
+        w.Ma[i] = s
         gauss += (warm[i] - a0[i]) * s
     if cost_warm + 0.5 * gauss < cost_smooth:
         for i in range(nv):
             a[i] = warm[i]
+        for i in range(rows.nefc):
+            w.jar[i] = w.Ja[i]
+        return True
+    for i in range(nv):
+        w.Ma[i] = 0.0                    # a = a₀
+    return False
 
 
 cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, double* a,
                         double* force, Py_ssize_t iterations, double tolerance,
-                        Work* w) noexcept nogil
+                        Work* w, bint ready) noexcept nogil

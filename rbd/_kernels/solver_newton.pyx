@@ -17,7 +17,11 @@ exact line search (``_line_search``).  The Newton system is solved by Cholesky
 entered or left the quadratic set (``refactor``, MuJoCo's ``HessianIncremental``;
 rebuilt on the first step and when a downdate would cancel most of a pivot) and
 the middle-zone cones are added to a copy of it (``add_cones``), where the
-reference builds and factors ``H`` anew at every step.
+reference builds and factors ``H`` anew at every step.  Products the reference forms
+anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) and
+``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
+compiled forward pass's choice between ``a₀`` and the last step's accelerations)
+hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
@@ -93,7 +97,7 @@ cdef class _Workspace:
     cdef object keep
 
     def __init__(self, Py_ssize_t nv, Py_ssize_t nefc, Py_ssize_t ncone):
-        doubles = np.zeros(4 * nefc + 36 * ncone + 4 * nv + 2 * nv * nv + 1)
+        doubles = np.zeros(4 * nefc + 36 * ncone + 5 * nv + 2 * nv * nv + 1)
         flags = np.zeros(2 * (nefc + 1), dtype=np.uint8)
         states = np.zeros(ncone + 1, dtype=np.intc)
         self.keep = (doubles, flags, states)
@@ -104,6 +108,7 @@ cdef class _Workspace:
         p += 36 * ncone
         self.w.Mstep, self.w.grad, self.w.step, self.w.H = p, p + nv, p + 2 * nv, p + 3 * nv
         self.w.L, self.w.upd = p + 3 * nv + nv * nv, p + 3 * nv + 2 * nv * nv
+        self.w.Ma = self.w.upd + nv
         self.w.quadratic = <unsigned char*> cnp.PyArray_DATA(flags)
         self.w.oldq = self.w.quadratic + nefc + 1
         self.w.state = <int*> cnp.PyArray_DATA(states)
@@ -208,19 +213,16 @@ cdef inline void residual(const RowsC* rows, const double* a, double* jar) noexc
         jar[i] = s - rows.aref[i]
 
 
-cdef inline double derivatives(const RowsC* rows, const double* M, const double* a0,
-                               const double* a, const double* step, double alpha, Work* w,
-                               double* d2) noexcept nogil:
-    # φ'(α) = Mstep·(x − a₀) − Jstep·f(x) and φ''(α), x = a + α step
+cdef inline double derivatives(const RowsC* rows, double gauss0, double gauss1, double alpha,
+                               Work* w, double* d2) noexcept nogil:
+    # φ'(α) = Mstep·(x − a₀) − Jstep·f(x) and φ''(α), x = a + α step, where
+    # Mstep·(x − a₀) = gauss0 + α gauss1 (gauss0 = stepᵀ M (a − a₀), gauss1 = stepᵀ M step)
     cdef Py_ssize_t i, j, k, start, dim
-    cdef double d1 = 0.0, cost, s
+    cdef double d1 = gauss0 + alpha * gauss1, cost, s
     for i in range(rows.nefc):
         w.jar[i] = w.Ja[i] + alpha * w.Jstep[i] - rows.aref[i]
     constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
-    d2[0] = 0.0
-    for j in range(rows.nv):
-        d1 += w.Mstep[j] * (a[j] + alpha * step[j] - a0[j])
-        d2[0] += step[j] * w.Mstep[j]
+    d2[0] = gauss1
     for i in range(rows.nefc):
         d1 -= w.Jstep[i] * w.force[i]
         if w.quadratic[i]:
@@ -237,19 +239,23 @@ cdef inline double derivatives(const RowsC* rows, const double* M, const double*
     return d1
 
 
-cdef double _line_search(const RowsC* rows, const double* M, const double* a0, const double* a,
-                         const double* step, Work* w, double rtol) noexcept nogil:
+cdef double _line_search(const RowsC* rows, const double* M, const double* step, Work* w,
+                         double rtol) noexcept nogil:
     """The minimizer α of f(a + α step): bracket the root of φ' by doubling, then
     Newton steps on φ' kept inside the bracket (bisection when a step leaves it).
-    ``w.jar`` holds J a − aref on entry."""
+    ``w.jar`` holds J a − aref and ``w.Ma`` M (a − a₀) on entry; on return ``w.Ja``,
+    ``w.Jstep`` and ``w.Mstep`` hold J a, J step and M step."""
     cdef Py_ssize_t i, j, it
     cdef double s, tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
+    cdef double gauss0 = 0.0, gauss1 = 0.0
     for i in range(rows.nv):
-        # Mstep = M step
+        # Mstep = M step; stepᵀ M (a − a₀) and stepᵀ M step (M is symmetric)
         s = 0.0
         for j in range(rows.nv):
             s += M[i * rows.nv + j] * step[j]
         w.Mstep[i] = s
+        gauss0 += step[i] * w.Ma[i]
+        gauss1 += step[i] * s
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
         w.Ja[i] = w.jar[i] + rows.aref[i]
@@ -257,12 +263,12 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         for j in range(rows.nv):
             s += rows.J[i * rows.nv + j] * step[j]
         w.Jstep[i] = s
-    tol = rtol * fabs(derivatives(rows, M, a0, a, step, 0.0, w, &d2))
+    tol = rtol * fabs(derivatives(rows, gauss0, gauss1, 0.0, w, &d2))
     # --- bracket: double α until φ'(α) ≥ 0 (φ is convex)
-    d1 = derivatives(rows, M, a0, a, step, high, w, &d2)
+    d1 = derivatives(rows, gauss0, gauss1, high, w, &d2)
     while d1 < 0 and high < 1e300:
         low, high = high, 2 * high
-        d1 = derivatives(rows, M, a0, a, step, high, w, &d2)
+        d1 = derivatives(rows, gauss0, gauss1, high, w, &d2)
     alpha = high
     # --- safeguarded Newton on φ' (each point evaluated once)
     for it in range(60):
@@ -278,7 +284,7 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* a0, c
         if fabs(guess - alpha) <= 1e-15 * alpha:
             break
         alpha = guess
-        d1 = derivatives(rows, M, a0, a, step, alpha, w, &d2)
+        d1 = derivatives(rows, gauss0, gauss1, alpha, w, &d2)
     return alpha
 
 
@@ -314,7 +320,7 @@ cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) 
     # overwritten).  Returns 1, L half-updated, when a downdate leaves a pivot² below
     # PIVOT_FLOOR of its old value (the caller rebuilds L)
     cdef Py_ssize_t i, k
-    cdef double d, r, c, s, sign = 1.0 if plus else -1.0
+    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
     for k in range(n):
         if x[k] == 0.0:
             continue
@@ -324,11 +330,11 @@ cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) 
         if not r > PIVOT_FLOOR * d * d:
             return 1
         r = sqrt(r)
-        c, s = r / d, x[k] / d
+        c, s, inv = r / d, x[k] / d, d / r
         L[k * n + k] = r
         for i in range(k + 1, n):
-            # L_ik ← (L_ik ± s x_i) / c, x_i ← c x_i − s L_ik
-            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) / c
+            # L_ik ← (L_ik ± s x_i) / c (times 1 / c = L_kk / r), x_i ← c x_i − s L_ik
+            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) * inv
             x[i] = c * x[i] - s * L[i * n + k]
     return 0
 
@@ -408,26 +414,31 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
 
 cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, double* a,
                         double* force, Py_ssize_t iterations, double tolerance,
-                        Work* w) noexcept nogil:
+                        Work* w, bint ready) noexcept nogil:
     """Newton steps on f(a) from ``a`` (in place); the forces at the last ``a``.
     ``tolerance``: MuJoCo's divided by its scale (the bound on the unscaled cost decrease of
-    a step, gradient norm and Newton decrement, solve_newton's rule).
+    a step, gradient norm and Newton decrement, solve_newton's rule).  ``ready``: w.jar and
+    w.Ma already hold J a − aref and M (a − a₀) (``warm_start`` leaves them).
     Returns 0, or 1 when the Hessian is not positive definite."""
     cdef Py_ssize_t it, i, j, nv = rows.nv
     cdef double s, norm, moved, size, alpha, cost, previous = 0.0, decrement
-    cdef bint small_gradient, small_decrement
-    residual(rows, a, w.jar)
+    cdef bint small_gradient, small_decrement, current = False
+    if not ready:
+        residual(rows, a, w.jar)
+        for i in range(nv):
+            s = 0.0
+            for j in range(nv):
+                s += M[i * nv + j] * (a[j] - a0[j])
+            w.Ma[i] = s
     for it in range(iterations + 1):
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
+        current = True                  # w.force: the forces at a
         norm = 0.0
         for i in range(nv):
             # ∇f = M (a − a₀) − Jᵀ f (the rows without force skipped), and
             # f(a) = ½ (a − a₀)ᵀ M (a − a₀) + s
-            s = 0.0
-            for j in range(nv):
-                s += M[i * nv + j] * (a[j] - a0[j])
-            cost += 0.5 * (a[i] - a0[i]) * s
-            w.grad[i] = s
+            cost += 0.5 * (a[i] - a0[i]) * w.Ma[i]
+            w.grad[i] = w.Ma[i]
         for j in range(rows.nefc):
             if w.force[j] != 0.0:
                 for i in range(nv):
@@ -452,22 +463,27 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         if (small_gradient and small_decrement) if it == 0 else (small_gradient
                                                                  or small_decrement):
             break
-        alpha = _line_search(rows, M, a0, a, w.step, w, 1e-12)
+        alpha = _line_search(rows, M, w.step, w, 1e-12)
         moved = 0.0
         size = 0.0
         for i in range(nv):
-            # a ← a + α step
+            # a ← a + α step, M (a − a₀) ← M (a − a₀) + α M step
             moved += (alpha * w.step[i]) ** 2
             size += a[i] * a[i]
             a[i] += alpha * w.step[i]
+            w.Ma[i] += alpha * w.Mstep[i]
         for i in range(rows.nefc):
             # J a − aref at the new a, from the line search's products
             w.jar[i] = w.Ja[i] + alpha * w.Jstep[i] - rows.aref[i]
+        current = False
         previous = cost
         if sqrt(moved) <= 1e-15 * (1 + sqrt(size)):
             break
-    residual(rows, a, w.jar)
-    constraint_update(rows, w.jar, force, w.quadratic, w.hcone, w.state, &cost)
+    # the forces at the last a (w.jar holds its J a − aref)
+    if current:
+        memcpy(force, w.force, rows.nefc * sizeof(double))
+    else:
+        constraint_update(rows, w.jar, force, w.quadratic, w.hcone, w.state, &cost)
     return 0
 
 
@@ -495,7 +511,7 @@ def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
         status = c_solve_newton(&data.c, <const double*> cnp.PyArray_DATA(Mc),
                                 <const double*> cnp.PyArray_DATA(a0c),
                                 <double*> cnp.PyArray_DATA(a), <double*> cnp.PyArray_DATA(force),
-                                iterations, bound, &ws.w)
+                                iterations, bound, &ws.w, False)
     if status:
         raise ValueError("solve_newton: the Newton matrix M + Jᵀ D J is not positive definite")
     return a, force
