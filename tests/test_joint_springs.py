@@ -47,10 +47,7 @@ def test_springdamper_sets_stiffness_and_damping_as_mujoco():
     assert mm.joint("hinge").stiffness[0] > 0 and mm.joint("knuckle").stiffness[0] > 0
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ball_and_free_springs_match_qfrc_passive(seed):
-    """Random poses (rotations past π from qpos_spring included) and velocities."""
-    model, mm = _pair()
+def _mujoco_state(model, mm, seed):
     d = mujoco.MjData(mm)
     rng = np.random.default_rng(seed)
     d.qpos[:3] += rng.normal(size=3)
@@ -58,6 +55,14 @@ def test_ball_and_free_springs_match_qfrc_passive(seed):
         d.qpos[adr:adr + 4] = rng.normal(size=4)
     mujoco.mj_normalizeQuat(mm, d.qpos)
     d.qvel[:] = rng.normal(size=mm.nv)
+    return d
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ball_and_free_springs_match_qfrc_passive(seed):
+    """Random poses (rotations past π from qpos_spring included) and velocities."""
+    model, mm = _pair()
+    d = _mujoco_state(model, mm, seed)
     mujoco.mj_forward(mm, d)
     q, v, a = from_mujoco_state(model, d.qpos, d.qvel, d.qacc)
     expected = from_mujoco_force(model, d.qpos, d.qfrc_passive)
@@ -81,16 +86,6 @@ RTOL_COMPILED = 1e-12
 #: The issue's bound on qpos over 0.2 s against MuJoCo.
 ATOL_TRAJECTORY = 1e-6
 
-
-def _mujoco_state(model, mm, seed):
-    d = mujoco.MjData(mm)
-    rng = np.random.default_rng(seed)
-    d.qpos[:3] += rng.normal(size=3)
-    for adr in (3, 7, 12):
-        d.qpos[adr:adr + 4] = rng.normal(size=4)
-    mujoco.mj_normalizeQuat(mm, d.qpos)
-    d.qvel[:] = rng.normal(size=mm.nv)
-    return d
 
 
 @pytest.mark.parametrize("seed", [0, 1])
