@@ -299,3 +299,15 @@ def mujoco_run(mm, d, steps: int, seed: int = 0, qvel_noise: float = 0.0) -> Non
         d.ctrl[:] = rng.uniform(-1, 1, mm.nu)
         mujoco.mj_step(mm, d)
     mujoco.mj_forward(mm, d)
+
+
+def mujoco_qpos_path(mm, d, steps: int) -> np.ndarray:
+    """MuJoCo's ``qpos`` at ``d``'s state and after each of ``steps`` ``mj_step`` calls
+    (``steps + 1`` rows), the samples an rbd run of ``steps`` steps records."""
+    import mujoco
+
+    path = [d.qpos.copy()]
+    for _ in range(steps):
+        mujoco.mj_step(mm, d)
+        path.append(d.qpos.copy())
+    return np.array(path)

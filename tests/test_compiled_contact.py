@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import RTOL_EXACT
+from helpers import RTOL_EXACT, mujoco_qpos_path
 
 import rbd
 from rbd.constraints.forward_compiled import compiled_forward
@@ -134,11 +134,7 @@ def test_compiled_run_follows_mujoco_for_0_2_s(name):
     model, (mujoco, mm, d), q, v = _model_and_state(name, seconds=0.5)
     steps = round(0.2 / mm.opt.timestep)
     traj = compiled_runs(model, q[None], v[None], steps, mm.opt.timestep)[0]
-    expected = [d.qpos.copy()]
-    for _ in range(steps):
-        mujoco.mj_step(mm, d)
-        expected.append(d.qpos.copy())
-    expected = np.array(expected)
+    expected = mujoco_qpos_path(mm, d, steps)
     assert np.abs(expected[-1] - expected[0]).max() > 1e-3     # the window is not at rest
     assert traj.contact_count.max() > 0
     np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], expected, rtol=0,

@@ -17,7 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import gymnasium_asset
+from helpers import gymnasium_asset, mujoco_qpos_path
 from test_fluid import ELLIPSOIDS, FREE_BODY
 from test_forward_contact import EQUALITIES, WORLD_SIDES
 from test_weld_sign import XML as WELD_SIGN
@@ -172,14 +172,11 @@ def test_compiled_run_follows_mujoco_for_0_2_s(name, tmp_path):
         mujoco.mj_step(mm, d)
     q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
     steps = round(0.2 / mm.opt.timestep)
-    expected = [d.qpos.copy()]
-    for _ in range(steps):
-        mujoco.mj_step(mm, d)
-        expected.append(d.qpos.copy())
+    expected = mujoco_qpos_path(mm, d, steps)
     traj = compiled_runs(model, q0[None], v0[None], steps, mm.opt.timestep)[0]
     assert len(traj.t) == steps + 1
-    qpos = np.array([to_mujoco_state(model, q)[0] for q in traj.q])
-    np.testing.assert_allclose(qpos, np.array(expected), rtol=0, atol=ATOL_TRAJECTORY)
+    qpos = to_mujoco_state(model, traj.q)[0]
+    np.testing.assert_allclose(qpos, expected, rtol=0, atol=ATOL_TRAJECTORY)
 
 
 @pytest.mark.parametrize("name", ["equalities", "ellipsoids"])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from helpers import QACC_RTOL, RTOL_EXACT
+from helpers import QACC_RTOL, RTOL_EXACT, mujoco_qpos_path
 
 import rbd
 from rbd.constraints.forward import forward, passive_force
@@ -118,11 +118,8 @@ def test_compiled_run_with_springs_follows_mujoco_for_0_2_s(require_kernels, tmp
     d = _mujoco_state(model, mm, 3)
     q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
     steps = round(0.2 / mm.opt.timestep)
-    expected = [d.qpos.copy()]
-    for _ in range(steps):
-        mujoco.mj_step(mm, d)
-        expected.append(d.qpos.copy())
+    expected = mujoco_qpos_path(mm, d, steps)
     traj = compiled_runs(model, q0[None], v0[None], steps, mm.opt.timestep)[0]
-    qpos = np.array([to_mujoco_state(model, q)[0] for q in traj.q])
+    qpos = to_mujoco_state(model, traj.q)[0]
     assert np.abs(qpos[-1] - qpos[0]).max() > 0.05          # the springs moved the bodies
-    np.testing.assert_allclose(qpos, np.array(expected), rtol=0, atol=ATOL_TRAJECTORY)
+    np.testing.assert_allclose(qpos, expected, rtol=0, atol=ATOL_TRAJECTORY)
