@@ -48,6 +48,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import collision_epa as _epa
+from . import collision_gjk as _gjk
+from . import collision_multi as _multi
 from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, dot3, gjk
 from .collision_primitive import PairContacts, make_frame, normalize, pack
 
@@ -83,9 +85,11 @@ class ConvexUnsupportedError(Exception):
 _CORE = {"sphere": "point", "capsule": "line"}
 
 
-def _ccd(g1: ConvexGeom, g2: ConvexGeom):
+def _ccd(g1: ConvexGeom, g2: ConvexGeom, max_contacts: int = 1):
     """MuJoCo's ``mjc_ccd`` with ``dist_cutoff`` 0: the signed distance (less the margin)
-    and witness points of the pair, or None when the geoms do not touch."""
+    and witness points of the pair, or None when the geoms do not touch.  With
+    ``max_contacts`` > 1 (two polytopes, :func:`max_contacts`), a list of such triples
+    from EPA's face (:func:`rbd.constraints.collision_multi.multicontact`)."""
     if g1.kind in _CORE or g2.kind in _CORE:
         full = []
         cores = []
@@ -109,17 +113,40 @@ def _ccd(g1: ConvexGeom, g2: ConvexGeom):
     status = GJKStatus(g1, g2, dist_cutoff=0.0)          # the whole geoms: GJK, then EPA
     gjk(status, g1, g2)
     if status.dist <= TOLERANCE and len(status.simplex) > 1 and not status.separated:
-        return _epa.penetration(status.simplex, g1, g2)
+        found = _epa.penetration_face(status.simplex, g1, g2)
+        if max_contacts == 1 or found is None:
+            return None if found is None else found[:3]
+        dist, x1, x2, face = found
+        return _multi.multicontact(face, x1, x2, g1, g2) or [(dist, x1, x2)]
     return None
 
 
 def _penetration(g1: ConvexGeom, g2: ConvexGeom, margin: float):
     """One contact ``(dist, pos, normal)`` of the pair, or None (``mjc_penetration``)."""
-    found = _ccd(g1, g2)
-    if found is None or not found[0] < 0:
-        return None
-    dist, x1, x2 = found
-    return margin + dist, (x1 + x2) * 0.5, normalize(x1 - x2)[0]
+    found = _penetrations(g1, g2, margin, 1)
+    return found[0] if found else None
+
+
+def _penetrations(g1: ConvexGeom, g2: ConvexGeom, margin: float, max_contacts: int) -> list:
+    """Contacts ``[(dist, pos, normal), ...]`` of the pair (``mjc_penetration``): one per
+    witness pair, at their midpoint, normal from geom 1's witness to geom 2's; none unless
+    the deepest is below zero."""
+    found = _ccd(g1, g2, max_contacts)
+    if found is None:
+        return []
+    witnesses = found if max_contacts > 1 else [found]
+    if not min(w[0] for w in witnesses) < 0:
+        return []
+    return [(margin + dist, (x1 + x2) * 0.5, normalize(x1 - x2)[0])
+            for dist, x1, x2 in witnesses]
+
+
+def max_contacts(kind1: str, kind2: str, margin: float, multiccd: bool = True) -> int:
+    """How many contacts one GJK/EPA run may give (MuJoCo's ``maxContacts``): up to
+    :data:`~rbd.constraints.collision_multi.MAX_CONTACTS` for two boxes or meshes without
+    margin and with multi-CCD, else one (the turned-geom search may add more)."""
+    polytopes = kind1 in _gjk.DISCRETE and kind2 in _gjk.DISCRETE
+    return _multi.MAX_CONTACTS if polytopes and multiccd and not margin > 0 else 1
 
 
 def _quat_to_mat(q) -> np.ndarray:
@@ -162,9 +189,13 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
     """
     g1 = ConvexGeom(kind1, pos1, mat1, size1, margin)
     g2 = ConvexGeom(kind2, pos2, mat2, size2, margin)
-    first = _penetration(g1, g2, margin)
-    if first is None:
+    most = max_contacts(kind1, kind2, margin, multiccd)
+    found = _penetrations(g1, g2, margin, most)
+    if not found:
         return pack([])
+    if most > 1:                                        # EPA's face gave them all
+        return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
+    first = found[0]
     if multiccd and not {kind1, kind2} & {"sphere", "ellipsoid"}:
         frame = make_frame(first[2], np.zeros(3))
         tolerance = RELATIVE_TOLERANCE * min(rbound1, rbound2)

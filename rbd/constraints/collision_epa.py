@@ -25,6 +25,7 @@ from .collision_gjk import (
     TOLERANCE,
     ConvexGeom,
     det3,
+    discrete,
     dot3,
     lincomb,
     project_origin_plane,
@@ -260,7 +261,18 @@ def penetration(simplex: list, g1: ConvexGeom, g2: ConvexGeom):
     distance (minus the penetration depth) and the witness points, or None: no contact, as
     MuJoCo when the polytope cannot be built (its ``mjEPA_P*`` statuses) or EPA fails.
     GJK's distance counts as 0 here (MuJoCo's "assume touching")."""
+    found = penetration_face(simplex, g1, g2)
+    return None if found is None else found[:3]
+
+
+def penetration_face(simplex: list, g1: ConvexGeom, g2: ConvexGeom):
+    """:func:`penetration` and the closest face's three vertex records
+    ``(w, w1, w2, index1, index2)`` (what MuJoCo's ``multicontact`` starts from)."""
     pt = _Polytope()
+    # two polytopes converge in finitely many steps: a tolerance of mjMINVAL only keeps the
+    # bounds from getting absurdly small (mjMINEPATOL)
+    finite = discrete(g1, g2)
+    tolerance = MINVAL if finite else TOLERANCE
     build = {2: _polytope2, 3: _polytope3, 4: _polytope4}[len(simplex)]
     if not build(pt, list(simplex), g1, g2, 0.0):
         return None
@@ -283,10 +295,13 @@ def penetration(simplex: list, g1: ConvexGeom, g2: ConvexGeom):
         upper_k = dot3(face.v, w) / lower
         if upper_k < upper:
             upper, upper2 = upper_k, upper_k * upper_k
-        if upper - lower < TOLERANCE:
+        if upper - lower < tolerance:
             if k == 0 and upper < lower - 1e-10:
                 face = None
             break
+        if finite and any(v[3] == pt.verts[wi][3] and v[4] == pt.verts[wi][4]
+                                       for v in pt.verts[:-1]):
+            break                                   # a support point found before: done
         pt.edges = []
         pt.horizon(face, w)
         if len(pt.edges) < 3:
@@ -315,4 +330,4 @@ def penetration(simplex: list, g1: ConvexGeom, g2: ConvexGeom):
     lam = tri_affine(v[0][0], v[1][0], v[2][0], face.v)
     x1 = lincomb(lam, [v[0][1], v[1][1], v[2][1]])
     x2 = lincomb(lam, [v[0][2], v[1][2], v[2][2]])
-    return -np.sqrt(face.dist2), x1, x2
+    return -np.sqrt(face.dist2), x1, x2, v

@@ -78,25 +78,67 @@ def _support(kind: str, pos, mat, size, d) -> np.ndarray:
     return _to_world(mat, supp, pos)
 
 
+def box_corner_index(local_supp) -> int:
+    """Index of a box corner from its local coordinates: bit 0 set for +x, bit 1 for +y,
+    bit 2 for +z (the corner numbering of MuJoCo's ``mjc_boxSupport``)."""
+    return int(local_supp[0] > 0) | (2 if local_supp[1] > 0 else 0) | (4 if local_supp[2] > 0
+                                                                       else 0)
+
+
+#: Kinds whose support point is one of finitely many vertices (MuJoCo's ``discreteGeoms``).
+DISCRETE = ("box", "mesh")
+
+
 class ConvexGeom:
-    """One side of the pair: kind, world pose, size and margin (MuJoCo's ``mjCCDObj``)."""
+    """One side of the pair: kind, world pose, size and margin (MuJoCo's ``mjCCDObj``).
+
+    ``vertindex`` is the index of the last support point of a box (its corner,
+    :func:`box_corner_index`) or a mesh (its hull vertex), -1 before the first search or
+    for a smooth kind.  A mesh's search starts from it and moves only to a vertex strictly
+    farther (``mjc_meshSupport``), so that of equally far vertices the last one found stays.
+    """
 
     def __init__(self, kind, pos, mat, size, margin):
         self.kind, self.pos, self.mat = kind, np.array(pos, float), np.array(mat, float)
         self.size = size if kind == "mesh" else np.asarray(size, float)
         self.margin = margin
+        self.vertindex = -1
 
     def support(self, d: np.ndarray) -> np.ndarray:
-        point = _support(self.kind, self.pos, self.mat, self.size, d)
+        if self.kind == "mesh":
+            point = self._mesh_support(d)
+        else:
+            point = _support(self.kind, self.pos, self.mat, self.size, d)
+            if self.kind == "box":
+                self.vertindex = box_corner_index(np.where(_to_local(self.mat, d) >= 0, 1, -1))
         if self.margin > 0:                               # grown by half the pair margin
             point = point + d * (0.5 * self.margin)
         return point
 
+    def _mesh_support(self, d: np.ndarray) -> np.ndarray:
+        """The hull vertex farthest along ``d``; ties keep the previous support vertex."""
+        local = _to_local(self.mat, d)
+        v = self.size.vertices
+        dots = v[:, 0] * local[0] + v[:, 1] * local[1] + v[:, 2] * local[2]
+        best = int(np.argmax(dots))
+        if self.vertindex >= 0 and dots[self.vertindex] >= dots[best]:
+            best = self.vertindex
+        self.vertindex = best
+        return _to_world(self.mat, v[best], self.pos)
+
+
+def discrete(g1: ConvexGeom, g2: ConvexGeom) -> bool:
+    """Whether GJK and EPA end in finitely many steps: two polytopes without margin
+    (``discreteGeoms``)."""
+    return (g1.margin == 0 and g2.margin == 0 and g1.kind in DISCRETE
+            and g2.kind in DISCRETE)
+
 
 def vertex(g1: ConvexGeom, g2: ConvexGeom, d: np.ndarray) -> tuple:
-    """Support of the Minkowski difference along unit ``d``: (s1(d) - s2(-d), s1, s2)."""
+    """Support of the Minkowski difference along unit ``d``:
+    ``(s1(d) - s2(-d), s1, s2, index1, index2)``, the indices the geoms' ``vertindex``."""
     v1, v2 = g1.support(d), g2.support(-d)
-    return (v1 - v2, v1, v2)
+    return (v1 - v2, v1, v2, g1.vertindex, g2.vertindex)
 
 
 # ----------------------------------------------------------------------------- subdistance
@@ -275,7 +317,10 @@ def gjk(status: GJKStatus, g1: ConvexGeom, g2: ConvexGeom) -> None:
     simplex: list = []
     lam = np.array([1.0])
     tol2 = TOLERANCE * TOLERANCE
-    epsilon, min_norm = 0.5 * tol2, TOLERANCE       # smooth geoms (no box-box or mesh here)
+    if discrete(g1, g2):                            # finite convergence: no tolerance
+        epsilon, min_norm = 0.0, MINVAL
+    else:
+        epsilon, min_norm = 0.5 * tol2, TOLERANCE
     x_k = status.x1 - status.x2
     x_norm, x_norm_prev = float(np.sqrt(dot3(x_k, x_k))), 0.0
     k = 0

@@ -140,6 +140,9 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
+    if multiccd and _convex.max_contacts(kind1, kind2, margin) > 1:   # EPA's face: clipping
+        return _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
+                              rbound1, rbound2)
     found = _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
                            rbound1, rbound2, multiccd=False)
     if multiccd and kind1 in MULTI_CONTACT and len(found.dist):
