@@ -234,18 +234,36 @@ def mesh_face(g: ConvexGeom, index: int) -> np.ndarray:
 
 
 def face(g: ConvexGeom, index: int) -> np.ndarray:
-    """:func:`box_face` or :func:`mesh_face` by the geom's kind."""
+    """:func:`box_face` or :func:`mesh_face` by the geom's kind (an edge's clipping face)."""
     return box_face(g, index) if g.kind == "box" else mesh_face(g, index)
+
+
+def clipped_face(g: ConvexGeom, index: int) -> np.ndarray:
+    """Geom 1's face as MuJoCo 4.0 clips it, counter-clockwise seen from outside: a box
+    face from its third ``boxFace`` corner backwards, a hull polygon from its last vertex
+    on (measured, module notes)."""
+    if g.kind == "box":
+        return np.roll(box_face(g, index)[::-1], -1, axis=0)
+    loop = g.size.polygons[index]
+    return np.array([_place(g, g.size.vertices[v]) for v in np.roll(loop, 1)])
+
+
+def clipping_face(g: ConvexGeom, index: int, after_box: bool) -> np.ndarray:
+    """Geom 2's hull polygon as MuJoCo 4.0 clips against it, counter-clockwise seen from
+    outside: from its last vertex on, or from the one before it when geom 1 is a box
+    (measured, module notes)."""
+    loop = g.size.polygons[index]
+    return np.array([_place(g, g.size.vertices[v]) for v in np.roll(loop, 2 if after_box else 1)])
 
 
 # ----------------------------------------------------------------------------- 4. clipping
 
 def _area4(a, b, c, d) -> float:
-    """Area of the quadrilateral (a, b, c, d): half the norm of the sum of the cross products
-    of its two diagonal splits (``area4``)."""
-    e = cross(d - a, b - d)
-    f = cross(c - b, a - c)
-    g = e + f
+    """Area of the quadrilateral (a, b, c, d), corners in order: half the norm of the cross
+    product of its diagonals, :math:`\\tfrac12 \\|(c - a) \\times (d - b)\\|`.  (The
+    source's ``area4`` sums the cross products of another split, which is not this area;
+    MuJoCo 4.0's choices of four corners are this area's, measured.)"""
+    g = cross(c - a, d - b)
     return 0.5 * np.sqrt(dot3(g, g))
 
 
@@ -370,7 +388,11 @@ def polygon_clip(clipping: np.ndarray, polygon: np.ndarray, n, direction,
 
 
 # ----------------------------------------------------------------------------- the driver
-SWAP = lambda a, b: False
+
+def _swapped(found):
+    """Witness pairs of a clipping done with the geoms' roles exchanged, put back in order."""
+    return None if found is None else [(d, w2, w1) for d, w1, w2 in found]
+
 
 def multicontact(face_verts: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom):
     """Contacts ``[(dist, x1, x2), ...]`` of two boxes or meshes from EPA's closest face, or
@@ -395,30 +417,23 @@ def multicontact(face_verts: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom):
     normals2, faces2 = face_normals(g2, dim2, idx2, x2 - x1)
 
     pair = aligned_faces(normals1, normals2)
-    if pair is not None:                               # face on face
+    if pair is not None:                 # face on face: geom 1's face in geom 2's prism
         i, j = pair
-        if SWAP(dim1, dim2):
-            found = polygon_clip(face(g2, faces2[j]), face(g1, faces1[i]), normals2[j],
-                                 -normals2[j], side_normal=-normals1[i])
-            return None if found is None else [(d, w2, w1) for d, w1, w2 in found]
-        return polygon_clip(face(g1, faces1[i]), face(g2, faces2[j]), normals1[i],
-                            normals2[j])
-    if dim1 < 3 and dim1 <= dim2:                      # an edge of geom 1 in a face of geom 2
+        n1, n2 = normals1[i], normals2[j]
+        return _swapped(polygon_clip(clipping_face(g2, faces2[j], g1.kind == "box"),
+                                     clipped_face(g1, faces1[i]), n2, -n2, side_normal=n1))
+    if dim1 < 3 and dim1 <= dim2:        # an edge of geom 1 in a face of geom 2
         edges, ends = feature_edges(g1, dim1, pts1, idx1[0])
         pair = aligned_face_edge(edges, normals2)
-        if pair is None:
-            return None
-        i, j = pair
-        found = polygon_clip(face(g2, faces2[j]), np.array([pts1[0], ends[i]]), normals2[j],
-                             -normals2[j])
-        # the roles were swapped for clipping: geom 1's witness is the clipped point
-        return None if found is None else [(d, w2, w1) for d, w1, w2 in found]
-    if dim2 < 3:                                       # an edge of geom 2 in a face of geom 1
+        if pair is not None:
+            i, j = pair
+            return _swapped(polygon_clip(face(g2, faces2[j]), np.array([pts1[0], ends[i]]),
+                                         normals2[j], -normals2[j]))
+    if dim2 < 3:                         # an edge of geom 2 in a face of geom 1
         edges, ends = feature_edges(g2, dim2, pts2, idx2[0])
         pair = aligned_face_edge(edges, normals1)
-        if pair is None:
-            return None
-        i, j = pair
-        return polygon_clip(face(g1, faces1[j]), np.array([pts2[0], ends[i]]), normals1[j],
-                            -normals1[j])
+        if pair is not None:
+            i, j = pair
+            return polygon_clip(face(g1, faces1[j]), np.array([pts2[0], ends[i]]),
+                                normals1[j], -normals1[j])
     return None

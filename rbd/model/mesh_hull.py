@@ -132,7 +132,7 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
     turned = np.einsum("ij,ij->i", np.cross(corners[:, 1] - corners[:, 0],
                                             corners[:, 2] - corners[:, 0]),
                        hull.equations[:, :3] @ R) < 0
-    triangles[turned] = triangles[turned][:, [0, 2, 1]]      # counter-clockwise, outward
+    triangles[turned] = triangles[turned][:, [1, 0, 2]]      # counter-clockwise, outward
     binned = v if file_vertices is None else np.asarray(file_vertices, dtype=float)
     polygons = _polygons(triangles, binned[keep])
     normals = np.array([_normal(rounded[keep][p[:3]]) for p in polygons]).reshape(-1, 3)
@@ -174,20 +174,39 @@ def _bins(p) -> list:
 
 def _polygons(triangles, user_vertices) -> list:
     """Triangles (outward loops) merged into polygons: one bin of normals, joined by edges;
-    each polygon the loop of its boundary edges."""
+    each polygon the loop of its boundary edges.
+
+    As ``MeshPolygon`` of MuJoCo's compiler: the triangles of a bin, in qhull's order, add
+    their edges to a list from which an edge met in the opposite direction is removed; a
+    loop starts at the first edge left and follows the list.  So each polygon starts at
+    the vertex MuJoCo's starts at (``mesh_polyvert``), which orders the contacts clipped
+    against it (:mod:`rbd.constraints.collision_multi`).  The polygons themselves are in the
+    order the bins first appear; MuJoCo lists them in the order of a hash map, which is not
+    reproduced (it decides only which of two faces aligned with the other geom's is taken
+    first, and the order of ``vertex_polygons``).
+    """
     groups: dict = {}
     for t, key in zip(triangles.tolist(), _bins(user_vertices[triangles]), strict=True):
         groups.setdefault(key, []).append(t)
     polygons = []
     for group in groups.values():
-        edges = {(t[k], t[(k + 1) % 3]) for t in group for k in range(3)}
-        boundary = {a: b for a, b in edges if (b, a) not in edges}
-        while boundary:
-            start, loop = next(iter(boundary)), []
-            a = start
-            while a in boundary and (not loop or a != start):
+        edges: list = []
+        for t in group:
+            for a, b in ((t[0], t[1]), (t[1], t[2]), (t[2], t[0])):
+                if (b, a) in edges:
+                    edges.remove((b, a))
+                else:
+                    edges.append((a, b))
+        while edges:
+            start, a = edges[0]
+            loop = [start]
+            edges.pop(0)
+            while a != start:
+                k = next((k for k, e in enumerate(edges) if e[0] == a), None)
+                if k is None:
+                    break
                 loop.append(a)
-                a = boundary.pop(a)
+                a = edges.pop(k)[1]
             if len(loop) >= 3:
                 polygons.append(loop)
     return polygons
