@@ -20,14 +20,17 @@ origin is outside their Minkowski difference :math:`A - B`, whose support is
 * The contact point is the witness points' midpoint, the normal
   :math:`(x_1 - x_2)/\|x_1 - x_2\|` (from geom 1 to geom 2), ``dist`` the signed
   distance; one contact per pair.
-* **Several contacts** (MuJoCo's multi-CCD, on unless ``multiccd`` is disabled): for
-  pairs without a sphere or an ellipsoid, MuJoCo turns both geoms slightly about the
-  first contact and searches again for contacts farther than 1e-3 of the smaller
-  bounding radius from it.  MuJoCo 4.0's rule (measured: a capsule flat on a cylinder
-  gets two contacts at the capsule's ends and loses the first) is not the one of the
-  source read here (``engine_collision_convex.c`` as of 3.12, which keeps the first
-  and adds the turned ones), so rbd runs the source's search only as a test: when it
-  finds no second contact the single contact is returned (MuJoCo's on all but one of
+* **Several contacts** (MuJoCo's multi-CCD, on unless ``multiccd`` is disabled).  Two
+  boxes or meshes without margin (:func:`max_contacts`) get them in one pass: the face
+  EPA ends on names the touching features, and aligned faces or edges are clipped
+  against each other (:mod:`.collision_multi`, MuJoCo's ``multicontact``).  For the
+  other pairs without a sphere or an ellipsoid, MuJoCo turns both geoms slightly about
+  the first contact and searches again for contacts farther than 1e-3 of the smaller
+  bounding radius from it.  MuJoCo 4.0's rule for these (measured: a capsule flat on a
+  cylinder gets two contacts at the capsule's ends and loses the first) is not the one
+  of the source read here (``engine_collision_convex.c`` as of 3.12, which keeps the
+  first and adds the turned ones), so rbd runs the source's search only as a test: when
+  it finds no second contact the single contact is returned (MuJoCo's on all but one of
   the 320 random states measured), when it finds one the pair raises
   :class:`ConvexUnsupportedError` (listed in ``Contacts.unsupported``) rather than
   give another contact set.

@@ -24,19 +24,20 @@ table):
 * **sphere–mesh and ellipsoid–mesh**: MuJoCo's ``mjc_Convex`` (GJK and EPA,
   :func:`rbd.constraints.collision_convex.convex`) with the hull's support function
   (the vertex farthest along a direction): one contact.
-* **capsule, cylinder, box or mesh with a mesh**: MuJoCo 4.0 may return several
-  contacts for these (the source of 3.12 read here clips the faces of the two hulls
-  against each other, ``multicontact`` of ``engine_collision_gjk.c`` on merged hull
-  polygons, for box and mesh, and turns the geoms for the others; 4.0 extends the
-  single-shot clipping, and its contacts are neither).  Measured on random touching
-  states: MuJoCo gave two to four contacts where GJK/EPA's one contact was the only
-  answer rbd had, in 1 of 16 capsule, 4 of 16 cylinder and most box and mesh states.
-  So that no contact set differs from MuJoCo's without a word, such a pair runs GJK
-  and, when the geoms touch, raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists
-  it in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
+* **box or mesh with a mesh**: without margin, GJK/EPA and MuJoCo's one-pass
+  multi-contact (:mod:`rbd.constraints.collision_multi`): faces lying flat on each other,
+  or an edge in a face, are clipped against each other for up to four contacts.  With a
+  margin MuJoCo turns the geoms instead, as for the next kinds.
+* **capsule or cylinder with a mesh** (and a box or mesh with margin): MuJoCo 4.0 may
+  return several contacts for these by a rule not reproduced (the source of 3.12 read
+  here turns the geoms; 4.0's contacts differ).  Measured on random touching states:
+  MuJoCo gave two contacts where GJK/EPA's one contact was the only answer rbd had, in 1
+  of 16 capsule and 4 of 16 cylinder states.  So that no contact set differs from
+  MuJoCo's without a word, such a pair runs GJK and, when the geoms touch, raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists it
+  in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
   MuJoCo's ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo
-  asks for one contact, and these pairs give it: GJK/EPA's, MuJoCo's to rounding
+  asks for one contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding
   (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
 
 The mesh pairs go through GJK/EPA in Python only: a model with one takes the readable
@@ -59,8 +60,8 @@ from .collision_primitive import PairContacts, pack
 #: larger polygon's corners MuJoCo keeps is not reproduced (module notes).
 MAX_PLANE_MESH = 4
 
-#: Kinds that may touch a mesh at several points in MuJoCo 4.0 (everything but a sphere,
-#: an ellipsoid and a plane): rbd does not reproduce those contacts (module notes).
+#: Kinds that may touch a mesh at several points in MuJoCo 4.0 by a rule rbd does not
+#: reproduce (a box or a mesh only with a margin: :func:`mesh_pair`; module notes).
 MULTI_CONTACT = ("capsule", "cylinder", "box", "mesh")
 
 
@@ -136,7 +137,8 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     Raises
     ------
     ConvexUnsupportedError
-        The pair touches and MuJoCo would clip polygons or turn the geoms for more contacts.
+        The pair touches and MuJoCo would turn the geoms for more contacts (a capsule or a
+        cylinder; a box or a mesh with margin).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
