@@ -365,7 +365,7 @@ def test_faces_flat_on_a_mesh_give_mujocos_contacts(tmp_path, name):
 def test_hull_polygons_are_mujocos(tmp_path):
     """The hull's polygons are MuJoCo's loops (``mesh_polyvert``), each from the vertex
     MuJoCo's starts at: they order the clipped contacts."""
-    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     rng = np.random.default_rng(1)
     for points in (_CUBE, _PRISM, np.round(rng.normal(size=(30, 3)) * 20) / 200):
         xml = (f'<mujoco><asset><mesh name="m" vertex="{_vertex_text(points)}"/></asset>'
