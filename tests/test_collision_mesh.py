@@ -401,6 +401,9 @@ def test_forward_with_a_mesh_flat_on_a_box_is_mujocos(tmp_path):
     assert len(result.contacts) == d.ncon == 4
     qacc = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel, d.qacc)[2]
     np.testing.assert_allclose(result.qdd, qacc, rtol=0, atol=1e-8 * np.abs(qacc).max())
+    # the clipping is readable code only: every backend takes the readable stage
+    assert col.reference_only(model)
+    np.testing.assert_array_equal(rbd.collide(model, q, backend=None).pos, result.contacts.pos)
 
 
 #: Without multi-CCD, one GJK/EPA contact; rounding for capsule, box and mesh (GJK/EPA end
