@@ -330,6 +330,24 @@ def _tilted_states(mujoco, mm, d, ks):
             yield k
 
 
+def test_clipping_a_face_to_another_is_their_overlap():
+    """A diamond half over the edge of a square face below it: the clipped points are the
+    diamond's corners inside the square and the two crossings of its edges with the
+    square's side, each as deep as it is below the face (geometry, no MuJoCo)."""
+    from rbd.constraints import collision_multi as multi
+
+    n = np.array([0.0, 0.0, -1.0])                    # the square's outward normal
+    square = np.array([[1, 1, 0], [-1, 1, 0], [-1, -1, 0], [1, -1, 0]], float)  # clockwise about n
+    diamond = np.array([[1.4, 0, 0.01], [0.9, 0.5, 0.01], [0.4, 0, 0.01], [0.9, -0.5, 0.01]])
+    found = multi.polygon_clip(square, diamond, n, -n, max_contacts=8)
+    expected = {(1.0, 0.4), (0.9, 0.5), (0.4, 0.0), (0.9, -0.5), (1.0, -0.4)}
+    assert {tuple(np.round(x2[:2], 12) + 0.0) for _, _, x2 in found} == expected
+    for dist, x1, x2 in found:                         # 0.01 inside, witness on the face
+        assert dist == pytest.approx(-0.01, abs=1e-15)
+        np.testing.assert_allclose(x1, [*x2[:2], 0.0], rtol=0, atol=1e-15)
+    assert len(multi.polygon_clip(square, diamond, n, -n)) == 4   # four at most
+
+
 #: (mesh, lower geom, states): faces flat on each other clipped to four, three or two
 #: contacts; more than four clipped corners reduced to a quadrilateral (cube k=3,
 #: prism k=1, 2, 3); an edge in a face (k=7); geom 1's edges in no face, geom 2's edge
