@@ -156,6 +156,7 @@ def test_html_is_self_contained_with_slider_and_buttons(swing, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_walker_motion_keeps_each_stance_foot_still():
     models, q, t = animation.walker_motion(steps=3, samples=8)
     assert len(models) == len(q) == 3 and len(t) == 24 and np.all(np.diff(t) >= 0)
@@ -348,6 +349,7 @@ def _trace(fig, name):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_ur5_page_draws_its_meshes(ur5, tmp_path):
     model, traj = ur5
     fig = animation.figure(model, traj, frames=4)
@@ -368,6 +370,7 @@ def test_ur5_page_draws_its_meshes(ur5, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_mesh_simplification_keeps_the_shape(ur5):
     from rbd.animation import _shapes
 
@@ -390,6 +393,7 @@ def _distance_to_surface(points, geom, pose):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_ant_is_drawn_as_its_capsules_on_its_floor(ant):
     model, traj = ant
     m = animation.motion(model, traj, frames=5)
@@ -475,6 +479,7 @@ def test_bad_drawing_choices_write_nothing(ant, tmp_path, kwargs, match):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_gif_of_the_ant(ant, tmp_path):
     import time
 
@@ -495,6 +500,7 @@ def test_gif_of_the_ant(ant, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_walker_slope_is_drawn_under_its_feet():
     """``floor=(point, normal)`` draws the walker's slope: every foot it lands on lies on it."""
     from rbd import walker

@@ -20,7 +20,7 @@ pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not instal
 Image = pytest.importorskip("PIL.Image", reason="pillow (the 'animate' extra) is not installed")
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow,
+pytestmark = [pytest.mark.slow, pytest.mark.single_pass,
               pytest.mark.skipif(CHROMIUM is None, reason="no chromium or chromium-browser "
                                  "on the PATH (apt-get install chromium)")]
 

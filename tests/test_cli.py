@@ -124,6 +124,7 @@ def test_floating_base_on_a_fixed_base_builder_is_an_error(capsys):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_every_model_is_reachable_by_the_name_it_reports():
     for name in rbd.models.names():
         model = rbd.models.get(name)
@@ -390,6 +391,7 @@ def test_bench_model_without_urdf_prints_na(capsys):
 
 # --- rbd walker --------------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_walker_prints_the_cycle_and_writes_two_pngs(capsys, tmp_path):
     code, out, _ = run(capsys, "walker", "--out", str(tmp_path))
     assert code == 0
@@ -440,6 +442,7 @@ def test_help_and_version_exit_0(capsys):
 
 # --- rbd simulate/walker --animate -------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_simulate_animate_html_and_gif(capsys, tmp_path):
     pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not installed")
     pytest.importorskip("PIL", reason="pillow (the 'animate' extra) is not installed")
@@ -476,6 +479,7 @@ def test_simulate_compass_gait_points_to_the_walker(capsys, tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_walker_animate(capsys, tmp_path):
     pytest.importorskip("plotly", reason="plotly (the 'animate' extra) is not installed")
     code, out, err = run(capsys, "walker", "--out", str(tmp_path), "--steps", "2",
@@ -490,6 +494,7 @@ def test_walker_animate(capsys, tmp_path):
 
 # --- rbd.plotting ------------------------------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_plotting_functions_make_pyplot_figures(tmp_path):
     import matplotlib.pyplot as plt
 
@@ -657,6 +662,7 @@ def test_summary_draws_every_coordinate_and_says_how_many_are_named(name, n):
 
 
 @pytest.mark.slow
+@pytest.mark.single_pass
 def test_walker_energy_figure_says_what_its_marks_are():
     import matplotlib.pyplot as plt
 
@@ -694,6 +700,7 @@ def test_summary_names_joints_and_puts_legends_beside_the_data():
 
 # --- rbd simulate on every bundled model ---------------------------------------------------------
 @pytest.mark.slow
+@pytest.mark.single_pass
 @pytest.mark.parametrize("name", rbd.models.names())
 def test_simulate_every_bundled_model(capsys, tmp_path, name):
     # a short run on each model the CLI lists, through the plot: no traceback anywhere

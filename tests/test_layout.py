@@ -24,6 +24,9 @@ import re
 
 import pytest
 
+# Source texts only: the same on both backends (CI reads them once).
+pytestmark = pytest.mark.single_pass
+
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "rbd"
 

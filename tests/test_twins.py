@@ -32,6 +32,9 @@ from pathlib import Path
 
 import pytest
 
+# Source texts only: the same on both backends (CI reads them once).
+pytestmark = pytest.mark.single_pass
+
 ROOT = Path(__file__).resolve().parents[1] / "rbd"
 KERNELS = ROOT / "_kernels"
 REFERENCE = ROOT / "reference"
