@@ -210,58 +210,6 @@ cdef int constraint_update(const RowsC* rows, const double* jar, double* force,
     return 0
 
 
-cdef inline bint on_path(const int64_t* parent, Py_ssize_t k, Py_ssize_t j) noexcept nogil:
-    # j lies on the path from dof k to the root
-    while k > j:
-        k = parent[k]
-    return k == j
-
-
-cdef void row_pattern(const RowsC* rows, Work* w) noexcept nogil:
-    """The nonzero columns of each row of J (``w.nnz``, ``w.cols``), and ``w.tree``: M's
-    tree factor ``w.Lm`` is given and every row's nonzeros lie on one path to the root
-    (a contact with the world, a limit, a dof's friction loss), the rows of an elliptic
-    contact on one path together, so that M + Jᵀ D J keeps M's tree pattern and its
-    factor is Lm updated along those paths (``tree_update``)."""
-    cdef Py_ssize_t r, j, n, k, c, nv = rows.nv
-    cdef const double* row
-    cdef Py_ssize_t* cols
-    cdef const int64_t* parent
-    cdef bint tree = w.Lm != NULL
-    for r in range(rows.nefc):
-        row = rows.J + r * nv
-        cols = w.cols + r * nv
-        n = 0
-        for j in range(nv):
-            if row[j] != 0.0:
-                cols[n] = j
-                n += 1
-        w.nnz[r] = n
-        if tree and n > 0:
-            # walk from the deepest column (the largest: λ(k) < k) to the root, meeting
-            # every column of the row on the way
-            parent = w.model.dof_parent
-            j, k = n - 1, cols[n - 1]
-            while j >= 0:
-                if k < 0 or cols[j] > k:
-                    tree = False
-                    break
-                if cols[j] == k:
-                    j -= 1
-                k = parent[k]
-    for c in range(rows.ncone if tree else 0):
-        # every row of the cone on the path of its deepest column
-        k = -1
-        for r in range(rows.cone_start[c], rows.cone_start[c] + rows.cone_dim[c]):
-            if w.nnz[r] > 0:
-                k = max(k, w.cols[r * nv + w.nnz[r] - 1])
-        for r in range(rows.cone_start[c], rows.cone_start[c] + rows.cone_dim[c]):
-            if w.nnz[r] > 0 and not on_path(w.model.dof_parent, k,
-                                              w.cols[r * nv + w.nnz[r] - 1]):
-                tree = False
-    w.tree = tree
-
-
 cdef inline void residual(const RowsC* rows, const Work* w, const double* a,
                           double* jar) noexcept nogil:
     # jar = J a − aref (the rows' pattern in w)
