@@ -401,7 +401,7 @@ def test_newton_along_the_tree_matches_the_dense_solve(cone, seed, require_kerne
                                 scale=_mujoco_scale(m))
     tree = kernel.solve_newton(M, a0, rows, tolerance=m.opt.tolerance,
                                scale=_mujoco_scale(m), dof_parent=parent)
-    for got, want, peer in zip(tree, dense, (d.qacc, d.efc_force)):
+    for got, want, peer in zip(tree, dense, (d.qacc, d.efc_force), strict=True):
         _assert_rel(got, want, RTOL_TWINS)
         _assert_rel(got, peer, RTOL_SOLVE)
 
@@ -430,7 +430,7 @@ def test_the_tree_factor_downdates_and_falls_back_to_dense(require_kernels):
     assert got[2, 1] != 0.0 and _factor_error(got, H) <= RTOL_FACTOR
     a0 = np.array([0.5, -1.0, 0.25])
     for got, want in zip(kernel.solve_newton(M, a0, rows, dof_parent=fork),
-                         newton_reference.solve_newton(M, a0, rows)):
+                         newton_reference.solve_newton(M, a0, rows), strict=True):
         _assert_rel(got, want, RTOL_TWINS)
     with pytest.raises(ValueError, match="dof_parent"):
         kernel.solve_newton(M, a0, rows, dof_parent=np.array([-1, 1, 0]))

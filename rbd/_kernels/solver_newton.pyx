@@ -21,7 +21,11 @@ reference builds and factors ``H`` anew at every step.  Products the reference f
 anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) and
 ``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
 compiled forward pass's choice between ``a₀`` and the last step's accelerations)
-hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.
+hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.  The products with J run
+over each row's nonzero columns (``row_pattern``); when the caller hands over M's factor
+along the kinematic tree (``Work.Lm``, ``Work.model``: the compiled forward pass) and every
+row lies on one path to the root, the Newton factor is that tree factor updated row by
+row along the rows' paths (``tree_update``) and solved by ``crba.ltl_solve``, else dense.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
