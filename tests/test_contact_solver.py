@@ -371,3 +371,66 @@ def test_a_downdate_that_cancels_a_pivot_rebuilds_the_factor(D, require_kernels)
     got = kernel.hessian_factor(M, rows, before, previous=after)
     H = M + D * np.outer(J[0], J[0]) + 2.0 * np.outer(J[1], J[1])
     assert _factor_error(got, H) <= RTOL_FACTOR
+
+
+def _tree_factor_error(L, H):
+    """‖Lᵀ L − H‖ relative to ‖H‖ (L lower triangular: the factor along the tree)."""
+    assert np.array_equal(L, np.tril(L))
+    return np.linalg.norm(L.T @ L - H) / np.linalg.norm(H)
+
+
+@pytest.mark.parametrize(("cone", "seed"), STATES[::3])
+def test_newton_along_the_tree_matches_the_dense_solve(cone, seed, require_kernels):
+    """Every row of the scene is a contact with the world, a limit or a dof's friction loss:
+    its nonzeros lie on one path to the root of MuJoCo's dof tree (``dof_parentid``).  The
+    kernel given that tree factors M + Jᵀ D J as M's tree factor updated row by row: the
+    factor (rebuilt and updated between the rows' states, cones added) is H's, and the
+    solve MuJoCo's and the dense one's."""
+    m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
+    M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
+    kernel, _ = _solvers("kernel")
+    parent = m.dof_parentid.copy()
+    before, after = rows.J @ a0 - rows.aref, rows.J @ d.qacc - rows.aref
+    for start, end in ((before, after), (after, before)):
+        want = newton_reference.hessian_factor(M, rows, end)
+        for got in (kernel.hessian_factor(M, rows, end, previous=start, dof_parent=parent),
+                    kernel.hessian_factor(M, rows, end, dof_parent=parent)):
+            assert not np.allclose(got @ got.T, want @ want.T)     # the other factor's form
+            assert _tree_factor_error(got, want @ want.T) <= RTOL_FACTOR
+    dense = kernel.solve_newton(M, a0, rows, tolerance=m.opt.tolerance,
+                                scale=_mujoco_scale(m))
+    tree = kernel.solve_newton(M, a0, rows, tolerance=m.opt.tolerance,
+                               scale=_mujoco_scale(m), dof_parent=parent)
+    for got, want, peer in zip(tree, dense, (d.qacc, d.efc_force), strict=True):
+        _assert_rel(got, want, RTOL_TWINS)
+        _assert_rel(got, peer, RTOL_SOLVE)
+
+
+def test_the_tree_factor_downdates_and_falls_back_to_dense(require_kernels):
+    """On a chain (dof_parent −1, 0, 1) the stiff row's downdate along the tree rebuilds as
+    the dense one does; on a fork (−1, 0, 0) a row on both branches leaves the tree's
+    pattern, and the factor is the dense L Lᵀ (the solve unchanged)."""
+    M = np.array([[2.0, 0.3, 0.2], [0.3, 1.0, 0.0], [0.2, 0.0, 1.5]])
+    J = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, -1.0]])
+    kernel, _ = _solvers("kernel")
+    for D in (1e10, 1e17):
+        rows = ConstraintRows(J=J[:1], aref=np.zeros(1), D=np.array([D]), R=np.array([1 / D]))
+        chain = np.array([-1, 0, 1])
+        M_chain = M.copy()
+        M_chain[1, 2] = M_chain[2, 1] = 0.1
+        got = kernel.hessian_factor(M_chain, rows, np.array([1.0]), previous=np.array([-1.0]),
+                                    dof_parent=chain)
+        assert _tree_factor_error(got, M_chain) <= RTOL_FACTOR
+    rows = ConstraintRows(J=J, aref=np.array([-1.0, 2.0]), D=np.array([3.0, 2.0]),
+                          R=np.array([1 / 3, 0.5]))
+    fork = np.array([-1, 0, 0])
+    jar = np.array([-1.0, -1.0])
+    got = kernel.hessian_factor(M, rows, jar, dof_parent=fork)
+    H = M + J.T @ np.diag([3.0, 2.0]) @ J
+    assert got[2, 1] != 0.0 and _factor_error(got, H) <= RTOL_FACTOR
+    a0 = np.array([0.5, -1.0, 0.25])
+    for got, want in zip(kernel.solve_newton(M, a0, rows, dof_parent=fork),
+                         newton_reference.solve_newton(M, a0, rows), strict=True):
+        _assert_rel(got, want, RTOL_TWINS)
+    with pytest.raises(ValueError, match="dof_parent"):
+        kernel.solve_newton(M, a0, rows, dof_parent=np.array([-1, 1, 0]))

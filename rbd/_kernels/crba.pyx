@@ -64,29 +64,68 @@ cdef int ltl(const ModelC* model, double* M) noexcept nogil:
     """
     cdef Py_ssize_t n = model.nv, k, i, j
     cdef const int64_t* lam = model.dof_parent
+    cdef double* Mk
+    cdef double* Mi
+    cdef double d, l
     for k in range(n - 1, -1, -1):
         # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
-        if not M[k * n + k] > 0.0:
+        Mk = M + k * n
+        if not Mk[k] > 0.0:
             return 1 + k
-        M[k * n + k] = sqrt(M[k * n + k])
+        d = sqrt(Mk[k])
+        Mk[k] = d
         i = lam[k]
         while i >= 0:
-            M[k * n + i] /= M[k * n + k]
+            Mk[i] /= d
             i = lam[i]
         # M[i, j] -= L[k, i] L[k, j] for every pair i, j on the path (j above i)
         i = lam[k]
         while i >= 0:
+            Mi = M + i * n
+            l = Mk[i]
             j = i
             while j >= 0:
-                M[i * n + j] -= M[k * n + i] * M[k * n + j]
+                Mi[j] -= l * Mk[j]
                 j = lam[j]
             i = lam[i]
     return 0
 
 
+cdef inline void ltl_solve_vector(const ModelC* model, const double* L,
+                                  double* x) noexcept nogil:
+    # ltl_solve's two sweeps for one vector (ncols = 1): x ← L⁻ᵀ x from the leaves, each
+    # x_k pushed into its ancestors, then x ← L⁻¹ x from the root, each x_k gathered from
+    # its ancestors (mj_solveM's two passes along dof_parent)
+    cdef Py_ssize_t n = model.nv, k, i
+    cdef const int64_t* lam = model.dof_parent
+    cdef const double* Lk
+    cdef double s
+    for k in range(n - 1, -1, -1):
+        if x[k] == 0.0:
+            continue
+        Lk = L + k * n
+        s = x[k] / Lk[k]
+        x[k] = s
+        i = lam[k]
+        while i >= 0:
+            x[i] -= Lk[i] * s
+            i = lam[i]
+    for k in range(n):
+        Lk = L + k * n
+        s = x[k]
+        i = lam[k]
+        while i >= 0:
+            s -= Lk[i] * x[i]
+            i = lam[i]
+        x[k] = s / Lk[k]
+
+
 cdef void ltl_solve(const ModelC* model, const double* L, double* X,
                     Py_ssize_t ncols) noexcept nogil:
     """X ← M⁻¹ X from M = Lᵀ L (X: nv rows of ncols, row-major), in place."""
+    if ncols == 1:
+        ltl_solve_vector(model, L, X)
+        return
     # --- sweep 1 (leaves to root): X ← L⁻ᵀ X
     lt_solve(model, L, X, ncols)
     # --- sweep 2 (root to leaves): X ← L⁻¹ X

@@ -291,6 +291,8 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.ncone = fw.ncone
     if f.pgs:
         return solve_pgs(f, fw)
+    # the Newton factor starts from M's tree factor (smooth_dynamics' L) when the rows allow
+    fw.nw.Lm, fw.nw.model = fw.L, model
     if fw.warm != NULL:
         warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
@@ -392,6 +394,9 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py
     fw.nw.L, fw.nw.upd = <double*>_zeros(keep, nv * nv), <double*>_zeros(keep, nv)
     fw.nw.Ma = <double*>_zeros(keep, nv)
     fw.nw.oldq = <unsigned char*>_zeros(keep, mr + 1, np.uint8)
+    fw.nw.nnz = <Py_ssize_t*>_zeros(keep, mr, np.intp)
+    fw.nw.cols = <Py_ssize_t*>_zeros(keep, mr * nv, np.intp)
+    fw.nw.Lm, fw.nw.model, fw.nw.tree = fw.L, NULL, False     # model: constrained_acceleration
     _bind_contacts(&fw.con, keep, capacity)
     return 0
 

@@ -1,6 +1,10 @@
 # cython: language_level=3
 # The constraint rows as flat arrays, shared by the Newton and PGS kernels.
 
+from libc.stdint cimport int64_t
+
+from rbd._kernels._model cimport ModelC
+
 cdef struct RowsC:
     Py_ssize_t nv, nefc, ne, nf, ncone
     const double* J            # nefc × nv, row-major
@@ -43,6 +47,77 @@ cdef struct Work:
     unsigned char* oldq  # nefc: the quadratic rows L was factored for
     double* upd        # nv: the vector of a rank-one update of L or H
     double* Ma         # nv: M (a − a₀), carried along the steps
+    # the rows' sparsity (``row_pattern``) and the tree (``tree_update``):
+    Py_ssize_t* nnz    # nefc: the nonzero entries of each row of J
+    Py_ssize_t* cols   # nefc × nv: their columns, ascending (the first nnz[r] of row r)
+    const double* Lm   # nv × nv: M = Lmᵀ Lm along the kinematic tree (crba.ltl), or NULL
+    const ModelC* model  # its dof_parent (with Lm)
+    bint tree          # this solve's factors are Lᵀ L along the tree (row_pattern sets it)
+
+
+cdef inline bint on_path(const int64_t* parent, Py_ssize_t k, Py_ssize_t j) noexcept nogil:
+    # j lies on the path from dof k to the root
+    while k > j:
+        k = parent[k]
+    return k == j
+
+
+cdef inline void row_pattern(const RowsC* rows, Work* w) noexcept nogil:
+    """The nonzero columns of each row of J (``w.nnz``, ``w.cols``), and ``w.tree``: M's
+    tree factor ``w.Lm`` is given and every row's nonzeros lie on one path to the root
+    (a contact with the world, a limit, a dof's friction loss), the rows of an elliptic
+    contact on one path together, so that M + Jᵀ D J keeps M's tree pattern and its
+    factor is Lm updated along those paths (``tree_update``)."""
+    cdef Py_ssize_t r, j, n, k, c, nv = rows.nv
+    cdef const double* row
+    cdef Py_ssize_t* cols
+    cdef const int64_t* parent
+    cdef bint tree = w.Lm != NULL
+    for r in range(rows.nefc):
+        row = rows.J + r * nv
+        cols = w.cols + r * nv
+        n = 0
+        for j in range(nv):
+            if row[j] != 0.0:
+                cols[n] = j
+                n += 1
+        w.nnz[r] = n
+        if tree and n > 0:
+            # walk from the deepest column (the largest: λ(k) < k) to the root, meeting
+            # every column of the row on the way
+            parent = w.model.dof_parent
+            j, k = n - 1, cols[n - 1]
+            while j >= 0:
+                if k < 0 or cols[j] > k:
+                    tree = False
+                    break
+                if cols[j] == k:
+                    j -= 1
+                k = parent[k]
+    for c in range(rows.ncone if tree else 0):
+        # every row of the cone on the path of its deepest column
+        k = -1
+        for r in range(rows.cone_start[c], rows.cone_start[c] + rows.cone_dim[c]):
+            if w.nnz[r] > 0:
+                k = max(k, w.cols[r * nv + w.nnz[r] - 1])
+        for r in range(rows.cone_start[c], rows.cone_start[c] + rows.cone_dim[c]):
+            if w.nnz[r] > 0 and not on_path(w.model.dof_parent, k,
+                                              w.cols[r * nv + w.nnz[r] - 1]):
+                tree = False
+    w.tree = tree
+
+
+cdef inline double row_dot(const RowsC* rows, const Work* w, Py_ssize_t r,
+                           const double* x) noexcept nogil:
+    # J_r x over the row's nonzero columns (row_pattern)
+    cdef const double* row = rows.J + r * rows.nv
+    cdef const Py_ssize_t* cols = w.cols + r * rows.nv
+    cdef Py_ssize_t j, c
+    cdef double s = 0.0
+    for j in range(w.nnz[r]):
+        c = cols[j]
+        s += row[c] * x[c]
+    return s
 
 
 cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0,
@@ -50,20 +125,14 @@ cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0
     # MuJoCo's warm start (mj_fwdConstraint): a ← warm, the last step's acceleration, when
     # its cost ½ (x − a₀)ᵀ M (x − a₀) + s(J x − aref) is below a₀'s (a holds a₀).  One pass
     # over J forms both residuals (a₀'s in w.jar, warm's in w.Ja); on return w.jar holds
-    # J a − aref and w.Ma holds M (a − a₀) at the chosen a, for c_solve_newton(ready=True).
-    # Returns whether warm was taken
+    # J a − aref and w.Ma holds M (a − a₀) at the chosen a, and w.nnz, w.cols the rows'
+    # pattern, for c_solve_newton(ready=True).  Returns whether warm was taken
     cdef Py_ssize_t i, j, nv = rows.nv
-    cdef double cost_smooth, cost_warm, s, t, gauss = 0.0
-    cdef const double* row
+    cdef double cost_smooth, cost_warm, s, gauss = 0.0
+    row_pattern(rows, w)
     for i in range(rows.nefc):
-        row = rows.J + i * nv
-        s = 0.0
-        t = 0.0
-        for j in range(nv):
-            s += row[j] * a0[j]
-            t += row[j] * warm[j]
-        w.jar[i] = s - rows.aref[i]
-        w.Ja[i] = t - rows.aref[i]
+        w.jar[i] = row_dot(rows, w, i, a0) - rows.aref[i]
+        w.Ja[i] = row_dot(rows, w, i, warm) - rows.aref[i]
     constraint_update(rows, w.Ja, w.force, w.quadratic, w.hcone, w.state, &cost_warm)
     constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost_smooth)
     for i in range(nv):

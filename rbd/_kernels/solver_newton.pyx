@@ -21,7 +21,11 @@ reference builds and factors ``H`` anew at every step.  Products the reference f
 anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) and
 ``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
 compiled forward pass's choice between ``a₀`` and the last step's accelerations)
-hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.
+hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.  The products with J run
+over each row's nonzero columns (``row_pattern``); when the caller hands over M's factor
+along the kinematic tree (``Work.Lm``, ``Work.model``: the compiled forward pass) and every
+row lies on one path to the root, the Newton factor is that tree factor updated row by
+row along the rows' paths (``tree_update``) and solved by ``crba.ltl_solve``, else dense.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
@@ -31,9 +35,12 @@ import numpy as np
 
 cimport numpy as cnp
 from libc.math cimport fabs, sqrt
-from libc.string cimport memcpy
+from libc.stdint cimport int64_t
+from libc.string cimport memcpy, memset
 
+from rbd._kernels._model cimport ModelC
 from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
+from rbd._kernels.crba cimport ltl, ltl_solve
 
 cnp.import_array()
 
@@ -112,6 +119,11 @@ cdef class _Workspace:
         self.w.quadratic = <unsigned char*> cnp.PyArray_DATA(flags)
         self.w.oldq = self.w.quadratic + nefc + 1
         self.w.state = <int*> cnp.PyArray_DATA(states)
+        pattern = np.zeros(nefc * (nv + 1) + 1, dtype=np.intp)
+        self.keep += (pattern,)
+        self.w.nnz = <Py_ssize_t*> cnp.PyArray_DATA(pattern)
+        self.w.cols = self.w.nnz + nefc
+        self.w.Lm, self.w.model, self.w.tree = NULL, NULL, False
 
 
 cdef int _cone_update(const double* jar, double D0, double mu, const double* friction,
@@ -202,15 +214,12 @@ cdef int constraint_update(const RowsC* rows, const double* jar, double* force,
     return 0
 
 
-cdef inline void residual(const RowsC* rows, const double* a, double* jar) noexcept nogil:
-    # jar = J a − aref
-    cdef Py_ssize_t i, j
-    cdef double s
+cdef inline void residual(const RowsC* rows, const Work* w, const double* a,
+                          double* jar) noexcept nogil:
+    # jar = J a − aref (the rows' pattern in w)
+    cdef Py_ssize_t i
     for i in range(rows.nefc):
-        s = 0.0
-        for j in range(rows.nv):
-            s += rows.J[i * rows.nv + j] * a[j]
-        jar[i] = s - rows.aref[i]
+        jar[i] = row_dot(rows, w, i, a) - rows.aref[i]
 
 
 cdef inline double derivatives(const RowsC* rows, double gauss0, double gauss1, double alpha,
@@ -259,10 +268,7 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* step,
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
         w.Ja[i] = w.jar[i] + rows.aref[i]
-        s = 0.0
-        for j in range(rows.nv):
-            s += rows.J[i * rows.nv + j] * step[j]
-        w.Jstep[i] = s
+        w.Jstep[i] = row_dot(rows, w, i, step)
     tol = rtol * fabs(derivatives(rows, gauss0, gauss1, 0.0, w, &d2))
     # --- bracket: double α until φ'(α) ≥ 0 (φ is convex)
     d1 = derivatives(rows, gauss0, gauss1, high, w, &d2)
@@ -290,29 +296,74 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* step,
 
 cdef inline void hessian(const RowsC* rows, const double* M, Work* w) noexcept nogil:
     # L ← M + Jqᵀ diag(D_q) Jq, its lower triangle (all cholesky_factor reads); a row's
-    # products over its nonzero entries only (nz: their columns).  The cones: add_cones
-    cdef Py_ssize_t i, j, k, r, c, n, nv = rows.nv
-    cdef Py_ssize_t nz[NZ_MAX]
+    # products over its nonzero columns only (w.cols).  The cones: add_cones
+    cdef Py_ssize_t i, j, k, r, n, nv = rows.nv
+    cdef const Py_ssize_t* nz
     cdef const double* row
+    cdef double* Lk
     cdef double s
-    for i in range(nv * nv):
-        w.L[i] = M[i]
+    memcpy(w.L, M, nv * nv * sizeof(double))
     for r in range(rows.nefc):
         if not w.quadratic[r]:
             continue
         row = rows.J + r * nv
-        n = 0
-        for i in range(nv):
-            if row[i] != 0.0 or nv > NZ_MAX:
-                if nv <= NZ_MAX:
-                    nz[n] = i
-                n += 1
+        nz = w.cols + r * nv
+        n = w.nnz[r]
         for i in range(n):
-            k = nz[i] if nv <= NZ_MAX else i
+            k = nz[i]
             s = rows.D[r] * row[k]
+            Lk = w.L + k * nv
             for j in range(i + 1):
-                c = nz[j] if nv <= NZ_MAX else j
-                w.L[k * nv + c] += s * row[c]
+                Lk[nz[j]] += s * row[nz[j]]
+
+
+cdef inline void scaled_row(const RowsC* rows, const Work* w, Py_ssize_t r,
+                            double scale) noexcept nogil:
+    # w.upd = scale J_r (zero off the row's nonzero columns)
+    cdef Py_ssize_t j, c
+    memset(w.upd, 0, rows.nv * sizeof(double))
+    for j in range(w.nnz[r]):
+        c = w.cols[r * rows.nv + j]
+        w.upd[c] = scale * rows.J[r * rows.nv + c]
+
+
+cdef inline bint tree_update(double* L, const int64_t* parent, double* x, Py_ssize_t top,
+                             Py_ssize_t n, bint plus) noexcept nogil:
+    # Lᵀ L ± x xᵀ = L'ᵀ L' in place for the tree factor of crba.ltl (L_ki ≠ 0 only for i on
+    # the path of k to the root) and x zero off the path of dof ``top``: cholesky_update on
+    # the reversed order (Lᵀ is the lower factor of M with the dofs numbered backwards),
+    # the pivots k along the path from ``top``, each rotating row k's entries on the path
+    # above it, so that nothing leaves the tree's pattern.  x is overwritten; returns 1 as
+    # cholesky_update does
+    cdef Py_ssize_t i, k = top
+    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
+    while k >= 0:
+        if x[k] != 0.0:
+            d = L[k * n + k]
+            r = d * d + sign * x[k] * x[k]
+            if not r > PIVOT_FLOOR * d * d:
+                return 1
+            r = sqrt(r)
+            c, s, inv = r / d, x[k] / d, d / r
+            L[k * n + k] = r
+            i = parent[k]
+            while i >= 0:
+                L[k * n + i] = (L[k * n + i] + sign * s * x[i]) * inv
+                x[i] = c * x[i] - s * L[k * n + i]
+                i = parent[i]
+        k = parent[k]
+    return 0
+
+
+cdef inline bint row_update(const RowsC* rows, Work* w, double* L, Py_ssize_t r,
+                            bint plus) noexcept nogil:
+    # L's factor ± D_r J_rᵀ J_r (the tree's or the dense one, by w.tree); 1 when a downdate
+    # fails
+    scaled_row(rows, w, r, sqrt(rows.D[r]))
+    if w.tree:
+        return tree_update(L, w.model.dof_parent, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
+                           rows.nv, plus) if w.nnz[r] > 0 else 0
+    return cholesky_update(L, w.upd, rows.nv, plus)
 
 
 cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) noexcept nogil:
@@ -346,19 +397,22 @@ cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
     # a rank-one update (a row turned quadratic) or downdate (a row left) with √D_r J_r each,
     # MuJoCo's HessianIncremental; rebuilt when a downdate fails.  Returns 1 when M + Jqᵀ D Jq
     # is not positive definite
-    cdef Py_ssize_t r, i, nv = rows.nv
-    cdef double root
+    # With w.tree the factor is Lᵀ L along the tree: rebuilt as M's (w.Lm) updated by
+    # each quadratic row
+    cdef Py_ssize_t r, nv = rows.nv
     if not rebuild:
         for r in range(rows.nefc):
             if w.quadratic[r] == w.oldq[r]:
                 continue
-            root = sqrt(rows.D[r])
-            for i in range(nv):
-                w.upd[i] = root * rows.J[r * nv + i]
-            if cholesky_update(w.L, w.upd, nv, w.quadratic[r]):
+            if row_update(rows, w, w.L, r, w.quadratic[r]):
                 rebuild = True
                 break
-    if rebuild:
+    if rebuild and w.tree:
+        memcpy(w.L, w.Lm, nv * nv * sizeof(double))
+        for r in range(rows.nefc):
+            if w.quadratic[r]:
+                row_update(rows, w, w.L, r, True)
+    elif rebuild:
         hessian(rows, M, w)
         if cholesky_factor(w.L, w.L, nv, nv):
             return 1
@@ -374,7 +428,7 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
     # t̂ = u_T / T, c = μ² − μ N / T > 0 and P = 1 − t̂ t̂ᵀ on the tangential rows, and
     # P = Σ_k p_k p_kᵀ with p_k = P e_k (P is a projector): the terms are Jcᵀ S g √D_m and
     # Jcᵀ S p_k √(c D_m), k = 1 … dim − 1
-    cdef Py_ssize_t i, j, k, r, start, dim, nv = rows.nv
+    cdef Py_ssize_t i, j, k, r, start, dim, top, nv = rows.nv
     cdef bint copied = False
     cdef double u[6]
     cdef double v[6]
@@ -394,6 +448,10 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
         n, t = w.jar[start] * rows.cone_mu[k], sqrt(t)
         dm = rows.D[start] / (rows.cone_mu[k] ** 2 * (1 + rows.cone_mu[k] ** 2))
         c = rows.cone_mu[k] ** 2 - rows.cone_mu[k] * n / t
+        top = -1
+        for i in range(dim):
+            if w.nnz[start + i] > 0:
+                top = max(top, w.cols[(start + i) * nv + w.nnz[start + i] - 1])
         for i in range(dim):
             # v = √D_m S g (i = 0), then √(c D_m) S p_i
             root = sqrt(dm if i == 0 else c * dm)
@@ -408,7 +466,10 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
                 w.upd[j] = 0.0
                 for r in range(dim):
                     w.upd[j] += v[r] * rows.J[(start + r) * nv + j]
-            cholesky_update(w.H, w.upd, nv, True)
+            if w.tree:
+                tree_update(w.H, w.model.dof_parent, w.upd, top, nv, True)
+            else:
+                cholesky_update(w.H, w.upd, nv, True)
     return w.H if copied else w.L
 
 
@@ -420,11 +481,12 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
     a step, gradient norm and Newton decrement, solve_newton's rule).  ``ready``: w.jar and
     w.Ma already hold J a − aref and M (a − a₀) (``warm_start`` leaves them).
     Returns 0, or 1 when the Hessian is not positive definite."""
-    cdef Py_ssize_t it, i, j, nv = rows.nv
+    cdef Py_ssize_t it, i, j, k, nv = rows.nv
     cdef double s, norm, moved, size, alpha, cost, previous = 0.0, decrement
     cdef bint small_gradient, small_decrement, current = False
     if not ready:
-        residual(rows, a, w.jar)
+        row_pattern(rows, w)
+        residual(rows, w, a, w.jar)
         for i in range(nv):
             s = 0.0
             for j in range(nv):
@@ -441,7 +503,8 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
             w.grad[i] = w.Ma[i]
         for j in range(rows.nefc):
             if w.force[j] != 0.0:
-                for i in range(nv):
+                for k in range(w.nnz[j]):
+                    i = w.cols[j * nv + k]
                     w.grad[i] -= rows.J[j * nv + i] * w.force[j]
         for i in range(nv):
             norm += w.grad[i] * w.grad[i]
@@ -454,7 +517,10 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         if refactor(rows, M, w, it == 0):
             return 1
         # step = −H⁻¹ ∇f; the Newton decrement ½ ∇fᵀ H⁻¹ ∇f
-        cholesky_solve(add_cones(rows, w), w.step, nv)
+        if w.tree:
+            ltl_solve(w.model, add_cones(rows, w), w.step, 1)
+        else:
+            cholesky_solve(add_cones(rows, w), w.step, nv)
         decrement = 0.0
         for i in range(nv):
             decrement -= 0.5 * w.grad[i] * w.step[i]
@@ -487,11 +553,38 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
     return 0
 
 
+cdef class _Tree:
+    """M's factor along the kinematic tree (crba.ltl) for a workspace's tree path: the
+    ``dof_parent`` of the Python-facing functions, or nothing (their dense path)."""
+    cdef ModelC m
+    cdef object keep
+
+    def __init__(self, Mc, dof_parent, _Workspace ws):
+        cdef Py_ssize_t nv = Mc.shape[0]
+        ws.w.Lm, ws.w.model = NULL, NULL
+        if dof_parent is None:
+            return
+        parent = np.ascontiguousarray(dof_parent, dtype=np.int64)
+        if parent.shape != (nv,) or np.any(parent >= np.arange(nv)) or np.any(parent < -1):
+            raise ValueError(f"dof_parent: expected ({nv},) parents λ(k) < k, got {parent}")
+        Lm = np.array(Mc, dtype=np.float64, order="C")
+        self.keep = (parent, Lm)
+        self.m.nv = nv
+        self.m.dof_parent = <const int64_t*> cnp.PyArray_DATA(parent)
+        if ltl(&self.m, <double*> cnp.PyArray_DATA(Lm)):
+            raise ValueError("dof_parent: M is not positive definite along that tree")
+        ws.w.Lm, ws.w.model = <const double*> cnp.PyArray_DATA(Lm), &self.m
+
+
 def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
-                 double tolerance=1e-14, scale=None):
+                 double tolerance=1e-14, scale=None, dof_parent=None):
     """Accelerations and constraint forces by MuJoCo's primal Newton method.
 
-    The arguments and results of ``rbd.constraints.solver_newton.solve_newton``.
+    The arguments and results of ``rbd.constraints.solver_newton.solve_newton``, and
+    ``dof_parent`` (nv, optional): the parent of each dof in M's kinematic tree; when
+    given (and every row lies on one path to the root, ``row_pattern``) the Newton
+    factor is M's tree factor updated row by row (``tree_update``), as in the
+    compiled forward pass, else dense.
     """
     cdef cnp.ndarray Mc = np.ascontiguousarray(M, dtype=np.float64)
     cdef Py_ssize_t nv = Mc.shape[0]
@@ -504,6 +597,7 @@ def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
     cdef double bound
     if Mc.shape[1] != nv or a0c.shape[0] != nv or a.shape[0] != nv:
         raise ValueError(f"M, a0: expected ({nv}, {nv}) and ({nv},)")
+    tree = _Tree(Mc, dof_parent, ws)
     if scale is None:
         scale = 1.0 / max(np.trace(Mc), np.finfo(float).tiny)
     bound = tolerance / scale
@@ -517,10 +611,12 @@ def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
     return a, force
 
 
-def hessian_factor(M, rows, jar, previous=None):
+def hessian_factor(M, rows, jar, previous=None, dof_parent=None):
     """The lower Cholesky factor of the Newton matrix at ``jar``: built and factored at
     ``previous`` (default ``jar``), then updated to ``jar`` by ``refactor`` (one rank-one
-    update or downdate per row that changed state) and ``add_cones``."""
+    update or downdate per row that changed state) and ``add_cones``.  With ``dof_parent``
+    (``solve_newton``'s) and rows on paths to the root: the tree factor L, H = Lᵀ L, whose
+    entries off the tree's pattern are not part of it (returned as zeros)."""
     cdef cnp.ndarray Mc = np.ascontiguousarray(M, dtype=np.float64)
     cdef Py_ssize_t nv = Mc.shape[0]
     cdef RowsData data = RowsData(rows, nv)
@@ -529,6 +625,8 @@ def hessian_factor(M, rows, jar, previous=None):
     cdef double cost
     cdef cnp.ndarray at
     cdef int k
+    tree = _Tree(Mc, dof_parent, ws)
+    row_pattern(&data.c, &ws.w)
     for k, point in enumerate((jar if previous is None else previous, jar)):
         at = np.ascontiguousarray(point, dtype=np.float64)
         if at.shape[0] != data.c.nefc:
@@ -539,7 +637,17 @@ def hessian_factor(M, rows, jar, previous=None):
         if refactor(&data.c, <const double*> cnp.PyArray_DATA(Mc), &ws.w, k == 0):
             raise ValueError("hessian_factor: M + Jᵀ D J is not positive definite")
     factor = add_cones(&data.c, &ws.w)
-    return np.tril(np.array(<double[:nv * nv]> <double*> factor).reshape(nv, nv))
+    L = np.tril(np.array(<double[:nv * nv]> factor).reshape(nv, nv))
+    if ws.w.tree:
+        parent = np.asarray(dof_parent)
+        for k in range(nv):
+            keep = {k}
+            j = parent[k]
+            while j >= 0:
+                keep.add(int(j))
+                j = parent[j]
+            L[k, [j for j in range(nv) if j not in keep]] = 0.0
+    return L
 
 
 def primal_cost(M, a0, rows, a):
@@ -551,7 +659,8 @@ def primal_cost(M, a0, rows, a):
     cdef cnp.ndarray ac = np.ascontiguousarray(a, dtype=np.float64)
     cdef double cost
     da = ac - np.asarray(a0, dtype=np.float64)
-    residual(&data.c, <const double*> cnp.PyArray_DATA(ac), ws.w.jar)
+    row_pattern(&data.c, &ws.w)
+    residual(&data.c, &ws.w, <const double*> cnp.PyArray_DATA(ac), ws.w.jar)
     constraint_update(&data.c, ws.w.jar, ws.w.force, ws.w.quadratic, ws.w.hcone, ws.w.state,
                       &cost)
     return 0.5 * float(da @ Mc @ da) + cost
