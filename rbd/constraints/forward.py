@@ -4,7 +4,8 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 ``engine_core_constraint.c``):
 
 1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
-   :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
+   :math:`h(q, v)` (:func:`rbd.nonlinear_effects`), both with the tendons' armature
+   (:func:`.mujoco_model.mass_matrix`, :func:`.tendon_rows.tendon_bias`), and the passive force
    :math:`\tau_p = -\mathrm{damping}\,v - \mathrm{stiffness}\,(q - q_{\mathrm{spring}})`
    (``mj_passive``, :func:`.passive.passive_force`), plus MuJoCo's fluid forces
    (:mod:`.fluid`); the unconstrained
@@ -62,6 +63,7 @@ from .passive import passive_force
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
     mass_matrix,
+    tendon_bias,
     tendon_equality_rows,
     tendon_friction_rows,
     tendon_limit_rows,
@@ -456,7 +458,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
 
         poses = forward_kinematics(model, q, backend=backend)
     passive = passive_force(model, q, v, poses=poses)
-    a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
+    h = nonlinear_effects(model, q, v, backend=backend) + tendon_bias(model, q, v, backend)
+    a0 = np.linalg.solve(M, tau + passive - h)
     body_weight, dof_weight = inverse_weights(model)
     weight_of = body_weight_of(model, body_weight)
     timestep = solref_timestep(model, float(opts["timestep"]))
