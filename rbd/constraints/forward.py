@@ -52,6 +52,7 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
     LIMIT_SOLREF,
     TOLERANCE,
     disabled,
+    free_joint_bias,
     joint_softness,
     options,
     own_slices,
@@ -213,23 +214,6 @@ def _dof_joint(model):
     for i, b in enumerate(model.bodies):
         out += [(i, b.joint.kind)] * b.joint.nv
     return out
-
-
-def free_joint_bias(model, v) -> np.ndarray:
-    r"""The velocity term between rbd's and MuJoCo's free-joint accelerations.
-
-    rbd's free joint moves with :math:`[\omega; u]` in the body frame, MuJoCo's
-    with :math:`[R u; \omega]`; MuJoCo's acceleration corresponds to rbd's
-    :math:`[\dot\omega; \dot u + \omega \times u]` (:func:`rbd.mjcf.from_mujoco_state`).
-    MuJoCo writes its rows as :math:`J\,\mathrm{qacc}` without the velocity
-    product, so in rbd's coordinates a row reads :math:`J (\dot v + b)` with
-    this :math:`b` (zero but for the :math:`\omega \times u` entries).
-    """
-    b = np.zeros(model.nv)
-    for _, body, vs in own_slices(model, "v"):
-        if body.joint.kind == "free":
-            b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
-    return b
 
 
 def _friction_rows(model, v, dof_weight, timestep):

@@ -39,6 +39,23 @@ def tendons(model) -> tuple:
     return getattr(model, "mujoco_tendons", None) or ()
 
 
+def free_joint_bias(model, v) -> np.ndarray:
+    r"""The velocity term between rbd's and MuJoCo's free-joint accelerations.
+
+    rbd's free joint moves with :math:`[\omega; u]` in the body frame, MuJoCo's
+    with :math:`[R u; \omega]`; MuJoCo's acceleration corresponds to rbd's
+    :math:`[\dot\omega; \dot u + \omega \times u]` (:func:`rbd.mjcf.from_mujoco_state`).
+    MuJoCo writes its rows as :math:`J\,\mathrm{qacc}` without the velocity
+    product, so in rbd's coordinates a row reads :math:`J (\dot v + b)` with
+    this :math:`b` (zero but for the :math:`\omega \times u` entries).
+    """
+    b = np.zeros(model.nv)
+    for _, body, vs in own_slices(model, "v"):
+        if body.joint.kind == "free":
+            b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
+    return b
+
+
 def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
     """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
     Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)

@@ -41,6 +41,7 @@ from .impedance import (
 from .mujoco_model import (  # noqa: F401 (tendon_armature re-exported: the tendons' data)
     armature_matrix,
     armed_tendons,
+    free_joint_bias,
     mass_matrix,
     tendon_armature,
     tendon_jacobian,
@@ -113,12 +114,10 @@ def tendon_bias(model, q, v, backend=None) -> np.ndarray:
 
     :math:`\dot J_k v` the moment rate on rbd's ``v`` (:func:`.tendon_spatial.moment_rate`)
     and :math:`b` the free joints' :math:`\omega \times u`
-    (:func:`.forward.free_joint_bias`: MuJoCo's ``qacc`` is rbd's :math:`\dot v + b`).
+    (:func:`.mujoco_model.free_joint_bias`: MuJoCo's ``qacc`` is rbd's :math:`\dot v + b`).
     Zero without spatial tendons with armature: a fixed tendon's :math:`J` is constant
     and acts on hinges and slides only, where :math:`b` is zero.
     """
-    from .forward import free_joint_bias
-
     given = armed_tendons(model, q, backend)
     bias = np.zeros(model.nv)
     if not any(t.get("kind") == "spatial" for t, _, _ in given):
