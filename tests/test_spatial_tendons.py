@@ -247,11 +247,122 @@ def test_bad_spatial_path_is_refused(case):
             mujoco.MjModel.from_xml_string(xml)
 
 
-def test_tendon_armature_is_named_at_load():
-    """MuJoCo adds a tendon's ``armature`` to the mass matrix; rbd does not: it says so."""
-    xml = CHAIN.replace('<spatial name="straight"', '<spatial name="straight" armature="0.1"')
-    with pytest.warns(RuntimeWarning, match="tendon armature"):
+#: CHAIN with armature on both tendons (straight sites over hinges, a ball joint and a free
+#: body; pulleys): MuJoCo adds a JᵀJ to ``qM`` and a Jᵀ(J̇ q̇) to ``qfrc_bias``.
+ARMED = CHAIN.replace('<spatial name="straight"', '<spatial name="straight" armature="0.3"'
+                      ).replace('<spatial name="pulleys"', '<spatial name="pulleys" armature="0.8"')
+
+
+def _velocity_map(model, q) -> np.ndarray:
+    """``T`` with MuJoCo's ``qvel = T v`` (columns: the images of rbd's unit velocities)."""
+    from rbd.mjcf import to_mujoco_state
+
+    return np.array([to_mujoco_state(model, q, e)[1] for e in np.eye(model.nv)]).T
+
+
+def _full_M(mm, d) -> np.ndarray:
+    qM = np.zeros((mm.nv, mm.nv))
+    mujoco.mj_fullM(mm, d, qM)
+    return qM
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_spatial_tendon_armature_matches_mujoco(seed):
+    """``<spatial armature>``: the mass matrix gains MuJoCo's Σ a JᵀJ at ``q`` (``qM`` minus
+    that of the model without armature, in rbd's coordinates ``Tᵀ qM T``), the bias force
+    MuJoCo's ``mj_tendonBias`` (``qfrc_bias`` minus that without armature, with the
+    ``qM Ṫ v`` of the coordinate map: :mod:`rbd.mjcf`), and ``rbd.forward`` gives
+    ``mj_forward``'s rows and ``qacc``.  The armature moves ``qacc`` by ~50 % here."""
+    from rbd.constraints.forward import free_joint_bias
+    from rbd.constraints.tendon_rows import tendon_armature, tendon_bias
+
+    model, mm, d = _pair(ARMED)
+    _, mm0, d0 = _pair(CHAIN)
+    _random_state(mm, d, seed)
+    d0.qpos[:], d0.qvel[:] = d.qpos, d.qvel
+    mujoco.mj_forward(mm0, d0)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    T = _velocity_map(model, q)
+    dM = T.T @ (_full_M(mm, d) - _full_M(mm0, d0)) @ T
+    A = tendon_armature(model, q)
+    np.testing.assert_allclose(A, dM, rtol=0, atol=RTOL_EXACT * np.abs(dM).max())
+    expected = (from_mujoco_force(model, d.qpos, d.qfrc_bias - d0.qfrc_bias)
+                + dM @ free_joint_bias(model, v))
+    assert np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(tendon_bias(model, q, v), expected, rtol=0,
+                               atol=RTOL_EXACT * np.abs(expected).max())
+    result = assert_forward_matches_mujoco(model, mm, d, "pyramidal", "newton")
+    assert np.abs(d.qacc - d0.qacc).max() > 0.1 * np.abs(d.qacc).max()
+    np.testing.assert_allclose(result.M - rbd.crba(model, q), A, rtol=0,
+                               atol=RTOL_EXACT * np.abs(A).max())
+
+
+def test_moment_rate_is_the_time_derivative_of_the_moment():
+    """``moment_rate`` (J̇ v on rbd's v) equals the central difference of the moment along
+    ``q(t) = integrate(q, v t)`` (v held: v̇ = 0), dotted with ``v``, for both tendons at
+    a random state (the free body's v is in its own frame: MuJoCo's J̇ q̇ differs there)."""
+    from helpers import H_FD, RTOL_FD
+
+    from rbd.constraints.tendon_spatial import length_and_moment, moment_rate
+
+    model, mm, d = _pair(ARMED)
+    _random_state(mm, d, 3)
+    q, v, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    for tendon in model.mujoco_tendons:
+        ahead = length_and_moment(model, tendon, rbd.integrate(model, q, v, H_FD))[1]
+        behind = length_and_moment(model, tendon, rbd.integrate(model, q, v, -H_FD))[1]
+        expected = (ahead - behind) @ v / (2 * H_FD)
+        assert abs(expected) > 0.1
+        assert moment_rate(model, tendon, q, v) == pytest.approx(expected, rel=RTOL_FD)
+
+
+def test_spatial_armature_models_take_the_python_pass():
+    """A model with spatial-tendon armature is refused by the compiled forward pass and the
+    compiled rollouts; ``rbd.forward`` on the kernel backend (the Python pass with compiled
+    pieces) and on the reference backend give the same accelerations."""
+    from rbd.constraints.forward import forward
+
+    model = rbd.load_mjcf(ARMED)
+    assert compiled_forward(model) is None
+    q, v = rbd.neutral(model), np.full(model.nv, 0.3)
+    q[:2] = 0.4, -0.2
+    reference = forward(model, q, v, backend="reference")
+    if rbd.has_kernels():
+        kernel = forward(model, q, v, backend="kernel")
+        np.testing.assert_allclose(kernel.qdd, reference.qdd, rtol=0,
+                                   atol=RTOL_EXACT * np.abs(reference.qdd).max())
+    plain = forward(rbd.load_mjcf(CHAIN), q, v, backend="reference")
+    assert np.abs(plain.qdd - reference.qdd).max() > 0.1 * np.abs(plain.qdd).max()
+
+
+def test_run_with_spatial_tendon_armature_follows_mujoco():
+    """0.05 s of semi-implicit Euler from a random state: ``rbd.simulate`` (which takes the
+    Python pass for this model on every backend) against ``mj_step``, to the issue's
+    trajectory bound (measured 6e-16 on both backends)."""
+    from helpers import mujoco_qpos_path
+
+    xml = ARMED.replace("<option>", '<option integrator="Euler">')
+    xml = xml[:xml.index("<equality>")] + "</mujoco>"
+    model, mm, d = _pair(xml)
+    _random_state(mm, d, 1)
+    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
+    steps = 25
+    expected = mujoco_qpos_path(mm, d, steps)
+    traj = rbd.simulate(model, q0, v0, steps * mm.opt.timestep, mm.opt.timestep,
+                        integrator="euler")
+    q_mj = np.array([from_mujoco_state(model, x, d.qvel)[0] for x in expected])
+    np.testing.assert_allclose(traj.q, q_mj, rtol=0, atol=ATOL_TRAJECTORY)
+
+
+def test_spatial_tendon_armature_on_a_wrap_is_refused():
+    """MuJoCo has no moment rate through a wrapping geom and refuses armature there; so does
+    rbd, naming the tendon (armature without the geom loads)."""
+    xml = WRAP.replace('<spatial name="cylinder" damping="0.5"',
+                       '<spatial name="cylinder" damping="0.5" armature="0.1"')
+    with pytest.raises(rbd.MJCFError, match="cylinder.*armature"):
         rbd.load_mjcf(xml)
+    with pytest.raises(ValueError, match="armature"):
+        mujoco.MjModel.from_xml_string(xml)
 
 
 #: rbd's Euler run against MuJoCo's: the same steps of the same problem, rounding apart

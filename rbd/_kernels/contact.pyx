@@ -479,6 +479,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     cdef Py_ssize_t N, nq = cm.m.nq, nv = cm.m.nv, S = sample_count(steps, every), capacity
     cdef int nt = cm._num_threads if num_threads is None else int(num_threads)
     cdef ForwardWorkspace ws
+    cdef ForwardC f                         # this call's options (ForwardModel.call_options)
     qa = np.ascontiguousarray(q0, dtype=np.float64).reshape(-1, nq)
     va = np.ascontiguousarray(v0, dtype=np.float64).reshape(-1, nv)
     N = qa.shape[0]
@@ -489,9 +490,9 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     if N == 1 or nt < 1 or omp_unusable():
         nt = 1
     nt = min(nt, N)
-    fm.set_options(cone, solver, iterations, tolerance, True)
+    fm.call_options(&f, cone, solver, iterations, tolerance, True)
     state = np.zeros((nt, state_row(nq, nv)))
-    run.f, run.model = &fm.c, &cm.m
+    run.f, run.model = &f, &cm.m
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)
     run.tau = NULL if ta is None else <const double*>cnp.PyArray_DATA(ta)

@@ -120,7 +120,7 @@ cdef class ForwardModel:
     cdef bint _busy               # _workspace is in use (a call running without the GIL)
     cdef ForwardWorkspace take_workspace(self, int nthreads, Py_ssize_t capacity)
     cdef void give_back(self, ForwardWorkspace ws) noexcept
-    cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
-                         double tolerance, bint limits) except -1
+    cdef int call_options(self, ForwardC* f, str cone, str solver, Py_ssize_t iterations,
+                          double tolerance, bint limits) except -1
     cdef int fill_contacts(self, ContactSetC* con, contacts) except -1
 

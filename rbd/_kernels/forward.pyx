@@ -489,15 +489,19 @@ cdef class ForwardModel:
         self.c.geom_weight = _const(reals["geom_weight"])
         self.tendons = TendonModel(data["tendon"])
         self.c.tendon = &(<TendonModel>self.tendons).c
-        self.set_options("pyramidal", "newton", 100, 1e-14, True)
+        self.call_options(&self.c, "pyramidal", "newton", 100, 1e-14, True)   # defaults
 
-    cdef int set_options(self, str cone, str solver, Py_ssize_t iterations,
-                         double tolerance, bint limits) except -1:
-        self.c.limits = limits
-        self.c.elliptic = cone == "elliptic"
-        self.c.pgs = solver == "pgs"
-        self.c.iterations = iterations
-        self.c.tolerance = tolerance
+    cdef int call_options(self, ForwardC* f, str cone, str solver, Py_ssize_t iterations,
+                          double tolerance, bint limits) except -1:
+        """``f``: this model's static data with one call's options.  Every call runs on its
+        own copy (scalars and pointers to the shared constant arrays), so that threads
+        running one model with different options do not write each other's."""
+        f[0] = self.c
+        f.limits = limits
+        f.elliptic = cone == "elliptic"
+        f.pgs = solver == "pgs"
+        f.iterations = iterations
+        f.tolerance = tolerance
         return 0
 
     cdef ForwardWorkspace take_workspace(self, int nthreads, Py_ssize_t capacity):
@@ -542,19 +546,20 @@ cdef class ForwardModel:
         cdef CompiledBase cm = self.compiled
         cdef ForwardWorkspace ws
         cdef ForwardWork* fw
+        cdef ForwardC f                                 # this call's options (call_options)
         cdef int status
         cdef Py_ssize_t n = len(contacts), nv = cm.m.nv
         cdef cnp.ndarray qc = np.ascontiguousarray(q, dtype=np.float64)
         cdef cnp.ndarray vc = np.ascontiguousarray(v, dtype=np.float64)
         cdef cnp.ndarray tc = np.ascontiguousarray(tau, dtype=np.float64)
-        self.set_options(cone, solver, iterations, tolerance, limits)
+        self.call_options(&f, cone, solver, iterations, tolerance, limits)
         ws = self.take_workspace(1, max(n, self.max_contacts))
         try:
             fw = &ws.fw[0]
             fw.warm = NULL                             # (a kept workspace's last run set it)
             self.fill_contacts(&fw.con, contacts)
             with nogil:
-                status = forward_into(&self.c, &cm.m, fw, <const double*>cnp.PyArray_DATA(qc),
+                status = forward_into(&f, &cm.m, fw, <const double*>cnp.PyArray_DATA(qc),
                                       <const double*>cnp.PyArray_DATA(vc),
                                       <const double*>cnp.PyArray_DATA(tc), False)
             return status, results(fw, nv)

@@ -318,8 +318,9 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     bodies : BodyTree, optional
         Body order, parents and degrees of freedom (weld and parent filters);
         default :meth:`BodyTree.free`: every body its own weld, no parent filter.
-    pairs : sequence of ContactPair
-        Explicit pairs: tested whatever the filters, with their own parameters.
+    pairs : sequence
+        Explicit pairs (:class:`~rbd.constraints.collision_records.ContactPair`): tested
+        whatever the filters, with their own parameters.
     excludes : sequence of (body key, body key)
         Body pairs never tested automatically (``<contact><exclude>``).
     filterparent : bool

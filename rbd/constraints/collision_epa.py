@@ -33,7 +33,7 @@ from .collision_gjk import (
 )
 from .collision_primitive import MINVAL, cross
 
-#: ``mjMINDIST2/3/4`` (= ``mjMINVAL``²): a face this close to the origin holds it.
+#: ``mjMINDIST2/3/4`` (``mjMINVAL`` squared): a face this close to the origin holds it.
 MINDIST2 = MINVAL * MINVAL
 
 

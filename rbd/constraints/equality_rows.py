@@ -27,7 +27,7 @@ rows (``mj_Jdotv``), not of a coupling's.  Here :math:`\dot J \dot q` is
 and for the rotation rows :math:`G\,(\dot\omega_a - \dot\omega_b) + \dot G\,\delta\omega`
 with :math:`G` the matrix above and :math:`\dot q_x = \tfrac12 (0, \omega_x) \otimes q_x`.
 The rows act on rbd's velocity ``v``, so :math:`\dot J\dot q` is rbd's and the
-free-joint correction of contact rows (:func:`rbd.constraints.forward.free_joint_bias`)
+free-joint correction of contact rows (:func:`rbd.constraints.mujoco_model.free_joint_bias`)
 does not apply here.
 """
 

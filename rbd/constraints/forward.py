@@ -4,7 +4,8 @@ Steps (MuJoCo's "Computation" chapter; ``engine_forward.c``,
 ``engine_core_constraint.c``):
 
 1. smooth dynamics: :math:`M(q)` with armature (:func:`rbd.crba`), the bias
-   :math:`h(q, v)` (:func:`rbd.nonlinear_effects`) and the passive force
+   :math:`h(q, v)` (:func:`rbd.nonlinear_effects`), both with the tendons' armature
+   (:func:`.mujoco_model.mass_matrix`, :func:`.tendon_rows.tendon_bias`), and the passive force
    :math:`\tau_p = -\mathrm{damping}\,v - \mathrm{stiffness}\,(q - q_{\mathrm{spring}})`
    (``mj_passive``, :func:`.passive.passive_force`), plus MuJoCo's fluid forces
    (:mod:`.fluid`); the unconstrained
@@ -51,6 +52,7 @@ from .mujoco_model import (  # noqa: F401 (re-exported: forward's model data)
     LIMIT_SOLREF,
     TOLERANCE,
     disabled,
+    free_joint_bias,
     joint_softness,
     options,
     own_slices,
@@ -62,6 +64,7 @@ from .passive import passive_force
 from .solver_newton import ConstraintRows
 from .tendon_rows import (
     mass_matrix,
+    tendon_bias,
     tendon_equality_rows,
     tendon_friction_rows,
     tendon_limit_rows,
@@ -211,23 +214,6 @@ def _dof_joint(model):
     for i, b in enumerate(model.bodies):
         out += [(i, b.joint.kind)] * b.joint.nv
     return out
-
-
-def free_joint_bias(model, v) -> np.ndarray:
-    r"""The velocity term between rbd's and MuJoCo's free-joint accelerations.
-
-    rbd's free joint moves with :math:`[\omega; u]` in the body frame, MuJoCo's
-    with :math:`[R u; \omega]`; MuJoCo's acceleration corresponds to rbd's
-    :math:`[\dot\omega; \dot u + \omega \times u]` (:func:`rbd.mjcf.from_mujoco_state`).
-    MuJoCo writes its rows as :math:`J\,\mathrm{qacc}` without the velocity
-    product, so in rbd's coordinates a row reads :math:`J (\dot v + b)` with
-    this :math:`b` (zero but for the :math:`\omega \times u` entries).
-    """
-    b = np.zeros(model.nv)
-    for _, body, vs in own_slices(model, "v"):
-        if body.joint.kind == "free":
-            b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
-    return b
 
 
 def _friction_rows(model, v, dof_weight, timestep):
@@ -456,7 +442,8 @@ def forward(model, q, v, tau=None, *, backend: str | None = None, solver: str = 
 
         poses = forward_kinematics(model, q, backend=backend)
     passive = passive_force(model, q, v, poses=poses)
-    a0 = np.linalg.solve(M, tau + passive - nonlinear_effects(model, q, v, backend=backend))
+    h = nonlinear_effects(model, q, v, backend=backend) + tendon_bias(model, q, v, backend)
+    a0 = np.linalg.solve(M, tau + passive - h)
     body_weight, dof_weight = inverse_weights(model)
     weight_of = body_weight_of(model, body_weight)
     timestep = solref_timestep(model, float(opts["timestep"]))

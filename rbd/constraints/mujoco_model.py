@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import InputError
+from .tendon_spatial import length_and_moment
 
 
 def disabled(model, flag: str) -> bool:
@@ -38,6 +39,23 @@ def tendons(model) -> tuple:
     return getattr(model, "mujoco_tendons", None) or ()
 
 
+def free_joint_bias(model, v) -> np.ndarray:
+    r"""The velocity term between rbd's and MuJoCo's free-joint accelerations.
+
+    rbd's free joint moves with :math:`[\omega; u]` in the body frame, MuJoCo's
+    with :math:`[R u; \omega]`; MuJoCo's acceleration corresponds to rbd's
+    :math:`[\dot\omega; \dot u + \omega \times u]` (:func:`rbd.mjcf.from_mujoco_state`).
+    MuJoCo writes its rows as :math:`J\,\mathrm{qacc}` without the velocity
+    product, so in rbd's coordinates a row reads :math:`J (\dot v + b)` with
+    this :math:`b` (zero but for the :math:`\omega \times u` entries).
+    """
+    b = np.zeros(model.nv)
+    for _, body, vs in own_slices(model, "v"):
+        if body.joint.kind == "free":
+            b[vs.start + 3:vs.stop] = np.cross(v[vs.start:vs.start + 3], v[vs.start + 3:vs.stop])
+    return b
+
+
 def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
     """``(Jq, Jv)``: the coefficients on ``q`` (for the length) and on ``v``."""
     Jq, Jv = np.zeros(model.nq), np.zeros(model.nv)
@@ -50,28 +68,61 @@ def tendon_jacobian(model, tendon) -> tuple[np.ndarray, np.ndarray]:
     return Jq, Jv
 
 
-def tendon_armature(model) -> np.ndarray | None:
+def tendon_pattern(model) -> np.ndarray:
+    """The tree's pattern of :math:`M` (nv, nv) bool: a dof and its ancestors, the entries
+    MuJoCo's sparse ``qM`` has (``M_colind``)."""
+    def build():
+        pattern = np.eye(model.nv, dtype=bool)
+        for j in range(model.nv):
+            i = model.dof_parent[j]
+            while i >= 0:                                   # j's ancestors
+                pattern[i, j] = pattern[j, i] = True
+                i = model.dof_parent[i]
+        pattern.setflags(write=False)
+        return pattern
+    return model._derived("tendon_pattern", build) if hasattr(model, "_derived") else build()
+
+
+def armed_tendons(model, q=None, backend=None) -> list:
+    """``(tendon, a, J)`` of each tendon with ``armature`` :math:`a > 0`, :math:`J` its
+    moment over ``v``: the constant one of a fixed tendon, a spatial tendon's at ``q``
+    (:func:`.tendon_spatial.length_and_moment`)."""
+    out = []
+    for t in tendons(model):
+        if not t.get("armature", 0.0):
+            continue
+        if t.get("kind") == "spatial":
+            if q is None:
+                raise InputError(f"q: tendon {t['name']!r} is spatial, its armature's "
+                                 "moment needs q")
+            J = length_and_moment(model, t, q, backend=backend)[1]
+        else:
+            J = tendon_jacobian(model, t)[1]
+        out.append((t, float(t["armature"]), J))
+    return out
+
+
+def tendon_armature(model, q=None, backend=None) -> np.ndarray | None:
     r"""MuJoCo's tendon armature in the mass matrix, :math:`\sum_k a_k J_k^T J_k` over the
-    fixed tendons with ``armature`` :math:`a_k > 0` (``mj_tendonArmature``; a fixed
-    tendon's :math:`J` is constant, so its bias term ``mj_tendonBias``,
-    :math:`a_k J_k^T \dot J_k v`, is zero).  As MuJoCo's, only on the entries of the
-    tree's pattern of :math:`M` (a dof and its ancestors: MuJoCo adds into its sparse
-    ``qM`` with ``mju_addToSclSparseInc``), so a tendon across two branches couples them
-    in neither.  None when no tendon has armature."""
-    given = [t for t in tendons(model) if t.get("armature", 0.0)]
-    if not given:
-        return None
+    tendons with ``armature`` :math:`a_k > 0` (``mj_tendonArmature``), a spatial
+    tendon's :math:`J` at ``q`` (needed when one has armature).  As MuJoCo's, only on the
+    entries of the tree's pattern of :math:`M` (a dof and its ancestors,
+    :func:`tendon_pattern`: MuJoCo adds into its sparse ``qM`` with
+    ``mju_addToSclSparseInc``), so a tendon across two branches couples them in neither.
+    A spatial tendon's :math:`J` moves with :math:`q`, which adds a bias force
+    (:func:`.tendon_rows.tendon_bias`); a fixed one's is constant.  None when no tendon
+    has armature."""
+    given = armed_tendons(model, q, backend)
+    return armature_matrix(model, given) if given else None
+
+
+def armature_matrix(model, armed: list) -> np.ndarray:
+    r""":math:`\sum_k a_k J_k^T J_k` over ``armed`` (:func:`armed_tendons`) on the tree's
+    pattern of :math:`M` (:func:`tendon_pattern`), zero elsewhere."""
     extra = np.zeros((model.nv, model.nv))
-    for t in given:
-        Jv = tendon_jacobian(model, t)[1]
-        extra += t["armature"] * np.outer(Jv, Jv)
-    pattern = np.eye(model.nv, dtype=bool)
-    for j in range(model.nv):
-        i = model.dof_parent[j]
-        while i >= 0:                                   # j's ancestors
-            pattern[i, j] = pattern[j, i] = True
-            i = model.dof_parent[i]
-    return np.where(pattern, extra, 0.0)
+    for _, a, J in armed:
+        extra += a * np.outer(J, J)                     # mj_tendonArmature
+    return np.where(tendon_pattern(model), extra, 0.0)
 
 
 def mass_matrix(model, q, backend=None) -> np.ndarray:
@@ -80,7 +131,7 @@ def mass_matrix(model, q, backend=None) -> np.ndarray:
     from ..algorithms.dynamics import crba
 
     M = crba(model, q, backend=backend)
-    extra = tendon_armature(model)
+    extra = tendon_armature(model, q, backend)
     return M if extra is None else M + extra
 
 

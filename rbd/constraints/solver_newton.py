@@ -60,10 +60,10 @@ class ConstraintRows:
         unilateral rows and the contacts.
     frictionloss : (nefc,) ndarray
         The friction-loss bound of rows ``ne .. ne + nf`` (0 elsewhere).
-    cones : tuple of (start, dim, mu, friction)
-        The elliptic contacts: first row, ``condim``, ``mu`` of the regularized
-        cone and the 5 friction coefficients; every other row after ``ne + nf``
-        is unilateral.
+    cones : tuple
+        The elliptic contacts, ``(start, dim, mu, friction)`` each: first row,
+        ``condim``, ``mu`` of the regularized cone and the 5 friction coefficients;
+        every other row after ``ne + nf`` is unilateral.
     """
 
     J: np.ndarray

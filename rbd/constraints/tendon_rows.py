@@ -39,12 +39,15 @@ from .impedance import (
     stiffness_damping,
 )
 from .mujoco_model import (  # noqa: F401 (tendon_armature re-exported: the tendons' data)
+    armature_matrix,
+    armed_tendons,
+    free_joint_bias,
     mass_matrix,
     tendon_armature,
     tendon_jacobian,
     tendons,
 )
-from .tendon_spatial import length_and_moment
+from .tendon_spatial import length_and_moment, moment_rate
 
 
 def _constants(model):
@@ -95,6 +98,35 @@ def tendon_passive_force(model, q, v, spring: bool = True, damper: bool = True) 
                                                          else 0.0)
         force += Jv * f
     return force
+
+
+def tendon_bias(model, q, v, backend=None) -> np.ndarray:
+    r"""The tendons' armature in the bias force, in rbd's coordinates (MuJoCo's
+    ``mj_tendonBias`` added to ``qfrc_bias``).
+
+    MuJoCo adds :math:`a_k J_k^T (\dot J_k \dot q)` per tendon with armature
+    :math:`a_k`, its moment rate taken at MuJoCo's zero ``qacc``; with the armature's
+    :math:`A = \sum_k a_k J_k^T J_k` in ``qM`` (:func:`tendon_armature`, masked to the
+    tree's pattern), rbd's bias force is :math:`T^T(\mathrm{qfrc\_bias} + qM\,\dot T v)`
+    (:mod:`rbd.mjcf`, the map of the coordinates), so the tendons add
+
+    .. math:: \sum_k a_k J_k^T (\dot J_k v - J_k b) + A\,b,
+
+    :math:`\dot J_k v` the moment rate on rbd's ``v`` (:func:`.tendon_spatial.moment_rate`)
+    and :math:`b` the free joints' :math:`\omega \times u`
+    (:func:`.mujoco_model.free_joint_bias`: MuJoCo's ``qacc`` is rbd's :math:`\dot v + b`).
+    Zero without spatial tendons with armature: a fixed tendon's :math:`J` is constant
+    and acts on hinges and slides only, where :math:`b` is zero.
+    """
+    given = armed_tendons(model, q, backend)
+    bias = np.zeros(model.nv)
+    if not any(t.get("kind") == "spatial" for t, _, _ in given):
+        return bias
+    b = free_joint_bias(model, v)
+    for t, a, J in given:
+        rate = moment_rate(model, t, q, v) if t.get("kind") == "spatial" else 0.0
+        bias += a * (rate - J @ b) * J                    # mj_tendonBias: a Jᵀ (J̇ q̇)
+    return bias + armature_matrix(model, given) @ b      # A b: qM Ṫ v in rbd's terms
 
 
 def tendon_friction_rows(model, v, timestep, q=None):

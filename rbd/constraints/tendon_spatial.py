@@ -38,6 +38,16 @@ Wrapping (MuJoCo's ``mju_wrap``, "Computation" chapter, *Tendons*)
     solved by Newton's method from :math:`z = 1 - 10^{-7}` as MuJoCo does.  On a
     cylinder the tangent points get heights interpolated along the unrolled path and
     the arc becomes the helix :math:`\sqrt{(r\theta)^2 + h^2}`.
+
+Moment rate (MuJoCo's ``mj_tendonDot``, for the armature's bias ``mj_tendonBias``)
+    :math:`\dot J v = \sum \frac{1}{d_b} \big(u_k^T (\ddot x_{k+1} - \ddot x_k)
+    + |(1 - u_k u_k^T)(\dot x_{k+1} - \dot x_k)|^2 / \ell_k\big)` over the same
+    straight pieces, :math:`\dot x` the points' velocities and :math:`\ddot x` their
+    accelerations at :math:`\dot v = 0` (:func:`moment_rate`): the chain rule on
+    :math:`u_k^T (J_{x_{k+1}} - J_{x_k})`, with
+    :math:`\dot u_k = (1 - u_k u_k^T)(\dot x_{k+1} - \dot x_k)/\ell_k`.  MuJoCo has it
+    only for paths without wrapping geoms (its compiler refuses ``armature`` on the others,
+    and so does :func:`rbd.load_mjcf`).
 """
 
 from __future__ import annotations
@@ -321,3 +331,53 @@ def length_and_moment(model, tendon, q, poses=None, backend=None) -> tuple[float
             J += (1.0 / divisor) * (u @ (at.jacobian(bodies[k + 1], points[k + 1])
                                          - at.jacobian(bodies[k], points[k])))
     return float(length), J
+
+
+def moment_rate(model, tendon, q, v) -> float:
+    r""":math:`\dot J v` of one spatial tendon without wrapping geoms at ``(q, v)``: the
+    rate of its moment along ``v`` (MuJoCo's ``mj_tendonDot`` on rbd's velocity), that
+    is the tendon's length acceleration :math:`\ddot L` at :math:`\dot v = 0`.
+
+    Per straight piece between points :math:`x_k, x_{k+1}` on different bodies, at distance
+    :math:`\ell_k` along :math:`u_k`:
+    :math:`\frac{1}{d_b}\big(u_k^T(\ddot x_{k+1} - \ddot x_k)
+    + |(1 - u_k u_k^T)(\dot x_{k+1} - \dot x_k)|^2/\ell_k\big)`, the points'
+    velocities and accelerations (:math:`\dot v = 0`, no gravity) from the outward
+    pass of :func:`rbd.reference.constraints.constraint_motion` (RBDA §8.2).
+
+    Raises
+    ------
+    ModelError
+        When the path wraps a geom (the wrap's tangent points move in a way MuJoCo does
+        not differentiate; it refuses armature on such a tendon).
+    """
+    from ..errors import ModelError
+    from ..reference.constraints import constraint_motion, frame_motion
+
+    path = tendon["path"]
+    if any(p[0] == "geom" for p in path):
+        raise ModelError(f"tendon {tendon['name']!r}: the moment rate of a path that wraps "
+                         "a geom is not defined (MuJoCo refuses armature on it too)")
+    motion = constraint_motion(model, np.asarray(q, float), np.asarray(v, float))
+
+    def point(body, local):
+        """World position, velocity and acceleration at v̇ = 0 of a site."""
+        T = np.eye(4)
+        T[:3, 3] = local
+        index = -1 if body is None else model.body_index(body)
+        _, x, _, xd, _, xdd = frame_motion(motion, index, T)
+        return x, xd, xdd
+
+    rate, divisor = 0.0, 1.0
+    for first, second in zip(path[:-1], path[1:], strict=True):
+        if first[0] == "pulley":
+            divisor = first[1]
+        if "pulley" in (first[0], second[0]) or first[1] == second[1]:
+            continue                        # a piece on one body keeps its length
+        (x0, xd0, xdd0), (x1, xd1, xdd1) = point(*first[1:]), point(*second[1:])
+        u, ell = _normalized(x1 - x0)
+        dxd = xd1 - xd0
+        across = dxd - (u @ dxd) * u                            # (1 - u uᵀ) ẋ: u̇ ℓ
+        bend = float(across @ across) / ell if ell > MINVAL else 0.0
+        rate += (float(u @ (xdd1 - xdd0)) + bend) / divisor     # d/dt (uᵀ (J₁ - J₀)) v
+    return rate

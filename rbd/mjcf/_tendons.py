@@ -21,7 +21,7 @@ import numpy as np
 from .._robotfile import quote
 from ..errors import MJCFError
 from ._bodies import SOLIMP_DEFAULT, _leading, _solref
-from ._options import _attributes, _Context, _element, _ignore
+from ._options import _attributes, _Context, _element
 from ._xml import _flag, _scalar, _vector
 
 
@@ -73,12 +73,12 @@ def read_tendons(root: ET.Element, ctx: _Context, joint_names: set, spatial_path
         armature = _scalar(attrs, "armature", where, 0.0)    # a J^T J in MuJoCo's mass matrix
         if armature < 0:
             raise MJCFError(f"{where}: armature must not be negative, got {armature}")
-        if e.tag == "fixed":
-            tendon["armature"] = armature
-        elif armature:                  # a spatial tendon's also adds a J^T (J̇ v): not read
-            _ignore(ctx.ignored, "tendon armature", where)
+        tendon["armature"] = armature
         if e.tag == "spatial":
             tendon["path"] = spatial_path(e, where)
+            if armature > 0 and any(p[0] == "geom" for p in tendon["path"]):
+                raise MJCFError(f"{where}: armature on a path that wraps a geom is not "
+                                "supported (nor by MuJoCo: its moment rate is not defined)")
         out.append(tendon)
     return tuple(out)
 

@@ -55,7 +55,7 @@ def grid_steps(duration: float, dt: float) -> int:
 
 
 def grid_times(duration: float, dt: float) -> np.ndarray:
-    """The whole fixed-step grid ``t_k = k dt``, ``k = 0 .. grid_steps(duration, dt)``."""
+    """The whole fixed-step grid ``t_k = k dt`` for ``k`` from 0 to ``grid_steps(duration, dt)``."""
     return grid_time(np.arange(grid_steps(duration, dt) + 1), duration, dt)
 
 
