@@ -299,8 +299,7 @@ def penetration_face(simplex: list, g1: ConvexGeom, g2: ConvexGeom):
             if k == 0 and upper < lower - 1e-10:
                 face = None
             break
-        if finite and any(v[3] == pt.verts[wi][3] and v[4] == pt.verts[wi][4]
-                                       for v in pt.verts[:-1]):
+        if finite and any(v[3:5] == pt.verts[wi][3:5] for v in pt.verts[:-1]):
             break                                   # a support point found before: done
         pt.edges = []
         pt.horizon(face, w)
