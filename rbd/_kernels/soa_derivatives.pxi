@@ -17,7 +17,7 @@
 # ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace, ``joint_step`` and ``aba``,
 # and adds ``derivatives_size`` and ``run_derivatives`` to its kernel table.
 
-from rbd._kernels._lanes cimport (
+from rbd._kernels._lanes_world cimport (
     dot3,
     force_to_root,
     motion_to_root,
