@@ -23,8 +23,8 @@ change of load during the run touches both.
 
 Wall clock on a machine that other work keeps busy measures the contention, not
 the code, so every call is also split, from the kernel's own accounts of this
-process's threads (Linux ``/proc/self/task/*/schedstat``: CPU time and time spent
-runnable but waiting for a core) and the host's (``/proc/stat``: *steal*, time the
+process's threads (``time.process_time``; Linux ``/proc/self/task/*/schedstat``: time
+spent runnable but waiting for a core) and the host's (``/proc/stat``: *steal*, time the
 hypervisor gave the virtual cores to someone else), into
 
 * ``cpu``: CPU time of all threads of the process during the call (the work; the
@@ -107,35 +107,36 @@ def steal_seconds() -> float:
 
 
 def measured(fn) -> dict:
-    """Wall time of ``fn()`` and its split: CPU, queued and steal seconds (see above)."""
-    before, s0 = thread_clocks(), steal_seconds()
+    """Wall time of ``fn()`` and its split: CPU, queued and steal seconds (see above).
+
+    The CPU time is the process's (``time.process_time``: every thread, the running ones
+    brought up to date; ``schedstat`` brings a running thread's time up to date only at a
+    scheduler tick, so it gives only the queued time here)."""
+    before, s0, c0 = thread_clocks(), steal_seconds(), time.process_time()
     t0 = time.perf_counter()
     fn()
     wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
     after, s1 = thread_clocks(), steal_seconds()
-    cpu = queued = 0.0
-    for tid, (run, delay) in after.items():
-        run0, delay0 = before.get(tid, (0.0, 0.0))
-        cpu += run - run0
-        queued += delay - delay0
+    queued = sum(delay - before.get(tid, (0.0, 0.0))[1] for tid, (_, delay) in after.items())
     return {"wall": wall, "cpu": cpu, "queued": queued, "steal": s1 - s0}
 
 
 def repeated(call, min_seconds: float):
-    """``call`` repeated until one run of the repetition takes ``min_seconds`` (one thread)."""
+    """``call`` repeated until the repetition takes ``min_seconds`` of CPU time (the calling
+    thread's, one thread: the same count whatever the load)."""
     call()
-    reps = max(1, math.ceil(min_seconds / min(timed(call) for _ in range(3))))
+    cpu = []
+    for _ in range(3):
+        t0 = time.thread_time()
+        call()
+        cpu.append(time.thread_time() - t0)
+    reps = max(1, math.ceil(min_seconds / max(min(cpu), 1e-6)))
 
     def run():
         for _ in range(reps):
             call()
     return run, reps
-
-
-def timed(fn) -> float:
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
 
 
 def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> dict:
@@ -278,17 +279,18 @@ def main(argv=None) -> int:
           f"`{_model.simd()}`, {os.cpu_count()} cores, OMP_WAIT_POLICY="
           f"{os.environ.get('OMP_WAIT_POLICY')}; load average (1, 5 min) "
           f"{before[0]:.2f}, {before[1]:.2f} before, {after[0]:.2f}, {after[1]:.2f} after). "
-          "Per batch, medians; queued, steal and idle: means over the rounds of the "
-          "two-thread call, both threads together.\n")
-    print("| batch | calls | 1 thread (ms) | 2 threads (ms) | speed-up | CPU 1 t (ms) | "
-          "CPU 2 t (ms) | inside | CPU-bound | busy | queued (ms) | steal (ms) | idle (ms) | "
-          "balance |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "Per batch, medians; queued, steal and idle: means over the rounds, both "
+          "threads together.\n")
+    print("| batch | batches a call | 1 thread (ms) | 2 threads (ms) | speed-up | "
+          "CPU 1 t (ms) | CPU 2 t (ms) | inside | CPU-bound | busy | 1 t queued + steal (ms) | "
+          "2 t queued (ms) | 2 t steal (ms) | 2 t idle (ms) | balance |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r, balance in rows:
         print(f"| {name} | {r['reps']} | {r['t1'] * 1e3:.2f} | {r['t2'] * 1e3:.2f} | "
               f"{r['speedup']:.2f}× | {r['cpu1'] * 1e3:.2f} | {r['cpu2'] * 1e3:.2f} | "
               f"{r['inside']:.3f} | {r['bound']:.2f}× | {r['busy']:.0%} | "
-              f"{r['queued'] * 1e3:.2f} | {r['steal'] * 1e3:.2f} | {r['idle'] * 1e3:.2f} | "
+              f"{(r['queued1'] + r['steal1']) * 1e3:.2f} | {r['queued'] * 1e3:.2f} | "
+              f"{r['steal'] * 1e3:.2f} | {r['idle'] * 1e3:.2f} | "
               f"{'–' if balance is None else f'{balance:.2f}×'} |")
     return 0
 

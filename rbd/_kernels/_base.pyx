@@ -98,6 +98,14 @@ cdef double _interval = INTERRUPT_INTERVAL
 cdef Py_ssize_t LINE = 16  # ints of a 64-byte cache line (run_lanes' per-thread status)
 
 
+cdef cnp.ndarray thread_rows(int nt, Py_ssize_t n, bint zero):
+    # nt rows of at least n doubles, one per thread of a batch (its workspace), each row's
+    # first n doubles at least a 64-byte cache line from the next row's: no two threads
+    # write to one line (a line written by both moves between the cores at every write)
+    cdef Py_ssize_t stride = (n + 7) // 8 * 8 + 8
+    return np.zeros((nt, stride)) if zero else np.empty((nt, stride))
+
+
 cdef inline double _monotonic() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -463,7 +471,7 @@ cdef class CompiledBase:
         free(self.works)
         self.works = NULL
         self.nworks = 0
-        self._works_buffer = np.zeros((nt, self.data.size + 8))  # rows a cache line apart
+        self._works_buffer = thread_rows(nt, self.data.size, True)
         self.works = <Work*>malloc(nt * sizeof(Work))
         if self.works == NULL:
             raise MemoryError()
