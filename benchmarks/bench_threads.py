@@ -30,9 +30,11 @@ hypervisor gave the virtual cores to someone else), into
 * ``cpu``: CPU time of all threads of the process during the call (the work; the
   OpenMP threads wait passively, ``OMP_WAIT_POLICY=passive`` unless set otherwise,
   so that a thread's spinning at the end of a loop is not counted as work);
-* ``inside``: ``cpu`` on two threads over ``cpu`` on one: the same work taking longer
-  when both cores run it (shared cache and memory bandwidth, false sharing,
-  frequency); 1.00 is perfect;
+* ``inside``: ``cpu`` on two threads over ``cpu`` on one (median of the per-round
+  ratios): the same work taking longer when both cores run it (shared cache and
+  memory bandwidth, false sharing, frequency); 1.00 is perfect.  ``CPU 1 t max/min``
+  is the spread of the one-thread CPU time over the rounds: the same work, so the
+  drift of the cores' speed on a shared host (the guest counts a slowed core as CPU);
 * ``queued``: time the two threads were runnable but another process of this machine
   held the core;
 * ``steal``: the host's steal on both virtual cores during the call;
@@ -40,7 +42,7 @@ hypervisor gave the virtual cores to someone else), into
   thread's serial part, OpenMP start and join, imbalance at the end).
 
 ``CPU-bound`` is the speed-up these CPU times allow when nothing queues, steals or
-idles, ``cpu₁ / (cpu₂ / 2)``: below 1.8× the code (or the memory system) caps the
+idles, ``2 / inside``: below 1.8× the code (or the memory system) caps the
 speed-up; above it and a lower wall speed-up, the ``queued``, ``steal`` and ``idle``
 columns say where the wall time went.  ``busy`` is ``cpu₂ / (2 × wall₂)``.
 
@@ -166,10 +168,14 @@ def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> d
     t1, t2 = median(1, "wall"), median(2, "wall")
     cpu1, cpu2 = median(1, "cpu"), median(2, "cpu")
     ratios = [a["wall"] / b["wall"] for a, b in zip(runs[1], runs[2], strict=True)]
+    # per round, as the speed-up: the cores' speed drifts between rounds on a shared host
+    inside = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(runs[1], runs[2],
+                                                                      strict=True))
     idle = [2 * r["wall"] - r["cpu"] - r["queued"] - r["steal"] for r in runs[2]]
+    spread = max(r["cpu"] for r in runs[1]) / min(r["cpu"] for r in runs[1])
     return {"t1": t1, "t2": t2, "speedup": statistics.median(ratios), "reps": reps,
-            "cpu1": cpu1, "cpu2": cpu2, "inside": cpu2 / cpu1 if cpu1 else math.nan,
-            "bound": 2 * cpu1 / cpu2 if cpu2 else math.nan,
+            "cpu1": cpu1, "cpu2": cpu2, "inside": inside, "bound": 2 / inside,
+            "spread": spread,
             "queued": mean(2, "queued"), "steal": mean(2, "steal"),
             "steal1": mean(1, "steal"), "queued1": mean(1, "queued"),
             "idle": statistics.fmean(idle) / reps, "busy": cpu2 / (2 * t2)}
@@ -282,12 +288,14 @@ def main(argv=None) -> int:
           "Per batch, medians; queued, steal and idle: means over the rounds, both "
           "threads together.\n")
     print("| batch | batches a call | 1 thread (ms) | 2 threads (ms) | speed-up | "
-          "CPU 1 t (ms) | CPU 2 t (ms) | inside | CPU-bound | busy | 1 t queued + steal (ms) | "
+          "CPU 1 t (ms) | CPU 1 t max/min | CPU 2 t (ms) | inside | CPU-bound | busy | "
+          "1 t queued + steal (ms) | "
           "2 t queued (ms) | 2 t steal (ms) | 2 t idle (ms) | balance |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r, balance in rows:
         print(f"| {name} | {r['reps']} | {r['t1'] * 1e3:.2f} | {r['t2'] * 1e3:.2f} | "
-              f"{r['speedup']:.2f}× | {r['cpu1'] * 1e3:.2f} | {r['cpu2'] * 1e3:.2f} | "
+              f"{r['speedup']:.2f}× | {r['cpu1'] * 1e3:.2f} | {r['spread']:.2f} | "
+              f"{r['cpu2'] * 1e3:.2f} | "
               f"{r['inside']:.3f} | {r['bound']:.2f}× | {r['busy']:.0%} | "
               f"{(r['queued1'] + r['steal1']) * 1e3:.2f} | {r['queued'] * 1e3:.2f} | "
               f"{r['steal'] * 1e3:.2f} | {r['idle'] * 1e3:.2f} | "
