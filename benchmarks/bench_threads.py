@@ -7,6 +7,7 @@ can be rerun when the machine is quiet::
     python benchmarks/bench_threads.py              # every case, 7 rounds
     python benchmarks/bench_threads.py --rounds 11  # more rounds
     python benchmarks/bench_threads.py --cases lanes contact
+    OMP_WAIT_POLICY= python benchmarks/bench_threads.py   # libgomp's default wait (spins)
 
 Cases: ``rbd.aba`` / ``rbd.rnea`` on ``N = 10,000`` states in lanes (arm7, the
 humanoid); 1,000 RK4 rollouts of arm7 in lanes (``rbd.simulate``, 100 steps of

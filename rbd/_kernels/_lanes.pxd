@@ -1,9 +1,9 @@
 # cython: language_level=3
 """Spatial algebra on W states at once: the lanes of the structure-of-arrays kernels.
 
-The lane twin of ``_spatial.pxd``, used by ``soa.pxi`` (batched RNEA and ABA) and
-``soa_derivatives.pxi`` (their analytical derivatives; the world-coordinate helpers
-only they use are in ``_lanes_world.pxd``).
+The lane twin of ``_spatial.pxd``, used by ``soa.pxi`` and ``soa_aba.pxi`` (batched
+RNEA and ABA) and ``soa_derivatives.pxi`` (their analytical derivatives; the
+world-coordinate helpers only they use are in ``_lanes_world.pxd``).
 A quantity of ``n`` components over a block of ``W`` states is stored
 component-major, the state index innermost: component ``k`` of lane ``l`` is
 ``x[k * W + l]`` (a 6-vector is ``double[6 * W]``, a 3×3 matrix ``double[9 * W]``,
