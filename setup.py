@@ -21,7 +21,7 @@ class ParallelBuildExt(build_ext):
 
 
 openmp = [] if sys.platform == "darwin" else ["-fopenmp"]
-# The batched lane kernels (rbd/_kernels/soa.pxi) are built once per instruction set;
+# The batched lane kernels (rbd/_kernels/soa*.pxi) are built once per instruction set;
 # rbd._kernels._model picks the one the CPU runs at import (docs/design.md, "Batches in
 # lanes").  Off x86-64 only the portable build exists.
 X86 = platform.machine().lower() in ("x86_64", "amd64")

@@ -1,12 +1,13 @@
-"""Thread scaling of the batches: one and two threads, wall clock, in one process.
+"""Thread scaling of the batches: one and two threads, in one process, with where the time went.
 
 The issues on batches and on contact ask that a batch use both cores (≥ 1.8× over
-one thread).  This script prints only that table, in about a minute, so that it
+one thread).  This script prints only that table, in a few minutes, so that it
 can be rerun when the machine is quiet::
 
-    python benchmarks/bench_threads.py              # every case, 5 rounds
-    python benchmarks/bench_threads.py --rounds 9   # more rounds
-    python benchmarks/bench_threads.py --cases lanes
+    python benchmarks/bench_threads.py              # every case, 7 rounds
+    python benchmarks/bench_threads.py --rounds 11  # more rounds
+    python benchmarks/bench_threads.py --cases lanes contact
+    OMP_WAIT_POLICY= python benchmarks/bench_threads.py   # libgomp's default wait (spins)
 
 Cases: ``rbd.aba`` / ``rbd.rnea`` on ``N = 10,000`` states in lanes (arm7, the
 humanoid); 1,000 RK4 rollouts of arm7 in lanes (``rbd.simulate``, 100 steps of
@@ -14,15 +15,37 @@ humanoid); 1,000 RK4 rollouts of arm7 in lanes (``rbd.simulate``, 100 steps of
 (``rbd.simulation.contact.compiled_runs``, 100 Euler steps from a standing state,
 the batch of 8 perturbed states of ``bench_contact.py`` and one of 32).
 
-How: each round times the one-thread and the two-thread call once each, in a
-shuffled order, on the wall clock (``time.perf_counter``); the speed-up is the
-median over rounds of the per-round ratio, so a change of load during the run
-touches both.  Wall clock on a machine that other work keeps busy measures the
-contention, not the code: the load average is printed before and after, and a
-speed-up is only evidence when it is well below the number of cores.
-``serial`` is what two threads leave unexplained, ``2 t₂ − t₁`` (Amdahl's law
-for two threads, ``t₂ = s + (t₁ − s) / 2``): the time of the call that one
-thread runs alone, plus any imbalance between the two.
+How: a timed *call* repeats the batch until one thread takes at least
+``--min-ms`` (50 ms) on it, so that one scheduler hiccup of a shared machine
+(a few ms) is a small part of it.  Each round times the one-thread and the
+two-thread call once each, in a shuffled order; the speed-up is the median over
+rounds of the per-round ratio of wall-clock times (``time.perf_counter``), so a
+change of load during the run touches both.
+
+Wall clock on a machine that other work keeps busy measures the contention, not
+the code, so every call is also split, from the kernel's own accounts of this
+process's threads (``time.process_time``; Linux ``/proc/self/task/*/schedstat``: time
+spent runnable but waiting for a core) and the host's (``/proc/stat``: *steal*, time the
+hypervisor gave the virtual cores to someone else), into
+
+* ``cpu``: CPU time of all threads of the process during the call (the work; the
+  OpenMP threads wait passively, ``OMP_WAIT_POLICY=passive`` unless set otherwise,
+  so that a thread's spinning at the end of a loop is not counted as work);
+* ``inside``: ``cpu`` on two threads over ``cpu`` on one (median of the per-round
+  ratios): the same work taking longer when both cores run it (shared cache and
+  memory bandwidth, false sharing, frequency); 1.00 is perfect.  ``CPU 1 t max/min``
+  is the spread of the one-thread CPU time over the rounds: the same work, so the
+  drift of the cores' speed on a shared host (the guest counts a slowed core as CPU);
+* ``queued``: time the two threads were runnable but another process of this machine
+  held the core;
+* ``steal``: the host's steal on both virtual cores during the call;
+* ``idle``: the rest of ``2 × wall`` (a thread with nothing to do: the calling
+  thread's serial part, OpenMP start and join, imbalance at the end).
+
+``CPU-bound`` is the speed-up these CPU times allow when nothing queues, steals or
+idles, ``2 / inside``: below 1.8× the code (or the memory system) caps the
+speed-up; above it and a lower wall speed-up, the ``queued``, ``steal`` and ``idle``
+columns say where the wall time went.  ``busy`` is ``cpu₂ / (2 × wall₂)``.
 
 A batch of contact runs cannot be split finer than one run, and runs from
 different states take different times (their contacts differ): ``balance``
@@ -34,44 +57,132 @@ is the speed-up that two threads handing out the runs in order (OpenMP's
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import random
 import statistics
 import sys
 import time
 
-import numpy as np
+# before the kernels load OpenMP (it reads its settings once): a thread that runs out of
+# work sleeps at once instead of spinning, so that its CPU time is its work (see above)
+os.environ.setdefault("OMP_WAIT_POLICY", "passive")
 
-import rbd
-from rbd._kernels import _model
+import numpy as np  # noqa: E402
+
+import rbd  # noqa: E402
+from rbd._kernels import _model  # noqa: E402
 
 ROLLOUTS, ROLLOUT_STEPS = 1000, 100
 CONTACT_STEPS = 100
+TICK = 1.0 / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.01
 
 
-def timed(fn) -> float:
+def thread_clocks() -> dict:
+    """Per thread of this process: (CPU seconds, seconds runnable but waiting for a core).
+
+    Linux's ``/proc/self/task/<tid>/schedstat`` (nanoseconds; the CPU time is the one
+    ``CLOCK_THREAD_CPUTIME_ID`` reads).  Empty where it does not exist."""
+    clocks = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return clocks
+    for tid in tids:
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                run, delay = f.read().split()[:2]
+        except (OSError, ValueError):
+            continue
+        clocks[tid] = (int(run) * 1e-9, int(delay) * 1e-9)
+    return clocks
+
+
+def steal_seconds() -> float:
+    """The host's steal, summed over the virtual cores (``/proc/stat``, in clock ticks)."""
+    try:
+        with open("/proc/stat") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return 0.0
+    return TICK * sum(int(line.split()[8]) for line in lines
+                      if line.startswith("cpu") and line[3:4].isdigit())
+
+
+def measured(fn) -> dict:
+    """Wall time of ``fn()`` and its split: CPU, queued and steal seconds (see above).
+
+    The CPU time is the process's (``time.process_time``: every thread, the running ones
+    brought up to date; ``schedstat`` brings a running thread's time up to date only at a
+    scheduler tick, so it gives only the queued time here)."""
+    before, s0, c0 = thread_clocks(), steal_seconds(), time.process_time()
     t0 = time.perf_counter()
     fn()
-    return time.perf_counter() - t0
+    wall = time.perf_counter() - t0
+    cpu = time.process_time() - c0
+    after, s1 = thread_clocks(), steal_seconds()
+    queued = sum(delay - before.get(tid, (0.0, 0.0))[1] for tid, (_, delay) in after.items())
+    return {"wall": wall, "cpu": cpu, "queued": queued, "steal": s1 - s0}
 
 
-def scaling(make_call, rounds: int, rng: random.Random) -> dict:
-    """Median wall times of one and two threads and the median per-round ratio."""
-    calls = {1: make_call(1), 2: make_call(2)}
-    for c in calls.values():
-        c()
-    walls = {1: [], 2: []}
+def repeated(call, min_seconds: float):
+    """``call`` repeated until the repetition takes ``min_seconds`` of CPU time (the calling
+    thread's, one thread: the same count whatever the load)."""
+    call()
+    cpu = []
+    for _ in range(3):
+        t0 = time.thread_time()
+        call()
+        cpu.append(time.thread_time() - t0)
+    reps = max(1, math.ceil(min_seconds / max(min(cpu), 1e-6)))
+
+    def run():
+        for _ in range(reps):
+            call()
+    return run, reps
+
+
+def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> dict:
+    """One- and two-thread calls of a batch, interleaved: medians of wall and CPU, the
+    median per-round ratio, and the mean split of the two-thread call."""
+    one, reps = repeated(make_call(1), min_seconds)
+    call_two = make_call(2)
+
+    def two():
+        for _ in range(reps):
+            call_two()
+    calls = {1: one, 2: two}
+    two()
+    runs = {1: [], 2: []}
     for _ in range(rounds):
         order = [1, 2]
         rng.shuffle(order)
         for n in order:
-            walls[n].append(timed(calls[n]))
-    t1, t2 = statistics.median(walls[1]), statistics.median(walls[2])
-    ratios = [a / b for a, b in zip(walls[1], walls[2], strict=True)]
-    return {"t1": t1, "t2": t2, "speedup": statistics.median(ratios), "serial": 2 * t2 - t1}
+            runs[n].append(measured(calls[n]))
+
+    def median(n, key):
+        return statistics.median(r[key] for r in runs[n]) / reps
+
+    def mean(n, key):
+        return statistics.fmean(r[key] for r in runs[n]) / reps
+
+    t1, t2 = median(1, "wall"), median(2, "wall")
+    cpu1, cpu2 = median(1, "cpu"), median(2, "cpu")
+    ratios = [a["wall"] / b["wall"] for a, b in zip(runs[1], runs[2], strict=True)]
+    # per round, as the speed-up: the cores' speed drifts between rounds on a shared host
+    inside = statistics.median(b["cpu"] / a["cpu"] for a, b in zip(runs[1], runs[2],
+                                                                      strict=True))
+    idle = [2 * r["wall"] - r["cpu"] - r["queued"] - r["steal"] for r in runs[2]]
+    spread = max(r["cpu"] for r in runs[1]) / min(r["cpu"] for r in runs[1])
+    return {"t1": t1, "t2": t2, "speedup": statistics.median(ratios), "reps": reps,
+            "cpu1": cpu1, "cpu2": cpu2, "inside": inside, "bound": 2 / inside,
+            "spread": spread,
+            "queued": mean(2, "queued"), "steal": mean(2, "steal"),
+            "steal1": mean(1, "steal"), "queued1": mean(1, "queued"),
+            "idle": statistics.fmean(idle) / reps, "busy": cpu2 / (2 * t2)}
 
 
-def lanes_cases(rounds: int, rng: random.Random) -> list:
+def lanes_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
     rows = []
     for name, make in (("arm7", rbd.models.arm7), ("humanoid", rbd.models.humanoid)):
         model = make()
@@ -89,13 +200,13 @@ def lanes_cases(rounds: int, rng: random.Random) -> list:
                         fn(model, Q, V, T)
                     return call
                 rows.append((f"lanes {fn.__name__.upper()} {name}, N = {n:,}",
-                             scaling(make_call, rounds, rng), None))
+                             scaling(make_call, rounds, rng, min_seconds), None))
         finally:
             kernel.num_threads = saved
     return rows
 
 
-def rollout_case(rounds: int, rng: random.Random) -> list:
+def rollout_case(rounds: int, rng: random.Random, min_seconds: float) -> list:
     model = rbd.models.arm7()
     g = np.random.default_rng(1)
     q0 = np.array([rbd.random_configuration(model, g) for _ in range(ROLLOUTS)])
@@ -106,7 +217,7 @@ def rollout_case(rounds: int, rng: random.Random) -> list:
                                     record_every=10, num_threads=threads)
 
     return [(f"lane rollouts arm7 RK4, {ROLLOUTS:,} × {ROLLOUT_STEPS} steps",
-             scaling(make_call, rounds, rng), None)]
+             scaling(make_call, rounds, rng, min_seconds), None)]
 
 
 def dynamic_balance(costs) -> float:
@@ -117,7 +228,7 @@ def dynamic_balance(costs) -> float:
     return sum(costs) / max(loads)
 
 
-def contact_cases(rounds: int, rng: random.Random) -> list:
+def contact_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_contact import ROBOTS, setup
 
@@ -135,7 +246,7 @@ def contact_cases(rounds: int, rng: random.Random) -> list:
         def make_call(threads, Q=Q, V=V):
             return lambda: compiled_runs(model, Q, V, CONTACT_STEPS, dt, num_threads=threads)
 
-        result = scaling(make_call, rounds, rng)
+        result = scaling(make_call, rounds, rng, min_seconds)
         # one run's CPU time: a batch of two copies of it less a batch of one (the setup
         # of a call left out)
         costs = []
@@ -160,23 +271,36 @@ CASES = {"lanes": lanes_cases, "rollout": rollout_case, "contact": contact_cases
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--min-ms", type=float, default=50.0,
+                        help="one thread's time of a timed call, at least (ms)")
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
     args = parser.parse_args(argv)
     rng = random.Random(0)
-    before = os.getloadavg()[0]
+    before = os.getloadavg()
     rows = []
     for case in args.cases:
-        rows += CASES[case](args.rounds, rng)
-    after = os.getloadavg()[0]
-    print(f"Threads, wall clock ({args.rounds} rounds, lane build `{_model.simd()}`, "
-          f"{os.cpu_count()} cores; load average {before:.2f} before, {after:.2f} after)\n")
-    print("| batch | 1 thread (ms) | 2 threads (ms) | speed-up | serial 2 t₂ − t₁ (ms) | "
-          "balance |")
-    print("|---|---:|---:|---:|---:|---:|")
+        rows += CASES[case](args.rounds, rng, args.min_ms * 1e-3)
+    after = os.getloadavg()
+    print(f"Threads ({args.rounds} rounds, calls of ≥ {args.min_ms:g} ms, lane build "
+          f"`{_model.simd()}`, {os.cpu_count()} cores, OMP_WAIT_POLICY="
+          f"{os.environ.get('OMP_WAIT_POLICY')}; load average (1, 5 min) "
+          f"{before[0]:.2f}, {before[1]:.2f} before, {after[0]:.2f}, {after[1]:.2f} after). "
+          "Per batch, medians; queued, steal and idle: means over the rounds, both "
+          "threads together.\n")
+    print("| batch | batches a call | 1 thread (ms) | 2 threads (ms) | speed-up | "
+          "CPU 1 t (ms) | CPU 1 t max/min | CPU 2 t (ms) | inside | CPU-bound | busy | "
+          "1 t queued + steal (ms) | "
+          "2 t queued (ms) | 2 t steal (ms) | 2 t idle (ms) | balance |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r, balance in rows:
-        print(f"| {name} | {r['t1'] * 1e3:.2f} | {r['t2'] * 1e3:.2f} | {r['speedup']:.2f}× | "
-              f"{r['serial'] * 1e3:.2f} | {'–' if balance is None else f'{balance:.2f}×'} |")
+        print(f"| {name} | {r['reps']} | {r['t1'] * 1e3:.2f} | {r['t2'] * 1e3:.2f} | "
+              f"{r['speedup']:.2f}× | {r['cpu1'] * 1e3:.2f} | {r['spread']:.2f} | "
+              f"{r['cpu2'] * 1e3:.2f} | "
+              f"{r['inside']:.3f} | {r['bound']:.2f}× | {r['busy']:.0%} | "
+              f"{(r['queued1'] + r['steal1']) * 1e3:.2f} | {r['queued'] * 1e3:.2f} | "
+              f"{r['steal'] * 1e3:.2f} | {r['idle'] * 1e3:.2f} | "
+              f"{'–' if balance is None else f'{balance:.2f}×'} |")
     return 0
 
 

@@ -107,6 +107,28 @@ def test_kernel_batches_equal_per_state_calls(require_kernels, method):
         np.testing.assert_array_equal(G[k], rbd.delassus(model, Q[k], backend="kernel"))
 
 
+def test_kernel_batches_are_the_same_bits_on_one_and_two_threads(require_kernels):
+    """Each thread solves in its own arena and workspace rows (a cache line apart): the
+    thread count changes no bit of a batch."""
+    model = mech.four_bar()
+    Q = np.array([mech.four_bar_angles(t) for t in np.linspace(0.2, 2.8, 9)])
+    rng = np.random.default_rng(5)
+    V = np.array([consistent_velocity(model, q, None, rng) for q in Q])
+    T = rng.normal(size=V.shape)
+    kernel = rbd.algorithms.compiled(model)
+    saved = kernel.num_threads
+    results = {}
+    try:
+        for threads in (1, 2):
+            kernel.num_threads = threads
+            results[threads] = rbd.constrained_dynamics(model, Q, V, T, backend="kernel")
+    finally:
+        kernel.num_threads = saved
+    for name in ("qdd", "force", "rank", "iterations"):
+        np.testing.assert_array_equal(getattr(results[2], name), getattr(results[1], name),
+                                      err_msg=name)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (lambda q, v, t: (q[:2], v, t), "q must have shape"),
     (lambda q, v, t: (q, np.array([np.nan, 0.0, 0.0]), t), "v has non-finite"),

@@ -13,7 +13,8 @@ function-level (lazy) imports too.  Rules (docs/design.md, "Layout"):
 * the kernels import only each other and the layer below every other one
   (``errors``, ``data``, ``_validation``, ``_backend``);
 * nothing imports ``cli``; only ``cli`` and ``animation`` import ``plotting``;
-* no module is much over 600 lines.
+* no module is much over 600 lines, and no Cython declaration or include file
+  (``.pxd``, ``.pxi``) either: they are read as modules are.
 """
 
 from __future__ import annotations
@@ -211,10 +212,26 @@ def test_nothing_imports_upward():
     assert wrong == []
 
 
+#: The Cython declaration and include files: ``cimport``-ed or ``include``-d, not imported,
+#: so not in MODULES, but read as a module is (the lane kernels are mostly ``.pxi`` text).
+CYTHON_TEXTS = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*")
+                      if p.suffix in (".pxd", ".pxi") and "build" not in p.parts)
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_module_length(module):
     lines = len(MODULES[module].read_text().splitlines())
     assert lines <= MAX_MODULE_LINES, f"{module}: {lines} lines (split it along its seams)"
+
+
+def test_the_cython_declarations_and_includes_were_found():
+    assert "rbd/_kernels/_lanes.pxd" in CYTHON_TEXTS and "rbd/_kernels/soa.pxi" in CYTHON_TEXTS
+
+
+@pytest.mark.parametrize("path", CYTHON_TEXTS)
+def test_cython_text_length(path):
+    lines = len((ROOT / path).read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{path}: {lines} lines (split it along its seams)"
 
 
 def test_the_kernels_table_names_existing_functions():

@@ -366,10 +366,13 @@ def test_an_unknown_environment_choice_warns_and_chooses(simd):
 
 
 def test_the_lane_text_keeps_the_passes_and_tags_of_its_twins():
-    """``soa.pxi`` renders ``rnea.pyx`` and ``aba.pyx``: same pass headers, same tags."""
+    """``soa.pxi`` and ``soa_aba.pxi`` render ``rnea.pyx`` and ``aba.pyx``: same pass headers,
+    same tags."""
     from test_twins import KERNELS, kernel_functions, passes, tags
 
-    lanes = kernel_functions((KERNELS / "soa.pxi").read_text())
+    lanes = {**kernel_functions((KERNELS / "soa.pxi").read_text()),
+             **kernel_functions((KERNELS / "soa_aba.pxi").read_text())}
+    assert "rnea" in lanes and "aba" in lanes
     for stem in ("rnea", "aba"):
         scalar = kernel_functions((KERNELS / f"{stem}.pyx").read_text())
         assert passes(lanes[stem]) == passes(scalar[stem]), stem

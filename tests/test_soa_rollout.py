@@ -114,8 +114,13 @@ def test_a_batch_runs_in_lanes(build, simd):
     assert_same_runs(lanes, scalar, 4 * STEPS + 1)
 
 
+@pytest.mark.parametrize("lanes", [True, False], ids=["lanes", "one-state"])
 @pytest.mark.parametrize("integrator", [Integrator.RK4, Integrator.EULER])
-def test_the_thread_count_changes_no_bit(integrator):
+def test_the_thread_count_changes_no_bit(integrator, lanes, simd):
+    # one-state: each thread's workspace and scratch are rows of one array, a cache line
+    # apart (_base.pyx thread_rows); the rows each thread computes are the one thread's
+    if not lanes:
+        simd("off")
     model = rbd.models.humanoid()
     q0, v0 = starts(model, n=19)
     controls = law(model, 19)

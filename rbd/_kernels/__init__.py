@@ -18,7 +18,7 @@ module                     twin of (in ``rbd/``)               C functions (cimp
 ``constrained.pyx``        ``reference/constrained.py``        ``solve_kkt``, ``solve_schur``, …
 ``_coupled.pyx``           ``algorithms/_coupled.py``          mimic joints: the tree plus Gᵀ(·)G
 ``_lanes.pxd``             ``_spatial.pxd``, W states a time   lane algebra of the batched kernels
-``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa.pxi``
+``_soa_*.pyx``             ``rnea.pyx``, ``aba.pyx`` in lanes  ``SoaKernels`` of ``soa_aba.pxi``
                            ``derivatives.pyx`` in lanes        and ``soa_derivatives.pxi``
 ``soa_rollout.pxi``        ``rollout.pyx`` in lanes            rollouts of a batch, W at a time
 ``soa_crba.pxi``           ``crba.pyx`` in lanes               ``rbd.crba`` of a stack, W at a time

@@ -27,16 +27,8 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 cimport openmp
 from cython.parallel cimport prange, threadid
 
-from rbd._kernels._args cimport (
-    Call,
-    Pending,
-    all_finite,
-    as_array,
-    batch_of,
-    check_finite,
-    check_rows,
-    raise_non_finite,
-)
+from rbd._kernels._args cimport (Call, Pending, all_finite, as_array, batch_of, check_finite,
+                                 check_rows, raise_non_finite)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
 from rbd._kernels._soa cimport SOA_ABA_DERIVATIVES, SOA_CRBA, SOA_RNEA_DERIVATIVES, soa_run_fn
 
@@ -96,6 +88,13 @@ cdef extern from "Python.h":
 INTERRUPT_INTERVAL = 0.02
 cdef double _interval = INTERRUPT_INTERVAL
 cdef Py_ssize_t LINE = 16  # ints of a 64-byte cache line (run_lanes' per-thread status)
+
+
+cdef cnp.ndarray thread_rows(int nt, Py_ssize_t n, bint zero):
+    # nt rows of ≥ n doubles, one per thread (its workspace), a 64-byte cache line apart: no
+    # line written by two threads (such a line moves between the cores at every write)
+    cdef Py_ssize_t stride = (n + 7) // 8 * 8 + 8
+    return np.zeros((nt, stride)) if zero else np.empty((nt, stride))
 
 
 cdef inline double _monotonic() noexcept nogil:
@@ -463,7 +462,7 @@ cdef class CompiledBase:
         free(self.works)
         self.works = NULL
         self.nworks = 0
-        self._works_buffer = np.zeros((nt, self.data.size + 8))  # rows a cache line apart
+        self._works_buffer = thread_rows(nt, self.data.size, True)
         self.works = <Work*>malloc(nt * sizeof(Work))
         if self.works == NULL:
             raise MemoryError()

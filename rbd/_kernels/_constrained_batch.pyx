@@ -24,7 +24,7 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from rbd._kernels._args cimport as_array, batch_of, check_finite
-from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
+from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable, thread_rows
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._constrained_state cimport solve_augmented, state_terms
 from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_impulse,
@@ -233,7 +233,7 @@ cdef class ConstrainedModel:
         works = <Work*>malloc(nt * sizeof(Work))
         if works == NULL:
             raise MemoryError()
-        buffer = np.zeros((nt, self.cm.data.size))
+        buffer = thread_rows(nt, self.cm.data.size, True)     # rows a cache line apart
         keep.append(buffer)
         for t in range(nt):
             self.cm._bind(&works[t], buffer[t])
@@ -277,14 +277,15 @@ cdef class ConstrainedModel:
         job.out_stride[0] = width
         job.out_stride[1] = m
         job.n = n
-        job.arena_size = self.size
         if N < 0 or N == 1 or nt == 1 or omp_unusable():
             nt = 1
         elif nt > N:
             nt = <int>N
         own_arena = self.busy or nt > 1
-        arena_buffer = np.empty((nt, self.size)) if own_arena else self.buffer
+        arena_buffer = thread_rows(nt, self.size, False) if own_arena else self.buffer
         job.arena = <double*>cnp.PyArray_DATA(arena_buffer)
+        # each thread's arena a cache line from the next one's (thread_rows)
+        job.arena_size = cnp.PyArray_DIMS(arena_buffer)[1] if own_arena else self.size
         self.busy = True
         try:
             works = self._claim(nt, keep)

@@ -25,7 +25,7 @@ from libc.stdlib cimport free, malloc
 from rbd._kernels cimport rollout as _rollout
 from rbd._kernels._args cimport as_array, batch_of, check_finite, shape_text, vector
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
-                                 omp_starting, omp_unusable)
+                                 omp_starting, omp_unusable, thread_rows)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels.constrained cimport arena_size
 from rbd._kernels.constraints cimport Rows, bind_rows
@@ -278,11 +278,13 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
         size = lanes.rollout_size(&km.m)
     if omp_unusable():
         nt = 1       # the fork rule (_base.pyx)
-    buffer = np.zeros((nt, km.data.size))
-    scratch = np.empty((nt, nscratch))
+    # each thread's workspace, scratch and arena rows a cache line apart (thread_rows)
+    buffer = thread_rows(nt, km.data.size, True)
+    scratch = thread_rows(nt, nscratch, False)
+    nscratch = cnp.PyArray_DIMS(scratch)[1]
     job.nrows = m
-    job.narena = 0 if ctl.rows == NULL else arena_size(m, km.m.nv) + m
-    arenas = np.empty((nt, job.narena))
+    arenas = thread_rows(nt, 0 if ctl.rows == NULL else arena_size(m, km.m.nv) + m, False)
+    job.narena = 0 if ctl.rows == NULL else cnp.PyArray_DIMS(arenas)[1]
     job.arena = <double*>cnp.PyArray_DATA(arenas)
     job.works = <Work*>malloc(nt * sizeof(Work))
     if job.works == NULL:

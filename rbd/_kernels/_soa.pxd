@@ -1,7 +1,7 @@
 # cython: language_level=3
 """What the structure-of-arrays modules export to ``_model.pyx``.
 
-``soa.pxi`` (batched RNEA and ABA, the state index innermost), with
+``soa.pxi`` and ``soa_aba.pxi`` (batched RNEA and ABA, the state index innermost), with
 ``soa_derivatives.pxi`` (their derivatives), ``soa_rollout.pxi`` (rollouts) and
 ``soa_crba.pxi`` (CRBA), is compiled three
 times, as ``_soa_portable``, ``_soa_avx2`` and ``_soa_avx512`` (the same C with

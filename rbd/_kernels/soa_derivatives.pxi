@@ -6,7 +6,7 @@
 # ``[index][component][W]`` (state index innermost, ``_lanes.pxd``), every arithmetic step
 # a loop over the W lanes.  ``rnea_derivatives`` sweeps outward once (``outward_sweep``)
 # and inward once, writing ``[∂τ/∂q, ∂τ/∂q̇, M]``; ``aba_derivatives`` runs the lane ABA
-# of ``soa.pxi`` for q̈ and then ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` with ``M = Lᵀ L`` factored with the
+# of ``soa_aba.pxi`` for q̈ and then ``∂q̈/∂x = −M⁻¹ ∂τ/∂x`` with ``M = Lᵀ L`` factored with the
 # tree's sparsity (``soa_ltl.pxi``: ``crba.ltl``'s sweeps, written for the lanes; on every
 # model, long chains included: the dense LAPACK path of the one-state kernel does not run
 # in lanes).  The joint transforms left in the lanes by that ABA are reused by the outward
@@ -17,7 +17,7 @@
 # ``_soa_avx512.pyx``; it uses that file's ``Lanes`` workspace, ``joint_step`` and ``aba``,
 # and adds ``derivatives_size`` and ``run_derivatives`` to its kernel table.
 
-from rbd._kernels._lanes cimport (
+from rbd._kernels._lanes_world cimport (
     dot3,
     force_to_root,
     motion_to_root,

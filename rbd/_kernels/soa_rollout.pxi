@@ -2,7 +2,7 @@
 #
 # The lane rendering of ``rollout.pyx`` (twin: ``rbd/reference/rollout.py``): the same
 # steps, stages, checks and samples, with the state of W rollouts stored ``[component][W]``
-# (``_lanes.pxd``) and every evaluation the lane ABA of ``soa.pxi``.  Lane by lane, with
+# (``_lanes.pxd``) and every evaluation the lane ABA of ``soa_aba.pxi``.  Lane by lane, with
 # ``rollout.pyx``'s own functions on one lane's row, run only the parts that are O(nq) or
 # rare: the joint force (``joint_force``, PD law and quaternion ``q_ref ⊖ q`` included),
 # the configuration update of spherical and free joints (``integrate``), the RK4
