@@ -323,7 +323,7 @@ def test_newton_stops_by_mujocos_rule(cone, backend):
 #: The kernel's Newton factor updated row by row, as a factor of the matrix H built anew
 #: (backward error ‖L Lᵀ − H‖ / ‖H‖): each rank-one update or downdate rounds at ~1e-16 of
 #: the entries it touches, and a downdate keeps at least 10 digits of a pivot
-#: (``PIVOT_FLOOR`` = 1e-6 on its square) before it rebuilds.  Observed ≤ 1e-15 below; a
+#: (``rank_one.pivot_floor()`` = 1e-6 on its square) before it rebuilds.  Observed ≤ 1e-15 below; a
 #: downdate that cancels 10 digits without the rebuild leaves 2e-7.
 RTOL_FACTOR = 1e-12
 

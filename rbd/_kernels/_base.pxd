@@ -13,7 +13,6 @@ from rbd._kernels._soa cimport SoaKernels
 
 cdef bint omp_unusable() noexcept
 cdef void omp_starting() noexcept
-cdef cnp.ndarray thread_rows(int nt, Py_ssize_t n, bint zero)
 
 
 cdef struct Interrupt:

@@ -27,6 +27,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 cimport openmp
 from cython.parallel cimport prange, threadid
 
+from rbd._kernels._buffers cimport lane_buffer, thread_rows
 from rbd._kernels._args cimport (Call, Pending, all_finite, as_array, batch_of, check_finite,
                                  check_rows, raise_non_finite)
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, J_SYMBOLIC, MAX_JOINT_NV
@@ -88,13 +89,6 @@ cdef extern from "Python.h":
 INTERRUPT_INTERVAL = 0.02
 cdef double _interval = INTERRUPT_INTERVAL
 cdef Py_ssize_t LINE = 16  # ints of a 64-byte cache line (run_lanes' per-thread status)
-
-
-cdef cnp.ndarray thread_rows(int nt, Py_ssize_t n, bint zero):
-    # nt rows of ≥ n doubles, one per thread (its workspace), a 64-byte cache line apart: no
-    # line written by two threads (such a line moves between the cores at every write)
-    cdef Py_ssize_t stride = (n + 7) // 8 * 8 + 8
-    return np.zeros((nt, stride)) if zero else np.empty((nt, stride))
 
 
 cdef inline double _monotonic() noexcept nogil:
@@ -173,12 +167,14 @@ cdef int run_lanes(const ModelC* m, const SoaKernels* K, int task, const double*
         # a child forked after a parallel batch: serially (the fork rule above)
         nt = 1
     chunk = max(1, nblocks // (16 * nt))
-    work = <double*>malloc(nt * size * sizeof(double))
     status = <int*>malloc(nt * LINE * sizeof(int))  # each thread's on its own cache line
-    if work == NULL or status == NULL:
-        free(work)
-        free(status)
+    if status == NULL:
         raise MemoryError()
+    try:
+        work = lane_buffer(nt, &size)
+    except MemoryError:
+        free(status)
+        raise
     for t in range(nt):
         status[LINE * t] = 0
     if nt > 1:

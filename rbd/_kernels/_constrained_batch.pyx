@@ -24,7 +24,8 @@ from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 
 from rbd._kernels._args cimport as_array, batch_of, check_finite
-from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable, thread_rows
+from rbd._kernels._base cimport CompiledBase, omp_starting, omp_unusable
+from rbd._kernels._buffers cimport thread_rows
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels._constrained_state cimport solve_augmented, state_terms
 from rbd._kernels.constrained cimport (Arena, Proximal, arena, arena_size, solve_impulse,

@@ -25,7 +25,8 @@ from libc.stdlib cimport free, malloc
 from rbd._kernels cimport rollout as _rollout
 from rbd._kernels._args cimport as_array, batch_of, check_finite, shape_text, vector
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
-                                 omp_starting, omp_unusable, thread_rows)
+                                 omp_starting, omp_unusable)
+from rbd._kernels._buffers cimport lane_buffer, thread_rows
 from rbd._kernels._model cimport J_FREE, J_SPHERICAL, ModelC, Work
 from rbd._kernels.constrained cimport arena_size
 from rbd._kernels.constraints cimport Rows, bind_rows
@@ -308,10 +309,11 @@ cdef int _rollouts(CompiledBase km, _rollout.Control* ctl, _rollout.Plan* plan,
     job.failure = job.steps + cnp.PyArray_DIMS(counts)[1]
     job.failure_t = <double*>cnp.PyArray_DATA(failure_t)
     if lanes != NULL:
-        lane_work = <double*>malloc(nt * size * sizeof(double))
-        if lane_work == NULL:
+        try:
+            lane_work = lane_buffer(nt, &size)
+        except MemoryError:
             free(job.works)
-            raise MemoryError()
+            raise
     if nt > 1:
         omp_starting()
     try:

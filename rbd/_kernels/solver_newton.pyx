@@ -41,6 +41,7 @@ from libc.string cimport memcpy, memset
 from rbd._kernels._model cimport ModelC
 from rbd._kernels._spatial cimport cholesky_factor, cholesky_solve
 from rbd._kernels.crba cimport ltl, ltl_solve
+from rbd._kernels.rank_one cimport cholesky_update, tree_update
 
 cnp.import_array()
 
@@ -53,10 +54,6 @@ cdef enum:
     #: leading dimension of a cone's Hessian block (condim ≤ 6)
     LD = 6
 
-#: A downdate of the Newton factor that leaves a pivot² below this fraction of its old value
-#: is abandoned for a rebuild: the cancellation would cost more than 6 of the 16 digits
-#: (MuJoCo rebuilds only when the pivot² falls below 1e-15, mjMINVAL)
-cdef double PIVOT_FLOOR = 1e-6
 
 
 cdef class RowsData:
@@ -327,34 +324,6 @@ cdef inline void scaled_row(const RowsC* rows, const Work* w, Py_ssize_t r,
         w.upd[c] = scale * rows.J[r * rows.nv + c]
 
 
-cdef inline bint tree_update(double* L, const int64_t* parent, double* x, Py_ssize_t top,
-                             Py_ssize_t n, bint plus) noexcept nogil:
-    # Lᵀ L ± x xᵀ = L'ᵀ L' in place for the tree factor of crba.ltl (L_ki ≠ 0 only for i on
-    # the path of k to the root) and x zero off the path of dof ``top``: cholesky_update on
-    # the reversed order (Lᵀ is the lower factor of M with the dofs numbered backwards),
-    # the pivots k along the path from ``top``, each rotating row k's entries on the path
-    # above it, so that nothing leaves the tree's pattern.  x is overwritten; returns 1 as
-    # cholesky_update does
-    cdef Py_ssize_t i, k = top
-    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
-    while k >= 0:
-        if x[k] != 0.0:
-            d = L[k * n + k]
-            r = d * d + sign * x[k] * x[k]
-            if not r > PIVOT_FLOOR * d * d:
-                return 1
-            r = sqrt(r)
-            c, s, inv = r / d, x[k] / d, d / r
-            L[k * n + k] = r
-            i = parent[k]
-            while i >= 0:
-                L[k * n + i] = (L[k * n + i] + sign * s * x[i]) * inv
-                x[i] = c * x[i] - s * L[k * n + i]
-                i = parent[i]
-        k = parent[k]
-    return 0
-
-
 cdef inline bint row_update(const RowsC* rows, Work* w, double* L, Py_ssize_t r,
                             bint plus) noexcept nogil:
     # L's factor ± D_r J_rᵀ J_r (the tree's or the dense one, by w.tree); 1 when a downdate
@@ -364,30 +333,6 @@ cdef inline bint row_update(const RowsC* rows, Work* w, double* L, Py_ssize_t r,
         return tree_update(L, w.model.dof_parent, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
                            rows.nv, plus) if w.nnz[r] > 0 else 0
     return cholesky_update(L, w.upd, rows.nv, plus)
-
-
-cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) noexcept nogil:
-    # L Lᵀ ± x xᵀ = L' L'ᵀ in place, one rotation per pivot (MuJoCo's mju_cholUpdate; x is
-    # overwritten).  Returns 1, L half-updated, when a downdate leaves a pivot² below
-    # PIVOT_FLOOR of its old value (the caller rebuilds L)
-    cdef Py_ssize_t i, k
-    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
-    for k in range(n):
-        if x[k] == 0.0:
-            continue
-        d = L[k * n + k]
-        # r² = L_kk² ± x_k², c = r / L_kk, s = x_k / L_kk
-        r = d * d + sign * x[k] * x[k]
-        if not r > PIVOT_FLOOR * d * d:
-            return 1
-        r = sqrt(r)
-        c, s, inv = r / d, x[k] / d, d / r
-        L[k * n + k] = r
-        for i in range(k + 1, n):
-            # L_ik ← (L_ik ± s x_i) / c (times 1 / c = L_kk / r), x_i ← c x_i − s L_ik
-            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) * inv
-            x[i] = c * x[i] - s * L[i * n + k]
-    return 0
 
 
 cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
