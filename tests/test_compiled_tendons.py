@@ -122,6 +122,24 @@ def test_compiled_step_with_tendons_equals_the_python_step(seed):
                                    atol=RTOL_EXACT * (1 + np.abs(v1).max()))
 
 
+def test_simulate_keeps_the_tendon_equality():
+    """``rbd.simulate`` with contacts (one state and a batch of two) runs the model's
+    tendon equality: its first steps equal the compiled step's, which has the equality
+    row (it once handed the step an empty tuple of constraint objects, which switched
+    the tendon equalities off), and differ from a step without it."""
+    model, mm, d = _state(XML, 0)
+    q, v, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    dt = mm.opt.timestep
+    expected = compiled_runs(model, q[None], v[None], 3, dt)[0].q
+    one = rbd.simulate(model, q, v, 3 * dt, dt, integrator="euler")
+    batch = rbd.simulate(model, np.stack([q, q]), np.stack([v, v]), 3 * dt, dt,
+                         integrator="euler")
+    np.testing.assert_allclose(one.q, expected, rtol=0, atol=RTOL_EXACT)
+    np.testing.assert_allclose(batch.q[1], expected, rtol=0, atol=RTOL_EXACT)
+    without = euler_step(model, q, v, None, dt, constraints=())[0]
+    assert np.abs(without - expected[1]).max() > 1e3 * RTOL_EXACT
+
+
 #: The flags the compiled pass and step honour, on XML: those of tests/test_forward_flags.py
 #: that change this model, and ``eulerdamp`` (the step's damping explicit).
 FLAGS = ("contact", "limit", "equality", "frictionloss", "spring", "damper", "constraint",

@@ -393,7 +393,7 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
 
         traj = simulate_contact(model, q0, v0, o.duration, o.dt, tau=_contact_tau(o),
                                 record_every=o.record_every, backend=o.backend,
-                                constraints=o.constraints)
+                                constraints=o.contact_constraints)
         return _record_constraints(model, traj, o)
     kernel = None
     if o.compiled and not o.progress and o.steps is not None:
@@ -549,7 +549,7 @@ def _compiled_contact_runs(model, q0, v0, o: SimulationOptions) -> Trajectory | 
 
     found = compiled_batch(model, np.asarray(q0, float), np.asarray(v0, float), o.duration,
                            o.dt, _contact_tau(o), o.record_every, o.backend,
-                           constraints=o.constraints, num_threads=o.num_threads)
+                           constraints=o.contact_constraints, num_threads=o.num_threads)
     if found is None:
         return None
     batch, lengths, failed = found

@@ -77,6 +77,14 @@ class SimulationOptions:
     constraints: tuple          #: the active constraint kinds
     baumgarte: tuple | None     #: the gains ``(kp, kd)``, or None
     steps: int | None           #: steps of the fixed-step grid; None for ``"solve_ivp"``
+    given_constraints: bool = False    #: ``constraints`` was given (else the model's own)
+
+    @property
+    def contact_constraints(self) -> tuple | None:
+        """``constraints`` for the contact step: None when the caller gave none, so that the
+        forward pass adds the model's tendon equalities too (they are rows of the model,
+        not constraint objects)."""
+        return self.constraints if self.given_constraints else None
 
     @property
     def rollout(self) -> Integrator | None:
@@ -132,7 +140,7 @@ class SimulationOptions:
         return cls(duration, dt, integrator, tau if force is None else force, tau is not None,
                    f_ext, events, impacts, progress, backend, event_tol, method, rtol, atol,
                    max_step, limit, min_step, bool(damping), int(record_every), num_threads,
-                   bool(compiled), active, gains, steps)
+                   bool(compiled), active, gains, steps, constraints is not None)
 
 
 def _events(events) -> tuple:
