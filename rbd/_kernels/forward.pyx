@@ -42,7 +42,7 @@ from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport impedance, regularizer
 from rbd._kernels.kinematics cimport jacobian_columns
 from rbd._kernels.passive cimport passive_force
-from rbd._kernels.solver_newton cimport RowsC
+from rbd._kernels.solver_newton cimport TREE_MIN_NV, RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
 from rbd._kernels.solver_pgs cimport c_solve_pgs
 from rbd._kernels.stages cimport bias, composite_inertia, position, velocity
@@ -291,8 +291,9 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.ncone = fw.ncone
     if f.pgs:
         return solve_pgs(f, fw)
-    # the Newton factor starts from M's tree factor (smooth_dynamics' L) when the rows allow
-    fw.nw.Lm, fw.nw.model = fw.L, model
+    # the Newton factor starts from M's tree factor (smooth_dynamics' L) when the rows allow,
+    # from TREE_MIN_NV dofs on (below, the dense factor is faster)
+    fw.nw.Lm, fw.nw.model = (fw.L if fw.rows.nv >= TREE_MIN_NV else NULL), model
     if fw.warm != NULL:
         warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
