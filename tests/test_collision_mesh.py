@@ -578,21 +578,30 @@ ATOL_TRAJECTORY = 1e-9
 def test_dropped_mesh_follows_mujoco(tmp_path):
     """A mesh falls on a tilted floor and comes to rest on a face: ``rbd.simulate``'s
     trajectory (semi-implicit Euler, Newton) is MuJoCo's."""
+    traj, d = _dropped_mesh_follows_mujoco(
+        tmp_path, _cloud(), '<geom type="plane" size="0 0 1" euler="5 3 0"/>'
+        '<body pos="0 0 0.12" euler="20 40 10">', 0.4)
+    assert traj.contact_count.max() >= 2 and d.ncon >= 2
+
+
+def _dropped_mesh_follows_mujoco(tmp_path, vertices, scene: str, duration: float):
+    """A mesh of ``vertices`` on a free body (``scene``: the world's geoms and the body's
+    opening tag) dropped for ``duration`` s: ``rbd.simulate``'s qpos path is MuJoCo's to
+    ATOL_TRAJECTORY.  Returns rbd's trajectory and MuJoCo's data at the end."""
     pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
     from rbd.mjcf import from_mujoco_state, to_mujoco_state
 
     path = tmp_path / "drop.xml"
     path.write_text(f'<mujoco><option timestep="0.004"/><asset><mesh name="m" '
-                    f'vertex="{_vertex_text(_cloud())}"/></asset><worldbody><geom type="plane" '
-                    'size="0 0 1" euler="5 3 0"/><body pos="0 0 0.12" euler="20 40 10">'
+                    f'vertex="{_vertex_text(vertices)}"/></asset><worldbody>{scene}'
                     '<freejoint/><geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
     model, mm, d = rbd.testing.mujoco_pair(path, integrator="euler")
     q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
-    traj = rbd.simulate(model, q0, v0, 0.4, mm.opt.timestep, integrator="euler")
+    traj = rbd.simulate(model, q0, v0, duration, mm.opt.timestep, integrator="euler")
     expected = mujoco_qpos_path(mm, d, len(traj.t) - 1)
-    assert traj.contact_count.max() >= 2 and d.ncon >= 2
     np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], expected, rtol=0,
                                atol=ATOL_TRAJECTORY)
+    return traj, d
 
 
 @pytest.mark.slow
@@ -600,19 +609,7 @@ def test_cube_mesh_dropped_on_a_box_follows_mujoco(tmp_path):
     """A cube mesh falls on a tilted box, lands on a corner, an edge, then a face (four
     clipped contacts): ``rbd.simulate``'s trajectory is MuJoCo's (measured 1e-15 over
     0.6 s; the tolerance of the dropped cloud above)."""
-    pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
-    from rbd.mjcf import from_mujoco_state, to_mujoco_state
-
-    path = tmp_path / "cube_drop.xml"
-    path.write_text(f'<mujoco><option timestep="0.004"/><asset><mesh name="m" '
-                    f'vertex="{_vertex_text(_CUBE)}"/></asset><worldbody><geom type="box" '
-                    'size="0.5 0.5 0.05" pos="0 0 -0.05" euler="4 -3 0"/><body pos="0 0 0.2" '
-                    'euler="25 15 10"><freejoint/><geom type="mesh" mesh="m"/></body>'
-                    '</worldbody></mujoco>')
-    model, mm, d = rbd.testing.mujoco_pair(path, integrator="euler")
-    q0, v0, _ = from_mujoco_state(model, d.qpos, d.qvel)
-    traj = rbd.simulate(model, q0, v0, 0.6, mm.opt.timestep, integrator="euler")
-    expected = mujoco_qpos_path(mm, d, len(traj.t) - 1)
+    traj, d = _dropped_mesh_follows_mujoco(
+        tmp_path, _CUBE, '<geom type="box" size="0.5 0.5 0.05" pos="0 0 -0.05" euler="4 -3 0"/>'
+        '<body pos="0 0 0.2" euler="25 15 10">', 0.6)
     assert traj.contact_count[-1] == d.ncon == 4
-    np.testing.assert_allclose(to_mujoco_state(model, traj.q)[0], expected, rtol=0,
-                               atol=ATOL_TRAJECTORY)

@@ -15,27 +15,39 @@ cdef inline double pivot_floor() noexcept nogil:
     return 1e-6
 
 
+cdef inline bint pivot(double* Lkk, double xk, double sign, double* c, double* s,
+                       double* inv) noexcept nogil:
+    # the rotation of one pivot: r² = L_kk² ± x_k², L_kk ← r, c = r / L_kk, s = x_k / L_kk,
+    # inv = L_kk / r; 1 (L_kk kept) when a downdate leaves r² below pivot_floor() of L_kk²
+    cdef double d = Lkk[0], r = d * d + sign * xk * xk
+    if not r > pivot_floor() * d * d:
+        return 1
+    r = sqrt(r)
+    c[0], s[0], inv[0] = r / d, xk / d, d / r
+    Lkk[0] = r
+    return 0
+
+
+cdef inline void rotate(double* Lik, double* xi, double c, double s, double inv,
+                        double sign) noexcept nogil:
+    # L_ik ← (L_ik ± s x_i) / c (1 / c = L_kk / r), x_i ← c x_i − s L_ik
+    Lik[0] = (Lik[0] + sign * s * xi[0]) * inv
+    xi[0] = c * xi[0] - s * Lik[0]
+
+
 cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) noexcept nogil:
     # L Lᵀ ± x xᵀ = L' L'ᵀ in place, one rotation per pivot (MuJoCo's mju_cholUpdate; x is
     # overwritten).  Returns 1, L half-updated, when a downdate leaves a pivot² below
     # pivot_floor() of its old value (the caller rebuilds L)
     cdef Py_ssize_t i, k
-    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
+    cdef double c, s, inv, sign = 1.0 if plus else -1.0
     for k in range(n):
         if x[k] == 0.0:
             continue
-        d = L[k * n + k]
-        # r² = L_kk² ± x_k², c = r / L_kk, s = x_k / L_kk
-        r = d * d + sign * x[k] * x[k]
-        if not r > pivot_floor() * d * d:
+        if pivot(&L[k * n + k], x[k], sign, &c, &s, &inv):
             return 1
-        r = sqrt(r)
-        c, s, inv = r / d, x[k] / d, d / r
-        L[k * n + k] = r
         for i in range(k + 1, n):
-            # L_ik ← (L_ik ± s x_i) / c (times 1 / c = L_kk / r), x_i ← c x_i − s L_ik
-            L[i * n + k] = (L[i * n + k] + sign * s * x[i]) * inv
-            x[i] = c * x[i] - s * L[i * n + k]
+            rotate(&L[i * n + k], &x[i], c, s, inv, sign)
     return 0
 
 
@@ -48,20 +60,14 @@ cdef inline bint tree_update(double* L, const int64_t* parent, double* x, Py_ssi
     # above it, so that nothing leaves the tree's pattern.  x is overwritten; returns 1 as
     # cholesky_update does
     cdef Py_ssize_t i, k = top
-    cdef double d, r, c, s, inv, sign = 1.0 if plus else -1.0
+    cdef double c, s, inv, sign = 1.0 if plus else -1.0
     while k >= 0:
         if x[k] != 0.0:
-            d = L[k * n + k]
-            r = d * d + sign * x[k] * x[k]
-            if not r > pivot_floor() * d * d:
+            if pivot(&L[k * n + k], x[k], sign, &c, &s, &inv):
                 return 1
-            r = sqrt(r)
-            c, s, inv = r / d, x[k] / d, d / r
-            L[k * n + k] = r
             i = parent[k]
             while i >= 0:
-                L[k * n + i] = (L[k * n + i] + sign * s * x[i]) * inv
-                x[i] = c * x[i] - s * L[k * n + i]
+                rotate(&L[k * n + i], &x[i], c, s, inv, sign)
                 i = parent[i]
         k = parent[k]
     return 0
