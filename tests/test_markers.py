@@ -2,7 +2,8 @@
 
 Tests of a second or more (setup and call) carry ``@pytest.mark.slow``;
 ``pytest -m "not slow"`` runs the rest as a quick inner loop, while CI
-(``.ci/run``) runs the README's ``pytest -n auto`` and so every test.  Markers are strict, so a
+(``.ci/run``) runs the README's ``pytest -n auto`` and so every test (its second,
+pure-Python pass leaves out only the ``single_pass`` tests).  Markers are strict, so a
 misspelt ``@pytest.mark.slwo`` is an error rather than a test that silently stays
 in the quick loop.  A test that hangs fails after ``timeout`` seconds
 (pytest-timeout) with its traceback instead of holding CI until CI's own limit.
@@ -44,20 +45,28 @@ def test_quick_loop_is_documented_for_contributors():
 
 
 def test_ci_runs_every_test():
-    """No pytest call of CI selects by marker or keyword: the slow tests run there.
-
-    CI's calls are the lines of ``.ci/run`` and the README's quick start, which
-    ``.ci/run`` runs as written.
+    """CI runs every test: the README's quick start (``pytest -n auto``, which ``.ci/run``
+    runs as written) selects nothing, so the slow tests run there; the only selection
+    in ``.ci/run`` is its pure-Python pass leaving out the ``single_pass`` tests (which
+    check what does not change with the backend), and no call selects by keyword.
     """
     script = (ROOT / ".ci" / "run").read_text()
     quick_start = (ROOT / "README.md").read_text().split("## Quick start", 1)[1]
     quick_start = quick_start.split("```bash", 1)[1].split("```", 1)[0]
-    calls = [line for line in (script + quick_start).splitlines()
-             if re.search(r"\bpytest\b", line) and not line.lstrip().startswith("#")]
-    assert calls, ".ci/run: no pytest call found"
-    for line in calls:
-        words = shlex.split(line)
-        assert not {"-m", "-k"} & set(words), f".ci/run selects tests: {line.strip()}"
+
+    def calls(text: str) -> list[list[str]]:
+        return [shlex.split(line) for line in text.splitlines()
+                if re.search(r"\bpytest\b", line) and not line.lstrip().startswith("#")]
+
+    assert calls(quick_start), "README quick start: no pytest call found"
+    for words in calls(quick_start):
+        assert not {"-m", "-k"} & set(words), f"the quick start selects tests: {words}"
+    assert calls(script), ".ci/run: no pytest call found"
+    for words in calls(script):
+        assert "-k" not in words, f".ci/run selects tests by keyword: {words}"
+        if "-m" in words:
+            assert "RBD_NO_EXTENSIONS=1" in words, f"only the pure-Python pass selects: {words}"
+            assert words[words.index("-m") + 1] == "not single_pass", words
 
 
 def test_a_hanging_test_fails_after_the_time_limit(request):
