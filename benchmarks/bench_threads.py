@@ -47,6 +47,18 @@ idles, ``2 / inside``: below 1.8× the code (or the memory system) caps the
 speed-up; above it and a lower wall speed-up, the ``queued``, ``steal`` and ``idle``
 columns say where the wall time went.  ``busy`` is ``cpu₂ / (2 × wall₂)``.
 
+The control: each round also times the one-thread call while a second process (this
+script again, ``--companion``) runs the same one-thread call on the other core.  No
+memory, cache line or lock is shared between the two processes, so what the work
+loses there (``2 processes: inside``, the median per-round ratio to the call alone) is
+the machine's own price of two busy cores: a shared last-level cache and memory, the
+host's scheduling of the two virtual cores, their clock.  ``machine's bound`` =
+2 / that is the speed-up no threading of this batch can beat on this machine; the
+distance from it to ``CPU-bound`` is what the threads themselves cost.  The partner
+starts within a millisecond of the timed call and both run ≥ 50 ms; whichever ends
+first leaves the other alone for the rest, so the control errs towards a bound too
+high.  ``--no-control`` leaves it out.
+
 A batch of contact runs cannot be split finer than one run, and runs from
 different states take different times (their contacts differ): ``balance``
 is the speed-up that two threads handing out the runs in order (OpenMP's
@@ -61,6 +73,7 @@ import math
 import os
 import random
 import statistics
+import subprocess
 import sys
 import time
 
@@ -142,9 +155,54 @@ def repeated(call, min_seconds: float):
     return run, reps
 
 
-def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> dict:
+class Companion:
+    """A second process that runs the same one-thread call when told to (the control).
+
+    It is this script started again with ``--companion CASE INDEX REPS``: it builds the
+    same batch, waits for a line ``go`` on its input, runs the call ``REPS`` times and
+    writes the CPU seconds it took."""
+
+    def __init__(self, case: str, index: int, reps: int):
+        self.proc = subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--companion", case, str(index),
+             str(reps)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        if self.proc.stdout.readline().strip() != "ready":
+            raise RuntimeError(f"the companion process of {case}[{index}] did not start")
+
+    def start(self) -> None:
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+
+    def cpu(self) -> float:
+        return float(self.proc.stdout.readline())
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=60)
+
+
+def companion_main(case: str, index: int, reps: int) -> int:
+    """The companion's side (see :class:`Companion`)."""
+    call = CASES[case]()[index][1](1)
+    call()
+    print("ready", flush=True)
+    for line in sys.stdin:
+        if line.strip() != "go":
+            break
+        t0 = time.process_time()
+        for _ in range(reps):
+            call()
+        print(time.process_time() - t0, flush=True)
+    return 0
+
+
+def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float,
+            companion=None) -> dict:
     """One- and two-thread calls of a batch, interleaved: medians of wall and CPU, the
-    median per-round ratio, and the mean split of the two-thread call."""
+    median per-round ratio, and the mean split of the two-thread call.  With
+    ``companion(reps)`` (a :class:`Companion`), each round also times the one-thread
+    call while a second process runs the same call: the machine's own cost of both
+    cores at work."""
     one, reps = repeated(make_call(1), min_seconds)
     call_two = make_call(2)
 
@@ -153,12 +211,22 @@ def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> d
             call_two()
     calls = {1: one, 2: two}
     two()
-    runs = {1: [], 2: []}
-    for _ in range(rounds):
-        order = [1, 2]
-        rng.shuffle(order)
-        for n in order:
-            runs[n].append(measured(calls[n]))
+    runs = {1: [], 2: [], "pair": []}
+    partner = None if companion is None else companion(reps)
+    try:
+        for _ in range(rounds):
+            order = [1, 2] if partner is None else [1, 2, "pair"]
+            rng.shuffle(order)
+            for n in order:
+                if n == "pair":
+                    partner.start()
+                    runs[n].append(measured(one))
+                    runs[n][-1]["partner"] = partner.cpu()
+                else:
+                    runs[n].append(measured(calls[n]))
+    finally:
+        if partner is not None:
+            partner.close()
 
     def median(n, key):
         return statistics.median(r[key] for r in runs[n]) / reps
@@ -174,7 +242,12 @@ def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> d
                                                                       strict=True))
     idle = [2 * r["wall"] - r["cpu"] - r["queued"] - r["steal"] for r in runs[2]]
     spread = max(r["cpu"] for r in runs[1]) / min(r["cpu"] for r in runs[1])
+    # the same work beside a second process doing it: per round, over the work alone
+    pair = (statistics.median(b["cpu"] / a["cpu"] for a, b in zip(runs[1], runs["pair"],
+                                                                   strict=True))
+            if runs["pair"] else math.nan)
     return {"t1": t1, "t2": t2, "speedup": statistics.median(ratios), "reps": reps,
+            "pair": pair, "ceiling": 2 / pair,
             "cpu1": cpu1, "cpu2": cpu2, "inside": inside, "bound": 2 / inside,
             "spread": spread,
             "queued": mean(2, "queued"), "steal": mean(2, "steal"),
@@ -182,7 +255,7 @@ def scaling(make_call, rounds: int, rng: random.Random, min_seconds: float) -> d
             "idle": statistics.fmean(idle) / reps, "busy": cpu2 / (2 * t2)}
 
 
-def lanes_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
+def lanes_cases() -> list:
     rows = []
     for name, make in (("arm7", rbd.models.arm7), ("humanoid", rbd.models.humanoid)):
         model = make()
@@ -191,22 +264,21 @@ def lanes_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
         Q = np.array([rbd.random_configuration(model, g) for _ in range(n)])
         V, T = g.normal(size=(2, n, model.nv))
         kernel = rbd.algorithms.compiled(model)
-        saved = kernel.num_threads
-        try:
-            for fn in (rbd.aba, rbd.rnea):
-                def make_call(threads, fn=fn, model=model, kernel=kernel, Q=Q, V=V, T=T):
-                    def call():
-                        kernel.num_threads = threads
+        for fn in (rbd.aba, rbd.rnea):
+            def make_call(threads, fn=fn, model=model, kernel=kernel, Q=Q, V=V, T=T):
+                def call():
+                    saved = kernel.num_threads
+                    kernel.num_threads = threads
+                    try:
                         fn(model, Q, V, T)
-                    return call
-                rows.append((f"lanes {fn.__name__.upper()} {name}, N = {n:,}",
-                             scaling(make_call, rounds, rng, min_seconds), None))
-        finally:
-            kernel.num_threads = saved
+                    finally:
+                        kernel.num_threads = saved
+                return call
+            rows.append((f"lanes {fn.__name__.upper()} {name}, N = {n:,}", make_call, None))
     return rows
 
 
-def rollout_case(rounds: int, rng: random.Random, min_seconds: float) -> list:
+def rollout_case() -> list:
     model = rbd.models.arm7()
     g = np.random.default_rng(1)
     q0 = np.array([rbd.random_configuration(model, g) for _ in range(ROLLOUTS)])
@@ -216,8 +288,7 @@ def rollout_case(rounds: int, rng: random.Random, min_seconds: float) -> list:
         return lambda: rbd.simulate(model, q0, v0, ROLLOUT_STEPS * 1e-3, 1e-3,
                                     record_every=10, num_threads=threads)
 
-    return [(f"lane rollouts arm7 RK4, {ROLLOUTS:,} × {ROLLOUT_STEPS} steps",
-             scaling(make_call, rounds, rng, min_seconds), None)]
+    return [(f"lane rollouts arm7 RK4, {ROLLOUTS:,} × {ROLLOUT_STEPS} steps", make_call, None)]
 
 
 def dynamic_balance(costs) -> float:
@@ -228,7 +299,7 @@ def dynamic_balance(costs) -> float:
     return sum(costs) / max(loads)
 
 
-def contact_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
+def contact_cases() -> list:
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from bench_contact import ROBOTS, setup
 
@@ -246,23 +317,25 @@ def contact_cases(rounds: int, rng: random.Random, min_seconds: float) -> list:
         def make_call(threads, Q=Q, V=V):
             return lambda: compiled_runs(model, Q, V, CONTACT_STEPS, dt, num_threads=threads)
 
-        result = scaling(make_call, rounds, rng, min_seconds)
-        # one run's CPU time: a batch of two copies of it less a batch of one (the setup
-        # of a call left out)
-        costs = []
-        for s in range(n):
-            cpu = {}
-            for copies in (1, 2):
-                def call(copies=copies, s=s, Q=Q, V=V):
-                    compiled_runs(model, Q[[s] * copies], V[[s] * copies], CONTACT_STEPS, dt,
-                                  num_threads=1)
-                call()
-                t0 = time.thread_time()
-                call()
-                cpu[copies] = time.thread_time() - t0
-            costs.append(max(cpu[2] - cpu[1], 1e-9))
-        rows.append((f"contact runs ant, {n} states × {CONTACT_STEPS} steps", result,
-                     dynamic_balance(costs)))
+        def balance(n=n, Q=Q, V=V):
+            # one run's CPU time: a batch of two copies of it less a batch of one (the
+            # setup of a call left out)
+            costs = []
+            for s in range(n):
+                cpu = {}
+                for copies in (1, 2):
+                    def call(copies=copies, s=s):
+                        compiled_runs(model, Q[[s] * copies], V[[s] * copies], CONTACT_STEPS,
+                                      dt, num_threads=1)
+                    call()
+                    t0 = time.thread_time()
+                    call()
+                    cpu[copies] = time.thread_time() - t0
+                costs.append(max(cpu[2] - cpu[1], 1e-9))
+            return dynamic_balance(costs)
+
+        rows.append((f"contact runs ant, {n} states × {CONTACT_STEPS} steps", make_call,
+                     balance))
     return rows
 
 
@@ -270,17 +343,26 @@ CASES = {"lanes": lanes_cases, "rollout": rollout_case, "contact": contact_cases
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["--companion"]:
+        return companion_main(argv[1], int(argv[2]), int(argv[3]))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--min-ms", type=float, default=50.0,
                         help="one thread's time of a timed call, at least (ms)")
     parser.add_argument("--cases", nargs="+", choices=sorted(CASES), default=list(CASES))
+    parser.add_argument("--no-control", action="store_true",
+                        help="leave out the two-process control (the machine's bound)")
     args = parser.parse_args(argv)
     rng = random.Random(0)
     before = os.getloadavg()
     rows = []
     for case in args.cases:
-        rows += CASES[case](args.rounds, rng, args.min_ms * 1e-3)
+        for index, (name, make_call, balance) in enumerate(CASES[case]()):
+            companion = (None if args.no_control
+                         else lambda reps, case=case, index=index: Companion(case, index, reps))
+            result = scaling(make_call, args.rounds, rng, args.min_ms * 1e-3, companion)
+            rows.append((name, result, None if balance is None else balance()))
     after = os.getloadavg()
     print(f"Threads ({args.rounds} rounds, calls of ≥ {args.min_ms:g} ms, lane build "
           f"`{_model.simd()}`, {os.cpu_count()} cores, OMP_WAIT_POLICY="
@@ -291,8 +373,10 @@ def main(argv=None) -> int:
     print("| batch | batches a call | 1 thread (ms) | 2 threads (ms) | speed-up | "
           "CPU 1 t (ms) | CPU 1 t max/min | CPU 2 t (ms) | inside | CPU-bound | busy | "
           "1 t queued + steal (ms) | "
-          "2 t queued (ms) | 2 t steal (ms) | 2 t idle (ms) | balance |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "2 t queued (ms) | 2 t steal (ms) | 2 t idle (ms) | balance | "
+          "2 processes: inside | machine's bound |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+          "---:|---:|")
     for name, r, balance in rows:
         print(f"| {name} | {r['reps']} | {r['t1'] * 1e3:.2f} | {r['t2'] * 1e3:.2f} | "
               f"{r['speedup']:.2f}× | {r['cpu1'] * 1e3:.2f} | {r['spread']:.2f} | "
@@ -300,7 +384,8 @@ def main(argv=None) -> int:
               f"{r['inside']:.3f} | {r['bound']:.2f}× | {r['busy']:.0%} | "
               f"{(r['queued1'] + r['steal1']) * 1e3:.2f} | {r['queued'] * 1e3:.2f} | "
               f"{r['steal'] * 1e3:.2f} | {r['idle'] * 1e3:.2f} | "
-              f"{'–' if balance is None else f'{balance:.2f}×'} |")
+              f"{'–' if balance is None else f'{balance:.2f}×'} | "
+              f"{r['pair']:.3f} | {r['ceiling']:.2f}× |")
     return 0
 
 
