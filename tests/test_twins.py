@@ -27,6 +27,7 @@ build needed) and check the rules a reader relies on:
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -148,11 +149,13 @@ _REF_IMPORT = re.compile(r"^from \.(\w+) import ([\w, ]+)$", re.M)
 DELEGATES = {("block_elimination", "aba_modified"): ("aba", "aba")}
 
 
+@functools.cache
 def kernel_namespace(stem: str,
                      _visiting: frozenset = frozenset()) -> dict[str, tuple[list[str], str]]:
     """The functions a kernel module can call (its own, its .pxd's, those it cimports):
     name -> (lines, the module that defines it).  ``.pxd`` files may cimport each other
-    both ways; a module already being read is not followed again."""
+    both ways; a module already being read is not followed again.  Cached: the texts do
+    not change during a run, and every function a twin calls looks its module up here."""
     own = "".join((KERNELS / f"{stem}{ext}").read_text()
                   for ext in (".pxd", ".pyx") if (KERNELS / f"{stem}{ext}").exists())
     table = {}
@@ -164,6 +167,7 @@ def kernel_namespace(stem: str,
     return table
 
 
+@functools.cache
 def reference_namespace(stem: str) -> dict[str, tuple[list[str], str]]:
     """The functions a reference module can call (its own, those it imports from a
     sibling): name -> (lines, the module that defines it)."""

@@ -245,7 +245,7 @@ def check_index_arrays(model, flat) -> None:
             f"nq = {model.nq}, nv = {model.nv}{hint}")
     starts = (np.asarray(flat["q_start"]), np.asarray(flat["v_start"]))
     for start, size, name in ((starts[0], nq_j, "q_start"), (starts[1], nv_j, "v_start")):
-        expected = np.concatenate(([0], np.cumsum(size)[:-1])) if len(size) else size
+        expected = np.concatenate(([0], np.cumsum(size)[:len(size) - 1])) if len(size) else size
         if not np.array_equal(start, expected):
             raise ModelError(f"model {getattr(model, 'name', '?')!r}: {name} does not place "
                              "each joint's coordinates right after the previous joint's")

@@ -118,12 +118,7 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
     keep = np.sort(hull.vertices)
     local_id = np.full(len(rounded), -1)
     local_id[keep] = np.arange(len(keep))
-    neighbors = [[] for _ in keep]
-    for triangle in hull.simplices:
-        for a in triangle:
-            for b in triangle:
-                if a != b and local_id[b] not in neighbors[local_id[a]]:
-                    neighbors[local_id[a]].append(int(local_id[b]))
+    neighbors = _grouped(local_id[hull.simplices][:, _PAIRS].reshape(-1, 2), len(keep), True)
     frame = np.eye(4)
     frame[:3, :3], frame[:3, 3] = R, centre
     half = np.maximum(np.abs(lower), np.abs(upper))
@@ -135,18 +130,33 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
     triangles[turned] = triangles[turned][:, [1, 0, 2]]      # counter-clockwise, outward
     binned = v if file_vertices is None else np.asarray(file_vertices, dtype=float)
     polygons = _polygons(triangles, binned[keep])
-    normals = np.array([_normal(rounded[keep][p[:3]]) for p in polygons]).reshape(-1, 3)
-    vertex_polygons = [[] for _ in keep]
-    for k, p in enumerate(polygons):
-        for i in p:
-            vertex_polygons[i].append(k)
+    normals = _normals(rounded[keep], polygons)
+    vertex_polygons = _grouped(np.array([(i, k) for k, p in enumerate(polygons) for i in p],
+                                        dtype=np.intp).reshape(-1, 2), len(keep))
     arrays = [rounded[keep], frame, lower, upper, normals]
     for a in arrays:
         a.setflags(write=False)
-    return MeshHull(arrays[0], frame, tuple(np.array(n, dtype=np.intp) for n in neighbors),
-                    lower, upper, float(np.sqrt(half @ half)),
+    return MeshHull(arrays[0], frame, neighbors, lower, upper, float(np.sqrt(half @ half)),
                     tuple(np.array(p, dtype=np.intp) for p in polygons), normals,
-                    tuple(np.array(f, dtype=np.intp) for f in vertex_polygons))
+                    vertex_polygons)
+
+
+#: The ordered pairs of a triangle's corners, in the order qhull's neighbour lists meet
+#: them: (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1).
+_PAIRS = np.array([[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]])
+
+
+def _grouped(pairs, n: int, distinct: bool = False) -> tuple:
+    """For each ``i < n``, the ``j`` of the pairs ``(i, j)`` in the order they come (an
+    array each); with ``distinct``, each ``j`` once, where it first comes."""
+    pairs = np.asarray(pairs, dtype=np.intp).reshape(-1, 2)
+    if distinct and len(pairs):
+        _, first = np.unique(pairs[:, 0] * (pairs[:, 1].max() + 1) + pairs[:, 1],
+                             return_index=True)
+        pairs = pairs[np.sort(first)]
+    pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]
+    ends = np.cumsum(np.bincount(pairs[:, 0], minlength=n))
+    return tuple(np.array(g) for g in np.split(pairs[:, 1], ends[:-1]))
 
 
 #: ``kAngleTol`` of ``mjCMesh::MakePolygons``: triangles whose normals fall in the same
@@ -154,9 +164,13 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
 ANGLE_BIN = 0.01
 
 
-def _normal(p) -> np.ndarray:
-    n = np.cross(p[1] - p[0], p[2] - p[0])
-    return n / np.linalg.norm(n)
+def _normals(vertices, polygons) -> np.ndarray:
+    """Outward unit normal of each polygon, from its first three corners (loops run
+    counter-clockwise seen from outside)."""
+    first = np.array([p[:3] for p in polygons], dtype=np.intp).reshape(-1, 3)
+    a, b, c = vertices[first[:, 0]], vertices[first[:, 1]], vertices[first[:, 2]]
+    n = np.cross(b - a, c - a)
+    return n / np.linalg.norm(n, axis=1)[:, None]
 
 
 def _bins(p) -> list:
