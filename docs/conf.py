@@ -91,9 +91,19 @@ def skip_matplotlib_members(app, what, name, obj, skip, options):
     return None
 
 
+def skip_tuple_fields(app, what, name, obj, skip, options):
+    """Leave out a named tuple's field accessors ("Alias for field number k"): the
+    class's "Attributes" section documents each field, and a second entry of the same
+    name would be a duplicate description."""
+    if what == "class" and type(obj).__name__ == "_tuplegetter":
+        return True
+    return None
+
+
 def setup(app) -> None:
     app.connect("source-read", offer_notebook)
     app.connect("autodoc-skip-member", skip_matplotlib_members)
+    app.connect("autodoc-skip-member", skip_tuple_fields)
 
 # --- project ---------------------------------------------------------------------------------
 project = "rbd"
