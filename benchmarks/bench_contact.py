@@ -20,7 +20,13 @@ that both solve the same problem to the same precision (MuJoCo's own default,
   time and in the calling thread's CPU time (``time.thread_time``: both calls run in that
   thread; on a loaded machine the wall time also counts the waits for a core); and a
   batch of 8 initial states run on 1 and on 2 threads.  A model the compiled step does not
-  take (``compiled_forward`` refuses it) gets no number there, only the reason.
+  take (``compiled_forward`` refuses it) gets no number there, only the reason;
+* what one more step costs: the CPU time of a run of ``steps`` steps less one of
+  one step, per step, for the compiled run, ``mj_step`` in a Python loop and
+  ``mujoco.rollout`` (MuJoCo's loop in C), and what is left of the compiled run's
+  time, the fixed cost of a call (argument checks, the cached compiled model's
+  lookup, the output arrays and the returned :class:`rbd.Trajectory`).  The time per
+  step of a 100-step run above spreads that fixed cost over the steps.
 
 Usage::
 
@@ -202,6 +208,61 @@ def step_tables(args, repeat: int) -> dict:
     return breakdowns
 
 
+def marginal_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
+    """CPU µs per step from the difference of two runs from the same state, one step and
+    ``steps`` long: what one more step costs over the same steps as the 100-step run,
+    without the fixed cost of a call.  For rbd's
+    compiled run (``compiled_runs``, one state), ``mj_step`` in a Python loop and
+    ``mujoco.rollout`` (MuJoCo's own loop in C, one thread, recording the state each
+    step); per round the three in turn, medians over the rounds of the slopes, their
+    ratios and rbd's fixed cost per call (``t(1) − slope``)."""
+    import mujoco
+    from mujoco import rollout
+
+    from rbd.simulation.contact import compiled_runs
+
+    dt = float(mm.opt.timestep)
+    qpos, qvel = d.qpos.copy(), d.qvel.copy()
+    mm.opt.iterations, mm.opt.tolerance = 100, 1e-14
+    d.qpos[:], d.qvel[:] = qpos, qvel
+    kind = mujoco.mjtState.mjSTATE_FULLPHYSICS
+    start = np.zeros(mujoco.mj_stateSize(mm, kind))
+    mujoco.mj_getState(mm, d, start, kind)
+
+    def ours(n):
+        compiled_runs(model, q[None], v[None], n, dt)
+
+    def loop(n):
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        for _ in range(n):
+            mujoco.mj_step(mm, d)
+
+    def in_c(n):
+        rollout.rollout(mm, d, start[None], nstep=n)
+
+    def cpu(fn, n):
+        t0 = time.thread_time()
+        fn(n)
+        return time.thread_time() - t0
+
+    runs = {"ours": ours, "loop": loop, "rollout": in_c}
+    for fn in runs.values():
+        fn(steps)
+    slopes, fixed = {name: [] for name in runs}, []
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            short, long = cpu(fn, 1), cpu(fn, steps)
+            slopes[name].append((long - short) / (steps - 1) * 1e6)
+            if name == "ours":
+                fixed.append(short * 1e6 - slopes[name][-1])
+    ratio = {name: statistics.median(a / b for a, b in zip(slopes["ours"], slopes[name],
+                                                             strict=True))
+             for name in ("loop", "rollout")}
+    return {**{name: statistics.median(x) for name, x in slopes.items()},
+            "ratio_loop": ratio["loop"], "ratio_rollout": ratio["rollout"],
+            "fixed": statistics.median(fixed)}
+
+
 def compiled_table(args, repeat: int) -> None:
     """The compiled step against mj_step, and its batch on 1 and 2 threads."""
     from rbd.constraints.forward_compiled import compiled_forward
@@ -210,6 +271,7 @@ def compiled_table(args, repeat: int) -> None:
     print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | CPU time: compiled | "
           "mj_step | ratio | batch, 1 thread | batch, 2 threads | speed-up |")
     print("|---|---|---|---|---|---|---|---|---|---|")
+    marginal = {}
     for name, warm in ROBOTS.items():
         model, mm, d, q, v = setup(name, warm)
         c = compiled_step_times(model, mm, d, q, v, args.steps, repeat)
@@ -222,6 +284,15 @@ def compiled_table(args, repeat: int) -> None:
               f"{c['mj_step_cpu']:.1f} | {c['compiled_cpu'] / c['mj_step_cpu']:.2f} | "
               f"{c['batch1']:.1f} | {c['batch2']:.1f} | "
               f"{c['batch1'] / c['batch2']:.2f} |")
+        marginal[name] = marginal_step_times(model, mm, d, q, v, args.steps, repeat)
+    print(f"\nOne more step (CPU µs per step: runs of 1 and {args.steps} steps from the "
+          "same state, the difference; per-round ratios, medians)\n")
+    print("| robot | compiled | mj_step, Python loop | mujoco.rollout (C loop) | "
+          "ratio to the loop | ratio to rollout | rbd's fixed cost per call (µs) |")
+    print("|---|---|---|---|---|---|---|")
+    for name, m in marginal.items():
+        print(f"| {name} | {m['ours']:.1f} | {m['loop']:.1f} | {m['rollout']:.1f} | "
+              f"{m['ratio_loop']:.2f} | {m['ratio_rollout']:.2f} | {m['fixed']:.0f} |")
 
 
 def breakdown_table(breakdowns: dict) -> None:
