@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._backend import has_kernels
+from ..model import Model
 from . import forward as _forward
 from .collision import collide_model, reference_only
 from .forward import (
@@ -41,9 +43,6 @@ def compiled_forward(model, constraints=None):
     :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces, springs
     of ball and free joints and the disable flags are compiled (:func:`kernel_data`,
     :func:`_compiled_terms`)."""
-    from .._backend import has_kernels
-    from ..model import Model
-
     if not has_kernels() or not isinstance(model, Model) or model.mimic:
         return None
     equalities = (() if disabled(model, "constraint") or disabled(model, "equality")

@@ -28,7 +28,11 @@ import warnings
 import numpy as np
 
 from .. import algorithms
-from ..constraints.forward import disabled, forward
+from .._backend import resolve
+from ..constraints.collision import compiled_collision
+from ..constraints.forward import disabled, forward, options
+from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
+from ..constraints.mujoco_model import solver_settings
 from ..errors import InputError, SimulationError
 from .rollouts import grid_steps, grid_time, sample_indices
 from .trajectory import Trajectory
@@ -364,12 +368,6 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
                   solver: str, cone, constraints, num_threads):
     """The result dict of ``rbd._kernels.contact.simulate_contact`` for these runs, or None
     when the model needs the Python step."""
-    from .._backend import resolve
-    from ..constraints.collision import compiled_collision
-    from ..constraints.forward import options
-    from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
-    from ..constraints.mujoco_model import solver_settings
-
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
         return None
