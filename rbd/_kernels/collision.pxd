@@ -21,6 +21,7 @@ from rbd._kernels.collision_convex cimport (
     convex_ellipsoid_ellipsoid,
     convex_sphere_ellipsoid,
 )
+from rbd._kernels.collision_mesh cimport HullC, c_mesh_pair, mesh_world_aabb, placed
 from rbd._kernels.collision_primitive cimport (
     c_capsule_capsule,
     c_plane_box,
@@ -66,7 +67,10 @@ cdef struct GeomC:
     double gap
     double rbound             # bounding radius (bounding_radius; 0 for planes, meshes)
     double half[3]            # half-sizes of the local box (local_half_extents)
-    int bounded               # 1: a kind of BOUNDED (its world box takes part in the broad test)
+    int bounded               # 1: a kind of BOUNDED or a mesh with its hull (its world box
+                              # takes part in the broad test)
+    const HullC* hull         # a mesh's hull (CollisionModel.hulls), NULL: none; the geom's
+                              # world pose in collide_into is then its mesh frame's (placed)
 
 
 cdef struct PairC:
@@ -76,6 +80,7 @@ cdef struct PairC:
                               # -1 (a convex pair needing multi-contact): unsupported there
     int boxed                 # 1: an automatic pair of two bounded geoms (box test first)
     int most                  # most contacts the routine produces
+    int mesh                  # 1: a pair with a mesh, run by collision_mesh's c_mesh_pair
     Py_ssize_t condim
     double friction[5]        # raised to MIN_FRICTION
     double solref[2]
@@ -108,6 +113,7 @@ cdef struct CollisionC:
 
 cdef class CollisionModel:
     cdef CollisionC c
+    cdef list hulls           # the collision_mesh.Hull records the geoms' hull pointers name
     cdef int _build_sweep(self, int sweep) except -1
     cdef tuple _poses(self, R, p)
     cdef tuple _unsupported(self, const double* R, const double* p, declined)
@@ -196,6 +202,27 @@ cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexce
             return convex_cylinder_box
     most[0] = 0
     return NULL
+
+
+cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin,
+                             int* most) noexcept nogil:
+    # 1 when c_mesh_pair collides the pair (g1 before g2 in kind order) and its most
+    # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls, less a box
+    # or mesh on a mesh without margin (multi-contact: readable only); else 0
+    most[0] = 0
+    if g2.kind != K_MESH or g2.hull == NULL or g1.kind == K_HFIELD:
+        return 0
+    if g1.kind == K_MESH and g1.hull == NULL:
+        return 0
+    if (g1.kind == K_BOX or g1.kind == K_MESH) and not margin > 0:
+        return 0
+    most[0] = 4 if g1.kind == K_PLANE else 1
+    return 1
+
+
+cdef inline bint has_routine(const PairC* pair) noexcept nogil:
+    # a compiled routine collides the pair (else it is listed as unsupported)
+    return pair.function != NULL or pair.mesh
 
 
 # ----------------------------------------------------------------------------- sweep helpers

@@ -491,7 +491,7 @@ def collide_model(model, q, backend: str | None = None,
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
         found = [Contacts(*f) for f in (found if T.ndim == 4 else [found])]
         for c in found:        # declined at this state (multi-contact): warned as collide's
-            warn_unsupported(geoms, c.unsupported, 3, only=PAIR_FUNCTIONS)
+            warn_unsupported(geoms, c.unsupported, 3, only=_DECLINABLE)
         return found[0] if T.ndim == 3 else found
     from ..algorithms.kinematics import geom_poses
 
@@ -505,20 +505,38 @@ def collide_model(model, q, backend: str | None = None,
                    multiccd=not disabled(model, "multiccd"))
 
 
+#: Kind pairs a compiled routine may decline at a state (multi-contact), warned per call;
+#: the pairs without any routine are warned once, when the compiled table is built.
+_DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
+
+
 def reference_only(model) -> bool:
     """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair with its hull; a GJK pair when ``multiccd`` is disabled: the compiled
-    convex routines follow MuJoCo's default, multi-CCD on)."""
+    a mesh pair of :func:`readable_mesh_pair`; a GJK pair when ``multiccd`` is disabled: the
+    compiled convex routines follow MuJoCo's default, multi-CCD on)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
-    if disabled(model, "multiccd"):
+    multiccd = not disabled(model, "multiccd")
+    if not multiccd:
         readable = readable | frozenset(_convex.PAIR_FUNCTIONS)
+    geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
-        (model.geoms[i].kind, model.geoms[j].kind) in readable
-        or ((model.geoms[i].kind, model.geoms[j].kind) in _mesh.PAIRS
-            and _mesh.has_hulls(model.geoms[i], model.geoms[j]))
-        for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
-                                       getattr(model, "contact_pairs", ()),
-                                       getattr(model, "contact_excludes", ()))))
+        (geoms[i].kind, geoms[j].kind) in readable
+        or readable_mesh_pair(geoms[i], geoms[j], pair, multiccd)
+        for i, j, pair in candidate_pairs(geoms, body_tree(model),
+                                          getattr(model, "contact_pairs", ()),
+                                          getattr(model, "contact_excludes", ()))))
+
+
+def readable_mesh_pair(a, b, pair=None, multiccd: bool = True) -> bool:
+    """Whether a pair with a mesh (geoms ``a``, ``b`` in routine order, its explicit
+    ``pair``) has its routine in readable code only: a box or a mesh on a mesh without
+    margin (MuJoCo's one-pass multi-contact, :mod:`.collision_multi`), or any mesh pair
+    without multi-CCD.  The other mesh pairs with their hulls run compiled too
+    (``rbd/_kernels/collision_mesh.pyx``: plane–mesh and GJK/EPA on the hull)."""
+    if (a.kind, b.kind) not in _mesh.PAIRS or not _mesh.has_hulls(a, b):
+        return False
+    margin, gap = pair_parameters(a, b, pair)[:2]
+    return not multiccd or _convex.max_contacts(a.kind, b.kind, margin + gap) > 1
 
 
 def _compiled_kinematics(model, backend):
@@ -564,6 +582,17 @@ def static_table(geoms: Sequence, bodies: BodyTree | None = None,
     return {**_geom_arrays(geoms, bodies), **_pair_arrays(geoms, table)}
 
 
+def _boxed(geom) -> bool:
+    """Whether the broad phase boxes the geom: a kind of :data:`BOUNDED`, or a mesh with
+    its hull (:func:`_hulled`)."""
+    return geom.kind in BOUNDED or _hulled(geom)
+
+
+def _hulled(geom) -> bool:
+    """A mesh geom with its hull: boxed and collided through the hull (:mod:`.collision_mesh`)."""
+    return geom.kind == "mesh" and getattr(geom, "hull", None) is not None
+
+
 def _geom_arrays(geoms, bodies) -> dict:
     index = {name: b for b, name in enumerate(bodies.names)}
     poses = [np.asarray(getattr(g, "pose", None), dtype=float) for g in geoms]
@@ -574,14 +603,16 @@ def _geom_arrays(geoms, bodies) -> dict:
     return {
         "kind": np.array([KIND_CODE[g.kind] for g in geoms], dtype=np.intp),
         "body": np.array([index[g.body] - 1 for g in geoms], dtype=np.intp),
-        "bounded": np.array([g.kind in BOUNDED for g in geoms], dtype=bool),
+        "bounded": np.array([_boxed(g) for g in geoms], dtype=bool),
         "size": np.array([np.resize(np.asarray(g.size, float), 3) for g in geoms]).reshape(-1, 3),
         "pose": np.array(poses).reshape(-1, 4, 4),
         "margin": np.array([g.margin for g in geoms], dtype=float),
         "gap": np.array([g.gap for g in geoms], dtype=float),
-        "rbound": np.array([bounding_radius(g.kind, g.size) for g in geoms]),
+        "rbound": np.array([g.hull.rbound if _hulled(g) else bounding_radius(g.kind, g.size)
+                            for g in geoms]),
         "half": np.array([local_half_extents(g.kind, g.size) if g.kind in BOUNDED
                           else np.zeros(3) for g in geoms]).reshape(-1, 3),
+        "hull": [g.hull if _hulled(g) else None for g in geoms],
     }
 
 
@@ -594,9 +625,8 @@ def _pair_arrays(geoms, table) -> dict:
 
     return {
         "pair_geom": np.array([(g1, g2) for g1, g2, _ in table], dtype=np.intp).reshape(-1, 2),
-        "pair_boxed": np.array([pair is None and geoms[g1].kind in BOUNDED
-                                and geoms[g2].kind in BOUNDED for g1, g2, pair in table],
-                               dtype=bool),
+        "pair_boxed": np.array([pair is None and _boxed(geoms[g1]) and _boxed(geoms[g2])
+                                for g1, g2, pair in table], dtype=bool),
         "pair_margin": column(0), "pair_gap": column(1), "pair_condim": column(2, dtype=np.intp),
         "pair_friction": np.maximum(column(3, 5), MIN_FRICTION),
         "pair_solref": column(4, 2), "pair_solimp": column(5, 5),
@@ -627,7 +657,9 @@ def _build_table(model, geoms, pairs, excludes, filterparent) -> tuple:
     compiled = CollisionModel(**arrays)
     if compiled.nunsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
-                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS})
+                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS
+                        and not ((geoms[i].kind, geoms[j].kind) in _mesh.PAIRS
+                                 and _mesh.has_hulls(geoms[i], geoms[j]))})
         warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
                       f"{compiled.nunsupported} candidate pair(s) never tested (see "
                       "Contacts.unsupported)", stacklevel=4)
