@@ -7,7 +7,8 @@ candidate pairs that every q-independent filter lets through, in MuJoCo's order,
 each with its routine and mixed contact parameters.  ``collide_into`` does the rest
 per configuration: geom world poses, the broad tests, the pair routines, the
 contact set (``contact_set.pxd``).  Here too, as inline helpers of ``collision.pyx``:
-the routine of each kind pair (``routine``) and the pieces of its sweep and prune.
+the routine of each kind pair (``routine``, ``mesh_routine``), the world boxes of the
+broad test and the pieces of its sweep and prune.
 """
 
 from rbd._kernels.collision_box cimport c_box_box, c_capsule_box, c_sphere_box
@@ -226,6 +227,31 @@ cdef inline bint has_routine(const PairC* pair) noexcept nogil:
 
 
 # ----------------------------------------------------------------------------- sweep helpers
+
+cdef inline void world_aabb(const GeomC* g, const double* pos, const double* mat,
+                            double* lower, double* upper) noexcept nogil:
+    # world_aabb: the rotated local box within the bounding sphere, grown by margin + gap
+    # (MuJoCo's makeAAMM)
+    cdef double half, inflate = g.margin + g.gap
+    cdef int k
+    for k in range(3):
+        half = (abs(mat[3 * k]) * g.half[0] + abs(mat[3 * k + 1]) * g.half[1]
+                + abs(mat[3 * k + 2]) * g.half[2])
+        if half > g.rbound:
+            half = g.rbound
+        lower[k] = pos[k] - half - inflate
+        upper[k] = pos[k] + half + inflate
+
+
+cdef inline bint boxes_overlap(const double* lo1, const double* hi1, const double* lo2,
+                               const double* hi2) noexcept nogil:
+    # the boxes meet on every axis (what broad_phase's sweep reports)
+    cdef int k
+    for k in range(3):
+        if not (lo1[k] <= hi2[k] and lo2[k] <= hi1[k]):
+            return False
+    return True
+
 
 cdef struct Interval:
     double lower              # the box's lower bound on the sweep axis

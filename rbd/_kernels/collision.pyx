@@ -9,7 +9,8 @@ the configuration:
   local poses and bounds, and the static pair table of the reference's
   ``candidate_pairs`` (MuJoCo's filters ``filterBodyPair``, ``filterBitmask``,
   ``<exclude>``, explicit ``<pair>``s, and its sort order, all q-independent), each
-  pair with its routine of ``collision_primitive.pyx`` / ``collision_box.pyx`` and its
+  pair with its routine of ``collision_primitive.pyx`` / ``collision_box.pyx`` /
+  ``collision_convex.pyx`` / ``collision_mesh.pyx`` (a mesh through its hull) and its
   parameters from the reference's ``pair_parameters`` (``mj_contactParam``);
 * per configuration (:c:func:`collide_into`, nogil): each geom's world pose from its
   body's ``R``, ``p`` (``Work.R``, ``Work.p`` after ``kinematics.world_poses``), the
@@ -53,31 +54,6 @@ cdef inline void geom_world_pose(const GeomC* g, const double* R, const double* 
     mat3_vec(R + 9 * g.body, g.p, xpos)
     for k in range(3):
         xpos[k] += p[3 * g.body + k]
-
-
-cdef inline void world_aabb(const GeomC* g, const double* pos, const double* mat,
-                            double* lower, double* upper) noexcept nogil:
-    # world_aabb: the rotated local box within the bounding sphere, grown by margin + gap
-    # (MuJoCo's makeAAMM)
-    cdef double half, inflate = g.margin + g.gap
-    cdef int k
-    for k in range(3):
-        half = (abs(mat[3 * k]) * g.half[0] + abs(mat[3 * k + 1]) * g.half[1]
-                + abs(mat[3 * k + 2]) * g.half[2])
-        if half > g.rbound:
-            half = g.rbound
-        lower[k] = pos[k] - half - inflate
-        upper[k] = pos[k] + half + inflate
-
-
-cdef inline bint boxes_overlap(const double* lo1, const double* hi1, const double* lo2,
-                               const double* hi2) noexcept nogil:
-    # the boxes meet on every axis (what broad_phase's sweep reports)
-    cdef int k
-    for k in range(3):
-        if not (lo1[k] <= hi2[k] and lo2[k] <= hi1[k]):
-            return False
-    return True
 
 
 cdef inline bint sphere_filtered(const GeomC* g1, const double* pos1, const double* mat1,
@@ -449,8 +425,9 @@ cdef class CollisionModel:
 
     Built by ``rbd.constraints.collision.compiled_collision`` from the reference's
     static pair table (``static_table``: ``candidate_pairs``, ``pair_parameters``);
-    the arguments are its arrays, one row per geom (``kind`` … ``half``) and one per
-    pair in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
+    the arguments are its arrays, one row per geom (``kind`` … ``half``, and ``hull``: a
+    mesh geom's ``MeshHull`` or None, held as a ``collision_mesh.Hull``) and one per pair
+    in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
     poses :meth:`collide` and :c:func:`collide_into` take; -1 is the world.
     """
 

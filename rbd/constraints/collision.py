@@ -67,7 +67,7 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
 #: cylinder) go through GJK/EPA (:mod:`.collision_convex`, compiled too); pairs with a
-#: mesh through its convex hull (:mod:`.collision_mesh`, reference only, not in this table).
+#: mesh through its convex hull (:mod:`.collision_mesh`, compiled too, not in this table).
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -512,8 +512,8 @@ _DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
 def reference_only(model) -> bool:
     """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair of :func:`readable_mesh_pair`; a GJK pair when ``multiccd`` is disabled: the
-    compiled convex routines follow MuJoCo's default, multi-CCD on)."""
+    a mesh pair of :func:`.collision_mesh.readable_only`; a GJK pair when ``multiccd`` is
+    disabled: the compiled convex routines follow MuJoCo's default, multi-CCD on)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
     multiccd = not disabled(model, "multiccd")
     if not multiccd:
@@ -521,22 +521,11 @@ def reference_only(model) -> bool:
     geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
         (geoms[i].kind, geoms[j].kind) in readable
-        or readable_mesh_pair(geoms[i], geoms[j], pair, multiccd)
+        or _mesh.readable_only(geoms[i], geoms[j], sum(pair_parameters(geoms[i], geoms[j],
+                                                                       pair)[:2]), multiccd)
         for i, j, pair in candidate_pairs(geoms, body_tree(model),
                                           getattr(model, "contact_pairs", ()),
                                           getattr(model, "contact_excludes", ()))))
-
-
-def readable_mesh_pair(a, b, pair=None, multiccd: bool = True) -> bool:
-    """Whether a pair with a mesh (geoms ``a``, ``b`` in routine order, its explicit
-    ``pair``) has its routine in readable code only: a box or a mesh on a mesh without
-    margin (MuJoCo's one-pass multi-contact, :mod:`.collision_multi`), or any mesh pair
-    without multi-CCD.  The other mesh pairs with their hulls run compiled too
-    (``rbd/_kernels/collision_mesh.pyx``: plane–mesh and GJK/EPA on the hull)."""
-    if (a.kind, b.kind) not in _mesh.PAIRS or not _mesh.has_hulls(a, b):
-        return False
-    margin, gap = pair_parameters(a, b, pair)[:2]
-    return not multiccd or _convex.max_contacts(a.kind, b.kind, margin + gap) > 1
 
 
 def _compiled_kinematics(model, backend):
@@ -583,14 +572,8 @@ def static_table(geoms: Sequence, bodies: BodyTree | None = None,
 
 
 def _boxed(geom) -> bool:
-    """Whether the broad phase boxes the geom: a kind of :data:`BOUNDED`, or a mesh with
-    its hull (:func:`_hulled`)."""
-    return geom.kind in BOUNDED or _hulled(geom)
-
-
-def _hulled(geom) -> bool:
-    """A mesh geom with its hull: boxed and collided through the hull (:mod:`.collision_mesh`)."""
-    return geom.kind == "mesh" and getattr(geom, "hull", None) is not None
+    """Whether the broad phase boxes the geom: of a :data:`BOUNDED` kind, or a hulled mesh."""
+    return geom.kind in BOUNDED or _mesh.hulled(geom)
 
 
 def _geom_arrays(geoms, bodies) -> dict:
@@ -608,11 +591,11 @@ def _geom_arrays(geoms, bodies) -> dict:
         "pose": np.array(poses).reshape(-1, 4, 4),
         "margin": np.array([g.margin for g in geoms], dtype=float),
         "gap": np.array([g.gap for g in geoms], dtype=float),
-        "rbound": np.array([g.hull.rbound if _hulled(g) else bounding_radius(g.kind, g.size)
+        "rbound": np.array([g.hull.rbound if _mesh.hulled(g) else bounding_radius(g.kind, g.size)
                             for g in geoms]),
         "half": np.array([local_half_extents(g.kind, g.size) if g.kind in BOUNDED
                           else np.zeros(3) for g in geoms]).reshape(-1, 3),
-        "hull": [g.hull if _hulled(g) else None for g in geoms],
+        "hull": [g.hull if _mesh.hulled(g) else None for g in geoms],
     }
 
 
