@@ -48,7 +48,8 @@ cdef class Hull:
 
     def __init__(self, hull):
         sizes = [len(p) for p in hull.polygons]
-        counts = [len(f) for f in hull.vertex_polygons]
+        # a hull made without polygons has none at any vertex
+        counts = [len(f) for f in hull.vertex_polygons] or [0] * len(hull.vertices)
         arrays = (_flat(hull.vertices, float), _flat(hull.normals, float),
                   _flat(np.cumsum([0, *sizes]), np.intp),
                   _flat(np.concatenate([np.zeros(0), *hull.polygons]), np.intp),
