@@ -127,8 +127,11 @@ ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0
 @pytest.mark.parametrize("kind, size, margin", ROUTINE_CASES, ids=[c[0] for c in ROUTINE_CASES])
 def test_kernel_mesh_pair_equals_the_reference(kind, size, margin, mesh):
     """``mesh_pair`` on 30 random states within reach: the same outcome (contacts, none,
-    or declined) and the same contacts to TWIN_ATOL; the cube's faces put ties in the
-    support search (equally far vertices), which both resolve alike."""
+    or declined) and the same contacts to TWIN_ATOL.  The cube, axis-aligned in half of
+    its states, puts ties in the support search (32 of 2549 searches); the single contact
+    of these pairs does not depend on which tied vertex is taken (measured: a
+    last-maximum rule on the reference side gives the same contacts), so the tie rule
+    itself is not what these states check."""
     from rbd._kernels import collision_mesh
 
     points = _cloud() if mesh == "cloud" else _CUBE
