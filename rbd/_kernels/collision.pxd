@@ -66,7 +66,8 @@ cdef struct GeomC:
     double p[3]               # origin in the body frame
     double margin
     double gap
-    double rbound             # bounding radius (bounding_radius; 0 for planes, meshes)
+    double rbound             # bounding radius (bounding_radius; a hulled mesh: its hull's; 0 for
+                              # planes and meshes without a hull)
     double half[3]            # half-sizes of the local box (local_half_extents)
     int bounded               # 1: a kind of BOUNDED or a mesh with its hull (its world box
                               # takes part in the broad test)
