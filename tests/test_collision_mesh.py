@@ -419,7 +419,8 @@ def test_forward_with_a_mesh_flat_on_a_box_is_mujocos(tmp_path):
     assert len(result.contacts) == d.ncon == 4
     qacc = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel, d.qacc)[2]
     np.testing.assert_allclose(result.qdd, qacc, rtol=0, atol=1e-8 * np.abs(qacc).max())
-    # the clipping is readable code only: every backend takes the readable stage
+    # the clipping is readable code only (box or mesh on a mesh without margin): every
+    # backend takes the readable stage
     assert col.reference_only(model)
     np.testing.assert_array_equal(rbd.collide(model, q, backend=None).pos, result.contacts.pos)
 
@@ -515,12 +516,13 @@ def test_forward_with_mesh_contacts_is_mujocos(tmp_path):
         np.testing.assert_allclose(result.qdd, qacc, rtol=0, atol=1e-8 * scale)
 
 
-def test_model_with_mesh_pairs_takes_the_readable_stage(tmp_path):
-    """The compiled stage has no mesh routine: a model with mesh pairs collides on the
-    readable one whatever the backend asked for."""
+def test_model_with_a_plane_mesh_pair_is_not_reference_only(tmp_path):
+    """Plane–mesh has a compiled routine (``rbd/_kernels/collision_mesh.pyx``): the model is
+    not held to the readable stage, and the default backend gives the readable contacts
+    (tests/test_collision_mesh_kernel.py compares the two stages pair by pair)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     model, mm, d = _scene(tmp_path, "plane")
-    assert col.reference_only(model)
+    assert not col.reference_only(model)
     _on_plane(mujoco, mm, d, 0, 0.01)
     reference, default = _contacts(model, d), _contacts(model, d, backend=None)
     np.testing.assert_allclose(default.pos, reference.pos, rtol=0, atol=1e-12)

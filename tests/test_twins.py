@@ -53,7 +53,8 @@ NO_TWIN = {"_model", "_args", "_base", "_rollout_batch", "_coupled", "_constrain
 REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
                                 "collision_box", "collision", "forward", "tendon_rows",
-                                "collision_gjk", "collision_epa", "collision_convex")}
+                                "collision_gjk", "collision_epa", "collision_convex",
+                                "collision_mesh")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
 #: The compiled pass's equality rows, fluid and passive forces (``forward.pyx`` calls them).

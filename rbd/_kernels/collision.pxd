@@ -7,7 +7,8 @@ candidate pairs that every q-independent filter lets through, in MuJoCo's order,
 each with its routine and mixed contact parameters.  ``collide_into`` does the rest
 per configuration: geom world poses, the broad tests, the pair routines, the
 contact set (``contact_set.pxd``).  Here too, as inline helpers of ``collision.pyx``:
-the routine of each kind pair (``routine``) and the pieces of its sweep and prune.
+the routine of each kind pair (``routine``, ``mesh_routine``), the world boxes of the
+broad test and the pieces of its sweep and prune.
 """
 
 from rbd._kernels.collision_box cimport c_box_box, c_capsule_box, c_sphere_box
@@ -21,6 +22,7 @@ from rbd._kernels.collision_convex cimport (
     convex_ellipsoid_ellipsoid,
     convex_sphere_ellipsoid,
 )
+from rbd._kernels.collision_mesh cimport HullC, c_mesh_pair, mesh_world_aabb, placed
 from rbd._kernels.collision_primitive cimport (
     c_capsule_capsule,
     c_plane_box,
@@ -64,9 +66,13 @@ cdef struct GeomC:
     double p[3]               # origin in the body frame
     double margin
     double gap
-    double rbound             # bounding radius (bounding_radius; 0 for planes, meshes)
+    double rbound             # bounding radius (bounding_radius; a hulled mesh: its hull's; 0 for
+                              # planes and meshes without a hull)
     double half[3]            # half-sizes of the local box (local_half_extents)
-    int bounded               # 1: a kind of BOUNDED (its world box takes part in the broad test)
+    int bounded               # 1: a kind of BOUNDED or a mesh with its hull (its world box
+                              # takes part in the broad test)
+    const HullC* hull         # a mesh's hull (CollisionModel.hulls), NULL: none; the geom's
+                              # world pose in collide_into is then its mesh frame's (placed)
 
 
 cdef struct PairC:
@@ -76,6 +82,7 @@ cdef struct PairC:
                               # -1 (a convex pair needing multi-contact): unsupported there
     int boxed                 # 1: an automatic pair of two bounded geoms (box test first)
     int most                  # most contacts the routine produces
+    int mesh                  # 1: a pair with a mesh, run by collision_mesh's c_mesh_pair
     Py_ssize_t condim
     double friction[5]        # raised to MIN_FRICTION
     double solref[2]
@@ -108,6 +115,7 @@ cdef struct CollisionC:
 
 cdef class CollisionModel:
     cdef CollisionC c
+    cdef list hulls           # the collision_mesh.Hull records the geoms' hull pointers name
     cdef int _build_sweep(self, int sweep) except -1
     cdef tuple _poses(self, R, p)
     cdef tuple _unsupported(self, const double* R, const double* p, declined)
@@ -198,7 +206,53 @@ cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexce
     return NULL
 
 
+cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin,
+                             int* most) noexcept nogil:
+    # 1 when c_mesh_pair collides the pair (g1 before g2 in kind order) and its most
+    # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls, less a box
+    # or mesh on a mesh without margin (multi-contact: readable only); else 0
+    most[0] = 0
+    if g2.kind != K_MESH or g2.hull == NULL or g1.kind == K_HFIELD:
+        return 0
+    if g1.kind == K_MESH and g1.hull == NULL:
+        return 0
+    if (g1.kind == K_BOX or g1.kind == K_MESH) and not margin > 0:
+        return 0
+    most[0] = 4 if g1.kind == K_PLANE else 1
+    return 1
+
+
+cdef inline bint has_routine(const PairC* pair) noexcept nogil:
+    # a compiled routine collides the pair (else it is listed as unsupported)
+    return pair.function != NULL or pair.mesh
+
+
 # ----------------------------------------------------------------------------- sweep helpers
+
+cdef inline void world_aabb(const GeomC* g, const double* pos, const double* mat,
+                            double* lower, double* upper) noexcept nogil:
+    # world_aabb: the rotated local box within the bounding sphere, grown by margin + gap
+    # (MuJoCo's makeAAMM)
+    cdef double half, inflate = g.margin + g.gap
+    cdef int k
+    for k in range(3):
+        half = (abs(mat[3 * k]) * g.half[0] + abs(mat[3 * k + 1]) * g.half[1]
+                + abs(mat[3 * k + 2]) * g.half[2])
+        if half > g.rbound:
+            half = g.rbound
+        lower[k] = pos[k] - half - inflate
+        upper[k] = pos[k] + half + inflate
+
+
+cdef inline bint boxes_overlap(const double* lo1, const double* hi1, const double* lo2,
+                               const double* hi2) noexcept nogil:
+    # the boxes meet on every axis (what broad_phase's sweep reports)
+    cdef int k
+    for k in range(3):
+        if not (lo1[k] <= hi2[k] and lo2[k] <= hi1[k]):
+            return False
+    return True
+
 
 cdef struct Interval:
     double lower              # the box's lower bound on the sweep axis

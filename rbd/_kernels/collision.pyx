@@ -9,7 +9,8 @@ the configuration:
   local poses and bounds, and the static pair table of the reference's
   ``candidate_pairs`` (MuJoCo's filters ``filterBodyPair``, ``filterBitmask``,
   ``<exclude>``, explicit ``<pair>``s, and its sort order, all q-independent), each
-  pair with its routine of ``collision_primitive.pyx`` / ``collision_box.pyx`` and its
+  pair with its routine of ``collision_primitive.pyx`` / ``collision_box.pyx`` /
+  ``collision_convex.pyx`` / ``collision_mesh.pyx`` (a mesh through its hull) and its
   parameters from the reference's ``pair_parameters`` (``mj_contactParam``);
 * per configuration (:c:func:`collide_into`, nogil): each geom's world pose from its
   body's ``R``, ``p`` (``Work.R``, ``Work.p`` after ``kinematics.world_poses``), the
@@ -30,6 +31,7 @@ from libc.stdlib cimport calloc, free, malloc, qsort
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._spatial cimport mat3_mul, mat3_vec
+from rbd._kernels.collision_mesh cimport Hull
 from rbd._kernels.collision_primitive cimport PairOut
 
 from rbd.errors import InputError
@@ -54,31 +56,6 @@ cdef inline void geom_world_pose(const GeomC* g, const double* R, const double* 
         xpos[k] += p[3 * g.body + k]
 
 
-cdef inline void world_aabb(const GeomC* g, const double* pos, const double* mat,
-                            double* lower, double* upper) noexcept nogil:
-    # world_aabb: the rotated local box within the bounding sphere, grown by margin + gap
-    # (MuJoCo's makeAAMM)
-    cdef double half, inflate = g.margin + g.gap
-    cdef int k
-    for k in range(3):
-        half = (abs(mat[3 * k]) * g.half[0] + abs(mat[3 * k + 1]) * g.half[1]
-                + abs(mat[3 * k + 2]) * g.half[2])
-        if half > g.rbound:
-            half = g.rbound
-        lower[k] = pos[k] - half - inflate
-        upper[k] = pos[k] + half + inflate
-
-
-cdef inline bint boxes_overlap(const double* lo1, const double* hi1, const double* lo2,
-                               const double* hi2) noexcept nogil:
-    # the boxes meet on every axis (what broad_phase's sweep reports)
-    cdef int k
-    for k in range(3):
-        if not (lo1[k] <= hi2[k] and lo2[k] <= hi1[k]):
-            return False
-    return True
-
-
 cdef inline bint sphere_filtered(const GeomC* g1, const double* pos1, const double* mat1,
                                  const GeomC* g2, const double* pos2,
                                  double margin) noexcept nogil:
@@ -99,11 +76,17 @@ cdef inline void place_geoms(const CollisionC* cm, const double* R, const double
     # every geom's world pose, and the world box of each bounded one
     cdef Py_ssize_t i
     cdef double* s
+    cdef const GeomC* g
     for i in range(cm.ngeom):
         s = scratch + GEOM_SCRATCH * i
-        geom_world_pose(&cm.geoms[i], R, p, s, s + 3)
-        if cm.geoms[i].bounded:
-            world_aabb(&cm.geoms[i], s, s + 3, s + 12, s + 15)
+        g = &cm.geoms[i]
+        geom_world_pose(g, R, p, s, s + 3)
+        if g.hull != NULL:
+            # a mesh: its mesh frame (collision_mesh.placed) and its hull's box
+            placed(g.hull, s, s + 3)
+            mesh_world_aabb(g.hull, s, s + 3, g.margin + g.gap, s + 12, s + 15)
+        elif g.bounded:
+            world_aabb(g, s, s + 3, s + 12, s + 15)
 
 
 cdef inline bint broad_passed(const CollisionC* cm, const PairC* pair,
@@ -204,13 +187,21 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
     cdef const PairC* pair = &cm.pairs[k]
     cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
     cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
+    cdef const GeomC* g1 = &cm.geoms[pair.geom1]
+    cdef const GeomC* g2 = &cm.geoms[pair.geom2]
     cdef PairOut found
-    cdef int c
-    if pair.function == NULL or not broad_passed(cm, pair, scratch):
+    cdef int c, status
+    if not has_routine(pair) or not broad_passed(cm, pair, scratch):
         return 0
     found.n = 0
-    if pair.function(s1, s1 + 3, cm.geoms[pair.geom1].size, s2, s2 + 3,
-                     cm.geoms[pair.geom2].size, pair.margin + pair.gap, &found) < 0:
+    if pair.mesh:
+        status = c_mesh_pair(g1.kind, g2.kind, s1, s1 + 3, g1.size, g1.hull, g1.rbound, s2,
+                             s2 + 3, g2.size, g2.hull, g2.rbound, pair.margin + pair.gap,
+                             &found)
+    else:
+        status = pair.function(s1, s1 + 3, g1.size, s2, s2 + 3, g2.size,
+                               pair.margin + pair.gap, &found)
+    if status < 0:
         out.declined += 1
         if skipped != NULL:
             skipped[nskipped[0]] = k
@@ -300,7 +291,7 @@ cdef inline Py_ssize_t unsupported_into(const CollisionC* cm, const double* R,
         return -2
     place_geoms(cm, R, p, scratch)
     for k in range(cm.npair):
-        if cm.pairs[k].function == NULL and broad_passed(cm, &cm.pairs[k], scratch):
+        if not has_routine(&cm.pairs[k]) and broad_passed(cm, &cm.pairs[k], scratch):
             which[n] = k
             n += 1
     if scratch != stack:
@@ -319,9 +310,10 @@ cdef inline void fill(double* target, values, Py_ssize_t n):
 
 
 cdef inline int fill_geom(GeomC* g, Py_ssize_t i, kind, body, bounded, size, pose, margin, gap,
-                          rbound, half) except -1:
-    # geom i of the static arrays
+                          rbound, half, Hull hull) except -1:
+    # geom i of the static arrays (hull: a mesh's, or None)
     g.kind, g.body, g.bounded = kind[i], body[i], bounded[i]
+    g.hull = NULL if hull is None else &hull.c
     fill(g.size, size[i], 3)
     fill(g.R, pose[i, :3, :3], 9)
     fill(g.p, pose[i, :3, 3], 3)
@@ -336,6 +328,8 @@ cdef inline int fill_pair(PairC* pc, const GeomC* geoms, Py_ssize_t k, geom, box
     cdef int most
     pc.geom1, pc.geom2 = geom[k, 0], geom[k, 1]
     pc.function = routine(geoms[pc.geom1].kind, geoms[pc.geom2].kind, &most)
+    pc.mesh = mesh_routine(&geoms[pc.geom1], &geoms[pc.geom2], margin[k] + gap[k], &most) \
+        if pc.function == NULL else 0
     pc.most, pc.boxed, pc.condim = most, boxed[k], condim[k]
     fill(pc.friction, friction[k], 5)
     fill(pc.solref, solref[k], 2)
@@ -431,8 +425,9 @@ cdef class CollisionModel:
 
     Built by ``rbd.constraints.collision.compiled_collision`` from the reference's
     static pair table (``static_table``: ``candidate_pairs``, ``pair_parameters``);
-    the arguments are its arrays, one row per geom (``kind`` … ``half``) and one per
-    pair in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
+    the arguments are its arrays, one row per geom (``kind`` … ``half``, and ``hull``: a
+    mesh geom's ``MeshHull`` or None, held as a ``collision_mesh.Hull``) and one per pair
+    in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
     poses :meth:`collide` and :c:func:`collide_into` take; -1 is the world.
     """
 
@@ -450,7 +445,7 @@ cdef class CollisionModel:
 
     def __init__(self, kind, body, bounded, size, pose, margin, gap, rbound, half, pair_geom,
                  pair_boxed, pair_condim, pair_friction, pair_solref, pair_solreffriction,
-                 pair_solimp, pair_margin, pair_gap, int sweep=-1):
+                 pair_solimp, pair_margin, pair_gap, int sweep=-1, hull=None):
         cdef Py_ssize_t i, k, ng = len(kind), npair = len(pair_geom)
         if self.c.geoms != NULL:
             raise InputError("CollisionModel: built once")
@@ -459,9 +454,10 @@ cdef class CollisionModel:
         if self.c.geoms == NULL or self.c.pairs == NULL:
             raise MemoryError()
         pose, pair_geom = np.asarray(pose, dtype=float), np.asarray(pair_geom, dtype=np.intp)
+        self.hulls = [None if h is None else Hull(h) for h in (hull or [None] * ng)]
         for i in range(ng):
             fill_geom(&self.c.geoms[i], i, kind, body, bounded, size, pose, margin, gap,
-                      rbound, half)
+                      rbound, half, self.hulls[i])
             self.c.nbody = max(self.c.nbody, self.c.geoms[i].body + 1)
         self.c.ngeom = ng
         for k in range(npair):
@@ -471,7 +467,7 @@ cdef class CollisionModel:
                       pair_friction, pair_solref, pair_solreffriction, pair_solimp,
                       pair_margin, pair_gap)
             self.c.max_contacts += self.c.pairs[k].most
-            self.c.nunsupported += self.c.pairs[k].function == NULL
+            self.c.nunsupported += not has_routine(&self.c.pairs[k])
             self.c.npair = k + 1
         self._build_sweep(sweep)
 

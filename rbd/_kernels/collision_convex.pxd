@@ -3,23 +3,24 @@
 # pair_function's signature for collision.pyx's pair table.  A routine returns the number of
 # contacts (0 or 1), or -1 when the pair needs MuJoCo's multi-contact search (unsupported).
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
-                                         CCD_SPHERE)
+                                         CCD_SPHERE, ConvexGeom, geom_init)
 from rbd._kernels.collision_primitive cimport PairOut
 
 
 cdef double bounding_radius(int kind, const double* size) noexcept nogil
-cdef int c_convex(int kind1, int kind2, const double* pos1, const double* mat1,
-                  const double* size1, const double* pos2, const double* mat2,
-                  const double* size2, double margin, double rbound1, double rbound2,
-                  bint multiccd, PairOut* out) noexcept nogil
+cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
+                  double rbound2, bint multiccd, PairOut* out) noexcept nogil
 
 
 cdef inline int _pair(int kind1, int kind2, const double* pos1, const double* mat1,
                       const double* size1, const double* pos2, const double* mat2,
                       const double* size2, double margin, PairOut* out) noexcept nogil:
     # _pair_routine: convex with the pair's kinds, bounding radii and multi-CCD on
-    return c_convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin,
-                    bounding_radius(kind1, size1), bounding_radius(kind2, size2), True, out)
+    cdef ConvexGeom g1, g2
+    geom_init(&g1, kind1, pos1, mat1, size1, margin)
+    geom_init(&g2, kind2, pos2, mat2, size2, margin)
+    return c_convex(&g1, &g2, margin, bounding_radius(kind1, size1),
+                    bounding_radius(kind2, size2), True, out)
 
 
 cdef inline int convex_sphere_ellipsoid(const double* pos1, const double* mat1,

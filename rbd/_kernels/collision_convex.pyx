@@ -62,31 +62,35 @@ cdef double bounding_radius(int kind, const double* size) noexcept nogil:
 
 # ----------------------------------------------------------------------------- the pair routine
 
-cdef inline double _core(const ConvexGeom* g, ConvexGeom* core) noexcept nogil:
-    # the core GJK uses for a sphere or a capsule (its radius + half the margin returned);
-    # any other geom as it is (0 returned)
+cdef inline ConvexGeom* _core(ConvexGeom* g, ConvexGeom* core, double* full) noexcept nogil:
+    # the core GJK uses for a sphere or a capsule, written to core (its radius + half the
+    # margin into full); any other geom is its own core (the same record, so that a mesh's
+    # last support vertex carries over to the run on the whole geoms, as the reference's)
     if g.kind == CCD_SPHERE or g.kind == CCD_CAPSULE:
         geom_init(core, CCD_POINT if g.kind == CCD_SPHERE else CCD_LINE, g.pos, g.mat, g.size,
                   0.0)
-        return g.size[0] + 0.5 * g.margin
-    core[0] = g[0]
-    return 0.0
+        full[0] = g.size[0] + 0.5 * g.margin
+        return core
+    full[0] = 0.0
+    return g
 
 
-cdef bint _ccd(const ConvexGeom* g1, const ConvexGeom* g2, double* dist, double* x1,
+cdef bint _ccd(ConvexGeom* g1, ConvexGeom* g2, double* dist, double* x1,
                double* x2) noexcept nogil:
     """MuJoCo's ``mjc_ccd`` with ``dist_cutoff`` 0: the signed distance (less the margin)
     and witness points of the pair; False when the geoms do not touch."""
     cdef ConvexGeom c1, c2
+    cdef ConvexGeom* core1
+    cdef ConvexGeom* core2
     cdef GJKStatus status
     cdef double n[3]
     cdef double full1, full2
     cdef int k
     if g1.kind == CCD_SPHERE or g1.kind == CCD_CAPSULE or g2.kind == CCD_SPHERE \
             or g2.kind == CCD_CAPSULE:
-        full1, full2 = _core(g1, &c1), _core(g2, &c2)
-        status_init(&status, &c1, &c2, full1 + full2)
-        gjk(&status, &c1, &c2)
+        core1, core2 = _core(g1, &c1, &full1), _core(g2, &c2, &full2)
+        status_init(&status, core1, core2, full1 + full2)
+        gjk(&status, core1, core2)
         if status.dist > TOLERANCE:
             # shallow: inflate by the radii
             if status.dist == MAX_LIMIT:
@@ -107,7 +111,7 @@ cdef bint _ccd(const ConvexGeom* g1, const ConvexGeom* g2, double* dist, double*
     return False
 
 
-cdef bint _penetration(const ConvexGeom* g1, const ConvexGeom* g2, double margin,
+cdef bint _penetration(ConvexGeom* g1, ConvexGeom* g2, double margin,
                        double* dist, double* pos, double* normal) noexcept nogil:
     """One contact (dist, pos, normal) of the pair; False: none (``mjc_penetration``)."""
     cdef double x1[3]
@@ -133,13 +137,14 @@ cdef void _quat_to_mat(const double* q, double* R) noexcept nogil:
     R[6], R[7], R[8] = 2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33
 
 
-cdef void _turned(const ConvexGeom* g, const double* origin, const double* rot,
+cdef void _turned(ConvexGeom* g, const double* origin, const double* rot,
                   ConvexGeom* out) noexcept nogil:
     """The geom turned by ``rot`` about the point ``origin`` (``mju_rotateFrame``)."""
     cdef double rel[3]
     cdef double moved[3]
     cdef int k
     out[0] = g[0]
+    out.vertindex = -1
     for k in range(3):
         rel[k] = origin[k] - g.pos[k]
     mat3_vec(rot, rel, moved)
@@ -148,7 +153,7 @@ cdef void _turned(const ConvexGeom* g, const double* origin, const double* rot,
     mat3_mul(rot, g.mat, out.mat)
 
 
-cdef inline bint _second_contact(const ConvexGeom* g1, const ConvexGeom* g2, double margin,
+cdef inline bint _second_contact(ConvexGeom* g1, ConvexGeom* g2, double margin,
                                  const double* pos, const double* normal,
                                  double tolerance) noexcept nogil:
     # multi-CCD's test: turned about the contact, do the geoms touch farther than tolerance?
@@ -183,24 +188,20 @@ cdef inline bint _second_contact(const ConvexGeom* g1, const ConvexGeom* g2, dou
     return False
 
 
-cdef int c_convex(int kind1, int kind2, const double* pos1, const double* mat1,
-                  const double* size1, const double* pos2, const double* mat2,
-                  const double* size2, double margin, double rbound1, double rbound2,
-                  bint multiccd, PairOut* out) noexcept nogil:
-    """Contacts of two convex geoms by GJK and EPA, as MuJoCo's ``mjc_Convex``: 0 or 1
-    written to ``out``, or -1 (none written) when the pair needs MuJoCo's multi-contact
-    search (the reference's ``ConvexUnsupportedError``)."""
-    cdef ConvexGeom g1, g2
+cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
+                  double rbound2, bint multiccd, PairOut* out) noexcept nogil:
+    """Contacts of two convex geoms (``geom_init``, a mesh's hull vertices set) by GJK and
+    EPA, as MuJoCo's ``mjc_Convex``: 0 or 1 written to ``out``, or -1 (none written) when
+    the pair needs MuJoCo's multi-contact search (the reference's
+    ``ConvexUnsupportedError``)."""
     cdef double pos[3]
     cdef double normal[3]
     cdef double dist
-    geom_init(&g1, kind1, pos1, mat1, size1, margin)
-    geom_init(&g2, kind2, pos2, mat2, size2, margin)
-    if not _penetration(&g1, &g2, margin, &dist, pos, normal):
+    if not _penetration(g1, g2, margin, &dist, pos, normal):
         return 0
-    if multiccd and kind1 != CCD_SPHERE and kind1 != CCD_ELLIPSOID \
-            and kind2 != CCD_SPHERE and kind2 != CCD_ELLIPSOID:
-        if _second_contact(&g1, &g2, margin, pos, normal,
+    if multiccd and g1.kind != CCD_SPHERE and g1.kind != CCD_ELLIPSOID \
+            and g2.kind != CCD_SPHERE and g2.kind != CCD_ELLIPSOID:
+        if _second_contact(g1, g2, margin, pos, normal,
                            RELATIVE_TOLERANCE * min(rbound1, rbound2)):
             return -1
     add_contact(out, dist, pos, normal, ZERO3)
@@ -219,8 +220,10 @@ def convex(str kind1, str kind2, pos1, mat1, size1, pos2, mat2, size2, double ma
     cdef const double[::1] m2 = as_doubles(mat2).reshape(9)
     cdef const double[::1] s2 = np.resize(as_doubles(size2), 3)
     cdef PairOut out
+    cdef ConvexGeom g1, g2
     cdef int found
     out.n = 0
-    found = c_convex(KIND_CODES[kind1], KIND_CODES[kind2], &p1[0], &m1[0], &s1[0], &p2[0],
-                     &m2[0], &s2[0], margin, rbound1, rbound2, multiccd, &out)
+    geom_init(&g1, KIND_CODES[kind1], &p1[0], &m1[0], &s1[0], margin)
+    geom_init(&g2, KIND_CODES[kind2], &p2[0], &m2[0], &s2[0], margin)
+    found = c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, &out)
     return None if found < 0 else pack(&out)

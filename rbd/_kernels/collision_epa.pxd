@@ -3,6 +3,6 @@
 from rbd._kernels.collision_gjk cimport ConvexGeom, Vertex
 
 
-cdef bint penetration(const Vertex* simplex, int nsimplex, const ConvexGeom* g1,
-                      const ConvexGeom* g2, double* dist, double* x1,
+cdef bint penetration(const Vertex* simplex, int nsimplex, ConvexGeom* g1,
+                      ConvexGeom* g2, double* dist, double* x1,
                       double* x2) noexcept nogil

@@ -62,7 +62,7 @@ cdef struct Polytope:
     int full                  # 1: an array would have overflowed
 
 
-cdef inline int _support(Polytope* pt, const ConvexGeom* g1, const ConvexGeom* g2,
+cdef inline int _support(Polytope* pt, ConvexGeom* g1, ConvexGeom* g2,
                          const double* d, double dnorm) noexcept nogil:
     # add the support vertex along d (epaSupport); its index
     cdef double direction[3]
@@ -280,8 +280,8 @@ cdef int TETRA_ADJ[12]
 TETRA_ADJ[:] = [1, 3, 2, 2, 3, 0, 0, 3, 1, 2, 0, 1]
 
 
-cdef bint _polytope3(Polytope* pt, const Vertex* simplex, const ConvexGeom* g1,
-                     const ConvexGeom* g2, double dist) noexcept nogil:
+cdef bint _polytope3(Polytope* pt, const Vertex* simplex, ConvexGeom* g1,
+                     ConvexGeom* g2, double dist) noexcept nogil:
     """Hexahedron from a triangle; False when it cannot be built (``polytope3``)."""
     cdef double a[3]
     cdef double b[3]
@@ -322,7 +322,7 @@ cdef bint _polytope3(Polytope* pt, const Vertex* simplex, const ConvexGeom* g1,
     return True
 
 
-cdef bint _reduce(Polytope* pt, const int* face, const ConvexGeom* g1, const ConvexGeom* g2,
+cdef bint _reduce(Polytope* pt, const int* face, ConvexGeom* g1, ConvexGeom* g2,
                   double dist) noexcept nogil:
     # polytope3 on the vertices of a degenerate face
     cdef Vertex simplex[3]
@@ -333,7 +333,7 @@ cdef bint _reduce(Polytope* pt, const int* face, const ConvexGeom* g1, const Con
 
 
 cdef inline bint _attach_all(Polytope* pt, const int* slots, const int* verts, const int* adj,
-                      int nfaces, const ConvexGeom* g1, const ConvexGeom* g2,
+                      int nfaces, ConvexGeom* g1, ConvexGeom* g2,
                       double dist, bint* reduced) noexcept nogil:
     # the faces verts (slot numbers) with adjacency adj; a degenerate one: _reduce on it
     cdef int face[3]
@@ -349,8 +349,8 @@ cdef inline bint _attach_all(Polytope* pt, const int* slots, const int* verts, c
     return True
 
 
-cdef bint _polytope2(Polytope* pt, const Vertex* simplex, const ConvexGeom* g1,
-                     const ConvexGeom* g2, double dist) noexcept nogil:
+cdef bint _polytope2(Polytope* pt, const Vertex* simplex, ConvexGeom* g1,
+                     ConvexGeom* g2, double dist) noexcept nogil:
     """Hexahedron about a segment (``polytope2``)."""
     cdef double diff[3]
     cdef double e[3]
@@ -388,8 +388,8 @@ cdef bint _polytope2(Polytope* pt, const Vertex* simplex, const ConvexGeom* g1,
     return True
 
 
-cdef bint _polytope4(Polytope* pt, const Vertex* simplex, const ConvexGeom* g1,
-                     const ConvexGeom* g2, double dist) noexcept nogil:
+cdef bint _polytope4(Polytope* pt, const Vertex* simplex, ConvexGeom* g1,
+                     ConvexGeom* g2, double dist) noexcept nogil:
     """The tetrahedron itself (``polytope4``)."""
     cdef int slots[4]
     cdef int k
@@ -440,7 +440,7 @@ cdef inline bint _expand(Polytope* pt, int wi, double lower2, double upper2) noe
     return True
 
 
-cdef inline int _grow(Polytope* pt, const ConvexGeom* g1, const ConvexGeom* g2) noexcept nogil:
+cdef inline int _grow(Polytope* pt, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil:
     # EPA's loop: the index of the closest face at the end, or -1 (no contact)
     cdef double upper = MAX_LIMIT, upper2 = MAX_LIMIT, lower2, lower, upper_k
     cdef int k, previous, found, wi, face = -1
@@ -472,8 +472,8 @@ cdef inline int _grow(Polytope* pt, const ConvexGeom* g1, const ConvexGeom* g2) 
     return -1 if pt.full else face
 
 
-cdef bint penetration(const Vertex* simplex, int nsimplex, const ConvexGeom* g1,
-                      const ConvexGeom* g2, double* dist, double* x1,
+cdef bint penetration(const Vertex* simplex, int nsimplex, ConvexGeom* g1,
+                      ConvexGeom* g2, double* dist, double* x1,
                       double* x2) noexcept nogil:
     """EPA from GJK's final simplex (2 to 4 vertices): the signed distance (minus the
     penetration depth) into ``dist`` and the witness points into ``x1``, ``x2``; False: no

@@ -3,8 +3,8 @@
 from libc.float cimport DBL_MAX
 
 # Kinds a support function knows: the geom kind codes of rbd.constraints.collision.KINDS
-# (MuJoCo's mjtGeom order) and the cores of a sphere and a capsule.  A mesh (code 7) would
-# add a branch to support() reading ConvexGeom.vert (its hull's vertices, nvert × 3).
+# (MuJoCo's mjtGeom order) and the cores of a sphere and a capsule.  A mesh's support reads
+# ConvexGeom.vert (its hull's vertices, nvert × 3, in the mesh frame).
 cdef enum:
     CCD_SPHERE = 2
     CCD_CAPSULE = 3
@@ -26,7 +26,9 @@ cdef struct ConvexGeom:      # one side of the pair (MuJoCo's mjCCDObj)
     double size[3]
     double margin             # the pair margin (the support grows by half of it)
     const double* vert        # a mesh's hull vertices (NULL for the primitives)
-    int nvert
+    Py_ssize_t nvert
+    Py_ssize_t vertindex      # a mesh's last support vertex (-1: none yet; the search
+                              # keeps it on a tie, as the reference's ConvexGeom.vertindex)
 
 
 cdef struct Vertex:          # a vertex of the Minkowski difference and its two points
@@ -46,12 +48,12 @@ cdef struct GJKStatus:       # GJK's state and result (MuJoCo's mjCCDStatus)
     int iterations
 
 
-cdef void vertex(const ConvexGeom* g1, const ConvexGeom* g2, const double* d,
+cdef void vertex(ConvexGeom* g1, ConvexGeom* g2, const double* d,
                  Vertex* out) noexcept nogil
 cdef double det3(const double* a, const double* b, const double* c) noexcept nogil
 cdef bint project_origin_plane(const double* s1, const double* s2, const double* s3,
                                double* out) noexcept nogil
-cdef void gjk(GJKStatus* status, const ConvexGeom* g1, const ConvexGeom* g2) noexcept nogil
+cdef void gjk(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil
 cdef void lincomb(const double* coef, const double* const* vectors, int n,
                   double* out) noexcept nogil
 
@@ -60,14 +62,14 @@ cdef inline void geom_init(ConvexGeom* g, int kind, const double* pos, const dou
                            const double* size, double margin) noexcept nogil:
     # ConvexGeom(kind, pos, mat, size, margin)
     cdef int k
-    g.kind, g.margin, g.vert, g.nvert = kind, margin, NULL, 0
+    g.kind, g.margin, g.vert, g.nvert, g.vertindex = kind, margin, NULL, 0, -1
     for k in range(3):
         g.pos[k], g.size[k] = pos[k], size[k]
     for k in range(9):
         g.mat[k] = mat[k]
 
 
-cdef inline void status_init(GJKStatus* status, const ConvexGeom* g1, const ConvexGeom* g2,
+cdef inline void status_init(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2,
                              double dist_cutoff) noexcept nogil:
     # GJKStatus(g1, g2, dist_cutoff): start at the centres, no distance yet (mjMAX_LIMIT)
     cdef int k

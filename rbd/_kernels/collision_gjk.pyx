@@ -8,7 +8,8 @@ subalgorithm (Montanari, Petrinic & Barbieri, ACM ToG 2017: ``S1D``, ``S2D``, ``
 ``gjk`` (distance, with the Frank–Wolfe duality-gap stop) and ``gjkIntersect``.  Sums
 and products in the reference's (MuJoCo's) order; rotations row-major (columns: the
 geom axes); a simplex is at most four :c:type:`Vertex` records in a :c:type:`GJKStatus`.
-The support dispatch (``_support``) is by kind code, so that a mesh kind adds a branch.
+The support dispatch (``_support``) is by kind code; a mesh's (``_mesh_support``) searches
+its hull's vertices.
 """
 
 from libc.float cimport DBL_MAX
@@ -45,7 +46,7 @@ cdef inline void _to_local(const double* mat, const double* d, double* out) noex
         out[k] = mat[k] * d[0] + mat[3 + k] * d[1] + mat[6 + k] * d[2]
 
 
-cdef void _support(const ConvexGeom* g, const double* d, double* out) noexcept nogil:
+cdef void _support(ConvexGeom* g, const double* d, double* out) noexcept nogil:
     """World point of the geom farthest along the unit direction ``d`` (MuJoCo's
     ``mjc_<kind>Support``); a point and a line are a sphere's centre and a capsule's
     segment."""
@@ -87,14 +88,35 @@ cdef void _support(const ConvexGeom* g, const double* d, double* out) noexcept n
         scl = g.size[0] / sqrt(n2) if n2 >= MINVAL * MINVAL else 0.0
         supp[0], supp[1] = scl * local[0], scl * local[1]
         supp[2] = g.size[1] if local[2] >= 0 else -g.size[1]
+    elif g.kind == CCD_MESH:
+        _mesh_support(g, local, supp)
     else:
-        # CCD_BOX (a mesh kind would branch here on g.vert)
+        # CCD_BOX
         for k in range(3):
             supp[k] = g.size[k] if local[k] >= 0 else -g.size[k]
     _to_world(g.mat, supp, g.pos, out)
 
 
-cdef inline void geom_support(const ConvexGeom* g, const double* d,
+cdef inline void _mesh_support(ConvexGeom* g, const double* local,
+                               double* supp) noexcept nogil:
+    # ConvexGeom._mesh_support (mjc_meshSupport): the hull vertex farthest along local (the
+    # first of equally far ones), kept at the last support vertex when that one is as far
+    cdef const double* v = g.vert
+    cdef double top = v[0] * local[0] + v[1] * local[1] + v[2] * local[2], dot
+    cdef Py_ssize_t i, best = 0
+    for i in range(1, g.nvert):
+        dot = v[3 * i] * local[0] + v[3 * i + 1] * local[1] + v[3 * i + 2] * local[2]
+        if dot > top:
+            best, top = i, dot
+    i = g.vertindex
+    if i >= 0 and v[3 * i] * local[0] + v[3 * i + 1] * local[1] + v[3 * i + 2] * local[2] >= top:
+        best = i
+    g.vertindex = best
+    for i in range(3):
+        supp[i] = v[3 * best + i]
+
+
+cdef inline void geom_support(ConvexGeom* g, const double* d,
                               double* out) noexcept nogil:
     # ConvexGeom.support: _support, grown by half the pair margin
     cdef int k
@@ -104,7 +126,7 @@ cdef inline void geom_support(const ConvexGeom* g, const double* d,
             out[k] = out[k] + d[k] * (0.5 * g.margin)
 
 
-cdef void vertex(const ConvexGeom* g1, const ConvexGeom* g2, const double* d,
+cdef void vertex(ConvexGeom* g1, ConvexGeom* g2, const double* d,
                  Vertex* out) noexcept nogil:
     """Support of the Minkowski difference along unit ``d``: (s1(d) - s2(-d), s1, s2)."""
     cdef double minus[3]
@@ -348,8 +370,8 @@ cdef double _signed_distance(const double* v1, const double* v2, const double* v
     return MAX_LIMIT
 
 
-cdef int _gjk_intersect(GJKStatus* status, const ConvexGeom* g1,
-                        const ConvexGeom* g2) noexcept nogil:
+cdef int _gjk_intersect(GJKStatus* status, ConvexGeom* g1,
+                        ConvexGeom* g2) noexcept nogil:
     """1 if the tetrahedron can be grown to hold the origin, 0 if a separating plane is
     found, -1 if inconclusive (``gjkIntersect``)."""
     cdef Vertex simplex[4]
@@ -415,7 +437,7 @@ cdef inline void _witness(GJKStatus* status, const Vertex* simplex, const double
     lincomb(lam, v2, n, status.x2)
 
 
-cdef void gjk(GJKStatus* status, const ConvexGeom* g1, const ConvexGeom* g2) noexcept nogil:
+cdef void gjk(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil:
     """MuJoCo's ``gjk``: the distance between the geoms (``dist_cutoff`` > 0) or whether
     they touch (``dist_cutoff`` = 0, through ``_gjk_intersect`` once a tetrahedron forms);
     witness points in ``status.x1``, ``status.x2``, the final simplex in ``status.simplex``."""
@@ -479,7 +501,7 @@ cdef void gjk(GJKStatus* status, const ConvexGeom* g1, const ConvexGeom* g2) noe
     _finish(status, g1, g2, simplex, lam, n, x_k, x_norm, k)
 
 
-cdef inline void _finish(GJKStatus* status, const ConvexGeom* g1, const ConvexGeom* g2,
+cdef inline void _finish(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2,
                          const Vertex* simplex, const double* lam, int n, const double* x_k,
                          double x_norm, int k) noexcept nogil:
     # gjk's end: witness points, the separation test, the distance and the simplex

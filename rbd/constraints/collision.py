@@ -67,7 +67,7 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 #: The pair routines, keyed by (kind 1, kind 2) with kind 1 before kind 2 in :data:`KINDS`.
 #: MuJoCo's other convex pairs (ellipsoids except on a plane, cylinder with capsule, box or
 #: cylinder) go through GJK/EPA (:mod:`.collision_convex`, compiled too); pairs with a
-#: mesh through its convex hull (:mod:`.collision_mesh`, reference only, not in this table).
+#: mesh through its convex hull (:mod:`.collision_mesh`, compiled too, not in this table).
 PAIR_FUNCTIONS = {**_convex.PAIR_FUNCTIONS,
     ("plane", "sphere"): _prim.plane_sphere,
     ("plane", "capsule"): _prim.plane_capsule,
@@ -491,7 +491,7 @@ def collide_model(model, q, backend: str | None = None,
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
         found = [Contacts(*f) for f in (found if T.ndim == 4 else [found])]
         for c in found:        # declined at this state (multi-contact): warned as collide's
-            warn_unsupported(geoms, c.unsupported, 3, only=PAIR_FUNCTIONS)
+            warn_unsupported(geoms, c.unsupported, 3, only=_DECLINABLE)
         return found[0] if T.ndim == 3 else found
     from ..algorithms.kinematics import geom_poses
 
@@ -505,20 +505,27 @@ def collide_model(model, q, backend: str | None = None,
                    multiccd=not disabled(model, "multiccd"))
 
 
+#: Kind pairs a compiled routine may decline at a state (multi-contact), warned per call;
+#: the pairs without any routine are warned once, when the compiled table is built.
+_DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
+
+
 def reference_only(model) -> bool:
     """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair with its hull; a GJK pair when ``multiccd`` is disabled: the compiled
-    convex routines follow MuJoCo's default, multi-CCD on)."""
+    a mesh pair of :func:`.collision_mesh.readable_only`; a GJK pair when ``multiccd`` is
+    disabled: the compiled convex routines follow MuJoCo's default, multi-CCD on)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
-    if disabled(model, "multiccd"):
+    multiccd = not disabled(model, "multiccd")
+    if not multiccd:
         readable = readable | frozenset(_convex.PAIR_FUNCTIONS)
+    geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
-        (model.geoms[i].kind, model.geoms[j].kind) in readable
-        or ((model.geoms[i].kind, model.geoms[j].kind) in _mesh.PAIRS
-            and _mesh.has_hulls(model.geoms[i], model.geoms[j]))
-        for i, j, _ in candidate_pairs(model.geoms, body_tree(model),
-                                       getattr(model, "contact_pairs", ()),
-                                       getattr(model, "contact_excludes", ()))))
+        (geoms[i].kind, geoms[j].kind) in readable
+        or _mesh.readable_only(geoms[i], geoms[j], sum(pair_parameters(geoms[i], geoms[j],
+                                                                       pair)[:2]), multiccd)
+        for i, j, pair in candidate_pairs(geoms, body_tree(model),
+                                          getattr(model, "contact_pairs", ()),
+                                          getattr(model, "contact_excludes", ()))))
 
 
 def _compiled_kinematics(model, backend):
@@ -564,6 +571,11 @@ def static_table(geoms: Sequence, bodies: BodyTree | None = None,
     return {**_geom_arrays(geoms, bodies), **_pair_arrays(geoms, table)}
 
 
+def _boxed(geom) -> bool:
+    """Whether the broad phase boxes the geom: of a :data:`BOUNDED` kind, or a hulled mesh."""
+    return geom.kind in BOUNDED or _mesh.hulled(geom)
+
+
 def _geom_arrays(geoms, bodies) -> dict:
     index = {name: b for b, name in enumerate(bodies.names)}
     poses = [np.asarray(getattr(g, "pose", None), dtype=float) for g in geoms]
@@ -574,14 +586,16 @@ def _geom_arrays(geoms, bodies) -> dict:
     return {
         "kind": np.array([KIND_CODE[g.kind] for g in geoms], dtype=np.intp),
         "body": np.array([index[g.body] - 1 for g in geoms], dtype=np.intp),
-        "bounded": np.array([g.kind in BOUNDED for g in geoms], dtype=bool),
+        "bounded": np.array([_boxed(g) for g in geoms], dtype=bool),
         "size": np.array([np.resize(np.asarray(g.size, float), 3) for g in geoms]).reshape(-1, 3),
         "pose": np.array(poses).reshape(-1, 4, 4),
         "margin": np.array([g.margin for g in geoms], dtype=float),
         "gap": np.array([g.gap for g in geoms], dtype=float),
-        "rbound": np.array([bounding_radius(g.kind, g.size) for g in geoms]),
+        "rbound": np.array([g.hull.rbound if _mesh.hulled(g) else bounding_radius(g.kind, g.size)
+                            for g in geoms]),
         "half": np.array([local_half_extents(g.kind, g.size) if g.kind in BOUNDED
                           else np.zeros(3) for g in geoms]).reshape(-1, 3),
+        "hull": [g.hull if _mesh.hulled(g) else None for g in geoms],
     }
 
 
@@ -594,9 +608,8 @@ def _pair_arrays(geoms, table) -> dict:
 
     return {
         "pair_geom": np.array([(g1, g2) for g1, g2, _ in table], dtype=np.intp).reshape(-1, 2),
-        "pair_boxed": np.array([pair is None and geoms[g1].kind in BOUNDED
-                                and geoms[g2].kind in BOUNDED for g1, g2, pair in table],
-                               dtype=bool),
+        "pair_boxed": np.array([pair is None and _boxed(geoms[g1]) and _boxed(geoms[g2])
+                                for g1, g2, pair in table], dtype=bool),
         "pair_margin": column(0), "pair_gap": column(1), "pair_condim": column(2, dtype=np.intp),
         "pair_friction": np.maximum(column(3, 5), MIN_FRICTION),
         "pair_solref": column(4, 2), "pair_solimp": column(5, 5),
@@ -627,7 +640,9 @@ def _build_table(model, geoms, pairs, excludes, filterparent) -> tuple:
     compiled = CollisionModel(**arrays)
     if compiled.nunsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
-                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS})
+                        if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS
+                        and not ((geoms[i].kind, geoms[j].kind) in _mesh.PAIRS
+                                 and _mesh.has_hulls(geoms[i], geoms[j]))})
         warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
                       f"{compiled.nunsupported} candidate pair(s) never tested (see "
                       "Contacts.unsupported)", stacklevel=4)

@@ -1,0 +1,243 @@
+# cython: language_level=3
+"""Mesh geoms in the collision stage, through their convex hull, compiled.
+
+The compiled twin of ``rbd/constraints/collision_mesh.py``: the hull of a mesh geom
+(:class:`Hull`, the arrays of ``rbd.model.mesh_hull.MeshHull`` in C), its mesh frame
+(``placed``, ``collision_mesh.pxd``), plane–mesh (:c:func:`c_plane_mesh`, MuJoCo 4.0's
+``mjc_PlaneConvex``) and the pairs GJK/EPA gives one contact or none
+(:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder with a mesh, a box or mesh
+with a mesh under a margin) on ``collision_convex.pyx`` with the hull's support function
+(``collision_gjk.pyx``).  A box or a mesh on a mesh without margin needs MuJoCo's
+multi-contact (the reference's ``collision_multi``), which has no compiled twin: such a
+pair is not routed here (``rbd.constraints.collision.reference_only``).
+"""
+
+import numpy as np
+
+cimport numpy as cnp
+
+from rbd._kernels._spatial cimport dot3
+from rbd._kernels.collision_convex cimport c_convex
+from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
+                                         CCD_MESH, CCD_SPHERE, ConvexGeom, geom_init)
+from rbd._kernels.collision_primitive cimport add_contact, as_doubles, pack
+
+cnp.import_array()
+
+#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts (the
+#: reference's MAX_PLANE_MESH)
+cdef Py_ssize_t MAX_PLANE_MESH = 4
+#: a zero tangent: make_frame picks one
+cdef double ZERO3[3]
+#: the plane's kind code (rbd.constraints.collision.KINDS)
+cdef int PLANE = 0
+KIND_CODES = {"plane": PLANE, "sphere": CCD_SPHERE, "capsule": CCD_CAPSULE,
+              "ellipsoid": CCD_ELLIPSOID, "cylinder": CCD_CYLINDER, "box": CCD_BOX,
+              "mesh": CCD_MESH}
+
+
+cdef inline cnp.ndarray _flat(values, dtype):
+    # a contiguous array of the values, at least one entry long (a valid data pointer)
+    out = np.ascontiguousarray(values, dtype=dtype).reshape(-1)
+    return out if len(out) else np.zeros(1, dtype=dtype)
+
+
+cdef class Hull:
+    """A mesh geom's convex hull (``rbd.model.mesh_hull.MeshHull``) as the C record
+    ``HullC`` the compiled routines read; the arrays it points into live with it."""
+
+    def __init__(self, hull):
+        sizes = [len(p) for p in hull.polygons]
+        # a hull made without polygons has none at any vertex
+        counts = [len(f) for f in hull.vertex_polygons] or [0] * len(hull.vertices)
+        arrays = (_flat(hull.vertices, float), _flat(hull.normals, float),
+                  _flat(np.cumsum([0, *sizes]), np.intp),
+                  _flat(np.concatenate([np.zeros(0), *hull.polygons]), np.intp),
+                  _flat(np.cumsum([0, *counts]), np.intp),
+                  _flat(np.concatenate([np.zeros(0), *hull.vertex_polygons]), np.intp))
+        self.arrays = arrays
+        self.c.nvert, self.c.npoly = len(hull.vertices), len(sizes)
+        self.c.vert = <const double*>cnp.PyArray_DATA(arrays[0])
+        self.c.normal = <const double*>cnp.PyArray_DATA(arrays[1])
+        self.c.poly_start = <const Py_ssize_t*>cnp.PyArray_DATA(arrays[2])
+        self.c.poly_vert = <const Py_ssize_t*>cnp.PyArray_DATA(arrays[3])
+        self.c.vpoly_start = <const Py_ssize_t*>cnp.PyArray_DATA(arrays[4])
+        self.c.vpoly = <const Py_ssize_t*>cnp.PyArray_DATA(arrays[5])
+        frame = np.asarray(hull.frame, dtype=float)
+        lower, upper = np.asarray(hull.lower, float), np.asarray(hull.upper, float)
+        for k in range(3):
+            self.c.c[k] = frame[k, 3]
+            self.c.center[k] = 0.5 * (lower[k] + upper[k])
+            self.c.half[k] = 0.5 * (upper[k] - lower[k])
+            for j in range(3):
+                self.c.R[3 * k + j] = frame[k, j]
+        self.c.rbound = hull.rbound
+
+
+# ----------------------------------------------------------------------------- plane–mesh
+
+cdef inline Py_ssize_t _support_index(const HullC* hull, const double* d) noexcept nogil:
+    # MeshHull.support_index: the vertex farthest along d (the first of equally far ones)
+    cdef const double* v = hull.vert
+    cdef double top = v[0] * d[0] + v[1] * d[1] + v[2] * d[2], dot
+    cdef Py_ssize_t i, best = 0
+    for i in range(1, hull.nvert):
+        dot = v[3 * i] * d[0] + v[3 * i + 1] * d[1] + v[3 * i + 2] * d[2]
+        if dot > top:
+            best, top = i, dot
+    return best
+
+
+cdef inline double _plane_vertex(const double* vertex, const double* pos1,
+                                 const double* normal, const double* pos2, const double* mat2,
+                                 double* point) noexcept nogil:
+    # one hull vertex against the plane (addplanemesh): its signed height returned, the
+    # point halfway between it and the plane into point
+    cdef double rel[3]
+    cdef double dist
+    cdef int k
+    mat3_vec(mat2, vertex, point)
+    for k in range(3):
+        point[k] = point[k] + pos2[k]
+        rel[k] = point[k] - pos1[k]
+    dist = dot3(normal, rel)
+    for k in range(3):
+        point[k] = point[k] - 0.5 * dist * normal[k]
+    return dist
+
+
+cdef inline Py_ssize_t _facing(const HullC* hull, Py_ssize_t vertex,
+                               const double* d) noexcept nogil:
+    # of the polygons at the vertex, the first whose normal is farthest along d; -1: none
+    cdef Py_ssize_t a, f, best = -1
+    cdef double top = 0.0, dot
+    for a in range(hull.vpoly_start[vertex], hull.vpoly_start[vertex + 1]):
+        f = hull.vpoly[a]
+        dot = (hull.normal[3 * f] * d[0] + hull.normal[3 * f + 1] * d[1]
+               + hull.normal[3 * f + 2] * d[2])
+        if best < 0 or dot > top:
+            best, top = f, dot
+    return best
+
+
+cdef int c_plane_mesh(const double* pos1, const double* mat1, const double* pos2,
+                      const double* mat2, const HullC* hull, double margin,
+                      PairOut* out) noexcept nogil:
+    """plane_mesh: the deepest hull vertex, then the other corners within the margin of
+    the polygon at it turned most to the plane, in the polygon's order; the number of
+    contacts written, or -1 (none written) on a polygon of more than MAX_PLANE_MESH
+    corners with a second contact (the reference's ``ConvexUnsupportedError``)."""
+    cdef double normal[3]
+    cdef double local[3]
+    cdef double point[3]
+    cdef double dist
+    cdef Py_ssize_t best, face, start, n, k, m, j, found = 1
+    cdef int i
+    for i in range(3):
+        normal[i] = mat1[3 * i + 2]
+    for i in range(3):
+        # Rᵀ (−n)
+        local[i] = -(mat2[i] * normal[0] + mat2[3 + i] * normal[1] + mat2[6 + i] * normal[2])
+    best = _support_index(hull, local)
+    dist = _plane_vertex(hull.vert + 3 * best, pos1, normal, pos2, mat2, point)
+    if dist > margin:
+        return 0
+    add_contact(out, dist, point, normal, ZERO3)
+    face = _facing(hull, best, local)
+    if face < 0:
+        return out.n
+    start, n = hull.poly_start[face], hull.poly_start[face + 1] - hull.poly_start[face]
+    k = 0
+    while hull.poly_vert[start + k] != best:
+        k += 1
+    for m in range(1, n):
+        # the corners after the first, in the polygon's order
+        j = hull.poly_vert[start + (k + m) % n]
+        dist = _plane_vertex(hull.vert + 3 * j, pos1, normal, pos2, mat2, point)
+        if dist < margin:
+            found += 1
+            add_contact(out, dist, point, normal, ZERO3)
+    if n > MAX_PLANE_MESH and found > 1:
+        out.n = 0
+        return -1
+    return out.n
+
+
+def plane_mesh(pos1, mat1, pos2, mat2, hull, double margin):
+    """:c:func:`c_plane_mesh` on array_like poses and a ``MeshHull`` (the reference's
+    ``plane_mesh``): ``(dist, pos, frame)`` arrays, or None where the reference raises
+    ``ConvexUnsupportedError``."""
+    cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
+    cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
+    cdef const double[::1] p2 = as_doubles(pos2).reshape(3)
+    cdef const double[::1] m2 = as_doubles(mat2).reshape(9)
+    cdef Hull h = Hull(hull)
+    cdef PairOut out
+    out.n = 0
+    found = c_plane_mesh(&p1[0], &m1[0], &p2[0], &m2[0], &h.c, margin, &out)
+    return None if found < 0 else pack(&out)
+
+
+# ----------------------------------------------------------------------------- GJK/EPA pairs
+
+cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat1,
+                     const double* size1, const HullC* hull1, double rbound1,
+                     const double* pos2, const double* mat2, const double* size2,
+                     const HullC* hull2, double rbound2, double margin,
+                     PairOut* out) noexcept nogil:
+    """mesh_pair with multi-CCD on, geom 1 first in kind order (a hull NULL for a
+    primitive): plane–mesh, or GJK/EPA's one contact; -1 (none written) when the pair
+    touches and MuJoCo 4.0 would look for several contacts (a capsule, cylinder, box or
+    mesh as geom 1), -2 for a box or mesh on a mesh without margin (MuJoCo's
+    multi-contact: the reference's ``collision_multi``, not compiled)."""
+    cdef ConvexGeom g1, g2
+    cdef int found
+    if kind1 == PLANE:
+        return c_plane_mesh(pos1, mat1, pos2, mat2, hull2, margin, out)
+    if (kind1 == CCD_BOX or kind1 == CCD_MESH) and not margin > 0:
+        return -2
+    geom_init(&g1, kind1, pos1, mat1, size1, margin)
+    geom_init(&g2, kind2, pos2, mat2, size2, margin)
+    if hull1 != NULL:
+        g1.vert, g1.nvert = hull1.vert, hull1.nvert
+    if hull2 != NULL:
+        g2.vert, g2.nvert = hull2.vert, hull2.nvert
+    # one contact asked of GJK/EPA (multiccd off inside), the pair declined if it needs more
+    found = c_convex(&g1, &g2, margin, rbound1, rbound2, False, out)
+    if found > 0 and (kind1 == CCD_CAPSULE or kind1 == CCD_CYLINDER or kind1 == CCD_BOX
+                      or kind1 == CCD_MESH):
+        out.n -= found
+        return -1
+    return found
+
+
+def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, mat2, shape2,
+              double rbound2, double margin):
+    """:c:func:`c_mesh_pair` on array_like poses, a size array or a ``MeshHull`` per geom
+    (the reference's ``mesh_pair`` with multi-CCD): ``(dist, pos, frame)`` arrays, or None
+    where the reference raises ``ConvexUnsupportedError``.
+
+    Raises
+    ------
+    NotImplementedError
+        For a box or mesh on a mesh without margin (MuJoCo's multi-contact, readable only).
+    """
+    cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
+    cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
+    cdef const double[::1] p2 = as_doubles(pos2).reshape(3)
+    cdef const double[::1] m2 = as_doubles(mat2).reshape(9)
+    cdef Hull h1 = Hull(shape1) if kind1 == "mesh" else None
+    cdef Hull h2 = Hull(shape2) if kind2 == "mesh" else None
+    cdef const double[::1] s1 = np.zeros(3) if h1 is not None else np.resize(
+        as_doubles(shape1), 3)
+    cdef const double[::1] s2 = np.zeros(3) if h2 is not None else np.resize(
+        as_doubles(shape2), 3)
+    cdef PairOut out
+    out.n = 0
+    found = c_mesh_pair(KIND_CODES[kind1], KIND_CODES[kind2], &p1[0], &m1[0], &s1[0],
+                        NULL if h1 is None else &h1.c, rbound1, &p2[0], &m2[0], &s2[0],
+                        NULL if h2 is None else &h2.c, rbound2, margin, &out)
+    if found == -2:
+        raise NotImplementedError(f"mesh_pair: {kind1}–{kind2} without margin needs MuJoCo's "
+                                  "multi-contact (rbd.constraints.collision_multi)")
+    return None if found < 0 else pack(&out)
