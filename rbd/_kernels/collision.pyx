@@ -385,7 +385,7 @@ cdef class ContactArrays:
         # the ContactSetC of state 0; state s is shifted(first, s)
         cdef ContactSetC out
         cdef Py_ssize_t c = self.N * self.cap
-        out.n, out.capacity = 0, self.cap
+        out.n, out.capacity, out.declined = 0, self.cap, 0
         out.pos, out.frame, out.dist = self.floats, self.floats + 3 * c, self.floats + 12 * c
         out.friction, out.solref = self.floats + 13 * c, self.floats + 18 * c
         out.solreffriction, out.solimp = self.floats + 20 * c, self.floats + 22 * c
