@@ -30,9 +30,12 @@ import numpy as np
 from .. import algorithms
 from .._backend import resolve
 from ..constraints.collision import compiled_collision
-from ..constraints.forward import disabled, forward, options
+from ..constraints.fluid import has_fluid
+from ..constraints.forward import disabled, forward, joint_softness, options, own_slices
 from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
+from ..constraints.kinds import active_constraints
 from ..constraints.mujoco_model import solver_settings
+from ..constraints.tendon_rows import tendons
 from ..errors import InputError, SimulationError
 from .rollouts import grid_steps, grid_time, sample_indices
 from .trajectory import Trajectory
@@ -46,8 +49,6 @@ RECORDED_CONTACTS = 32
 
 def has_springs(model) -> bool:
     """True when a joint of the model has a spring (MJCF ``stiffness``)."""
-    from ..constraints.forward import joint_softness
-
     return bool(np.any(joint_softness(model)["stiffness"]))
 
 
@@ -55,38 +56,50 @@ def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
     constraints, joint springs, fluid forces or fixed tendons: terms only
     :func:`rbd.forward` holds."""
-    from ..constraints.fluid import has_fluid
-    from ..constraints.kinds import active_constraints
-
     geoms = getattr(model, "geoms", ()) or ()
     if any(g.contype or g.conaffinity for g in geoms):
         return True
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
         return True
-    from ..constraints.tendon_rows import tendons
-
     return (bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
             or bool(tendons(model)))
+
+
+def limited_coordinates(model) -> tuple[tuple[str, ...], np.ndarray]:
+    """The names of the revolute and prismatic joints with a coordinate of their own and
+    that coordinate's index in ``q``: the joints :func:`warn_outside_limits` checks.
+
+    In body order; the model keeps them (they depend on the tree only, whose changes
+    clear its cache)."""
+    def build():
+        joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
+                  if body.joint.kind in ("revolute", "prismatic")]
+        cols = np.array([k for _, k in joints], dtype=int)
+        cols.setflags(write=False)
+        return tuple(name for name, _ in joints), cols
+
+    return model._derived("limited_coordinates", build) if hasattr(model, "_derived") \
+        else build()
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
     (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one);
-    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once."""
-    from ..constraints.forward import own_slices
-
-    q = np.asarray(q, float)
-    batch = np.atleast_2d(q)
-    joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
-              if body.joint.kind in ("revolute", "prismatic")]
-    cols = np.array([k for _, k in joints], dtype=int)
-    lower, upper = np.asarray(model.lower)[cols], np.asarray(model.upper)[cols]
-    outside = (batch[:, cols] < lower) | (batch[:, cols] > upper)
+    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once
+    (the joints of :func:`limited_coordinates`, the limits read from the model at each
+    call)."""
+    names, cols = limited_coordinates(model)
+    lower_all, upper_all = np.asarray(model.lower), np.asarray(model.upper)
+    values = np.asarray(q, float)[..., cols]
+    outside = (values < lower_all[cols]) | (values > upper_all[cols])
+    if not outside.any():
+        return
+    batch, outside = np.atleast_2d(values), np.atleast_2d(outside)
     for row in np.flatnonzero(outside.any(axis=1)):
-        text = "; ".join(f"{name} = {batch[row, k]:.4g} not in [{model.lower[k]:.4g}, "
-                         f"{model.upper[k]:.4g}]" for (name, k), out in
-                         zip(joints, outside[row], strict=True) if out)
+        text = "; ".join(f"{name} = {batch[row, j]:.4g} not in [{lower_all[k]:.4g}, "
+                         f"{upper_all[k]:.4g}]" for j, (name, k, out) in
+                         enumerate(zip(names, cols, outside[row], strict=True)) if out)
         warnings.warn("simulate: the initial state is outside joint limits: " + text,
                       RuntimeWarning, stacklevel=stacklevel + 1)
 
@@ -371,12 +384,11 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
         return None
-    from .._kernels.contact import simulate_contact as run
-
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
     collide = (compiled_collision(model) if getattr(model, "geoms", ()) and not (
         disabled(model, "contact") or disabled(model, "constraint")) else None)
     iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
+    run = _contact_kernel().simulate_contact
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
               cone or options(model)["cone"], solver, iterations,
               kernel_tolerance(model, solver, tolerance), num_threads,
@@ -386,6 +398,20 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
                       f"{int(out['declined'].sum())} pair-step(s) of the run; those pairs were "
                       "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
     return out
+
+
+def _contact_kernel():
+    """The module ``rbd._kernels.contact``, imported on first use (the kernels are optional;
+    its functions are read from it at each call)."""
+    global _KERNEL
+    if _KERNEL is None:
+        from .._kernels import contact
+
+        _KERNEL = contact
+    return _KERNEL
+
+
+_KERNEL = None
 
 
 def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int,
