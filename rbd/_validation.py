@@ -168,8 +168,9 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
         unit = all(n == 1.0 for n in norms)
     else:
         norms = quaternion_norms(q[..., cols])   # (..., joints)
-        off = bool((np.abs(norms - 1.0) > QUATERNION_TOLERANCE).any())
-        unit = bool((norms == 1.0).all())
+        deviation = np.abs(norms - 1.0)          # NaN for a NaN norm: neither off nor unit
+        off = bool((deviation > QUATERNION_TOLERANCE).any())
+        unit = not deviation.any()
     if off:
         for joint, start in zip(names, cols[:, 0].tolist(), strict=True):  # the first off
             check_unit_quaternion(

@@ -355,9 +355,13 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
         return None
     times = grid_time(sample_indices(steps, record_every), duration, dt)
     stopped, status = out["stopped"], out["status"]
-    failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
-                                           duration) for k in np.flatnonzero(status)}
-    lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+    if status.any():
+        failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
+                                               duration) for k in np.flatnonzero(status)}
+        lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+        evaluations = int(np.sum(np.where(status != 0, stopped, steps) + 1))
+    else:                       # every run finished: all samples, steps + 1 evaluations each
+        failed, lengths, evaluations = {}, out["recorded"], len(status) * (steps + 1)
     counts = out["contact_count"]
     widest = min(int(counts.max()), RECORDED_CONTACTS)    # 0 past a run's samples
     frames = out["contact_force"]
@@ -370,9 +374,8 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
         for k in failed:          # the sample it stopped at, off the grid
             for x in (*columns.values(), frames, counts):
                 x[k, lengths[k]:] = np.nan
-    done = np.where(status != 0, stopped, steps)
     batch = Trajectory(t=times, **columns, model_name=model.name, integrator="euler", dt=dt,
-                       steps=steps, evaluations=int(np.sum(done + 1)), contact_count=counts,
+                       steps=steps, evaluations=evaluations, contact_count=counts,
                        contact_force=frames)
     return batch, lengths, failed
 
@@ -420,12 +423,16 @@ def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int,
 
     Its columns are copies of the rows of the batch's arrays (``rbd._kernels.contact``'s
     ``simulate_contact``), taken whole: no loop over samples, so that the work left to the
-    calling thread after the runs is a few copies per run, whatever their length."""
-    n, stop, status = (int(out[name][s]) for name in ("recorded", "stopped", "status"))
+    calling thread after the runs is a few copies per run, whatever their length.  A batch
+    of one run whose every sample is kept gives its arrays' rows as they are (views that
+    hold nothing more than the run)."""
+    n, stop, status = int(out["recorded"][s]), int(out["stopped"][s]), int(out["status"][s])
     done = stop if status else steps
+    whole = len(out["status"]) == 1 and n == out["q"].shape[1]    # one run, every row kept
 
     def column(name):
-        return out[name][s, :n].copy()
+        row = out[name][s, :n]
+        return row if whole else row.copy()
 
     counts = column("contact_count")
     width = min(int(counts.max(initial=0)), RECORDED_CONTACTS)
