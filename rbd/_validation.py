@@ -179,7 +179,11 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     if unit:
         return q
     scaled = np.array(q, dtype=float, copy=True)
-    scaled[..., cols] = scaled[..., cols] / np.asarray(norms)[..., None]
+    if isinstance(norms, list):                   # one state: its quaternions one by one
+        for start, norm in zip(cols[:, 0].tolist(), norms, strict=True):
+            scaled[start:start + 4] /= norm
+    else:
+        scaled[..., cols] = scaled[..., cols] / norms[..., None]
     return scaled
 
 

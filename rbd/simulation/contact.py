@@ -66,18 +66,21 @@ def has_contact_terms(model) -> bool:
             or bool(tendons(model)))
 
 
-def limited_coordinates(model) -> tuple[tuple[str, ...], np.ndarray]:
-    """The names of the revolute and prismatic joints with a coordinate of their own and
-    that coordinate's index in ``q``: the joints :func:`warn_outside_limits` checks.
+def limited_coordinates(model) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """The revolute and prismatic joints with a coordinate of their own, those
+    :func:`warn_outside_limits` checks: their names, their coordinates' indices in ``q``
+    and those coordinates' ``lower`` and ``upper`` limits.
 
-    In body order; the model keeps them (they depend on the tree only, whose changes
-    clear its cache)."""
+    In body order; the model keeps them (they depend on the tree and the joint
+    properties, whose changes clear its cache, as they clear ``model.lower``'s)."""
     def build():
         joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
                   if body.joint.kind in ("revolute", "prismatic")]
         cols = np.array([k for _, k in joints], dtype=int)
-        cols.setflags(write=False)
-        return tuple(name for name, _ in joints), cols
+        out = (cols, np.asarray(model.lower, float)[cols], np.asarray(model.upper, float)[cols])
+        for array in out:
+            array.setflags(write=False)
+        return (tuple(name for name, _ in joints), *out)
 
     return model._derived("limited_coordinates", build) if hasattr(model, "_derived") \
         else build()
@@ -87,19 +90,17 @@ def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
     (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one);
     ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once
-    (the joints of :func:`limited_coordinates`, the limits read from the model at each
-    call)."""
-    names, cols = limited_coordinates(model)
-    lower_all, upper_all = np.asarray(model.lower), np.asarray(model.upper)
+    (the joints of :func:`limited_coordinates`)."""
+    names, cols, lower, upper = limited_coordinates(model)
     values = np.asarray(q, float)[..., cols]
-    outside = (values < lower_all[cols]) | (values > upper_all[cols])
+    outside = (values < lower) | (values > upper)
     if not outside.any():
         return
     batch, outside = np.atleast_2d(values), np.atleast_2d(outside)
     for row in np.flatnonzero(outside.any(axis=1)):
-        text = "; ".join(f"{name} = {batch[row, j]:.4g} not in [{lower_all[k]:.4g}, "
-                         f"{upper_all[k]:.4g}]" for j, (name, k, out) in
-                         enumerate(zip(names, cols, outside[row], strict=True)) if out)
+        text = "; ".join(f"{name} = {x:.4g} not in [{lo:.4g}, {hi:.4g}]" for
+                         name, x, lo, hi, out in
+                         zip(names, batch[row], lower, upper, outside[row], strict=True) if out)
         warnings.warn("simulate: the initial state is outside joint limits: " + text,
                       RuntimeWarning, stacklevel=stacklevel + 1)
 

@@ -38,8 +38,9 @@ def grid_time(k, duration: float, dt: float):
     if type(k) is int:                 # one step, in Python floats (the same doubles)
         t = float(k) * dt
         return float(duration) if t > duration - 1e-9 * dt else float(t)
-    t = np.asarray(k, dtype=float) * dt
-    t = np.where(t > duration - 1e-9 * dt, duration, t)
+    t = np.array(k, dtype=float)                # a new array: clipped in place
+    t *= dt
+    np.putmask(t, t > duration - 1e-9 * dt, duration)
     return float(t) if t.ndim == 0 else t
 
 
