@@ -109,8 +109,8 @@ def quaternion_norms(quat: np.ndarray) -> np.ndarray:
     """The norms ``sqrt(x² + y² + z² + w²)`` of the quaternions ``quat`` ``(..., 4)``,
     summed in this order, as in the kernels' check (both backends normalize to the same
     numbers)."""
-    return np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
-                   + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
+    squares = quat * quat
+    return np.sqrt(squares[..., 0] + squares[..., 1] + squares[..., 2] + squares[..., 3])
 
 
 def check_unit_quaternion(quat: np.ndarray, what: str) -> np.ndarray:
@@ -179,11 +179,9 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     if unit:
         return q
     scaled = np.array(q, dtype=float, copy=True)
-    if isinstance(norms, list):                   # one state: its quaternions one by one
-        for start, norm in zip(cols[:, 0].tolist(), norms, strict=True):
-            scaled[start:start + 4] /= norm
-    else:
-        scaled[..., cols] = scaled[..., cols] / norms[..., None]
+    norms = np.asarray(norms)
+    for j, start in enumerate(cols[:, 0].tolist()):
+        scaled[..., start:start + 4] /= norms[..., j, None]
     return scaled
 
 
