@@ -14,8 +14,9 @@ call of
 and the fixed cost of each front end: its time less the kernel's for the same run, at 1
 and at 100 steps (the two agree when the cost around the kernel does not grow with the
 run).  Each number is the 20th percentile of ``--calls`` calls (``time.perf_counter``;
-100-step runs: a fifth as many), all in one process: a low percentile, because on a
-loaded machine most of the spread is waiting for a core.
+100-step runs: a fifth as many), all in one process, the five calls of a run length
+made in turn: a low percentile, because on a loaded machine most of the spread is
+waiting for a core.
 
 Usage::
 
@@ -44,15 +45,19 @@ from rbd.simulation.contact import compiled_runs  # noqa: E402
 BATCH = 4          # initial states of the batch rows
 
 
-def percentile_time(fn, calls: int, percentile: float = 20) -> float:
-    """The ``percentile``-th percentile (µs) of the times of ``calls`` calls of ``fn``."""
-    fn()
-    times = np.empty(calls)
-    for k in range(calls):
-        t0 = time.perf_counter()
+def percentile_times(fns: list, calls: int, percentile: float = 20) -> list[float]:
+    """The ``percentile``-th percentile (µs) of the times of ``calls`` calls of each of
+    ``fns``, called in turn (one call of each per round: a change of the machine's load
+    falls on all of them alike)."""
+    for fn in fns:
         fn()
-        times[k] = time.perf_counter() - t0
-    return float(np.percentile(times, percentile)) * 1e6
+    times = np.empty((len(fns), calls))
+    for k in range(calls):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            times[i, k] = time.perf_counter() - t0
+    return [float(np.percentile(row, percentile)) * 1e6 for row in times]
 
 
 def kernel_call(model, q, v, steps: int, dt: float, num_threads=None):
@@ -92,10 +97,9 @@ def robot_rows(name: str, calls: int) -> list[tuple]:
             lambda: rbd.simulate(model, qb, vb, n * dt, dt, integrator="euler", num_threads=1)),
         f"kernel alone, batch of {BATCH}": lambda n: kernel_call(model, qb, vb, n, dt, 1),
     }
-    out = []
-    for label, make in rows.items():
-        out.append((label, *(percentile_time(make(n), calls_of[n]) for n in (1, 100))))
-    return out
+    by_steps = {n: percentile_times([make(n) for make in rows.values()], calls_of[n])
+                for n in (1, 100)}
+    return [(label, by_steps[1][i], by_steps[100][i]) for i, label in enumerate(rows)]
 
 
 def main() -> None:
