@@ -20,8 +20,8 @@ import numpy as np
 from .errors import InputError, ModelError
 
 __all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_time_step",
-           "as_vector", "check_quaternions", "check_unit_quaternion", "singular_pivot",
-           "singular_inertia"]
+           "as_vector", "check_quaternions", "check_unit_quaternion", "quaternion_columns",
+           "quaternion_norms", "singular_pivot", "singular_inertia"]
 
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
@@ -105,20 +105,46 @@ def as_vector(value, size: int, name: str, batch: bool = False,
     return arr
 
 
+def quaternion_norms(quat: np.ndarray) -> np.ndarray:
+    """The norms ``sqrt(x² + y² + z² + w²)`` of the quaternions ``quat`` ``(..., 4)``,
+    summed in this order, as in the kernels' check (both backends normalize to the same
+    numbers)."""
+    squares = quat * quat
+    return np.sqrt(squares[..., 0] + squares[..., 1] + squares[..., 2] + squares[..., 3])
+
+
 def check_unit_quaternion(quat: np.ndarray, what: str) -> np.ndarray:
     """The norms of the quaternions ``quat`` ``(..., 4)``; :class:`InputError` when one is off.
 
-    The norm is ``sqrt(x² + y² + z² + w²)`` summed in this order, as in the
-    kernels' check, so both backends normalize to the same numbers; a norm off by
-    more than :data:`QUATERNION_TOLERANCE` is refused with ``what`` in the message.
+    The norm is :func:`quaternion_norms`'; a norm off by more than
+    :data:`QUATERNION_TOLERANCE` is refused with ``what`` in the message.
     """
-    norms = np.sqrt(quat[..., 0] * quat[..., 0] + quat[..., 1] * quat[..., 1]
-                    + quat[..., 2] * quat[..., 2] + quat[..., 3] * quat[..., 3])
+    norms = quaternion_norms(quat)
     bad = np.abs(norms - 1.0) > QUATERNION_TOLERANCE
     if np.any(bad):
         worst = float(np.ravel(norms)[np.argmax(np.ravel(bad))])
         raise InputError(f"{what} has norm {worst:.9g}, not 1")
     return norms
+
+
+def quaternion_columns(model) -> tuple[tuple[str, ...], np.ndarray]:
+    """The names of the spherical and free joints and the indices of their quaternions in
+    ``q``, ``(joints, 4)`` (in body order; a free joint's after its position).
+
+    A model with a cache (``_derived``) keeps them: they depend on the tree only."""
+    def build():
+        names, starts = [], []
+        for i, body in enumerate(model.bodies):
+            kind = body.joint.kind
+            if kind in ("spherical", "free"):
+                names.append(body.joint_name)
+                starts.append(model.q_index(i).start + (3 if kind == "free" else 0))
+        cols = np.add.outer(np.array(starts, dtype=int), np.arange(4)).reshape(-1, 4)
+        cols.setflags(write=False)
+        return tuple(names), cols
+
+    derived = getattr(model, "_derived", None)
+    return build() if derived is None else derived("quaternion_columns", build)
 
 
 def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
@@ -127,25 +153,36 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     Returns ``q`` with each quaternion normalized: a copy when some norm differs
     from 1, never the caller's array.  A norm off by more than the tolerance
     raises :class:`InputError` naming ``name``, the joint and its entries (the
-    message of the kernels' check).  Quaternion symbols are taken as unit
-    quaternions.
+    message of the kernels' check; the first such joint in body order).  Quaternion
+    symbols are taken as unit quaternions.  All quaternions are checked at once
+    (:func:`quaternion_columns`).
     """
     if q.dtype == object:
         return q
-    scaled = None
-    for i, body in enumerate(model.bodies):
-        kind = body.joint.kind
-        if kind not in ("spherical", "free"):
-            continue
-        start = model.q_index(i).start + (3 if kind == "free" else 0)
-        norms = check_unit_quaternion(
-            q[..., start:start + 4],
-            f"{name}: the quaternion of joint {body.joint_name!r} (q[{start}:{start + 4}])")
-        if np.any(norms != 1.0):
-            if scaled is None:
-                scaled = np.array(q, dtype=float, copy=True)
-            scaled[..., start:start + 4] /= norms[..., None]
-    return q if scaled is None else scaled
+    names, cols = quaternion_columns(model)
+    if not names:
+        return q
+    if q.ndim == 1 and q.dtype == np.float64:     # one state: the same sums, in floats
+        norms = [math.sqrt(x * x + y * y + z * z + w * w) for x, y, z, w in q[cols].tolist()]
+        off = any(abs(n - 1.0) > QUATERNION_TOLERANCE for n in norms)
+        unit = all(n == 1.0 for n in norms)
+    else:
+        norms = quaternion_norms(q[..., cols])   # (..., joints)
+        deviation = np.abs(norms - 1.0)          # NaN for a NaN norm: neither off nor unit
+        off = bool((deviation > QUATERNION_TOLERANCE).any())
+        unit = not deviation.any()
+    if off:
+        for joint, start in zip(names, cols[:, 0].tolist(), strict=True):  # the first off
+            check_unit_quaternion(
+                q[..., start:start + 4],
+                f"{name}: the quaternion of joint {joint!r} (q[{start}:{start + 4}])")
+    if unit:
+        return q
+    scaled = np.array(q, dtype=float, copy=True)
+    norms = np.asarray(norms)
+    for j, start in enumerate(cols[:, 0].tolist()):
+        scaled[..., start:start + 4] /= norms[..., j, None]
+    return scaled
 
 
 def as_time_step(dt) -> float:

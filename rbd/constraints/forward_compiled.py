@@ -26,6 +26,7 @@ from .forward import (
 from .forward_compiled_terms import COMPILED_EQUALITIES, equality_data, fluid_data
 from .impedance import clamp_solimp, safe_solref, stiffness_damping
 from .kinds import active_constraints
+from .mujoco_model import solver_scale
 from .tendon_rows import _constants, tendon_armature, tendon_friction_rows, tendons
 from .tendon_spatial import spatial_tendons
 
@@ -43,7 +44,7 @@ def compiled_forward(model, constraints=None):
     :data:`COMPILED_JOINTS`, or kernels not built.  Fixed tendons, fluid forces, springs
     of ball and free joints and the disable flags are compiled (:func:`kernel_data`,
     :func:`_compiled_terms`)."""
-    if not has_kernels() or not isinstance(model, Model) or model.mimic:
+    if not has_kernels() or not isinstance(model, Model) or model._mimic:
         return None
     equalities = (() if disabled(model, "constraint") or disabled(model, "equality")
                   else tuple(active_constraints(model, constraints)))
@@ -53,7 +54,8 @@ def compiled_forward(model, constraints=None):
         return None
     if spatial_tendons(model):      # lengths and moments that move with q: Python pass
         return None
-    if any(b.joint.kind not in COMPILED_JOINTS for b in model.bodies):
+    if not model._derived("compiled_joints", lambda: all(
+            b.joint.kind in COMPILED_JOINTS for b in model.bodies)):    # the tree's, kept
         return None
     if getattr(model, "geoms", ()) and reference_only(model):    # readable-only pairs
         return None
@@ -203,8 +205,6 @@ def kernel_tolerance(model, solver: str, tolerance: float) -> float:
     """The tolerance the compiled solver takes: Newton's divided by MuJoCo's scale
     (:func:`.mujoco_model.solver_scale`; ``c_solve_newton`` compares unscaled quantities
     with it), PGS's as it is."""
-    from .mujoco_model import solver_scale
-
     return tolerance / solver_scale(model) if solver == "newton" else tolerance
 
 

@@ -30,9 +30,12 @@ import numpy as np
 from .. import algorithms
 from .._backend import resolve
 from ..constraints.collision import compiled_collision
-from ..constraints.forward import disabled, forward, options
+from ..constraints.fluid import has_fluid
+from ..constraints.forward import disabled, forward, joint_softness, options, own_slices
 from ..constraints.forward_compiled import compiled_forward, kernel_tolerance
+from ..constraints.kinds import active_constraints
 from ..constraints.mujoco_model import solver_settings
+from ..constraints.tendon_rows import tendons
 from ..errors import InputError, SimulationError
 from .rollouts import grid_steps, grid_time, sample_indices
 from .trajectory import Trajectory
@@ -46,8 +49,6 @@ RECORDED_CONTACTS = 32
 
 def has_springs(model) -> bool:
     """True when a joint of the model has a spring (MJCF ``stiffness``)."""
-    from ..constraints.forward import joint_softness
-
     return bool(np.any(joint_softness(model)["stiffness"]))
 
 
@@ -55,38 +56,51 @@ def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
     constraints, joint springs, fluid forces or fixed tendons: terms only
     :func:`rbd.forward` holds."""
-    from ..constraints.fluid import has_fluid
-    from ..constraints.kinds import active_constraints
-
     geoms = getattr(model, "geoms", ()) or ()
     if any(g.contype or g.conaffinity for g in geoms):
         return True
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
         return True
-    from ..constraints.tendon_rows import tendons
-
     return (bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
             or bool(tendons(model)))
+
+
+def limited_coordinates(model) -> tuple[tuple[str, ...], np.ndarray, np.ndarray, np.ndarray]:
+    """The revolute and prismatic joints with a coordinate of their own, those
+    :func:`warn_outside_limits` checks: their names, their coordinates' indices in ``q``
+    and those coordinates' ``lower`` and ``upper`` limits.
+
+    In body order; the model keeps them (they depend on the tree and the joint
+    properties, whose changes clear its cache, as they clear ``model.lower``'s)."""
+    def build():
+        joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
+                  if body.joint.kind in ("revolute", "prismatic")]
+        cols = np.array([k for _, k in joints], dtype=int)
+        out = (cols, np.asarray(model.lower, float)[cols], np.asarray(model.upper, float)[cols])
+        for array in out:
+            array.setflags(write=False)
+        return (tuple(name for name, _ in joints), *out)
+
+    return model._derived("limited_coordinates", build) if hasattr(model, "_derived") \
+        else build()
 
 
 def warn_outside_limits(model, q, stacklevel: int = 1) -> None:
     """A ``RuntimeWarning`` naming the joints whose value is outside ``[lower, upper]``
     (``stacklevel`` as :func:`warnings.warn`'s, 1 being the function that calls this one);
-    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once."""
-    from ..constraints.forward import own_slices
-
-    q = np.asarray(q, float)
-    batch = np.atleast_2d(q)
-    joints = [(body.joint_name, qs.start) for _, body, qs in own_slices(model, "q")
-              if body.joint.kind in ("revolute", "prismatic")]
-    cols = np.array([k for _, k in joints], dtype=int)
-    lower, upper = np.asarray(model.lower)[cols], np.asarray(model.upper)[cols]
-    outside = (batch[:, cols] < lower) | (batch[:, cols] > upper)
+    ``q`` one state or a batch ``(N, nq)``: one warning per state outside, checked at once
+    (the joints of :func:`limited_coordinates`)."""
+    names, cols, lower, upper = limited_coordinates(model)
+    values = np.asarray(q, float)[..., cols]
+    outside = (values < lower) | (values > upper)
+    if not outside.any():
+        return
+    batch, outside = np.atleast_2d(values), np.atleast_2d(outside)
     for row in np.flatnonzero(outside.any(axis=1)):
-        text = "; ".join(f"{name} = {batch[row, k]:.4g} not in [{model.lower[k]:.4g}, "
-                         f"{model.upper[k]:.4g}]" for (name, k), out in
-                         zip(joints, outside[row], strict=True) if out)
+        text = "; ".join(f"{name} = {x:.4g} not in [{lo:.4g}, {hi:.4g}]" for
+                         name, x, lo, hi, out in
+                         zip(names, batch[row], lower, upper, outside[row], strict=True) if out)
         warnings.warn("simulate: the initial state is outside joint limits: " + text,
                       RuntimeWarning, stacklevel=stacklevel + 1)
 
@@ -342,9 +356,13 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
         return None
     times = grid_time(sample_indices(steps, record_every), duration, dt)
     stopped, status = out["stopped"], out["status"]
-    failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
-                                           duration) for k in np.flatnonzero(status)}
-    lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+    if status.any():
+        failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
+                                               duration) for k in np.flatnonzero(status)}
+        lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+        evaluations = int(np.sum(np.where(status != 0, stopped, steps) + 1))
+    else:                       # every run finished: all samples, steps + 1 evaluations each
+        failed, lengths, evaluations = {}, out["recorded"], len(status) * (steps + 1)
     counts = out["contact_count"]
     widest = min(int(counts.max()), RECORDED_CONTACTS)    # 0 past a run's samples
     frames = out["contact_force"]
@@ -357,9 +375,8 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
         for k in failed:          # the sample it stopped at, off the grid
             for x in (*columns.values(), frames, counts):
                 x[k, lengths[k]:] = np.nan
-    done = np.where(status != 0, stopped, steps)
     batch = Trajectory(t=times, **columns, model_name=model.name, integrator="euler", dt=dt,
-                       steps=steps, evaluations=int(np.sum(done + 1)), contact_count=counts,
+                       steps=steps, evaluations=evaluations, contact_count=counts,
                        contact_force=frames)
     return batch, lengths, failed
 
@@ -371,12 +388,11 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
     fm = compiled_forward(model, constraints) if resolve(backend) == "kernel" else None
     if fm is None:
         return None
-    from .._kernels.contact import simulate_contact as run
-
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
     collide = (compiled_collision(model) if getattr(model, "geoms", ()) and not (
         disabled(model, "contact") or disabled(model, "constraint")) else None)
     iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
+    run = _contact_kernel().simulate_contact
     out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
               cone or options(model)["cone"], solver, iterations,
               kernel_tolerance(model, solver, tolerance), num_threads,
@@ -388,18 +404,36 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
     return out
 
 
+def _contact_kernel():
+    """The module ``rbd._kernels.contact``, imported on first use (the kernels are optional;
+    its functions are read from it at each call)."""
+    global _KERNEL
+    if _KERNEL is None:
+        from .._kernels import contact
+
+        _KERNEL = contact
+    return _KERNEL
+
+
+_KERNEL = None
+
+
 def _compiled_trajectory(model, out, s: int, steps: int, dt: float, every: int,
                          duration: float):
     """Run ``s`` of a compiled batch as :func:`simulate_contact` returns or raises it.
 
     Its columns are copies of the rows of the batch's arrays (``rbd._kernels.contact``'s
     ``simulate_contact``), taken whole: no loop over samples, so that the work left to the
-    calling thread after the runs is a few copies per run, whatever their length."""
-    n, stop, status = (int(out[name][s]) for name in ("recorded", "stopped", "status"))
+    calling thread after the runs is a few copies per run, whatever their length.  A batch
+    of one run whose every sample is kept gives its arrays' rows as they are (views that
+    hold nothing more than the run)."""
+    n, stop, status = int(out["recorded"][s]), int(out["stopped"][s]), int(out["status"][s])
     done = stop if status else steps
+    whole = len(out["status"]) == 1 and n == out["q"].shape[1]    # one run, every row kept
 
     def column(name):
-        return out[name][s, :n].copy()
+        row = out[name][s, :n]
+        return row if whole else row.copy()
 
     counts = column("contact_count")
     width = min(int(counts.max(initial=0)), RECORDED_CONTACTS)

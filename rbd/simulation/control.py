@@ -117,7 +117,7 @@ def forcing(model: Model, tau, damping: bool, steps: int | None) -> Forcing | No
 
     ``steps`` is the number of fixed steps (None for an adaptive integrator).
     """
-    if callable(tau) and not isinstance(tau, PD):
+    if (callable(tau) and not isinstance(tau, PD)) or (tau is None and not damping):
         return None
     out = Forcing(damping=np.array(model.damping, dtype=float) if damping else None)
     if isinstance(tau, PD):
@@ -130,6 +130,4 @@ def forcing(model: Model, tau, damping: bool, steps: int | None) -> Forcing | No
             out.tau = _table(tau.feedforward, model, steps, "PD feedforward")
     elif tau is not None:
         out.tau = _table(tau, model, steps, "tau")
-    elif not damping:
-        return None
     return out

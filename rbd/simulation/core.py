@@ -18,8 +18,16 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import algorithms
+from ..constraints.fluid import has_fluid
 from ..errors import InputError, SimulationError, SimulationInterrupted
 from ..model import Model
+from .contact import (
+    compiled_batch,
+    has_contact_terms,
+    has_springs,
+    simulate_contact,
+    warn_outside_limits,
+)
 from .control import Forcing
 from .drivers import Progress, Recorder, Run, run_adaptive, run_fixed
 from .dynamics import Dynamics, StopError, check_quaternions, checked
@@ -332,13 +340,8 @@ def simulate(
     batch = _ndim(q0, "q0") == 2 or _ndim(v0, "v0") == 2
     states = _batch_states(model, q0, v0) if batch else _state(model, q0, v0)
     if contact_run:       # warned from here, so that the warning points at the caller
-        from .contact import warn_outside_limits
-
         warn_outside_limits(model, states[0], stacklevel=2)
     elif isinstance(model, Model):
-        from ..constraints.fluid import has_fluid
-        from .contact import has_springs
-
         if has_springs(model):
             warnings.warn("simulate: the model's joint springs (stiffness) act only on the "
                           "contact path (integrator='euler', rbd.forward); this run leaves "
@@ -373,8 +376,6 @@ def _contact_run(model, integrator, contact) -> bool:
     if contact is None:
         if integrator != "euler" or not isinstance(model, Model):
             return False
-        from .contact import has_contact_terms
-
         return has_contact_terms(model)
     if integrator != "euler":
         raise InputError(f"contact=True needs integrator='euler', got {integrator!r}")
@@ -389,8 +390,6 @@ def _simulate_one(model: Model, q0: np.ndarray, v0: np.ndarray,
     (:func:`_record_constraints`)."""
     o = options
     if contact:
-        from .contact import simulate_contact
-
         traj = simulate_contact(model, q0, v0, o.duration, o.dt, tau=_contact_tau(o),
                                 record_every=o.record_every, backend=o.backend,
                                 constraints=o.contact_constraints)
@@ -545,8 +544,6 @@ def _compiled_contact_runs(model, q0, v0, o: SimulationOptions) -> Trajectory | 
     """A contact batch by the compiled step, all initial states in one call without the GIL
     (:func:`.contact.compiled_batch`: the batch :func:`_python_batch` would stack, on the
     kernel's arrays); None when the model needs the Python step."""
-    from .contact import compiled_batch
-
     found = compiled_batch(model, np.asarray(q0, float), np.asarray(v0, float), o.duration,
                            o.dt, _contact_tau(o), o.record_every, o.backend,
                            constraints=o.contact_constraints, num_threads=o.num_threads)

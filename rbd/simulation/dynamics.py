@@ -148,12 +148,15 @@ def positive_number(value, name: str, allow_zero: bool = False) -> float:
 
     Only real numbers count: ``True``, ``"0.1"`` and complex numbers are refused.
     """
-    is_real = (isinstance(value, (numbers.Real, np.ndarray))
-               and not isinstance(value, (bool, np.bool_))
-               and np.ndim(value) == 0 and np.asarray(value).dtype.kind in "iuf")
-    if not is_real:
-        raise InputError(f"{name} must be a real number, got {value!r}")
-    x = float(value)
+    if type(value) is float:           # the common case, without the type inspection
+        x = value
+    else:
+        is_real = (isinstance(value, (numbers.Real, np.ndarray))
+                   and not isinstance(value, (bool, np.bool_))
+                   and np.ndim(value) == 0 and np.asarray(value).dtype.kind in "iuf")
+        if not is_real:
+            raise InputError(f"{name} must be a real number, got {value!r}")
+        x = float(value)
     if not math.isfinite(x) or x < 0 or (x == 0 and not allow_zero):
         bound = ">= 0" if allow_zero else "> 0"
         raise InputError(f"{name} must be finite and {bound}, got {value!r}")

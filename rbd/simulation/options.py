@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..constraints.kinds import active_constraints
 from ..errors import InputError
 from ..model import Model
 from ..reference.rollout import Integrator
@@ -131,7 +132,9 @@ class SimulationOptions:
         _flags(damping, compiled, record_every, num_threads, integrator)
         impacts = tuple(impact_table(impact, len(events)))
         rtol, atol = positive_number(rtol, "rtol"), positive_number(atol, "atol")
-        max_step = positive_number(max_step, "max_step") if np.isfinite(max_step) else np.inf
+        finite_step = (math.isfinite(max_step) if type(max_step) is float   # without NumPy
+                       else np.isfinite(max_step))
+        max_step = positive_number(max_step, "max_step") if finite_step else np.inf
         limit = _evaluation_limit(max_evaluations, integrator, duration, dt)
         min_step = positive_number(min_step, "min_step", allow_zero=True)
         steps = None if integrator == "solve_ivp" else grid_steps(duration, dt)
@@ -185,8 +188,6 @@ def _evaluation_limit(value, integrator: str, duration: float, dt: float) -> flo
 
 def _constraints(model: Model, constraints, baumgarte, dt: float) -> tuple[tuple, object]:
     """The active constraints of the run and the Baumgarte gains (see :func:`rbd.simulate`)."""
-    from ..constraints.kinds import active_constraints
-
     active = tuple(active_constraints(model, constraints))
     if isinstance(baumgarte, str):
         if baumgarte != "auto":

@@ -15,6 +15,7 @@ constraints run compiled too (the stabilized KKT acceleration at every stage,
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,8 +35,12 @@ def grid_time(k, duration: float, dt: float):
 
     The same times as :meth:`rbd.simulation.drivers.Run.grid`; ``k`` an int or an array.
     """
-    t = np.asarray(k, dtype=float) * dt
-    t = np.where(t > duration - 1e-9 * dt, duration, t)
+    if type(k) is int:                 # one step, in Python floats (the same doubles)
+        t = float(k) * dt
+        return float(duration) if t > duration - 1e-9 * dt else float(t)
+    t = np.array(k, dtype=float)                # a new array: clipped in place
+    t *= dt
+    np.putmask(t, t > duration - 1e-9 * dt, duration)
     return float(t) if t.ndim == 0 else t
 
 
@@ -46,7 +51,7 @@ def grid_steps(duration: float, dt: float) -> int:
     """
     if duration <= 0:
         return 0
-    k = max(1, int(np.ceil(duration / dt)) - 1)
+    k = max(1, math.ceil(duration / dt) - 1)
     while grid_time(k, duration, dt) < duration:
         k += 1
     while k > 1 and grid_time(k - 1, duration, dt) >= duration:
