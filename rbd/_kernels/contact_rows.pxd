@@ -4,21 +4,22 @@
 ``contact_regularizers`` in ``rbd/constraints/impedance.py``), inline for ``forward.pyx``."""
 
 from libc.math cimport sqrt
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 
 from rbd._kernels.contact_set cimport ContactSetC
 from rbd._kernels.forward cimport ForwardC, ForwardWork
 from rbd._kernels.impedance cimport (MINVAL, clamp_solimp, impedance, regularizer,
                                      stiffness_damping)
 
-cdef inline void contact_frame_rows(ForwardWork* fw, Py_ssize_t nv, const double* frame,
-                                    Py_ssize_t condim) noexcept nogil:
+cdef inline void contact_frame_rows(ForwardWork* fw, Py_ssize_t nv, Py_ssize_t ncols,
+                                    const double* frame, Py_ssize_t condim) noexcept nogil:
     # rows [n; t1; t2]ᵀ J_p (one row for condim 1), then n, t1, t2 of J_r up to condim
-    # (rbd.constraints.contact_rows.contact_frame_rows)
+    # (rbd.constraints.contact_rows.contact_frame_rows), on the ncols columns of fw.jac
+    # (forward.contact_jacobian: the others are zero), row r at fw.frame_rows + r nv
     cdef Py_ssize_t r, k, j, ntrans = 3 if condim > 1 else 1
     cdef double s
     for r in range(condim):
-        for j in range(nv):
+        for j in range(ncols):
             s = 0.0
             for k in range(3):
                 if r < ntrans:                         # J_p: rows 3..5 of jac
@@ -28,22 +29,26 @@ cdef inline void contact_frame_rows(ForwardWork* fw, Py_ssize_t nv, const double
             fw.frame_rows[r * nv + j] = s
 
 
-cdef inline Py_ssize_t contact_rows(ForwardWork* fw, Py_ssize_t nv, Py_ssize_t condim,
-                                    const double* friction, bint elliptic) noexcept nogil:
+cdef inline Py_ssize_t contact_rows(ForwardWork* fw, Py_ssize_t nv, Py_ssize_t ncols,
+                                    Py_ssize_t condim, const double* friction,
+                                    bint elliptic) noexcept nogil:
     # the contact's rows at fw.nefc: its frame rows (elliptic, condim 1) or the pyramid's
-    # edges J_0 ± μ_k J_k (rbd.constraints.contact_rows.contact_rows); returns their number
-    cdef Py_ssize_t k, j, n
+    # edges J_0 ± μ_k J_k (rbd.constraints.contact_rows.contact_rows), from the frame rows
+    # on the ncols columns fw.cols (zero on the others); returns their number
+    cdef Py_ssize_t k, j, n = condim if (condim == 1 or elliptic) else 2 * (condim - 1)
     cdef double* top = fw.J + fw.nefc * nv
+    cdef const double* fr = fw.frame_rows
+    cdef const Py_ssize_t* cols = fw.cols
+    memset(top, 0, n * nv * sizeof(double))
     if condim == 1 or elliptic:
-        memcpy(top, fw.frame_rows, condim * nv * sizeof(double))
-        return condim
-    n = 2 * (condim - 1)
+        for k in range(condim):
+            for j in range(ncols):
+                top[k * nv + cols[j]] = fr[k * nv + j]
+        return n
     for k in range(1, condim):
-        for j in range(nv):
-            top[(2 * k - 2) * nv + j] = (fw.frame_rows[j]
-                                         + friction[k - 1] * fw.frame_rows[k * nv + j])
-            top[(2 * k - 1) * nv + j] = (fw.frame_rows[j]
-                                         - friction[k - 1] * fw.frame_rows[k * nv + j])
+        for j in range(ncols):
+            top[(2 * k - 2) * nv + cols[j]] = fr[j] + friction[k - 1] * fr[k * nv + j]
+            top[(2 * k - 1) * nv + cols[j]] = fr[j] - friction[k - 1] * fr[k * nv + j]
     return n
 
 

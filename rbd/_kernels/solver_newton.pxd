@@ -58,8 +58,7 @@ cdef struct Work:
     # the rows' sparsity (``row_pattern``) and the tree (``tree_update``):
     Py_ssize_t* nnz    # nefc: the nonzero entries of each row of J
     Py_ssize_t* cols   # nefc × nv: their columns, ascending (the first nnz[r] of row r)
-    const double* Lm   # nv × nv: M = Lmᵀ Lm along the kinematic tree (crba.ltl), or NULL
-    const ModelC* model  # its dof_parent (with Lm)
+    const ModelC* model  # the kinematic tree (dof_parent) of M's tree factor, or NULL (dense)
     bint tree          # this solve's factors are Lᵀ L along the tree (row_pattern sets it)
 
 
@@ -72,15 +71,15 @@ cdef inline bint on_path(const int64_t* parent, Py_ssize_t k, Py_ssize_t j) noex
 
 cdef inline void row_pattern(const RowsC* rows, Work* w) noexcept nogil:
     """The nonzero columns of each row of J (``w.nnz``, ``w.cols``), and ``w.tree``: M's
-    tree factor ``w.Lm`` is given and every row's nonzeros lie on one path to the root
-    (a contact with the world, a limit, a dof's friction loss), the rows of an elliptic
-    contact on one path together, so that M + Jᵀ D J keeps M's tree pattern and its
-    factor is Lm updated along those paths (``tree_update``)."""
+    kinematic tree ``w.model`` is given and every row's nonzeros lie on one path to the
+    root (a contact with the world, a limit, a dof's friction loss), the rows of an
+    elliptic contact on one path together, so that M + Jᵀ D J keeps M's tree pattern: its
+    factor Lᵀ L is crba.ltl's, updated along those paths (``tree_update``)."""
     cdef Py_ssize_t r, j, n, k, c, nv = rows.nv
     cdef const double* row
     cdef Py_ssize_t* cols
     cdef const int64_t* parent
-    cdef bint tree = w.Lm != NULL
+    cdef bint tree = w.model != NULL
     for r in range(rows.nefc):
         row = rows.J + r * nv
         cols = w.cols + r * nv

@@ -22,10 +22,11 @@ anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) a
 ``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
 compiled forward pass's choice between ``a₀`` and the last step's accelerations)
 hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.  The products with J run
-over each row's nonzero columns (``row_pattern``); when the caller hands over M's factor
-along the kinematic tree (``Work.Lm``, ``Work.model``: the compiled forward pass) and every
-row lies on one path to the root, the Newton factor is that tree factor updated row by
-row along the rows' paths (``tree_update``) and solved by ``crba.ltl_solve``, else dense.
+over each row's nonzero columns (``row_pattern``); when the caller hands over M's
+kinematic tree (``Work.model``: the compiled forward pass) and every row lies on one path
+to the root, the Newton factor is the tree factor Lᵀ L (``crba.ltl``, which keeps the
+tree's pattern), updated row by row along the rows' paths (``tree_update``) and solved by
+``crba.ltl_solve``, else dense.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
@@ -120,7 +121,7 @@ cdef class _Workspace:
         self.keep += (pattern,)
         self.w.nnz = <Py_ssize_t*> cnp.PyArray_DATA(pattern)
         self.w.cols = self.w.nnz + nefc
-        self.w.Lm, self.w.model, self.w.tree = NULL, NULL, False
+        self.w.model, self.w.tree = NULL, False
 
 
 cdef int _cone_update(const double* jar, double D0, double mu, const double* friction,
@@ -342,8 +343,9 @@ cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
     # a rank-one update (a row turned quadratic) or downdate (a row left) with √D_r J_r each,
     # MuJoCo's HessianIncremental; rebuilt when a downdate fails.  Returns 1 when M + Jqᵀ D Jq
     # is not positive definite
-    # With w.tree the factor is Lᵀ L along the tree: rebuilt as M's (w.Lm) updated by
-    # each quadratic row
+    # With w.tree the factor is Lᵀ L along the tree, rebuilt by crba.ltl: every quadratic
+    # row lies on one path to the root, so that M + Jqᵀ D_q Jq keeps M's tree pattern (one
+    # factorization costs about what two rows' rank-one updates along their paths do)
     cdef Py_ssize_t r, nv = rows.nv
     if not rebuild:
         for r in range(rows.nefc):
@@ -352,14 +354,9 @@ cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
             if row_update(rows, w, w.L, r, w.quadratic[r]):
                 rebuild = True
                 break
-    if rebuild and w.tree:
-        memcpy(w.L, w.Lm, nv * nv * sizeof(double))
-        for r in range(rows.nefc):
-            if w.quadratic[r]:
-                row_update(rows, w, w.L, r, True)
-    elif rebuild:
+    if rebuild:
         hessian(rows, M, w)
-        if cholesky_factor(w.L, w.L, nv, nv):
+        if ltl(w.model, w.L) if w.tree else cholesky_factor(w.L, w.L, nv, nv):
             return 1
     for r in range(rows.nefc):
         w.oldq[r] = w.quadratic[r]
@@ -499,14 +496,15 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
 
 
 cdef class _Tree:
-    """M's factor along the kinematic tree (crba.ltl) for a workspace's tree path: the
-    ``dof_parent`` of the Python-facing functions, or nothing (their dense path)."""
+    """The kinematic tree of a workspace's tree path, M checked positive definite along it
+    (crba.ltl): the ``dof_parent`` of the Python-facing functions, or nothing (their dense
+    path)."""
     cdef ModelC m
     cdef object keep
 
     def __init__(self, Mc, dof_parent, _Workspace ws):
         cdef Py_ssize_t nv = Mc.shape[0]
-        ws.w.Lm, ws.w.model = NULL, NULL
+        ws.w.model = NULL
         if dof_parent is None:
             return
         parent = np.ascontiguousarray(dof_parent, dtype=np.int64)
@@ -518,7 +516,7 @@ cdef class _Tree:
         self.m.dof_parent = <const int64_t*> cnp.PyArray_DATA(parent)
         if ltl(&self.m, <double*> cnp.PyArray_DATA(Lm)):
             raise ValueError("dof_parent: M is not positive definite along that tree")
-        ws.w.Lm, ws.w.model = <const double*> cnp.PyArray_DATA(Lm), &self.m
+        ws.w.model = &self.m
 
 
 def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
