@@ -260,6 +260,21 @@ def dof_depths(dof_parent) -> int:
     return sum(depth)
 
 
+def dof_paths(dof_parent) -> tuple[np.ndarray, np.ndarray]:
+    """``(path, start)``: the ancestors of each degree of freedom ``k``, nearest first, at
+    ``path[start[k]:start[k + 1]]`` (int64, ``start`` of length ``nv + 1``), the index lists
+    that the tree factor's loops (``crba.pyx``: ``ltl``, ``ltl_solve``; ``rank_one.pxd``)
+    run over instead of walking ``dof_parent``, one dependent load per step."""
+    path, start = [], [0]
+    for k in range(len(dof_parent)):
+        j = dof_parent[k]
+        while j >= 0:
+            path.append(j)
+            j = dof_parent[j]
+        start.append(len(path))
+    return np.array(path, dtype=np.int64), np.array(start, dtype=np.int64)
+
+
 def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
     """Storage slots of the M⁻¹ kernel's per-body columns (``aba.pyx``).
 
@@ -313,6 +328,7 @@ cdef class CompiledBase:
         ints = {k: np.array(flat[k], dtype=np.int64) for k in
                 ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j", "dof_parent")}
         ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
+        ints["dof_path"], ints["dof_path_start"] = dof_paths(ints["dof_parent"])
         reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
                  ("jparams", "E_tree", "r_tree", "mass", "com", "inertia", "armature")}
         inertia = reals["inertia"].reshape(nb, 6, 6)
@@ -335,6 +351,8 @@ cdef class CompiledBase:
         self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
         self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
         self.m.dof_parent = <const int64_t*>cnp.PyArray_DATA(ints["dof_parent"])
+        self.m.dof_path = <const int64_t*>cnp.PyArray_DATA(ints["dof_path"])
+        self.m.dof_path_start = <const int64_t*>cnp.PyArray_DATA(ints["dof_path_start"])
         self.m.dof_depths = dof_depths(ints["dof_parent"])
         self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
         self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])

@@ -34,6 +34,8 @@ fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
 
 import numpy as np
 
+from rbd._kernels._base import dof_paths
+
 cimport numpy as cnp
 from libc.math cimport fabs, sqrt
 from libc.stdint cimport int64_t
@@ -325,14 +327,25 @@ cdef inline void scaled_row(const RowsC* rows, const Work* w, Py_ssize_t r,
         w.upd[c] = scale * rows.J[r * rows.nv + c]
 
 
+cdef inline bint tree_update_at(const ModelC* model, double* L, double* x, Py_ssize_t top,
+                                bint plus) noexcept nogil:
+    # rank_one.tree_update along the path of dof ``top`` to the root (x zero off it; nothing
+    # for top −1, an x of zeros)
+    if top < 0:
+        return 0
+    cdef Py_ssize_t at = model.dof_path_start[top]
+    return tree_update(L, model.dof_path + at, model.dof_path_start[top + 1] - at, x, top,
+                       model.nv, plus)
+
+
 cdef inline bint row_update(const RowsC* rows, Work* w, double* L, Py_ssize_t r,
                             bint plus) noexcept nogil:
     # L's factor ± D_r J_rᵀ J_r (the tree's or the dense one, by w.tree); 1 when a downdate
     # fails
     scaled_row(rows, w, r, sqrt(rows.D[r]))
     if w.tree:
-        return tree_update(L, w.model.dof_parent, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
-                           rows.nv, plus) if w.nnz[r] > 0 else 0
+        return tree_update_at(w.model, L, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
+                              plus) if w.nnz[r] > 0 else 0
     return cholesky_update(L, w.upd, rows.nv, plus)
 
 
@@ -409,7 +422,7 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
                 for r in range(dim):
                     w.upd[j] += v[r] * rows.J[(start + r) * nv + j]
             if w.tree:
-                tree_update(w.H, w.model.dof_parent, w.upd, top, nv, True)
+                tree_update_at(w.model, w.H, w.upd, top, True)
             else:
                 cholesky_update(w.H, w.upd, nv, True)
     return w.H if copied else w.L
@@ -511,9 +524,12 @@ cdef class _Tree:
         if parent.shape != (nv,) or np.any(parent >= np.arange(nv)) or np.any(parent < -1):
             raise ValueError(f"dof_parent: expected ({nv},) parents λ(k) < k, got {parent}")
         Lm = np.array(Mc, dtype=np.float64, order="C")
-        self.keep = (parent, Lm)
+        path, start = dof_paths(parent)
+        self.keep = (parent, path, start)
         self.m.nv = nv
         self.m.dof_parent = <const int64_t*> cnp.PyArray_DATA(parent)
+        self.m.dof_path = <const int64_t*> cnp.PyArray_DATA(path)
+        self.m.dof_path_start = <const int64_t*> cnp.PyArray_DATA(start)
         if ltl(&self.m, <double*> cnp.PyArray_DATA(Lm)):
             raise ValueError("dof_parent: M is not positive definite along that tree")
         ws.w.model = &self.m
