@@ -254,17 +254,14 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* step,
     Newton steps on φ' kept inside the bracket (bisection when a step leaves it).
     ``w.jar`` holds J a − aref and ``w.Ma`` M (a − a₀) on entry; on return ``w.Ja``,
     ``w.Jstep`` and ``w.Mstep`` hold J a, J step and M step."""
-    cdef Py_ssize_t i, j, it
-    cdef double s, tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
+    cdef Py_ssize_t i, it
+    cdef double tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
     cdef double gauss0 = 0.0, gauss1 = 0.0
+    # Mstep = M step; stepᵀ M (a − a₀) and stepᵀ M step (M is symmetric)
+    mat_vec(M, step, rows.nv, w.Mstep)
     for i in range(rows.nv):
-        # Mstep = M step; stepᵀ M (a − a₀) and stepᵀ M step (M is symmetric)
-        s = 0.0
-        for j in range(rows.nv):
-            s += M[i * rows.nv + j] * step[j]
-        w.Mstep[i] = s
         gauss0 += step[i] * w.Ma[i]
-        gauss1 += step[i] * s
+        gauss1 += step[i] * w.Mstep[i]
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
         w.Ja[i] = w.jar[i] + rows.aref[i]
@@ -443,10 +440,8 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         row_pattern(rows, w)
         residual(rows, w, a, w.jar)
         for i in range(nv):
-            s = 0.0
-            for j in range(nv):
-                s += M[i * nv + j] * (a[j] - a0[j])
-            w.Ma[i] = s
+            w.step[i] = a[i] - a0[i]
+        mat_vec(M, w.step, nv, w.Ma)
     for it in range(iterations + 1):
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         current = True                  # w.force: the forces at a
