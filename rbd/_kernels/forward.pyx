@@ -298,7 +298,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
                                   const double* q, const double* v) noexcept nogil:
     """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
     (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
-    cdef Py_ssize_t nv = model.nv, r, j, neq
+    cdef Py_ssize_t nv = model.nv, r, j, t, nb, neq
     cdef double s
     fw.ncone = 0
     fw.nefc = neq = (0 if f.equality == NULL else equality_rows(
@@ -314,11 +314,17 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     if _contact_rows(f, model, fw, v):
         return 3
     free_joint_bias(model, v, fw.bvec)
+    nb = 0
+    for j in range(nv):                   # b's nonzero entries (fw.cols: free after the rows)
+        if fw.bvec[j] != 0.0:
+            fw.cols[nb] = j
+            nb += 1
     for r in range(fw.nefc):
-        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows);  D = 1 / R
+        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows), over b's nonzero
+        # entries;  D = 1 / R
         s = 0.0
-        for j in range(nv):
-            s += fw.J[r * nv + j] * fw.bvec[j]
+        for t in range(nb):
+            s += fw.J[r * nv + fw.cols[t]] * fw.bvec[fw.cols[t]]
         fw.aref[r] -= s if r >= neq else 0.0      # not on equality_rows' (their own J̇ v)
         fw.D[r] = 1 / fw.R[r]
     memcpy(fw.qdd, fw.a0, nv * sizeof(double))

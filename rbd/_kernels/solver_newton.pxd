@@ -85,9 +85,9 @@ cdef inline void row_pattern(const RowsC* rows, Work* w) noexcept nogil:
         cols = w.cols + r * nv
         n = 0
         for j in range(nv):
-            if row[j] != 0.0:
-                cols[n] = j
-                n += 1
+            # (written always, kept when nonzero: no branch on the value)
+            cols[n] = j
+            n += row[j] != 0.0
         w.nnz[r] = n
         if tree and n > 0:
             # walk from the deepest column (the largest: λ(k) < k) to the root, meeting
