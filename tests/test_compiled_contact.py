@@ -294,7 +294,7 @@ _TWO_BODY_SCENES = {
 @pytest.mark.parametrize("scene", sorted(_TWO_BODY_SCENES))
 def test_rows_between_two_moving_bodies_match_the_readable_rows(scene, cone):
     """The compiled contact rows are built on the columns of the dofs that move either body
-    only (``forward.contact_jacobian``): where both bodies move, on two trees or on two
+    only (``contact_rows.contact_jacobian``): where both bodies move, on two trees or on two
     branches of one, the rows, their reference accelerations and the solve equal the
     readable pass's (which differences the two dense body Jacobians)."""
     model = rbd.load_mjcf(_TWO_BODY_SCENES[scene])

@@ -251,23 +251,11 @@ def check_index_arrays(model, flat) -> None:
                              "each joint's coordinates right after the previous joint's")
 
 
-def dof_depths(dof_parent) -> int:
-    """``Σ_k d_k``, ``d_k`` the number of degrees of freedom on the path from ``k`` to the
-    root (``k`` included): the cost of one sweep of the sparse factorization (``crba.pyx``)."""
-    depth = [0] * len(dof_parent)
-    for k, p in enumerate(dof_parent):
-        depth[k] = 1 + (depth[p] if p >= 0 else 0)
-    return sum(depth)
-
-
 def dof_paths(dof_parent) -> tuple[np.ndarray, np.ndarray]:
-    """``(path, start)``: the ancestors of each degree of freedom ``k``, nearest first, at
-    ``path[start[k]:start[k + 1]]`` (int64, ``start`` of length ``nv + 1``), the index lists
-    that the tree factor's loops (``crba.pyx``: ``ltl``, ``ltl_solve``; ``rank_one.pxd``)
-    run over instead of walking ``dof_parent``, one dependent load per step."""
+    """``(path, start)``: each dof k's ancestors, nearest first, at ``path[start[k]:start[k + 1]]``
+    (int64): the tree factor's loops (``crba.pyx``, ``rank_one.pxd``) run over them."""
     path, start = [], [0]
-    for k in range(len(dof_parent)):
-        j = dof_parent[k]
+    for j in dof_parent:
         while j >= 0:
             path.append(j)
             j = dof_parent[j]
@@ -353,7 +341,7 @@ cdef class CompiledBase:
         self.m.dof_parent = <const int64_t*>cnp.PyArray_DATA(ints["dof_parent"])
         self.m.dof_path = <const int64_t*>cnp.PyArray_DATA(ints["dof_path"])
         self.m.dof_path_start = <const int64_t*>cnp.PyArray_DATA(ints["dof_path_start"])
-        self.m.dof_depths = dof_depths(ints["dof_parent"])
+        self.m.dof_depths = model.nv + len(ints["dof_path"])      # Σ_k d_k, k included
         self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
         self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])
         self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])

@@ -35,12 +35,12 @@ from libc.string cimport memcpy, memset
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
-from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows, contact_soft_terms
+from rbd._kernels.contact_rows cimport (contact_frame_rows, contact_jacobian, contact_rows,
+                                       contact_soft_terms)
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.equality_rows cimport equality_c, equality_rows
 from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport impedance, regularizer
-from rbd._kernels.kinematics cimport body_point, point_column
 from rbd._kernels.passive cimport passive_force
 from rbd._kernels.solver_newton cimport TREE_MIN_NV, RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
@@ -154,68 +154,6 @@ cdef inline Py_ssize_t _tendon_rows(const ForwardC* f, ForwardWork* fw, const do
         fw.kind[r] = kind
         fw.cone_at[r] = -1
     fw.nefc += n
-    return n
-
-
-cdef inline void _contact_point(const Work* w, const double* point, Py_ssize_t b,
-                                double* p_world) noexcept nogil:
-    # the world point through body b's coordinates, local = R_bᵀ (point − p_b) and back,
-    # as each body's Jacobian takes it (kinematics.jacobian_columns)
-    cdef int k
-    cdef double d[3]
-    cdef double local[3]
-    cdef const double* R_b = w.R + 9 * b
-    for k in range(3):
-        d[k] = point[k] - w.p[3 * b + k]
-    for k in range(3):
-        local[k] = R_b[k] * d[0] + R_b[3 + k] * d[1] + R_b[6 + k] * d[2]
-    body_point(w, b, local, p_world)
-
-
-cdef Py_ssize_t contact_jacobian(const ModelC* model, ForwardWork* fw, const double* point,
-                                 Py_ssize_t body1, Py_ssize_t body2) noexcept nogil:
-    """fw.jac = J⁽²⁾ − J⁽¹⁾ at a world point, rows [ω; ṗ] world-aligned (mj_jacDifPair), on
-    the columns of the dofs that move body1 or body2 (the others are zero): their indices
-    ascending in fw.cols, column t of row k at fw.jac[k nv + t]; returns their number.  A
-    body −1 (the world) does not move.  Needs the world poses in the workspace."""
-    cdef Py_ssize_t nv = model.nv, i1 = body1, i2 = body2, m = 0, n = 0, t, b, l, col
-    cdef Py_ssize_t* bodies = fw.path
-    cdef Py_ssize_t* side = fw.path + model.nb
-    cdef int k
-    cdef double p1[3]
-    cdef double p2[3]
-    cdef double column[6]
-    if body1 >= 0:
-        _contact_point(fw.w, point, body1, p1)
-    if body2 >= 0:
-        _contact_point(fw.w, point, body2, p2)
-    # the bodies on either path to the root, deepest first (λ(i) < i); side: 1 on body1's,
-    # 2 on body2's, 3 on both
-    while i1 >= 0 or i2 >= 0:
-        if i1 > i2:
-            bodies[m], side[m], i1 = i1, 1, model.parent[i1]
-        elif i2 > i1:
-            bodies[m], side[m], i2 = i2, 2, model.parent[i2]
-        else:
-            bodies[m], side[m] = i1, 3
-            i1, i2 = model.parent[i1], model.parent[i2]
-        m += 1
-    for t in range(m - 1, -1, -1):
-        b = bodies[t]
-        for l in range(model.nv_j[b]):
-            col = model.v_start[b] + l
-            fw.cols[n] = col
-            for k in range(6):
-                fw.jac[k * nv + n] = 0.0
-            if side[t] & 1:
-                point_column(fw.w, b, col, p1, column)
-                for k in range(6):
-                    fw.jac[k * nv + n] += -1.0 * column[k]
-            if side[t] & 2:
-                point_column(fw.w, b, col, p2, column)
-                for k in range(6):
-                    fw.jac[k * nv + n] += column[k]
-            n += 1
     return n
 
 
