@@ -383,9 +383,9 @@ def _tree_factor_error(L, H):
 def test_newton_along_the_tree_matches_the_dense_solve(cone, seed, require_kernels):
     """Every row of the scene is a contact with the world, a limit or a dof's friction loss:
     its nonzeros lie on one path to the root of MuJoCo's dof tree (``dof_parentid``).  The
-    kernel given that tree factors M + Jᵀ D J as M's tree factor updated row by row: the
-    factor (rebuilt and updated between the rows' states, cones added) is H's, and the
-    solve MuJoCo's and the dense one's."""
+    kernel given that tree factors M + Jᵀ D J along it (crba.ltl), then updates the factor
+    row by row: the factor (built at one state of the rows and updated to the other, cones
+    added) is H's, and the solve MuJoCo's and the dense one's."""
     m, d = _scene(cone, impratio=1.0 + seed, seed=seed)
     M, a0, rows = _mass(m, d), d.qacc_smooth.copy(), _rows(m, d)
     kernel, _ = _solvers("kernel")

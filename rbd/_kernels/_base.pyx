@@ -251,13 +251,16 @@ def check_index_arrays(model, flat) -> None:
                              "each joint's coordinates right after the previous joint's")
 
 
-def dof_depths(dof_parent) -> int:
-    """``Σ_k d_k``, ``d_k`` the number of degrees of freedom on the path from ``k`` to the
-    root (``k`` included): the cost of one sweep of the sparse factorization (``crba.pyx``)."""
-    depth = [0] * len(dof_parent)
-    for k, p in enumerate(dof_parent):
-        depth[k] = 1 + (depth[p] if p >= 0 else 0)
-    return sum(depth)
+def dof_paths(dof_parent) -> tuple[np.ndarray, np.ndarray]:
+    """``(path, start)``: each dof k's ancestors, nearest first, at ``path[start[k]:start[k + 1]]``
+    (int64): the tree factor's loops (``crba.pyx``, ``rank_one.pxd``) run over them."""
+    path, start = [], [0]
+    for j in dof_parent:
+        while j >= 0:
+            path.append(j)
+            j = dof_parent[j]
+        start.append(len(path))
+    return np.array(path, dtype=np.int64), np.array(start, dtype=np.int64)
 
 
 def column_slots(parent) -> tuple[np.ndarray, np.ndarray, int]:
@@ -313,6 +316,7 @@ cdef class CompiledBase:
         ints = {k: np.array(flat[k], dtype=np.int64) for k in
                 ("parent", "jtype", "q_start", "v_start", "nq_j", "nv_j", "dof_parent")}
         ints["col_slot"], ints["col_last"], self.m.ncol_slots = column_slots(ints["parent"])
+        ints["dof_path"], ints["dof_path_start"] = dof_paths(ints["dof_parent"])
         reals = {k: np.array(flat[k], dtype=np.float64, order="C") for k in
                  ("jparams", "E_tree", "r_tree", "mass", "com", "inertia", "armature")}
         inertia = reals["inertia"].reshape(nb, 6, 6)
@@ -335,7 +339,9 @@ cdef class CompiledBase:
         self.m.nq_j = <const int64_t*>cnp.PyArray_DATA(ints["nq_j"])
         self.m.nv_j = <const int64_t*>cnp.PyArray_DATA(ints["nv_j"])
         self.m.dof_parent = <const int64_t*>cnp.PyArray_DATA(ints["dof_parent"])
-        self.m.dof_depths = dof_depths(ints["dof_parent"])
+        self.m.dof_path = <const int64_t*>cnp.PyArray_DATA(ints["dof_path"])
+        self.m.dof_path_start = <const int64_t*>cnp.PyArray_DATA(ints["dof_path_start"])
+        self.m.dof_depths = model.nv + len(ints["dof_path"])      # Σ_k d_k, k included
         self.m.col_slot = <const int64_t*>cnp.PyArray_DATA(ints["col_slot"])
         self.m.col_last = <const int64_t*>cnp.PyArray_DATA(ints["col_last"])
         self.m.jparams = <const double*>cnp.PyArray_DATA(reals["jparams"])

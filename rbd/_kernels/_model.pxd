@@ -59,6 +59,9 @@ cdef struct ModelC:
     const int64_t* nq_j           # size of q_i
     const int64_t* nv_j           # size of q̇_i
     const int64_t* dof_parent     # nv: λ of the degrees of freedom (-1 at a root)
+    const int64_t* dof_path       # Σ_k (d_k − 1): the ancestors of each dof, nearest first,
+    const int64_t* dof_path_start #   dof k's at dof_path[dof_path_start[k]:dof_path_start[k + 1]]
+                                  #   (nv + 1 starts): the tree factor's loops (crba.ltl)
     const double* E_tree          # nb × 3×3: X_tree[i] = plux(E_tree[i], r_tree[i])
     const double* r_tree          # nb × 3
     const double* mass            # m_i

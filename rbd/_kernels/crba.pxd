@@ -100,8 +100,7 @@ cdef inline void lt_solve(const ModelC* model, const double* L, double* X,
     """X ← L⁻ᵀ X (sweep 1 of ``ltl_solve``, from the leaves to the root); a row of zeros
     stays zero and pushes nothing, so it is skipped (constraint Jacobians that touch a
     branch of the tree only)."""
-    cdef Py_ssize_t n = model.nv, k, i, c
-    cdef const int64_t* lam = model.dof_parent
+    cdef Py_ssize_t n = model.nv, k, i, c, t
     # (row k is final once its descendants, larger indices, have pushed into it)
     for k in range(n - 1, -1, -1):
         c = 0
@@ -110,21 +109,18 @@ cdef inline void lt_solve(const ModelC* model, const double* L, double* X,
         if c == ncols:
             continue
         row_scale(X, ncols, k, 1.0 / L[k * n + k])
-        i = lam[k]
-        while i >= 0:
+        for t in range(model.dof_path_start[k], model.dof_path_start[k + 1]):
+            i = model.dof_path[t]
             row_minus(X, ncols, i, k, L[k * n + i])
-            i = lam[i]
 
 
 cdef inline void l_solve(const ModelC* model, const double* L, double* X,
                   Py_ssize_t ncols) noexcept nogil:
     """X ← L⁻¹ X (sweep 2 of ``ltl_solve``, from the root to the leaves)."""
-    cdef Py_ssize_t n = model.nv, k, i
-    cdef const int64_t* lam = model.dof_parent
+    cdef Py_ssize_t n = model.nv, k, i, t
     # (row k needs its ancestors, smaller indices, only)
     for k in range(n):
-        i = lam[k]
-        while i >= 0:
+        for t in range(model.dof_path_start[k], model.dof_path_start[k + 1]):
+            i = model.dof_path[t]
             row_minus(X, ncols, k, i, L[k * n + i])
-            i = lam[i]
         row_scale(X, ncols, k, 1.0 / L[k * n + k])

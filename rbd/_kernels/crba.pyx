@@ -62,32 +62,30 @@ cdef int ltl(const ModelC* model, double* M) noexcept nogil:
 
     Returns 0, or 1 + k when the pivot of degree of freedom k is not positive.
     """
-    cdef Py_ssize_t n = model.nv, k, i, j
-    cdef const int64_t* lam = model.dof_parent
+    cdef Py_ssize_t n = model.nv, k, m, s, t
+    cdef const int64_t* path
     cdef double* Mk
     cdef double* Mi
     cdef double d, l
     for k in range(n - 1, -1, -1):
+        # the path of k to the root: path[0] = λ(k), path[1] = λ(λ(k)), …
+        path = model.dof_path + model.dof_path_start[k]
+        m = model.dof_path_start[k + 1] - model.dof_path_start[k]
         # L[k, k] = √M[k, k];  L[k, i] = M[k, i] / L[k, k] along the path to the root
         Mk = M + k * n
         if not Mk[k] > 0.0:
             return 1 + k
         d = sqrt(Mk[k])
         Mk[k] = d
-        i = lam[k]
-        while i >= 0:
-            Mk[i] /= d
-            i = lam[i]
-        # M[i, j] -= L[k, i] L[k, j] for every pair i, j on the path (j above i)
-        i = lam[k]
-        while i >= 0:
-            Mi = M + i * n
-            l = Mk[i]
-            j = i
-            while j >= 0:
-                Mi[j] -= l * Mk[j]
-                j = lam[j]
-            i = lam[i]
+        for t in range(m):
+            Mk[path[t]] /= d
+        # M[i, j] -= L[k, i] L[k, j] for every pair i, j on the path (j above i: the path of
+        # i = path[t] is path[t + 1:])
+        for t in range(m):
+            Mi = M + path[t] * n
+            l = Mk[path[t]]
+            for s in range(t, m):
+                Mi[path[s]] -= l * Mk[path[s]]
     return 0
 
 
@@ -96,8 +94,9 @@ cdef inline void ltl_solve_vector(const ModelC* model, const double* L,
     # ltl_solve's two sweeps for one vector (ncols = 1): x ← L⁻ᵀ x from the leaves, each
     # x_k pushed into its ancestors, then x ← L⁻¹ x from the root, each x_k gathered from
     # its ancestors (mj_solveM's two passes along dof_parent)
-    cdef Py_ssize_t n = model.nv, k, i
-    cdef const int64_t* lam = model.dof_parent
+    cdef Py_ssize_t n = model.nv, k, t
+    cdef const int64_t* start = model.dof_path_start
+    cdef const int64_t* path = model.dof_path
     cdef const double* Lk
     cdef double s
     for k in range(n - 1, -1, -1):
@@ -106,17 +105,13 @@ cdef inline void ltl_solve_vector(const ModelC* model, const double* L,
         Lk = L + k * n
         s = x[k] / Lk[k]
         x[k] = s
-        i = lam[k]
-        while i >= 0:
-            x[i] -= Lk[i] * s
-            i = lam[i]
+        for t in range(start[k], start[k + 1]):
+            x[path[t]] -= Lk[path[t]] * s
     for k in range(n):
         Lk = L + k * n
         s = x[k]
-        i = lam[k]
-        while i >= 0:
-            s -= Lk[i] * x[i]
-            i = lam[i]
+        for t in range(start[k], start[k + 1]):
+            s -= Lk[path[t]] * x[path[t]]
         x[k] = s / Lk[k]
 
 

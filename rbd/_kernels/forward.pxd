@@ -68,9 +68,11 @@ cdef struct ForwardWork:
     double* bias                  # nv: h(q, v) (= t.h)
     double* a0                    # nv: unconstrained acceleration
     double* qdd                   # nv: constrained acceleration
-    double* jac                   # 6 × nv: relative Jacobian at a contact point
-    double* jac_body              # 6 × nv: one body's Jacobian
-    double* frame_rows            # 6 × nv: a contact's rows in its frame
+    double* jac                   # 6 × nv: relative Jacobian at a contact point, on the
+                                  #   ncols columns in cols (column t at jac[k nv + t])
+    double* frame_rows            # 6 × nv: a contact's rows in its frame (the same columns)
+    Py_ssize_t* cols              # nv: the dofs that move a contact's bodies, ascending
+    Py_ssize_t* path              # 2 nb: those bodies, and on which body's path each lies
     double* vel                   # 10: the velocity of each row of a contact
     double* bvec                  # nv: free_joint_bias
     double* a_step                # nv: the step's acceleration (implicit damping)

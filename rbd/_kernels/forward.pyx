@@ -35,12 +35,12 @@ from libc.string cimport memcpy, memset
 from rbd._kernels._base cimport CompiledBase
 from rbd._kernels._model cimport ModelC, Work
 from rbd._kernels.contact_set cimport ContactSetC
-from rbd._kernels.contact_rows cimport contact_frame_rows, contact_rows, contact_soft_terms
+from rbd._kernels.contact_rows cimport (contact_frame_rows, contact_jacobian, contact_rows,
+                                       contact_soft_terms)
 from rbd._kernels.crba cimport ltl, ltl_solve
 from rbd._kernels.equality_rows cimport equality_c, equality_rows
 from rbd._kernels.fluid cimport fluid_c, fluid_force
 from rbd._kernels.impedance cimport impedance, regularizer
-from rbd._kernels.kinematics cimport jacobian_columns
 from rbd._kernels.passive cimport passive_force
 from rbd._kernels.solver_newton cimport TREE_MIN_NV, RowsC
 from rbd._kernels.solver_newton cimport c_solve_newton, warm_start
@@ -157,40 +157,14 @@ cdef inline Py_ssize_t _tendon_rows(const ForwardC* f, ForwardWork* fw, const do
     return n
 
 
-cdef void contact_jacobian(const ModelC* model, ForwardWork* fw, const double* point,
-                           Py_ssize_t body1, Py_ssize_t body2) noexcept nogil:
-    """fw.jac = J⁽²⁾ − J⁽¹⁾ at a world point, rows [ω; ṗ] world-aligned (mj_jacDifPair);
-    a body −1 (the world) does not move.  Needs the world poses in the workspace."""
-    cdef Py_ssize_t nv = model.nv, b, k, l
-    cdef int side
-    cdef double sign
-    cdef double d[3]
-    cdef double local[3]
-    cdef const double* R_b
-    memset(fw.jac, 0, 6 * nv * sizeof(double))
-    for side in range(2):
-        b = body1 if side == 0 else body2
-        if b < 0:
-            continue
-        sign = -1.0 if side == 0 else 1.0
-        # local = R_bᵀ (point − p_b)
-        R_b = fw.w.R + 9 * b
-        for k in range(3):
-            d[k] = point[k] - fw.w.p[3 * b + k]
-        for k in range(3):
-            local[k] = R_b[k] * d[0] + R_b[3 + k] * d[1] + R_b[6 + k] * d[2]
-        jacobian_columns(model, fw.w, b, local, fw.jac_body)
-        for l in range(6 * nv):
-            fw.jac[l] += sign * fw.jac_body[l]
-
-
 cdef int _contact_rows(const ForwardC* f, const ModelC* model, ForwardWork* fw,
                        const double* v) noexcept nogil:
     """Rows of the active contacts of fw.con (mj_instantiateContact, mj_diagApprox,
     mj_makeImpedance); 1 when they do not fit the workspace."""
     cdef const ContactSetC* con = &fw.con
-    cdef Py_ssize_t c, r, j, n, nv = model.nv, g1, g2, b1, b2
+    cdef Py_ssize_t c, r, t, n, ncols, nv = model.nv, g1, g2, b1, b2
     cdef double tran, s
+    cdef const double* row
     for c in range(con.n):
         if con.exclude[c]:
             continue
@@ -200,20 +174,22 @@ cdef int _contact_rows(const ForwardC* f, const ModelC* model, ForwardWork* fw,
         g2 = con.geom[2 * c + 1]
         b1 = f.geom_body[g1]
         b2 = f.geom_body[g2]
-        contact_jacobian(model, fw, con.pos + 3 * c, b1, b2)
+        ncols = contact_jacobian(model, fw, con.pos + 3 * c, b1, b2)
         # Â of the normal: the bodies' translational weights (body_invweight0)
         tran = 0.0
         if b1 >= 0:
             tran += f.geom_weight[g1]
         if b2 >= 0:
             tran += f.geom_weight[g2]
-        contact_frame_rows(fw, nv, con.frame + 9 * c, con.condim[c])
-        n = contact_rows(fw, nv, con.condim[c], con.friction + 5 * c, f.elliptic)
+        contact_frame_rows(fw, nv, ncols, con.frame + 9 * c, con.condim[c])
+        n = contact_rows(fw, nv, ncols, con.condim[c], con.friction + 5 * c, f.elliptic)
         for r in range(n):
             new_row_keep(fw, fw.nefc + r, CONTACT, c)
+            # the row's velocity J_r v (over its columns: zero elsewhere)
+            row = fw.J + (fw.nefc + r) * nv
             s = 0.0
-            for j in range(nv):
-                s += fw.J[(fw.nefc + r) * nv + j] * v[j]
+            for t in range(ncols):
+                s += row[fw.cols[t]] * v[fw.cols[t]]
             fw.vel[r] = s
         contact_soft_terms(f, fw, con, c, n, tran)
         fw.nefc += n
@@ -260,7 +236,7 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
                                   const double* q, const double* v) noexcept nogil:
     """The rows of fw.con, limits and friction loss, and their solve into fw.qdd, fw.force
     (after ``smooth_dynamics``); 0, 2 when the solver fails, 3 when the rows do not fit."""
-    cdef Py_ssize_t nv = model.nv, r, j, neq
+    cdef Py_ssize_t nv = model.nv, r, j, t, nb, neq
     cdef double s
     fw.ncone = 0
     fw.nefc = neq = (0 if f.equality == NULL else equality_rows(
@@ -276,11 +252,17 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     if _contact_rows(f, model, fw, v):
         return 3
     free_joint_bias(model, v, fw.bvec)
+    nb = 0
+    for j in range(nv):                   # b's nonzero entries (fw.cols: free after the rows)
+        if fw.bvec[j] != 0.0:
+            fw.cols[nb] = j
+            nb += 1
     for r in range(fw.nefc):
-        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows);  D = 1 / R
+        # aref ← aref − J b (tendon equality rows too: _with_tendon_rows), over b's nonzero
+        # entries;  D = 1 / R
         s = 0.0
-        for j in range(nv):
-            s += fw.J[r * nv + j] * fw.bvec[j]
+        for t in range(nb):
+            s += fw.J[r * nv + fw.cols[t]] * fw.bvec[fw.cols[t]]
         fw.aref[r] -= s if r >= neq else 0.0      # not on equality_rows' (their own J̇ v)
         fw.D[r] = 1 / fw.R[r]
     memcpy(fw.qdd, fw.a0, nv * sizeof(double))
@@ -291,9 +273,9 @@ cdef inline int constrained_acceleration(const ForwardC* f, const ModelC* model,
     fw.rows.ncone = fw.ncone
     if f.pgs:
         return solve_pgs(f, fw)
-    # the Newton factor starts from M's tree factor (smooth_dynamics' L) when the rows allow,
-    # from TREE_MIN_NV dofs on (below, the dense factor is faster)
-    fw.nw.Lm, fw.nw.model = (fw.L if fw.rows.nv >= TREE_MIN_NV else NULL), model
+    # the Newton factor along the kinematic tree when the rows allow, from TREE_MIN_NV dofs
+    # on (below, the dense factor is faster)
+    fw.nw.model = model if fw.rows.nv >= TREE_MIN_NV else NULL
     if fw.warm != NULL:
         warm_start(&fw.rows, fw.M, fw.a0, fw.warm, fw.qdd, &fw.nw)
     return 2 if c_solve_newton(&fw.rows, fw.M, fw.a0, fw.qdd, fw.force, f.iterations,
@@ -339,8 +321,8 @@ cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity)
     return 0
 
 
-cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py_ssize_t nv,
-                           Py_ssize_t capacity, list keep) except -1:
+cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nb, Py_ssize_t nq,
+                           Py_ssize_t nv, Py_ssize_t capacity, list keep) except -1:
     # every array of one thread's ForwardWork, sized for ``capacity`` contacts; the stages'
     # Terms over its M, L, h (no frame Jacobians; M factored as Lᵀ L, the tree's pattern)
     cdef Py_ssize_t mr = (f.nfriction + 2 * f.nlimit + CONTACT_ROWS * capacity
@@ -356,8 +338,9 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py
     fw.a0 = <double*>_zeros(keep, nv)
     fw.qdd = <double*>_zeros(keep, nv)
     fw.jac = <double*>_zeros(keep, 6 * nv)
-    fw.jac_body = <double*>_zeros(keep, 6 * nv)
     fw.frame_rows = <double*>_zeros(keep, 6 * nv)
+    fw.cols = <Py_ssize_t*>_zeros(keep, nv, np.intp)
+    fw.path = <Py_ssize_t*>_zeros(keep, 2 * nb, np.intp)
     fw.vel = <double*>_zeros(keep, CONTACT_ROWS)
     fw.bvec = <double*>_zeros(keep, nv)
     fw.a_step = <double*>_zeros(keep, nv)
@@ -397,7 +380,7 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nq, Py
     fw.nw.oldq = <unsigned char*>_zeros(keep, mr + 1, np.uint8)
     fw.nw.nnz = <Py_ssize_t*>_zeros(keep, mr, np.intp)
     fw.nw.cols = <Py_ssize_t*>_zeros(keep, mr * nv, np.intp)
-    fw.nw.Lm, fw.nw.model, fw.nw.tree = fw.L, NULL, False     # model: constrained_acceleration
+    fw.nw.model, fw.nw.tree = NULL, False     # model: constrained_acceleration
     _bind_contacts(&fw.con, keep, capacity)
     return 0
 
@@ -420,7 +403,7 @@ cdef class ForwardWorkspace:
         for t in range(nthreads):
             cm._bind(&self.works[t], buffer[t])
             self.fw[t].w = &self.works[t]
-            _bind_work(&self.fw[t], &fm.c, cm.m.nq, cm.m.nv, capacity, self.keep)
+            _bind_work(&self.fw[t], &fm.c, cm.m.nb, cm.m.nq, cm.m.nv, capacity, self.keep)
 
     def __dealloc__(self):
         free(self.fw)

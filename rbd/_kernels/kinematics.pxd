@@ -41,35 +41,47 @@ cdef inline void world_pose(const ModelC* model, Work* w, Py_ssize_t i) noexcept
             p_i[k] += w.p[3 * p + k]
 
 
+cdef inline void point_column(const Work* w, Py_ssize_t j, Py_ssize_t col,
+                              const double* p_world, double* out) noexcept nogil:
+    # out = [ω; v], the Jacobian column of dof ``col`` (of joint j, an ancestor of the body
+    # or the body) at the world point p_world: ω = R_j S_ω, v = R_j S_v + ω × (p - o_j)
+    cdef int k
+    cdef double d[3]
+    cdef double t[3]
+    cdef const double* S_k = w.S + 6 * col
+    for k in range(3):
+        d[k] = p_world[k] - w.p[3 * j + k]
+    mat3_vec(w.R + 9 * j, S_k, out)
+    mat3_vec(w.R + 9 * j, S_k + 3, out + 3)
+    cross3(out, d, t)
+    for k in range(3):
+        out[3 + k] += t[k]
+
+
+cdef inline void body_point(const Work* w, Py_ssize_t body, const double* point,
+                            double* p_world) noexcept nogil:
+    # p = R_body point + p_body (a point in body coordinates, in the world)
+    cdef int k
+    mat3_vec(w.R + 9 * body, point, p_world)
+    for k in range(3):
+        p_world[k] += w.p[3 * body + k]
+
+
 cdef inline void jacobian_columns(const ModelC* model, Work* w, Py_ssize_t body,
                                   const double* point, double* J) noexcept nogil:
     """``jacobian`` with the world poses R, p and S of body and its ancestors already in w."""
     cdef Py_ssize_t nv = model.nv, j, k, l, col
     cdef double p_world[3]
-    cdef double d[3]
-    cdef double om[3]
-    cdef double lin[3]
-    cdef double t[3]
-    cdef const double* S_k
-    # p = R_body point + p_body
-    mat3_vec(w.R + 9 * body, point, p_world)
-    for k in range(3):
-        p_world[k] += w.p[3 * body + k]
+    cdef double column[6]
+    body_point(w, body, point, p_world)
     memset(J, 0, 6 * nv * sizeof(double))
     j = body
     while j >= 0:
-        for k in range(3):
-            d[k] = p_world[k] - w.p[3 * j + k]
         for l in range(model.nv_j[j]):
             col = model.v_start[j] + l
-            S_k = w.S + 6 * col
-            # ω = R_j S_ω;  v = R_j S_v + ω × (p - o_j)
-            mat3_vec(w.R + 9 * j, S_k, om)
-            mat3_vec(w.R + 9 * j, S_k + 3, lin)
-            cross3(om, d, t)
-            for k in range(3):
-                J[k * nv + col] = om[k]
-                J[(3 + k) * nv + col] = lin[k] + t[k]
+            point_column(w, j, col, p_world, column)
+            for k in range(6):
+                J[k * nv + col] = column[k]
         j = model.parent[j]
 
 

@@ -51,23 +51,23 @@ cdef inline bint cholesky_update(double* L, double* x, Py_ssize_t n, bint plus) 
     return 0
 
 
-cdef inline bint tree_update(double* L, const int64_t* parent, double* x, Py_ssize_t top,
-                             Py_ssize_t n, bint plus) noexcept nogil:
+cdef inline bint tree_update(double* L, const int64_t* path, Py_ssize_t m, double* x,
+                             Py_ssize_t top, Py_ssize_t n, bint plus) noexcept nogil:
     # Lᵀ L ± x xᵀ = L'ᵀ L' in place for the tree factor of crba.ltl (L_ki ≠ 0 only for i on
-    # the path of k to the root) and x zero off the path of dof ``top``: cholesky_update on
-    # the reversed order (Lᵀ is the lower factor of M with the dofs numbered backwards),
-    # the pivots k along the path from ``top``, each rotating row k's entries on the path
-    # above it, so that nothing leaves the tree's pattern.  x is overwritten; returns 1 as
-    # cholesky_update does
-    cdef Py_ssize_t i, k = top
+    # the path of k to the root) and x zero off the path of dof ``top`` (``path``: its m
+    # ancestors, nearest first, ModelC.dof_path): cholesky_update on the reversed order (Lᵀ
+    # is the lower factor of M with the dofs numbered backwards), the pivots k along the
+    # path from ``top``, each rotating row k's entries on the path above it (path[t + 1:]
+    # for k = path[t]), so that nothing leaves the tree's pattern.  x is overwritten;
+    # returns 1 as cholesky_update does
+    cdef Py_ssize_t t, u, k = top
     cdef double c, s, inv, sign = 1.0 if plus else -1.0
-    while k >= 0:
+    for t in range(-1, m):
+        if t >= 0:
+            k = path[t]
         if x[k] != 0.0:
             if pivot(&L[k * n + k], x[k], sign, &c, &s, &inv):
                 return 1
-            i = parent[k]
-            while i >= 0:
-                rotate(&L[k * n + i], &x[i], c, s, inv, sign)
-                i = parent[i]
-        k = parent[k]
+            for u in range(t + 1, m):
+                rotate(&L[k * n + path[u]], &x[path[u]], c, s, inv, sign)
     return 0

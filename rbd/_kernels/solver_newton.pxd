@@ -58,8 +58,7 @@ cdef struct Work:
     # the rows' sparsity (``row_pattern``) and the tree (``tree_update``):
     Py_ssize_t* nnz    # nefc: the nonzero entries of each row of J
     Py_ssize_t* cols   # nefc × nv: their columns, ascending (the first nnz[r] of row r)
-    const double* Lm   # nv × nv: M = Lmᵀ Lm along the kinematic tree (crba.ltl), or NULL
-    const ModelC* model  # its dof_parent (with Lm)
+    const ModelC* model  # the kinematic tree (dof_parent) of M's tree factor, or NULL (dense)
     bint tree          # this solve's factors are Lᵀ L along the tree (row_pattern sets it)
 
 
@@ -72,23 +71,23 @@ cdef inline bint on_path(const int64_t* parent, Py_ssize_t k, Py_ssize_t j) noex
 
 cdef inline void row_pattern(const RowsC* rows, Work* w) noexcept nogil:
     """The nonzero columns of each row of J (``w.nnz``, ``w.cols``), and ``w.tree``: M's
-    tree factor ``w.Lm`` is given and every row's nonzeros lie on one path to the root
-    (a contact with the world, a limit, a dof's friction loss), the rows of an elliptic
-    contact on one path together, so that M + Jᵀ D J keeps M's tree pattern and its
-    factor is Lm updated along those paths (``tree_update``)."""
+    kinematic tree ``w.model`` is given and every row's nonzeros lie on one path to the
+    root (a contact with the world, a limit, a dof's friction loss), the rows of an
+    elliptic contact on one path together, so that M + Jᵀ D J keeps M's tree pattern: its
+    factor Lᵀ L is crba.ltl's, updated along those paths (``tree_update``)."""
     cdef Py_ssize_t r, j, n, k, c, nv = rows.nv
     cdef const double* row
     cdef Py_ssize_t* cols
     cdef const int64_t* parent
-    cdef bint tree = w.Lm != NULL
+    cdef bint tree = w.model != NULL
     for r in range(rows.nefc):
         row = rows.J + r * nv
         cols = w.cols + r * nv
         n = 0
         for j in range(nv):
-            if row[j] != 0.0:
-                cols[n] = j
-                n += 1
+            # (written always, kept when nonzero: no branch on the value)
+            cols[n] = j
+            n += row[j] != 0.0
         w.nnz[r] = n
         if tree and n > 0:
             # walk from the deepest column (the largest: λ(k) < k) to the root, meeting
@@ -128,6 +127,32 @@ cdef inline double row_dot(const RowsC* rows, const Work* w, Py_ssize_t r,
     return s
 
 
+cdef inline void mat_vec(const double* M, const double* x, Py_ssize_t n,
+                         double* y) noexcept nogil:
+    # y = M x (n × n, row-major), four rows at a time: each row's sum over the columns in
+    # order, as one row's loop takes it, the four sums independent chains of additions
+    cdef Py_ssize_t i = 0, j
+    cdef double s0, s1, s2, s3
+    cdef const double* r
+    while i + 4 <= n:
+        r = M + i * n
+        s0 = s1 = s2 = s3 = 0.0
+        for j in range(n):
+            s0 += r[j] * x[j]
+            s1 += r[n + j] * x[j]
+            s2 += r[2 * n + j] * x[j]
+            s3 += r[3 * n + j] * x[j]
+        y[i], y[i + 1], y[i + 2], y[i + 3] = s0, s1, s2, s3
+        i += 4
+    while i < n:
+        r = M + i * n
+        s0 = 0.0
+        for j in range(n):
+            s0 += r[j] * x[j]
+        y[i] = s0
+        i += 1
+
+
 cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0,
                             const double* warm, double* a, Work* w) noexcept nogil:
     # MuJoCo's warm start (mj_fwdConstraint): a ← warm, the last step's acceleration, when
@@ -135,8 +160,8 @@ cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0
     # over J forms both residuals (a₀'s in w.jar, warm's in w.Ja); on return w.jar holds
     # J a − aref and w.Ma holds M (a − a₀) at the chosen a, and w.nnz, w.cols the rows'
     # pattern, for c_solve_newton(ready=True).  Returns whether warm was taken
-    cdef Py_ssize_t i, j, nv = rows.nv
-    cdef double cost_smooth, cost_warm, s, gauss = 0.0
+    cdef Py_ssize_t i, nv = rows.nv
+    cdef double cost_smooth, cost_warm, gauss = 0.0
     row_pattern(rows, w)
     for i in range(rows.nefc):
         w.jar[i] = row_dot(rows, w, i, a0) - rows.aref[i]
@@ -144,11 +169,10 @@ cdef inline bint warm_start(const RowsC* rows, const double* M, const double* a0
     constraint_update(rows, w.Ja, w.force, w.quadratic, w.hcone, w.state, &cost_warm)
     constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost_smooth)
     for i in range(nv):
-        s = 0.0
-        for j in range(nv):
-            s += M[i * nv + j] * (warm[j] - a0[j])
-        w.Ma[i] = s
-        gauss += (warm[i] - a0[i]) * s
+        w.step[i] = warm[i] - a0[i]          # (w.step: free until c_solve_newton's first step)
+    mat_vec(M, w.step, nv, w.Ma)
+    for i in range(nv):
+        gauss += w.step[i] * w.Ma[i]
     if cost_warm + 0.5 * gauss < cost_smooth:
         for i in range(nv):
             a[i] = warm[i]

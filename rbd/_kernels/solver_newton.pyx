@@ -22,16 +22,19 @@ anew are carried instead: ``M (a − a₀)`` along the steps (``+ α M step``) a
 ``J a − aref`` from the line search's ``J a`` and ``J step``; ``warm_start`` (the
 compiled forward pass's choice between ``a₀`` and the last step's accelerations)
 hands its residual and ``M (a − a₀)`` to ``c_solve_newton``.  The products with J run
-over each row's nonzero columns (``row_pattern``); when the caller hands over M's factor
-along the kinematic tree (``Work.Lm``, ``Work.model``: the compiled forward pass) and every
-row lies on one path to the root, the Newton factor is that tree factor updated row by
-row along the rows' paths (``tree_update``) and solved by ``crba.ltl_solve``, else dense.
+over each row's nonzero columns (``row_pattern``); when the caller hands over M's
+kinematic tree (``Work.model``: the compiled forward pass) and every row lies on one path
+to the root, the Newton factor is the tree factor Lᵀ L (``crba.ltl``, which keeps the
+tree's pattern), updated row by row along the rows' paths (``tree_update``) and solved by
+``crba.ltl_solve``, else dense.
 
 The rows arrive as :class:`RowsData` (flat arrays of the ``ConstraintRows``
 fields); ``solve_newton`` allocates its workspace once and runs without the GIL.
 """
 
 import numpy as np
+
+from rbd._kernels._base import dof_paths
 
 cimport numpy as cnp
 from libc.math cimport fabs, sqrt
@@ -120,7 +123,7 @@ cdef class _Workspace:
         self.keep += (pattern,)
         self.w.nnz = <Py_ssize_t*> cnp.PyArray_DATA(pattern)
         self.w.cols = self.w.nnz + nefc
-        self.w.Lm, self.w.model, self.w.tree = NULL, NULL, False
+        self.w.model, self.w.tree = NULL, False
 
 
 cdef int _cone_update(const double* jar, double D0, double mu, const double* friction,
@@ -251,17 +254,14 @@ cdef double _line_search(const RowsC* rows, const double* M, const double* step,
     Newton steps on φ' kept inside the bracket (bisection when a step leaves it).
     ``w.jar`` holds J a − aref and ``w.Ma`` M (a − a₀) on entry; on return ``w.Ja``,
     ``w.Jstep`` and ``w.Mstep`` hold J a, J step and M step."""
-    cdef Py_ssize_t i, j, it
-    cdef double s, tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
+    cdef Py_ssize_t i, it
+    cdef double tol, low = 0.0, high = 1.0, alpha, d1, d2, guess
     cdef double gauss0 = 0.0, gauss1 = 0.0
+    # Mstep = M step; stepᵀ M (a − a₀) and stepᵀ M step (M is symmetric)
+    mat_vec(M, step, rows.nv, w.Mstep)
     for i in range(rows.nv):
-        # Mstep = M step; stepᵀ M (a − a₀) and stepᵀ M step (M is symmetric)
-        s = 0.0
-        for j in range(rows.nv):
-            s += M[i * rows.nv + j] * step[j]
-        w.Mstep[i] = s
         gauss0 += step[i] * w.Ma[i]
-        gauss1 += step[i] * s
+        gauss1 += step[i] * w.Mstep[i]
     for i in range(rows.nefc):
         # Ja = J a, Jstep = J step
         w.Ja[i] = w.jar[i] + rows.aref[i]
@@ -324,14 +324,25 @@ cdef inline void scaled_row(const RowsC* rows, const Work* w, Py_ssize_t r,
         w.upd[c] = scale * rows.J[r * rows.nv + c]
 
 
+cdef inline bint tree_update_at(const ModelC* model, double* L, double* x, Py_ssize_t top,
+                                bint plus) noexcept nogil:
+    # rank_one.tree_update along the path of dof ``top`` to the root (x zero off it; nothing
+    # for top −1, an x of zeros)
+    if top < 0:
+        return 0
+    cdef Py_ssize_t at = model.dof_path_start[top]
+    return tree_update(L, model.dof_path + at, model.dof_path_start[top + 1] - at, x, top,
+                       model.nv, plus)
+
+
 cdef inline bint row_update(const RowsC* rows, Work* w, double* L, Py_ssize_t r,
                             bint plus) noexcept nogil:
     # L's factor ± D_r J_rᵀ J_r (the tree's or the dense one, by w.tree); 1 when a downdate
     # fails
     scaled_row(rows, w, r, sqrt(rows.D[r]))
     if w.tree:
-        return tree_update(L, w.model.dof_parent, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
-                           rows.nv, plus) if w.nnz[r] > 0 else 0
+        return tree_update_at(w.model, L, w.upd, w.cols[r * rows.nv + w.nnz[r] - 1],
+                              plus) if w.nnz[r] > 0 else 0
     return cholesky_update(L, w.upd, rows.nv, plus)
 
 
@@ -342,8 +353,9 @@ cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
     # a rank-one update (a row turned quadratic) or downdate (a row left) with √D_r J_r each,
     # MuJoCo's HessianIncremental; rebuilt when a downdate fails.  Returns 1 when M + Jqᵀ D Jq
     # is not positive definite
-    # With w.tree the factor is Lᵀ L along the tree: rebuilt as M's (w.Lm) updated by
-    # each quadratic row
+    # With w.tree the factor is Lᵀ L along the tree, rebuilt by crba.ltl: every quadratic
+    # row lies on one path to the root, so that M + Jqᵀ D_q Jq keeps M's tree pattern (one
+    # factorization costs about what two rows' rank-one updates along their paths do)
     cdef Py_ssize_t r, nv = rows.nv
     if not rebuild:
         for r in range(rows.nefc):
@@ -352,14 +364,9 @@ cdef inline int refactor(const RowsC* rows, const double* M, Work* w,
             if row_update(rows, w, w.L, r, w.quadratic[r]):
                 rebuild = True
                 break
-    if rebuild and w.tree:
-        memcpy(w.L, w.Lm, nv * nv * sizeof(double))
-        for r in range(rows.nefc):
-            if w.quadratic[r]:
-                row_update(rows, w, w.L, r, True)
-    elif rebuild:
+    if rebuild:
         hessian(rows, M, w)
-        if cholesky_factor(w.L, w.L, nv, nv):
+        if ltl(w.model, w.L) if w.tree else cholesky_factor(w.L, w.L, nv, nv):
             return 1
     for r in range(rows.nefc):
         w.oldq[r] = w.quadratic[r]
@@ -412,7 +419,7 @@ cdef inline const double* add_cones(const RowsC* rows, Work* w) noexcept nogil:
                 for r in range(dim):
                     w.upd[j] += v[r] * rows.J[(start + r) * nv + j]
             if w.tree:
-                tree_update(w.H, w.model.dof_parent, w.upd, top, nv, True)
+                tree_update_at(w.model, w.H, w.upd, top, True)
             else:
                 cholesky_update(w.H, w.upd, nv, True)
     return w.H if copied else w.L
@@ -433,10 +440,8 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
         row_pattern(rows, w)
         residual(rows, w, a, w.jar)
         for i in range(nv):
-            s = 0.0
-            for j in range(nv):
-                s += M[i * nv + j] * (a[j] - a0[j])
-            w.Ma[i] = s
+            w.step[i] = a[i] - a0[i]
+        mat_vec(M, w.step, nv, w.Ma)
     for it in range(iterations + 1):
         constraint_update(rows, w.jar, w.force, w.quadratic, w.hcone, w.state, &cost)
         current = True                  # w.force: the forces at a
@@ -499,26 +504,30 @@ cdef int c_solve_newton(const RowsC* rows, const double* M, const double* a0, do
 
 
 cdef class _Tree:
-    """M's factor along the kinematic tree (crba.ltl) for a workspace's tree path: the
-    ``dof_parent`` of the Python-facing functions, or nothing (their dense path)."""
+    """The kinematic tree of a workspace's tree path, M checked positive definite along it
+    (crba.ltl): the ``dof_parent`` of the Python-facing functions, or nothing (their dense
+    path)."""
     cdef ModelC m
     cdef object keep
 
     def __init__(self, Mc, dof_parent, _Workspace ws):
         cdef Py_ssize_t nv = Mc.shape[0]
-        ws.w.Lm, ws.w.model = NULL, NULL
+        ws.w.model = NULL
         if dof_parent is None:
             return
         parent = np.ascontiguousarray(dof_parent, dtype=np.int64)
         if parent.shape != (nv,) or np.any(parent >= np.arange(nv)) or np.any(parent < -1):
             raise ValueError(f"dof_parent: expected ({nv},) parents λ(k) < k, got {parent}")
         Lm = np.array(Mc, dtype=np.float64, order="C")
-        self.keep = (parent, Lm)
+        path, start = dof_paths(parent)
+        self.keep = (parent, path, start)
         self.m.nv = nv
         self.m.dof_parent = <const int64_t*> cnp.PyArray_DATA(parent)
+        self.m.dof_path = <const int64_t*> cnp.PyArray_DATA(path)
+        self.m.dof_path_start = <const int64_t*> cnp.PyArray_DATA(start)
         if ltl(&self.m, <double*> cnp.PyArray_DATA(Lm)):
             raise ValueError("dof_parent: M is not positive definite along that tree")
-        ws.w.Lm, ws.w.model = <const double*> cnp.PyArray_DATA(Lm), &self.m
+        ws.w.model = &self.m
 
 
 def solve_newton(M, a0, rows, a_init=None, Py_ssize_t iterations=100,
