@@ -3,9 +3,11 @@
 gymnasium's ant and humanoid, at a state of a MuJoCo run where the robot
 touches the floor (the ant standing after 3 s, the humanoid on the floor after
 2 s).  Both libraries take the same model file with MuJoCo's Euler integrator
-and its Newton solver; MuJoCo's solver tolerance is set to rbd's (1e-14) so
-that both solve the same problem to the same precision (MuJoCo's own default,
-1e-8, is timed too).  Printed:
+and its Newton solver, and both solve with the model's own iterations and
+tolerance (the file's ``<option>``, MuJoCo's defaults where it says nothing:
+``rbd.constraints.mujoco_model.solver_settings``; rbd's compiled step stops on
+MuJoCo's criterion, the tolerance scaled as MuJoCo scales it), so that both do the
+same work.  ``mj_step`` at tolerance 1e-14 is timed too, for information.  Printed:
 
 * the time per step of a 100-step run: ``rbd.simulate(..., integrator="euler")``
   on the reference path (``backend="reference"``: readable solver and narrow
@@ -15,8 +17,8 @@ that both solve the same problem to the same precision (MuJoCo's own default,
   collision stage (``rbd.collide``), the solver on the finished rows, and the
   rest (smooth dynamics, rows, Jacobians, argument checks);
 * the compiled step alone (``rbd/_kernels/contact.pyx`` through
-  ``rbd.simulation.contact.compiled_runs``, one state) against ``mj_step`` with MuJoCo's
-  iterations and tolerance set to rbd's (100, 1e-14), the two timed in alternation, in wall
+  ``rbd.simulation.contact.compiled_runs``, one state) against ``mj_step``, both with
+  the model's iterations and tolerance, the two timed in alternation, in wall
   time and in the calling thread's CPU time (``time.thread_time``: both calls run in that
   thread; on a loaded machine the wall time also counts the waits for a core); and a
   batch of 8 initial states run on 1 and on 2 threads.  A model the compiled step does not
@@ -50,6 +52,7 @@ import rbd
 from rbd.constraints._backends import solvers
 from rbd.constraints.collision import collide_model
 from rbd.constraints.forward import forward
+from rbd.constraints.mujoco_model import solver_settings
 
 ROBOTS = {"ant": 300, "humanoid": 400}    # MuJoCo steps before the measured state
 
@@ -138,7 +141,7 @@ def compiled_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict | N
 
     dt = float(mm.opt.timestep)
     qpos, qvel = d.qpos.copy(), d.qvel.copy()
-    mm.opt.iterations, mm.opt.tolerance = 100, 1e-14
+    mm.opt.iterations, mm.opt.tolerance = solver_settings(model)   # the settings rbd runs with
 
     def mj_run():
         d.qpos[:], d.qvel[:] = qpos, qvel
@@ -188,7 +191,8 @@ def main() -> None:
 def step_tables(args, repeat: int) -> dict:
     """The per-step table of both backends against mj_step; the forward breakdowns."""
     print("| robot | contacts | rows | rbd reference (µs/step) | rbd kernel (µs/step) | "
-          "MuJoCo mj_step, tol 1e-14 (µs/step) | MuJoCo, tol 1e-8 | kernel / MuJoCo (1e-14) |")
+          "MuJoCo mj_step, the model's settings (µs/step) | MuJoCo, tol 1e-14 | "
+          "kernel / MuJoCo (the model's settings) |")
     print("|---|---|---|---|---|---|---|---|")
     breakdowns = {}
     for name, warm in ROBOTS.items():
@@ -196,7 +200,7 @@ def step_tables(args, repeat: int) -> dict:
         dt = float(mm.opt.timestep)
         model.mujoco_options = {**(model.mujoco_options or {}), "timestep": dt}
         mj_tight = mujoco_step_time(mm, d, 1e-14, args.steps, repeat)
-        mj_default = mujoco_step_time(mm, d, 1e-8, args.steps, repeat)
+        mj_same = mujoco_step_time(mm, d, solver_settings(model)[1], args.steps, repeat)
         reference = rbd_step_time(model, q, v, dt, "reference", args.steps // 5,
                                   max(1, repeat // 3))
         kernel = rbd_step_time(model, q, v, dt, "kernel", args.steps, repeat)
@@ -204,7 +208,7 @@ def step_tables(args, repeat: int) -> dict:
                             for b in ("reference", "kernel")}
         info = breakdowns[name]["kernel"]
         print(f"| {name} | {info['ncon']} | {info['nefc']} | {reference:.0f} | {kernel:.0f} | "
-              f"{mj_tight:.1f} | {mj_default:.1f} | {kernel / mj_tight:.0f} |")
+              f"{mj_same:.1f} | {mj_tight:.1f} | {kernel / mj_same:.2f} |")
     return breakdowns
 
 
@@ -223,7 +227,7 @@ def marginal_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
 
     dt = float(mm.opt.timestep)
     qpos, qvel = d.qpos.copy(), d.qvel.copy()
-    mm.opt.iterations, mm.opt.tolerance = 100, 1e-14
+    mm.opt.iterations, mm.opt.tolerance = solver_settings(model)   # the settings rbd runs with
     d.qpos[:], d.qvel[:] = qpos, qvel
     kind = mujoco.mjtState.mjSTATE_FULLPHYSICS
     start = np.zeros(mujoco.mj_stateSize(mm, kind))
@@ -251,6 +255,7 @@ def marginal_step_times(model, mm, d, q, v, steps: int, repeat: int) -> dict:
     slopes, fixed = {name: [] for name in runs}, []
     for _ in range(repeat):
         for name, fn in runs.items():
+            fn(1)                          # warm: the other library's run has just used the caches
             short, long = cpu(fn, 1), cpu(fn, steps)
             slopes[name].append((long - short) / (steps - 1) * 1e6)
             if name == "ours":
@@ -268,7 +273,8 @@ def compiled_table(args, repeat: int) -> None:
     from rbd.constraints.forward_compiled import compiled_forward
 
     print("\nThe compiled step (µs/step; batch: µs per state-step of 8 states)\n")
-    print("| robot | compiled step | mj_step (100 it., 1e-14) | ratio | CPU time: compiled | "
+    print("| robot | compiled step | mj_step (the model's iterations, tolerance) | ratio | "
+          "CPU time: compiled | "
           "mj_step | ratio | batch, 1 thread | batch, 2 threads | speed-up |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     marginal = {}
