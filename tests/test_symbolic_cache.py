@@ -22,6 +22,11 @@ from rbd.symbolic import build
 
 needs_compiler = pytest.mark.skipif(not build.compiler_available(), reason="no C compiler")
 
+#: The code cache (its files, digests and locks) has no backend branch: CI's pure-Python
+#: pass leaves these child-process scenarios out (docs/design.md, "CI runs each test
+#: where it can fail").
+pytestmark = pytest.mark.single_pass
+
 #: Deriving the joint with sympy, compiling it and importing rbd take a few seconds;
 #: the margin allows for a loaded two-core machine.
 TIMEOUT = 240
