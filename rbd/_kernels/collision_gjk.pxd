@@ -77,3 +77,16 @@ cdef inline void status_init(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2,
         status.x1[k], status.x2[k] = g1.pos[k], g2.pos[k]
     status.dist_cutoff = dist_cutoff
     status.dist, status.separated, status.nsimplex, status.iterations = DBL_MAX, 0, 0, 0
+
+
+cdef inline Py_ssize_t farthest_vertex(const double* v, Py_ssize_t n,
+                                       const double* d) noexcept nogil:
+    # the index of the vertex of v (n rows of 3) farthest along d, the first of equally far
+    # ones (np.argmax of the dot products: MeshHull.support_index)
+    cdef double top = v[0] * d[0] + v[1] * d[1] + v[2] * d[2], dot
+    cdef Py_ssize_t i, best = 0
+    for i in range(1, n):
+        dot = v[3 * i] * d[0] + v[3 * i + 1] * d[1] + v[3 * i + 2] * d[2]
+        if dot > top:
+            best, top = i, dot
+    return best

@@ -102,12 +102,9 @@ cdef inline void _mesh_support(ConvexGeom* g, const double* local,
     # ConvexGeom._mesh_support (mjc_meshSupport): the hull vertex farthest along local (the
     # first of equally far ones), kept at the last support vertex when that one is as far
     cdef const double* v = g.vert
-    cdef double top = v[0] * local[0] + v[1] * local[1] + v[2] * local[2], dot
-    cdef Py_ssize_t i, best = 0
-    for i in range(1, g.nvert):
-        dot = v[3 * i] * local[0] + v[3 * i + 1] * local[1] + v[3 * i + 2] * local[2]
-        if dot > top:
-            best, top = i, dot
+    cdef Py_ssize_t i, best = farthest_vertex(v, g.nvert, local)
+    cdef double top = (v[3 * best] * local[0] + v[3 * best + 1] * local[1]
+                       + v[3 * best + 2] * local[2])
     i = g.vertindex
     if i >= 0 and v[3 * i] * local[0] + v[3 * i + 1] * local[1] + v[3 * i + 2] * local[2] >= top:
         best = i

@@ -19,7 +19,8 @@ cimport numpy as cnp
 from rbd._kernels._spatial cimport dot3
 from rbd._kernels.collision_convex cimport c_convex
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
-                                         CCD_MESH, CCD_SPHERE, ConvexGeom, geom_init)
+                                         CCD_MESH, CCD_SPHERE, ConvexGeom, farthest_vertex,
+                                         geom_init)
 from rbd._kernels.collision_primitive cimport add_contact, as_doubles, pack
 
 cnp.import_array()
@@ -78,14 +79,7 @@ cdef class Hull:
 
 cdef inline Py_ssize_t _support_index(const HullC* hull, const double* d) noexcept nogil:
     # MeshHull.support_index: the vertex farthest along d (the first of equally far ones)
-    cdef const double* v = hull.vert
-    cdef double top = v[0] * d[0] + v[1] * d[1] + v[2] * d[2], dot
-    cdef Py_ssize_t i, best = 0
-    for i in range(1, hull.nvert):
-        dot = v[3 * i] * d[0] + v[3 * i + 1] * d[1] + v[3 * i + 2] * d[2]
-        if dot > top:
-            best, top = i, dot
-    return best
+    return farthest_vertex(hull.vert, hull.nvert, d)
 
 
 cdef inline double _plane_vertex(const double* vertex, const double* pos1,
