@@ -2,6 +2,8 @@
 # GJK on support functions (collision_gjk.pyx), for the EPA and the convex driver.
 from libc.float cimport DBL_MAX
 
+from rbd._kernels._spatial cimport dot3
+
 # Kinds a support function knows: the geom kind codes of rbd.constraints.collision.KINDS
 # (MuJoCo's mjtGeom order) and the cores of a sphere and a capsule.  A mesh's support reads
 # ConvexGeom.vert (its hull's vertices, nvert × 3, in the mesh frame).
@@ -83,10 +85,10 @@ cdef inline Py_ssize_t farthest_vertex(const double* v, Py_ssize_t n,
                                        const double* d) noexcept nogil:
     # the index of the vertex of v (n rows of 3) farthest along d, the first of equally far
     # ones (np.argmax of the dot products: MeshHull.support_index)
-    cdef double top = v[0] * d[0] + v[1] * d[1] + v[2] * d[2], dot
+    cdef double top = dot3(v, d), dot
     cdef Py_ssize_t i, best = 0
     for i in range(1, n):
-        dot = v[3 * i] * d[0] + v[3 * i + 1] * d[1] + v[3 * i + 2] * d[2]
+        dot = dot3(v + 3 * i, d)
         if dot > top:
             best, top = i, dot
     return best

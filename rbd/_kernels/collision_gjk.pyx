@@ -103,10 +103,8 @@ cdef inline void _mesh_support(ConvexGeom* g, const double* local,
     # first of equally far ones), kept at the last support vertex when that one is as far
     cdef const double* v = g.vert
     cdef Py_ssize_t i, best = farthest_vertex(v, g.nvert, local)
-    cdef double top = (v[3 * best] * local[0] + v[3 * best + 1] * local[1]
-                       + v[3 * best + 2] * local[2])
     i = g.vertindex
-    if i >= 0 and v[3 * i] * local[0] + v[3 * i + 1] * local[1] + v[3 * i + 2] * local[2] >= top:
+    if i >= 0 and dot3(v + 3 * i, local) >= dot3(v + 3 * best, local):
         best = i
     g.vertindex = best
     for i in range(3):

@@ -77,11 +77,6 @@ cdef class Hull:
 
 # ----------------------------------------------------------------------------- plane–mesh
 
-cdef inline Py_ssize_t _support_index(const HullC* hull, const double* d) noexcept nogil:
-    # MeshHull.support_index: the vertex farthest along d (the first of equally far ones)
-    return farthest_vertex(hull.vert, hull.nvert, d)
-
-
 cdef inline double _plane_vertex(const double* vertex, const double* pos1,
                                  const double* normal, const double* pos2, const double* mat2,
                                  double* point) noexcept nogil:
@@ -107,8 +102,7 @@ cdef inline Py_ssize_t _facing(const HullC* hull, Py_ssize_t vertex,
     cdef double top = 0.0, dot
     for a in range(hull.vpoly_start[vertex], hull.vpoly_start[vertex + 1]):
         f = hull.vpoly[a]
-        dot = (hull.normal[3 * f] * d[0] + hull.normal[3 * f + 1] * d[1]
-               + hull.normal[3 * f + 2] * d[2])
+        dot = dot3(hull.normal + 3 * f, d)
         if best < 0 or dot > top:
             best, top = f, dot
     return best
@@ -132,7 +126,7 @@ cdef int c_plane_mesh(const double* pos1, const double* mat1, const double* pos2
     for i in range(3):
         # Rᵀ (−n)
         local[i] = -(mat2[i] * normal[0] + mat2[3 + i] * normal[1] + mat2[6 + i] * normal[2])
-    best = _support_index(hull, local)
+    best = farthest_vertex(hull.vert, hull.nvert, local)     # MeshHull.support_index
     dist = _plane_vertex(hull.vert + 3 * best, pos1, normal, pos2, mat2, point)
     if dist > margin:
         return 0

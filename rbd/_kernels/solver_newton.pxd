@@ -6,10 +6,10 @@ from libc.stdint cimport int64_t
 from rbd._kernels._model cimport ModelC
 
 cdef enum:
-    # the compiled forward pass hands M's tree factor to the Newton solve (row_pattern)
-    # from this many dofs on: on the ant
-    # (14 dofs) the tree's updates took ~10 % more time per step than the dense factor, on
-    # the humanoid (23) ~7 % fewer instructions (docs/benchmarks.md)
+    # the compiled forward pass hands the kinematic tree to the Newton solve (row_pattern)
+    # from this many dofs on: on the ant (14 dofs) the tree's updates took ~10 % more time
+    # per step than the dense factor, on the humanoid (23) ~7 % fewer instructions
+    # (docs/benchmarks.md; measured when the tree factor was rebuilt by rank-one updates)
     TREE_MIN_NV = 20
 
 

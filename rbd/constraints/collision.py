@@ -360,7 +360,7 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS,
         a, b = geoms[g1], geoms[g2]
         margin, gap, *params = pair_parameters(a, b, pair)
         # mesh pairs, and every GJK pair without multi-CCD: collision_mesh.mesh_pair
-        general = ((a.kind, b.kind) in _mesh.PAIRS and _mesh.has_hulls(a, b)
+        general = (_mesh.routed(a, b)
                    or not multiccd and (a.kind, b.kind) in _convex.PAIR_FUNCTIONS)
         if general:                                     # the mesh frame, the hull's radius
             placed1, placed2 = _mesh.placed(a, pos[g1], mat[g1]), _mesh.placed(b, pos[g2], mat[g2])
@@ -641,8 +641,7 @@ def _build_table(model, geoms, pairs, excludes, filterparent) -> tuple:
     if compiled.nunsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
                         if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS
-                        and not ((geoms[i].kind, geoms[j].kind) in _mesh.PAIRS
-                                 and _mesh.has_hulls(geoms[i], geoms[j]))})
+                        and not _mesh.routed(geoms[i], geoms[j])})
         warnings.warn(f"collide: no primitive routine for geom kinds {kinds}; "
                       f"{compiled.nunsupported} candidate pair(s) never tested (see "
                       "Contacts.unsupported)", stacklevel=4)

@@ -90,9 +90,15 @@ def readable_only(geom1, geom2, margin: float, multiccd: bool = True) -> bool:
     (MuJoCo's one-pass multi-contact, :mod:`.collision_multi`), or any mesh pair without
     multi-CCD.  The other pairs of :data:`PAIRS` with their hulls run compiled too
     (``rbd/_kernels/collision_mesh.pyx``: plane–mesh, GJK/EPA on the hull)."""
-    if (geom1.kind, geom2.kind) not in PAIRS or not has_hulls(geom1, geom2):
+    if not routed(geom1, geom2):
         return False
     return not multiccd or _convex.max_contacts(geom1.kind, geom2.kind, margin) > 1
+
+
+def routed(geom1, geom2) -> bool:
+    """Whether the pair is collided here: a kind pair of :data:`PAIRS` (geom 1 first in kind
+    order) whose meshes carry their hulls."""
+    return (geom1.kind, geom2.kind) in PAIRS and has_hulls(geom1, geom2)
 
 
 def has_hulls(geom1, geom2) -> bool:

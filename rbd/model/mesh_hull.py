@@ -118,22 +118,23 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
     keep = np.sort(hull.vertices)
     local_id = np.full(len(rounded), -1)
     local_id[keep] = np.arange(len(keep))
-    neighbors = _grouped(local_id[hull.simplices][:, _PAIRS].reshape(-1, 2), len(keep), True)
+    neighbors = _grouped(local_id[hull.simplices][:, _CORNER_PAIRS].reshape(-1, 2), len(keep), True)
     frame = np.eye(4)
     frame[:3, :3], frame[:3, 3] = R, centre
     half = np.maximum(np.abs(lower), np.abs(upper))
     triangles = local_id[hull.simplices]
-    corners = rounded[keep][triangles]
+    hull_vertices = rounded[keep]
+    corners = hull_vertices[triangles]
     turned = np.einsum("ij,ij->i", np.cross(corners[:, 1] - corners[:, 0],
                                             corners[:, 2] - corners[:, 0]),
                        hull.equations[:, :3] @ R) < 0
     triangles[turned] = triangles[turned][:, [1, 0, 2]]      # counter-clockwise, outward
     binned = v if file_vertices is None else np.asarray(file_vertices, dtype=float)
     polygons = _polygons(triangles, binned[keep])
-    normals = _normals(rounded[keep], polygons)
+    normals = _normals(hull_vertices, polygons)
     vertex_polygons = _grouped(np.array([(i, k) for k, p in enumerate(polygons) for i in p],
                                         dtype=np.intp).reshape(-1, 2), len(keep))
-    arrays = [rounded[keep], frame, lower, upper, normals]
+    arrays = [hull_vertices, frame, lower, upper, normals]
     for a in arrays:
         a.setflags(write=False)
     return MeshHull(arrays[0], frame, neighbors, lower, upper, float(np.sqrt(half @ half)),
@@ -143,7 +144,7 @@ def mesh_hull(vertices, centre, rotation, where: str = "mesh", file_vertices=Non
 
 #: The ordered pairs of a triangle's corners, in the order qhull's neighbour lists meet
 #: them: (0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1).
-_PAIRS = np.array([[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]])
+_CORNER_PAIRS = np.array([[0, 1], [0, 2], [1, 0], [1, 2], [2, 0], [2, 1]])
 
 
 def _grouped(pairs, n: int, distinct: bool = False) -> tuple:

@@ -356,13 +356,10 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
         return None
     times = grid_time(sample_indices(steps, record_every), duration, dt)
     stopped, status = out["stopped"], out["status"]
-    if status.any():
-        failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
-                                               duration) for k in np.flatnonzero(status)}
-        lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
-        evaluations = int(np.sum(np.where(status != 0, stopped, steps) + 1))
-    else:                       # every run finished: all samples, steps + 1 evaluations each
-        failed, lengths, evaluations = {}, out["recorded"], len(status) * (steps + 1)
+    failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
+                                           duration) for k in np.flatnonzero(status)}
+    lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
+    evaluations = int(np.sum(np.where(status != 0, stopped, steps) + 1))
     counts = out["contact_count"]
     widest = min(int(counts.max()), RECORDED_CONTACTS)    # 0 past a run's samples
     frames = out["contact_force"]
