@@ -214,6 +214,56 @@ def test_a_batch_is_its_single_runs_on_one_thread_and_on_two(monkeypatch):
     assert asked == [1, 2]
 
 
+def _kernel_runs(model, q0, v0, steps, dt, threads, record_every=1):
+    """The compiled step's raw arrays (``simulate_contact``'s dict) for a batch."""
+    from rbd.simulation.contact import _run_compiled
+
+    return _run_compiled(model, q0, v0, steps, dt, None, record_every, None, "newton", None,
+                         None, threads)
+
+
+def _assert_same_runs(a, b, rows=slice(None)):
+    for name, x in a.items():
+        np.testing.assert_array_equal(x[rows], b[name], err_msg=name)     # NaN equals NaN
+
+
+@pytest.mark.slow
+@pytest.mark.filterwarnings("ignore:simulate. the initial state is outside:RuntimeWarning")
+def test_runs_cut_into_segments_on_two_threads_are_the_single_runs():
+    """On two threads each run is cut into segments that either thread may take
+    (``contact.pyx: _run_segments``): five runs of 37 steps (segments of three steps, the
+    last one shorter), recorded every fourth step, equal the one-thread batch and each run
+    alone, every array to the bit."""
+    model, (_, mm, _), q, v = _model_and_state("ant")
+    rng = np.random.default_rng(5)
+    q0 = np.repeat(q[None], 5, axis=0)
+    q0[:, 7:] += rng.uniform(-0.05, 0.05, (5, model.nq - 7))
+    v0 = v + 0.1 * rng.normal(size=(5, model.nv))
+    dt = mm.opt.timestep
+    one = _kernel_runs(model, q0, v0, 37, dt, 1, record_every=4)
+    assert one["contact_count"].max() > 0 and np.all(one["recorded"] == 11)
+    _assert_same_runs(_kernel_runs(model, q0, v0, 37, dt, 2, record_every=4), one)
+    for k in range(5):
+        _assert_same_runs(one, _kernel_runs(model, q0[k:k + 1], v0[k:k + 1], 37, dt, 1,
+                                            record_every=4), rows=slice(k, k + 1))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_runs_that_stop_in_a_segment_leave_the_others_untouched():
+    """Runs stopping early in the middle of a segment (diverging) beside runs that
+    finish: the two-thread batch equals the one-thread one (the stopped runs' samples,
+    NaN after them, the steps they stopped at), with any number of runs to the threads."""
+    model = _stiff_pendulum()
+    for n in (1, 2, 3, 7):
+        q0 = np.where(np.arange(n) % 2 == 0, 0.1, 0.0)[:, None]      # even runs diverge
+        one = _kernel_runs(model, q0, np.zeros((n, 1)), 90, 0.01, 1, record_every=4)
+        assert np.all(one["status"][::2] == 4) and np.all(one["status"][1::2] == 0)
+        # 91 evaluations in 16 segments of 6 steps: the runs stop inside one (step 20)
+        assert set(one["stopped"][::2] % 6) <= {1, 2, 3, 4}
+        _assert_same_runs(_kernel_runs(model, q0, np.zeros((n, 1)), 90, 0.01, 2,
+                                       record_every=4), one)
+
+
 def _stiff_pendulum():
     """An explicit spring far too stiff for the step: each step multiplies the swing by ~h²k.
     (No geoms: the Python step's collision refuses the non-finite poses of a diverged state.)"""

@@ -12,6 +12,13 @@ from rbd.constraints import mechanisms as mech
 
 METHODS = ("kkt", "schur", "proximal")
 
+#: The proximal force on redundant rows (rank below the rows) is fixed only by the
+#: regularization μ (``rbd.reference.constrained.PROXIMAL_MU`` = 1e-6): a rounding
+#: difference ε between two solves reaches it amplified by up to 1/μ, ε/μ ≈ 2e-10 relative
+#: (measured: 1.5e-10 on random-5, whose proximal force is 6,000 where the least-norm one
+#: is 8; the accelerations agree to 4e-13).  1e-8 leaves a margin of 50.
+RTOL_PROXIMAL_REDUNDANT = 1e-8
+
 
 def _cases():
     """The four-bar and the slider-crank (3-D, one redundant row each) and random trees with
@@ -38,7 +45,9 @@ def test_kernel_solvers_equal_the_reference(require_kernels, model, q, constrain
     ref = rbd.constrained_dynamics(model, q, v, tau, constraints, method=method,
                                    backend="reference")
     assert_close(ker.qdd, ref.qdd, RTOL_EXACT, f"{method} qdd")
-    assert_close(ker.force, ref.force, RTOL_EXACT, f"{method} force")
+    redundant = method == "proximal" and ref.rank < len(ref.force)
+    assert_close(ker.force, ref.force, RTOL_PROXIMAL_REDUNDANT if redundant else RTOL_EXACT,
+                 f"{method} force")
     assert ker.rank == ref.rank
     if method == "proximal":
         assert 1 <= ker.iterations <= rbd.reference.constrained.PROXIMAL_MAX_ITER

@@ -12,20 +12,29 @@ The compiled twin of ``rbd/simulation/contact.py``.  Each step (``euler_step``,
 4. v⁺ = v + h a_E and q⁺ = q ⊕ h v⁺ in MuJoCo's coordinates (``euler_update``: a free
    joint's linear velocity in the world frame, ``mj_integratePos``'s quaternion update).
 
-``simulate_contact`` runs N initial states × steps, one state per iteration of a
-``prange`` without the GIL, recording q, v, a, the contact count and the constraint forces
+``simulate_contact`` runs N initial states × steps without the GIL, recording q, v, a, the contact count and the constraint forces
 (``constraint_force``: Jᵀ f, MuJoCo's ``qfrc_constraint``; ``contact_frame_forces``: each
 contact's force in its frame, ``mj_contactForce``) at the record stride,
 and stops a state whose next step is not finite (or whose solve fails) with the samples
 it computed, as the Python loop does.
+
+On several threads a run is cut into segments of a few steps (``segment_steps``), and the
+threads take the segments of all runs in turn: segment g of every run before segment
+g + 1 of any (``_run_segments``).  A run's state between two segments (q, v, the warm
+start, its sample and step counters) lives in the run's own row, so whichever thread
+takes the next segment continues it, and the result is the one thread's to the bit.  A
+batch of a few runs of unequal cost then ends within a segment on every thread, where
+handing out whole runs leaves a thread idle for up to a run at the end.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from cython.parallel cimport prange, threadid
+cimport openmp
+from cython.parallel cimport parallel, threadid
 from libc.math cimport NAN, cos, isfinite, sin, sqrt
 from libc.stdint cimport int64_t
+from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
 
 from rbd._kernels._base cimport (CompiledBase, Interrupt, interrupt_error, interrupt_start,
@@ -233,7 +242,7 @@ cdef struct Run:
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
     int64_t* declined             # N: Σ over the steps of the pairs collide_into declined
-    double* state                 # per thread (state_row apart): q, v, q⁺, v⁺, the warm start
+    double* state                 # per run (state_row apart): q, v, q⁺, v⁺, the warm start
     Interrupt* interrupt          # the signal check of this call
 
 
@@ -325,16 +334,36 @@ cdef inline bint finite(const double* x, Py_ssize_t n) noexcept nogil:
 
 
 cdef inline Py_ssize_t state_row(Py_ssize_t nq, Py_ssize_t nv) noexcept nogil:
-    # doubles per thread in Run.state: q, v, q⁺, v⁺, the warm start, rounded up to whole
+    # doubles per run in Run.state: q, v, q⁺, v⁺, the warm start, rounded up to whole
     # cache lines and one more, so that no two threads write to one line
     return (2 * nq + 3 * nv + 15) // 8 * 8
 
 
 cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil:
     """The run of initial state s in thread t's workspace (simulate_contact's loop)."""
-    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv, k = 0, j = 0
+    start_run(run, s)
+    advance(run, s, t, run.steps + 1)
+
+
+cdef inline void start_run(const Run* run, Py_ssize_t s) noexcept nogil:
+    # run s at its initial state, before step 0
+    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv
+    cdef double* q = run.state + s * state_row(nq, nv)
+    memcpy(q, run.q0 + s * nq, nq * sizeof(double))
+    memcpy(q + nq, run.v0 + s * nv, nv * sizeof(double))
+    run.status[s] = FINISHED
+    run.recorded[s] = 0
+    run.stopped[s] = 0
+
+
+cdef bint advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until) noexcept nogil:
+    """Steps ``run.stopped[s]``, …, ``until`` − 1 of run s in thread t's workspace (the run's
+    counters: the next step in ``stopped``, the samples written in ``recorded``); True when
+    the run has ended (its last step taken, or stopped early)."""
+    cdef Py_ssize_t nq = run.model.nq, nv = run.model.nv
+    cdef Py_ssize_t k = run.stopped[s], j = run.recorded[s]
     cdef ForwardWork* fw = &run.fw[t]
-    cdef double* q = run.state + t * state_row(nq, nv)
+    cdef double* q = run.state + s * state_row(nq, nv)
     cdef double* v = q + nq
     cdef double* q_next = v + nv
     cdef double* v_next = q_next + nq
@@ -342,11 +371,8 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
     cdef const double* tau_k
     cdef int status
     cdef bint kept
-    memcpy(q, run.q0 + s * nq, nq * sizeof(double))
-    memcpy(v, run.v0 + s * nv, nv * sizeof(double))
-    run.status[s] = FINISHED
-    fw.warm = NULL                                     # the first step starts from a₀
-    for k in range(run.steps + 1):
+    fw.warm = NULL if k == 0 else warm                 # the first step starts from a₀
+    while k < until:
         tau_k = NULL if run.tau == NULL else run.tau + min(k, run.ntau - 1) * nv
         status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
                             run.h, q_next, v_next)
@@ -373,15 +399,98 @@ cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil
         # the next solve starts from this step's a when that is cheaper (mj_step's warm start)
         memcpy(warm, fw.qdd, nv * sizeof(double))
         fw.warm = warm
-    blank(run, s, j)
+        k += 1
     run.recorded[s] = j
     run.stopped[s] = k
+    if k < until:                                      # the last step, or stopped early
+        blank(run, s, j)
+        return True
+    return False
 
 
 cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
                                   ContactSetC* out) noexcept nogil:
     # the compiled collision stage of the model (collision.pyx: mj_collision)
     return collide_into(<const CollisionC*>data, R, p, out, NULL, NULL)
+
+
+cdef struct Segments:
+    # the segments of N runs handed out in turn (_run_segments)
+    Py_ssize_t steps              # steps a segment takes (the last one of a run: fewer)
+    Py_ssize_t per_run            # segments of a run
+    Py_ssize_t taken              # tickets handed out: ticket i is segment i // N of run i % N
+    openmp.omp_lock_t ticket_lock
+    Py_ssize_t* done              # per run: its segments taken so far (per_run once it ended)
+    openmp.omp_lock_t* locks      # per run: guards done[s] and the run while a segment runs
+
+
+#: Segments a run is cut into on several threads (_run_segments): at the end of a batch a
+#: thread waits for at most one segment of another, 1/SEGMENTS of a run.
+cdef enum:
+    SEGMENTS = 16
+
+
+cdef inline Py_ssize_t segment_steps(Py_ssize_t steps) noexcept nogil:
+    # steps per segment of a run of steps + 1 evaluations (steps 0, …, steps)
+    return (steps + SEGMENTS) // SEGMENTS
+
+
+cdef int _run_segments(Run* run, Py_ssize_t N, int nt) except -1:
+    # the N runs on nt threads, segment by segment (module notes): a thread takes the next
+    # ticket (segment g of run s), waits until segment g − 1 of run s is done (another
+    # thread may still be on it), and advances the run by one segment
+    cdef Segments seg
+    cdef Py_ssize_t s, ticket, g, total
+    seg.steps = segment_steps(run.steps)
+    seg.per_run = (run.steps + seg.steps) // seg.steps
+    seg.taken = 0
+    total = N * seg.per_run
+    seg.done = <Py_ssize_t*>malloc(N * sizeof(Py_ssize_t))
+    seg.locks = <openmp.omp_lock_t*>malloc(N * sizeof(openmp.omp_lock_t))
+    if seg.done == NULL or seg.locks == NULL:
+        free(seg.done)
+        free(seg.locks)
+        raise MemoryError()
+    openmp.omp_init_lock(&seg.ticket_lock)
+    for s in range(N):
+        seg.done[s] = 0
+        openmp.omp_init_lock(&seg.locks[s])
+    with nogil, parallel(num_threads=nt):
+        while True:
+            openmp.omp_set_lock(&seg.ticket_lock)
+            ticket = seg.taken
+            seg.taken = seg.taken + 1
+            openmp.omp_unset_lock(&seg.ticket_lock)
+            if ticket >= total:
+                break
+            s = ticket % N
+            g = ticket // N
+            _segment(run, &seg, s, g, threadid())
+    for s in range(N):
+        openmp.omp_destroy_lock(&seg.locks[s])
+    openmp.omp_destroy_lock(&seg.ticket_lock)
+    free(seg.done)
+    free(seg.locks)
+    return 0
+
+
+cdef inline void _segment(Run* run, Segments* seg, Py_ssize_t s, Py_ssize_t g,
+                          int t) noexcept nogil:
+    # segment g of run s in thread t: once segment g − 1 is done (the lock held meanwhile);
+    # nothing when the run has ended
+    while True:
+        openmp.omp_set_lock(&seg.locks[s])
+        if seg.done[s] >= g:
+            break
+        openmp.omp_unset_lock(&seg.locks[s])          # segment g − 1 is still running
+    if seg.done[s] == g:
+        if g == 0:
+            start_run(run, s)
+        if advance(run, s, t, min((g + 1) * seg.steps, run.steps + 1)):
+            seg.done[s] = seg.per_run
+        else:
+            seg.done[s] = g + 1
+    openmp.omp_unset_lock(&seg.locks[s])
 
 
 cdef inline Py_ssize_t sample_count(Py_ssize_t steps, Py_ssize_t every):
@@ -491,7 +600,7 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         nt = 1
     nt = min(nt, N)
     fm.call_options(&f, cone, solver, iterations, tolerance, True)
-    state = np.zeros((nt, state_row(nq, nv)))
+    state = np.zeros((N, state_row(nq, nv)))
     run.f, run.model = &f, &cm.m
     run.q0 = <const double*>cnp.PyArray_DATA(qa)
     run.v0 = <const double*>cnp.PyArray_DATA(va)
@@ -522,9 +631,7 @@ cdef inline int _run(Run* run, Py_ssize_t N, int nt) except -1:
                 c_simulate_contact(run, s, 0)
     else:
         omp_starting()
-        with nogil:
-            for s in prange(N, num_threads=nt, schedule="dynamic"):
-                c_simulate_contact(run, s, threadid())
+        _run_segments(run, N, nt)
     error = interrupt_error(&intr)
     if error is not None:
         raise error

@@ -98,6 +98,8 @@ cdef struct ForwardWork:
     RowsC rows                    # the view the solvers read
     NewtonWork nw
     ContactSetC con               # the contact set (capacity contacts)
+    char pad[64]                  # a cache line between two threads' ForwardWork (the
+                                  #   workspace holds them in one array): no false sharing
 
 
 cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, const double* q,
@@ -106,7 +108,6 @@ cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, c
 
 cdef class ForwardWorkspace:
     cdef ForwardWork* fw          # one per thread
-    cdef Work* works
     cdef readonly int nthreads
     cdef readonly Py_ssize_t capacity
     cdef object keep

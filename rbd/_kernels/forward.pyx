@@ -297,11 +297,24 @@ cdef int forward_into(const ForwardC* f, const ModelC* model, ForwardWork* fw, c
 
 # the Python-facing classes
 
+cdef enum:
+    CACHE_LINE = 64               # bytes
+
+
 cdef inline void* _zeros(list keep, Py_ssize_t n, dtype=np.float64) except NULL:
-    # the data of a zeroed array of n entries (at least one), kept alive by ``keep``
-    arr = np.zeros(max(n, 1), dtype=dtype)
-    keep.append(arr)
-    return cnp.PyArray_DATA(arr)
+    # the data of a zeroed array of n entries (at least one), kept alive by ``keep``, on
+    # cache lines of its own: the threads of a batch write their own workspaces, and two
+    # small arrays of different threads side by side in the heap would share a line
+    return cnp.PyArray_DATA(_aligned(keep, max(n, 1), dtype))
+
+
+cdef inline cnp.ndarray _aligned(list keep, Py_ssize_t n, dtype):
+    # a zeroed array of n entries that starts and ends on a cache line (kept by ``keep``)
+    cdef Py_ssize_t size = n * np.dtype(dtype).itemsize
+    raw = np.zeros(size + 2 * CACHE_LINE, dtype=np.uint8)
+    keep.append(raw)
+    cdef Py_ssize_t start = (CACHE_LINE - <Py_ssize_t>cnp.PyArray_DATA(raw) % CACHE_LINE) % CACHE_LINE
+    return raw[start:start + size].view(dtype)
 
 
 cdef inline int _bind_contacts(ContactSetC* con, list keep, Py_ssize_t capacity) except -1:
@@ -395,19 +408,16 @@ cdef class ForwardWorkspace:
         self.nthreads = nthreads
         self.capacity = capacity
         self.fw = <ForwardWork*>malloc(nthreads * sizeof(ForwardWork))
-        self.works = <Work*>malloc(nthreads * sizeof(Work))
-        if self.fw == NULL or self.works == NULL:
+        if self.fw == NULL:
             raise MemoryError()
-        buffer = np.zeros((nthreads, cm.data.size))
-        self.keep.append(buffer)
         for t in range(nthreads):
-            cm._bind(&self.works[t], buffer[t])
-            self.fw[t].w = &self.works[t]
+            # each thread's Work record and data on cache lines of their own (_zeros)
+            self.fw[t].w = <Work*>_zeros(self.keep, sizeof(Work), np.uint8)
+            cm._bind(self.fw[t].w, _aligned(self.keep, cm.data.size, np.float64))
             _bind_work(&self.fw[t], &fm.c, cm.m.nb, cm.m.nq, cm.m.nv, capacity, self.keep)
 
     def __dealloc__(self):
         free(self.fw)
-        free(self.works)
 
 
 cdef class ForwardModel:
