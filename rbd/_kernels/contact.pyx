@@ -342,7 +342,7 @@ cdef inline Py_ssize_t state_row(Py_ssize_t nq, Py_ssize_t nv) noexcept nogil:
 cdef void c_simulate_contact(const Run* run, Py_ssize_t s, int t) noexcept nogil:
     """The run of initial state s in thread t's workspace (simulate_contact's loop)."""
     start_run(run, s)
-    advance(run, s, t, run.steps + 1)
+    _advance(run, s, t, run.steps + 1)
 
 
 cdef inline void start_run(const Run* run, Py_ssize_t s) noexcept nogil:
@@ -356,7 +356,7 @@ cdef inline void start_run(const Run* run, Py_ssize_t s) noexcept nogil:
     run.stopped[s] = 0
 
 
-cdef bint advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until) noexcept nogil:
+cdef bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until) noexcept nogil:
     """Steps ``run.stopped[s]``, …, ``until`` − 1 of run s in thread t's workspace (the run's
     counters: the next step in ``stopped``, the samples written in ``recorded``); True when
     the run has ended (its last step taken, or stopped early)."""
@@ -486,7 +486,7 @@ cdef inline void _segment(Run* run, Segments* seg, Py_ssize_t s, Py_ssize_t g,
     if seg.done[s] == g:
         if g == 0:
             start_run(run, s)
-        if advance(run, s, t, min((g + 1) * seg.steps, run.steps + 1)):
+        if _advance(run, s, t, min((g + 1) * seg.steps, run.steps + 1)):
             seg.done[s] = seg.per_run
         else:
             seg.done[s] = g + 1

@@ -345,8 +345,8 @@ cdef inline int _bind_work(ForwardWork* fw, const ForwardC* f, Py_ssize_t nb, Py
     fw.t.M = fw.M = <double*>_zeros(keep, nv * nv)
     fw.t.L = fw.L = <double*>_zeros(keep, nv * nv)
     fw.t.h = fw.bias = <double*>_zeros(keep, nv)
-    fw.t.q, fw.t.qd, fw.t.g = (<double*>_zeros(keep, nq), <double*>_zeros(keep, nv),
-                               <double*>_zeros(keep, nv))
+    fw.t.q, fw.t.qd = <double*>_zeros(keep, nq), <double*>_zeros(keep, nv)
+    fw.t.g = NULL                 # generalized gravity: not read by the forward pass
     fw.t.J, fw.t.frame_body, fw.t.frame_point, fw.t.nframes, fw.t.sparse = NULL, NULL, NULL, 0, 1
     fw.a0 = <double*>_zeros(keep, nv)
     fw.qdd = <double*>_zeros(keep, nv)

@@ -16,7 +16,7 @@ cdef struct Terms:
     double* M                     # nv × nv: joint-space inertia (armature included)
     double* L                     # nv × nv: its factor, lower triangular (Lᵀ L or L Lᵀ)
     double* h                     # nv: bias forces C q̇ + g
-    double* g                     # nv: generalized gravity
+    double* g                     # nv: generalized gravity (NULL: not computed)
     double* J                     # nframes × 6 × nv: Jacobians of the named frames
     const int64_t* frame_body     # nframes: the body of each frame
     const double* frame_point     # nframes × 3: its origin in body coordinates

@@ -165,7 +165,8 @@ cdef int factor(const ModelC* model, Work* w, Terms* t) noexcept nogil:
 
 
 cdef void bias(const ModelC* model, Work* w, Terms* t) noexcept nogil:
-    """h = C q̇ + g (RNEA at q̈ = 0) and g_i = S_iᵀ IC_i [0; -R_iᵀ g] (after the stages above)."""
+    """h = C q̇ + g (RNEA at q̈ = 0) and g_i = S_iᵀ IC_i [0; -R_iᵀ g] (after the stages above;
+    g left out when ``t.g`` is NULL, as in the forward pass of the contact step)."""
     cdef Py_ssize_t nb = model.nb, i, j, k, p, vi
     cdef const double* a_p
     cdef double* a_i
@@ -195,16 +196,18 @@ cdef void bias(const ModelC* model, Work* w, Terms* t) noexcept nogil:
     for i in range(nb - 1, -1, -1):
         vi = model.v_start[i]
         f_i = w.f + 6 * i
-        # f_g = IC_i a_g,  a_g = [0; -R_iᵀ g]
-        mat3T_vec(w.R + 9 * i, model.gravity, a_g + 3)
-        for k in range(3):
-            a_g[k] = 0.0
-            a_g[3 + k] = -a_g[3 + k]
-        rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, a_g, f_g)
         for j in range(model.nv_j[i]):
-            # h_i = S_iᵀ f_i;  g_i = S_iᵀ f_g
+            # h_i = S_iᵀ f_i
             t.h[vi + j] = dot6(w.S + 6 * (vi + j), f_i)                     # RBDA T5.1
-            t.g[vi + j] = dot6(w.S + 6 * (vi + j), f_g)
+        if t.g != NULL:
+            # f_g = IC_i a_g,  a_g = [0; -R_iᵀ g];  g_i = S_iᵀ f_g
+            mat3T_vec(w.R + 9 * i, model.gravity, a_g + 3)
+            for k in range(3):
+                a_g[k] = 0.0
+                a_g[3 + k] = -a_g[3 + k]
+            rbi_apply(w.m_C[i], w.h_C + 3 * i, w.I_C + 9 * i, a_g, f_g)
+            for j in range(model.nv_j[i]):
+                t.g[vi + j] = dot6(w.S + 6 * (vi + j), f_g)
         # h_i += a ⊙ (ω × u)   (a free joint's armature, on its linear rows)
         armature_bias_add(model, i, t.qd, 1.0, t.h)
         p = model.parent[i]
