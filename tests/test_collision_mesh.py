@@ -363,21 +363,24 @@ MULTI_CONTACT_CASES = {
 @pytest.mark.parametrize("name", sorted(MULTI_CONTACT_CASES))
 def test_faces_flat_on_a_mesh_give_mujocos_contacts(tmp_path, name):
     """A box or a mesh pressed on a mesh's face or edge: MuJoCo 4.0's contacts from one
-    EPA run (``rbd.constraints.collision_multi``)."""
+    EPA run (``rbd.constraints.collision_multi``), on the readable stage and the default
+    one (its compiled twin ``collision_multi.pyx`` where the kernels are built)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     points, lower, ks = MULTI_CONTACT_CASES[name]
     model, mm, d = _stack(tmp_path, lower, points)
     for k in _tilted_states(mujoco, mm, d, ks):
-        found = _contacts(model, d)
-        assert d.ncon >= 2 and len(found.dist) == d.ncon and not found.unsupported, k
-        # the same contacts; their order within the pair is MuJoCo's on most states only
-        # (rbd.constraints.collision_multi)
-        order = [int(np.argmin(np.abs(found.pos - p).max(axis=1))) for p in d.contact.pos]
-        assert sorted(order) == list(range(d.ncon)), k
-        np.testing.assert_allclose(found.dist[order], d.contact.dist, rtol=0, atol=CLIP_ATOL)
-        np.testing.assert_allclose(found.pos[order], d.contact.pos, rtol=0, atol=CLIP_ATOL)
-        np.testing.assert_allclose(found.frame[order, 0], d.contact.frame[:, :3], rtol=0,
-                                   atol=CLIP_ATOL)
+        for backend in ("reference", None):
+            found = _contacts(model, d, backend)
+            assert d.ncon >= 2 and len(found.dist) == d.ncon and not found.unsupported, k
+            # the same contacts; their order within the pair is MuJoCo's on most states only
+            # (rbd.constraints.collision_multi)
+            order = [int(np.argmin(np.abs(found.pos - p).max(axis=1))) for p in d.contact.pos]
+            assert sorted(order) == list(range(d.ncon)), k
+            np.testing.assert_allclose(found.dist[order], d.contact.dist, rtol=0,
+                                       atol=CLIP_ATOL)
+            np.testing.assert_allclose(found.pos[order], d.contact.pos, rtol=0, atol=CLIP_ATOL)
+            np.testing.assert_allclose(found.frame[order, 0], d.contact.frame[:, :3], rtol=0,
+                                       atol=CLIP_ATOL)
 
 
 def test_hull_polygons_are_mujocos(tmp_path):
@@ -450,7 +453,9 @@ def test_without_multiccd_every_mesh_pair_gives_mujocos_contact(tmp_path, name):
     assert rbd.constraints.mujoco_model.disabled(model, "multiccd")
     for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
         _touching(mujoco, mm, d, seed, depth)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, dist_atol, pos_atol, normal_atol)
+        for backend in ("reference", None):           # readable; compiled where built
+            _assert_contacts_as_mujocos(_contacts(model, d, backend), d, dist_atol, pos_atol,
+                                        normal_atol)
 
 
 def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
