@@ -1,16 +1,19 @@
 """Mesh geoms on the collision stage and the contact step: compiled against the readable path
 and MuJoCo, in one process.
 
-Two scenes of the tests (``tests/test_collision_mesh_kernel.py``'s drops): an irregular
-convex mesh (30 vertices) resting on a tilted floor (plane–mesh, two or three contacts),
-and a ball resting on a static mesh (sphere–mesh, GJK on the hull).  Printed, in µs:
+Three scenes: two of the tests (``tests/test_collision_mesh_kernel.py``'s drops), an
+irregular convex mesh (30 vertices) resting on a tilted floor (plane–mesh, two or three
+contacts) and a ball resting on a static mesh (sphere–mesh, GJK on the hull); and the mesh
+resting on a tilted box (box–mesh: GJK/EPA and MuJoCo's one-pass multi-contact,
+``rbd/_kernels/collision_multi.pyx``).  Printed, in µs:
 
 * ``collide_into`` alone (the nogil C call of the compiled step, body poses given) and
   MuJoCo's ``mj_collision`` (geom poses given);
 * ``rbd.collide(model, q)`` as the default backend runs it now (the compiled stage,
   ``rbd/_kernels/collision_mesh.pyx``) and as it ran before mesh pairs were compiled (the
   same build with the former dispatch: ``collision.reference_only`` true for any mesh
-  pair, so the readable stage in Python), and MuJoCo's ``mj_kinematics`` + ``mj_collision``;
+  pair, so the readable stage in Python; for the box, the readable stage it took until
+  the multi-contact was compiled), and MuJoCo's ``mj_kinematics`` + ``mj_collision``;
 * one contact step: ``rbd.simulate(..., integrator="euler")`` per step (the compiled
   rollout now, the Python step on the readable stage before) and ``mj_step``.
 
@@ -48,6 +51,9 @@ SCENES = {
                         100, 250),
     "ball on a mesh": ('<geom type="mesh" mesh="m" euler="10 5 0"/><body pos="0.01 0.005 0.2">',
                        '<geom type="sphere" size="0.03"/>', 50, 40),
+    "mesh on a box": ('<geom type="box" size="0.3 0.3 0.05" pos="0 0 -0.05" euler="5 3 0"/>'
+                      '<body pos="0 0 0.12" euler="20 40 10">', '<geom type="mesh" mesh="m"/>',
+                      100, 250),
 }
 
 

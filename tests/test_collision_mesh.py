@@ -363,21 +363,24 @@ MULTI_CONTACT_CASES = {
 @pytest.mark.parametrize("name", sorted(MULTI_CONTACT_CASES))
 def test_faces_flat_on_a_mesh_give_mujocos_contacts(tmp_path, name):
     """A box or a mesh pressed on a mesh's face or edge: MuJoCo 4.0's contacts from one
-    EPA run (``rbd.constraints.collision_multi``)."""
+    EPA run (``rbd.constraints.collision_multi``), on the readable stage and the default
+    one (its compiled twin ``collision_multi.pyx`` where the kernels are built)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     points, lower, ks = MULTI_CONTACT_CASES[name]
     model, mm, d = _stack(tmp_path, lower, points)
     for k in _tilted_states(mujoco, mm, d, ks):
-        found = _contacts(model, d)
-        assert d.ncon >= 2 and len(found.dist) == d.ncon and not found.unsupported, k
-        # the same contacts; their order within the pair is MuJoCo's on most states only
-        # (rbd.constraints.collision_multi)
-        order = [int(np.argmin(np.abs(found.pos - p).max(axis=1))) for p in d.contact.pos]
-        assert sorted(order) == list(range(d.ncon)), k
-        np.testing.assert_allclose(found.dist[order], d.contact.dist, rtol=0, atol=CLIP_ATOL)
-        np.testing.assert_allclose(found.pos[order], d.contact.pos, rtol=0, atol=CLIP_ATOL)
-        np.testing.assert_allclose(found.frame[order, 0], d.contact.frame[:, :3], rtol=0,
-                                   atol=CLIP_ATOL)
+        for backend in ("reference", None):
+            found = _contacts(model, d, backend)
+            assert d.ncon >= 2 and len(found.dist) == d.ncon and not found.unsupported, k
+            # the same contacts; their order within the pair is MuJoCo's on most states only
+            # (rbd.constraints.collision_multi)
+            order = [int(np.argmin(np.abs(found.pos - p).max(axis=1))) for p in d.contact.pos]
+            assert sorted(order) == list(range(d.ncon)), k
+            np.testing.assert_allclose(found.dist[order], d.contact.dist, rtol=0,
+                                       atol=CLIP_ATOL)
+            np.testing.assert_allclose(found.pos[order], d.contact.pos, rtol=0, atol=CLIP_ATOL)
+            np.testing.assert_allclose(found.frame[order, 0], d.contact.frame[:, :3], rtol=0,
+                                       atol=CLIP_ATOL)
 
 
 def test_hull_polygons_are_mujocos(tmp_path):
@@ -419,10 +422,13 @@ def test_forward_with_a_mesh_flat_on_a_box_is_mujocos(tmp_path):
     assert len(result.contacts) == d.ncon == 4
     qacc = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel, d.qacc)[2]
     np.testing.assert_allclose(result.qdd, qacc, rtol=0, atol=1e-8 * np.abs(qacc).max())
-    # the clipping is readable code only (box or mesh on a mesh without margin): every
-    # backend takes the readable stage
-    assert col.reference_only(model)
-    np.testing.assert_array_equal(rbd.collide(model, q, backend=None).pos, result.contacts.pos)
+    # the clipping has its compiled twin (collision_multi.pyx): the model is not held to the
+    # readable stage, and the default backend (compiled where built) gives the readable
+    # stage's contacts (tests/test_collision_multi_kernel.py: to rounding; 1e-12 here)
+    assert not col.reference_only(model)
+    np.testing.assert_allclose(rbd.collide(model, q, backend=None).pos,
+                               rbd.collide(model, q, backend="reference").pos, rtol=0,
+                               atol=1e-12)
 
 
 #: Without multi-CCD, one GJK/EPA contact; rounding for capsule, box and mesh (GJK/EPA end
@@ -447,7 +453,9 @@ def test_without_multiccd_every_mesh_pair_gives_mujocos_contact(tmp_path, name):
     assert rbd.constraints.mujoco_model.disabled(model, "multiccd")
     for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
         _touching(mujoco, mm, d, seed, depth)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, dist_atol, pos_atol, normal_atol)
+        for backend in ("reference", None):           # readable; compiled where built
+            _assert_contacts_as_mujocos(_contacts(model, d, backend), d, dist_atol, pos_atol,
+                                        normal_atol)
 
 
 def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
@@ -461,10 +469,9 @@ def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
                     '<geom type="capsule" size="0.05 0.1"/></body></worldbody></mujoco>')
     model, mm, d = rbd.testing.mujoco_pair(path)
     mujoco.mj_forward(mm, d)
-    # the default backend too (compiled where kernels are built): the compiled convex
-    # routines follow multi-CCD, so such a model keeps its GJK pairs on the readable path
-    # (collision.reference_only)
-    assert col.reference_only(model)
+    # the default backend too: compiled where the kernels are built (the compiled convex
+    # routines take the flag), the readable stage where not
+    assert col.reference_only(model) == (not rbd._backend.has_kernels())
     for backend in ("reference", None):
         _assert_contacts_as_mujocos(_contacts(model, d, backend), d, EPA_DIST_ATOL,
                                     EPA_POS_ATOL, EPA_NORMAL_ATOL)

@@ -104,17 +104,12 @@ def test_compiled_stage_warns_of_a_declined_mesh_pair(tmp_path):
     assert len(found.dist) == 0 and found.unsupported == ((0, 1),)
 
 
-def test_box_on_a_mesh_without_margin_keeps_the_readable_stage(tmp_path):
-    """MuJoCo's one-pass multi-contact (``collision_multi``) has no compiled twin: a model
-    with such a pair still collides on the readable stage, whatever the backend."""
+def test_box_on_a_mesh_without_margin_takes_the_compiled_stage(tmp_path):
+    """MuJoCo's one-pass multi-contact (``collision_multi``) has its compiled twin: a model
+    with a box on a mesh without margin collides on the compiled stage
+    (tests/test_collision_multi_kernel.py compares the two renderings)."""
     model, _, _ = _scene(tmp_path, 'type="box" size="0.1 0.1 0.1"')
-    assert col.reference_only(model) and compiled_forward(model) is None
-    from rbd._kernels import collision_mesh
-
-    hull = model.geoms[1].hull
-    with pytest.raises(NotImplementedError, match="multi-contact"):
-        collision_mesh.mesh_pair("box", "mesh", np.zeros(3), np.eye(3), np.full(3, 0.1),
-                                 0.17, np.zeros(3), np.eye(3), hull, hull.rbound, 0.0)
+    assert not col.reference_only(model) and compiled_forward(model) is not None
 
 
 #: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins).

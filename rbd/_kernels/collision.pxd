@@ -22,7 +22,8 @@ from rbd._kernels.collision_convex cimport (
     convex_ellipsoid_ellipsoid,
     convex_sphere_ellipsoid,
 )
-from rbd._kernels.collision_mesh cimport HullC, c_mesh_pair, mesh_world_aabb, placed
+from rbd._kernels.collision_gjk cimport HullC
+from rbd._kernels.collision_mesh cimport c_mesh_pair, mesh_world_aabb, placed
 from rbd._kernels.collision_primitive cimport (
     c_capsule_capsule,
     c_plane_box,
@@ -100,6 +101,8 @@ cdef struct CollisionC:
     PairC* pairs              # npair, in MuJoCo's order
     Py_ssize_t nunsupported   # pairs whose function is NULL
     Py_ssize_t max_contacts   # Σ most over the pairs: a contact set this large never overflows
+    int multiccd              # MuJoCo's multi-CCD (its multiccd disable flag off); 0: every
+                              # convex pair gives GJK/EPA's one contact (c_mesh_pair)
     # the sweep and prune over the bounded geoms (broad_phase), used when the table holds
     # many more boxed pairs than there are bounded geoms: then only the pairs it finds and
     # the unboxed ones are visited; else every pair of the table, its boxes compared
@@ -206,19 +209,33 @@ cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexce
     return NULL
 
 
-cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin,
+cdef inline bint gjk_pair(int kind1, int kind2) noexcept nogil:
+    # a kind pair of collision_convex.PAIR_FUNCTIONS (kind1 <= kind2): GJK among the primitives
+    if kind1 == K_SPHERE or kind1 == K_CAPSULE:
+        return kind2 == K_ELLIPSOID or (kind1 == K_CAPSULE and kind2 == K_CYLINDER)
+    if kind1 == K_ELLIPSOID:
+        return kind2 == K_ELLIPSOID or kind2 == K_CYLINDER or kind2 == K_BOX
+    return kind1 == K_CYLINDER and (kind2 == K_CYLINDER or kind2 == K_BOX)
+
+
+cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin, bint multiccd,
                              int* most) noexcept nogil:
     # 1 when c_mesh_pair collides the pair (g1 before g2 in kind order) and its most
-    # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls, less a box
-    # or mesh on a mesh without margin (multi-contact: readable only); else 0
+    # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls (four for
+    # plane-mesh and, under multi-CCD, a box or mesh on a mesh without margin), or without
+    # multi-CCD a GJK pair of the primitives (collision_convex.PAIR_FUNCTIONS); else 0
+    most[0] = 1
+    if not multiccd and gjk_pair(g1.kind, g2.kind):
+        return 1
     most[0] = 0
     if g2.kind != K_MESH or g2.hull == NULL or g1.kind == K_HFIELD:
         return 0
     if g1.kind == K_MESH and g1.hull == NULL:
         return 0
-    if (g1.kind == K_BOX or g1.kind == K_MESH) and not margin > 0:
-        return 0
-    most[0] = 4 if g1.kind == K_PLANE else 1
+    most[0] = 1
+    if g1.kind == K_PLANE or ((g1.kind == K_BOX or g1.kind == K_MESH) and multiccd
+                              and not margin > 0):
+        most[0] = 4
     return 1
 
 

@@ -21,7 +21,7 @@ class CollisionModel:
         pair_geom: ArrayLike, pair_boxed: ArrayLike, pair_condim: ArrayLike,
         pair_friction: ArrayLike, pair_solref: ArrayLike, pair_solreffriction: ArrayLike,
         pair_solimp: ArrayLike, pair_margin: ArrayLike, pair_gap: ArrayLike,
-        sweep: int = -1, hull: Sequence[Any] | None = None,
+        sweep: int = -1, hull: Sequence[Any] | None = None, multiccd: bool = True,
     ) -> None: ...
     @staticmethod
     def routine_kinds(nkinds: int = 8) -> dict[tuple[int, int], int]: ...

@@ -197,7 +197,7 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
     if pair.mesh:
         status = c_mesh_pair(g1.kind, g2.kind, s1, s1 + 3, g1.size, g1.hull, g1.rbound, s2,
                              s2 + 3, g2.size, g2.hull, g2.rbound, pair.margin + pair.gap,
-                             &found)
+                             cm.multiccd, &found)
     else:
         status = pair.function(s1, s1 + 3, g1.size, s2, s2 + 3, g2.size,
                                pair.margin + pair.gap, &found)
@@ -323,13 +323,17 @@ cdef inline int fill_geom(GeomC* g, Py_ssize_t i, kind, body, bounded, size, pos
 
 
 cdef inline int fill_pair(PairC* pc, const GeomC* geoms, Py_ssize_t k, geom, boxed, condim,
-                          friction, solref, solreffriction, solimp, margin, gap) except -1:
+                          friction, solref, solreffriction, solimp, margin, gap,
+                          bint multiccd) except -1:
     # pair k of the static arrays, with the routine of its kinds
     cdef int most
     pc.geom1, pc.geom2 = geom[k, 0], geom[k, 1]
     pc.function = routine(geoms[pc.geom1].kind, geoms[pc.geom2].kind, &most)
-    pc.mesh = mesh_routine(&geoms[pc.geom1], &geoms[pc.geom2], margin[k] + gap[k], &most) \
-        if pc.function == NULL else 0
+    if not multiccd and gjk_pair(geoms[pc.geom1].kind, geoms[pc.geom2].kind):
+        # without multi-CCD a GJK pair takes c_mesh_pair (one contact), as the reference's
+        pc.function = NULL
+    pc.mesh = mesh_routine(&geoms[pc.geom1], &geoms[pc.geom2], margin[k] + gap[k], multiccd,
+                           &most) if pc.function == NULL else 0
     pc.most, pc.boxed, pc.condim = most, boxed[k], condim[k]
     fill(pc.friction, friction[k], 5)
     fill(pc.solref, solref[k], 2)
@@ -427,7 +431,8 @@ cdef class CollisionModel:
     static pair table (``static_table``: ``candidate_pairs``, ``pair_parameters``);
     the arguments are its arrays, one row per geom (``kind`` … ``half``, and ``hull``: a
     mesh geom's ``MeshHull`` or None, held as a ``collision_mesh.Hull``) and one per pair
-    in MuJoCo's order (``pair_*``).  Body ``b`` of a geom is row ``b`` of the
+    in MuJoCo's order (``pair_*``); ``multiccd`` False (MuJoCo's ``multiccd`` disable flag)
+    gives every convex pair GJK/EPA's one contact.  Body ``b`` of a geom is row ``b`` of the
     poses :meth:`collide` and :c:func:`collide_into` take; -1 is the world.
     """
 
@@ -445,7 +450,8 @@ cdef class CollisionModel:
 
     def __init__(self, kind, body, bounded, size, pose, margin, gap, rbound, half, pair_geom,
                  pair_boxed, pair_condim, pair_friction, pair_solref, pair_solreffriction,
-                 pair_solimp, pair_margin, pair_gap, int sweep=-1, hull=None):
+                 pair_solimp, pair_margin, pair_gap, int sweep=-1, hull=None,
+                 bint multiccd=True):
         cdef Py_ssize_t i, k, ng = len(kind), npair = len(pair_geom)
         if self.c.geoms != NULL:
             raise InputError("CollisionModel: built once")
@@ -459,13 +465,13 @@ cdef class CollisionModel:
             fill_geom(&self.c.geoms[i], i, kind, body, bounded, size, pose, margin, gap,
                       rbound, half, self.hulls[i])
             self.c.nbody = max(self.c.nbody, self.c.geoms[i].body + 1)
-        self.c.ngeom = ng
+        self.c.ngeom, self.c.multiccd = ng, multiccd
         for k in range(npair):
             if not (0 <= pair_geom[k, 0] < ng and 0 <= pair_geom[k, 1] < ng):
                 raise InputError(f"pair_geom: row {k} names a geom outside 0..{ng - 1}")
             fill_pair(&self.c.pairs[k], self.c.geoms, k, pair_geom, pair_boxed, pair_condim,
                       pair_friction, pair_solref, pair_solreffriction, pair_solimp,
-                      pair_margin, pair_gap)
+                      pair_margin, pair_gap, multiccd)
             self.c.max_contacts += self.c.pairs[k].most
             self.c.nunsupported += not has_routine(&self.c.pairs[k])
             self.c.npair = k + 1

@@ -1,15 +1,26 @@
 # cython: language_level=3
 # The convex pairs of collision_convex.pyx (MuJoCo's mjc_Convex through GJK and EPA), each in
 # pair_function's signature for collision.pyx's pair table.  A routine returns the number of
-# contacts (0 or 1), or -1 when the pair needs MuJoCo's multi-contact search (unsupported).
+# contacts (0 or 1; up to MAX_CONTACTS for two boxes or meshes without margin), or -1 when
+# the pair needs MuJoCo's multi-contact search (unsupported).
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
-                                         CCD_SPHERE, ConvexGeom, geom_init)
+                                         CCD_MESH, CCD_SPHERE, ConvexGeom, geom_init)
+from rbd._kernels.collision_multi cimport MAX_CONTACTS
 from rbd._kernels.collision_primitive cimport PairOut
 
 
 cdef double bounding_radius(int kind, const double* size) noexcept nogil
 cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
                   double rbound2, bint multiccd, PairOut* out) noexcept nogil
+
+
+cdef inline int max_contacts(int kind1, int kind2, double margin, bint multiccd) noexcept nogil:
+    # how many contacts one GJK/EPA run may give (MuJoCo's maxContacts): MAX_CONTACTS for two
+    # boxes or meshes without margin and with multi-CCD, else one
+    if ((kind1 == CCD_BOX or kind1 == CCD_MESH) and (kind2 == CCD_BOX or kind2 == CCD_MESH)
+            and multiccd and not margin > 0):
+        return MAX_CONTACTS
+    return 1
 
 
 cdef inline int _pair(int kind1, int kind2, const double* pos1, const double* mat1,

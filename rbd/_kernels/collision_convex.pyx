@@ -5,10 +5,12 @@ The compiled twin of ``rbd/constraints/collision_convex.py`` (``mjc_Convex``,
 ``mjc_penetration``, ``mjc_ccd`` of ``engine_collision_convex.c``) on
 ``collision_gjk.pyx`` and ``collision_epa.pyx``: a sphere or a capsule shrinks to its
 centre or segment and GJK's distance is inflated by the radii while the core stays
-apart; otherwise GJK on the whole geoms, then EPA, gives the penetration.  One contact
-per pair; where the reference raises ``ConvexUnsupportedError`` (MuJoCo's multi-contact
-search would find a second contact) :c:func:`c_convex` returns -1 and writes none, and
-the collision stage lists the pair as unsupported (``collision.pyx``).
+apart; otherwise GJK on the whole geoms, then EPA, gives the penetration.  Two boxes or
+meshes without margin under multi-CCD get up to four contacts from EPA's closest face
+(``collision_multi.pyx``, MuJoCo's ``multicontact``); other pairs one.  Where the
+reference raises ``ConvexUnsupportedError`` (MuJoCo's multi-contact search would find a
+second contact) :c:func:`c_convex` returns -1 and writes none, and the collision stage
+lists the pair as unsupported (``collision.pyx``).
 """
 
 import numpy as np
@@ -17,16 +19,18 @@ cimport numpy as cnp
 from libc.math cimport cos, hypot, sin, sqrt
 
 from rbd._kernels._spatial cimport dot3, mat3_mul, mat3_vec
-from rbd._kernels.collision_epa cimport penetration
+from rbd._kernels.collision_epa cimport penetration, penetration_face
 from rbd._kernels.collision_gjk cimport (
     CCD_LINE,
     CCD_POINT,
     ConvexGeom,
     GJKStatus,
+    Vertex,
     geom_init,
     gjk,
     status_init,
 )
+from rbd._kernels.collision_multi cimport multicontact
 from rbd._kernels.collision_primitive cimport (PairOut, add_contact, as_doubles, make_frame,
                                                normalize, pack)
 
@@ -75,14 +79,17 @@ cdef inline ConvexGeom* _core(ConvexGeom* g, ConvexGeom* core, double* full) noe
     return g
 
 
-cdef bint _ccd(ConvexGeom* g1, ConvexGeom* g2, double* dist, double* x1,
-               double* x2) noexcept nogil:
-    """MuJoCo's ``mjc_ccd`` with ``dist_cutoff`` 0: the signed distance (less the margin)
-    and witness points of the pair; False when the geoms do not touch."""
+cdef int _ccd(ConvexGeom* g1, ConvexGeom* g2, int most, double* dist, double* x1,
+              double* x2) noexcept nogil:
+    """MuJoCo's ``mjc_ccd`` with ``dist_cutoff`` 0: the signed distances (less the margin)
+    and witness points of the pair (rows of 3), their number returned (0: the geoms do not
+    touch).  With ``most`` > 1 (two polytopes, ``max_contacts``), up to that many from
+    EPA's face (``collision_multi.multicontact``), else one."""
     cdef ConvexGeom c1, c2
     cdef ConvexGeom* core1
     cdef ConvexGeom* core2
     cdef GJKStatus status
+    cdef Vertex face[3]
     cdef double n[3]
     cdef double full1, full2
     cdef int k
@@ -94,7 +101,7 @@ cdef bint _ccd(ConvexGeom* g1, ConvexGeom* g2, double* dist, double* x1,
         if status.dist > TOLERANCE:
             # shallow: inflate by the radii
             if status.dist == MAX_LIMIT:
-                return False
+                return 0
             for k in range(3):
                 n[k] = status.x2[k] - status.x1[k]
             normalize(n)
@@ -106,25 +113,61 @@ cdef bint _ccd(ConvexGeom* g1, ConvexGeom* g2, double* dist, double* x1,
     # the whole geoms: GJK, then EPA
     status_init(&status, g1, g2, 0.0)
     gjk(&status, g1, g2)
-    if status.dist <= TOLERANCE and status.nsimplex > 1 and not status.separated:
+    if not (status.dist <= TOLERANCE and status.nsimplex > 1 and not status.separated):
+        return 0
+    if most == 1:
         return penetration(status.simplex, status.nsimplex, g1, g2, dist, x1, x2)
-    return False
+    if not penetration_face(status.simplex, status.nsimplex, g1, g2, dist, x1, x2, face):
+        return 0
+    return _multi(face, g1, g2, dist, x1, x2)
+
+
+cdef inline int _multi(const Vertex* face, ConvexGeom* g1, ConvexGeom* g2, double* dist,
+                       double* x1, double* x2) noexcept nogil:
+    # multicontact on EPA's face and witnesses (row 0 of dist, x1, x2), its contacts written
+    # over them; else EPA's one contact stands
+    cdef double d[MAX_CONTACTS]
+    cdef double w1[3 * MAX_CONTACTS]
+    cdef double w2[3 * MAX_CONTACTS]
+    cdef int found = multicontact(face, x1, x2, g1, g2, d, w1, w2), c
+    if not found:
+        return 1
+    for c in range(found):
+        dist[c] = d[c]
+    for c in range(3 * found):
+        x1[c], x2[c] = w1[c], w2[c]
+    return found
 
 
 cdef bint _penetration(ConvexGeom* g1, ConvexGeom* g2, double margin,
                        double* dist, double* pos, double* normal) noexcept nogil:
     """One contact (dist, pos, normal) of the pair; False: none (``mjc_penetration``)."""
-    cdef double x1[3]
-    cdef double x2[3]
-    cdef int k
-    if not _ccd(g1, g2, dist, x1, x2) or not dist[0] < 0:
-        return False
-    dist[0] = margin + dist[0]
-    for k in range(3):
-        pos[k] = (x1[k] + x2[k]) * 0.5
-        normal[k] = x1[k] - x2[k]
-    normalize(normal)
-    return True
+    return _penetrations(g1, g2, margin, 1, dist, pos, normal) > 0
+
+
+cdef int _penetrations(ConvexGeom* g1, ConvexGeom* g2, double margin, int most,
+                       double* dist, double* pos, double* normal) noexcept nogil:
+    """Contacts of the pair (``mjc_penetration``): one per witness pair of ``_ccd``, at their
+    midpoint, normal from geom 1's witness to geom 2's (rows of 3); their number, none
+    unless the deepest is below zero."""
+    cdef double x1[3 * MAX_CONTACTS]
+    cdef double x2[3 * MAX_CONTACTS]
+    cdef double deepest
+    cdef int found = _ccd(g1, g2, most, dist, x1, x2), c, k
+    if not found:
+        return 0
+    deepest = dist[0]
+    for c in range(1, found):
+        deepest = min(deepest, dist[c])
+    if not deepest < 0:
+        return 0
+    for c in range(found):
+        dist[c] = margin + dist[c]
+        for k in range(3):
+            pos[3 * c + k] = (x1[3 * c + k] + x2[3 * c + k]) * 0.5
+            normal[3 * c + k] = x1[3 * c + k] - x2[3 * c + k]
+        normalize(normal + 3 * c)
+    return found
 
 
 cdef void _quat_to_mat(const double* q, double* R) noexcept nogil:
@@ -190,21 +233,29 @@ cdef inline bint _second_contact(ConvexGeom* g1, ConvexGeom* g2, double margin,
 
 cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
                   double rbound2, bint multiccd, PairOut* out) noexcept nogil:
-    """Contacts of two convex geoms (``geom_init``, a mesh's hull vertices set) by GJK and
-    EPA, as MuJoCo's ``mjc_Convex``: 0 or 1 written to ``out``, or -1 (none written) when
-    the pair needs MuJoCo's multi-contact search (the reference's
+    """Contacts of two convex geoms (``geom_init``, a mesh's hull set) by GJK and EPA, as
+    MuJoCo's ``mjc_Convex``: their number written to ``out`` (up to MAX_CONTACTS from EPA's
+    face for two boxes or meshes without margin, ``max_contacts``; else 0 or 1), or -1
+    (none written) when the pair needs MuJoCo's multi-contact search (the reference's
     ``ConvexUnsupportedError``)."""
-    cdef double pos[3]
-    cdef double normal[3]
-    cdef double dist
-    if not _penetration(g1, g2, margin, &dist, pos, normal):
+    cdef double pos[3 * MAX_CONTACTS]
+    cdef double normal[3 * MAX_CONTACTS]
+    cdef double dist[MAX_CONTACTS]
+    cdef int most = max_contacts(g1.kind, g2.kind, margin, multiccd), found, c
+    found = _penetrations(g1, g2, margin, most, dist, pos, normal)
+    if not found:
         return 0
+    if most > 1:
+        # EPA's face gave them all
+        for c in range(found):
+            add_contact(out, dist[c], pos + 3 * c, normal + 3 * c, ZERO3)
+        return found
     if multiccd and g1.kind != CCD_SPHERE and g1.kind != CCD_ELLIPSOID \
             and g2.kind != CCD_SPHERE and g2.kind != CCD_ELLIPSOID:
         if _second_contact(g1, g2, margin, pos, normal,
                            RELATIVE_TOLERANCE * min(rbound1, rbound2)):
             return -1
-    add_contact(out, dist, pos, normal, ZERO3)
+    add_contact(out, dist[0], pos, normal, ZERO3)
     return 1
 
 

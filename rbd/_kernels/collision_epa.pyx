@@ -20,6 +20,7 @@ from rbd._kernels.collision_gjk cimport (
     ConvexGeom,
     Vertex,
     det3,
+    discrete,
     lincomb,
     project_origin_plane,
     vertex,
@@ -440,9 +441,23 @@ cdef inline bint _expand(Polytope* pt, int wi, double lower2, double upper2) noe
     return True
 
 
+cdef inline bint _seen(const Polytope* pt, int wi) noexcept nogil:
+    # a support point found before (the same box corner or hull vertex on both geoms)
+    cdef int i
+    for i in range(pt.nverts - 1):
+        if (pt.verts[i].index1 == pt.verts[wi].index1
+                and pt.verts[i].index2 == pt.verts[wi].index2):
+            return True
+    return False
+
+
 cdef inline int _grow(Polytope* pt, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil:
-    # EPA's loop: the index of the closest face at the end, or -1 (no contact)
+    # EPA's loop: the index of the closest face at the end, or -1 (no contact).  Two
+    # polytopes converge in finitely many steps: a tolerance of mjMINVAL only keeps the
+    # bounds from getting absurdly small (mjMINEPATOL)
     cdef double upper = MAX_LIMIT, upper2 = MAX_LIMIT, lower2, lower, upper_k
+    cdef bint finite = discrete(g1, g2)
+    cdef double tolerance = MINVAL if finite else TOLERANCE
     cdef int k, previous, found, wi, face = -1
     for k in range(ITERATIONS):
         previous = face
@@ -458,9 +473,12 @@ cdef inline int _grow(Polytope* pt, ConvexGeom* g1, ConvexGeom* g2) noexcept nog
         upper_k = dot3(pt.faces[face].v, pt.verts[wi].w) / lower
         if upper_k < upper:
             upper, upper2 = upper_k, upper_k * upper_k
-        if upper - lower < TOLERANCE:
+        if upper - lower < tolerance:
             if k == 0 and upper < lower - 1e-10:
                 face = -1
+            break
+        if finite and _seen(pt, wi):
+            # a support point found before: done
             break
         pt.nedges = 0
         horizon(pt, face, pt.verts[wi].w)
@@ -479,6 +497,14 @@ cdef bint penetration(const Vertex* simplex, int nsimplex, ConvexGeom* g1,
     penetration depth) into ``dist`` and the witness points into ``x1``, ``x2``; False: no
     contact, as MuJoCo when the polytope cannot be built or EPA fails.  GJK's distance
     counts as 0 here (MuJoCo's "assume touching")."""
+    return penetration_face(simplex, nsimplex, g1, g2, dist, x1, x2, NULL)
+
+
+cdef bint penetration_face(const Vertex* simplex, int nsimplex, ConvexGeom* g1,
+                           ConvexGeom* g2, double* dist, double* x1, double* x2,
+                           Vertex* face_verts) noexcept nogil:
+    """:c:func:`penetration` and, into ``face_verts`` (3 records, or NULL: not asked), the
+    closest face's vertices (what MuJoCo's ``multicontact`` starts from)."""
     cdef Polytope pt
     cdef double lam[3]
     cdef const double* w1[3]
@@ -508,6 +534,9 @@ cdef bint penetration(const Vertex* simplex, int nsimplex, ConvexGeom* g1,
         lincomb(lam, w1, 3, x1)
         lincomb(lam, w2, 3, x2)
         dist[0] = -sqrt(f.dist2)
+        if face_verts != NULL:
+            for k in range(3):
+                face_verts[k] = pt.verts[f.verts[k]]
     free(pt.verts)
     free(pt.faces)
     free(pt.map)

@@ -21,6 +21,22 @@ cdef enum:
     ITERATIONS = 35           # MuJoCo's ccd_iterations default (mjOption)
 
 
+cdef struct HullC:            # rbd.model.mesh_hull.MeshHull
+    Py_ssize_t nvert
+    const double* vert        # nvert × 3: the hull's vertices in the mesh frame
+    Py_ssize_t npoly
+    const double* normal      # npoly × 3: the polygons' outward unit normals
+    const Py_ssize_t* poly_start    # npoly + 1: polygon f's corners are
+    const Py_ssize_t* poly_vert     # poly_vert[poly_start[f]:poly_start[f + 1]]
+    const Py_ssize_t* vpoly_start   # nvert + 1: the polygons at vertex i are
+    const Py_ssize_t* vpoly         # vpoly[vpoly_start[i]:vpoly_start[i + 1]]
+    double R[9]               # the mesh frame in the geom frame, row-major (frame[:3, :3])
+    double c[3]               # (frame[:3, 3])
+    double rbound
+    double center[3]          # middle and half-sizes of the vertices' box (lower, upper)
+    double half[3]
+
+
 cdef struct ConvexGeom:      # one side of the pair (MuJoCo's mjCCDObj)
     int kind                  # CCD_* code
     double pos[3]             # world position
@@ -29,14 +45,19 @@ cdef struct ConvexGeom:      # one side of the pair (MuJoCo's mjCCDObj)
     double margin             # the pair margin (the support grows by half of it)
     const double* vert        # a mesh's hull vertices (NULL for the primitives)
     Py_ssize_t nvert
-    Py_ssize_t vertindex      # a mesh's last support vertex (-1: none yet; the search
-                              # keeps it on a tie, as the reference's ConvexGeom.vertindex)
+    Py_ssize_t vertindex      # the last support vertex: a box's corner (box_corner_index),
+                              # a mesh's hull vertex (-1: none yet; the mesh search keeps
+                              # it on a tie, as the reference's ConvexGeom.vertindex)
+    const HullC* hull         # a mesh's hull, polygons and all (NULL for the primitives;
+                              # collision_multi reads it)
 
 
 cdef struct Vertex:          # a vertex of the Minkowski difference and its two points
     double w[3]               # w1 - w2
     double w1[3]
     double w2[3]
+    Py_ssize_t index1         # the geoms' vertindex after the two searches (a box corner
+    Py_ssize_t index2         # or a hull vertex; -1 for a smooth kind)
 
 
 cdef struct GJKStatus:       # GJK's state and result (MuJoCo's mjCCDStatus)
@@ -55,6 +76,7 @@ cdef void vertex(ConvexGeom* g1, ConvexGeom* g2, const double* d,
 cdef double det3(const double* a, const double* b, const double* c) noexcept nogil
 cdef bint project_origin_plane(const double* s1, const double* s2, const double* s3,
                                double* out) noexcept nogil
+cdef bint discrete(const ConvexGeom* g1, const ConvexGeom* g2) noexcept nogil
 cdef void gjk(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil
 cdef void lincomb(const double* coef, const double* const* vectors, int n,
                   double* out) noexcept nogil
@@ -65,6 +87,7 @@ cdef inline void geom_init(ConvexGeom* g, int kind, const double* pos, const dou
     # ConvexGeom(kind, pos, mat, size, margin)
     cdef int k
     g.kind, g.margin, g.vert, g.nvert, g.vertindex = kind, margin, NULL, 0, -1
+    g.hull = NULL
     for k in range(3):
         g.pos[k], g.size[k] = pos[k], size[k]
     for k in range(9):

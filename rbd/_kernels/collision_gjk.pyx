@@ -91,9 +91,11 @@ cdef void _support(ConvexGeom* g, const double* d, double* out) noexcept nogil:
     elif g.kind == CCD_MESH:
         _mesh_support(g, local, supp)
     else:
-        # CCD_BOX
+        # CCD_BOX; its corner (box_corner_index: bit 0, 1, 2 on the +x, +y, +z side)
         for k in range(3):
             supp[k] = g.size[k] if local[k] >= 0 else -g.size[k]
+        g.vertindex = (local[0] >= 0) | (2 if local[1] >= 0 else 0) | (4 if local[2] >= 0
+                                                                         else 0)
     _to_world(g.mat, supp, g.pos, out)
 
 
@@ -123,7 +125,8 @@ cdef inline void geom_support(ConvexGeom* g, const double* d,
 
 cdef void vertex(ConvexGeom* g1, ConvexGeom* g2, const double* d,
                  Vertex* out) noexcept nogil:
-    """Support of the Minkowski difference along unit ``d``: (s1(d) - s2(-d), s1, s2)."""
+    """Support of the Minkowski difference along unit ``d``: (s1(d) - s2(-d), s1, s2,
+    index1, index2), the indices the geoms' ``vertindex``."""
     cdef double minus[3]
     cdef int k
     for k in range(3):
@@ -132,6 +135,14 @@ cdef void vertex(ConvexGeom* g1, ConvexGeom* g2, const double* d,
     geom_support(g2, minus, out.w2)
     for k in range(3):
         out.w[k] = out.w1[k] - out.w2[k]
+    out.index1, out.index2 = g1.vertindex, g2.vertindex
+
+
+cdef bint discrete(const ConvexGeom* g1, const ConvexGeom* g2) noexcept nogil:
+    """Whether GJK and EPA end in finitely many steps: two polytopes without margin
+    (``discreteGeoms``)."""
+    return (g1.margin == 0 and g2.margin == 0 and (g1.kind == CCD_BOX or g1.kind == CCD_MESH)
+            and (g2.kind == CCD_BOX or g2.kind == CCD_MESH))
 
 
 # ----------------------------------------------------------------------------- subdistance
@@ -445,10 +456,13 @@ cdef void gjk(GJKStatus* status, ConvexGeom* g1, ConvexGeom* g2) noexcept nogil:
     cdef double d[3]
     cdef double gap[3]
     cdef double tol2 = TOLERANCE * TOLERANCE
-    cdef double epsilon = 0.5 * tol2, min_norm = TOLERANCE   # smooth geoms (no box-box, mesh)
+    cdef double epsilon = 0.5 * tol2, min_norm = TOLERANCE
     cdef double x_norm, x_norm_prev = 0.0, lower
     cdef int n = 0, k = 0, i, ret
     lam[0] = 1.0
+    if discrete(g1, g2):
+        # finite convergence: no tolerance
+        epsilon, min_norm = 0.0, MINVAL
     for i in range(3):
         x_k[i] = status.x1[i] - status.x2[i]
     x_norm = sqrt(dot3(x_k, x_k))

@@ -2,23 +2,8 @@
 # Mesh geoms through their convex hull (collision_mesh.pyx): the hull in C, its mesh frame,
 # and the pair routines of collision.pyx's pair table for pairs with a mesh.
 from rbd._kernels._spatial cimport mat3_mul, mat3_vec
+from rbd._kernels.collision_gjk cimport HullC
 from rbd._kernels.collision_primitive cimport PairOut
-
-
-cdef struct HullC:            # rbd.model.mesh_hull.MeshHull
-    Py_ssize_t nvert
-    const double* vert        # nvert × 3: the hull's vertices in the mesh frame
-    Py_ssize_t npoly
-    const double* normal      # npoly × 3: the polygons' outward unit normals
-    const Py_ssize_t* poly_start    # npoly + 1: polygon f's corners are
-    const Py_ssize_t* poly_vert     # poly_vert[poly_start[f]:poly_start[f + 1]]
-    const Py_ssize_t* vpoly_start   # nvert + 1: the polygons at vertex i are
-    const Py_ssize_t* vpoly         # vpoly[vpoly_start[i]:vpoly_start[i + 1]]
-    double R[9]               # the mesh frame in the geom frame, row-major (frame[:3, :3])
-    double c[3]               # (frame[:3, 3])
-    double rbound
-    double center[3]          # middle and half-sizes of the vertices' box (lower, upper)
-    double half[3]
 
 
 cdef class Hull:
@@ -32,7 +17,7 @@ cdef int c_plane_mesh(const double* pos1, const double* mat1, const double* pos2
 cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat1,
                      const double* size1, const HullC* hull1, double rbound1,
                      const double* pos2, const double* mat2, const double* size2,
-                     const HullC* hull2, double rbound2, double margin,
+                     const HullC* hull2, double rbound2, double margin, bint multiccd,
                      PairOut* out) noexcept nogil
 
 

@@ -5,11 +5,10 @@ The compiled twin of ``rbd/constraints/collision_mesh.py``: the hull of a mesh g
 (:class:`Hull`, the arrays of ``rbd.model.mesh_hull.MeshHull`` in C), its mesh frame
 (``placed``, ``collision_mesh.pxd``), plane–mesh (:c:func:`c_plane_mesh`, MuJoCo 4.0's
 ``mjc_PlaneConvex``) and the pairs GJK/EPA gives one contact or none
-(:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder with a mesh, a box or mesh
-with a mesh under a margin) on ``collision_convex.pyx`` with the hull's support function
-(``collision_gjk.pyx``).  A box or a mesh on a mesh without margin needs MuJoCo's
-multi-contact (the reference's ``collision_multi``), which has no compiled twin: such a
-pair is not routed here (``rbd.constraints.collision.reference_only``).
+(:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder, box or mesh with a mesh; a
+box or a mesh on a mesh without margin through MuJoCo's one-pass multi-contact,
+``collision_multi.pyx``; without multi-CCD any convex pair, one contact) on
+``collision_convex.pyx`` with the hull's support function (``collision_gjk.pyx``).
 """
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy as np
 cimport numpy as cnp
 
 from rbd._kernels._spatial cimport dot3
-from rbd._kernels.collision_convex cimport c_convex
+from rbd._kernels.collision_convex cimport c_convex, max_contacts
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
                                          CCD_MESH, CCD_SPHERE, ConvexGeom, farthest_vertex,
                                          geom_init)
@@ -171,45 +170,40 @@ def plane_mesh(pos1, mat1, pos2, mat2, hull, double margin):
 cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat1,
                      const double* size1, const HullC* hull1, double rbound1,
                      const double* pos2, const double* mat2, const double* size2,
-                     const HullC* hull2, double rbound2, double margin,
+                     const HullC* hull2, double rbound2, double margin, bint multiccd,
                      PairOut* out) noexcept nogil:
-    """mesh_pair with multi-CCD on, geom 1 first in kind order (a hull NULL for a
-    primitive): plane–mesh, or GJK/EPA's one contact; -1 (none written) when the pair
-    touches and MuJoCo 4.0 would look for several contacts (a capsule, cylinder, box or
-    mesh as geom 1), -2 for a box or mesh on a mesh without margin (MuJoCo's
-    multi-contact: the reference's ``collision_multi``, not compiled)."""
+    """mesh_pair, geom 1 first in kind order (a hull NULL for a primitive; without
+    ``multiccd``, any convex pair): plane–mesh; a box or mesh on a mesh without margin
+    under multi-CCD, GJK/EPA and MuJoCo's one-pass multi-contact (up to four contacts);
+    else GJK/EPA's one contact, or -1 (none written) when the pair touches and MuJoCo 4.0
+    would look for several (a capsule, cylinder, box or mesh as geom 1, multi-CCD on)."""
     cdef ConvexGeom g1, g2
     cdef int found
     if kind1 == PLANE:
         return c_plane_mesh(pos1, mat1, pos2, mat2, hull2, margin, out)
-    if (kind1 == CCD_BOX or kind1 == CCD_MESH) and not margin > 0:
-        return -2
     geom_init(&g1, kind1, pos1, mat1, size1, margin)
     geom_init(&g2, kind2, pos2, mat2, size2, margin)
     if hull1 != NULL:
-        g1.vert, g1.nvert = hull1.vert, hull1.nvert
+        g1.vert, g1.nvert, g1.hull = hull1.vert, hull1.nvert, hull1
     if hull2 != NULL:
-        g2.vert, g2.nvert = hull2.vert, hull2.nvert
+        g2.vert, g2.nvert, g2.hull = hull2.vert, hull2.nvert, hull2
+    if multiccd and max_contacts(kind1, kind2, margin, True) > 1:
+        # EPA's face: clipping
+        return c_convex(&g1, &g2, margin, rbound1, rbound2, True, out)
     # one contact asked of GJK/EPA (multiccd off inside), the pair declined if it needs more
     found = c_convex(&g1, &g2, margin, rbound1, rbound2, False, out)
-    if found > 0 and (kind1 == CCD_CAPSULE or kind1 == CCD_CYLINDER or kind1 == CCD_BOX
-                      or kind1 == CCD_MESH):
+    if multiccd and found > 0 and (kind1 == CCD_CAPSULE or kind1 == CCD_CYLINDER
+                                   or kind1 == CCD_BOX or kind1 == CCD_MESH):
         out.n -= found
         return -1
     return found
 
 
 def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, mat2, shape2,
-              double rbound2, double margin):
+              double rbound2, double margin, bint multiccd=True):
     """:c:func:`c_mesh_pair` on array_like poses, a size array or a ``MeshHull`` per geom
-    (the reference's ``mesh_pair`` with multi-CCD): ``(dist, pos, frame)`` arrays, or None
-    where the reference raises ``ConvexUnsupportedError``.
-
-    Raises
-    ------
-    NotImplementedError
-        For a box or mesh on a mesh without margin (MuJoCo's multi-contact, readable only).
-    """
+    (the reference's ``mesh_pair``): ``(dist, pos, frame)`` arrays, or None where the
+    reference raises ``ConvexUnsupportedError``."""
     cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
     cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
     cdef const double[::1] p2 = as_doubles(pos2).reshape(3)
@@ -224,8 +218,5 @@ def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, ma
     out.n = 0
     found = c_mesh_pair(KIND_CODES[kind1], KIND_CODES[kind2], &p1[0], &m1[0], &s1[0],
                         NULL if h1 is None else &h1.c, rbound1, &p2[0], &m2[0], &s2[0],
-                        NULL if h2 is None else &h2.c, rbound2, margin, &out)
-    if found == -2:
-        raise NotImplementedError(f"mesh_pair: {kind1}–{kind2} without margin needs MuJoCo's "
-                                  "multi-contact (rbd.constraints.collision_multi)")
+                        NULL if h2 is None else &h2.c, rbound2, margin, multiccd, &out)
     return None if found < 0 else pack(&out)

@@ -511,21 +511,16 @@ _DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
 
 def reference_only(model) -> bool:
-    """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair of :func:`.collision_mesh.readable_only`; a GJK pair when ``multiccd`` is
-    disabled: the compiled convex routines follow MuJoCo's default, multi-CCD on)."""
+    """True when a candidate pair has a readable routine only (``_backends.readable_only``).
+    Every mesh pair and every GJK pair, with or without ``multiccd``, has its compiled twin
+    (``rbd/_kernels/collision_mesh.pyx``, ``collision_convex.pyx``, ``collision_multi.pyx``)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
-    multiccd = not disabled(model, "multiccd")
-    if not multiccd:
-        readable = readable | frozenset(_convex.PAIR_FUNCTIONS)
     geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
         (geoms[i].kind, geoms[j].kind) in readable
-        or _mesh.readable_only(geoms[i], geoms[j], sum(pair_parameters(geoms[i], geoms[j],
-                                                                       pair)[:2]), multiccd)
-        for i, j, pair in candidate_pairs(geoms, body_tree(model),
-                                          getattr(model, "contact_pairs", ()),
-                                          getattr(model, "contact_excludes", ()))))
+        for i, j, _ in candidate_pairs(geoms, body_tree(model),
+                                       getattr(model, "contact_pairs", ()),
+                                       getattr(model, "contact_excludes", ()))))
 
 
 def _compiled_kinematics(model, backend):
@@ -627,17 +622,19 @@ def compiled_collision(model):
     pairs = tuple(getattr(model, "contact_pairs", ()))
     excludes = tuple(map(tuple, getattr(model, "contact_excludes", ())))
     filterparent = not disabled(model, "filterparent")
-    key = ("collision", tuple(map(id, geoms)), tuple(map(id, pairs)), excludes, filterparent)
+    multiccd = not disabled(model, "multiccd")
+    key = ("collision", tuple(map(id, geoms)), tuple(map(id, pairs)), excludes, filterparent,
+           multiccd)
     return model._derived(key, lambda: _build_table(model, geoms, pairs, excludes,
-                                                    filterparent))[-1]
+                                                    filterparent, multiccd))[-1]
 
 
-def _build_table(model, geoms, pairs, excludes, filterparent) -> tuple:
+def _build_table(model, geoms, pairs, excludes, filterparent, multiccd=True) -> tuple:
     """(geoms, pairs, CollisionModel): the records held so that their ids stay theirs."""
     from .._kernels.collision import CollisionModel
 
     arrays = static_table(geoms, body_tree(model), pairs, excludes, filterparent)
-    compiled = CollisionModel(**arrays)
+    compiled = CollisionModel(**arrays, multiccd=multiccd)
     if compiled.nunsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in arrays["pair_geom"]
                         if (geoms[i].kind, geoms[j].kind) not in PAIR_FUNCTIONS

@@ -40,12 +40,12 @@ table):
   asks for one contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding
   (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
 
-These routines have compiled twins (``rbd/_kernels/collision_mesh.pyx``, the hull's support
-in ``collision_gjk.pyx``) on the compiled collision stage, except MuJoCo's multi-contact of
-a box or a mesh on a mesh without margin (:mod:`.collision_multi`): a model with such a
-pair, or with a mesh pair and ``multiccd`` disabled, takes the readable collision path
-(:func:`readable_only`, :func:`rbd.constraints.collision.reference_only`).  Agreement with
-MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
+These routines have compiled twins on the compiled collision stage
+(``rbd/_kernels/collision_mesh.pyx``; the hull's support in ``collision_gjk.pyx``, MuJoCo's
+multi-contact of a box or a mesh on a mesh in ``collision_multi.pyx``), with ``multiccd``
+on or disabled: a model with mesh pairs is collided compiled, the same contacts as here
+(``tests/test_collision_multi_kernel.py``, ``tests/test_collision_mesh_kernel.py``).
+Agreement with MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
 single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
 centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
 tolerance (:mod:`.collision_convex`).
@@ -82,17 +82,6 @@ def placed(geom, pos, mat) -> tuple:
 def hulled(geom) -> bool:
     """A mesh geom with its hull (boxed by the broad phase and collided through the hull)."""
     return geom.kind == "mesh" and getattr(geom, "hull", None) is not None
-
-
-def readable_only(geom1, geom2, margin: float, multiccd: bool = True) -> bool:
-    """Whether a pair with a mesh (geom 1 first in kind order, ``margin`` its ``margin +
-    gap``) has its routine in readable code only: a box or a mesh on a mesh without margin
-    (MuJoCo's one-pass multi-contact, :mod:`.collision_multi`), or any mesh pair without
-    multi-CCD.  The other pairs of :data:`PAIRS` with their hulls run compiled too
-    (``rbd/_kernels/collision_mesh.pyx``: plane–mesh, GJK/EPA on the hull)."""
-    if not routed(geom1, geom2):
-        return False
-    return not multiccd or _convex.max_contacts(geom1.kind, geom2.kind, margin) > 1
 
 
 def routed(geom1, geom2) -> bool:
