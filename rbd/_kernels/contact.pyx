@@ -356,7 +356,7 @@ cdef inline void start_run(const Run* run, Py_ssize_t s) noexcept nogil:
     run.stopped[s] = 0
 
 
-cdef bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until) noexcept nogil:
+cdef inline bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until) noexcept nogil:
     """Steps ``run.stopped[s]``, …, ``until`` − 1 of run s in thread t's workspace (the run's
     counters: the next step in ``stopped``, the samples written in ``recorded``); True when
     the run has ended (its last step taken, or stopped early)."""
@@ -435,7 +435,7 @@ cdef inline Py_ssize_t segment_steps(Py_ssize_t steps) noexcept nogil:
     return (steps + SEGMENTS) // SEGMENTS
 
 
-cdef int _run_segments(Run* run, Py_ssize_t N, int nt) except -1:
+cdef inline int _run_segments(Run* run, Py_ssize_t N, int nt) except -1:
     # the N runs on nt threads, segment by segment (module notes): a thread takes the next
     # ticket (segment g of run s), waits until segment g − 1 of run s is done (another
     # thread may still be on it), and advances the run by one segment
