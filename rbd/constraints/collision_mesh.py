@@ -9,18 +9,20 @@ table):
 * **plane–mesh**: :func:`plane_mesh`, MuJoCo's ``mjc_PlaneConvex`` as MuJoCo 4.0 runs
   it: the hull vertex deepest below the plane gives the first contact; of the hull
   polygons at that vertex, the one whose outward normal is most opposed to the plane's
-  gives the others, its further corners within the margin, in the polygon's
-  counter-clockwise order from the first.  Each contact sits halfway between its vertex
-  and the plane, normal the plane's.  (The source of 3.12 read here, ``engine_collision_
-  convex.c``, adds up to two hull neighbours of the first vertex at least 0.3 ``rbound``
-  from it instead; the rule here is the one that reproduces MuJoCo 4.0's contacts on
-  every one of 240 random states measured, the source's on 211, and on a box mesh's
-  square faces.)  On a polygon of five corners or more MuJoCo 4.0 keeps at most four
-  contacts, chosen by a rule not reproduced here (measured: neither the first corners in
-  order, nor the largest-area quadrilateral, nor ``polygonQuad`` of
-  ``engine_collision_gjk.c``), so such a pair with a second corner within the margin (a
-  prism's cap on the floor) raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.
+  gives the others: its corners after the first in the polygon's counter-clockwise order
+  (all of them on a polygon of up to four corners, else the quadrilateral from the first
+  corner found by :func:`polygon_quad`, MuJoCo 4.0's ``hull4``), each kept when it is not
+  above the mesh frame's origin along the plane normal and within the margin.  Each
+  contact sits halfway between its vertex and the plane, normal the plane's.  (The source
+  of 3.12 read here, ``engine_collision_convex.c``, adds up to two hull neighbours of the
+  first vertex at least 0.3 ``rbound`` from it instead; the rule here is the one that
+  reproduces MuJoCo 4.0's contacts on every one of 240 random states measured, the
+  source's on 211, and on a box mesh's square faces.)  On caps of five to twelve corners
+  (prisms on the tilted floor, 288 states turned by up to 0.3 rad) it gives MuJoCo 4.0's
+  contacts in MuJoCo's order, to rounding, on all 288; on a cap lying exactly flat the
+  deepest corner is a tie, which MuJoCo's hill-climbing vertex search breaks otherwise
+  than :meth:`~rbd.model.mesh_hull.MeshHull.support_index` (24 of 96 such states give
+  MuJoCo's set).
 * **sphere–mesh and ellipsoid–mesh**: MuJoCo's ``mjc_Convex`` (GJK and EPA,
   :func:`rbd.constraints.collision_convex.convex`) with the hull's support function
   (the vertex farthest along a direction): one contact.
@@ -59,8 +61,8 @@ from . import collision_convex as _convex
 from .collision_gjk import dot3
 from .collision_primitive import PairContacts, pack
 
-#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts; which of a
-#: larger polygon's corners MuJoCo keeps is not reproduced (module notes).
+#: Plane–mesh contacts come from at most this many corners of one hull polygon (MuJoCo
+#: 4.0's ``hull4``, :func:`polygon_quad`).
 MAX_PLANE_MESH = 4
 
 #: Kinds that may touch a mesh at several points in MuJoCo 4.0 by a rule rbd does not
@@ -131,15 +133,48 @@ def plane_mesh(pos1, mat1, pos2, mat2, hull, margin) -> PairContacts:
     faces = hull.vertex_polygons[best]
     if len(faces):                                      # the face turned most to the plane
         face = faces[int(np.argmax(hull.normals[faces] @ local))]
-        loop = list(hull.polygons[face])
-        k = loop.index(best)
-        for j in loop[k + 1:] + loop[:k]:
-            extra = _plane_vertex(hull.vertices[j], pos1, normal, pos2, mat2)
+        loop = hull.polygons[face]
+        for j in polygon_quad(hull.vertices, loop, list(loop).index(best))[1:]:
+            point = mat2 @ hull.vertices[loop[j]] + pos2
+            if dot3(normal, point - pos2) > 0:          # above the mesh frame's origin
+                continue
+            extra = _plane_vertex(hull.vertices[loop[j]], pos1, normal, pos2, mat2)
             if extra[0] < margin:
                 contacts.append(extra)
-        if len(loop) > MAX_PLANE_MESH and len(contacts) > 1:
-            raise _convex.ConvexUnsupportedError("MuJoCo picks among the polygon's corners")
     return pack([(dist, point, normal, np.zeros(3)) for dist, point in contacts])
+
+
+def _area4(a, b, c, d) -> float:
+    """Area of the quadrilateral (a, b, c, d), corners in order: half the norm of the cross
+    product of its diagonals."""
+    g = np.cross(a - c, b - d)
+    return 0.5 * np.sqrt(dot3(g, g))
+
+
+def polygon_quad(vertices, loop, a: int) -> list:
+    """Positions in ``loop`` of at most four corners of a hull polygon, the first ``a``
+    (MuJoCo 4.0's ``hull4``): all of a polygon of up to four corners, from ``a`` on; of a
+    larger one, the quadrilateral from ``a`` whose fourth, third and second corners advance
+    around the loop while its area grows."""
+    n = len(loop)
+    b, c, d = (a + 1) % n, (a + 2) % n, (a + 3) % n
+    if n <= MAX_PLANE_MESH:
+        return [(a + k) % n for k in range(n)]
+
+    def area(i, j, k, m):
+        return _area4(*(vertices[loop[x]] for x in (i, j, k, m)))
+
+    best = area(a, b, c, d)
+    while area(a, b, c, (d + 1) % n) > best:
+        d = (d + 1) % n
+        best = area(a, b, c, d)
+        while area(a, b, (c + 1) % n, d) > best:
+            c = (c + 1) % n
+            best = area(a, b, c, d)
+        while area(a, (b + 1) % n, c, d) > best:
+            b = (b + 1) % n
+            best = area(a, b, c, d)
+    return [a, b, c, d]
 
 
 def _plane_vertex(vertex, pos1, normal, pos2, mat2) -> tuple:
