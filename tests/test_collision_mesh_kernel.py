@@ -48,25 +48,23 @@ pytestmark = pytest.mark.usefixtures("require_kernels")
 #: ellipsoid–mesh normal (measured worst over 18 states per scene, 1e-16 elsewhere).
 TWIN_ATOL = 1e-12
 
-#: (other geom, pair margin, MuJoCo tolerances (dist, pos, normal) or None where rbd lists
-#: the touching pair instead): every mesh pair the compiled stage now collides.
+#: (other geom, pair margin, MuJoCo tolerances (dist, pos, normal)): every mesh pair the
+#: compiled stage collides (a capsule, cylinder, box or mesh on a mesh takes MuJoCo 4.0's
+#: multi-contact, readable only: rbd.constraints.collision_multiccd).
 SCENES = {
     "plane": ("plane", 0.0, (EXACT_ATOL,) * 3),
     "plane, margin": ("plane", 0.02, (EXACT_ATOL,) * 3),
     "sphere": ('type="sphere" size="0.1"', 0.0, (SPHERE_ATOL,) * 3),
     "ellipsoid": ('type="ellipsoid" size="0.1 0.2 0.15"', 0.0,
                   (EPA_DIST_ATOL, EPA_POS_ATOL, EPA_NORMAL_ATOL)),
-    "capsule": ('type="capsule" size="0.05 0.1"', 0.0, None),
-    "cylinder": ('type="cylinder" size="0.1 0.15"', 0.0, None),
-    "box, margin": ('type="box" size="0.1 0.1 0.1"', 0.01, None),
 }
 
 
 @pytest.mark.parametrize("name", list(SCENES))
 def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
     """The model takes the compiled stage and forward pass; at states touching, deep and 1
-    mm apart its contacts are the readable stage's (TWIN_ATOL, the same order and geoms),
-    its declined pairs the same, and MuJoCo's contacts where the readable ones are."""
+    mm apart its contacts are the readable stage's (TWIN_ATOL, the same order and geoms)
+    and MuJoCo's."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the states")
     other, margin, atol = SCENES[name]
     model, mm, d = _scene(tmp_path, other, margin)
@@ -85,23 +83,25 @@ def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
         for field in ("dist", "pos", "frame", "friction", "solref", "solimp"):
             np.testing.assert_allclose(getattr(ker, field), getattr(ref, field), rtol=0,
                                        atol=TWIN_ATOL, err_msg=field)
-        if atol is not None:
-            _assert_contacts_as_mujocos(ker, d, *atol)
-        else:                                   # touching: listed; apart: nothing at all
-            assert len(ker.dist) == 0 and len(ker.unsupported) == (d.ncon > 0)
-        seen += len(ker.dist) + len(ker.unsupported)
+        _assert_contacts_as_mujocos(ker, d, *atol)
+        seen += len(ker.dist)
     assert seen >= 6
 
 
-def test_compiled_stage_warns_of_a_declined_mesh_pair(tmp_path):
-    """A capsule touching a mesh on the compiled stage: listed and warned of, as the
-    readable stage does."""
+@pytest.mark.parametrize("other, margin", [('type="capsule" size="0.05 0.1"', 0.0),
+                                           ('type="cylinder" size="0.1 0.15"', 0.0),
+                                           ('type="box" size="0.1 0.1 0.1"', 0.01)])
+def test_multiccd_mesh_pairs_keep_the_readable_stage(tmp_path, other, margin):
+    """A capsule or cylinder on a mesh, or a box on it with margin (MuJoCo 4.0's multi-CCD,
+    readable only): the kernel backend gives the readable stage's contacts."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the state")
-    model, mm, d = _scene(tmp_path, 'type="capsule" size="0.05 0.1"')
+    model, mm, d = _scene(tmp_path, other, margin)
+    assert col.reference_only(model) and compiled_forward(model) is None
     _touching(mujoco, mm, d, 0, 1e-2)
-    with pytest.warns(UserWarning, match="mesh"):
-        found = _contacts(model, d, "kernel")
-    assert len(found.dist) == 0 and found.unsupported == ((0, 1),)
+    ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
+    assert len(ref.dist) == len(ker.dist) == d.ncon >= 1
+    # the same routine on geom poses from the compiled kinematics (1e-14 apart)
+    np.testing.assert_allclose(ker.pos, ref.pos, rtol=0, atol=1e-12)
 
 
 def test_box_on_a_mesh_without_margin_keeps_the_readable_stage(tmp_path):
@@ -117,10 +117,9 @@ def test_box_on_a_mesh_without_margin_keeps_the_readable_stage(tmp_path):
                                  0.17, np.zeros(3), np.eye(3), hull, hull.rbound, 0.0)
 
 
-#: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins).
-ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0),
-                 ("capsule", [0.05, 0.1, 0], 0.01), ("cylinder", [0.1, 0.15, 0], 0.0),
-                 ("box", [0.1, 0.12, 0.08], 0.01), ("mesh", None, 0.01)]
+#: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins;
+#: the compiled routine of the multi-CCD kinds declines a touching pair and is not routed).
+ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0)]
 
 
 @pytest.mark.parametrize("mesh", ["cloud", "cube"])

@@ -53,12 +53,9 @@ import numpy as np
 from . import collision_epa as _epa
 from . import collision_gjk as _gjk
 from . import collision_multi as _multi
-from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, dot3, gjk
-from .collision_primitive import PairContacts, make_frame, normalize, pack
-
-#: Multi-CCD: turn angle and the relative distance that makes a contact new.
-PERTURBATION_ANGLE = 1e-3
-RELATIVE_TOLERANCE = 1e-3
+from . import collision_multiccd as _multiccd
+from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, gjk
+from .collision_primitive import PairContacts, normalize, pack
 
 
 def bounding_radius(kind: str, size) -> float:
@@ -78,8 +75,8 @@ def bounding_radius(kind: str, size) -> float:
 
 
 class ConvexUnsupportedError(Exception):
-    """The geoms touch and their contacts need MuJoCo 4.0's multi-contact search, which
-    rbd does not reproduce (module notes)."""
+    """The geoms touch and their contacts need a choice of MuJoCo 4.0's multi-contact
+    search that rbd does not reproduce (module notes)."""
 
 
 # ----------------------------------------------------------------------------- the pair routine
@@ -147,25 +144,9 @@ def _penetrations(g1: ConvexGeom, g2: ConvexGeom, margin: float, max_contacts: i
 def max_contacts(kind1: str, kind2: str, margin: float, multiccd: bool = True) -> int:
     """How many contacts one GJK/EPA run may give (MuJoCo's ``maxContacts``): up to
     :data:`~rbd.constraints.collision_multi.MAX_CONTACTS` for two boxes or meshes without
-    margin and with multi-CCD, else one (the turned-geom search may add more)."""
+    margin and with multi-CCD, else one (:mod:`.collision_multiccd` may add more)."""
     polytopes = kind1 in _gjk.DISCRETE and kind2 in _gjk.DISCRETE
     return _multi.MAX_CONTACTS if polytopes and multiccd and not margin > 0 else 1
-
-
-def _quat_to_mat(q) -> np.ndarray:
-    """``mju_quat2Mat`` (its order of operations)."""
-    q00, q01, q02, q03 = q[0] * q[0], q[0] * q[1], q[0] * q[2], q[0] * q[3]
-    q11, q12, q13 = q[1] * q[1], q[1] * q[2], q[1] * q[3]
-    q22, q23, q33 = q[2] * q[2], q[2] * q[3], q[3] * q[3]
-    return np.array([[q00 + q11 - q22 - q33, 2 * (q12 - q03), 2 * (q13 + q02)],
-                     [2 * (q12 + q03), q00 - q11 + q22 - q33, 2 * (q23 - q01)],
-                     [2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33]])
-
-
-def _turned(g: ConvexGeom, origin, rot) -> ConvexGeom:
-    """The geom turned by ``rot`` about the point ``origin`` (``mju_rotateFrame``)."""
-    rel = origin - g.pos
-    return ConvexGeom(g.kind, g.pos - (rot @ rel - rel), rot @ g.mat, g.size, g.margin)
 
 
 def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, rbound2,
@@ -181,37 +162,28 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
     margin : float
         The pair's ``margin + gap``.
     rbound1, rbound2 : float
-        Bounding radii (``geom_rbound``): the scale of multi-CCD's "new contact" test.
+        Bounding radii (``geom_rbound``; the 3.12 source's turned-geom search scales its
+        "new contact" test by them, MuJoCo 4.0's multi-CCD does not use them).
     multiccd : bool
         MuJoCo's multi-CCD (its ``multiccd`` disable flag off).
 
     Raises
     ------
     ConvexUnsupportedError
-        The geoms touch and the contacts need MuJoCo's multi-contact search.
+        A cylinder's cap is clipped to more than four points, of which MuJoCo 4.0 keeps
+        four by a rule not reproduced (:mod:`.collision_multiccd`).
     """
     g1 = ConvexGeom(kind1, pos1, mat1, size1, margin)
     g2 = ConvexGeom(kind2, pos2, mat2, size2, margin)
     most = max_contacts(kind1, kind2, margin, multiccd)
-    found = _penetrations(g1, g2, margin, most)
-    if not found:
-        return pack([])
-    if most > 1:                                        # EPA's face gave them all
+    if most == 1 and multiccd and _multiccd.supported(kind1, kind2):
+        try:                                            # MuJoCo 4.0's multi-CCD
+            found = _multiccd.contacts(g1, g2, margin)
+        except _multiccd.ChoiceUnsupportedError as error:
+            raise ConvexUnsupportedError(str(error)) from error
         return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
-    first = found[0]
-    if multiccd and not {kind1, kind2} & {"sphere", "ellipsoid"}:
-        frame = make_frame(first[2], np.zeros(3))
-        tolerance = RELATIVE_TOLERANCE * min(rbound1, rbound2)
-        for axis in (frame[1], frame[2]):
-            for angle in (-PERTURBATION_ANGLE, PERTURBATION_ANGLE):
-                s = np.sin(angle * 0.5)
-                rot = _quat_to_mat(np.array([np.cos(angle * 0.5), *(axis * s)]))
-                extra = _penetration(_turned(g1, first[1], rot), _turned(g2, first[1], rot.T),
-                                     margin)
-                if extra is not None and np.sqrt(dot3(first[1] - extra[1],
-                                                      first[1] - extra[1])) > tolerance:
-                    raise ConvexUnsupportedError("MuJoCo's multi-contact search applies")
-    return pack([(first[0], first[1], first[2], np.zeros(3))])
+    found = _penetrations(g1, g2, margin, most)
+    return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
 
 
 def _pair_routine(kind1: str, kind2: str):

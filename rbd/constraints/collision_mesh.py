@@ -58,17 +58,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import collision_convex as _convex
+from . import collision_multiccd as _multiccd
 from .collision_gjk import dot3
 from .collision_primitive import PairContacts, pack
 
 #: Plane–mesh contacts come from at most this many corners of one hull polygon (MuJoCo
 #: 4.0's ``hull4``, :func:`polygon_quad`).
 MAX_PLANE_MESH = 4
-
-#: Kinds that may touch a mesh at several points in MuJoCo 4.0 by a rule rbd does not
-#: reproduce (a box or a mesh only with a margin: :func:`mesh_pair`; module notes).
-MULTI_CONTACT = ("capsule", "cylinder", "box", "mesh")
-
 
 def placed(geom, pos, mat) -> tuple:
     """``(pos, mat, shape, rbound)`` of a geom for the pair routines: a mesh geom's world
@@ -88,13 +84,14 @@ def hulled(geom) -> bool:
 
 def readable_only(geom1, geom2, margin: float, multiccd: bool = True) -> bool:
     """Whether a pair with a mesh (geom 1 first in kind order, ``margin`` its ``margin +
-    gap``) has its routine in readable code only: a box or a mesh on a mesh without margin
-    (MuJoCo's one-pass multi-contact, :mod:`.collision_multi`), or any mesh pair without
-    multi-CCD.  The other pairs of :data:`PAIRS` with their hulls run compiled too
-    (``rbd/_kernels/collision_mesh.pyx``: plane–mesh, GJK/EPA on the hull)."""
+    gap``) has its routine in readable code only: a capsule, cylinder, box or mesh on a
+    mesh (MuJoCo's multi-contact, :mod:`.collision_multi` and :mod:`.collision_multiccd`),
+    or any mesh pair without multi-CCD.  Plane–mesh and a sphere or an ellipsoid on a
+    mesh with their hulls run compiled too (``rbd/_kernels/collision_mesh.pyx``)."""
     if not routed(geom1, geom2):
         return False
-    return not multiccd or _convex.max_contacts(geom1.kind, geom2.kind, margin) > 1
+    return not multiccd or _convex.max_contacts(geom1.kind, geom2.kind, margin) > 1 or (
+        _multiccd.supported(geom1.kind, geom2.kind))
 
 
 def routed(geom1, geom2) -> bool:
@@ -197,19 +194,13 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     Raises
     ------
     ConvexUnsupportedError
-        The pair touches and MuJoCo would turn the geoms for more contacts (a capsule or a
-        cylinder; a box or a mesh with margin).
+        A cylinder's cap is clipped to more than four points (MuJoCo 4.0 keeps four by a
+        rule not reproduced: :mod:`.collision_multiccd`).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
-    if multiccd and _convex.max_contacts(kind1, kind2, margin) > 1:   # EPA's face: clipping
-        return _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
-                              rbound1, rbound2)
-    found = _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
-                           rbound1, rbound2, multiccd=False)
-    if multiccd and kind1 in MULTI_CONTACT and len(found.dist):
-        raise _convex.ConvexUnsupportedError("MuJoCo 4.0's multi-contact applies")
-    return found
+    return _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
+                          rbound1, rbound2, multiccd=multiccd)
 
 
 #: Kind pairs with a mesh that have a routine (MuJoCo's collision table; no height fields).
