@@ -5,11 +5,12 @@ The compiled twin of ``rbd/constraints/collision_mesh.py``: the hull of a mesh g
 (:class:`Hull`, the arrays of ``rbd.model.mesh_hull.MeshHull`` in C), its mesh frame
 (``placed``, ``collision_mesh.pxd``), plane–mesh (:c:func:`c_plane_mesh`, MuJoCo 4.0's
 ``mjc_PlaneConvex``) and the pairs GJK/EPA gives one contact or none
-(:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder with a mesh, a box or mesh
-with a mesh under a margin) on ``collision_convex.pyx`` with the hull's support function
-(``collision_gjk.pyx``).  A box or a mesh on a mesh without margin needs MuJoCo's
-multi-contact (the reference's ``collision_multi``), which has no compiled twin: such a
-pair is not routed here (``rbd.constraints.collision.reference_only``).
+(:c:func:`c_mesh_pair`: a sphere or an ellipsoid with a mesh) on ``collision_convex.pyx``
+with the hull's support function (``collision_gjk.pyx``).  A capsule, cylinder, box or
+mesh on a mesh needs MuJoCo's multi-contact (the reference's ``collision_multi`` and
+``collision_multiccd``), which has no compiled twin: :c:func:`c_mesh_pair` declines such
+a pair when it touches, and it is not routed here
+(``rbd.constraints.collision.reference_only``).
 """
 
 import numpy as np

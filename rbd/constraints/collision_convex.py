@@ -23,17 +23,17 @@ origin is outside their Minkowski difference :math:`A - B`, whose support is
 * **Several contacts** (MuJoCo's multi-CCD, on unless ``multiccd`` is disabled).  Two
   boxes or meshes without margin (:func:`max_contacts`) get them in one pass: the face
   EPA ends on names the touching features, and aligned faces or edges are clipped
-  against each other (:mod:`.collision_multi`, MuJoCo's ``multicontact``).  For the
-  other pairs without a sphere or an ellipsoid, MuJoCo turns both geoms slightly about
-  the first contact and searches again for contacts farther than 1e-3 of the smaller
-  bounding radius from it.  MuJoCo 4.0's rule for these (measured: a capsule flat on a
-  cylinder gets two contacts at the capsule's ends and loses the first) is not the one
-  of the source read here (``engine_collision_convex.c`` as of 3.12, which keeps the
-  first and adds the turned ones), so rbd runs the source's search only as a test: when
-  it finds no second contact the single contact is returned (MuJoCo's on all but one of
-  the 320 random states measured), when it finds one the pair raises
-  :class:`ConvexUnsupportedError` (listed in ``Contacts.unsupported``) rather than
-  give another contact set.
+  against each other (:mod:`.collision_multi`, MuJoCo's ``multicontact``).  MuJoCo 4.0
+  does the same for every pair of a face (box, mesh, a cylinder's cap) against a face or
+  a capsule's side, with or without margin (:mod:`.collision_multiccd`): capsule–cylinder,
+  cylinder–cylinder and cylinder–box here.  (The 3.12 source read here,
+  ``engine_collision_convex.c``, turns both geoms by ±1e-3 rad about the first contact
+  instead; its contacts are not MuJoCo 4.0's: a capsule flat on a cylinder gets two
+  contacts at the capsule's ends and loses the first.)  What is measured and what is not
+  reproduced is in :mod:`.collision_multiccd`: where a cylinder's cap is clipped to more
+  than four points, whose choice of four is not found, the pair raises
+  :class:`ConvexUnsupportedError` (listed in ``Contacts.unsupported``).  A pair with a
+  sphere or an ellipsoid has one contact.
 
 Agreement with MuJoCo 4.0 (``tests/test_collision_convex.py``), not to rounding: GJK
 stops at a Frank–Wolfe gap of ``ccd_tolerance``²/2 and EPA once its depth bounds are

@@ -29,25 +29,28 @@ table):
 * **box or mesh with a mesh**: without margin, GJK/EPA and MuJoCo's one-pass
   multi-contact (:mod:`rbd.constraints.collision_multi`): faces lying flat on each other,
   or an edge in a face, are clipped against each other for up to four contacts.  With a
-  margin MuJoCo turns the geoms instead, as for the next kinds.
-* **capsule or cylinder with a mesh** (and a box or mesh with margin): MuJoCo 4.0 may
-  return several contacts for these by a rule not reproduced (the source of 3.12 read
-  here turns the geoms; 4.0's contacts differ).  Measured on random touching states:
-  MuJoCo gave two contacts where GJK/EPA's one contact was the only answer rbd had, in 1
-  of 16 capsule and 4 of 16 cylinder states.  So that no contact set differs from
-  MuJoCo's without a word, such a pair runs GJK and, when the geoms touch, raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists it
-  in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
-  MuJoCo's ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo
-  asks for one contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding
-  (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
+  margin MuJoCo 4.0 clips them too, on the bare shapes grown by half the margin each
+  (:mod:`rbd.constraints.collision_multiccd`; measured: box–mesh and mesh–mesh with a cube
+  and a hexagonal prism, 185 of 192 random or nearly flat states with MuJoCo's contact
+  set).
+* **capsule or cylinder with a mesh**: MuJoCo 4.0's multi-CCD
+  (:mod:`rbd.constraints.collision_multiccd`): a capsule's side or a cylinder's side line
+  lying in a hull face is clipped to it, a cylinder's cap flat on a face is clipped as a
+  16-gon.  Measured on random and nearly aligned states, with and without margin:
+  capsule 188 of 192 states with MuJoCo's contact set, cylinder 162 of 192; a cylinder's
+  cap clipped to more than four points (22 of the 192 cylinder states) raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists the
+  pair with a warning), MuJoCo's choice of four not being reproduced.  With MuJoCo's
+  ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo asks for one
+  contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding (capsule, box,
+  mesh) or to EPA's tolerance (cylinder) on every state measured.
 
 These routines have compiled twins (``rbd/_kernels/collision_mesh.pyx``, the hull's support
-in ``collision_gjk.pyx``) on the compiled collision stage, except MuJoCo's multi-contact of
-a box or a mesh on a mesh without margin (:mod:`.collision_multi`): a model with such a
-pair, or with a mesh pair and ``multiccd`` disabled, takes the readable collision path
-(:func:`readable_only`, :func:`rbd.constraints.collision.reference_only`).  Agreement with
-MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
+in ``collision_gjk.pyx``) on the compiled collision stage, except MuJoCo's multi-contact
+(:mod:`.collision_multi`, :mod:`.collision_multiccd`): a model with a capsule, cylinder, box
+or mesh on a mesh, or with a mesh pair and ``multiccd`` disabled, takes the readable
+collision path (:func:`readable_only`, :func:`rbd.constraints.collision.reference_only`).
+Agreement with MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
 single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
 centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
 tolerance (:mod:`.collision_convex`).

@@ -35,18 +35,33 @@ MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides:
    margin (a capsule's is already grown).  All contacts take the first one's normal.
 
 What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
-aligned touching states with and without a margin of 0.01 (counts of states with
-MuJoCo 4.0's contact count and every contact to the tolerances of
-:mod:`.collision_convex` for EPA): capsule–cylinder 240 of 240; capsule–mesh (cube and
-hexagonal prism) 188 of 192; box–mesh and mesh–mesh with margin 185 of 192; cylinder
-pairs by an edge on a face 251 of 265.  Not reproduced: when a cylinder's cap is clipped
-to more than four points MuJoCo 4.0 keeps four by a rule not found here (neither
-``polygonQuad`` from any start of the 16-gon nor the largest quadrilateral: at best 41
-of 75 nearly flat cylinder–box states), so such a pair raises
-:class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.  The remaining misses
-are states where rbd's EPA (the 3.12 source's iterates) ends on another face than
-MuJoCo 4.0's, which moves a cylinder's side line along its rim (distances off by up to
-2e-4) or finds features MuJoCo does not.
+aligned touching states at two depths, with and without a margin of 0.01: states with
+MuJoCo 4.0's contact count and every contact within the tolerances of
+:mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2 on normals).
+
+=========================== ======== ========== =========================
+pair                        states   reproduced declined (cap > 4 points)
+=========================== ======== ========== =========================
+capsule–cylinder            240      240        0
+cylinder–cylinder           240      223        8
+cylinder–box                240      220        16
+capsule–mesh (cube, prism)  192      188        0
+cylinder–mesh               192      162        22
+box–mesh, with margin       96       93         0
+mesh–mesh, with margin      96       92         0
+cylinder cap nearly flat    203      46         157
+=========================== ======== ========== =========================
+
+Not reproduced: when a cylinder's cap is clipped to more than four points MuJoCo 4.0
+keeps four by a rule not found here (not ``polygonQuad`` from any start or direction of
+the 16-gon and of the box face, at best 41 of 75 nearly flat cylinder–box states; not
+the largest quadrilateral, 39 of 75), so such a pair raises
+:class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.  The other misses (32
+of 1499 states) are states where rbd's EPA (the 3.12 source's iterates) ends on another
+face than MuJoCo 4.0's: a cylinder's side line then lies elsewhere on its rim (distances
+off by up to 2e-4), or features line up on one side only.  (The turned-geom test this
+replaces gave a wrong contact set silently on 91 of the 923 primitive states above and
+declined every touching mesh pair.)
 """
 
 from __future__ import annotations
