@@ -100,7 +100,8 @@ def supported(kind1: str, kind2: str) -> bool:
 def penetration(g1: ConvexGeom, g2: ConvexGeom, margin: float):
     """``(dist, x1, x2, corners)`` of a supported pair or None when apart: the distance
     less the margin, the witness points, and the three corners ``(w, w1, w2, index1,
-    index2)`` of GJK's simplex or EPA's closest face (``gjk_phase``, ``epa_phase``)."""
+    index2)`` of GJK's simplex (None if it is empty) or EPA's closest face
+    (``gjk_phase``, ``epa_phase``)."""
     full, cores = [0.0, 0.0], []
     for k, g in enumerate((g1, g2)):
         if g.kind in _CORE:
@@ -119,10 +120,10 @@ def penetration(g1: ConvexGeom, g2: ConvexGeom, margin: float):
                 return None
             n, _ = normalize(status.x2 - status.x1)
             dist = status.dist - (full[0] + full[1])
-            if not dist < 0 or not status.simplex:
+            if not dist < 0:
                 return None
             s = status.simplex
-            corners = [s[0], s[min(1, len(s) - 1)], s[min(2, len(s) - 1)]]
+            corners = [s[0], s[min(1, len(s) - 1)], s[min(2, len(s) - 1)]] if s else None
             return dist, status.x1 + full[0] * n, status.x2 - full[1] * n, corners
     status = GJKStatus(g1, g2, dist_cutoff=0.0)           # deep: EPA on the whole geoms
     gjk(status, g1, g2)
@@ -344,6 +345,6 @@ def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
     if found is None:
         return []
     dist, x1, x2, corners = found
-    pairs = multicontact(corners, x1, x2, g1, g2, margin) or [(dist, x1, x2)]
+    pairs = (corners and multicontact(corners, x1, x2, g1, g2, margin)) or [(dist, x1, x2)]
     normal = normalize(pairs[0][1] - pairs[0][2])[0]
     return [(margin + d, (w1 + w2) * 0.5, normal) for d, w1, w2 in pairs]
