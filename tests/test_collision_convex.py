@@ -123,6 +123,21 @@ def test_penetrating_pairs_match_mujoco_to_epa_tolerance(tmp_path, name):
                                        EPA_NORMAL_ATOL, frame_columns=3)
 
 
+def test_pair_needing_several_contacts_is_listed(tmp_path):
+    """A capsule flat on a cylinder: MuJoCo 4.0 gives two contacts by a multi-contact rule
+    rbd does not reproduce; the pair is listed and warned about, not given one contact."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    path = tmp_path / "flat.xml"
+    path.write_text('<mujoco><worldbody><body><freejoint/><geom type="cylinder" size="0.3 0.1"/>'
+                    '</body><body pos="0.01 0.02 0.149" euler="0 90 10"><freejoint/>'
+                    '<geom type="capsule" size="0.05 0.1"/></body></worldbody></mujoco>')
+    model, mm, d = rbd.testing.mujoco_pair(path)
+    mujoco.mj_forward(mm, d)
+    with pytest.warns(UserWarning, match="cylinder"):
+        found = _contacts(model, d)
+    assert d.ncon == 2 and len(found.dist) == 0 and found.unsupported == ((1, 0),)
+
+
 def test_kernel_backend_takes_the_readable_stage(tmp_path):
     """A model with GJK pairs: ``rbd.collide`` and ``rbd.forward`` on the kernel backend
     give the readable stage's contacts (from the compiled twins, collision_convex.pyx)."""

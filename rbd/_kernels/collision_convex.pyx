@@ -6,11 +6,9 @@ The compiled twin of ``rbd/constraints/collision_convex.py`` (``mjc_Convex``,
 ``collision_gjk.pyx`` and ``collision_epa.pyx``: a sphere or a capsule shrinks to its
 centre or segment and GJK's distance is inflated by the radii while the core stays
 apart; otherwise GJK on the whole geoms, then EPA, gives the penetration.  One contact
-per pair; where the 3.12 source's turned-geom search would find a second contact
-:c:func:`c_convex` returns -1 and writes none, and the collision stage lists the pair as
-unsupported (``collision.pyx``).  The reference runs MuJoCo 4.0's multi-CCD for these
-pairs instead (``collision_multiccd.py``, no compiled twin): a model with one takes the
-readable stage (``collision.reference_only``), and the twins agree with multi-CCD off.
+per pair; where the reference raises ``ConvexUnsupportedError`` (MuJoCo's multi-contact
+search would find a second contact) :c:func:`c_convex` returns -1 and writes none, and
+the collision stage lists the pair as unsupported (``collision.pyx``).
 """
 
 import numpy as np

@@ -38,7 +38,6 @@ from . import _backends
 from . import collision_box as _box
 from . import collision_convex as _convex
 from . import collision_mesh as _mesh
-from . import collision_multiccd as _multiccd
 from . import collision_primitive as _prim
 from .collision_broad import (  # noqa: F401 (re-exported: filters and bounds)
     bitmask_compatible,
@@ -513,15 +512,12 @@ _DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
 def reference_only(model) -> bool:
     """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair of :func:`.collision_mesh.readable_only`; a GJK pair with MuJoCo 4.0's
-    multi-CCD, :mod:`.collision_multiccd`; any GJK pair when ``multiccd`` is disabled)."""
+    a mesh pair of :func:`.collision_mesh.readable_only`; a GJK pair when ``multiccd`` is
+    disabled: the compiled convex routines follow MuJoCo's default, multi-CCD on)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
     multiccd = not disabled(model, "multiccd")
     if not multiccd:
         readable = readable | frozenset(_convex.PAIR_FUNCTIONS)
-    else:                       # MuJoCo 4.0's multi-CCD: readable only (collision_multiccd)
-        readable = readable | frozenset(pair for pair in _convex.PAIR_FUNCTIONS
-                                        if _multiccd.supported(*pair))
     geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
         (geoms[i].kind, geoms[j].kind) in readable
