@@ -187,6 +187,29 @@ def test_kernel_plane_mesh_equals_the_reference():
     assert {0, 1, 4} <= counts
 
 
+def test_kernel_plane_mesh_keeps_the_references_four_of_a_large_cap():
+    """Prisms of 5 to 12 corners nearly flat on the plane (the cap below it within the
+    margin): the kernel's four corners (``polygon_quad``, MuJoCo 4.0's ``hull4``) are the
+    reference's, in its order."""
+    from rbd._kernels import collision_mesh
+
+    rng = np.random.default_rng(5)
+    for corners in (5, 6, 8, 12):
+        angle = np.arange(corners) * 2 * np.pi / corners + 0.1
+        ring = np.c_[0.1 * np.cos(angle), 0.07 * np.sin(angle)]
+        points = np.r_[np.c_[ring, np.full(corners, -0.05)],
+                       np.c_[ring, np.full(corners, 0.05)]]
+        hull = rbd.model.mesh_hull.mesh_hull(points, points.mean(0), np.eye(3))
+        for _ in range(5):
+            R = Rotation.from_rotvec(0.02 * rng.standard_normal(3)).as_matrix()
+            pos = np.array([0.0, 0.0, 0.045])
+            ref = cm.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
+            ker = collision_mesh.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
+            assert len(ref.dist) == 4
+            for got, want in zip(ker, ref, strict=True):
+                np.testing.assert_allclose(got, want, rtol=0, atol=TWIN_ATOL)
+
+
 #: (world geoms and the body's opening tag, vertices of the body's mesh or None for a
 #: ball on a mesh in the world, duration): a mesh on the floor (plane–mesh), a ball on a
 #: static mesh (sphere–mesh).
