@@ -17,9 +17,10 @@ from rbd.constraints import collision_multiccd as mc
 from rbd.constraints.collision_gjk import ConvexGeom
 from rbd.constraints.collision_primitive import pack
 
-#: GJK and EPA tolerances of tests/test_collision_convex.py (EPA stops within
-#: ccd_tolerance = 1e-6; the clipped contacts inherit EPA's normal and witness points):
-#: measured worst over the reproduced states here 1.3e-6 on distances, 3e-4 on points.
+#: EPA's tolerances of tests/test_collision_convex.py (EPA stops within ccd_tolerance =
+#: 1e-6; the clipped contacts inherit EPA's features and normal): measured worst over the
+#: 1264 states of the module's table the rule reproduces, 1.9e-6 on distances, 5.7e-4 on
+#: points, 9.8e-3 on normals.
 DIST_ATOL = 2e-6
 POS_ATOL = 1e-3
 NORMAL_ATOL = 2e-2
