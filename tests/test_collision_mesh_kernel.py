@@ -48,25 +48,23 @@ pytestmark = pytest.mark.usefixtures("require_kernels")
 #: ellipsoid–mesh normal (measured worst over 18 states per scene, 1e-16 elsewhere).
 TWIN_ATOL = 1e-12
 
-#: (other geom, pair margin, MuJoCo tolerances (dist, pos, normal) or None where rbd lists
-#: the touching pair instead): every mesh pair the compiled stage now collides.
+#: (other geom, pair margin, MuJoCo tolerances (dist, pos, normal)): every mesh pair the
+#: compiled stage collides (a capsule, cylinder, box or mesh on a mesh takes MuJoCo 4.0's
+#: multi-contact, readable only: rbd.constraints.collision_multiccd).
 SCENES = {
     "plane": ("plane", 0.0, (EXACT_ATOL,) * 3),
     "plane, margin": ("plane", 0.02, (EXACT_ATOL,) * 3),
     "sphere": ('type="sphere" size="0.1"', 0.0, (SPHERE_ATOL,) * 3),
     "ellipsoid": ('type="ellipsoid" size="0.1 0.2 0.15"', 0.0,
                   (EPA_DIST_ATOL, EPA_POS_ATOL, EPA_NORMAL_ATOL)),
-    "capsule": ('type="capsule" size="0.05 0.1"', 0.0, None),
-    "cylinder": ('type="cylinder" size="0.1 0.15"', 0.0, None),
-    "box, margin": ('type="box" size="0.1 0.1 0.1"', 0.01, None),
 }
 
 
 @pytest.mark.parametrize("name", list(SCENES))
 def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
     """The model takes the compiled stage and forward pass; at states touching, deep and 1
-    mm apart its contacts are the readable stage's (TWIN_ATOL, the same order and geoms),
-    its declined pairs the same, and MuJoCo's contacts where the readable ones are."""
+    mm apart its contacts are the readable stage's (TWIN_ATOL, the same order and geoms)
+    and MuJoCo's."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the states")
     other, margin, atol = SCENES[name]
     model, mm, d = _scene(tmp_path, other, margin)
@@ -85,23 +83,25 @@ def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
         for field in ("dist", "pos", "frame", "friction", "solref", "solimp"):
             np.testing.assert_allclose(getattr(ker, field), getattr(ref, field), rtol=0,
                                        atol=TWIN_ATOL, err_msg=field)
-        if atol is not None:
-            _assert_contacts_as_mujocos(ker, d, *atol)
-        else:                                   # touching: listed; apart: nothing at all
-            assert len(ker.dist) == 0 and len(ker.unsupported) == (d.ncon > 0)
-        seen += len(ker.dist) + len(ker.unsupported)
+        _assert_contacts_as_mujocos(ker, d, *atol)
+        seen += len(ker.dist)
     assert seen >= 6
 
 
-def test_compiled_stage_warns_of_a_declined_mesh_pair(tmp_path):
-    """A capsule touching a mesh on the compiled stage: listed and warned of, as the
-    readable stage does."""
+@pytest.mark.parametrize("other, margin", [('type="capsule" size="0.05 0.1"', 0.0),
+                                           ('type="cylinder" size="0.1 0.15"', 0.0),
+                                           ('type="box" size="0.1 0.1 0.1"', 0.01)])
+def test_multiccd_mesh_pairs_keep_the_readable_stage(tmp_path, other, margin):
+    """A capsule or cylinder on a mesh, or a box on it with margin (MuJoCo 4.0's multi-CCD,
+    readable only): the kernel backend gives the readable stage's contacts."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the state")
-    model, mm, d = _scene(tmp_path, 'type="capsule" size="0.05 0.1"')
+    model, mm, d = _scene(tmp_path, other, margin)
+    assert col.reference_only(model) and compiled_forward(model) is None
     _touching(mujoco, mm, d, 0, 1e-2)
-    with pytest.warns(UserWarning, match="mesh"):
-        found = _contacts(model, d, "kernel")
-    assert len(found.dist) == 0 and found.unsupported == ((0, 1),)
+    ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
+    assert len(ref.dist) == len(ker.dist) == d.ncon >= 1
+    # the same routine on geom poses from the compiled kinematics (1e-14 apart)
+    np.testing.assert_allclose(ker.pos, ref.pos, rtol=0, atol=1e-12)
 
 
 def test_box_on_a_mesh_without_margin_takes_the_compiled_stage(tmp_path):
@@ -112,10 +112,9 @@ def test_box_on_a_mesh_without_margin_takes_the_compiled_stage(tmp_path):
     assert not col.reference_only(model) and compiled_forward(model) is not None
 
 
-#: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins).
-ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0),
-                 ("capsule", [0.05, 0.1, 0], 0.01), ("cylinder", [0.1, 0.15, 0], 0.0),
-                 ("box", [0.1, 0.12, 0.08], 0.01), ("mesh", None, 0.01)]
+#: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins;
+#: the compiled routine of the multi-CCD kinds declines a touching pair and is not routed).
+ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0)]
 
 
 @pytest.mark.parametrize("mesh", ["cloud", "cube"])
@@ -160,8 +159,8 @@ def test_kernel_mesh_pair_equals_the_reference(kind, size, margin, mesh):
 
 
 def test_kernel_plane_mesh_equals_the_reference():
-    """``plane_mesh`` on random poses of the cloud and the cube (one to four corners,
-    and the prism's cap declined) as the reference's."""
+    """``plane_mesh`` on random poses of the cloud, the cube and a hexagonal prism (one to
+    four corners, four of the prism's six) as the reference's."""
     from rbd._kernels import collision_mesh
 
     angle = np.arange(6) * np.pi / 3 + 0.1
@@ -175,19 +174,35 @@ def test_kernel_plane_mesh_equals_the_reference():
             R = np.eye(3) if k % 4 == 0 else Rotation.random(
                 random_state=rng.integers(2**31)).as_matrix()
             pos = np.array([0.0, 0.0, rng.uniform(0.0, 0.1)])
-            try:
-                ref = cm.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
-            except cvx.ConvexUnsupportedError:
-                ref = None
+            ref = cm.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
             ker = collision_mesh.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
-            if ref is None:
-                assert ker is None
-                counts.add(-1)
-                continue
             counts.add(len(ref.dist))
             for got, want in zip(ker, ref, strict=True):
                 np.testing.assert_allclose(got, want, rtol=0, atol=TWIN_ATOL)
-    assert {-1, 0, 1, 4} <= counts
+    assert {0, 1, 4} <= counts
+
+
+def test_kernel_plane_mesh_keeps_the_references_four_of_a_large_cap():
+    """Prisms of 5 to 12 corners nearly flat on the plane (the cap below it within the
+    margin): the kernel's four corners (``polygon_quad``, MuJoCo 4.0's ``hull4``) are the
+    reference's, in its order."""
+    from rbd._kernels import collision_mesh
+
+    rng = np.random.default_rng(5)
+    for corners in (5, 6, 8, 12):
+        angle = np.arange(corners) * 2 * np.pi / corners + 0.1
+        ring = np.c_[0.1 * np.cos(angle), 0.07 * np.sin(angle)]
+        points = np.r_[np.c_[ring, np.full(corners, -0.05)],
+                       np.c_[ring, np.full(corners, 0.05)]]
+        hull = rbd.model.mesh_hull.mesh_hull(points, points.mean(0), np.eye(3))
+        for _ in range(5):
+            R = Rotation.from_rotvec(0.02 * rng.standard_normal(3)).as_matrix()
+            pos = np.array([0.0, 0.0, 0.045])
+            ref = cm.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
+            ker = collision_mesh.plane_mesh(np.zeros(3), np.eye(3), pos, R, hull, 0.02)
+            assert len(ref.dist) == 4
+            for got, want in zip(ker, ref, strict=True):
+                np.testing.assert_allclose(got, want, rtol=0, atol=TWIN_ATOL)
 
 
 #: (world geoms and the body's opening tag, vertices of the body's mesh or None for a

@@ -8,12 +8,17 @@ The compiled twin of ``rbd/constraints/collision_mesh.py``: the hull of a mesh g
 (:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder, box or mesh with a mesh; a
 box or a mesh on a mesh without margin through MuJoCo's one-pass multi-contact,
 ``collision_multi.pyx``; without multi-CCD any convex pair, one contact) on
-``collision_convex.pyx`` with the hull's support function (``collision_gjk.pyx``).
+``collision_convex.pyx`` with the hull's support function (``collision_gjk.pyx``).  MuJoCo
+4.0's multi-CCD of a capsule or a cylinder on a mesh, or of a box or a mesh on a mesh with
+margin (the reference's ``collision_multiccd``), has no compiled twin: :c:func:`c_mesh_pair`
+declines such a pair when it touches, and a model with one is not routed here
+(``rbd.constraints.collision.reference_only``).
 """
 
 import numpy as np
 
 cimport numpy as cnp
+from libc.math cimport sqrt
 
 from rbd._kernels._spatial cimport dot3
 from rbd._kernels.collision_convex cimport c_convex, max_contacts
@@ -24,7 +29,7 @@ from rbd._kernels.collision_primitive cimport add_contact, as_doubles, pack
 
 cnp.import_array()
 
-#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts (the
+#: Plane–mesh contacts come from at most this many corners of one polygon (the
 #: reference's MAX_PLANE_MESH)
 cdef Py_ssize_t MAX_PLANE_MESH = 4
 #: a zero tangent: make_frame picks one
@@ -107,18 +112,63 @@ cdef inline Py_ssize_t _facing(const HullC* hull, Py_ssize_t vertex,
     return best
 
 
+cdef inline double _area4(const HullC* hull, Py_ssize_t start, Py_ssize_t n, Py_ssize_t a,
+                          Py_ssize_t b, Py_ssize_t c, Py_ssize_t d) noexcept nogil:
+    # area of the quadrilateral of polygon corners a, b, c, d (positions from start):
+    # half the norm of the cross product of its diagonals
+    cdef const double* va = hull.vert + 3 * hull.poly_vert[start + a]
+    cdef const double* vb = hull.vert + 3 * hull.poly_vert[start + b]
+    cdef const double* vc = hull.vert + 3 * hull.poly_vert[start + c]
+    cdef const double* vd = hull.vert + 3 * hull.poly_vert[start + d]
+    cdef double e[3]
+    cdef double f[3]
+    cdef double g[3]
+    cdef int i
+    for i in range(3):
+        e[i] = va[i] - vc[i]
+        f[i] = vb[i] - vd[i]
+    g[0] = e[1] * f[2] - e[2] * f[1]
+    g[1] = e[2] * f[0] - e[0] * f[2]
+    g[2] = e[0] * f[1] - e[1] * f[0]
+    return 0.5 * sqrt(dot3(g, g))
+
+
+cdef Py_ssize_t polygon_quad(const HullC* hull, Py_ssize_t start, Py_ssize_t n, Py_ssize_t a,
+                             Py_ssize_t* quad) noexcept nogil:
+    """The reference's ``polygon_quad`` (MuJoCo 4.0's ``hull4``): positions of at most four
+    corners of the polygon of n corners at ``start``, the first ``a``; their number."""
+    cdef Py_ssize_t b = (a + 1) % n, c = (a + 2) % n, d = (a + 3) % n, k
+    cdef double best
+    if n <= MAX_PLANE_MESH:
+        for k in range(n):
+            quad[k] = (a + k) % n
+        return n
+    best = _area4(hull, start, n, a, b, c, d)
+    while _area4(hull, start, n, a, b, c, (d + 1) % n) > best:
+        d = (d + 1) % n
+        best = _area4(hull, start, n, a, b, c, d)
+        while _area4(hull, start, n, a, b, (c + 1) % n, d) > best:
+            c = (c + 1) % n
+            best = _area4(hull, start, n, a, b, c, d)
+        while _area4(hull, start, n, a, (b + 1) % n, c, d) > best:
+            b = (b + 1) % n
+            best = _area4(hull, start, n, a, b, c, d)
+    quad[0], quad[1], quad[2], quad[3] = a, b, c, d
+    return 4
+
+
 cdef int c_plane_mesh(const double* pos1, const double* mat1, const double* pos2,
                       const double* mat2, const HullC* hull, double margin,
                       PairOut* out) noexcept nogil:
-    """plane_mesh: the deepest hull vertex, then the other corners within the margin of
-    the polygon at it turned most to the plane, in the polygon's order; the number of
-    contacts written, or -1 (none written) on a polygon of more than MAX_PLANE_MESH
-    corners with a second contact (the reference's ``ConvexUnsupportedError``)."""
+    """plane_mesh: the deepest hull vertex, then, of the polygon at it turned most to the
+    plane, the other corners of ``polygon_quad`` not above the mesh frame's origin and
+    within the margin; the number of contacts written."""
     cdef double normal[3]
     cdef double local[3]
     cdef double point[3]
     cdef double dist
-    cdef Py_ssize_t best, face, start, n, k, m, j, found = 1
+    cdef Py_ssize_t quad[4]
+    cdef Py_ssize_t best, face, start, n, k, m, j, nquad
     cdef int i
     for i in range(3):
         normal[i] = mat1[3 * i + 2]
@@ -137,23 +187,22 @@ cdef int c_plane_mesh(const double* pos1, const double* mat1, const double* pos2
     k = 0
     while hull.poly_vert[start + k] != best:
         k += 1
-    for m in range(1, n):
-        # the corners after the first, in the polygon's order
-        j = hull.poly_vert[start + (k + m) % n]
+    nquad = polygon_quad(hull, start, n, k, quad)
+    for m in range(1, nquad):
+        j = hull.poly_vert[start + quad[m]]
+        mat3_vec(mat2, hull.vert + 3 * j, point)
+        if dot3(normal, point) > 0:
+            # above the mesh frame's origin (point is relative to it here)
+            continue
         dist = _plane_vertex(hull.vert + 3 * j, pos1, normal, pos2, mat2, point)
         if dist < margin:
-            found += 1
             add_contact(out, dist, point, normal, ZERO3)
-    if n > MAX_PLANE_MESH and found > 1:
-        out.n = 0
-        return -1
     return out.n
 
 
 def plane_mesh(pos1, mat1, pos2, mat2, hull, double margin):
     """:c:func:`c_plane_mesh` on array_like poses and a ``MeshHull`` (the reference's
-    ``plane_mesh``): ``(dist, pos, frame)`` arrays, or None where the reference raises
-    ``ConvexUnsupportedError``."""
+    ``plane_mesh``): ``(dist, pos, frame)`` arrays."""
     cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
     cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
     cdef const double[::1] p2 = as_doubles(pos2).reshape(3)
@@ -161,8 +210,8 @@ def plane_mesh(pos1, mat1, pos2, mat2, hull, double margin):
     cdef Hull h = Hull(hull)
     cdef PairOut out
     out.n = 0
-    found = c_plane_mesh(&p1[0], &m1[0], &p2[0], &m2[0], &h.c, margin, &out)
-    return None if found < 0 else pack(&out)
+    c_plane_mesh(&p1[0], &m1[0], &p2[0], &m2[0], &h.c, margin, &out)
+    return pack(&out)
 
 
 # ----------------------------------------------------------------------------- GJK/EPA pairs

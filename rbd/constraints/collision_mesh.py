@@ -9,42 +9,50 @@ table):
 * **plane–mesh**: :func:`plane_mesh`, MuJoCo's ``mjc_PlaneConvex`` as MuJoCo 4.0 runs
   it: the hull vertex deepest below the plane gives the first contact; of the hull
   polygons at that vertex, the one whose outward normal is most opposed to the plane's
-  gives the others, its further corners within the margin, in the polygon's
-  counter-clockwise order from the first.  Each contact sits halfway between its vertex
-  and the plane, normal the plane's.  (The source of 3.12 read here, ``engine_collision_
-  convex.c``, adds up to two hull neighbours of the first vertex at least 0.3 ``rbound``
-  from it instead; the rule here is the one that reproduces MuJoCo 4.0's contacts on
-  every one of 240 random states measured, the source's on 211, and on a box mesh's
-  square faces.)  On a polygon of five corners or more MuJoCo 4.0 keeps at most four
-  contacts, chosen by a rule not reproduced here (measured: neither the first corners in
-  order, nor the largest-area quadrilateral, nor ``polygonQuad`` of
-  ``engine_collision_gjk.c``), so such a pair with a second corner within the margin (a
-  prism's cap on the floor) raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.
+  gives the others: its corners after the first in the polygon's counter-clockwise order
+  (all of them on a polygon of up to four corners, else the quadrilateral from the first
+  corner found by :func:`polygon_quad`, MuJoCo 4.0's ``hull4``), each kept when it is not
+  above the mesh frame's origin along the plane normal and within the margin.  Each
+  contact sits halfway between its vertex and the plane, normal the plane's.  (The source
+  of 3.12 read here, ``engine_collision_convex.c``, adds up to two hull neighbours of the
+  first vertex at least 0.3 ``rbound`` from it instead; the rule here is the one that
+  reproduces MuJoCo 4.0's contacts on every one of 240 random states measured, the
+  source's on 211, and on a box mesh's square faces.)  On caps of five to twelve corners
+  (prisms on the tilted floor, 288 states turned by up to 0.3 rad) it gives MuJoCo 4.0's
+  contacts in MuJoCo's order, to rounding, on all 288; on a cap lying exactly flat the
+  deepest corner is a tie, which MuJoCo's hill-climbing vertex search breaks otherwise
+  than :meth:`~rbd.model.mesh_hull.MeshHull.support_index` (24 of 96 such states give
+  MuJoCo's set).
 * **sphere–mesh and ellipsoid–mesh**: MuJoCo's ``mjc_Convex`` (GJK and EPA,
   :func:`rbd.constraints.collision_convex.convex`) with the hull's support function
   (the vertex farthest along a direction): one contact.
 * **box or mesh with a mesh**: without margin, GJK/EPA and MuJoCo's one-pass
   multi-contact (:mod:`rbd.constraints.collision_multi`): faces lying flat on each other,
   or an edge in a face, are clipped against each other for up to four contacts.  With a
-  margin MuJoCo turns the geoms instead, as for the next kinds.
-* **capsule or cylinder with a mesh** (and a box or mesh with margin): MuJoCo 4.0 may
-  return several contacts for these by a rule not reproduced (the source of 3.12 read
-  here turns the geoms; 4.0's contacts differ).  Measured on random touching states:
-  MuJoCo gave two contacts where GJK/EPA's one contact was the only answer rbd had, in 1
-  of 16 capsule and 4 of 16 cylinder states.  So that no contact set differs from
-  MuJoCo's without a word, such a pair runs GJK and, when the geoms touch, raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists it
-  in ``Contacts.unsupported`` with a warning); apart, it gives no contact.  With
-  MuJoCo's ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo
-  asks for one contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding
-  (capsule, box, mesh) or to EPA's tolerance (cylinder) on every state measured.
+  margin MuJoCo 4.0 clips them too, on the bare shapes grown by half the margin each
+  (:mod:`rbd.constraints.collision_multiccd`; measured: box–mesh and mesh–mesh with a cube
+  and a hexagonal prism, 185 of 192 random or nearly flat states with MuJoCo's contact
+  set).
+* **capsule or cylinder with a mesh**: MuJoCo 4.0's multi-CCD
+  (:mod:`rbd.constraints.collision_multiccd`): a capsule's side or a cylinder's side line
+  lying in a hull face is clipped to it, a cylinder's cap flat on a face is clipped as a
+  16-gon.  Measured on random and nearly aligned states, with and without margin:
+  capsule 188 of 192 states with MuJoCo's contact set, cylinder 162 of 192; a cylinder's
+  cap clipped to more than four points (22 of the 192 cylinder states) raises
+  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists the
+  pair with a warning), MuJoCo's choice of four not being reproduced.  With MuJoCo's
+  ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo asks for one
+  contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding (capsule, box,
+  mesh) or to EPA's tolerance (cylinder) on every state measured.
 
 These routines have compiled twins on the compiled collision stage
 (``rbd/_kernels/collision_mesh.pyx``; the hull's support in ``collision_gjk.pyx``, MuJoCo's
-multi-contact of a box or a mesh on a mesh in ``collision_multi.pyx``), with ``multiccd``
-on or disabled: a model with mesh pairs is collided compiled, the same contacts as here
-(``tests/test_collision_multi_kernel.py``, ``tests/test_collision_mesh_kernel.py``).
+multi-contact of a box or a mesh on a mesh without margin in ``collision_multi.pyx``), with
+``multiccd`` on or disabled, the same contacts as here
+(``tests/test_collision_multi_kernel.py``, ``tests/test_collision_mesh_kernel.py``), except
+MuJoCo 4.0's multi-CCD of :mod:`.collision_multiccd` (a capsule or a cylinder on a mesh; a
+box or a mesh on a mesh with margin): a model with such a pair takes the readable collision
+path (:func:`readable_only`, :func:`rbd.constraints.collision.reference_only`).
 Agreement with MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
 single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
 centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
@@ -56,17 +64,13 @@ from __future__ import annotations
 import numpy as np
 
 from . import collision_convex as _convex
+from . import collision_multiccd as _multiccd
 from .collision_gjk import dot3
 from .collision_primitive import PairContacts, pack
 
-#: Polygons of up to this many corners give MuJoCo 4.0's plane–mesh contacts; which of a
-#: larger polygon's corners MuJoCo keeps is not reproduced (module notes).
+#: Plane–mesh contacts come from at most this many corners of one hull polygon (MuJoCo
+#: 4.0's ``hull4``, :func:`polygon_quad`).
 MAX_PLANE_MESH = 4
-
-#: Kinds that may touch a mesh at several points in MuJoCo 4.0 by a rule rbd does not
-#: reproduce (a box or a mesh only with a margin: :func:`mesh_pair`; module notes).
-MULTI_CONTACT = ("capsule", "cylinder", "box", "mesh")
-
 
 def placed(geom, pos, mat) -> tuple:
     """``(pos, mat, shape, rbound)`` of a geom for the pair routines: a mesh geom's world
@@ -82,6 +86,19 @@ def placed(geom, pos, mat) -> tuple:
 def hulled(geom) -> bool:
     """A mesh geom with its hull (boxed by the broad phase and collided through the hull)."""
     return geom.kind == "mesh" and getattr(geom, "hull", None) is not None
+
+
+def readable_only(geom1, geom2, margin: float, multiccd: bool = True) -> bool:
+    """Whether a pair with a mesh (geom 1 first in kind order, ``margin`` its ``margin +
+    gap``) has its routine in readable code only: MuJoCo 4.0's multi-CCD of a face against
+    a face or a capsule's side (:mod:`.collision_multiccd`: a capsule or a cylinder on a
+    mesh, a box or a mesh on a mesh with margin), with multi-CCD on.  The other pairs with
+    their hulls run compiled too (``rbd/_kernels/collision_mesh.pyx``; a box or a mesh on a
+    mesh without margin through ``collision_multi.pyx``; any pair without multi-CCD)."""
+    if not multiccd or not routed(geom1, geom2) or geom1.kind == "plane":
+        return False
+    return (_convex.max_contacts(geom1.kind, geom2.kind, margin) == 1
+            and _multiccd.supported(geom1.kind, geom2.kind))
 
 
 def routed(geom1, geom2) -> bool:
@@ -120,15 +137,48 @@ def plane_mesh(pos1, mat1, pos2, mat2, hull, margin) -> PairContacts:
     faces = hull.vertex_polygons[best]
     if len(faces):                                      # the face turned most to the plane
         face = faces[int(np.argmax(hull.normals[faces] @ local))]
-        loop = list(hull.polygons[face])
-        k = loop.index(best)
-        for j in loop[k + 1:] + loop[:k]:
-            extra = _plane_vertex(hull.vertices[j], pos1, normal, pos2, mat2)
+        loop = hull.polygons[face]
+        for j in polygon_quad(hull.vertices, loop, list(loop).index(best))[1:]:
+            point = mat2 @ hull.vertices[loop[j]] + pos2
+            if dot3(normal, point - pos2) > 0:          # above the mesh frame's origin
+                continue
+            extra = _plane_vertex(hull.vertices[loop[j]], pos1, normal, pos2, mat2)
             if extra[0] < margin:
                 contacts.append(extra)
-        if len(loop) > MAX_PLANE_MESH and len(contacts) > 1:
-            raise _convex.ConvexUnsupportedError("MuJoCo picks among the polygon's corners")
     return pack([(dist, point, normal, np.zeros(3)) for dist, point in contacts])
+
+
+def _area4(a, b, c, d) -> float:
+    """Area of the quadrilateral (a, b, c, d), corners in order: half the norm of the cross
+    product of its diagonals."""
+    g = np.cross(a - c, b - d)
+    return 0.5 * np.sqrt(dot3(g, g))
+
+
+def polygon_quad(vertices, loop, a: int) -> list:
+    """Positions in ``loop`` of at most four corners of a hull polygon, the first ``a``
+    (MuJoCo 4.0's ``hull4``): all of a polygon of up to four corners, from ``a`` on; of a
+    larger one, the quadrilateral from ``a`` whose fourth, third and second corners advance
+    around the loop while its area grows."""
+    n = len(loop)
+    b, c, d = (a + 1) % n, (a + 2) % n, (a + 3) % n
+    if n <= MAX_PLANE_MESH:
+        return [(a + k) % n for k in range(n)]
+
+    def area(i, j, k, m):
+        return _area4(*(vertices[loop[x]] for x in (i, j, k, m)))
+
+    best = area(a, b, c, d)
+    while area(a, b, c, (d + 1) % n) > best:
+        d = (d + 1) % n
+        best = area(a, b, c, d)
+        while area(a, b, (c + 1) % n, d) > best:
+            c = (c + 1) % n
+            best = area(a, b, c, d)
+        while area(a, (b + 1) % n, c, d) > best:
+            b = (b + 1) % n
+            best = area(a, b, c, d)
+    return [a, b, c, d]
 
 
 def _plane_vertex(vertex, pos1, normal, pos2, mat2) -> tuple:
@@ -151,19 +201,13 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     Raises
     ------
     ConvexUnsupportedError
-        The pair touches and MuJoCo would turn the geoms for more contacts (a capsule or a
-        cylinder; a box or a mesh with margin).
+        A cylinder's cap is clipped to more than four points (MuJoCo 4.0 keeps four by a
+        rule not reproduced: :mod:`.collision_multiccd`).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)
-    if multiccd and _convex.max_contacts(kind1, kind2, margin) > 1:   # EPA's face: clipping
-        return _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
-                              rbound1, rbound2)
-    found = _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
-                           rbound1, rbound2, multiccd=False)
-    if multiccd and kind1 in MULTI_CONTACT and len(found.dist):
-        raise _convex.ConvexUnsupportedError("MuJoCo 4.0's multi-contact applies")
-    return found
+    return _convex.convex(kind1, kind2, pos1, mat1, shape1, pos2, mat2, shape2, margin,
+                          rbound1, rbound2, multiccd=multiccd)
 
 
 #: Kind pairs with a mesh that have a routine (MuJoCo's collision table; no height fields).

@@ -1,0 +1,357 @@
+r"""Several contacts of convex pairs beyond two bare polytopes, as MuJoCo 4.0's multi-CCD.
+
+Two boxes or meshes without margin get their contact patch from the face EPA ends on
+(:mod:`.collision_multi`).  MuJoCo 4.0 runs the same recovery for every pair with a
+*face* (a box, a mesh, or a cylinder, whose caps count as 16-gons) against a face or an
+*edge* (a capsule's segment), with or without margin (the 3.12 source read here,
+``engine_collision_convex.c``, turns both geoms slightly instead; its contacts are not
+4.0's: a capsule flat on a cylinder gets two contacts at the capsule's ends and loses
+the first).  The rule was read in the MuJoCo 4.0 engine's Warp port (``mujoco_warp``
+4.0.0, ``collision_gjk.py``: ``gjk_phase``, ``multicontact``, ``_cylinder_face``,
+``_cylinder_edge_normals``, ``_capsule_edge_normals``, ``_polygon_clip``) and checked on
+MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides.  The
+collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`; readable only).
+The primitive pairs it covers (capsule–cylinder, cylinder–cylinder, cylinder–box) keep
+the older turned-geom test of :mod:`.collision_convex` until the rule has a compiled twin:
+they run compiled in models such as dm_control's dog, quadruped, finger and reacher,
+whose forward pass the readable stage makes 3 to 100 times slower (measured 0.47 ms
+against 50 ms for the dog).
+
+
+1. **Distance** (:func:`penetration`).  A sphere or capsule shrinks to its core, as for
+   one contact; with a margin, the other geoms of the pair shrink to their bare shape
+   too.  GJK on what is left gives the distance; while it is positive the witness points
+   are grown back by the radii and half margins, and GJK's final simplex (up to three
+   support points) stands for the touching features.  Otherwise EPA on the whole geoms
+   gives the depth and its closest face.
+2. **Features.**  A support point carries an index: a box corner, a hull vertex, or
+   for a cylinder the cap it lies on (0 the top, 1 the bottom; :func:`cylinder_index`).
+   A cylinder whose three corners share a cap touches with that cap; a capsule always
+   with its surface line through the witness point.
+3. **Alignment** (:func:`multicontact`).  Faces opposed within 5° are clipped against
+   each other as :mod:`.collision_multi` does (geom 1's face in the prism over geom 2's).
+   Otherwise, when geom 1's feature is an edge or a vertex, geom 2 has face normals and
+   geom 1's feature is no larger than geom 2's (or geom 1 has no face), geom 1's edges
+   are tried against geom 2's faces: a box or hull edge, a cylinder's side line through
+   the corner (:func:`cylinder_edges`), a capsule's surface line
+   (:func:`capsule_edges`).  Failing that geom 2's edges are tried against geom 1's
+   faces (MuJoCo 4.0 does; the Warp port stops).
+4. **Clipping with margin** (:func:`clip`).  Points up to the two half margins above the
+   clipping face are kept; each contact's witness on the clipping face is the clipped
+   point projected on it, and both witnesses are then moved out by their geom's half
+   margin (a capsule's is already grown).  All contacts take the first one's normal.
+
+What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
+aligned touching states at two depths, with and without a margin of 0.01: states with
+MuJoCo 4.0's contact count and every contact within the tolerances of
+:mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2 on normals).
+
+=========================== ======== ========== =========================
+pair                        states   reproduced declined (cap > 4 points)
+=========================== ======== ========== =========================
+capsule–cylinder            240      240        0
+cylinder–cylinder           240      223        8
+cylinder–box                240      220        16
+capsule–mesh (cube, prism)  192      188        0
+cylinder–mesh               192      162        22
+box–mesh, with margin       96       93         0
+mesh–mesh, with margin      96       92         0
+cylinder cap nearly flat    203      46         157
+=========================== ======== ========== =========================
+
+Not reproduced: when a cylinder's cap is clipped to more than four points MuJoCo 4.0
+keeps four by a rule not found here (not ``polygonQuad`` from any start or direction of
+the 16-gon and of the box face, at best 41 of 75 nearly flat cylinder–box states; not
+the largest quadrilateral, 39 of 75), so such a pair raises
+:class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.  The other misses (32
+of 1499 states) are states where rbd's EPA (the 3.12 source's iterates) ends on another
+face than MuJoCo 4.0's: a cylinder's side line then lies elsewhere on its rim (distances
+off by up to 2e-4), or features line up on one side only.  (The turned-geom test this
+replaces gave a wrong contact set silently on 91 of the 923 primitive states above and
+declined every touching mesh pair.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import collision_epa as _epa
+from . import collision_multi as _multi
+from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, dot3, gjk
+from .collision_primitive import MINVAL, normalize
+
+#: Kinds with faces (a cylinder's caps) and kinds with an edge (a capsule's side).
+FACE_KINDS = ("box", "mesh", "cylinder")
+EDGE_KINDS = ("capsule",)
+#: A cylinder's cap is clipped as this regular polygon (MuJoCo 4.0's ``_cylinder_face``).
+CYLINDER_SIDES = 16
+#: The cores GJK uses for spheres and capsules (grown back by the radius afterwards).
+_CORE = {"sphere": "point", "capsule": "line"}
+
+
+class ChoiceUnsupportedError(Exception):
+    """A cylinder's cap clipped to more than four points: MuJoCo 4.0 keeps four by a rule
+    not reproduced (module notes)."""
+
+
+def supported(kind1: str, kind2: str) -> bool:
+    """Whether MuJoCo 4.0 looks for several contacts of the pair: a face against a face,
+    or a face against an edge (``_supports_multiccd``)."""
+    face1, face2 = kind1 in FACE_KINDS, kind2 in FACE_KINDS
+    return (face1 and face2) or (face1 and kind2 in EDGE_KINDS) or (
+        kind1 in EDGE_KINDS and face2)
+
+
+# ----------------------------------------------------------------------------- 1. distance
+
+def penetration(g1: ConvexGeom, g2: ConvexGeom, margin: float):
+    """``(dist, x1, x2, corners)`` of a supported pair or None when apart: the distance
+    less the margin, the witness points, and the three corners ``(w, w1, w2, index1,
+    index2)`` of GJK's simplex (None if it is empty) or EPA's closest face
+    (``gjk_phase``, ``epa_phase``)."""
+    full, cores = [0.0, 0.0], []
+    for k, g in enumerate((g1, g2)):
+        if g.kind in _CORE:
+            full[k] = g.size[0] + 0.5 * margin
+            cores.append(ConvexGeom(_CORE[g.kind], g.pos, g.mat, g.size, 0.0))
+        elif margin > 0:
+            full[k] = 0.5 * margin
+            cores.append(ConvexGeom(g.kind, g.pos, g.mat, g.size, 0.0))
+        else:
+            cores.append(g)
+    if full[0] + full[1] > 0:
+        status = GJKStatus(*cores, dist_cutoff=full[0] + full[1])
+        gjk(status, *cores)
+        if status.dist > TOLERANCE:                      # shallow: grow back
+            if status.dist == MAX_LIMIT:
+                return None
+            n, _ = normalize(status.x2 - status.x1)
+            dist = status.dist - (full[0] + full[1])
+            if not dist < 0:
+                return None
+            s = status.simplex
+            corners = [s[0], s[min(1, len(s) - 1)], s[min(2, len(s) - 1)]] if s else None
+            return dist, status.x1 + full[0] * n, status.x2 - full[1] * n, corners
+    status = GJKStatus(g1, g2, dist_cutoff=0.0)           # deep: EPA on the whole geoms
+    gjk(status, g1, g2)
+    if status.dist <= TOLERANCE and len(status.simplex) > 1 and not status.separated:
+        found = _epa.penetration_face(status.simplex, g1, g2)
+        if found is not None and found[0] < 0:
+            return found
+    return None
+
+
+# ----------------------------------------------------------------------------- 2. features
+
+def cylinder_index(g: ConvexGeom, point) -> int:
+    """The cap a cylinder's support point lies on: 0 the top (+z), 1 the bottom."""
+    return 0 if dot3(g.mat[:, 2], point - g.pos) >= 0 else 1
+
+
+def features(g: ConvexGeom, corners: list, side: int) -> tuple:
+    """Support indices and points of one geom (``side`` 0 or 1) at the three corners."""
+    points = [np.asarray(c[1 + side]) for c in corners]
+    if g.kind == "cylinder":
+        return [cylinder_index(g, p) for p in points], points
+    if g.kind == "capsule":
+        return [-1, -1, -1], points
+    return [c[3 + side] for c in corners], points
+
+
+def normals(g: ConvexGeom, dim: int, indices: list, direction) -> tuple:
+    """World normals and indices of the faces holding a feature: a box's or a hull's
+    (:func:`.collision_multi.face_normals`), a cylinder's cap when all three corners are
+    on it (``_cylinder_normals``); a capsule has none."""
+    if g.kind in ("box", "mesh"):
+        return _multi.face_normals(g, dim, indices, direction)
+    if g.kind == "cylinder" and dim == 1:
+        return [g.mat[:, 2] * (-1.0 if indices[0] else 1.0)], [indices[0]]
+    return [], []
+
+
+def cylinder_edges(g: ConvexGeom, dim: int, points: list, index: int, margin: float) -> tuple:
+    """The cylinder's side line at a corner (``_cylinder_edge_normals``): unit direction
+    from the corner's cap to the other, its far end, and its start (with a margin, the
+    corner moved onto the rim of its cap)."""
+    if dim not in (1, 2):
+        return [], [], None
+    sign = 1.0 if index else -1.0
+    start = points[0]
+    if margin > 0:
+        rel = start - g.pos
+        x, y = dot3(g.mat[:, 0], rel), dot3(g.mat[:, 1], rel)
+        n2 = x * x + y * y
+        scale = g.size[0] / np.sqrt(n2) if n2 >= MINVAL * MINVAL else 0.0
+        start = g.mat @ np.array([scale * x, scale * y, -sign * g.size[1]]) + g.pos
+    axis = g.mat[:, 2] * sign
+    return [axis], [start + axis * (2 * g.size[1])], start
+
+
+def capsule_edges(g: ConvexGeom, witness) -> tuple:
+    """The capsule's surface line through its witness point, end to end
+    (``_capsule_edge_normals``): its direction, far end and start."""
+    axis = g.mat[:, 2]
+    along = dot3(witness - g.pos, axis)
+    return [axis], [witness + axis * (g.size[1] - along)], witness - axis * (along + g.size[1])
+
+
+def edges(g: ConvexGeom, dim: int, points: list, indices: list, witness, margin) -> tuple:
+    """Unit directions, far ends and the start of the edges of a feature, by kind."""
+    if g.kind in ("box", "mesh"):
+        directions, ends = _multi.feature_edges(g, dim, points, indices[0])
+        return directions, ends, points[0]
+    if g.kind == "cylinder":
+        return cylinder_edges(g, dim, points, indices[0], margin)
+    return capsule_edges(g, witness)
+
+
+def cylinder_face(g: ConvexGeom, index: int) -> np.ndarray:
+    """A cylinder's cap as a regular 16-gon, counter-clockwise seen from outside (the
+    corners of MuJoCo 4.0's ``_cylinder_face`` in reverse order)."""
+    sign = -1.0 if index else 1.0
+    centre = g.mat[:, 2] * (sign * g.size[1]) + g.pos
+    angle = np.arange(CYLINDER_SIDES) * (2 * np.pi / CYLINDER_SIDES)
+    x, y = g.mat[:, 0] * g.size[0], g.mat[:, 1] * (g.size[0] * sign)
+    return np.array([x * np.cos(a) - y * np.sin(a) + centre for a in angle])[::-1]
+
+
+def flat_face(g: ConvexGeom, index: int, clipping: bool, after_box: bool = False) -> np.ndarray:
+    """A face clipped flat on another, counter-clockwise seen from outside, from the corner
+    MuJoCo 4.0 starts at where that is known (:func:`.collision_multi.clipped_face` for
+    geom 1, :func:`.collision_multi.clipping_face` for geom 2's hull)."""
+    if g.kind == "cylinder":
+        return cylinder_face(g, index)
+    if g.kind == "box" or not clipping:
+        return _multi.clipped_face(g, index)
+    return _multi.clipping_face(g, index, after_box)
+
+
+def edge_face(g: ConvexGeom, index: int) -> np.ndarray:
+    """A face an edge is clipped against, clockwise seen from outside (walls perpendicular
+    to its own normal: :func:`.collision_multi.face`, a cylinder's cap reversed)."""
+    if g.kind == "cylinder":
+        return cylinder_face(g, index)[::-1]
+    return _multi.face(g, index)
+
+
+# ----------------------------------------------------------------------------- 4. clipping
+
+def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_normal=None,
+         reduce: bool = True) -> list:
+    """Witness pairs ``[(dist, on_face, point), ...]`` of the part of ``polygon`` (a face,
+    or an edge of two points) inside the prism over the face ``clipping`` (outward normal
+    ``n``; walls perpendicular to ``side_normal``, default ``n``) and at most ``margin``
+    above it: its signed height, its projection on the face, itself (``_polygon_clip``).
+    An edge keeps its two farthest points; more than four points of a face become
+    :func:`.collision_multi.polygon_quad`'s four, or raise :class:`ChoiceUnsupportedError`
+    when ``reduce`` is False."""
+    if len(clipping) < 3:
+        return []
+    side = n if side_normal is None else side_normal
+    points = [np.array(v, float) for v in polygon]
+    for e in range(len(clipping)):
+        pn, pd = _multi.side_plane(clipping[e], clipping[(e + 1) % len(clipping)], side)
+        kept = []
+        for i, p in enumerate(points):
+            q = points[(i + 1) % len(points)]
+            inside1, inside2 = _multi._inside(clipping[e], pn, p), _multi._inside(clipping[e],
+                                                                                 pn, q)
+            if inside1 and inside2:
+                kept.append(q)
+                continue
+            if inside1 or inside2:
+                along = dot3(pn, q - p)
+                if along != 0.0:
+                    t = (pd - dot3(pn, p)) / along
+                    if 0.0 <= t <= 1.0:
+                        kept.append(p + (q - p) * t)
+                if inside2:
+                    kept.append(q)
+        points = kept
+    points = [p for p in points if dot3(p - clipping[0], n) <= margin]
+    if len(polygon) == 2 and len(points) > 2:
+        pairs = [(i, j) for i in range(len(points)) for j in range(i + 1, len(points))]
+        i, j = max(pairs, key=lambda ij: dot3(points[ij[1]] - points[ij[0]],
+                                             points[ij[1]] - points[ij[0]]))
+        points = [points[i], points[j]]
+    elif len(points) > _multi.MAX_CONTACTS:
+        if not reduce:
+            raise ChoiceUnsupportedError("MuJoCo picks four of a cylinder cap's points")
+        points = [points[i] for i in _multi.polygon_quad(np.array(points))]
+    out = []
+    for v in points:
+        height = dot3(v - clipping[0], n)
+        out.append((height, v - height * n, v))
+    return out
+
+
+def _grown(found: list, half1: float, half2: float, normal) -> list:
+    """Witness pairs ``(dist, x1, x2)`` moved out by the geoms' half margins along the
+    normal from geom 1 to geom 2."""
+    return [(d - (half1 + half2), x1 + half1 * normal, x2 - half2 * normal)
+            for d, x1, x2 in found]
+
+
+def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: float):
+    """Witness pairs ``[(dist, x1, x2), ...]`` of the touching features (module notes), or
+    an empty list when nothing lines up and the one contact stands.
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        A cylinder's cap is clipped to more than four points.
+    """
+    idx1, pts1 = features(g1, corners, 0)
+    idx2, pts2 = features(g2, corners, 1)
+    dim1, dim2 = _multi.simplex_dim(idx1, pts1), _multi.simplex_dim(idx2, pts2)
+    normals1, faces1 = normals(g1, dim1, idx1, x1 - x2)
+    normals2, faces2 = normals(g2, dim2, idx2, x2 - x1)
+    half1 = 0.0 if g1.kind in EDGE_KINDS else 0.5 * margin
+    half2 = 0.0 if g2.kind in EDGE_KINDS else 0.5 * margin
+    pair = _multi.aligned_faces(normals1, normals2)
+    if pair is not None:                 # face on face: geom 1's face in geom 2's prism
+        i, j = pair
+        n2 = normals2[j]
+        found = clip(flat_face(g2, faces2[j], True, g1.kind == "box"),
+                     flat_face(g1, faces1[i], False),
+                     n2, half1 + half2, side_normal=normals1[i],
+                     reduce="cylinder" not in (g1.kind, g2.kind))
+        return _grown([(d, p, q) for d, q, p in found], half1, half2, -n2)
+    if dim1 < 3 and normals2 and (dim1 <= dim2 or not normals1):   # geom 1's edge
+        directions, ends, start = edges(g1, dim1, pts1, idx1, x1, margin)
+        pair = _multi.aligned_face_edge(directions, normals2)
+        if pair is not None:
+            i, j = pair
+            n2 = normals2[j]
+            found = clip(edge_face(g2, faces2[j]), np.array([start, ends[i]]), n2,
+                         half1 + half2)
+            return _grown([(d, p, q) for d, q, p in found], half1, half2, -n2)
+    if dim2 < 3:                                                    # geom 2's edge
+        directions, ends, start = edges(g2, dim2, pts2, idx2, x2, margin)
+        pair = _multi.aligned_face_edge(directions, normals1)
+        if pair is not None:
+            i, j = pair
+            n1 = normals1[j]
+            found = clip(edge_face(g1, faces1[j]), np.array([start, ends[i]]), n1,
+                         half1 + half2)
+            return _grown(found, half1, half2, n1)
+    return []
+
+
+def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
+    """Contacts ``[(dist, pos, normal), ...]`` of a :func:`supported` pair with multi-CCD:
+    the clipped features' or, when nothing lines up, the one of :func:`penetration`; each
+    at its witnesses' midpoint, with the first one's normal and ``margin + dist``.
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        A cylinder's cap is clipped to more than four points (module notes).
+    """
+    found = penetration(g1, g2, margin)
+    if found is None:
+        return []
+    dist, x1, x2, corners = found
+    pairs = (corners and multicontact(corners, x1, x2, g1, g2, margin)) or [(dist, x1, x2)]
+    normal = normalize(pairs[0][1] - pairs[0][2])[0]
+    return [(margin + d, (w1 + w2) * 0.5, normal) for d, w1, w2 in pairs]
