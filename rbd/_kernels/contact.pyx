@@ -377,7 +377,7 @@ cdef inline bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until)
         status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
                             run.h, q_next, v_next)
         kept = k % run.every == 0 or k == run.steps
-        if run.collide != NULL:
+        if run.collide != NULL and fw.con.declined:    # (the runs' counts share a line)
             run.declined[s] += fw.con.declined
         if kept:
             record(run, s, j, q, v, fw)
