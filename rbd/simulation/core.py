@@ -259,8 +259,9 @@ def simulate(
         Contacts, joint limits, dof friction loss, joint springs, fluid forces and the
         equality constraints (``constraints``, soft as in MuJoCo; ``baumgarte`` unused)
         through :func:`rbd.forward` with MuJoCo's semi-implicit Euler
-        (:mod:`rbd.simulation.contact`; Python path, batches one rollout after the
-        other, ``tau`` constant or per step).  Default: on with
+        (:mod:`rbd.simulation.contact`, ``tau`` constant or per step): the compiled step
+        (``rbd/_kernels/contact.pyx``, a batch in threads without the GIL) where the model
+        compiles, else the Python step, a batch one rollout after the other.  Default: on with
         ``integrator="euler"`` when the model has collision geoms, joint limits,
         joint springs, fluid forces or active constraints; ``False`` switches it off
         (joint springs and fluid forces then act nowhere, and the run warns).  The
