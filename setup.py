@@ -48,12 +48,41 @@ extensions = [
     if X86 or _module(path) not in SIMD_FLAGS
 ]
 
+# Every file a kernel's C translation depends on in this tree: a change to any of them
+# translates every module again (conservative, and the translation takes seconds).
+KERNEL_SOURCES = [path for ext in ("pyx", "pxd", "pxi") for path in glob(f"rbd/_kernels/*.{ext}")]
+
+
+def _translated(ext: Extension) -> bool:
+    """Whether the extension's C file is newer than every kernel source of this tree.
+
+    Cython's own check would translate every module again on a second ``pip install .``
+    of an unchanged tree: each isolated build environment installs NumPy anew, and its
+    ``.pxd`` files, which the kernels cimport, are newer than the C files.  The C files
+    left by the first build are then compiled against the same NumPy version, and
+    setuptools skips the modules whose built library is newer still.
+    """
+    c_file = os.path.splitext(ext.sources[0])[0] + ".c"
+    if not os.path.exists(c_file):
+        return False
+    newest = max(os.path.getmtime(path) for path in KERNEL_SOURCES)
+    return os.path.getmtime(c_file) > newest
+
+
+def _on_c_file(ext: Extension) -> Extension:
+    ext.sources = [os.path.splitext(ext.sources[0])[0] + ".c"]
+    return ext
+
+
+fresh, stale = [], []
+for ext in extensions:
+    (fresh if _translated(ext) else stale).append(ext)
 setup(
     cmdclass={"build_ext": ParallelBuildExt},
-    ext_modules=cythonize(
-        extensions,
+    ext_modules=[_on_c_file(ext) for ext in fresh] + (cythonize(
+        stale,
         nthreads=os.cpu_count() or 1,
         language_level=3,
         compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
-    )
+    ) if stale else []),
 )
