@@ -222,8 +222,9 @@ cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin, bi
                              int* most) noexcept nogil:
     # 1 when c_mesh_pair collides the pair (g1 before g2 in kind order) and its most
     # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls (four for
-    # plane-mesh and, under multi-CCD, a box or mesh on a mesh without margin), or without
-    # multi-CCD a GJK pair of the primitives (collision_convex.PAIR_FUNCTIONS); else 0
+    # plane-mesh and, under multi-CCD, a capsule, cylinder, box or mesh on a mesh: one-pass
+    # multi-contact or MuJoCo 4.0's multi-CCD), or without multi-CCD a GJK pair of the
+    # primitives (collision_convex.PAIR_FUNCTIONS); else 0
     most[0] = 1
     if not multiccd and gjk_pair(g1.kind, g2.kind):
         return 1
@@ -233,8 +234,8 @@ cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin, bi
     if g1.kind == K_MESH and g1.hull == NULL:
         return 0
     most[0] = 1
-    if g1.kind == K_PLANE or ((g1.kind == K_BOX or g1.kind == K_MESH) and multiccd
-                              and not margin > 0):
+    if g1.kind == K_PLANE or (multiccd and (g1.kind == K_CAPSULE or g1.kind == K_CYLINDER
+                                            or g1.kind == K_BOX or g1.kind == K_MESH)):
         most[0] = 4
     return 1
 

@@ -182,7 +182,7 @@ def cylinder_edges(g: ConvexGeom, dim: int, points: list, index: int, margin: fl
         x, y = dot3(g.mat[:, 0], rel), dot3(g.mat[:, 1], rel)
         n2 = x * x + y * y
         scale = g.size[0] / np.sqrt(n2) if n2 >= MINVAL * MINVAL else 0.0
-        start = g.mat @ np.array([scale * x, scale * y, -sign * g.size[1]]) + g.pos
+        start = _multi._place(g, np.array([scale * x, scale * y, -sign * g.size[1]]))
     axis = g.mat[:, 2] * sign
     return [axis], [start + axis * (2 * g.size[1])], start
 
@@ -249,6 +249,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         return []
     side = n if side_normal is None else side_normal
     points = [np.array(v, float) for v in polygon]
+    # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
     for e in range(len(clipping)):
         pn, pd = _multi.side_plane(clipping[e], clipping[(e + 1) % len(clipping)], side)
         kept = []
@@ -278,6 +279,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         if not reduce:
             raise ChoiceUnsupportedError("MuJoCo picks four of a cylinder cap's points")
         points = [points[i] for i in _multi.polygon_quad(np.array(points))]
+    # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
         height = dot3(v - clipping[0], n)
