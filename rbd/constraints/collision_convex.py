@@ -28,11 +28,11 @@ origin is outside their Minkowski difference :math:`A - B`, whose support is
   a capsule's side, with or without margin: :mod:`.collision_multiccd`, which gives
   MuJoCo 4.0's contact set on 1264 of 1499 random and nearly aligned states measured and
   declines 203 (a cylinder's cap clipped to more than four points, whose choice of four
-  is not found).  It runs for the pairs with a mesh (which have no compiled routine
-  beyond a decline).  The primitive pairs it covers (capsule–cylinder,
-  cylinder–cylinder, cylinder–box) run compiled in models such as dm_control's dog,
-  quadruped, finger and reacher, and it has no compiled twin yet, so for them rbd keeps
-  the older test: the 3.12 source's search (``engine_collision_convex.c``: both geoms
+  is not found).  It runs for the pairs with a mesh (compiled too:
+  ``rbd/_kernels/collision_multiccd.pyx``).  For the primitive pairs it covers
+  (capsule–cylinder, cylinder–cylinder, cylinder–box), which run in models such as
+  dm_control's dog, quadruped, finger and reacher, rbd keeps the older test: the 3.12
+  source's search (``engine_collision_convex.c``: both geoms
   turned by ±1e-3 rad about the first contact), which does not give MuJoCo 4.0's
   contacts (a capsule flat on a cylinder gets two contacts at the capsule's ends and
   loses the first), is run as a test only: when it finds no second contact the single
