@@ -179,6 +179,8 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
         if kind2 == K_ELLIPSOID:
             return convex_capsule_ellipsoid
         if kind2 == K_CYLINDER:
+            # MuJoCo 4.0's multi-CCD (collision_multiccd.pyx): up to four
+            most[0] = 4
             return convex_capsule_cylinder
     elif kind1 == K_BOX and kind2 == K_BOX:
         most[0] = 8
@@ -191,7 +193,7 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
 
 cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexcept nogil:
     # the GJK routines (collision_convex.pxd) of ellipsoids and cylinders (kind1 <= kind2),
-    # one contact each; NULL for the rest
+    # one contact each (a cylinder on a cylinder or a box up to four); NULL for the rest
     most[0] = 1
     if kind1 == K_ELLIPSOID:
         if kind2 == K_ELLIPSOID:
@@ -201,6 +203,8 @@ cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexce
         if kind2 == K_BOX:
             return convex_ellipsoid_box
     elif kind1 == K_CYLINDER:
+        # MuJoCo 4.0's multi-CCD (collision_multiccd.pyx): up to four
+        most[0] = 4
         if kind2 == K_CYLINDER:
             return convex_cylinder_cylinder
         if kind2 == K_BOX:

@@ -21,11 +21,10 @@ cimport numpy as cnp
 from libc.math cimport sqrt
 
 from rbd._kernels._spatial cimport dot3
-from rbd._kernels.collision_convex cimport c_convex, max_contacts
+from rbd._kernels.collision_convex cimport c_convex
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
                                          CCD_MESH, CCD_SPHERE, ConvexGeom, farthest_vertex,
                                          geom_init)
-from rbd._kernels.collision_multiccd cimport c_contacts, supported
 from rbd._kernels.collision_primitive cimport add_contact, as_doubles, pack
 
 cnp.import_array()
@@ -237,14 +236,9 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
         g1.vert, g1.nvert, g1.hull = hull1.vert, hull1.nvert, hull1
     if hull2 != NULL:
         g2.vert, g2.nvert, g2.hull = hull2.vert, hull2.nvert, hull2
-    if multiccd and max_contacts(kind1, kind2, margin, True) > 1:
-        # EPA's face: clipping
-        return c_convex(&g1, &g2, margin, rbound1, rbound2, True, out)
-    if multiccd and supported(kind1, kind2):
-        # MuJoCo 4.0's multi-CCD (-1: a cylinder's cap clipped to more than four points)
-        return c_contacts(&g1, &g2, margin, out)
-    # one contact asked of GJK/EPA (a sphere or an ellipsoid, or multiccd off)
-    return c_convex(&g1, &g2, margin, rbound1, rbound2, False, out)
+    # EPA's face clipped, MuJoCo 4.0's multi-CCD (-1: a cylinder's cap clipped to more than
+    # four points) or one contact, as c_convex decides
+    return c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, out)
 
 
 def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, mat2, shape2,

@@ -12,9 +12,9 @@ the first).  The rule was read in the MuJoCo 4.0 engine's Warp port (``mujoco_wa
 MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides.  The
 collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`), on both paths:
 the compiled twin ``rbd/_kernels/collision_multiccd.pyx`` gives the same contacts bit for
-bit and declines in the same states (``tests/test_collision_multiccd_kernel.py``).  The
-primitive pairs it covers (capsule–cylinder, cylinder–cylinder, cylinder–box) keep the
-older turned-geom test of :mod:`.collision_convex`.
+bit and declines in the same states (``tests/test_collision_multiccd_kernel.py``), and
+:mod:`.collision_convex` runs it for the primitive pairs it covers (capsule–cylinder,
+cylinder–cylinder, cylinder–box) on both paths.
 
 
 1. **Distance** (:func:`penetration`).  A sphere or capsule shrinks to its core, as for
