@@ -1,7 +1,7 @@
 """The compiled multi-CCD (``rbd/_kernels/collision_multiccd.pyx``) against its readable
 twin (``rbd.constraints.collision_multiccd``) on the touching states of
 ``tests/test_collision_multiccd.py``, and the compiled collision stage and contact step on
-a capsule on a mesh against MuJoCo 4.0."""
+a capsule on a mesh or a cylinder against MuJoCo 4.0."""
 
 from __future__ import annotations
 
@@ -160,17 +160,23 @@ def test_sphere_and_ellipsoid_on_a_mesh_keep_one_contact():
     assert cc.max_contacts("capsule", "mesh", 0.0) == 1
 
 
-#: A capsule dropped on the flat top of a static cuboid mesh against ``mj_step``: the
-#: capsule's core stays apart from the hull, so GJK on a segment and a polytope ends on the
-#: exact features and the contacts are MuJoCo's to rounding (measured worst qpos difference
-#: over the 100 steps: 5.3e-16); the bound allows rounding grown over the run.
+#: A capsule dropped nearly flat on the top of a static cuboid mesh or a static cylinder,
+#: against ``mj_step``: the capsule's core stays apart from the other geom (GJK only, no
+#: EPA) and its line is clipped by the flat face, which gives MuJoCo's contacts to rounding
+#: (measured worst qpos difference over the 100 steps: 5.3e-16 on the mesh, 5.4e-15 on the
+#: cylinder); the bound allows that rounding grown over the run.
 ATOL_CAPSULE_DROP = 1e-12
+#: The static geom the capsule lands on.
+GROUNDS = {"mesh": '<geom type="mesh" mesh="base" pos="0 0 -0.1" euler="2 3 0"/>',
+           "cylinder": '<geom type="cylinder" size="0.3 0.1" pos="0 0 -0.1" euler="2 3 0"/>'}
 
 
-def test_capsule_dropped_on_a_mesh_follows_mj_step(tmp_path):
-    """A capsule falling nearly flat onto a cuboid mesh, landing on both ends (multi-CCD's
-    two contacts of the capsule's line clipped to the face) and coming to rest, on the
-    compiled contact step (``rbd/_kernels/contact.pyx``): MuJoCo's qpos path."""
+@pytest.mark.parametrize("ground", list(GROUNDS))
+def test_capsule_dropped_flat_follows_mj_step(tmp_path, ground):
+    """A capsule falling nearly flat onto a cuboid mesh or a cylinder's cap, landing on both
+    ends (multi-CCD's two contacts of the capsule's line clipped to the face) and coming to
+    rest, on the compiled contact step (``rbd/_kernels/contact.pyx``): MuJoCo's qpos
+    path."""
     pytest.importorskip("mujoco", reason="MuJoCo is the reference trajectory")
     from helpers import mujoco_qpos_path
 
@@ -181,8 +187,7 @@ def test_capsule_dropped_on_a_mesh_follows_mj_step(tmp_path):
     base = " ".join(str(float(x)) for x in np.asarray(CUBE * [3, 3, 1], np.float32).ravel())
     path = tmp_path / "drop.xml"
     path.write_text('<mujoco><option timestep="0.004"/><asset>'
-                    f'<mesh name="base" vertex="{base}"/></asset><worldbody>'
-                    '<geom type="mesh" mesh="base" pos="0 0 -0.1" euler="2 3 0"/>'
+                    f'<mesh name="base" vertex="{base}"/></asset><worldbody>{GROUNDS[ground]}'
                     '<body pos="0.01 0.02 0.1" euler="88 4 10"><freejoint/>'
                     '<geom type="capsule" size="0.04 0.12"/></body>'
                     '</worldbody></mujoco>')
