@@ -123,9 +123,11 @@ def test_penetrating_pairs_match_mujoco_to_epa_tolerance(tmp_path, name):
                                        EPA_NORMAL_ATOL, frame_columns=3)
 
 
-def test_flat_capsule_on_a_cylinder_gets_mujocos_two_contacts(tmp_path):
+@pytest.mark.parametrize("backend", ["reference", None])
+def test_flat_capsule_on_a_cylinder_gets_mujocos_two_contacts(tmp_path, backend):
     """A capsule flat on a cylinder: MuJoCo 4.0's two contacts, the capsule's line clipped
-    by the cap (multi-CCD, rbd.constraints.collision_multiccd), on the stage."""
+    by the cap (multi-CCD, rbd.constraints.collision_multiccd), on the readable stage and
+    the default one (compiled where the kernels are built)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     path = tmp_path / "flat.xml"
     path.write_text('<mujoco><worldbody><body><freejoint/><geom type="cylinder" size="0.3 0.1"/>'
@@ -135,7 +137,7 @@ def test_flat_capsule_on_a_cylinder_gets_mujocos_two_contacts(tmp_path):
     mujoco.mj_forward(mm, d)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = _contacts(model, d)
+        found = _contacts(model, d, backend)
     assert d.ncon == len(found.dist) == 2 and found.unsupported == ()
     for k in range(d.ncon):
         i = int(np.argmin(np.abs(found.pos - d.contact.pos[k]).max(axis=1)))
