@@ -123,9 +123,11 @@ def test_penetrating_pairs_match_mujoco_to_epa_tolerance(tmp_path, name):
                                        EPA_NORMAL_ATOL, frame_columns=3)
 
 
-def test_pair_needing_several_contacts_is_listed(tmp_path):
-    """A capsule flat on a cylinder: MuJoCo 4.0 gives two contacts by a multi-contact rule
-    rbd does not reproduce; the pair is listed and warned about, not given one contact."""
+@pytest.mark.parametrize("backend", ["reference", None])
+def test_flat_capsule_on_a_cylinder_gets_mujocos_two_contacts(tmp_path, backend):
+    """A capsule flat on a cylinder: MuJoCo 4.0's two contacts, the capsule's line clipped
+    by the cap (multi-CCD, rbd.constraints.collision_multiccd), on the readable stage and
+    the default one (compiled where the kernels are built)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     path = tmp_path / "flat.xml"
     path.write_text('<mujoco><worldbody><body><freejoint/><geom type="cylinder" size="0.3 0.1"/>'
@@ -133,9 +135,38 @@ def test_pair_needing_several_contacts_is_listed(tmp_path):
                     '<geom type="capsule" size="0.05 0.1"/></body></worldbody></mujoco>')
     model, mm, d = rbd.testing.mujoco_pair(path)
     mujoco.mj_forward(mm, d)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        found = _contacts(model, d, backend)
+    assert d.ncon == len(found.dist) == 2 and found.unsupported == ()
+    for k in range(d.ncon):
+        i = int(np.argmin(np.abs(found.pos - d.contact.pos[k]).max(axis=1)))
+        assert abs(found.dist[i] - d.contact.dist[k]) < EPA_DIST_ATOL
+        np.testing.assert_allclose(found.pos[i], d.contact.pos[k], rtol=0, atol=EPA_POS_ATOL)
+        np.testing.assert_allclose(found.frame[i, 0], d.contact.frame[k, :3], rtol=0,
+                                   atol=EPA_NORMAL_ATOL)
+
+
+def test_cylinder_cap_clipped_to_more_than_four_points_is_listed(tmp_path):
+    """A cylinder's cap flat inside a box face (clipped to its 16 corners): MuJoCo 4.0
+    keeps four by a rule rbd does not reproduce; the pair is listed and warned about, not
+    given a contact set that is not MuJoCo's."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
+    model, mm, d = _cap_on_box(tmp_path)
+    mujoco.mj_forward(mm, d)
     with pytest.warns(UserWarning, match="cylinder"):
         found = _contacts(model, d)
-    assert d.ncon == 2 and len(found.dist) == 0 and found.unsupported == ((1, 0),)
+    assert d.ncon == 4 and len(found.dist) == 0 and found.unsupported == ((0, 1),)
+
+
+def _cap_on_box(tmp_path):
+    """A box resting 1 mm into an upright cylinder's top cap: rbd's and MuJoCo's models and
+    MuJoCo's data."""
+    path = tmp_path / "cap.xml"
+    path.write_text('<mujoco><worldbody><body><freejoint/><geom type="cylinder" size="0.1 0.15"/>'
+                    '</body><body pos="0.01 0.02 0.229"><freejoint/>'
+                    '<geom type="box" size="0.2 0.2 0.08"/></body></worldbody></mujoco>')
+    return rbd.testing.mujoco_pair(path)
 
 
 def test_kernel_backend_takes_the_readable_stage(tmp_path):

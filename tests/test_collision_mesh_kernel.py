@@ -91,12 +91,12 @@ def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
 @pytest.mark.parametrize("other, margin", [('type="capsule" size="0.05 0.1"', 0.0),
                                            ('type="cylinder" size="0.1 0.15"', 0.0),
                                            ('type="box" size="0.1 0.1 0.1"', 0.01)])
-def test_multiccd_mesh_pairs_keep_the_readable_stage(tmp_path, other, margin):
+def test_multiccd_mesh_pairs_take_the_compiled_stage(tmp_path, other, margin):
     """A capsule or cylinder on a mesh, or a box on it with margin (MuJoCo 4.0's multi-CCD,
-    readable only): the kernel backend gives the readable stage's contacts."""
+    ``collision_multiccd.pyx``): the compiled stage, with the readable stage's contacts."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the state")
     model, mm, d = _scene(tmp_path, other, margin)
-    assert col.reference_only(model) and compiled_forward(model) is None
+    assert not col.reference_only(model) and compiled_forward(model) is not None
     _touching(mujoco, mm, d, 0, 1e-2)
     ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
     assert len(ref.dist) == len(ker.dist) == d.ncon >= 1
@@ -113,12 +113,17 @@ def test_box_on_a_mesh_without_margin_takes_the_compiled_stage(tmp_path):
 
 
 #: Kinds, sizes and margins of geom 1 on random states against a mesh (the routine twins;
-#: the compiled routine of the multi-CCD kinds declines a touching pair and is not routed).
-ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0)]
+#: a capsule, a cylinder and a box with margin take MuJoCo 4.0's multi-CCD,
+#: collision_multiccd.pyx, also checked in tests/test_collision_multiccd_kernel.py).
+ROUTINE_CASES = [("sphere", [0.1, 0, 0], 0.0), ("ellipsoid", [0.1, 0.2, 0.15], 0.0),
+                 ("capsule", [0.05, 0.1, 0], 0.0), ("capsule", [0.05, 0.1, 0], 0.01),
+                 ("cylinder", [0.08, 0.12, 0], 0.0), ("cylinder", [0.08, 0.12, 0], 0.01),
+                 ("box", [0.1, 0.12, 0.08], 0.01)]
 
 
 @pytest.mark.parametrize("mesh", ["cloud", "cube"])
-@pytest.mark.parametrize("kind, size, margin", ROUTINE_CASES, ids=[c[0] for c in ROUTINE_CASES])
+@pytest.mark.parametrize("kind, size, margin", ROUTINE_CASES,
+                         ids=[f"{c[0]}-{c[2]}" for c in ROUTINE_CASES])
 def test_kernel_mesh_pair_equals_the_reference(kind, size, margin, mesh):
     """``mesh_pair`` on 30 random states within reach: the same outcome (contacts, none,
     or declined) and the same contacts to TWIN_ATOL.  The cube, axis-aligned in half of

@@ -210,17 +210,18 @@ def test_apart_is_no_contact(tmp_path):
         assert len(_by_rule(model, d, margin).dist) == 0
 
 
-def test_mesh_pairs_with_multiccd_keep_the_readable_stage(tmp_path):
-    """The multi-CCD rule has no compiled twin: a model with a capsule on a mesh collides
-    on the readable stage whatever the backend."""
+def test_mesh_pairs_with_multiccd_take_the_compiled_stage(tmp_path):
+    """The multi-CCD rule has its compiled twin (``rbd/_kernels/collision_multiccd.pyx``,
+    tests/test_collision_multiccd_kernel.py): a model with a capsule on a mesh collides on
+    the compiled stage where the kernels are built, with the readable stage's contacts."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo is the reference")
     model, mm, d = _scene(tmp_path, 'type="capsule" size="0.05 0.1"',
                           'type="mesh" mesh="m"', CUBE)
-    assert col.reference_only(model)
+    assert not col.reference_only(model)
     _touching(mujoco, mm, d, 0, 1e-2, (ON_SIDE, UPRIGHT))
     reference, default = _contacts(model, d), _contacts(model, d, backend=None)
     assert len(reference.dist) == len(default.dist) == d.ncon == 2
-    # the same routine on geom poses from the compiled kinematics (1e-14 apart)
+    # the same rule on geom poses from the compiled kinematics (1e-14 apart)
     np.testing.assert_allclose(default.pos, reference.pos, rtol=0, atol=1e-12)
 
 

@@ -54,7 +54,7 @@ REFERENCE_HOMES = {stem: ROOT / "constraints"
                    for stem in ("solver_newton", "solver_pgs", "collision_primitive",
                                 "collision_box", "collision", "forward", "tendon_rows",
                                 "collision_gjk", "collision_epa", "collision_convex",
-                                "collision_mesh", "collision_multi")}
+                                "collision_mesh", "collision_multi", "collision_multiccd")}
 #: The compiled contact step's text is the contact simulation loop.
 REFERENCE_HOMES["contact"] = ROOT / "simulation"
 #: The compiled pass's equality rows, fluid and passive forces (``forward.pyx`` calls them).

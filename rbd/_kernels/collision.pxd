@@ -179,6 +179,8 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
         if kind2 == K_ELLIPSOID:
             return convex_capsule_ellipsoid
         if kind2 == K_CYLINDER:
+            # MuJoCo 4.0's multi-CCD (collision_multiccd.pyx): up to four
+            most[0] = 4
             return convex_capsule_cylinder
     elif kind1 == K_BOX and kind2 == K_BOX:
         most[0] = 8
@@ -191,7 +193,7 @@ cdef inline pair_function routine(int kind1, int kind2, int* most) noexcept nogi
 
 cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexcept nogil:
     # the GJK routines (collision_convex.pxd) of ellipsoids and cylinders (kind1 <= kind2),
-    # one contact each; NULL for the rest
+    # one contact each (a cylinder on a cylinder or a box up to four); NULL for the rest
     most[0] = 1
     if kind1 == K_ELLIPSOID:
         if kind2 == K_ELLIPSOID:
@@ -201,6 +203,8 @@ cdef inline pair_function convex_routine(int kind1, int kind2, int* most) noexce
         if kind2 == K_BOX:
             return convex_ellipsoid_box
     elif kind1 == K_CYLINDER:
+        # MuJoCo 4.0's multi-CCD (collision_multiccd.pyx): up to four
+        most[0] = 4
         if kind2 == K_CYLINDER:
             return convex_cylinder_cylinder
         if kind2 == K_BOX:
@@ -222,8 +226,9 @@ cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin, bi
                              int* most) noexcept nogil:
     # 1 when c_mesh_pair collides the pair (g1 before g2 in kind order) and its most
     # contacts: a mesh pair of collision_mesh.PAIRS whose meshes carry their hulls (four for
-    # plane-mesh and, under multi-CCD, a box or mesh on a mesh without margin), or without
-    # multi-CCD a GJK pair of the primitives (collision_convex.PAIR_FUNCTIONS); else 0
+    # plane-mesh and, under multi-CCD, a capsule, cylinder, box or mesh on a mesh: one-pass
+    # multi-contact or MuJoCo 4.0's multi-CCD), or without multi-CCD a GJK pair of the
+    # primitives (collision_convex.PAIR_FUNCTIONS); else 0
     most[0] = 1
     if not multiccd and gjk_pair(g1.kind, g2.kind):
         return 1
@@ -233,8 +238,8 @@ cdef inline int mesh_routine(const GeomC* g1, const GeomC* g2, double margin, bi
     if g1.kind == K_MESH and g1.hull == NULL:
         return 0
     most[0] = 1
-    if g1.kind == K_PLANE or ((g1.kind == K_BOX or g1.kind == K_MESH) and multiccd
-                              and not margin > 0):
+    if g1.kind == K_PLANE or (multiccd and (g1.kind == K_CAPSULE or g1.kind == K_CYLINDER
+                                            or g1.kind == K_BOX or g1.kind == K_MESH)):
         most[0] = 4
     return 1
 

@@ -1,8 +1,9 @@
 # cython: language_level=3
 # The convex pairs of collision_convex.pyx (MuJoCo's mjc_Convex through GJK and EPA), each in
 # pair_function's signature for collision.pyx's pair table.  A routine returns the number of
-# contacts (0 or 1; up to MAX_CONTACTS for two boxes or meshes without margin), or -1 when
-# the pair needs MuJoCo's multi-contact search (unsupported).
+# contacts (0 or 1; up to MAX_CONTACTS for two boxes or meshes without margin and, through
+# MuJoCo 4.0's multi-CCD, for a cylinder with a capsule, a cylinder or a box), or -1 when a
+# cylinder's cap is clipped to more than four points (unsupported).
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
                                          CCD_MESH, CCD_SPHERE, ConvexGeom, geom_init)
 from rbd._kernels.collision_multi cimport MAX_CONTACTS

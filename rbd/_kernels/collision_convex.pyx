@@ -7,18 +7,19 @@ The compiled twin of ``rbd/constraints/collision_convex.py`` (``mjc_Convex``,
 centre or segment and GJK's distance is inflated by the radii while the core stays
 apart; otherwise GJK on the whole geoms, then EPA, gives the penetration.  Two boxes or
 meshes without margin under multi-CCD get up to four contacts from EPA's closest face
-(``collision_multi.pyx``, MuJoCo's ``multicontact``); other pairs one.  Where the
-reference raises ``ConvexUnsupportedError`` (MuJoCo's multi-contact search would find a
-second contact) :c:func:`c_convex` returns -1 and writes none, and the collision stage
-lists the pair as unsupported (``collision.pyx``).
+(``collision_multi.pyx``, MuJoCo's ``multicontact``); a face against a face or a
+capsule's side otherwise gets them from MuJoCo 4.0's multi-CCD
+(``collision_multiccd.pyx``); other pairs one.  Where the reference raises
+``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points)
+:c:func:`c_convex` returns -1 and writes none, and the collision stage lists the pair as
+unsupported (``collision.pyx``).
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport cos, hypot, sin, sqrt
+from libc.math cimport hypot, sqrt
 
-from rbd._kernels._spatial cimport dot3, mat3_mul, mat3_vec
 from rbd._kernels.collision_epa cimport penetration, penetration_face
 from rbd._kernels.collision_gjk cimport (
     CCD_LINE,
@@ -31,14 +32,11 @@ from rbd._kernels.collision_gjk cimport (
     status_init,
 )
 from rbd._kernels.collision_multi cimport multicontact
-from rbd._kernels.collision_primitive cimport (PairOut, add_contact, as_doubles, make_frame,
-                                               normalize, pack)
+from rbd._kernels.collision_multiccd cimport c_contacts, supported
+from rbd._kernels.collision_primitive cimport PairOut, add_contact, as_doubles, normalize, pack
 
 cnp.import_array()
 
-#: Multi-CCD: turn angle and the relative distance that makes a contact new
-cdef double PERTURBATION_ANGLE = 1e-3
-cdef double RELATIVE_TOLERANCE = 1e-3
 #: MuJoCo's ccd_tolerance default; mjMAX_LIMIT
 cdef double TOLERANCE = 1e-6
 cdef double MAX_LIMIT = 1.7976931348623157e308
@@ -139,12 +137,6 @@ cdef inline int _multi(const Vertex* face, ConvexGeom* g1, ConvexGeom* g2, doubl
     return found
 
 
-cdef bint _penetration(ConvexGeom* g1, ConvexGeom* g2, double margin,
-                       double* dist, double* pos, double* normal) noexcept nogil:
-    """One contact (dist, pos, normal) of the pair; False: none (``mjc_penetration``)."""
-    return _penetrations(g1, g2, margin, 1, dist, pos, normal) > 0
-
-
 cdef int _penetrations(ConvexGeom* g1, ConvexGeom* g2, double margin, int most,
                        double* dist, double* pos, double* normal) noexcept nogil:
     """Contacts of the pair (``mjc_penetration``): one per witness pair of ``_ccd``, at their
@@ -170,93 +162,27 @@ cdef int _penetrations(ConvexGeom* g1, ConvexGeom* g2, double margin, int most,
     return found
 
 
-cdef void _quat_to_mat(const double* q, double* R) noexcept nogil:
-    """``mju_quat2Mat`` (its order of operations), row-major."""
-    cdef double q00 = q[0] * q[0], q01 = q[0] * q[1], q02 = q[0] * q[2], q03 = q[0] * q[3]
-    cdef double q11 = q[1] * q[1], q12 = q[1] * q[2], q13 = q[1] * q[3]
-    cdef double q22 = q[2] * q[2], q23 = q[2] * q[3], q33 = q[3] * q[3]
-    R[0], R[1], R[2] = q00 + q11 - q22 - q33, 2 * (q12 - q03), 2 * (q13 + q02)
-    R[3], R[4], R[5] = 2 * (q12 + q03), q00 - q11 + q22 - q33, 2 * (q23 - q01)
-    R[6], R[7], R[8] = 2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33
-
-
-cdef void _turned(ConvexGeom* g, const double* origin, const double* rot,
-                  ConvexGeom* out) noexcept nogil:
-    """The geom turned by ``rot`` about the point ``origin`` (``mju_rotateFrame``)."""
-    cdef double rel[3]
-    cdef double moved[3]
-    cdef int k
-    out[0] = g[0]
-    out.vertindex = -1
-    for k in range(3):
-        rel[k] = origin[k] - g.pos[k]
-    mat3_vec(rot, rel, moved)
-    for k in range(3):
-        out.pos[k] = g.pos[k] - (moved[k] - rel[k])
-    mat3_mul(rot, g.mat, out.mat)
-
-
-cdef inline bint _second_contact(ConvexGeom* g1, ConvexGeom* g2, double margin,
-                                 const double* pos, const double* normal,
-                                 double tolerance) noexcept nogil:
-    # multi-CCD's test: turned about the contact, do the geoms touch farther than tolerance?
-    cdef double frame[9]
-    cdef double q[4]
-    cdef double rot[9]
-    cdef double rotT[9]
-    cdef double extra[3]
-    cdef double unused[3]
-    cdef double diff[3]
-    cdef double angle, s, dist
-    cdef ConvexGeom t1, t2
-    cdef int a, sign, i, j
-    make_frame(normal, ZERO3, frame)
-    for a in range(1, 3):
-        for sign in range(-1, 2, 2):
-            angle = sign * PERTURBATION_ANGLE
-            s = sin(angle * 0.5)
-            q[0], q[1], q[2], q[3] = (cos(angle * 0.5), frame[3 * a] * s, frame[3 * a + 1] * s,
-                                      frame[3 * a + 2] * s)
-            _quat_to_mat(q, rot)
-            for i in range(3):
-                for j in range(3):
-                    rotT[3 * i + j] = rot[3 * j + i]
-            _turned(g1, pos, rot, &t1)
-            _turned(g2, pos, rotT, &t2)
-            if _penetration(&t1, &t2, margin, &dist, extra, unused):
-                for i in range(3):
-                    diff[i] = pos[i] - extra[i]
-                if sqrt(dot3(diff, diff)) > tolerance:
-                    return True
-    return False
-
-
 cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
                   double rbound2, bint multiccd, PairOut* out) noexcept nogil:
     """Contacts of two convex geoms (``geom_init``, a mesh's hull set) by GJK and EPA, as
     MuJoCo's ``mjc_Convex``: their number written to ``out`` (up to MAX_CONTACTS from EPA's
-    face for two boxes or meshes without margin, ``max_contacts``; else 0 or 1), or -1
-    (none written) when the pair needs MuJoCo's multi-contact search (the reference's
-    ``ConvexUnsupportedError``)."""
+    face for two boxes or meshes without margin, ``max_contacts``; under multi-CCD, a face
+    against a face or a capsule's side through MuJoCo 4.0's multi-CCD,
+    ``collision_multiccd.pyx``; else 0 or 1), or -1 (none written) where the reference
+    raises ``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points).
+    ``rbound1``, ``rbound2`` are unused (the reference's signature)."""
     cdef double pos[3 * MAX_CONTACTS]
     cdef double normal[3 * MAX_CONTACTS]
     cdef double dist[MAX_CONTACTS]
     cdef int most = max_contacts(g1.kind, g2.kind, margin, multiccd), found, c
+    if most == 1 and multiccd and supported(g1.kind, g2.kind):
+        # MuJoCo 4.0's multi-CCD
+        return c_contacts(g1, g2, margin, out)
     found = _penetrations(g1, g2, margin, most, dist, pos, normal)
-    if not found:
-        return 0
-    if most > 1:
-        # EPA's face gave them all
-        for c in range(found):
-            add_contact(out, dist[c], pos + 3 * c, normal + 3 * c, ZERO3)
-        return found
-    if multiccd and g1.kind != CCD_SPHERE and g1.kind != CCD_ELLIPSOID \
-            and g2.kind != CCD_SPHERE and g2.kind != CCD_ELLIPSOID:
-        if _second_contact(g1, g2, margin, pos, normal,
-                           RELATIVE_TOLERANCE * min(rbound1, rbound2)):
-            return -1
-    add_contact(out, dist[0], pos, normal, ZERO3)
-    return 1
+    # EPA's face gave them all (two polytopes), or one contact (a sphere or an ellipsoid)
+    for c in range(found):
+        add_contact(out, dist[c], pos + 3 * c, normal + 3 * c, ZERO3)
+    return found
 
 
 def convex(str kind1, str kind2, pos1, mat1, size1, pos2, mat2, size2, double margin,

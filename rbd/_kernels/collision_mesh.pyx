@@ -7,12 +7,12 @@ The compiled twin of ``rbd/constraints/collision_mesh.py``: the hull of a mesh g
 ``mjc_PlaneConvex``) and the pairs GJK/EPA gives one contact or none
 (:c:func:`c_mesh_pair`: sphere, capsule, ellipsoid, cylinder, box or mesh with a mesh; a
 box or a mesh on a mesh without margin through MuJoCo's one-pass multi-contact,
-``collision_multi.pyx``; without multi-CCD any convex pair, one contact) on
-``collision_convex.pyx`` with the hull's support function (``collision_gjk.pyx``).  MuJoCo
-4.0's multi-CCD of a capsule or a cylinder on a mesh, or of a box or a mesh on a mesh with
-margin (the reference's ``collision_multiccd``), has no compiled twin: :c:func:`c_mesh_pair`
-declines such a pair when it touches, and a model with one is not routed here
-(``rbd.constraints.collision.reference_only``).
+``collision_multi.pyx``; a capsule or a cylinder on a mesh, or a box or a mesh on a mesh
+with margin, through MuJoCo 4.0's multi-CCD, ``collision_multiccd.pyx``; without multi-CCD
+any convex pair, one contact) on ``collision_convex.pyx`` with the hull's support function
+(``collision_gjk.pyx``).  Where the reference raises ``ConvexUnsupportedError`` (a
+cylinder's cap clipped to more than four points) :c:func:`c_mesh_pair` returns -1 and the
+stage lists the pair.
 """
 
 import numpy as np
@@ -21,7 +21,7 @@ cimport numpy as cnp
 from libc.math cimport sqrt
 
 from rbd._kernels._spatial cimport dot3
-from rbd._kernels.collision_convex cimport c_convex, max_contacts
+from rbd._kernels.collision_convex cimport c_convex
 from rbd._kernels.collision_gjk cimport (CCD_BOX, CCD_CAPSULE, CCD_CYLINDER, CCD_ELLIPSOID,
                                          CCD_MESH, CCD_SPHERE, ConvexGeom, farthest_vertex,
                                          geom_init)
@@ -224,10 +224,10 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
     """mesh_pair, geom 1 first in kind order (a hull NULL for a primitive; without
     ``multiccd``, any convex pair): plane–mesh; a box or mesh on a mesh without margin
     under multi-CCD, GJK/EPA and MuJoCo's one-pass multi-contact (up to four contacts);
-    else GJK/EPA's one contact, or -1 (none written) when the pair touches and MuJoCo 4.0
-    would look for several (a capsule, cylinder, box or mesh as geom 1, multi-CCD on)."""
+    a capsule, cylinder, box or mesh on a mesh otherwise under multi-CCD, MuJoCo 4.0's
+    multi-CCD (``collision_multiccd.pyx``; -1, none written, where a cylinder's cap is
+    clipped to more than four points); else GJK/EPA's one contact."""
     cdef ConvexGeom g1, g2
-    cdef int found
     if kind1 == PLANE:
         return c_plane_mesh(pos1, mat1, pos2, mat2, hull2, margin, out)
     geom_init(&g1, kind1, pos1, mat1, size1, margin)
@@ -236,16 +236,9 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
         g1.vert, g1.nvert, g1.hull = hull1.vert, hull1.nvert, hull1
     if hull2 != NULL:
         g2.vert, g2.nvert, g2.hull = hull2.vert, hull2.nvert, hull2
-    if multiccd and max_contacts(kind1, kind2, margin, True) > 1:
-        # EPA's face: clipping
-        return c_convex(&g1, &g2, margin, rbound1, rbound2, True, out)
-    # one contact asked of GJK/EPA (multiccd off inside), the pair declined if it needs more
-    found = c_convex(&g1, &g2, margin, rbound1, rbound2, False, out)
-    if multiccd and found > 0 and (kind1 == CCD_CAPSULE or kind1 == CCD_CYLINDER
-                                   or kind1 == CCD_BOX or kind1 == CCD_MESH):
-        out.n -= found
-        return -1
-    return found
+    # EPA's face clipped, MuJoCo 4.0's multi-CCD (-1: a cylinder's cap clipped to more than
+    # four points) or one contact, as c_convex decides
+    return c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, out)
 
 
 def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, mat2, shape2,

@@ -29,6 +29,25 @@ cdef struct Edges:           # the edges of a feature: unit directions and far e
     double* end               # n × 3
 
 
+# the pieces collision_multiccd.pyx reuses
+cdef int simplex_dim(Py_ssize_t* indices, double* points) noexcept nogil
+cdef void face_normals(const ConvexGeom* g, int dim, const Py_ssize_t* indices,
+                       const double* direction, Normals* out) noexcept nogil
+cdef bint aligned_faces(const Normals* normals1, const Normals* normals2, int* i,
+                        int* j) noexcept nogil
+cdef bint aligned_face_edge(const Edges* edges, const Normals* normals, int* edge,
+                            int* face) noexcept nogil
+cdef void feature_edges(const ConvexGeom* g, int dim, const double* points, Py_ssize_t index,
+                        Edges* out) noexcept nogil
+cdef int face(const ConvexGeom* g, Py_ssize_t index, double* out) noexcept nogil
+cdef int clipped_face(const ConvexGeom* g, Py_ssize_t index, double* out) noexcept nogil
+cdef int clipping_face(const ConvexGeom* g, Py_ssize_t index, bint after_box,
+                       double* out) noexcept nogil
+cdef void polygon_quad(const double* polygon, int n, int* best) noexcept nogil
+cdef double side_plane(const double* v1, const double* v2, const double* n,
+                       double* normal) noexcept nogil
+
+
 # small pieces of collision_multi.pyx
 
 cdef inline void _rotate(const double* mat, const double* local, double* out) noexcept nogil:

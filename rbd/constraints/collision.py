@@ -511,21 +511,17 @@ _DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
 
 def reference_only(model) -> bool:
-    """True when a candidate pair has a readable routine only (``_backends.readable_only``;
-    a mesh pair of :func:`.collision_mesh.readable_only`: MuJoCo 4.0's multi-CCD of a
-    capsule or a cylinder on a mesh, or of a box or a mesh on a mesh with margin).  Every
-    other mesh pair and every GJK pair, with or without ``multiccd``, has its compiled twin
-    (``rbd/_kernels/collision_mesh.pyx``, ``collision_convex.pyx``, ``collision_multi.pyx``)."""
+    """True when a candidate pair has a readable routine only (``_backends.readable_only``).
+    Every mesh pair and every GJK pair, with or without ``multiccd``, has its compiled twin
+    (``rbd/_kernels/collision_mesh.pyx``, ``collision_convex.pyx``, ``collision_multi.pyx``,
+    ``collision_multiccd.pyx``)."""
     readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
-    multiccd = not disabled(model, "multiccd")
     geoms = model.geoms
-    return model._derived(("collision_reference_only", readable, multiccd), lambda: any(
+    return model._derived(("collision_reference_only", readable), lambda: any(
         (geoms[i].kind, geoms[j].kind) in readable
-        or _mesh.readable_only(geoms[i], geoms[j], sum(pair_parameters(geoms[i], geoms[j],
-                                                                       pair)[:2]), multiccd)
-        for i, j, pair in candidate_pairs(geoms, body_tree(model),
-                                          getattr(model, "contact_pairs", ()),
-                                          getattr(model, "contact_excludes", ()))))
+        for i, j, _ in candidate_pairs(geoms, body_tree(model),
+                                       getattr(model, "contact_pairs", ()),
+                                       getattr(model, "contact_excludes", ()))))
 
 
 def _compiled_kinematics(model, backend):

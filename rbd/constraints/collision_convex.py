@@ -28,19 +28,15 @@ origin is outside their Minkowski difference :math:`A - B`, whose support is
   a capsule's side, with or without margin: :mod:`.collision_multiccd`, which gives
   MuJoCo 4.0's contact set on 1264 of 1499 random and nearly aligned states measured and
   declines 203 (a cylinder's cap clipped to more than four points, whose choice of four
-  is not found).  It runs for the pairs with a mesh (which have no compiled routine
-  beyond a decline).  The primitive pairs it covers (capsule–cylinder,
-  cylinder–cylinder, cylinder–box) run compiled in models such as dm_control's dog,
-  quadruped, finger and reacher, and it has no compiled twin yet, so for them rbd keeps
-  the older test: the 3.12 source's search (``engine_collision_convex.c``: both geoms
-  turned by ±1e-3 rad about the first contact), which does not give MuJoCo 4.0's
-  contacts (a capsule flat on a cylinder gets two contacts at the capsule's ends and
-  loses the first), is run as a test only: when it finds no second contact the single
-  contact is returned, when it finds one the pair raises
-  :class:`ConvexUnsupportedError` (listed in ``Contacts.unsupported``).  Measured on the
-  923 primitive states of :mod:`.collision_multiccd`'s table, that single contact is a
-  wrong contact set in 91; the multi-CCD rule gives MuJoCo's set in 729 of them, declines
-  181 and misses 13.
+  is not found: :class:`ConvexUnsupportedError`, listed in ``Contacts.unsupported``).
+  It runs for the pairs with a mesh and the primitive pairs it covers (capsule–cylinder,
+  cylinder–cylinder, cylinder–box), on both paths (compiled:
+  ``rbd/_kernels/collision_multiccd.pyx``).  On the 923 primitive states of
+  :mod:`.collision_multiccd`'s table it gives MuJoCo's set in 729, declines 181 and misses
+  13; the 3.12 source's search it replaces (``engine_collision_convex.c``: both geoms
+  turned by ±1e-3 rad about the first contact; a capsule flat on a cylinder gets two
+  contacts at the capsule's ends and loses the first), which rbd ran as a test only,
+  returned a wrong single contact on 91 of them.
 
 Agreement with MuJoCo 4.0 (``tests/test_collision_convex.py``), not to rounding: GJK
 stops at a Frank–Wolfe gap of ``ccd_tolerance``²/2 and EPA once its depth bounds are
@@ -61,12 +57,8 @@ from . import collision_epa as _epa
 from . import collision_gjk as _gjk
 from . import collision_multi as _multi
 from . import collision_multiccd as _multiccd
-from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, dot3, gjk
-from .collision_primitive import PairContacts, make_frame, normalize, pack
-
-#: Multi-CCD: turn angle and the relative distance that makes a contact new.
-PERTURBATION_ANGLE = 1e-3
-RELATIVE_TOLERANCE = 1e-3
+from .collision_gjk import MAX_LIMIT, TOLERANCE, ConvexGeom, GJKStatus, gjk
+from .collision_primitive import PairContacts, normalize, pack
 
 
 def bounding_radius(kind: str, size) -> float:
@@ -86,8 +78,9 @@ def bounding_radius(kind: str, size) -> float:
 
 
 class ConvexUnsupportedError(Exception):
-    """The geoms touch and their contacts need MuJoCo 4.0's multi-contact search, which
-    rbd does not reproduce (module notes)."""
+    """The geoms touch and their contacts need a choice MuJoCo 4.0's multi-contact makes
+    by a rule rbd does not reproduce: four of a cylinder cap's clipped points (module
+    notes)."""
 
 
 # ----------------------------------------------------------------------------- the pair routine
@@ -132,12 +125,6 @@ def _ccd(g1: ConvexGeom, g2: ConvexGeom, max_contacts: int = 1):
     return None
 
 
-def _penetration(g1: ConvexGeom, g2: ConvexGeom, margin: float):
-    """One contact ``(dist, pos, normal)`` of the pair, or None (``mjc_penetration``)."""
-    found = _penetrations(g1, g2, margin, 1)
-    return found[0] if found else None
-
-
 def _penetrations(g1: ConvexGeom, g2: ConvexGeom, margin: float, max_contacts: int) -> list:
     """Contacts ``[(dist, pos, normal), ...]`` of the pair (``mjc_penetration``): one per
     witness pair, at their midpoint, normal from geom 1's witness to geom 2's; none unless
@@ -155,25 +142,10 @@ def _penetrations(g1: ConvexGeom, g2: ConvexGeom, margin: float, max_contacts: i
 def max_contacts(kind1: str, kind2: str, margin: float, multiccd: bool = True) -> int:
     """How many contacts one GJK/EPA run may give (MuJoCo's ``maxContacts``): up to
     :data:`~rbd.constraints.collision_multi.MAX_CONTACTS` for two boxes or meshes without
-    margin and with multi-CCD, else one (the turned-geom search may add more)."""
+    margin and with multi-CCD, else one (MuJoCo 4.0's multi-CCD of a face against a face
+    or a capsule's side may add more: :mod:`.collision_multiccd`)."""
     polytopes = kind1 in _gjk.DISCRETE and kind2 in _gjk.DISCRETE
     return _multi.MAX_CONTACTS if polytopes and multiccd and not margin > 0 else 1
-
-
-def _quat_to_mat(q) -> np.ndarray:
-    """``mju_quat2Mat`` (its order of operations)."""
-    q00, q01, q02, q03 = q[0] * q[0], q[0] * q[1], q[0] * q[2], q[0] * q[3]
-    q11, q12, q13 = q[1] * q[1], q[1] * q[2], q[1] * q[3]
-    q22, q23, q33 = q[2] * q[2], q[2] * q[3], q[3] * q[3]
-    return np.array([[q00 + q11 - q22 - q33, 2 * (q12 - q03), 2 * (q13 + q02)],
-                     [2 * (q12 + q03), q00 - q11 + q22 - q33, 2 * (q23 - q01)],
-                     [2 * (q13 - q02), 2 * (q23 + q01), q00 - q11 - q22 + q33]])
-
-
-def _turned(g: ConvexGeom, origin, rot) -> ConvexGeom:
-    """The geom turned by ``rot`` about the point ``origin`` (``mju_rotateFrame``)."""
-    rel = origin - g.pos
-    return ConvexGeom(g.kind, g.pos - (rot @ rel - rel), rot @ g.mat, g.size, g.margin)
 
 
 def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, rbound2,
@@ -189,22 +161,22 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
     margin : float
         The pair's ``margin + gap``.
     rbound1, rbound2 : float
-        Bounding radii (``geom_rbound``): the scale of multi-CCD's "new contact" test.
+        Bounding radii (``geom_rbound``); unused by MuJoCo 4.0's multi-CCD (the 3.12
+        source's turned-geom search scales its "new contact" test by them), kept for the
+        pair routines' signature.
     multiccd : bool
         MuJoCo's multi-CCD (its ``multiccd`` disable flag off).
 
     Raises
     ------
     ConvexUnsupportedError
-        The geoms touch and the contacts need MuJoCo's multi-contact search: for a
-        primitive pair, the turned-geom search finds a second contact; with a mesh, a
-        cylinder's cap is clipped to more than four points (:mod:`.collision_multiccd`).
+        A cylinder's cap is clipped to more than four points (MuJoCo 4.0 keeps four by a
+        rule not reproduced: :mod:`.collision_multiccd`).
     """
     g1 = ConvexGeom(kind1, pos1, mat1, size1, margin)
     g2 = ConvexGeom(kind2, pos2, mat2, size2, margin)
     most = max_contacts(kind1, kind2, margin, multiccd)
-    if most == 1 and multiccd and "mesh" in (kind1, kind2) and _multiccd.supported(kind1,
-                                                                                     kind2):
+    if most == 1 and multiccd and _multiccd.supported(kind1, kind2):
         try:                                            # MuJoCo 4.0's multi-CCD
             found = _multiccd.contacts(g1, g2, margin)
         except _multiccd.ChoiceUnsupportedError as error:
@@ -213,22 +185,8 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
     found = _penetrations(g1, g2, margin, most)
     if not found:
         return pack([])
-    if most > 1:                                        # EPA's face gave them all
-        return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
-    first = found[0]
-    if multiccd and not {kind1, kind2} & {"sphere", "ellipsoid"}:
-        frame = make_frame(first[2], np.zeros(3))
-        tolerance = RELATIVE_TOLERANCE * min(rbound1, rbound2)
-        for axis in (frame[1], frame[2]):
-            for angle in (-PERTURBATION_ANGLE, PERTURBATION_ANGLE):
-                s = np.sin(angle * 0.5)
-                rot = _quat_to_mat(np.array([np.cos(angle * 0.5), *(axis * s)]))
-                extra = _penetration(_turned(g1, first[1], rot), _turned(g2, first[1], rot.T),
-                                     margin)
-                if extra is not None and np.sqrt(dot3(first[1] - extra[1],
-                                                      first[1] - extra[1])) > tolerance:
-                    raise ConvexUnsupportedError("MuJoCo's multi-contact search applies")
-    return pack([(first[0], first[1], first[2], np.zeros(3))])
+    # EPA's face gave them all (two polytopes), or one contact (a sphere or an ellipsoid)
+    return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
 
 
 def _pair_routine(kind1: str, kind2: str):

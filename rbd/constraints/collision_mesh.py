@@ -47,12 +47,12 @@ table):
 
 These routines have compiled twins on the compiled collision stage
 (``rbd/_kernels/collision_mesh.pyx``; the hull's support in ``collision_gjk.pyx``, MuJoCo's
-multi-contact of a box or a mesh on a mesh without margin in ``collision_multi.pyx``), with
-``multiccd`` on or disabled, the same contacts as here
-(``tests/test_collision_multi_kernel.py``, ``tests/test_collision_mesh_kernel.py``), except
-MuJoCo 4.0's multi-CCD of :mod:`.collision_multiccd` (a capsule or a cylinder on a mesh; a
-box or a mesh on a mesh with margin): a model with such a pair takes the readable collision
-path (:func:`readable_only`, :func:`rbd.constraints.collision.reference_only`).
+multi-contact of a box or a mesh on a mesh without margin in ``collision_multi.pyx``, MuJoCo
+4.0's multi-CCD of a capsule or a cylinder on a mesh, or of a box or a mesh on a mesh with
+margin, in ``collision_multiccd.pyx``), with ``multiccd`` on or disabled, the same contacts
+as here bit for bit (``tests/test_collision_multi_kernel.py``,
+``tests/test_collision_mesh_kernel.py``, ``tests/test_collision_multiccd_kernel.py``); a pair
+declined here is declined there.
 Agreement with MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
 single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
 centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
@@ -64,7 +64,6 @@ from __future__ import annotations
 import numpy as np
 
 from . import collision_convex as _convex
-from . import collision_multiccd as _multiccd
 from .collision_gjk import dot3
 from .collision_primitive import PairContacts, pack
 
@@ -86,19 +85,6 @@ def placed(geom, pos, mat) -> tuple:
 def hulled(geom) -> bool:
     """A mesh geom with its hull (boxed by the broad phase and collided through the hull)."""
     return geom.kind == "mesh" and getattr(geom, "hull", None) is not None
-
-
-def readable_only(geom1, geom2, margin: float, multiccd: bool = True) -> bool:
-    """Whether a pair with a mesh (geom 1 first in kind order, ``margin`` its ``margin +
-    gap``) has its routine in readable code only: MuJoCo 4.0's multi-CCD of a face against
-    a face or a capsule's side (:mod:`.collision_multiccd`: a capsule or a cylinder on a
-    mesh, a box or a mesh on a mesh with margin), with multi-CCD on.  The other pairs with
-    their hulls run compiled too (``rbd/_kernels/collision_mesh.pyx``; a box or a mesh on a
-    mesh without margin through ``collision_multi.pyx``; any pair without multi-CCD)."""
-    if not multiccd or not routed(geom1, geom2) or geom1.kind == "plane":
-        return False
-    return (_convex.max_contacts(geom1.kind, geom2.kind, margin) == 1
-            and _multiccd.supported(geom1.kind, geom2.kind))
 
 
 def routed(geom1, geom2) -> bool:

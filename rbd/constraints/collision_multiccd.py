@@ -10,12 +10,11 @@ the first).  The rule was read in the MuJoCo 4.0 engine's Warp port (``mujoco_wa
 4.0.0, ``collision_gjk.py``: ``gjk_phase``, ``multicontact``, ``_cylinder_face``,
 ``_cylinder_edge_normals``, ``_capsule_edge_normals``, ``_polygon_clip``) and checked on
 MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides.  The
-collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`; readable only).
-The primitive pairs it covers (capsule–cylinder, cylinder–cylinder, cylinder–box) keep
-the older turned-geom test of :mod:`.collision_convex` until the rule has a compiled twin:
-they run compiled in models such as dm_control's dog, quadruped, finger and reacher,
-whose forward pass the readable stage makes 3 to 100 times slower (measured 0.47 ms
-against 50 ms for the dog).
+collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`), on both paths:
+the compiled twin ``rbd/_kernels/collision_multiccd.pyx`` gives the same contacts bit for
+bit and declines in the same states (``tests/test_collision_multiccd_kernel.py``), and
+:mod:`.collision_convex` runs it for the primitive pairs it covers (capsule–cylinder,
+cylinder–cylinder, cylinder–box) on both paths.
 
 
 1. **Distance** (:func:`penetration`).  A sphere or capsule shrinks to its core, as for
@@ -182,7 +181,7 @@ def cylinder_edges(g: ConvexGeom, dim: int, points: list, index: int, margin: fl
         x, y = dot3(g.mat[:, 0], rel), dot3(g.mat[:, 1], rel)
         n2 = x * x + y * y
         scale = g.size[0] / np.sqrt(n2) if n2 >= MINVAL * MINVAL else 0.0
-        start = g.mat @ np.array([scale * x, scale * y, -sign * g.size[1]]) + g.pos
+        start = _multi._place(g, np.array([scale * x, scale * y, -sign * g.size[1]]))
     axis = g.mat[:, 2] * sign
     return [axis], [start + axis * (2 * g.size[1])], start
 
@@ -249,6 +248,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         return []
     side = n if side_normal is None else side_normal
     points = [np.array(v, float) for v in polygon]
+    # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
     for e in range(len(clipping)):
         pn, pd = _multi.side_plane(clipping[e], clipping[(e + 1) % len(clipping)], side)
         kept = []
@@ -278,6 +278,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         if not reduce:
             raise ChoiceUnsupportedError("MuJoCo picks four of a cylinder cap's points")
         points = [points[i] for i in _multi.polygon_quad(np.array(points))]
+    # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
         height = dot3(v - clipping[0], n)
