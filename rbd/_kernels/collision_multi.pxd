@@ -46,6 +46,9 @@ cdef int clipping_face(const ConvexGeom* g, Py_ssize_t index, bint after_box,
 cdef void polygon_quad(const double* polygon, int n, int* best) noexcept nogil
 cdef double side_plane(const double* v1, const double* v2, const double* n,
                        double* normal) noexcept nogil
+cdef int clip_to_face(const double* clipping, int nclip, const double* polygon, int npoly,
+                      const double* n, const double* side, double margin,
+                      double** result) noexcept nogil
 
 
 # small pieces of collision_multi.pyx

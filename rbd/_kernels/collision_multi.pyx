@@ -430,11 +430,12 @@ cdef inline int _clip_edge(const double* a, const double* pn, double pd, const d
 
 
 cdef int clip_to_face(const double* clipping, int nclip, const double* polygon, int npoly,
-                      const double* n, const double* side, double** result) noexcept nogil:
+                      const double* n, const double* side, double margin,
+                      double** result) noexcept nogil:
     """The part of ``polygon`` inside the prism over the face ``clipping`` (outward normal
-    ``n``), one wall at a time (Sutherland–Hodgman), then the points not above the face:
-    their number, the points in ``result[0]`` (the caller frees it; -1: no memory).  The
-    walls stand on the face's edges perpendicular to ``side``."""
+    ``n``), one wall at a time (Sutherland–Hodgman), then the points at most ``margin``
+    above the face: their number, the points in ``result[0]`` (the caller frees it; -1: no
+    memory).  The walls stand on the face's edges perpendicular to ``side``."""
     cdef double pn[3]
     cdef double below[3]
     cdef double pd
@@ -461,7 +462,7 @@ cdef int clip_to_face(const double* clipping, int nclip, const double* polygon, 
     for i in range(count):
         for k in range(3):
             below[k] = points[3 * i + k] - clipping[k]
-        if dot3(below, n) <= 0:
+        if dot3(below, n) <= margin:
             for k in range(3):
                 points[3 * m + k] = points[3 * i + k]
             m += 1
@@ -497,7 +498,7 @@ cdef int polygon_clip(const double* clipping, int nclip, const double* polygon, 
     cdef int count, m, i
     if nclip < 3:
         return 0
-    count = clip_to_face(clipping, nclip, polygon, npoly, n, side, &points)
+    count = clip_to_face(clipping, nclip, polygon, npoly, n, side, 0.0, &points)
     if count <= 0:
         free(points)
         return 0

@@ -28,9 +28,9 @@ from rbd._kernels.collision_epa cimport penetration_face
 from rbd._kernels.collision_gjk cimport (CCD_ELLIPSOID, CCD_LINE, CCD_POINT, CCD_SPHERE,
                                          GJKStatus, Vertex, geom_init, gjk, status_init)
 from rbd._kernels.collision_multi cimport (MAX_CONTACTS, Edges, Normals, _place,
-                                           aligned_face_edge, aligned_faces, clipped_face,
-                                           clipping_face, face, face_normals, feature_edges,
-                                           polygon_quad, side_plane, simplex_dim)
+                                           aligned_face_edge, aligned_faces, clip_to_face,
+                                           clipped_face, clipping_face, face, face_normals,
+                                           feature_edges, polygon_quad, simplex_dim)
 from rbd._kernels.collision_primitive cimport PairOut, add_contact, as_doubles, normalize, pack
 
 cnp.import_array()
@@ -294,83 +294,6 @@ cdef int edge_face(const ConvexGeom* g, Py_ssize_t index, double* out) noexcept 
 
 # ----------------------------------------------------------------------------- 4. clipping
 
-cdef inline bint _inside(const double* a, const double* n, const double* p) noexcept nogil:
-    # p on the inner side of the plane through a with normal n, to mjMINVAL (halfspace)
-    cdef double d[3]
-    cdef int k
-    for k in range(3):
-        d[k] = p[k] - a[k]
-    return dot3(d, n) > -MINVAL
-
-
-cdef inline int _clip_edge(const double* a, const double* pn, double pd, const double* p,
-                           const double* q, double* kept) noexcept nogil:
-    # one edge (p, q) of the polygon against one wall (through a, normal pn, offset pd):
-    # the points it keeps (q, the crossing, or both) into kept; their number
-    cdef double pq[3]
-    cdef double along, t
-    cdef bint inside1 = _inside(a, pn, p), inside2 = _inside(a, pn, q)
-    cdef int k, m = 0
-    if inside1 and inside2:
-        kept[0], kept[1], kept[2] = q[0], q[1], q[2]
-        return 1
-    if not (inside1 or inside2):
-        return 0
-    for k in range(3):
-        pq[k] = q[k] - p[k]
-    along = dot3(pn, pq)
-    if along != 0.0:
-        t = (pd - dot3(pn, p)) / along
-        if 0.0 <= t <= 1.0:
-            for k in range(3):
-                kept[k] = p[k] + pq[k] * t
-            m = 1
-    if inside2:
-        kept[3 * m], kept[3 * m + 1], kept[3 * m + 2] = q[0], q[1], q[2]
-        m += 1
-    return m
-
-
-cdef inline int _prism(const double* clipping, int nclip, const double* polygon, int npoly,
-                const double* n, double margin, const double* side,
-                double** result) noexcept nogil:
-    # the part of polygon inside the prism over the face clipping (walls perpendicular to
-    # side), one wall at a time, then the points at most margin above the face: their
-    # number, the points in result[0] (the caller frees it; -1: no memory)
-    cdef double pn[3]
-    cdef double above[3]
-    cdef double pd
-    cdef double* points = <double*>malloc((3 * npoly + 3) * sizeof(double))
-    cdef double* kept
-    cdef int e, i, k, count = npoly, m
-    if points == NULL:
-        return -1
-    for i in range(3 * npoly):
-        points[i] = polygon[i]
-    for e in range(nclip):
-        pd = side_plane(clipping + 3 * e, clipping + 3 * ((e + 1) % nclip), side, pn)
-        kept = <double*>malloc((6 * count + 3) * sizeof(double))
-        if kept == NULL:
-            free(points)
-            return -1
-        m = 0
-        for i in range(count):
-            m += _clip_edge(clipping + 3 * e, pn, pd, points + 3 * i,
-                            points + 3 * ((i + 1) % count), kept + 3 * m)
-        free(points)
-        points, count = kept, m
-    m = 0
-    for i in range(count):
-        for k in range(3):
-            above[k] = points[3 * i + k] - clipping[k]
-        if dot3(above, n) <= margin:
-            for k in range(3):
-                points[3 * m + k] = points[3 * i + k]
-            m += 1
-    result[0] = points
-    return m
-
-
 cdef inline void _farthest_pair(const double* points, int count, int* best) noexcept nogil:
     # the two points farthest apart (the first such pair)
     cdef double diff[3]
@@ -401,7 +324,7 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     if nclip < 3:
         return 0
     # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
-    count = _prism(clipping, nclip, polygon, npoly, n, margin, side, &points)
+    count = clip_to_face(clipping, nclip, polygon, npoly, n, side, margin, &points)
     if count <= 0:
         free(points)
         return 0

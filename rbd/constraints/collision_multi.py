@@ -354,11 +354,13 @@ def witness_on_face(v, p, n, direction) -> tuple:
     return dist, v + direction * (-abs(dist)), v.copy()
 
 
-def clip_to_face(clipping: np.ndarray, polygon: np.ndarray, n, side_normal=None) -> list:
+def clip_to_face(clipping: np.ndarray, polygon: np.ndarray, n, side_normal=None,
+                 margin: float = 0.0) -> list:
     """The part of ``polygon`` inside the prism over the face ``clipping`` (outward normal
-    ``n``), one wall at a time (Sutherland–Hodgman), then the points not above the face.
-    The walls stand on the face's edges perpendicular to ``side_normal`` (default ``n``),
-    a face whose corners turn clockwise about it seen from its tip."""
+    ``n``), one wall at a time (Sutherland–Hodgman), then the points at most ``margin``
+    above the face (none above it by default).  The walls stand on the face's edges
+    perpendicular to ``side_normal`` (default ``n``), a face whose corners turn clockwise
+    about it seen from its tip."""
     side = n if side_normal is None else side_normal
     planes = [side_plane(clipping[i], clipping[(i + 1) % len(clipping)], side)
               for i in range(len(clipping))]
@@ -382,7 +384,7 @@ def clip_to_face(clipping: np.ndarray, polygon: np.ndarray, n, side_normal=None)
             if inside2:
                 kept.append(q)
         points = kept
-    return [p for p in points if dot3(p - clipping[0], n) <= 0]
+    return [p for p in points if dot3(p - clipping[0], n) <= margin]
 
 
 def polygon_clip(clipping: np.ndarray, polygon: np.ndarray, n, direction,

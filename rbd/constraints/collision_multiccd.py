@@ -246,29 +246,8 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     when ``reduce`` is False."""
     if len(clipping) < 3:
         return []
-    side = n if side_normal is None else side_normal
-    points = [np.array(v, float) for v in polygon]
     # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
-    for e in range(len(clipping)):
-        pn, pd = _multi.side_plane(clipping[e], clipping[(e + 1) % len(clipping)], side)
-        kept = []
-        for i, p in enumerate(points):
-            q = points[(i + 1) % len(points)]
-            inside1, inside2 = _multi._inside(clipping[e], pn, p), _multi._inside(clipping[e],
-                                                                                 pn, q)
-            if inside1 and inside2:
-                kept.append(q)
-                continue
-            if inside1 or inside2:
-                along = dot3(pn, q - p)
-                if along != 0.0:
-                    t = (pd - dot3(pn, p)) / along
-                    if 0.0 <= t <= 1.0:
-                        kept.append(p + (q - p) * t)
-                if inside2:
-                    kept.append(q)
-        points = kept
-    points = [p for p in points if dot3(p - clipping[0], n) <= margin]
+    points = _multi.clip_to_face(clipping, polygon, n, side_normal, margin)
     if len(polygon) == 2 and len(points) > 2:
         pairs = [(i, j) for i in range(len(points)) for j in range(i + 1, len(points))]
         i, j = max(pairs, key=lambda ij: dot3(points[ij[1]] - points[ij[0]],
