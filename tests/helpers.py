@@ -311,3 +311,23 @@ def mujoco_qpos_path(mm, d, steps: int) -> np.ndarray:
         mujoco.mj_step(mm, d)
         path.append(d.qpos.copy())
     return np.array(path)
+
+
+def first_touch(mujoco, mm, d, set_offset, depth: float, lo: float = -1.0, hi: float = 1.0,
+                halvings: int = 60) -> None:
+    """Bisect the offset in ``[lo, hi]`` (``set_offset(s)`` writes it into ``d.qpos``) at which
+    MuJoCo's first contact appears, then go ``depth`` past it and run ``mj_forward`` there."""
+    for _ in range(halvings):
+        mid = 0.5 * (lo + hi)
+        set_offset(mid)
+        mujoco.mj_kinematics(mm, d)
+        mujoco.mj_collision(mm, d)
+        lo, hi = (mid, hi) if d.ncon else (lo, mid)
+    set_offset(lo - depth)
+    mujoco.mj_forward(mm, d)
+
+
+def collide_at(model, d, backend="reference"):
+    """``rbd.collide`` at MuJoCo's state ``d`` (its qpos in rbd's coordinates)."""
+    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
+    return rbd.collide(model, q, backend=backend)

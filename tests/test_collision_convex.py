@@ -6,6 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import collide_at, first_touch
 
 import rbd
 from rbd.constraints import collision_convex as cvx
@@ -61,20 +62,11 @@ def _touching(mujoco, mm, d, seed: int, depth: float) -> None:
         d.qpos[7 * b + 3:7 * b + 7] = quat / np.linalg.norm(quat)
     direction = rng.standard_normal(3)
     direction /= np.linalg.norm(direction)
-    lo, hi = 0.0, 1.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        d.qpos[7:10] = direction * mid
-        mujoco.mj_kinematics(mm, d)
-        mujoco.mj_collision(mm, d)
-        lo, hi = (mid, hi) if d.ncon else (lo, mid)
-    d.qpos[7:10] = direction * (lo - depth)
-    mujoco.mj_forward(mm, d)
 
+    def offset(s):
+        d.qpos[7:10] = direction * s
 
-def _contacts(model, d, backend="reference"):
-    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
-    return rbd.collide(model, q, backend=backend)
+    first_touch(mujoco, mm, d, offset, depth, lo=0.0, hi=1.0, halvings=50)
 
 
 def _assert_one_contact_as_mujocos(found, d, dist_atol, pos_atol, frame_atol,
@@ -96,7 +88,7 @@ def test_touching_pairs_match_mujoco(tmp_path, name):
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)
     for seed in seeds:
         _touching(mujoco, mm, d, seed, 1e-2)
-        _assert_one_contact_as_mujocos(_contacts(model, d), d, DIST_ATOL, POS_ATOL,
+        _assert_one_contact_as_mujocos(collide_at(model, d), d, DIST_ATOL, POS_ATOL,
                                        NORMAL_ATOL, frame_columns=9)
 
 
@@ -107,7 +99,7 @@ def test_separated_pair_without_contact_is_decided(tmp_path):
     _touching(mujoco, mm, d, 0, -1e-3)                     # 1 mm short of touching
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = _contacts(model, d)
+        found = collide_at(model, d)
     assert d.ncon == 0 and len(found.dist) == 0 and found.unsupported == ()
 
 
@@ -119,7 +111,7 @@ def test_penetrating_pairs_match_mujoco_to_epa_tolerance(tmp_path, name):
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)
     for seed in seeds:
         _touching(mujoco, mm, d, seed, 1e-2)
-        _assert_one_contact_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+        _assert_one_contact_as_mujocos(collide_at(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
                                        EPA_NORMAL_ATOL, frame_columns=3)
 
 
@@ -137,7 +129,7 @@ def test_flat_capsule_on_a_cylinder_gets_mujocos_two_contacts(tmp_path, backend)
     mujoco.mj_forward(mm, d)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = _contacts(model, d, backend)
+        found = collide_at(model, d, backend)
     assert d.ncon == len(found.dist) == 2 and found.unsupported == ()
     for k in range(d.ncon):
         i = int(np.argmin(np.abs(found.pos - d.contact.pos[k]).max(axis=1)))
@@ -155,7 +147,7 @@ def test_cylinder_cap_clipped_to_more_than_four_points_is_listed(tmp_path):
     model, mm, d = _cap_on_box(tmp_path)
     mujoco.mj_forward(mm, d)
     with pytest.warns(UserWarning, match="cylinder"):
-        found = _contacts(model, d)
+        found = collide_at(model, d)
     assert d.ncon == 4 and len(found.dist) == 0 and found.unsupported == ((0, 1),)
 
 
@@ -176,7 +168,7 @@ def test_kernel_backend_takes_the_readable_stage(tmp_path):
     k1, s1, k2, s2, _ = PAIRS["capsule-ellipsoid"]
     model, mm, d = _scene(tmp_path, k1, s1, k2, s2)
     _touching(mujoco, mm, d, 0, 1e-2)
-    reference, kernel = _contacts(model, d), _contacts(model, d, backend=None)
+    reference, kernel = collide_at(model, d), collide_at(model, d, backend=None)
     assert len(kernel.dist) == 1                    # geom poses from compiled kinematics: 1e-12
     np.testing.assert_allclose(kernel.pos, reference.pos, rtol=0, atol=1e-12)
     q, v, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)

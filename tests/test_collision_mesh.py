@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import mujoco_qpos_path
+from helpers import collide_at, first_touch, mujoco_qpos_path
 
 import rbd
 from rbd.constraints import collision as col
@@ -60,29 +60,11 @@ def _scene(tmp_path, other: str, margin: float = 0.0, points=None, mesh_attrs: s
     return rbd.testing.mujoco_pair(path)
 
 
-def _contacts(model, d, backend="reference"):
-    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
-    return rbd.collide(model, q, backend=backend)
-
-
-def _first_touch(mujoco, mm, d, set_offset, depth: float) -> None:
-    """Bisect the offset at which MuJoCo's first contact appears, then go ``depth`` past it."""
-    lo, hi = -1.0, 1.0
-    for _ in range(60):
-        mid = 0.5 * (lo + hi)
-        set_offset(mid)
-        mujoco.mj_kinematics(mm, d)
-        mujoco.mj_collision(mm, d)
-        lo, hi = (mid, hi) if d.ncon else (lo, mid)
-    set_offset(lo - depth)
-    mujoco.mj_forward(mm, d)
-
-
 def _on_plane(mujoco, mm, d, seed: int, depth: float) -> None:
     """The mesh body (the only free joint) turned at random and lowered into the plane."""
     quat = np.random.default_rng(seed).standard_normal(4)
     d.qpos[3:7] = quat / np.linalg.norm(quat)
-    _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), depth)
+    first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), depth)
 
 
 def _touching(mujoco, mm, d, seed: int, depth: float) -> None:
@@ -96,7 +78,7 @@ def _touching(mujoco, mm, d, seed: int, depth: float) -> None:
 
     def place(s):
         d.qpos[7:10] = direction * s
-    _first_touch(mujoco, mm, d, place, depth)
+    first_touch(mujoco, mm, d, place, depth)
 
 
 def _assert_contacts_as_mujocos(found, d, dist_atol, pos_atol, normal_atol):
@@ -196,7 +178,7 @@ def test_plane_mesh_contacts_are_mujocos(tmp_path, margin):
     counts = set()
     for seed, depth in itertools.product((0, 1, 2, 3, 4, 5, 37), (0.002, 0.03)):
         _on_plane(mujoco, mm, d, seed, depth + margin)
-        found = _contacts(model, d)
+        found = collide_at(model, d)
         _assert_contacts_as_mujocos(found, d, EXACT_ATOL, EXACT_ATOL, EXACT_ATOL)
         counts.add(d.ncon)
     assert {1, 2, 3} <= counts                       # every kind of contact set was met
@@ -213,8 +195,8 @@ def test_box_mesh_on_its_face_gives_mujocos_corners(tmp_path):
         axis = np.random.default_rng(seed).standard_normal(3)
         small = np.r_[1.0, tilt * axis / np.linalg.norm(axis)]
         mujoco.mju_mulQuat(d.qpos[3:7], mm.geom_quat[0], small / np.linalg.norm(small))
-        _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.015)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, EXACT_ATOL, EXACT_ATOL, EXACT_ATOL)
+        first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.015)
+        _assert_contacts_as_mujocos(collide_at(model, d), d, EXACT_ATOL, EXACT_ATOL, EXACT_ATOL)
         counts.add(d.ncon)
     assert {3, 4} <= counts
 
@@ -245,8 +227,8 @@ def test_polygon_with_more_than_four_corners_gives_mujocos_four(tmp_path, reques
         mujoco.mju_mulQuat(d.qpos[3:7], mm.geom_quat[0], small / np.linalg.norm(small))
         if seed % 2:                                             # on the other cap
             mujoco.mju_mulQuat(d.qpos[3:7], d.qpos[3:7].copy(), np.array([0.0, 1, 0, 0]))
-        _first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.012)
-        _assert_contacts_as_mujocos(_contacts(model, d, backend), d, EXACT_ATOL, EXACT_ATOL,
+        first_touch(mujoco, mm, d, lambda z: d.qpos.__setitem__(2, z), 0.012)
+        _assert_contacts_as_mujocos(collide_at(model, d, backend), d, EXACT_ATOL, EXACT_ATOL,
                                     EXACT_ATOL)
         counts.add(d.ncon)
     assert 4 in counts
@@ -260,7 +242,7 @@ def test_sphere_mesh_contacts_are_mujocos(tmp_path, depth):
     model, mm, d = _scene(tmp_path, 'type="sphere" size="0.1"')
     for seed in range(4):
         _touching(mujoco, mm, d, seed, depth)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, SPHERE_ATOL, SPHERE_ATOL,
+        _assert_contacts_as_mujocos(collide_at(model, d), d, SPHERE_ATOL, SPHERE_ATOL,
                                     SPHERE_ATOL)
 
 
@@ -269,7 +251,7 @@ def test_ellipsoid_mesh_contacts_are_mujocos_to_epa_tolerance(tmp_path):
     model, mm, d = _scene(tmp_path, 'type="ellipsoid" size="0.1 0.2 0.15"')
     for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
         _touching(mujoco, mm, d, seed, depth)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+        _assert_contacts_as_mujocos(collide_at(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
                                     EPA_NORMAL_ATOL)
 
 
@@ -283,12 +265,12 @@ def test_capsule_or_cylinder_on_the_cloud_is_mujocos(tmp_path, other):
     model, mm, d = _scene(tmp_path, other)
     for seed in range(3):
         _touching(mujoco, mm, d, seed, 1e-2)
-        _assert_contacts_as_mujocos(_contacts(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
+        _assert_contacts_as_mujocos(collide_at(model, d), d, EPA_DIST_ATOL, EPA_POS_ATOL,
                                     EPA_NORMAL_ATOL)
     _touching(mujoco, mm, d, 0, -1e-3)                     # 1 mm short of touching
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        found = _contacts(model, d)
+        found = collide_at(model, d)
     assert d.ncon == 0 and len(found.dist) == 0 and found.unsupported == ()
 
 
@@ -378,7 +360,7 @@ def test_faces_flat_on_a_mesh_give_mujocos_contacts(tmp_path, name):
     model, mm, d = _stack(tmp_path, lower, points)
     for k in _tilted_states(mujoco, mm, d, ks):
         for backend in ("reference", None):
-            found = _contacts(model, d, backend)
+            found = collide_at(model, d, backend)
             assert d.ncon >= 2 and len(found.dist) == d.ncon and not found.unsupported, k
             # the same contacts; their order within the pair is MuJoCo's on most states only
             # (rbd.constraints.collision_multi)
@@ -462,7 +444,7 @@ def test_without_multiccd_every_mesh_pair_gives_mujocos_contact(tmp_path, name):
     for seed, depth in itertools.product(range(4), (1e-3, 2e-2)):
         _touching(mujoco, mm, d, seed, depth)
         for backend in ("reference", None):           # readable; compiled where built
-            _assert_contacts_as_mujocos(_contacts(model, d, backend), d, dist_atol, pos_atol,
+            _assert_contacts_as_mujocos(collide_at(model, d, backend), d, dist_atol, pos_atol,
                                         normal_atol)
 
 
@@ -481,7 +463,7 @@ def test_without_multiccd_a_primitive_convex_pair_gives_one_contact(tmp_path):
     # routines take the flag), the readable stage where not
     assert col.reference_only(model) == (not rbd._backend.has_kernels())
     for backend in ("reference", None):
-        _assert_contacts_as_mujocos(_contacts(model, d, backend), d, EPA_DIST_ATOL,
+        _assert_contacts_as_mujocos(collide_at(model, d, backend), d, EPA_DIST_ATOL,
                                     EPA_POS_ATOL, EPA_NORMAL_ATOL)
 
 
@@ -539,7 +521,7 @@ def test_model_with_a_plane_mesh_pair_is_not_reference_only(tmp_path):
     model, mm, d = _scene(tmp_path, "plane")
     assert not col.reference_only(model)
     _on_plane(mujoco, mm, d, 0, 0.01)
-    reference, default = _contacts(model, d), _contacts(model, d, backend=None)
+    reference, default = collide_at(model, d), collide_at(model, d, backend=None)
     np.testing.assert_allclose(default.pos, reference.pos, rtol=0, atol=1e-12)
     assert len(default.dist) == d.ncon
 

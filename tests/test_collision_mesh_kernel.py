@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import mujoco_qpos_path
+from helpers import collide_at, mujoco_qpos_path
 from scipy.spatial.transform import Rotation
 from test_collision_mesh import (
     _CUBE,
@@ -26,7 +26,6 @@ from test_collision_mesh import (
     SPHERE_ATOL,
     _assert_contacts_as_mujocos,
     _cloud,
-    _contacts,
     _on_plane,
     _scene,
     _touching,
@@ -77,7 +76,7 @@ def test_compiled_stage_collides_mesh_pairs_as_the_reference(tmp_path, name):
             _touching(mujoco, mm, d, seed, depth)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)        # the declined pairs
-            ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
+            ref, ker = collide_at(model, d), collide_at(model, d, "kernel")
         assert ker.unsupported == ref.unsupported
         np.testing.assert_array_equal(ker.geom, ref.geom)
         for field in ("dist", "pos", "frame", "friction", "solref", "solimp"):
@@ -98,7 +97,7 @@ def test_multiccd_mesh_pairs_take_the_compiled_stage(tmp_path, other, margin):
     model, mm, d = _scene(tmp_path, other, margin)
     assert not col.reference_only(model) and compiled_forward(model) is not None
     _touching(mujoco, mm, d, 0, 1e-2)
-    ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
+    ref, ker = collide_at(model, d), collide_at(model, d, "kernel")
     assert len(ref.dist) == len(ker.dist) == d.ncon >= 1
     # the same routine on geom poses from the compiled kinematics (1e-14 apart)
     np.testing.assert_allclose(ker.pos, ref.pos, rtol=0, atol=1e-12)

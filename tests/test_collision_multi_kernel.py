@@ -15,7 +15,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import mujoco_qpos_path
+from helpers import collide_at, mujoco_qpos_path
 from scipy.spatial.transform import Rotation
 from test_collision_mesh import (
     _CUBE,
@@ -25,7 +25,6 @@ from test_collision_mesh import (
     EPA_NORMAL_ATOL,
     EPA_POS_ATOL,
     _cloud,
-    _contacts,
     _scene,
     _touching,
     _vertex_text,
@@ -193,7 +192,7 @@ def test_compiled_stage_collides_polytope_pairs_as_the_reference(tmp_path, name)
     seen = set()
     for seed, depth in itertools.product(range(4), (0.002, 0.03, -0.001)):
         _touching(mujoco, mm, d, seed, depth)
-        ref, ker = _contacts(model, d), _contacts(model, d, "kernel")
+        ref, ker = collide_at(model, d), collide_at(model, d, "kernel")
         assert ker.unsupported == ref.unsupported == ()
         np.testing.assert_array_equal(ker.geom, ref.geom)
         for field, atol in (("dist", dist_atol), ("pos", pos_atol), ("frame", frame_atol),
@@ -215,7 +214,7 @@ def test_flat_cube_contacts_are_mujocos_on_the_compiled_stage(tmp_path):
                     '<geom type="mesh" mesh="m"/></body></worldbody></mujoco>')
     model, mm, d = rbd.testing.mujoco_pair(path)
     mujoco.mj_forward(mm, d)
-    found = _contacts(model, d, "kernel")
+    found = collide_at(model, d, "kernel")
     assert len(found.dist) == d.ncon == 4
     # single-precision mesh vertices in the same frame: rounding of the clipping (1e-10,
     # tests/test_collision_mesh.py's CLIP_ATOL)

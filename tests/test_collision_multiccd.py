@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from helpers import collide_at, first_touch
 
 import rbd
 from rbd.constraints import collision as col
@@ -63,20 +64,11 @@ def _touching(mujoco, mm, d, seed: int, depth: float, base=None) -> None:
     if base is not None:
         direction = np.array([0, 0, 1.0]) + 0.3 * rng.standard_normal(3)
     direction /= np.linalg.norm(direction)
-    lo, hi = 0.0, 1.0
-    for _ in range(50):
-        mid = 0.5 * (lo + hi)
-        d.qpos[7:10] = direction * mid
-        mujoco.mj_kinematics(mm, d)
-        mujoco.mj_collision(mm, d)
-        lo, hi = (mid, hi) if d.ncon else (lo, mid)
-    d.qpos[7:10] = direction * (lo - depth)
-    mujoco.mj_forward(mm, d)
 
+    def offset(s):
+        d.qpos[7:10] = direction * s
 
-def _contacts(model, d, backend="reference"):
-    q, _, _ = rbd.mjcf.from_mujoco_state(model, d.qpos, d.qvel)
-    return rbd.collide(model, q, backend=backend)
+    first_touch(mujoco, mm, d, offset, depth, lo=0.0, hi=1.0, halvings=50)
 
 
 def _by_rule(model, d, margin):
@@ -143,7 +135,7 @@ def test_contacts_are_mujocos(tmp_path, name, margin):
         _touching(mujoco, mm, d, seed, depth, base)
         _assert_set_as_mujocos(_by_rule(model, d, margin), d)
         if mesh is not None:
-            _assert_set_as_mujocos(_contacts(model, d), d)
+            _assert_set_as_mujocos(collide_at(model, d), d)
         counts.add(d.ncon)
     assert base is None or max(counts) >= 2
 
@@ -157,7 +149,7 @@ def test_box_or_mesh_on_a_mesh_with_margin_is_mujocos(tmp_path, geom1):
     counts = set()
     for seed, depth in itertools.product(range(6), (2e-3, 1e-2)):
         _touching(mujoco, mm, d, seed, depth, (UPRIGHT, UPRIGHT))
-        _assert_set_as_mujocos(_contacts(model, d), d)
+        _assert_set_as_mujocos(collide_at(model, d), d)
         counts.add(d.ncon)
     assert max(counts) == 4
 
@@ -192,7 +184,7 @@ def test_cylinder_cap_clipped_to_more_than_four_points_is_declined(tmp_path):
                           'type="mesh" mesh="m"', CUBE)
     _touching(mujoco, mm, d, 0, 5e-3, (UPRIGHT, UPRIGHT))
     with pytest.warns(UserWarning, match="cylinder"):
-        found = _contacts(model, d)
+        found = collide_at(model, d)
     assert d.ncon == 4 and len(found.dist) == 0 and found.unsupported == ((0, 1),)
 
 
@@ -205,7 +197,7 @@ def test_apart_is_no_contact(tmp_path):
         _touching(mujoco, mm, d, 3, -1e-3)
         with warnings.catch_warnings():
             warnings.simplefilter("error")
-            found = _contacts(model, d)
+            found = collide_at(model, d)
         assert d.ncon == 0 and len(found.dist) == 0 and found.unsupported == ()
         assert len(_by_rule(model, d, margin).dist) == 0
 
@@ -219,7 +211,7 @@ def test_mesh_pairs_with_multiccd_take_the_compiled_stage(tmp_path):
                           'type="mesh" mesh="m"', CUBE)
     assert not col.reference_only(model)
     _touching(mujoco, mm, d, 0, 1e-2, (ON_SIDE, UPRIGHT))
-    reference, default = _contacts(model, d), _contacts(model, d, backend=None)
+    reference, default = collide_at(model, d), collide_at(model, d, backend=None)
     assert len(reference.dist) == len(default.dist) == d.ncon == 2
     # the same rule on geom poses from the compiled kinematics (1e-14 apart)
     np.testing.assert_allclose(default.pos, reference.pos, rtol=0, atol=1e-12)
