@@ -571,12 +571,17 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
     -------
     dict
         ``q``, ``v``, ``a``, ``constraint_force`` (N, samples, ·), ``contact_force``
-        (N, samples, width, 6: zero beyond each sample's count), ``contact_count``,
+        (N, samples, width, 6: zero beyond each sample's count; see below for the width),
+        ``contact_count``,
         ``kinetic``, ``potential`` (N, samples; past the samples a run recorded, NaN and
         a count of 0), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
         4 diverged), ``stopped`` (the step it stopped at) and ``declined`` (pair-steps
-        whose convex routine declined: MuJoCo's multi-contact, no contact given), each (N,).
+        whose convex routine declined: MuJoCo's multi-contact, no contact given), each (N,);
+        and, as ints, ``failures`` (runs that stopped early), ``evaluations`` (forward
+        passes of all runs, Σ (steps taken + 1)) and ``declined_total`` (Σ ``declined``).
+        ``contact_force`` is cut to the most contacts of any sample (at most
+        ``contact_width``).
 
     Raises
     ------
@@ -615,7 +620,41 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         _run(&run, N, nt)
     finally:
         fm.give_back(ws)
+    _summarize(&run, N, out)
     return out
+
+
+cdef inline int _summarize(const Run* run, Py_ssize_t N, dict out) except -1:
+    # the batch's totals in ``out`` (``failures``, ``evaluations``, ``declined_total``), and
+    # ``contact_force`` cut to the most contacts of any sample when that is below run.width:
+    # what the caller would otherwise take from the arrays with a few array operations each
+    cdef Py_ssize_t s, j, n = N * run.nsamples, widest = 0, failures = 0
+    cdef Py_ssize_t evaluations = 0, declined = 0
+    for j in range(n):
+        widest = max(widest, <Py_ssize_t>run.counts[j])
+    for s in range(N):
+        failures += run.status[s] != FINISHED
+        evaluations += (run.stopped[s] if run.status[s] != FINISHED else run.steps) + 1
+        declined += run.declined[s]
+    out["failures"] = failures
+    out["evaluations"] = evaluations
+    out["declined_total"] = declined
+    widest = min(widest, run.width)
+    if widest < run.width:
+        cut = np.empty((N, run.nsamples, widest, 6))
+        _cut_rows(run.CF, <double*>cnp.PyArray_DATA(cut), n, run.width * 6, widest * 6)
+        out["contact_force"] = cut
+    return 0
+
+
+cdef inline void _cut_rows(const double* src, double* dst, Py_ssize_t rows, Py_ssize_t width,
+                           Py_ssize_t kept) noexcept nogil:
+    # the first ``kept`` of each row of ``width`` doubles, rows after rows
+    cdef Py_ssize_t r
+    if kept == 0:
+        return
+    for r in range(rows):
+        memcpy(dst + r * kept, src + r * width, kept * sizeof(double))
 
 
 cdef inline int _run(Run* run, Py_ssize_t N, int nt) except -1:

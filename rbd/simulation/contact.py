@@ -37,7 +37,7 @@ from ..constraints.kinds import active_constraints
 from ..constraints.mujoco_model import solver_settings
 from ..constraints.tendon_rows import tendons
 from ..errors import InputError, SimulationError
-from .rollouts import grid_steps, grid_time, sample_indices
+from .rollouts import grid_steps, grid_time, sample_indices, sample_times
 from .trajectory import Trajectory
 
 #: The contacts of a sample whose force a contact run records
@@ -335,11 +335,12 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
     model needs the Python step.
 
     The batch is the one :func:`rbd.simulate` stacks from :func:`compiled_runs`'s
-    trajectories, built on the kernel's own arrays (only ``contact_force`` is copied, cut
-    to the most contacts of any sample): the calling thread does no per-sample work
-    after the runs, so that a batch recorded at every step keeps its speed-up on more
-    threads.  The samples are at the times of :func:`rbd.simulate`'s grid (one per
-    sample of a finished run).
+    trajectories, built on the kernel's own arrays (``contact_force`` cut by the kernel to
+    the most contacts of any sample, the totals counted there): the calling thread does
+    no per-sample work after the runs, and, when every run finished, no array operation
+    but the copy of the times, so that a batch keeps its speed-up on more threads.  The
+    samples are at the times of :func:`rbd.simulate`'s grid (one per sample of a finished
+    run).
 
     Returns
     -------
@@ -354,27 +355,21 @@ def compiled_batch(model, q0, v0, duration: float, dt: float, tau=None,
                         constraints, num_threads)
     if out is None:
         return None
-    times = grid_time(sample_indices(steps, record_every), duration, dt)
-    stopped, status = out["stopped"], out["status"]
-    failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
-                                           duration) for k in np.flatnonzero(status)}
-    lengths = out["recorded"] - np.where(status != 0, stopped % record_every != 0, 0)
-    evaluations = int(np.sum(np.where(status != 0, stopped, steps) + 1))
-    counts = out["contact_count"]
-    widest = min(int(counts.max()), RECORDED_CONTACTS)    # 0 past a run's samples
-    frames = out["contact_force"]
-    if widest < frames.shape[2]:
-        frames = np.ascontiguousarray(frames[:, :, :widest])
-    names = ("q", "v", "a", "kinetic", "potential", "constraint_force")
-    columns = {name: out[name] for name in names}
-    if failed:
+    columns = {name: out[name] for name in ("q", "v", "a", "kinetic", "potential",
+                                            "constraint_force", "contact_force")}
+    counts, lengths, failed = out["contact_count"], out["recorded"], {}
+    if out["failures"]:
+        stopped, status = out["stopped"], out["status"]
+        failed = {int(k): _compiled_trajectory(model, out, int(k), steps, dt, record_every,
+                                               duration) for k in np.flatnonzero(status)}
+        lengths = lengths - np.where(status != 0, stopped % record_every != 0, 0)
         counts = counts.astype(float)
         for k in failed:          # the sample it stopped at, off the grid
-            for x in (*columns.values(), frames, counts):
+            for x in (*columns.values(), counts):
                 x[k, lengths[k]:] = np.nan
-    batch = Trajectory(t=times, **columns, model_name=model.name, integrator="euler", dt=dt,
-                       steps=steps, evaluations=evaluations, contact_count=counts,
-                       contact_force=frames)
+    batch = Trajectory(t=sample_times(steps, record_every, duration, dt), **columns,
+                       model_name=model.name, integrator="euler", dt=dt, steps=steps,
+                       evaluations=out["evaluations"], contact_count=counts)
     return batch, lengths, failed
 
 
@@ -394,9 +389,9 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
               cone or options(model)["cone"], solver, iterations,
               kernel_tolerance(model, solver, tolerance), num_threads,
               contact_width=RECORDED_CONTACTS)
-    if out["declined"].any():              # the compiled collide's warning, once per call
+    if out["declined_total"]:              # the compiled collide's warning, once per call
         warnings.warn("collide: no routine for MuJoCo's multi-contact of convex pairs at "
-                      f"{int(out['declined'].sum())} pair-step(s) of the run; those pairs were "
+                      f"{out['declined_total']} pair-step(s) of the run; those pairs were "
                       "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
     return out
 

@@ -15,6 +15,7 @@ constraints run compiled too (the stabilized KKT acceleration at every stage,
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -27,7 +28,7 @@ from .control import Forcing
 from .trajectory import Trajectory
 
 __all__ = ["grid_times", "grid_steps", "grid_time", "compiled_kernel", "run_compiled",
-           "sample_indices", "CompiledRun"]
+           "sample_indices", "sample_times", "CompiledRun"]
 
 
 def grid_time(k, duration: float, dt: float):
@@ -68,6 +69,30 @@ def sample_indices(steps: int, stride: int) -> np.ndarray:
     """Steps after which a sample is kept: every ``stride``-th and the last (0 included)."""
     idx = np.arange(0, steps + 1, stride)
     return idx if idx[-1] == steps else np.append(idx, steps)
+
+
+def sample_times(steps: int, stride: int, duration: float, dt: float) -> np.ndarray:
+    """The times of the samples of a run of ``steps`` steps kept every ``stride`` (and the
+    last): ``grid_time(sample_indices(steps, stride), duration, dt)``, a new array.
+
+    A grid of up to :data:`KEPT_GRID` samples is computed once and copied after that: a
+    batch call on the compiled path then spends one array copy on its times.
+    """
+    key = (int(steps), int(stride), float(duration), float(dt))
+    if steps // stride + 2 > KEPT_GRID:
+        return grid_time(sample_indices(*key[:2]), *key[2:])
+    return _kept_times(*key).copy()
+
+
+#: The longest grid (in samples) :func:`sample_times` keeps (80 kB).
+KEPT_GRID = 10_000
+
+
+@functools.lru_cache(maxsize=16)
+def _kept_times(steps: int, stride: int, duration: float, dt: float) -> np.ndarray:
+    times = grid_time(sample_indices(steps, stride), duration, dt)
+    times.setflags(write=False)
+    return times
 
 
 def compiled_kernel(model: Model, options) -> object:
