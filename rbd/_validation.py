@@ -26,6 +26,12 @@ __all__ = ["QUATERNION_TOLERANCE", "as_real_array", "as_symbolic_array", "as_tim
 #: Largest accepted deviation of a quaternion's norm from one.
 QUATERNION_TOLERANCE = 1e-6
 
+#: Up to this many quaternions, :func:`check_quaternions` takes their norms in Python floats
+#: (the same sums): a state or a small batch then costs one list of floats, not a dozen
+#: array operations, each of which costs tens of µs when a call follows a long kernel run
+#: that left NumPy's code out of the caches (docs/benchmarks.md).
+FEW_QUATERNIONS = 64
+
 
 def as_real_array(value, name: str) -> np.ndarray:
     """``value`` as a float64 array, or :class:`InputError` naming ``name``.
@@ -162,12 +168,16 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     names, cols = quaternion_columns(model)
     if not names:
         return q
-    if q.ndim == 1 and q.dtype == np.float64:     # one state: the same sums, in floats
-        norms = [math.sqrt(x * x + y * y + z * z + w * w) for x, y, z, w in q[cols].tolist()]
-        off = any(abs(n - 1.0) > QUATERNION_TOLERANCE for n in norms)
-        unit = all(n == 1.0 for n in norms)
+    quats = q[..., cols]                         # (..., joints, 4)
+    if q.dtype == np.float64 and quats.size <= 4 * FEW_QUATERNIONS:
+        # a few: the same sums in Python floats, without an array operation each
+        listed = [math.sqrt(x * x + y * y + z * z + w * w)
+                  for x, y, z, w in quats.reshape(-1, 4).tolist()]
+        off = any(abs(n - 1.0) > QUATERNION_TOLERANCE for n in listed)
+        unit = all(n == 1.0 for n in listed)
+        norms = listed
     else:
-        norms = quaternion_norms(q[..., cols])   # (..., joints)
+        norms = quaternion_norms(quats)          # (..., joints)
         deviation = np.abs(norms - 1.0)          # NaN for a NaN norm: neither off nor unit
         off = bool((deviation > QUATERNION_TOLERANCE).any())
         unit = not deviation.any()
@@ -179,7 +189,7 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     if unit:
         return q
     scaled = np.array(q, dtype=float, copy=True)
-    norms = np.asarray(norms)
+    norms = np.reshape(norms, quats.shape[:-1])      # (..., joints)
     for j, start in enumerate(cols[:, 0].tolist()):
         scaled[..., start:start + 4] /= norms[..., j, None]
     return scaled

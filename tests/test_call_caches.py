@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import rbd
-from rbd._validation import check_quaternions
+from rbd._validation import FEW_QUATERNIONS, check_quaternions
 from rbd.simulation.contact import warn_outside_limits
 from rbd.simulation.dynamics import positive_number
 from rbd.simulation.rollouts import grid_steps, grid_time
@@ -58,16 +58,18 @@ def test_the_quaternion_check_names_the_first_joint_off_in_body_order():
         check_quaternions(model, q[0], "q0")
 
 
-def test_the_quaternion_check_divides_each_quaternion_by_its_own_norm():
+@pytest.mark.parametrize("rows", [3, FEW_QUATERNIONS])
+def test_the_quaternion_check_divides_each_quaternion_by_its_own_norm(rows):
     """Norms off by less than the tolerance: a normalized copy (each quaternion divided by
     its norm, the caller's array untouched), the same for a state alone and in a batch; an
-    exact unit state comes back as it is."""
+    exact unit state comes back as it is.  A batch of three states has its norms summed in
+    Python floats, one of 64 × 3 quaternions in arrays: the same numbers."""
     model = _three_quaternions()
     rng = np.random.default_rng(7)
-    q = rng.normal(size=(3, model.nq))
+    q = rng.normal(size=(rows, model.nq))
     for start in (3, 7, 12):
         q[:, start:start + 4] /= np.linalg.norm(q[:, start:start + 4], axis=1)[:, None]
-        q[:, start:start + 4] *= 1.0 + rng.uniform(-5e-7, 5e-7, (3, 1))
+        q[:, start:start + 4] *= 1.0 + rng.uniform(-5e-7, 5e-7, (rows, 1))
     given = q.copy()
     batch = check_quaternions(model, q)
     np.testing.assert_array_equal(q, given)

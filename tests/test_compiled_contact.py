@@ -383,3 +383,26 @@ def test_rows_between_two_moving_bodies_match_the_readable_rows(scene, cone):
                                    atol=RTOL_EXACT * (1 + np.abs(want).max()), err_msg=name)
     scale = 1 + np.abs(reference.qdd).max()
     np.testing.assert_allclose(kernel.qdd, reference.qdd, rtol=0, atol=RTOL_EXACT * scale)
+
+
+def test_a_new_options_dict_reaches_the_next_batch():
+    """The compiled step's settings (cone, solver iterations and tolerance) are kept with
+    the compiled model: a new ``<option>`` dict assigned to the model reaches the next
+    ``rbd.simulate`` batch, which then equals a batch of a model loaded with those options
+    from the start."""
+    text = """<mujoco><option timestep="0.005" cone="{cone}" iterations="{iterations}"/>
+      <worldbody><geom type="plane" size="5 5 0.1"/>
+        <body pos="0 0 0.099"><freejoint/><geom type="box" size="0.1 0.1 0.1" mass="1"/>
+        </body></worldbody></mujoco>"""
+    model = rbd.load_mjcf(text.format(cone="pyramidal", iterations=100))
+    q0 = np.repeat(rbd.neutral(model)[None], 2, axis=0)
+    q0[:, 2] = 0.099
+    v0 = np.array([[1.0, 0, 0, 0, 0, 0], [0, 1.0, 0, 0, 0, 0]])     # sliding on the plane
+    first = rbd.simulate(model, q0, v0, 0.1, 0.005, integrator="euler")
+    for cone, iterations in (("elliptic", 100), ("pyramidal", 1)):
+        model.mujoco_options = {**model.mujoco_options, "cone": cone, "iterations": iterations}
+        again = rbd.simulate(model, q0, v0, 0.1, 0.005, integrator="euler")
+        fresh = rbd.load_mjcf(text.format(cone=cone, iterations=iterations))
+        expected = rbd.simulate(fresh, q0, v0, 0.1, 0.005, integrator="euler")
+        np.testing.assert_array_equal(again.q, expected.q)
+        assert not np.array_equal(again.q, first.q)     # the options change the run

@@ -40,10 +40,12 @@ def _compiled_pairs(items: tuple) -> dict:
 
 
 @functools.cache
+@functools.lru_cache(maxsize=8)
 def readable_only(kinds: tuple, keys: frozenset) -> frozenset:
     """The kind pairs of ``keys`` (those with a readable routine) that the compiled collision
     stage has no routine for (``CollisionModel.routine_kinds`` over ``kinds``, the kind
-    names in code order); all of them when the kernels are not built."""
+    names in code order); all of them when the kernels are not built.  Found once per
+    process (the kernels are built or not for good)."""
     from .._backend import has_kernels
 
     if not has_kernels():

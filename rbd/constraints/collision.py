@@ -509,13 +509,16 @@ def collide_model(model, q, backend: str | None = None,
 #: the pairs without any routine are warned once, when the compiled table is built.
 _DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
+#: The kind pairs with a readable primitive routine.
+_ROUTINE_PAIRS = frozenset(PAIR_FUNCTIONS)
+
 
 def reference_only(model) -> bool:
     """True when a candidate pair has a readable routine only (``_backends.readable_only``).
     Every mesh pair and every GJK pair, with or without ``multiccd``, has its compiled twin
     (``rbd/_kernels/collision_mesh.pyx``, ``collision_convex.pyx``, ``collision_multi.pyx``,
     ``collision_multiccd.pyx``)."""
-    readable = _backends.readable_only(KINDS, frozenset(PAIR_FUNCTIONS))
+    readable = _backends.readable_only(KINDS, _ROUTINE_PAIRS)
     geoms = model.geoms
     return model._derived(("collision_reference_only", readable), lambda: any(
         (geoms[i].kind, geoms[j].kind) in readable

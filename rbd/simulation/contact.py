@@ -381,19 +381,35 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
     if fm is None:
         return None
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
-    collide = (compiled_collision(model) if getattr(model, "geoms", ()) and not (
-        disabled(model, "contact") or disabled(model, "constraint")) else None)
-    iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
+    collide, cone, iterations, tolerance = _kernel_settings(model, fm, solver, cone)
     run = _contact_kernel().simulate_contact
-    out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide,
-              cone or options(model)["cone"], solver, iterations,
-              kernel_tolerance(model, solver, tolerance), num_threads,
-              contact_width=RECORDED_CONTACTS)
+    out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide, cone, solver,
+              iterations, tolerance, num_threads, contact_width=RECORDED_CONTACTS)
     if out["declined_total"]:              # the compiled collide's warning, once per call
         warnings.warn("collide: no routine for MuJoCo's multi-contact of convex pairs at "
                       f"{out['declined_total']} pair-step(s) of the run; those pairs were "
                       "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
     return out
+
+
+def _kernel_settings(model, fm, solver: str, cone) -> tuple:
+    """What the compiled step takes besides the forward model ``fm``: the compiled collision
+    stage (None without contacts), the cone (``cone`` or the model's), the solver's iteration
+    bound and its tolerance as the kernel takes it.
+
+    Kept by the model beside ``fm``: they are read from what ``fm`` is built from (the
+    geoms, contact pairs and excludes, the MJCF options and disable flags, the tree), and
+    :func:`.compiled_forward` builds a new ``fm`` when one of those changes, so that a call
+    with the model unchanged finds them in one look."""
+    def build():
+        collide = (compiled_collision(model) if getattr(model, "geoms", ()) and not (
+            disabled(model, "contact") or disabled(model, "constraint")) else None)
+        iterations, tolerance = solver_settings(model)      # the model's, as rbd.forward's
+        return (collide, cone or options(model)["cone"], iterations,
+                kernel_tolerance(model, solver, tolerance))
+
+    # the entry holds fm, so that its id stays its own while the entry is kept
+    return model._derived(("contact_step", id(fm), solver, cone), lambda: (fm, build()))[1]
 
 
 def _contact_kernel():

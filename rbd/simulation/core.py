@@ -61,6 +61,8 @@ PROGRESS_THRESHOLD = 2000
 
 def _ndim(value, name: str) -> int:
     """The number of dimensions of an array-like; a ragged one is named."""
+    if type(value) is np.ndarray:
+        return value.ndim
     try:
         return np.ndim(value)
     except ValueError:
