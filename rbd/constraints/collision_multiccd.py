@@ -88,9 +88,17 @@ CYLINDER_SIDES = 16
 _CORE = {"sphere": "point", "capsule": "line"}
 
 
+#: Relative gap under which two areas of :func:`decided_quad` count as tied.  MuJoCo's
+#: rotating search then goes the way its rounding says (the turns of a 16-gon give exact
+#: ties); rbd's areas differ from MuJoCo's by a few ulps (1e-15 relative, poses 1e-16
+#: apart), so a gap above 1e-9 is decided the same way in both, a smaller one is not known.
+#: (Measured over the module's states: the tied gaps are below 1e-15, the others above 1e-6.)
+TIE_RTOL = 1e-9
+
+
 class ChoiceUnsupportedError(Exception):
-    """A cylinder's cap clipped to more than four points: MuJoCo 4.0 keeps four by a rule
-    not reproduced (module notes)."""
+    """A cylinder's cap clipped to more than four points where MuJoCo 4.0's choice of four
+    hangs on a tie its rounding decides (module notes)."""
 
 
 def supported(kind1: str, kind2: str) -> bool:
@@ -242,8 +250,8 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     ``n``; walls perpendicular to ``side_normal``, default ``n``) and at most ``margin``
     above it: its signed height, its projection on the face, itself (``_polygon_clip``).
     An edge keeps its two farthest points; more than four points of a face become
-    :func:`.collision_multi.polygon_quad`'s four, or raise :class:`ChoiceUnsupportedError`
-    when ``reduce`` is False."""
+    :func:`.collision_multi.polygon_quad`'s four, or None when ``reduce`` is False (a
+    cylinder's cap: MuJoCo clips the other way, :func:`cap_clip`)."""
     if len(clipping) < 3:
         return []
     # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
@@ -255,13 +263,83 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         points = [points[i], points[j]]
     elif len(points) > _multi.MAX_CONTACTS:
         if not reduce:
-            raise ChoiceUnsupportedError("MuJoCo picks four of a cylinder cap's points")
+            return None
         points = [points[i] for i in _multi.polygon_quad(np.array(points))]
     # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
         height = dot3(v - clipping[0], n)
         out.append((height, v - height * n, v))
+    return out
+
+
+def _grows(m_next: float, m: float) -> bool:
+    """Whether the area grows from ``m`` to ``m_next`` (``m_next > m``).
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        The two are equal within :data:`TIE_RTOL`: MuJoCo's rounding decides.
+    """
+    if abs(m_next - m) <= TIE_RTOL * max(m, m_next):
+        raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
+    return m_next > m
+
+
+def decided_quad(polygon: np.ndarray) -> list:
+    """Indices of the four corners of a convex polygon that MuJoCo's rotating search keeps
+    (``_polygon_quad``, as :func:`.collision_multi.polygon_quad`): for each first corner
+    ``a``, the fourth, third and second corners advance while the area grows, every
+    comparison decided (:func:`_grows`)."""
+    n = len(polygon)
+
+    def area(i, j, k, m):
+        return _multi._area4(polygon[i], polygon[j], polygon[k], polygon[m])
+
+    b, c, d = 1, 2, 3
+    best = [0, 1, 2, 3]
+    m = area(0, 1, 2, 3)
+    for a in range(n):
+        while _grows(area(a, b, c, (d + 1) % n), m):
+            d = (d + 1) % n
+            m, best = area(a, b, c, d), [a, b, c, d]
+            while _grows(area(a, b, (c + 1) % n, d), m):
+                c = (c + 1) % n
+                m, best = area(a, b, c, d), [a, b, c, d]
+            while _grows(area(a, (b + 1) % n, c, d), m):
+                b = (b + 1) % n
+                m, best = area(a, b, c, d), [a, b, c, d]
+        if b == a:
+            b = (b + 1) % n
+            if c == b:
+                c = (c + 1) % n
+                if d == c:
+                    d = (d + 1) % n
+    return best
+
+
+def cap_clip(face1: np.ndarray, face2: np.ndarray, n1, n2, margin: float) -> list:
+    """Witness pairs ``[(dist, x1, x2), ...]`` of two faces, one a cylinder's cap, clipped as
+    MuJoCo 4.0 does when they give more than four points (``multicontact``,
+    ``_polygon_clip``): geom 1's face ``face1`` (outward normal ``n1``) cuts geom 2's
+    ``face2`` (normal ``n2``), both clockwise seen from outside from MuJoCo's first corner
+    (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to
+    :func:`decided_quad`'s four; each projected on ``face1`` (``x1``) and its distance
+    measured along ``n2`` back to ``x2`` (``_witness_on_face``).
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        MuJoCo's choice of four hangs on a tie (:func:`_grows`).
+    """
+    points = _multi.clip_to_face(face1, face2, n1, None, margin)
+    if len(points) > _multi.MAX_CONTACTS:
+        points = [points[i] for i in decided_quad(np.array(points))]
+    out = []
+    for v in points:
+        x1 = v - dot3(v - face1[0], n1) * n1
+        dist = dot3(x1 - v, n2)
+        out.append((dist, x1, x1 - dist * n2))
     return out
 
 
@@ -296,6 +374,9 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
                      flat_face(g1, faces1[i], False),
                      n2, half1 + half2, side_normal=normals1[i],
                      reduce="cylinder" not in (g1.kind, g2.kind))
+        if found is None:                # a cap clipped to more than four points
+            return _grown(cap_clip(edge_face(g1, faces1[i]), edge_face(g2, faces2[j]),
+                                   normals1[i], n2, half1 + half2), half1, half2, -n2)
         return _grown([(d, p, q) for d, q, p in found], half1, half2, -n2)
     if dim1 < 3 and normals2 and (dim1 <= dim2 or not normals1):   # geom 1's edge
         directions, ends, start = edges(g1, dim1, pts1, idx1, x1, margin)
