@@ -11,9 +11,10 @@ simplex or EPA's closest face, a cylinder's by the cap its corners lie on
 ``collision_multi.pyx``, a cylinder's cap); aligned faces clipped against each other (a
 cylinder's cap as a 16-gon, ``cylinder_face``), else an edge in a face (a cylinder's side
 line, ``cylinder_edges``; a capsule's surface line, ``capsule_edges``), clipped with the
-two half margins (``clip``).  Where the reference raises ``ChoiceUnsupportedError`` (a
-cylinder's cap clipped to more than four points) :c:func:`c_contacts` returns -1 and writes
-none.  The growing lists (clipped polygons, a hull's faces at a vertex) live in scratch
+two half margins (``clip``).  A cap clipped to more than four points is clipped
+the other way, MuJoCo's (``cap_clip``, ``decided_quad``); where the reference raises
+``ChoiceUnsupportedError`` (MuJoCo's choice of four on a tie) :c:func:`c_contacts` returns
+-1 and writes none.  The growing lists (clipped polygons, a hull's faces at a vertex) live in scratch
 memory of one call; where it cannot be had the one contact of ``penetration`` stands.
 """
 
@@ -318,7 +319,8 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     ``side``) and at most ``margin`` above it (``_polygon_clip``): their number (at most
     MAX_CONTACTS), signed heights in ``dist``, projections on the face in ``on_face``, the
     points in ``point``.  An edge keeps its two farthest points; more than four points of a
-    face become ``polygon_quad``'s four, or -1 when ``reduce`` is False."""
+    face become ``polygon_quad``'s four, or -1 when ``reduce`` is False (a cylinder's cap:
+    ``cap_clip``)."""
     cdef double* points = NULL
     cdef double above[3]
     cdef int chosen[MAX_CONTACTS]
@@ -563,7 +565,7 @@ cdef int multicontact(const Vertex* corners, const double* x1, const double* x2,
     """Witness pairs of the touching features (the reference's notes): their number (at
     most MAX_CONTACTS; 0 when nothing lines up and the one contact stands), distances in
     ``dist``, witnesses in ``w1``, ``w2``; -1 when a cylinder's cap is clipped to more than
-    four points."""
+    four points and MuJoCo's choice of four hangs on a tie."""
     cdef Py_ssize_t idx1[3]
     cdef Py_ssize_t idx2[3]
     cdef double pts1[9]

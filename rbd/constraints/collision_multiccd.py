@@ -39,35 +39,50 @@ cylinder–cylinder, cylinder–box) on both paths.
    clipping face are kept; each contact's witness on the clipping face is the clipped
    point projected on it, and both witnesses are then moved out by their geom's half
    margin (a capsule's is already grown).  All contacts take the first one's normal.
+5. **A cylinder's cap clipped to more than four points** (:func:`cap_clip`).  MuJoCo 4.0
+   clips the other way then, as the source's ``_polygon_clip`` reads: geom 1's face (each
+   face clockwise from MuJoCo's first corner, :func:`edge_face`) cuts geom 2's, and its
+   rotating search (``_polygon_quad``, the area :math:`\tfrac12\|(c-a)\times(d-b)\|`)
+   keeps four of the points in that order; each is projected on geom 1's face and its
+   distance measured along geom 2's normal (``_witness_on_face``), so that the contacts
+   take geom 2's normal.  On a regular 16-gon the search compares areas equal but for
+   rounding (two corners symmetric about a diagonal), and MuJoCo's rounding then decides:
+   :func:`decided_quad` declines such a tie (:data:`TIE_RTOL`;
+   :class:`ChoiceUnsupportedError`).  (Measured on a cylinder turned about its axis on
+   a larger box, MuJoCo's own poses: with the cap partly off the face the search's four
+   are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the others
+   parting from MuJoCo's at a tied step; 60 variants of the order of operations (the
+   16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60.)
 
 What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
-aligned touching states at two depths, with and without a margin of 0.01: states with
-MuJoCo 4.0's contact count and every contact within the tolerances of
-:mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2 on normals).
+aligned touching states at two depths, with and without a margin of 0.01 (the
+``_touching`` states: seeds 0-19 for the primitive pairs, 0-7 per mesh; random, upright
+and on-side bases): states with MuJoCo 4.0's contact count and every contact within the
+tolerances of :mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2
+on normals).  A cap clipped to more than four points and decided gives MuJoCo's contacts
+to rounding (2e-16 on points and distances, 3e-15 on normals).
 
 =========================== ======== ========== =========================
-pair                        states   reproduced declined (cap > 4 points)
+pair                        states   reproduced declined (a tie in the cap)
 =========================== ======== ========== =========================
 capsule–cylinder            240      240        0
-cylinder–cylinder           240      223        8
-cylinder–box                240      220        16
+cylinder–cylinder           240      214        21
+cylinder–box                240      225        10
 capsule–mesh (cube, prism)  192      188        0
-cylinder–mesh               192      162        22
+cylinder–mesh               192      166        19
 box–mesh, with margin       96       93         0
 mesh–mesh, with margin      96       92         0
-cylinder cap nearly flat    203      46         157
+cylinder upright on a box   80       58         22
 =========================== ======== ========== =========================
 
-Not reproduced: when a cylinder's cap is clipped to more than four points MuJoCo 4.0
-keeps four by a rule not found here (not ``polygonQuad`` from any start or direction of
-the 16-gon and of the box face, at best 41 of 75 nearly flat cylinder–box states; not
-the largest quadrilateral, 39 of 75), so such a pair raises
-:class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.  The other misses (32
-of 1499 states) are states where rbd's EPA (the 3.12 source's iterates) ends on another
-face than MuJoCo 4.0's: a cylinder's side line then lies elsewhere on its rim (distances
-off by up to 2e-4), or features line up on one side only.  (The turned-geom test this
-replaces gave a wrong contact set silently on 91 of the 923 primitive states above and
-declined every touching mesh pair.)
+(The last row: a cylinder 0.1 0.15 under a box 0.2 0.2 0.08, both within 0.05 rad of
+upright.  Before the cap's choice was reproduced these states declined 28, 25, 24 and 26
+of the four cylinder rows, 1245 of the 1376 states reproduced; now 1276, 72 declined.)
+The other misses (28 of 1376 states) are states where rbd's EPA (the 3.12 source's
+iterates) ends on another face than MuJoCo 4.0's: a cylinder's side line then lies
+elsewhere on its rim (distances off by up to 2e-4), or features line up on one side
+only.  (The turned-geom test this replaces gave a wrong contact set silently on 91 of
+the 923 primitive states measured then and declined every touching mesh pair.)
 """
 
 from __future__ import annotations
@@ -234,8 +249,10 @@ def flat_face(g: ConvexGeom, index: int, clipping: bool, after_box: bool = False
 
 
 def edge_face(g: ConvexGeom, index: int) -> np.ndarray:
-    """A face an edge is clipped against, clockwise seen from outside (walls perpendicular
-    to its own normal: :func:`.collision_multi.face`, a cylinder's cap reversed)."""
+    """A face in MuJoCo's order, clockwise seen from outside from MuJoCo's first corner (an
+    edge's clipping face, and both faces of :func:`cap_clip`; walls perpendicular to its
+    own normal): :func:`.collision_multi.face`, a cylinder's cap reversed
+    (``_cylinder_face``)."""
     if g.kind == "cylinder":
         return cylinder_face(g, index)[::-1]
     return _multi.face(g, index)
@@ -357,7 +374,8 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
     Raises
     ------
     ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points.
+        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
+        hangs on a tie.
     """
     idx1, pts1 = features(g1, corners, 0)
     idx2, pts2 = features(g2, corners, 1)
@@ -407,7 +425,8 @@ def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
     Raises
     ------
     ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points (module notes).
+        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
+        hangs on a tie (module notes).
     """
     found = penetration(g1, g2, margin)
     if found is None:
