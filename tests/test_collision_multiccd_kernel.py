@@ -15,6 +15,7 @@ from test_collision_multiccd import (
     ON_SIDE,
     UPRIGHT,
     _assert_set_as_mujocos,
+    _cap_states,
     _scene,
     _touching,
 )
@@ -115,8 +116,34 @@ def test_kernel_is_the_readable_rule(tmp_path, name, margin):
     assert max(counts) >= 2
 
 
+@pytest.mark.parametrize("margin", [0.0, 0.01])
+def test_kernel_keeps_the_readable_four_cap_points(tmp_path, margin):
+    """A box face on a cylinder's cap, clipped to more than four points (the states of
+    ``tests/test_collision_multiccd.py``): the same four contacts bit for bit where the
+    rule decides, declined in the same (tied) states."""
+    mujoco = pytest.importorskip("mujoco", reason="MuJoCo poses the states")
+    model, mm, d = _scene(tmp_path, f'type="cylinder" size="0.1 0.15" margin="{margin}"',
+                          'type="box" size="0.2 0.2 0.08"')
+    counts = []
+    for quat_a, pos_b, quat_b in _cap_states(40):
+        d.qpos[:] = 0
+        d.qpos[3:7], d.qpos[7:10], d.qpos[10:14] = quat_a, pos_b, quat_b
+        mujoco.mj_forward(mm, d)
+        geoms = _geoms(model, d)
+        readable, compiled = _readable(geoms, margin), _compiled(geoms, margin)
+        assert (readable is None) == (compiled is None)
+        if readable is None:
+            counts.append(-1)
+            continue
+        counts.append(len(readable.dist))
+        for a, b in zip(compiled, (readable.dist, readable.pos, readable.frame), strict=True):
+            np.testing.assert_allclose(a, b, rtol=0, atol=EXACT)
+    assert counts.count(4) >= 10 and -1 in counts
+
+
 def test_kernel_declines_a_cylinder_cap_of_more_than_four_points(tmp_path):
-    """A cylinder's cap flat on a box face: the readable rule raises, the kernel declines."""
+    """A cylinder's cap whole on a box face (MuJoCo's choice of four on a tie): the
+    readable rule raises, the kernel declines."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo poses the states")
     model, mm, d = _scene(tmp_path, 'type="cylinder" size="0.1 0.15"',
                           'type="box" size="0.2 0.2 0.08"')

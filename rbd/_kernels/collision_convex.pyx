@@ -10,8 +10,8 @@ meshes without margin under multi-CCD get up to four contacts from EPA's closest
 (``collision_multi.pyx``, MuJoCo's ``multicontact``); a face against a face or a
 capsule's side otherwise gets them from MuJoCo 4.0's multi-CCD
 (``collision_multiccd.pyx``); other pairs one.  Where the reference raises
-``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points)
-:c:func:`c_convex` returns -1 and writes none, and the collision stage lists the pair as
+``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points, MuJoCo's
+choice of four on a tie) :c:func:`c_convex` returns -1 and writes none, and the collision stage lists the pair as
 unsupported (``collision.pyx``).
 """
 
@@ -169,7 +169,8 @@ cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
     face for two boxes or meshes without margin, ``max_contacts``; under multi-CCD, a face
     against a face or a capsule's side through MuJoCo 4.0's multi-CCD,
     ``collision_multiccd.pyx``; else 0 or 1), or -1 (none written) where the reference
-    raises ``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points).
+    raises ``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points,
+    MuJoCo's choice of four on a tie).
     ``rbound1``, ``rbound2`` are unused (the reference's signature)."""
     cdef double pos[3 * MAX_CONTACTS]
     cdef double normal[3 * MAX_CONTACTS]

@@ -11,7 +11,8 @@ box or a mesh on a mesh without margin through MuJoCo's one-pass multi-contact,
 with margin, through MuJoCo 4.0's multi-CCD, ``collision_multiccd.pyx``; without multi-CCD
 any convex pair, one contact) on ``collision_convex.pyx`` with the hull's support function
 (``collision_gjk.pyx``).  Where the reference raises ``ConvexUnsupportedError`` (a
-cylinder's cap clipped to more than four points) :c:func:`c_mesh_pair` returns -1 and the
+cylinder's cap clipped to more than four points, MuJoCo's choice of four on a tie)
+:c:func:`c_mesh_pair` returns -1 and the
 stage lists the pair.
 """
 
@@ -226,7 +227,7 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
     under multi-CCD, GJK/EPA and MuJoCo's one-pass multi-contact (up to four contacts);
     a capsule, cylinder, box or mesh on a mesh otherwise under multi-CCD, MuJoCo 4.0's
     multi-CCD (``collision_multiccd.pyx``; -1, none written, where a cylinder's cap is
-    clipped to more than four points); else GJK/EPA's one contact."""
+    clipped to more than four points and MuJoCo's choice of four hangs on a tie); else GJK/EPA's one contact."""
     cdef ConvexGeom g1, g2
     if kind1 == PLANE:
         return c_plane_mesh(pos1, mat1, pos2, mat2, hull2, margin, out)

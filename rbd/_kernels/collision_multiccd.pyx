@@ -11,19 +11,20 @@ simplex or EPA's closest face, a cylinder's by the cap its corners lie on
 ``collision_multi.pyx``, a cylinder's cap); aligned faces clipped against each other (a
 cylinder's cap as a 16-gon, ``cylinder_face``), else an edge in a face (a cylinder's side
 line, ``cylinder_edges``; a capsule's surface line, ``capsule_edges``), clipped with the
-two half margins (``clip``).  Where the reference raises ``ChoiceUnsupportedError`` (a
-cylinder's cap clipped to more than four points) :c:func:`c_contacts` returns -1 and writes
-none.  The growing lists (clipped polygons, a hull's faces at a vertex) live in scratch
+two half margins (``clip``).  A cap clipped to more than four points is clipped
+the other way, MuJoCo's (``cap_clip``, ``decided_quad``); where the reference raises
+``ChoiceUnsupportedError`` (MuJoCo's choice of four on a tie) :c:func:`c_contacts` returns
+-1 and writes none.  The growing lists (clipped polygons, a hull's faces at a vertex) live in scratch
 memory of one call; where it cannot be had the one contact of ``penetration`` stands.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport cos, sin, sqrt
+from libc.math cimport cos, fabs, fmax, sin, sqrt
 from libc.stdlib cimport free, malloc
 
-from rbd._kernels._spatial cimport dot3
+from rbd._kernels._spatial cimport cross3, dot3
 from rbd._kernels.collision_epa cimport penetration_face
 from rbd._kernels.collision_gjk cimport (CCD_ELLIPSOID, CCD_LINE, CCD_POINT, CCD_SPHERE,
                                          GJKStatus, Vertex, geom_init, gjk, status_init)
@@ -42,6 +43,8 @@ cdef double MINVAL = 1e-15
 #: a cylinder's cap is clipped as this regular polygon (MuJoCo 4.0's _cylinder_face)
 DEF CYLINDER_SIDES = 16
 cdef double PI = 3.141592653589793
+#: relative gap under which two areas of decided_quad count as tied (the reference's TIE_RTOL)
+cdef double TIE_RTOL = 1e-9
 #: a zero tangent: make_frame picks one
 cdef double ZERO3[3]
 #: kind codes of the primitives (contacts' Python entry point)
@@ -316,7 +319,8 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     ``side``) and at most ``margin`` above it (``_polygon_clip``): their number (at most
     MAX_CONTACTS), signed heights in ``dist``, projections on the face in ``on_face``, the
     points in ``point``.  An edge keeps its two farthest points; more than four points of a
-    face become ``polygon_quad``'s four, or -1 when ``reduce`` is False."""
+    face become ``polygon_quad``'s four, or -1 when ``reduce`` is False (a cylinder's cap:
+    ``cap_clip``)."""
     cdef double* points = NULL
     cdef double above[3]
     cdef int chosen[MAX_CONTACTS]
@@ -353,6 +357,112 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     return m
 
 
+cdef inline double _area4(const double* a, const double* b, const double* c,
+                          const double* d) noexcept nogil:
+    # area of the quadrilateral (a, b, c, d): ½ ‖(c − a) × (d − b)‖ (collision_multi's)
+    cdef double u[3]
+    cdef double v[3]
+    cdef double g[3]
+    cdef int k
+    for k in range(3):
+        u[k], v[k] = c[k] - a[k], d[k] - b[k]
+    cross3(u, v, g)
+    return 0.5 * sqrt(dot3(g, g))
+
+
+cdef inline double _area(const double* p, int n, int a, int b, int c, int d) noexcept nogil:
+    return _area4(p + 3 * (a % n), p + 3 * (b % n), p + 3 * (c % n), p + 3 * (d % n))
+
+
+cdef inline int _grows(double m_next, double m) noexcept nogil:
+    # 1 if the area grows from m to m_next, 0 if not, -1 when the two are tied (TIE_RTOL)
+    if fabs(m_next - m) <= TIE_RTOL * fmax(m, m_next):
+        return -1
+    return 1 if m_next > m else 0
+
+
+cdef int decided_quad(const double* polygon, int n, int* best) noexcept nogil:
+    """Indices of the four corners MuJoCo's rotating search keeps (``_polygon_quad``) into
+    ``best``: 0, or -1 when a comparison is tied (the reference's ``decided_quad``)."""
+    cdef int a, b = 1, c = 2, d = 3, grows
+    cdef double m = _area(polygon, n, 0, 1, 2, 3)
+    best[0], best[1], best[2], best[3] = 0, 1, 2, 3
+    for a in range(n):
+        while True:
+            grows = _grows(_area(polygon, n, a, b, c, (d + 1) % n), m)
+            if grows < 0:
+                return -1
+            if not grows:
+                break
+            d = (d + 1) % n
+            m = _area(polygon, n, a, b, c, d)
+            best[0], best[1], best[2], best[3] = a, b, c, d
+            while True:
+                grows = _grows(_area(polygon, n, a, b, (c + 1) % n, d), m)
+                if grows < 0:
+                    return -1
+                if not grows:
+                    break
+                c = (c + 1) % n
+                m = _area(polygon, n, a, b, c, d)
+                best[0], best[1], best[2], best[3] = a, b, c, d
+            while True:
+                grows = _grows(_area(polygon, n, a, (b + 1) % n, c, d), m)
+                if grows < 0:
+                    return -1
+                if not grows:
+                    break
+                b = (b + 1) % n
+                m = _area(polygon, n, a, b, c, d)
+                best[0], best[1], best[2], best[3] = a, b, c, d
+        if b == a:
+            b = (b + 1) % n
+            if c == b:
+                c = (c + 1) % n
+                if d == c:
+                    d = (d + 1) % n
+    return 0
+
+
+cdef int cap_clip(const double* face1, int nface1, const double* face2, int nface2,
+                  const double* n1, const double* n2, double margin, double* dist,
+                  double* x1, double* x2) noexcept nogil:
+    """Witness pairs of two faces, one a cylinder's cap, clipped as MuJoCo 4.0 does when
+    they give more than four points (the reference's ``cap_clip``): geom 1's face cuts geom
+    2's, the points reduced by ``decided_quad``, each projected on geom 1's face (``x1``)
+    and its distance measured along ``n2`` back to ``x2``; their number, or -1 on a tie."""
+    cdef double* points = NULL
+    cdef double diff[3]
+    cdef int chosen[MAX_CONTACTS]
+    cdef int count, m, i, k
+    cdef double h
+    count = clip_to_face(face1, nface1, face2, nface2, n1, n1, margin, &points)
+    if count <= 0:
+        free(points)
+        return 0
+    m = count
+    if count > MAX_CONTACTS:
+        if decided_quad(points, count, chosen) < 0:
+            free(points)
+            return -1
+        m = 4
+    else:
+        for i in range(count):
+            chosen[i] = i
+    for i in range(m):
+        for k in range(3):
+            diff[k] = points[3 * chosen[i] + k] - face1[k]
+        h = dot3(diff, n1)
+        for k in range(3):
+            x1[3 * i + k] = points[3 * chosen[i] + k] - h * n1[k]
+            diff[k] = x1[3 * i + k] - points[3 * chosen[i] + k]
+        dist[i] = dot3(diff, n2)
+        for k in range(3):
+            x2[3 * i + k] = x1[3 * i + k] - dist[i] * n2[k]
+    free(points)
+    return m
+
+
 cdef inline void _grown(int found, double half1, double half2, const double* normal,
                         double* dist, double* x1, double* x2) noexcept nogil:
     # witness pairs moved out by the geoms' half margins along normal (geom 1 to geom 2)
@@ -370,6 +480,8 @@ cdef inline int _face_on_face(ConvexGeom* g1, ConvexGeom* g2, const Normals* n1,
                        int i, int j, double half, double* dist, double* w1,
                        double* w2) noexcept nogil:
     # geom 1's face clipped to the prism over geom 2's (witnesses: w2 on geom 2's face)
+    # (a cylinder's cap clipped to more than four points: geom 2's face cut by geom 1's,
+    # cap_clip; -1 on a tie)
     cdef double* clipping = <double*>malloc(3 * _face_size(g2, n2.index[j]) * sizeof(double))
     cdef double* clipped = <double*>malloc(3 * _face_size(g1, n1.index[i]) * sizeof(double))
     cdef int nclip, npoly, found = 0
@@ -379,6 +491,11 @@ cdef inline int _face_on_face(ConvexGeom* g1, ConvexGeom* g2, const Normals* n1,
         found = clip(clipping, nclip, clipped, npoly, n2.normal + 3 * j, half,
                      n1.normal + 3 * i, g1.kind != CCD_CYLINDER and g2.kind != CCD_CYLINDER,
                      dist, w2, w1)
+        if found < 0:
+            nclip = edge_face(g1, n1.index[i], clipped)
+            npoly = edge_face(g2, n2.index[j], clipping)
+            found = cap_clip(clipped, nclip, clipping, npoly, n1.normal + 3 * i,
+                             n2.normal + 3 * j, half, dist, w1, w2)
     free(clipping)
     free(clipped)
     return found
@@ -448,7 +565,7 @@ cdef int multicontact(const Vertex* corners, const double* x1, const double* x2,
     """Witness pairs of the touching features (the reference's notes): their number (at
     most MAX_CONTACTS; 0 when nothing lines up and the one contact stands), distances in
     ``dist``, witnesses in ``w1``, ``w2``; -1 when a cylinder's cap is clipped to more than
-    four points."""
+    four points and MuJoCo's choice of four hangs on a tie."""
     cdef Py_ssize_t idx1[3]
     cdef Py_ssize_t idx2[3]
     cdef double pts1[9]

@@ -37,10 +37,11 @@ table):
   (:mod:`rbd.constraints.collision_multiccd`): a capsule's side or a cylinder's side line
   lying in a hull face is clipped to it, a cylinder's cap flat on a face is clipped as a
   16-gon.  Measured on random and nearly aligned states, with and without margin:
-  capsule 188 of 192 states with MuJoCo's contact set, cylinder 162 of 192; a cylinder's
-  cap clipped to more than four points (22 of the 192 cylinder states) raises
+  capsule 188 of 192 states with MuJoCo's contact set, cylinder 166 of 192; a cylinder's
+  cap clipped to more than four points keeps MuJoCo's four, or where MuJoCo's choice
+  hangs on a tie its rounding decides (19 of the 192 cylinder states) raises
   :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists the
-  pair with a warning), MuJoCo's choice of four not being reproduced.  With MuJoCo's
+  pair with a warning).  With MuJoCo's
   ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo asks for one
   contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding (capsule, box,
   mesh) or to EPA's tolerance (cylinder) on every state measured.
@@ -187,8 +188,8 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     Raises
     ------
     ConvexUnsupportedError
-        A cylinder's cap is clipped to more than four points (MuJoCo 4.0 keeps four by a
-        rule not reproduced: :mod:`.collision_multiccd`).
+        A cylinder's cap is clipped to more than four points and MuJoCo 4.0's choice of
+        four hangs on a tie its rounding decides (:mod:`.collision_multiccd`).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)

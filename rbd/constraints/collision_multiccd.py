@@ -39,35 +39,50 @@ cylinder–cylinder, cylinder–box) on both paths.
    clipping face are kept; each contact's witness on the clipping face is the clipped
    point projected on it, and both witnesses are then moved out by their geom's half
    margin (a capsule's is already grown).  All contacts take the first one's normal.
+5. **A cylinder's cap clipped to more than four points** (:func:`cap_clip`).  MuJoCo 4.0
+   clips the other way then, as the source's ``_polygon_clip`` reads: geom 1's face (each
+   face clockwise from MuJoCo's first corner, :func:`edge_face`) cuts geom 2's, and its
+   rotating search (``_polygon_quad``, the area :math:`\tfrac12\|(c-a)\times(d-b)\|`)
+   keeps four of the points in that order; each is projected on geom 1's face and its
+   distance measured along geom 2's normal (``_witness_on_face``), so that the contacts
+   take geom 2's normal.  On a regular 16-gon the search compares areas equal but for
+   rounding (two corners symmetric about a diagonal), and MuJoCo's rounding then decides:
+   :func:`decided_quad` declines such a tie (:data:`TIE_RTOL`;
+   :class:`ChoiceUnsupportedError`).  (Measured on a cylinder turned about its axis on
+   a larger box, MuJoCo's own poses: with the cap partly off the face the search's four
+   are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the others
+   parting from MuJoCo's at a tied step; 60 variants of the order of operations (the
+   16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60.)
 
 What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
-aligned touching states at two depths, with and without a margin of 0.01: states with
-MuJoCo 4.0's contact count and every contact within the tolerances of
-:mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2 on normals).
+aligned touching states at two depths, with and without a margin of 0.01 (the
+``_touching`` states: seeds 0-19 for the primitive pairs, 0-7 per mesh; random, upright
+and on-side bases): states with MuJoCo 4.0's contact count and every contact within the
+tolerances of :mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2
+on normals).  A cap clipped to more than four points and decided gives MuJoCo's contacts
+to rounding (2e-16 on points and distances, 3e-15 on normals).
 
 =========================== ======== ========== =========================
-pair                        states   reproduced declined (cap > 4 points)
+pair                        states   reproduced declined (a tie in the cap)
 =========================== ======== ========== =========================
 capsule–cylinder            240      240        0
-cylinder–cylinder           240      223        8
-cylinder–box                240      220        16
+cylinder–cylinder           240      214        21
+cylinder–box                240      225        10
 capsule–mesh (cube, prism)  192      188        0
-cylinder–mesh               192      162        22
+cylinder–mesh               192      166        19
 box–mesh, with margin       96       93         0
 mesh–mesh, with margin      96       92         0
-cylinder cap nearly flat    203      46         157
+cylinder upright on a box   80       58         22
 =========================== ======== ========== =========================
 
-Not reproduced: when a cylinder's cap is clipped to more than four points MuJoCo 4.0
-keeps four by a rule not found here (not ``polygonQuad`` from any start or direction of
-the 16-gon and of the box face, at best 41 of 75 nearly flat cylinder–box states; not
-the largest quadrilateral, 39 of 75), so such a pair raises
-:class:`~rbd.constraints.collision_convex.ConvexUnsupportedError`.  The other misses (32
-of 1499 states) are states where rbd's EPA (the 3.12 source's iterates) ends on another
-face than MuJoCo 4.0's: a cylinder's side line then lies elsewhere on its rim (distances
-off by up to 2e-4), or features line up on one side only.  (The turned-geom test this
-replaces gave a wrong contact set silently on 91 of the 923 primitive states above and
-declined every touching mesh pair.)
+(The last row: a cylinder 0.1 0.15 under a box 0.2 0.2 0.08, both within 0.05 rad of
+upright.  Before the cap's choice was reproduced these states declined 28, 25, 24 and 26
+of the four cylinder rows, 1245 of the 1376 states reproduced; now 1276, 72 declined.)
+The other misses (28 of 1376 states) are states where rbd's EPA (the 3.12 source's
+iterates) ends on another face than MuJoCo 4.0's: a cylinder's side line then lies
+elsewhere on its rim (distances off by up to 2e-4), or features line up on one side
+only.  (The turned-geom test this replaces gave a wrong contact set silently on 91 of
+the 923 primitive states measured then and declined every touching mesh pair.)
 """
 
 from __future__ import annotations
@@ -88,9 +103,17 @@ CYLINDER_SIDES = 16
 _CORE = {"sphere": "point", "capsule": "line"}
 
 
+#: Relative gap under which two areas of :func:`decided_quad` count as tied.  MuJoCo's
+#: rotating search then goes the way its rounding says (the turns of a 16-gon give exact
+#: ties); rbd's areas differ from MuJoCo's by a few ulps (1e-15 relative, poses 1e-16
+#: apart), so a gap above 1e-9 is decided the same way in both, a smaller one is not known.
+#: (Measured over the module's states: the tied gaps are below 1e-15, the others above 1e-6.)
+TIE_RTOL = 1e-9
+
+
 class ChoiceUnsupportedError(Exception):
-    """A cylinder's cap clipped to more than four points: MuJoCo 4.0 keeps four by a rule
-    not reproduced (module notes)."""
+    """A cylinder's cap clipped to more than four points where MuJoCo 4.0's choice of four
+    hangs on a tie its rounding decides (module notes)."""
 
 
 def supported(kind1: str, kind2: str) -> bool:
@@ -226,8 +249,10 @@ def flat_face(g: ConvexGeom, index: int, clipping: bool, after_box: bool = False
 
 
 def edge_face(g: ConvexGeom, index: int) -> np.ndarray:
-    """A face an edge is clipped against, clockwise seen from outside (walls perpendicular
-    to its own normal: :func:`.collision_multi.face`, a cylinder's cap reversed)."""
+    """A face in MuJoCo's order, clockwise seen from outside from MuJoCo's first corner (an
+    edge's clipping face, and both faces of :func:`cap_clip`; walls perpendicular to its
+    own normal): :func:`.collision_multi.face`, a cylinder's cap reversed
+    (``_cylinder_face``)."""
     if g.kind == "cylinder":
         return cylinder_face(g, index)[::-1]
     return _multi.face(g, index)
@@ -242,8 +267,8 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     ``n``; walls perpendicular to ``side_normal``, default ``n``) and at most ``margin``
     above it: its signed height, its projection on the face, itself (``_polygon_clip``).
     An edge keeps its two farthest points; more than four points of a face become
-    :func:`.collision_multi.polygon_quad`'s four, or raise :class:`ChoiceUnsupportedError`
-    when ``reduce`` is False."""
+    :func:`.collision_multi.polygon_quad`'s four, or None when ``reduce`` is False (a
+    cylinder's cap: MuJoCo clips the other way, :func:`cap_clip`)."""
     if len(clipping) < 3:
         return []
     # --- walls: the polygon cut by the prism's walls, one at a time (Sutherland–Hodgman)
@@ -255,13 +280,83 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
         points = [points[i], points[j]]
     elif len(points) > _multi.MAX_CONTACTS:
         if not reduce:
-            raise ChoiceUnsupportedError("MuJoCo picks four of a cylinder cap's points")
+            return None
         points = [points[i] for i in _multi.polygon_quad(np.array(points))]
     # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
         height = dot3(v - clipping[0], n)
         out.append((height, v - height * n, v))
+    return out
+
+
+def _grows(m_next: float, m: float) -> bool:
+    """Whether the area grows from ``m`` to ``m_next`` (``m_next > m``).
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        The two are equal within :data:`TIE_RTOL`: MuJoCo's rounding decides.
+    """
+    if abs(m_next - m) <= TIE_RTOL * max(m, m_next):
+        raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
+    return m_next > m
+
+
+def decided_quad(polygon: np.ndarray) -> list:
+    """Indices of the four corners of a convex polygon that MuJoCo's rotating search keeps
+    (``_polygon_quad``, as :func:`.collision_multi.polygon_quad`): for each first corner
+    ``a``, the fourth, third and second corners advance while the area grows, every
+    comparison decided (:func:`_grows`)."""
+    n = len(polygon)
+
+    def area(i, j, k, m):
+        return _multi._area4(polygon[i], polygon[j], polygon[k], polygon[m])
+
+    b, c, d = 1, 2, 3
+    best = [0, 1, 2, 3]
+    m = area(0, 1, 2, 3)
+    for a in range(n):
+        while _grows(area(a, b, c, (d + 1) % n), m):
+            d = (d + 1) % n
+            m, best = area(a, b, c, d), [a, b, c, d]
+            while _grows(area(a, b, (c + 1) % n, d), m):
+                c = (c + 1) % n
+                m, best = area(a, b, c, d), [a, b, c, d]
+            while _grows(area(a, (b + 1) % n, c, d), m):
+                b = (b + 1) % n
+                m, best = area(a, b, c, d), [a, b, c, d]
+        if b == a:
+            b = (b + 1) % n
+            if c == b:
+                c = (c + 1) % n
+                if d == c:
+                    d = (d + 1) % n
+    return best
+
+
+def cap_clip(face1: np.ndarray, face2: np.ndarray, n1, n2, margin: float) -> list:
+    """Witness pairs ``[(dist, x1, x2), ...]`` of two faces, one a cylinder's cap, clipped as
+    MuJoCo 4.0 does when they give more than four points (``multicontact``,
+    ``_polygon_clip``): geom 1's face ``face1`` (outward normal ``n1``) cuts geom 2's
+    ``face2`` (normal ``n2``), both clockwise seen from outside from MuJoCo's first corner
+    (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to
+    :func:`decided_quad`'s four; each projected on ``face1`` (``x1``) and its distance
+    measured along ``n2`` back to ``x2`` (``_witness_on_face``).
+
+    Raises
+    ------
+    ChoiceUnsupportedError
+        MuJoCo's choice of four hangs on a tie (:func:`_grows`).
+    """
+    points = _multi.clip_to_face(face1, face2, n1, None, margin)
+    if len(points) > _multi.MAX_CONTACTS:
+        points = [points[i] for i in decided_quad(np.array(points))]
+    out = []
+    for v in points:
+        x1 = v - dot3(v - face1[0], n1) * n1
+        dist = dot3(x1 - v, n2)
+        out.append((dist, x1, x1 - dist * n2))
     return out
 
 
@@ -279,7 +374,8 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
     Raises
     ------
     ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points.
+        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
+        hangs on a tie.
     """
     idx1, pts1 = features(g1, corners, 0)
     idx2, pts2 = features(g2, corners, 1)
@@ -296,6 +392,9 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
                      flat_face(g1, faces1[i], False),
                      n2, half1 + half2, side_normal=normals1[i],
                      reduce="cylinder" not in (g1.kind, g2.kind))
+        if found is None:                # a cap clipped to more than four points
+            return _grown(cap_clip(edge_face(g1, faces1[i]), edge_face(g2, faces2[j]),
+                                   normals1[i], n2, half1 + half2), half1, half2, -n2)
         return _grown([(d, p, q) for d, q, p in found], half1, half2, -n2)
     if dim1 < 3 and normals2 and (dim1 <= dim2 or not normals1):   # geom 1's edge
         directions, ends, start = edges(g1, dim1, pts1, idx1, x1, margin)
@@ -326,7 +425,8 @@ def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
     Raises
     ------
     ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points (module notes).
+        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
+        hangs on a tie (module notes).
     """
     found = penetration(g1, g2, margin)
     if found is None:
