@@ -7,15 +7,12 @@ myst-nb executes them there.  Each is also converted to a Jupyter notebook in
 ``docs/tutorials/notebooks/`` (excluded from the sources), which every tutorial
 page offers for download through a line inserted under its title.
 
+The tutorials are executed before Sphinx reads them, on every core at once, into
+myst-nb's execution cache (``execute_tutorials``); Sphinx then reads each one
+serially from the cache, as if it had executed it itself.
+
 MathJax is served from the build itself (``_static/mathjax``), so formulas
 render without a network connection.
-
-The build may read in parallel (``sphinx-build -j 2``, as CI does): myst-nb then
-executes the tutorials in the reading processes, two at a time.  For that the
-execution cache's database is created here, before the processes start, the
-tutorials are spread over the reading order (Sphinx hands each process a run of
-consecutive documents), and the offline MathJax extension, which only copies files
-once the build has finished, is declared safe to run in parallel.
 """
 
 from __future__ import annotations
@@ -27,6 +24,7 @@ import shutil
 from pathlib import Path
 
 from jupyter_cache import get_cache
+from jupyter_cache.executors import load_executor
 
 import rbd
 from rbd.notebooks import tutorial_notebook
@@ -69,14 +67,25 @@ def write_notebooks() -> None:
             target.write_text(text, encoding="utf-8")
 
 
+def execute_tutorials(cache_path: Path, timeout: int) -> None:
+    """Execute the mirrored tutorials that the cache lacks, one process per core.
+
+    myst-nb's "cache" mode executes a notebook when it reads it, so Sphinx would run
+    the tutorials one after another (``sphinx-build -j`` would read in parallel, but
+    its processes merge the cross-references of the API pages in whatever order they
+    finish).  Here jupyter-cache's parallel executor runs them first, each in its own
+    directory as myst-nb does, read by myst-nb's own reader so that the cache matches
+    the notebook myst-nb reads.  A tutorial that fails is not cached: myst-nb then
+    executes it again while reading and fails the build with its traceback.
+    """
+    cache = get_cache(cache_path)
+    for path in sorted(TUTORIALS_COPY.glob("[0-9][0-9]_*.md")):
+        cache.add_nb_to_project(str(path), read_data={"name": "myst_nb_md", "type": "plugin"})
+    load_executor("local-parallel", cache=cache).run_and_cache(timeout=timeout)
+
+
 mirror_tutorials()
 write_notebooks()
-
-# The execution cache (myst-nb's "cache" mode, below).  Its database is created now, in
-# the one process: two reading processes that each found it missing would both create
-# its tables.  No connection is kept open into the processes.
-EXECUTION_CACHE = DOCS / "_build" / ".jupyter_cache"
-get_cache(EXECUTION_CACHE).db.dispose()
 
 # A tutorial's title line, before its first code cell.
 TITLE = re.compile(r"^# .+$", flags=re.M)
@@ -115,49 +124,7 @@ def skip_tuple_fields(app, what, name, obj, skip, options):
     return None
 
 
-def spread_tutorials(app, env, docnames: list[str]) -> None:
-    """Reorder the documents to read so that the tutorials are evenly spaced among them.
-
-    A parallel build reads the sorted list in runs of consecutive documents, one run
-    per process at a time; sorted, the executed tutorials would all fall in the last
-    run or two and execute one after another in one process.
-    """
-    tutorials = [d for d in docnames if d.startswith("tutorials/")]
-    others = [d for d in docnames if not d.startswith("tutorials/")]
-    if app.parallel < 2 or not tutorials:
-        return
-    step = (len(others) + len(tutorials)) / len(tutorials)
-    order = list(others)
-    for k, docname in enumerate(tutorials):
-        order.insert(int(k * step), docname)
-    docnames[:] = order
-
-
-def drop_unlinked_sources(app, env) -> None:
-    """Leave out viewcode's source pages that no documented object links to.
-
-    A serial build drops them as it goes (viewcode forgets a module without links
-    whenever it purges a document before reading it); a parallel build purges every
-    document before reading any, and would keep them (``_modules/functools.html``, the
-    module of the ``cached_property`` members of ``rbd.symbolic.GuenterLee``).  Either
-    way the pages are the same.
-    """
-    modules = getattr(env, "_viewcode_modules", {})
-    for name, entry in list(modules.items()):
-        if entry and not entry[2]:      # (code, tags, used, refname): no object links here
-            del modules[name]
-
-
 def setup(app) -> None:
-    # sphinx-mathjax-offline declares nothing about parallel builds (Sphinx then reads
-    # serially, and -W makes its notice an error); it copies MathJax into the output
-    # once, on build-finished, in the main process, so it is safe to read and write
-    # in parallel.
-    mathjax = app.extensions.get("sphinx-mathjax-offline")
-    if mathjax is not None:
-        mathjax.parallel_read_safe = mathjax.parallel_write_safe = True
-    app.connect("env-before-read-docs", spread_tutorials)
-    app.connect("env-updated", drop_unlinked_sources)
     app.connect("source-read", offer_notebook)
     app.connect("autodoc-skip-member", skip_matplotlib_members)
     app.connect("autodoc-skip-member", skip_tuple_fields)
@@ -190,8 +157,9 @@ nb_execution_mode = "cache"
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
-nb_execution_cache_path = str(EXECUTION_CACHE)
+nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
 nb_merge_streams = True
+execute_tutorials(Path(nb_execution_cache_path), nb_execution_timeout)
 
 # MathJax from the build, not a CDN (the extension copies it into _static/mathjax).
 mathjax_path = "mathjax/tex-chtml.js"

@@ -70,7 +70,7 @@ def test_ci_runs_the_readme_commands_verbatim():
     script = CI.read_text(encoding="utf-8")
     assert script.startswith("#!/usr/bin/env bash") and "set -euo pipefail" in script
     assert "RBD_NO_EXTENSIONS=1 pytest" in script
-    assert "sphinx-build -W --keep-going -j 2 -b html docs docs/_build/html" in script
+    assert "sphinx-build -W --keep-going -b html docs docs/_build/html" in script
     # the pure-Python stage leaves out only the single_pass tests
     assert 'RBD_NO_EXTENSIONS=1 pytest -q -p no:cacheprovider -n 2 -m "not single_pass"' in script
     printed = subprocess.run([str(CI), "--print-quick-start"], capture_output=True, text=True,
