@@ -25,10 +25,12 @@ from pathlib import Path
 
 from jupyter_cache import get_cache
 from jupyter_cache.executors import load_executor
+from sphinx.util import logging
 
 import rbd
 from rbd.notebooks import tutorial_notebook
 
+LOGGER = logging.getLogger(__name__)
 DOCS = Path(__file__).resolve().parent
 TUTORIALS = DOCS.parent / "tutorials"
 TUTORIALS_COPY = DOCS / "tutorials"
@@ -79,9 +81,17 @@ def execute_tutorials(cache_path: Path, timeout: int) -> None:
     executes it again while reading and fails the build with its traceback.
     """
     cache = get_cache(cache_path)
-    for path in sorted(TUTORIALS_COPY.glob("[0-9][0-9]_*.md")):
-        cache.add_nb_to_project(str(path), read_data={"name": "myst_nb_md", "type": "plugin"})
-    load_executor("local-parallel", cache=cache).run_and_cache(timeout=timeout)
+    uris = [str(path) for path in sorted(TUTORIALS_COPY.glob("[0-9][0-9]_*.md"))]
+    for uri in uris:
+        cache.add_nb_to_project(uri, read_data={"name": "myst_nb_md", "type": "plugin"})
+    result = load_executor("local-parallel", cache=cache).run_and_cache(filter_uris=uris,
+                                                                        timeout=timeout)
+    for uri in result.succeeded:
+        record = cache.get_cached_project_nb(uri)
+        seconds = record.data.get("execution_seconds", float("nan")) if record else float("nan")
+        LOGGER.info("%s: executed in %.1f s (in parallel, cached)", Path(uri).name, seconds)
+    for uri in result.excepted + result.errored:
+        LOGGER.info("%s: failed in parallel; executed again while reading", Path(uri).name)
 
 
 mirror_tutorials()
