@@ -7,6 +7,10 @@ myst-nb executes them there.  Each is also converted to a Jupyter notebook in
 ``docs/tutorials/notebooks/`` (excluded from the sources), which every tutorial
 page offers for download through a line inserted under its title.
 
+The tutorials are executed before Sphinx reads them, on every core at once, into
+myst-nb's execution cache (``execute_tutorials``); Sphinx then reads each one
+serially from the cache, as if it had executed it itself.
+
 MathJax is served from the build itself (``_static/mathjax``), so formulas
 render without a network connection.
 """
@@ -19,9 +23,14 @@ import re
 import shutil
 from pathlib import Path
 
+from jupyter_cache import get_cache
+from jupyter_cache.executors import load_executor
+from sphinx.util import logging
+
 import rbd
 from rbd.notebooks import tutorial_notebook
 
+LOGGER = logging.getLogger(__name__)
 DOCS = Path(__file__).resolve().parent
 TUTORIALS = DOCS.parent / "tutorials"
 TUTORIALS_COPY = DOCS / "tutorials"
@@ -58,6 +67,31 @@ def write_notebooks() -> None:
         target = NOTEBOOKS / f"{stem}.ipynb"
         if not target.exists() or target.read_text(encoding="utf-8") != text:
             target.write_text(text, encoding="utf-8")
+
+
+def execute_tutorials(cache_path: Path, timeout: int) -> None:
+    """Execute the mirrored tutorials that the cache lacks, one process per core.
+
+    myst-nb's "cache" mode executes a notebook when it reads it, so Sphinx would run
+    the tutorials one after another (``sphinx-build -j`` would read in parallel, but
+    its processes merge the cross-references of the API pages in whatever order they
+    finish).  Here jupyter-cache's parallel executor runs them first, each in its own
+    directory as myst-nb does, read by myst-nb's own reader so that the cache matches
+    the notebook myst-nb reads.  A tutorial that fails is not cached: myst-nb then
+    executes it again while reading and fails the build with its traceback.
+    """
+    cache = get_cache(cache_path)
+    uris = [str(path) for path in sorted(TUTORIALS_COPY.glob("[0-9][0-9]_*.md"))]
+    for uri in uris:
+        cache.add_nb_to_project(uri, read_data={"name": "myst_nb_md", "type": "plugin"})
+    result = load_executor("local-parallel", cache=cache).run_and_cache(filter_uris=uris,
+                                                                        timeout=timeout)
+    for uri in result.succeeded:
+        record = cache.get_cached_project_nb(uri)
+        seconds = record.data.get("execution_seconds", float("nan")) if record else float("nan")
+        LOGGER.info("%s: executed in %.1f s (in parallel, cached)", Path(uri).name, seconds)
+    for uri in result.excepted + result.errored:
+        LOGGER.info("%s: failed in parallel; executed again while reading", Path(uri).name)
 
 
 mirror_tutorials()
@@ -135,6 +169,7 @@ nb_execution_raise_on_error = True
 nb_execution_show_tb = True
 nb_execution_cache_path = str(DOCS / "_build" / ".jupyter_cache")
 nb_merge_streams = True
+execute_tutorials(Path(nb_execution_cache_path), nb_execution_timeout)
 
 # MathJax from the build, not a CDN (the extension copies it into _static/mathjax).
 mathjax_path = "mathjax/tex-chtml.js"
