@@ -265,17 +265,20 @@ def test_cylinder_cap_choice_on_a_tie_is_declined(tmp_path):
     assert d.ncon == 4 and len(found.dist) == 0 and found.unsupported == ((0, 1),)
 
 
-def test_decided_quad_declines_a_tie():
+def test_the_rotating_search_declines_a_tie_when_asked():
     """A regular octagon: the rotating search's first step compares two equal areas (a
-    tie by symmetry), so ``decided_quad`` raises; a polygon without equal areas on the way
-    gets ``polygon_quad``'s four."""
+    tie by symmetry), so ``polygon_quad`` with the rule's tie check declines (None) where
+    without it it takes the comparison as rounding says; a polygon without equal areas on
+    the way gets the same four with and without the check."""
+    from rbd.constraints import collision_multi
+
     turn = np.arange(8) * (np.pi / 4)
     octagon = np.c_[np.cos(turn), np.sin(turn), np.zeros(8)]
-    with pytest.raises(mc.ChoiceUnsupportedError):
-        mc.decided_quad(octagon)
+    assert collision_multi.polygon_quad(octagon, mc.TIE_RTOL) is None
+    assert len(collision_multi.polygon_quad(octagon)) == 4
     uneven = np.c_[np.cos(turn) * (1 + 0.1 * np.arange(8)), np.sin(turn), np.zeros(8)]
-    from rbd.constraints import collision_multi
-    assert mc.decided_quad(uneven) == collision_multi.polygon_quad(uneven)
+    assert (collision_multi.polygon_quad(uneven, mc.TIE_RTOL)
+            == collision_multi.polygon_quad(uneven))
 
 
 def test_apart_is_no_contact(tmp_path):

@@ -11,17 +11,18 @@ simplex or EPA's closest face, a cylinder's by the cap its corners lie on
 ``collision_multi.pyx``, a cylinder's cap); aligned faces clipped against each other (a
 cylinder's cap as a 16-gon, ``cylinder_face``), else an edge in a face (a cylinder's side
 line, ``cylinder_edges``; a capsule's surface line, ``capsule_edges``), clipped with the
-two half margins (``clip``).  A cap clipped to more than four points is clipped
-the other way, MuJoCo's (``cap_clip``, ``decided_quad``); where the reference raises
-``ChoiceUnsupportedError`` (MuJoCo's choice of four on a tie) :c:func:`c_contacts` returns
--1 and writes none.  The growing lists (clipped polygons, a hull's faces at a vertex) live in scratch
-memory of one call; where it cannot be had the one contact of ``penetration`` stands.
+two half margins (``clip``).  A cap clipped to more than four points is clipped the
+other way, MuJoCo's (``cap_clip``, ``polygon_quad`` with a tie check); where the reference
+raises ``ChoiceUnsupportedError`` (MuJoCo's choice of four on a tie) :c:func:`c_contacts`
+returns -1 and writes none.  The growing lists (clipped polygons, a hull's faces at a
+vertex) live in scratch memory of one call; where it cannot be had the one contact of
+``penetration`` stands.
 """
 
 import numpy as np
 
 cimport numpy as cnp
-from libc.math cimport cos, fabs, fmax, sin, sqrt
+from libc.math cimport cos, sin, sqrt
 from libc.stdlib cimport free, malloc
 
 from rbd._kernels._spatial cimport cross3, dot3
@@ -43,7 +44,7 @@ cdef double MINVAL = 1e-15
 #: a cylinder's cap is clipped as this regular polygon (MuJoCo 4.0's _cylinder_face)
 DEF CYLINDER_SIDES = 16
 cdef double PI = 3.141592653589793
-#: relative gap under which two areas of decided_quad count as tied (the reference's TIE_RTOL)
+#: relative gap under which two areas of polygon_quad count as tied (the reference's TIE_RTOL)
 cdef double TIE_RTOL = 1e-9
 #: a zero tangent: make_frame picks one
 cdef double ZERO3[3]
@@ -357,79 +358,12 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     return m
 
 
-cdef inline double _area4(const double* a, const double* b, const double* c,
-                          const double* d) noexcept nogil:
-    # area of the quadrilateral (a, b, c, d): ½ ‖(c − a) × (d − b)‖ (collision_multi's)
-    cdef double u[3]
-    cdef double v[3]
-    cdef double g[3]
-    cdef int k
-    for k in range(3):
-        u[k], v[k] = c[k] - a[k], d[k] - b[k]
-    cross3(u, v, g)
-    return 0.5 * sqrt(dot3(g, g))
-
-
-cdef inline double _area(const double* p, int n, int a, int b, int c, int d) noexcept nogil:
-    return _area4(p + 3 * (a % n), p + 3 * (b % n), p + 3 * (c % n), p + 3 * (d % n))
-
-
-cdef inline int _grows(double m_next, double m) noexcept nogil:
-    # 1 if the area grows from m to m_next, 0 if not, -1 when the two are tied (TIE_RTOL)
-    if fabs(m_next - m) <= TIE_RTOL * fmax(m, m_next):
-        return -1
-    return 1 if m_next > m else 0
-
-
-cdef int decided_quad(const double* polygon, int n, int* best) noexcept nogil:
-    """Indices of the four corners MuJoCo's rotating search keeps (``_polygon_quad``) into
-    ``best``: 0, or -1 when a comparison is tied (the reference's ``decided_quad``)."""
-    cdef int a, b = 1, c = 2, d = 3, grows
-    cdef double m = _area(polygon, n, 0, 1, 2, 3)
-    best[0], best[1], best[2], best[3] = 0, 1, 2, 3
-    for a in range(n):
-        while True:
-            grows = _grows(_area(polygon, n, a, b, c, (d + 1) % n), m)
-            if grows < 0:
-                return -1
-            if not grows:
-                break
-            d = (d + 1) % n
-            m = _area(polygon, n, a, b, c, d)
-            best[0], best[1], best[2], best[3] = a, b, c, d
-            while True:
-                grows = _grows(_area(polygon, n, a, b, (c + 1) % n, d), m)
-                if grows < 0:
-                    return -1
-                if not grows:
-                    break
-                c = (c + 1) % n
-                m = _area(polygon, n, a, b, c, d)
-                best[0], best[1], best[2], best[3] = a, b, c, d
-            while True:
-                grows = _grows(_area(polygon, n, a, (b + 1) % n, c, d), m)
-                if grows < 0:
-                    return -1
-                if not grows:
-                    break
-                b = (b + 1) % n
-                m = _area(polygon, n, a, b, c, d)
-                best[0], best[1], best[2], best[3] = a, b, c, d
-        if b == a:
-            b = (b + 1) % n
-            if c == b:
-                c = (c + 1) % n
-                if d == c:
-                    d = (d + 1) % n
-    return 0
-
-
 cdef int cap_clip(const double* face1, int nface1, const double* face2, int nface2,
                   const double* n1, const double* n2, double margin, double* dist,
                   double* x1, double* x2) noexcept nogil:
     """Witness pairs of two faces, one a cylinder's cap, clipped as MuJoCo 4.0 does when
     they give more than four points (the reference's ``cap_clip``): geom 1's face cuts geom
-    2's, the points reduced by ``decided_quad``, each projected on geom 1's face (``x1``)
+    2's, the points reduced by ``polygon_quad`` (every comparison decided), each projected on geom 1's face (``x1``)
     and its distance measured along ``n2`` back to ``x2``; their number, or -1 on a tie."""
     cdef double* points = NULL
     cdef double diff[3]
@@ -442,7 +376,7 @@ cdef int cap_clip(const double* face1, int nface1, const double* face2, int nfac
         return 0
     m = count
     if count > MAX_CONTACTS:
-        if decided_quad(points, count, chosen) < 0:
+        if polygon_quad(points, count, chosen, TIE_RTOL) < 0:
             free(points)
             return -1
         m = 4

@@ -289,10 +289,14 @@ def _area4(a, b, c, d) -> float:
     return 0.5 * np.sqrt(dot3(g, g))
 
 
-def polygon_quad(polygon: np.ndarray) -> list:
+def polygon_quad(polygon: np.ndarray, tie_rtol: float = 0.0) -> list | None:
     """Indices of four corners of a convex polygon enclosing the largest area found by
     MuJoCo's rotating search (``polygonQuad``): for each first corner ``a``, the fourth,
-    third and second corners advance while the area grows."""
+    third and second corners advance while the area grows.
+
+    With ``tie_rtol > 0``, None when two areas the search compares are equal within
+    ``tie_rtol`` relative: which way MuJoCo's rounding turns such a comparison is not known
+    (a regular polygon's, :func:`.collision_multiccd.cap_clip`)."""
     n = len(polygon)
 
     def step(i):
@@ -301,35 +305,38 @@ def polygon_quad(polygon: np.ndarray) -> list:
     def area(i, j, k, m):
         return _area4(polygon[i], polygon[j], polygon[k], polygon[m])
 
+    def grows(m_next, m):
+        if tie_rtol > 0 and abs(m_next - m) <= tie_rtol * max(m, m_next):
+            raise _TieError
+        return not m_next <= m
+
     b, c, d = 1, 2, 3
     best = [0, 1, 2, 3]
     m = area(0, 1, 2, 3)
-    for a in range(n):
-        while True:
-            m_next = area(a, b, c, step(d))
-            if m_next <= m:
-                break
-            m, d = m_next, step(d)
-            best = [a, b, c, d]
-            while True:
-                m_next = area(a, b, step(c), d)
-                if m_next <= m:
-                    break
-                m, c = m_next, step(c)
+    try:
+        for a in range(n):
+            while grows(m_next := area(a, b, c, step(d)), m):
+                m, d = m_next, step(d)
                 best = [a, b, c, d]
-            while True:
-                m_next = area(a, step(b), c, d)
-                if m_next <= m:
-                    break
-                m, b = m_next, step(b)
-                best = [a, b, c, d]
-        if b == a:
-            b = step(b)
-            if c == b:
-                c = step(c)
-                if d == c:
-                    d = step(d)
+                while grows(m_next := area(a, b, step(c), d), m):
+                    m, c = m_next, step(c)
+                    best = [a, b, c, d]
+                while grows(m_next := area(a, step(b), c, d), m):
+                    m, b = m_next, step(b)
+                    best = [a, b, c, d]
+            if b == a:
+                b = step(b)
+                if c == b:
+                    c = step(c)
+                    if d == c:
+                        d = step(d)
+    except _TieError:
+        return None
     return best
+
+
+class _TieError(Exception):
+    """Two areas :func:`polygon_quad` compares are tied (its ``tie_rtol``)."""
 
 
 def side_plane(v1, v2, n) -> tuple:

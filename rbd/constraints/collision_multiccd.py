@@ -47,7 +47,7 @@ cylinder–cylinder, cylinder–box) on both paths.
    distance measured along geom 2's normal (``_witness_on_face``), so that the contacts
    take geom 2's normal.  On a regular 16-gon the search compares areas equal but for
    rounding (two corners symmetric about a diagonal), and MuJoCo's rounding then decides:
-   :func:`decided_quad` declines such a tie (:data:`TIE_RTOL`;
+   :func:`.collision_multi.polygon_quad` declines such a tie (:data:`TIE_RTOL`;
    :class:`ChoiceUnsupportedError`).  (Measured on a cylinder turned about its axis on
    a larger box, MuJoCo's own poses: with the cap partly off the face the search's four
    are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the others
@@ -103,10 +103,11 @@ CYLINDER_SIDES = 16
 _CORE = {"sphere": "point", "capsule": "line"}
 
 
-#: Relative gap under which two areas of :func:`decided_quad` count as tied.  MuJoCo's
-#: rotating search then goes the way its rounding says (the turns of a 16-gon give exact
-#: ties); rbd's areas differ from MuJoCo's by a few ulps (1e-15 relative, poses 1e-16
-#: apart), so a gap above 1e-9 is decided the same way in both, a smaller one is not known.
+#: Relative gap under which two areas of the rotating search count as tied
+#: (:func:`cap_clip`).  MuJoCo's rotating search then goes the way its rounding says (the
+#: turns of a 16-gon give exact ties); rbd's areas differ from MuJoCo's by a few ulps
+#: (1e-15 relative, poses 1e-16 apart), so a gap above 1e-9 is decided the same way in
+#: both, a smaller one is not known.
 #: (Measured over the module's states: the tied gaps are below 1e-15, the others above 1e-6.)
 TIE_RTOL = 1e-9
 
@@ -290,68 +291,27 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     return out
 
 
-def _grows(m_next: float, m: float) -> bool:
-    """Whether the area grows from ``m`` to ``m_next`` (``m_next > m``).
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        The two are equal within :data:`TIE_RTOL`: MuJoCo's rounding decides.
-    """
-    if abs(m_next - m) <= TIE_RTOL * max(m, m_next):
-        raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
-    return m_next > m
-
-
-def decided_quad(polygon: np.ndarray) -> list:
-    """Indices of the four corners of a convex polygon that MuJoCo's rotating search keeps
-    (``_polygon_quad``, as :func:`.collision_multi.polygon_quad`): for each first corner
-    ``a``, the fourth, third and second corners advance while the area grows, every
-    comparison decided (:func:`_grows`)."""
-    n = len(polygon)
-
-    def area(i, j, k, m):
-        return _multi._area4(polygon[i], polygon[j], polygon[k], polygon[m])
-
-    b, c, d = 1, 2, 3
-    best = [0, 1, 2, 3]
-    m = area(0, 1, 2, 3)
-    for a in range(n):
-        while _grows(area(a, b, c, (d + 1) % n), m):
-            d = (d + 1) % n
-            m, best = area(a, b, c, d), [a, b, c, d]
-            while _grows(area(a, b, (c + 1) % n, d), m):
-                c = (c + 1) % n
-                m, best = area(a, b, c, d), [a, b, c, d]
-            while _grows(area(a, (b + 1) % n, c, d), m):
-                b = (b + 1) % n
-                m, best = area(a, b, c, d), [a, b, c, d]
-        if b == a:
-            b = (b + 1) % n
-            if c == b:
-                c = (c + 1) % n
-                if d == c:
-                    d = (d + 1) % n
-    return best
-
-
 def cap_clip(face1: np.ndarray, face2: np.ndarray, n1, n2, margin: float) -> list:
     """Witness pairs ``[(dist, x1, x2), ...]`` of two faces, one a cylinder's cap, clipped as
     MuJoCo 4.0 does when they give more than four points (``multicontact``,
     ``_polygon_clip``): geom 1's face ``face1`` (outward normal ``n1``) cuts geom 2's
     ``face2`` (normal ``n2``), both clockwise seen from outside from MuJoCo's first corner
-    (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to
-    :func:`decided_quad`'s four; each projected on ``face1`` (``x1``) and its distance
+    (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to the
+    rotating search's four (:func:`.collision_multi.polygon_quad`, every comparison
+    decided: :data:`TIE_RTOL`); each projected on ``face1`` (``x1``) and its distance
     measured along ``n2`` back to ``x2`` (``_witness_on_face``).
 
     Raises
     ------
     ChoiceUnsupportedError
-        MuJoCo's choice of four hangs on a tie (:func:`_grows`).
+        MuJoCo's choice of four hangs on a tie.
     """
     points = _multi.clip_to_face(face1, face2, n1, None, margin)
     if len(points) > _multi.MAX_CONTACTS:
-        points = [points[i] for i in decided_quad(np.array(points))]
+        chosen = _multi.polygon_quad(np.array(points), TIE_RTOL)
+        if chosen is None:
+            raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
+        points = [points[i] for i in chosen]
     out = []
     for v in points:
         x1 = v - dot3(v - face1[0], n1) * n1
