@@ -59,6 +59,9 @@ def run():
     if case == "derivatives":
         return rbd.aba_derivatives(model, many, np.zeros(7), np.zeros(7))
 
+# Python's own SIGINT handler, as in a terminal: a test run started in the background by a
+# shell without job control hands its children SIGINT ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 timer = threading.Timer(%(delay)r, os.kill, (os.getpid(), signal.SIGINT))
 start = time.perf_counter()
 timer.start()
