@@ -312,6 +312,18 @@ cdef inline void _farthest_pair(const double* points, int count, int* best) noex
                 best[0], best[1], d = i, j, dd
 
 
+cdef inline int _four_of(const double* points, int count, int* chosen,
+                         double tie_rtol) noexcept nogil:
+    # the indices of the points kept into chosen, and their number: all of up to four, else
+    # polygon_quad's four (-1 when tie_rtol > 0 and its choice hangs on a tie)
+    cdef int i
+    if count > MAX_CONTACTS:
+        return -1 if polygon_quad(points, count, chosen, tie_rtol) < 0 else 4
+    for i in range(count):
+        chosen[i] = i
+    return count
+
+
 cdef int clip(const double* clipping, int nclip, const double* polygon, int npoly,
               const double* n, double margin, const double* side, bint reduce, double* dist,
               double* on_face, double* point) noexcept nogil:
@@ -337,15 +349,11 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
     if npoly == 2 and count > 2:
         _farthest_pair(points, count, chosen)
         m = 2
-    elif count > MAX_CONTACTS:
-        if not reduce:
-            free(points)
-            return -1
-        polygon_quad(points, count, chosen)
-        m = 4
+    elif count > MAX_CONTACTS and not reduce:
+        free(points)
+        return -1
     else:
-        for i in range(count):
-            chosen[i] = i
+        m = _four_of(points, count, chosen, 0)
     # --- witnesses: each point's height above the face and its projection on it
     for i in range(m):
         for k in range(3):
@@ -363,8 +371,9 @@ cdef int cap_clip(const double* face1, int nface1, const double* face2, int nfac
                   double* x1, double* x2) noexcept nogil:
     """Witness pairs of two faces, one a cylinder's cap, clipped as MuJoCo 4.0 does when
     they give more than four points (the reference's ``cap_clip``): geom 1's face cuts geom
-    2's, the points reduced by ``polygon_quad`` (every comparison decided), each projected on geom 1's face (``x1``)
-    and its distance measured along ``n2`` back to ``x2``; their number, or -1 on a tie."""
+    2's, the points reduced by ``polygon_quad`` (every comparison decided), each projected
+    on geom 1's face (``x1``) and its distance measured along ``n2`` back to ``x2``; their
+    number, or -1 on a tie."""
     cdef double* points = NULL
     cdef double diff[3]
     cdef int chosen[MAX_CONTACTS]
@@ -374,15 +383,10 @@ cdef int cap_clip(const double* face1, int nface1, const double* face2, int nfac
     if count <= 0:
         free(points)
         return 0
-    m = count
-    if count > MAX_CONTACTS:
-        if polygon_quad(points, count, chosen, TIE_RTOL) < 0:
-            free(points)
-            return -1
-        m = 4
-    else:
-        for i in range(count):
-            chosen[i] = i
+    m = _four_of(points, count, chosen, TIE_RTOL)
+    if m < 0:
+        free(points)
+        return -1
     for i in range(m):
         for k in range(3):
             diff[k] = points[3 * chosen[i] + k] - face1[k]
