@@ -40,7 +40,6 @@ def _compiled_pairs(items: tuple) -> dict:
 
 
 @functools.cache
-@functools.lru_cache(maxsize=8)
 def readable_only(kinds: tuple, keys: frozenset) -> frozenset:
     """The kind pairs of ``keys`` (those with a readable routine) that the compiled collision
     stage has no routine for (``CollisionModel.routine_kinds`` over ``kinds``, the kind

@@ -45,10 +45,9 @@ from .rollouts import (
     CompiledRun,
     compiled_kernel,
     grid_steps,
-    grid_time,
     interruption,
     run_compiled,
-    sample_indices,
+    sample_times,
 )
 from .trajectory import Trajectory, joint_layout, stack_runs
 
@@ -571,7 +570,7 @@ def _python_batch(model, q0, v0, options: SimulationOptions, contact: bool = Fal
     rollout kept."""
     duration, dt = options.duration, options.dt
     steps = grid_steps(duration, dt)           # the sample grid, also of "solve_ivp"
-    times = grid_time(sample_indices(steps, options.record_every), duration, dt)
+    times = sample_times(steps, options.record_every, duration, dt)
     runs: list[Trajectory | None] = [None] * len(q0)
     failed: dict[int, SimulationError] = {}
     for k, (q, v) in enumerate(zip(q0, v0, strict=True)):
@@ -590,8 +589,7 @@ def _stacked(model, runs: list, failed: dict, options: SimulationOptions) -> Tra
     """The batch :class:`Trajectory` of finished ``runs`` (raising for the ``failed`` ones,
     index -> :class:`SimulationError`, with every rollout kept)."""
     steps = grid_steps(options.duration, options.dt)
-    times = grid_time(sample_indices(steps, options.record_every), options.duration,
-                      options.dt)
+    times = sample_times(steps, options.record_every, options.duration, options.dt)
     batch = stack_runs(model, runs, times, steps)
     _raise_failed(batch, failed)
     return batch

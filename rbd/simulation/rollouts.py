@@ -193,7 +193,7 @@ def _compiled_run(out: tuple, model: Model, options, steps: int) -> CompiledRun:
             idx[-1] = done                       # the off-stride last finite state
         times = grid_time(idx, duration, dt)
     else:
-        times = grid_time(sample_indices(steps, stride), duration, dt)
+        times = sample_times(steps, stride, duration, dt)
     if np.ndim(status) == 0:         # one rollout: its samples, cut
         t = times[:samples]
         arrays = {name: None if x is None else x[:samples] for name, x in arrays.items()}
