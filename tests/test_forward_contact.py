@@ -332,6 +332,23 @@ def test_simulate_warns_when_springs_are_left_out():
                      constraints=())
 
 
+def test_simulate_warns_that_rk4_leaves_the_floor_out():
+    """A cylinder above a box under the default integrator falls through it: the run says
+    what it leaves out, and ``contact=False`` (said on purpose) silences that."""
+    model = rbd.load_mjcf("""<mujoco><worldbody>
+      <geom type="box" size="0.5 0.5 0.1"/>
+      <body pos="0 0 0.3"><joint type="hinge" range="-1 1"/><joint type="slide" axis="0 0 1"/>
+        <geom type="cylinder" size="0.05 0.15" mass="0.3"/></body>
+    </worldbody></mujoco>""")
+    with pytest.warns(RuntimeWarning, match=r"collision geoms \(contacts\) and joint limits "
+                      r"act only on the contact path"):
+        rbd.simulate(model, np.zeros(2), np.zeros(2), 0.01, 0.002)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rbd.simulate(model, np.zeros(2), np.zeros(2), 0.01, 0.002, contact=False)
+        rbd.simulate(model, np.zeros(2), np.zeros(2), 0.01, 0.002, integrator="euler")
+
+
 @pytest.mark.parametrize("attribute, value, message", [
     ("solref", "0.02 -1", "mixes the standard form"),
     ("solref", "0.02 1 3", "must hold 1 to 2 numbers"),

@@ -52,17 +52,27 @@ def has_springs(model) -> bool:
     return bool(np.any(joint_softness(model)["stiffness"]))
 
 
+def contact_only_terms(model) -> list[str]:
+    """What of ``model`` only :func:`rbd.forward` holds and no other path approximates, in
+    words: collision geoms, finite joint limits, joint springs, fluid forces."""
+    terms = []
+    if any(g.contype or g.conaffinity for g in getattr(model, "geoms", ()) or ()):
+        terms.append("collision geoms (contacts)")
+    lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
+    if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
+        terms.append("joint limits")
+    if has_springs(model):
+        terms.append("joint springs (stiffness)")
+    if has_fluid(model):
+        terms.append("fluid forces (<option density viscosity>)")
+    return terms
+
+
 def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
     constraints, joint springs, fluid forces or fixed tendons: terms only
     :func:`rbd.forward` holds."""
-    geoms = getattr(model, "geoms", ()) or ()
-    if any(g.contype or g.conaffinity for g in geoms):
-        return True
-    lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
-    if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
-        return True
-    return (bool(active_constraints(model, None)) or has_springs(model) or has_fluid(model)
+    return (bool(contact_only_terms(model)) or bool(active_constraints(model, None))
             or bool(tendons(model)))
 
 

@@ -18,13 +18,12 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from .. import algorithms
-from ..constraints.fluid import has_fluid
 from ..errors import InputError, SimulationError, SimulationInterrupted
 from ..model import Model
 from .contact import (
     compiled_batch,
+    contact_only_terms,
     has_contact_terms,
-    has_springs,
     simulate_contact,
     warn_outside_limits,
 )
@@ -343,15 +342,8 @@ def simulate(
     states = _batch_states(model, q0, v0) if batch else _state(model, q0, v0)
     if contact_run:       # warned from here, so that the warning points at the caller
         warn_outside_limits(model, states[0], stacklevel=2)
-    elif isinstance(model, Model):
-        if has_springs(model):
-            warnings.warn("simulate: the model's joint springs (stiffness) act only on the "
-                          "contact path (integrator='euler', rbd.forward); this run leaves "
-                          "them out", RuntimeWarning, stacklevel=2)
-        if has_fluid(model):
-            warnings.warn("simulate: the model's fluid forces (<option density viscosity>) "
-                          "act only on the contact path (integrator='euler', rbd.forward); "
-                          "this run leaves them out", RuntimeWarning, stacklevel=2)
+    elif contact is None and isinstance(model, Model):
+        _warn_left_out(model)
     if batch:
         traj = _simulate_batch(model, *states, options, contact_run)
     else:
@@ -468,6 +460,18 @@ def _run_python(model: Model, q0, v0, options: SimulationOptions) -> Trajectory:
         bar.close()
     return recorder.trajectory(o.backend, events=run.records, steps=run.steps,
                                evaluations=dyn.evaluations, **meta)
+
+
+def _warn_left_out(model: Model) -> None:
+    """Warn, at :func:`simulate`'s caller, that a run off the contact path leaves out what
+    of the model only that path holds (a body would fall through the floor unannounced)."""
+    terms = contact_only_terms(model)
+    if terms:
+        listed = ", ".join(terms[:-1]) + " and " + terms[-1] if len(terms) > 1 else terms[0]
+        warnings.warn(f"simulate: the model's {listed} act only on the contact "
+                      "path (integrator='euler', rbd.forward); this run leaves them out "
+                      "(contact=False says so and silences this)", RuntimeWarning,
+                      stacklevel=3)
 
 
 def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
