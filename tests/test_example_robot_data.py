@@ -95,7 +95,10 @@ def load(relative: str, floating_base: bool, inertia: str):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # massless bodies, repairs
         try:
-            return rbd.load_urdf(ROBOTS / relative, floating_base, inertia=inertia), None
+            # the dynamics only: the collision meshes' hulls (tests/test_urdf_collision.py)
+            # would cost some 40 s over the whole set
+            return rbd.load_urdf(ROBOTS / relative, floating_base, inertia=inertia,
+                                 collision_meshes=False), None
         except rbd.URDFError as exc:
             return None, exc
 

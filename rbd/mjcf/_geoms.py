@@ -202,6 +202,37 @@ def collision_hull(mesh: _Mesh, where: str) -> MeshHull:
     return mesh._hull
 
 
+#: Hulls of mesh files by (real path, modification time, size, scale): a robot file that
+#: names one mesh on several links, or is loaded again, builds each hull once.
+_FILE_HULLS: dict = {}
+
+
+def file_hull(path: str, scale, where: str) -> MeshHull:
+    """The collision hull of the mesh asset ``<mesh file=path scale=scale>`` (what MuJoCo's
+    URDF reader makes of a ``<collision>`` mesh): :func:`collision_hull`, kept per version
+    of the file (the record is read-only).  A file whose triangles enclose no volume gets
+    the frame of its hull's inertia (``inertia="convex"``) instead of refusing the robot."""
+    status = os.stat(path)
+    key = (os.path.realpath(path), status.st_mtime_ns, status.st_size,
+           tuple(float(x) for x in scale))
+    hull = _FILE_HULLS.get(key)
+    if hull is None:
+        name = os.path.splitext(os.path.basename(path))[0]
+        scale = np.asarray(scale, dtype=float)
+        try:
+            hull = collision_hull(_Mesh(name, path, scale, "legacy"), where)
+        except MJCFError as exc:
+            if "has no volume" not in str(exc):
+                raise
+            # open or misoriented triangles (a visual-grade file): the hull's own frame,
+            # where MuJoCo's compiler would refuse the mesh; its contacts are the same
+            hull = collision_hull(_Mesh(name, path, scale, "convex"), where)
+        if len(_FILE_HULLS) >= 1024:
+            _FILE_HULLS.clear()
+        hull = _FILE_HULLS.setdefault(key, hull)
+    return hull
+
+
 def _hull_left_out(mesh: _Mesh) -> str | None:
     """Why rbd cannot build the mesh's hull at all (a procedural mesh; a file only
     ``trimesh`` reads, not installed), or None."""

@@ -116,7 +116,8 @@ __all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BO
 
 
 def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
-              inertia: str = "strict", package_dirs=None) -> Model:
+              inertia: str = "strict", package_dirs=None,
+              collision_meshes: bool = True) -> Model:
     """Build a :class:`~rbd.model.Model` from a URDF file or XML string.
 
     Parameters
@@ -163,8 +164,18 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     package_dirs : str or sequence of str, optional
         Where ``package://`` mesh paths are looked up, as Pinocchio's
         ``package_dirs`` (``package://pkg/path`` as ``<dir>/pkg/path``, then
-        ``<dir>/path``); relative paths are taken from the URDF file's
-        directory first.  Paths are only resolved: no mesh file is opened.
+        ``<dir>/path``), then in the URDF file's directory and each one
+        above it; relative paths are taken from the URDF file's directory
+        first.
+    collision_meshes : bool, optional
+        If True (default), each ``<collision>`` mesh whose file is found is
+        read (STL, OBJ and the other formats of the optional ``trimesh``
+        package) and collides through its convex hull, as MuJoCo's URDF
+        reader makes it (:attr:`~rbd.model.geoms.Geom.hull`); a file that is
+        not found, or ``trimesh`` missing, leaves that geom colliding with
+        nothing (one warning names them), and a file that cannot be read as a
+        solid is refused.  If False, no mesh file is opened (a file from an
+        untrusted source; dynamics only) and mesh geoms collide with nothing.
 
     Returns
     -------
@@ -220,7 +231,7 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     the joint's armature (an rbd extension).  ``<visual>`` and
     ``<collision>`` become :attr:`~rbd.model.Model.geoms` (poses moved into
     the body carrying the link; see :mod:`rbd.urdf._geoms`); transmissions
-    are ignored; mesh files are never opened.  A ``<limit>`` without
+    are ignored; only ``<collision>`` mesh files are opened.  A ``<limit>`` without
     ``lower`` or ``upper`` gives 0 for it, as the URDF specification (and
     Pinocchio) say: a revolute or prismatic joint with neither has the range
     ``[0, 0]``, a joint held at 0 once limits are enforced in a simulation.
@@ -265,7 +276,7 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
             isinstance(source, str) and source.lstrip().lstrip("\ufeff").lstrip().startswith("<")):
         base = os.path.dirname(os.path.abspath(os.fspath(source)))
     robot_name, links, joints, geoms = _parse_robot(_parse_xml(_read_source(source)), base,
-                                                    list(package_dirs or ()))
+                                                    list(package_dirs or ()), collision_meshes)
     _check_mimics(joints)
     if not links:
         return Model(name=robot_name)

@@ -3,11 +3,18 @@
 Shapes become MuJoCo's convention: ``<box size>`` its half sizes,
 ``<cylinder radius length>`` ``(radius, length / 2, 0)``, ``<sphere radius>``
 ``(radius, 0, 0)``, ``<mesh filename scale>`` a mesh geom with the resolved
-file.  Mesh paths are resolved, never opened: ``package://pkg/path`` is looked
-up as ``<dir>/pkg/path`` and then ``<dir>/path`` in each of ``package_dirs``
-(as Pinocchio does), ``file://`` is a local path, and a relative path is taken
-from the URDF file's directory first, then from ``package_dirs``.  A path
-found nowhere is kept as written.
+file.  ``package://pkg/path`` is looked up as ``<dir>/pkg/path`` and then
+``<dir>/path`` in each of ``package_dirs`` (as Pinocchio does), then in the URDF
+file's directory and each directory above it (an installed package tree, such as
+example-robot-data's, finds its meshes without ``package_dirs``); ``file://`` is a
+local path, and a relative path is taken from the URDF file's directory first, then
+from ``package_dirs``.  A path found nowhere is kept as written.
+
+A ``<collision>`` mesh collides through its convex hull as MuJoCo's URDF reader
+makes it: the file becomes a mesh asset (``inertia="legacy"``) and its hull is
+the one :func:`rbd.mjcf._geoms.collision_hull` builds for an MJCF mesh geom, kept
+per version of the file.  Only regular files are opened, through ``trimesh``;
+``<visual>`` meshes are never opened.
 """
 
 from __future__ import annotations
@@ -18,8 +25,8 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .._robotfile import quote
-from ..errors import URDFError
-from ..model.geoms import MUJOCO_DEFAULTS, make_geom
+from ..errors import InputError, MJCFError, URDFError
+from ..model.geoms import MUJOCO_DEFAULTS, make_geom, read_triangles
 from ._attributes import _numbers
 
 _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
@@ -28,6 +35,8 @@ _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
 def resolve_mesh(filename: str, base: str | None, package_dirs) -> str:
     """The local file a URDF mesh ``filename`` names (module notes); unchanged if not found."""
     dirs = [os.fspath(d) for d in package_dirs or ()]
+    if base and filename.startswith("package://"):
+        dirs += _ancestors(base)
     if filename.startswith("package://"):
         rest = filename[len("package://"):]
         tail = rest.split("/", 1)[1] if "/" in rest else rest
@@ -43,6 +52,42 @@ def resolve_mesh(filename: str, base: str | None, package_dirs) -> str:
         if os.path.isfile(path):
             return os.path.abspath(path)
     return filename
+
+
+def _ancestors(directory: str) -> list[str]:
+    """``directory`` and the directories above it, nearest first."""
+    out, path = [], os.path.abspath(directory)
+    while path not in out:
+        out.append(path)
+        path = os.path.dirname(path)
+    return out
+
+
+def collision_hull(path: str, scale, where: str, left_out: list):
+    """The convex hull a ``<collision>`` mesh collides with, as MuJoCo makes it of the mesh
+    asset its URDF reader writes (``rbd.mjcf._geoms.file_hull``), or None, with the reason
+    noted in ``left_out``, when the file was not found or cannot be parsed here (``trimesh``
+    missing, or a format it reads only with a plugin).  A file read whose vertices hold no
+    solid (all on a plane) is refused, naming the element."""
+    from ..mjcf._geoms import file_hull
+
+    if not os.path.isfile(path):
+        left_out.append((where, "file not found: give load_urdf its package_dirs"))
+        return None
+    try:
+        import trimesh  # noqa: F401
+    except ImportError:
+        left_out.append((where, 'reading them needs trimesh: pip install "rbd[mesh]"'))
+        return None
+    try:
+        read_triangles(path)                     # parsed once per file (kept by its reader)
+    except InputError:                          # a format trimesh reads only with a plugin
+        left_out.append((where, "trimesh cannot read the file (.dae needs pycollada)"))
+        return None
+    try:
+        return file_hull(path, scale, where)
+    except (InputError, MJCFError) as exc:       # read, but not a solid
+        raise URDFError(str(exc)) from None
 
 
 def _shape(geometry: ET.Element, where: str):
@@ -77,8 +122,10 @@ def _material_colours(root: ET.Element) -> dict:
 
 
 def link_geoms(link_elem: ET.Element, link: str, colours: dict, base, package_dirs,
-               origin) -> list:
-    """The geoms of one ``<link>``, poses in the link frame (``origin``: ``_read._origin``)."""
+               origin, left_out: list | None) -> list:
+    """The geoms of one ``<link>``, poses in the link frame (``origin``: ``_read._origin``);
+    collision meshes with their hull (:func:`collision_hull`; those without one noted in
+    ``left_out`` as ``(element, reason)``), none when ``left_out`` is None."""
     out = []
     for tag in ("visual", "collision"):
         for k, elem in enumerate(link_elem.findall(tag)):
@@ -102,6 +149,8 @@ def link_geoms(link_elem: ET.Element, link: str, colours: dict, base, package_di
                 fields["rgba"] = rgba
             if mesh is not None:
                 fields.update(mesh=resolve_mesh(mesh, base, package_dirs), mesh_scale=scale)
+                if tag == "collision" and left_out is not None:
+                    fields["hull"] = collision_hull(fields["mesh"], scale, where, left_out)
             name = elem.get("name") or f"{link}_{tag}{k}"
             out.append(make_geom(name, link, kind, size, (R, p), **fields))
     return out

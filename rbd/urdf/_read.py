@@ -274,9 +274,11 @@ def _check_mimics(joints: list[_Joint]) -> None:
 
 
 # --- the tree ------------------------------------------------------------------------------
-def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
+def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=(),
+                 collision_meshes: bool = True
                  ) -> tuple[str, dict[str, Link], list[_Joint], dict[str, list]]:
-    """Name, links, joints and each link's geoms (link frame) of a ``<robot>``."""
+    """Name, links, joints and each link's geoms (link frame) of a ``<robot>``; with
+    ``collision_meshes``, the hulls of the collision meshes (``load_urdf``'s keyword)."""
     _check_not_xacro(root)
     if root.tag != "robot":
         raise URDFError(f"the document's root element is <{root.tag}>, expected <robot>")
@@ -288,12 +290,15 @@ def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
     links: dict[str, Link] = {}
     geoms: dict[str, list] = {}
     colours = _material_colours(root)
+    left_out: list | None = [] if collision_meshes else None   # meshes without a hull
     for elem in root.findall("link"):
         link = _parse_link(elem)
         if link.name in links:
             raise URDFError(f"duplicate link name {link.name!r}")
         links[link.name] = link
-        geoms[link.name] = link_geoms(elem, link.name, colours, base, package_dirs, _origin)
+        geoms[link.name] = link_geoms(elem, link.name, colours, base, package_dirs, _origin,
+                                      left_out)
+    _warn_left_out(left_out or [])
     joints: list[_Joint] = []
     names: set[str] = set()
     for elem in root.findall("joint"):
@@ -306,6 +311,18 @@ def _parse_robot(root: ET.Element, base: str | None = None, package_dirs=()
         warnings.warn(f"robot {robot_name!r} has no <link>: the model has no bodies",
                       RuntimeWarning, stacklevel=caller_stacklevel())
     return robot_name, links, joints, geoms
+
+
+def _warn_left_out(left_out: list) -> None:
+    """One warning for the collision meshes that collide with nothing, by reason."""
+    reasons: dict = {}
+    for where, reason in left_out:
+        reasons.setdefault(reason, []).append(where)
+    for reason, places in reasons.items():
+        shown = ", ".join(places[:3]) + (f" and {len(places) - 3} more" if len(places) > 3
+                                         else "")
+        warnings.warn(f"{len(places)} collision mesh(es) will collide with nothing ({reason}): "
+                      f"{shown}", RuntimeWarning, stacklevel=caller_stacklevel())
 
 
 def _cycle_through(link: str, parent_joint: dict[str, _Joint]) -> URDFError:
