@@ -205,7 +205,6 @@ def test_solo12_on_a_floor_follows_mujoco():
     np.testing.assert_allclose(traj.q, path, rtol=0, atol=1e-6)
 
 
-@pytest.mark.slow
 def test_solo12_self_collisions_are_mujocos_pairs():
     """At the neutral pose the base's mesh overlaps each upper leg's: rbd finds the pairs
     and the four contacts of each that MuJoCo finds, about as deep.
