@@ -153,7 +153,8 @@ def quaternion_columns(model) -> tuple[tuple[str, ...], np.ndarray]:
     return build() if derived is None else derived("quaternion_columns", build)
 
 
-def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
+def check_quaternions(model, q: np.ndarray, name: str = "q", normalize: bool = True
+                      ) -> np.ndarray:
     """Check the unit quaternion of every spherical and free joint in ``q`` (one or a batch).
 
     Returns ``q`` with each quaternion normalized: a copy when some norm differs
@@ -161,7 +162,8 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
     raises :class:`InputError` naming ``name``, the joint and its entries (the
     message of the kernels' check; the first such joint in body order).  Quaternion
     symbols are taken as unit quaternions.  All quaternions are checked at once
-    (:func:`quaternion_columns`).
+    (:func:`quaternion_columns`).  With ``normalize=False``, only the check: ``q`` is
+    returned as it is (for a caller whose steps normalize themselves).
     """
     if q.dtype == object:
         return q
@@ -186,7 +188,7 @@ def check_quaternions(model, q: np.ndarray, name: str = "q") -> np.ndarray:
             check_unit_quaternion(
                 q[..., start:start + 4],
                 f"{name}: the quaternion of joint {joint!r} (q[{start}:{start + 4}])")
-    if unit:
+    if unit or not normalize:
         return q
     scaled = np.array(q, dtype=float, copy=True)
     norms = np.reshape(norms, quats.shape[:-1])      # (..., joints)

@@ -55,24 +55,27 @@ def has_springs(model) -> bool:
 def contact_only_terms(model) -> list[str]:
     """What of ``model`` only :func:`rbd.forward` holds and no other path approximates, in
     words: collision geoms, finite joint limits, joint springs, fluid forces."""
-    terms = []
+    return list(_contact_only_terms(model))
+
+
+def _contact_only_terms(model):
+    # lazily, so that has_contact_terms stops at the first
     if any(g.contype or g.conaffinity for g in getattr(model, "geoms", ()) or ()):
-        terms.append("collision geoms (contacts)")
+        yield "collision geoms (contacts)"
     lower, upper = np.asarray(model.lower, float), np.asarray(model.upper, float)
     if np.any(np.isfinite(lower)) or np.any(np.isfinite(upper)):
-        terms.append("joint limits")
+        yield "joint limits"
     if has_springs(model):
-        terms.append("joint springs (stiffness)")
+        yield "joint springs (stiffness)"
     if has_fluid(model):
-        terms.append("fluid forces (<option density viscosity>)")
-    return terms
+        yield "fluid forces (<option density viscosity>)"
 
 
 def has_contact_terms(model) -> bool:
     """True when the model has collision geoms, finite joint limits, active equality
     constraints, joint springs, fluid forces or fixed tendons: terms only
     :func:`rbd.forward` holds."""
-    return (bool(contact_only_terms(model)) or bool(active_constraints(model, None))
+    return (any(_contact_only_terms(model)) or bool(active_constraints(model, None))
             or bool(tendons(model)))
 
 

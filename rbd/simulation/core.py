@@ -72,7 +72,7 @@ def _state(model: Model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
     """``q0`` ``(nq,)`` and ``v0`` ``(nv,)`` of one run, checked and named."""
     q0 = checked(q0, (model.nq,), "q0")
     v0 = checked(v0, (model.nv,), "v0")
-    check_quaternions(model, q0, "q0")
+    check_quaternions(model, q0, "q0", normalize=False)
     return q0, v0
 
 
@@ -484,7 +484,7 @@ def _batch_states(model, q0, v0) -> tuple[np.ndarray, np.ndarray]:
     q0 = checked(q0, np.shape(q0), "q0")
     v0 = checked(v0, (len(q0), model.nv), "v0 (one row per row of q0)")
     try:
-        check_quaternions(model, q0, "q0")          # the whole batch at once
+        check_quaternions(model, q0, "q0", normalize=False)     # the whole batch at once
     except InputError:
         for k, q in enumerate(q0):                  # the error names the first state off
             check_quaternions(model, q, f"q0[{k}]")
