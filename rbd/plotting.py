@@ -37,7 +37,7 @@ from .simulation.trajectory import joint_layout
 
 __all__ = ["PlotFigure", "plot_trajectory", "readable_coordinates", "plot_phase", "plot_energy",
            "plot_model", "plot_summary", "plot_walker_phase_portrait", "plot_walker_energy",
-           "plot_basin", "plot_sparsity"]
+           "plot_basin", "plot_sparsity", "plot_contacts"]
 
 # The figure factory lives in rbd._figures so that rbd.sweeps makes the same figures; the
 # class is documented here, where readers look for it.
@@ -337,6 +337,47 @@ def plot_summary(traj: Trajectory, fig: Figure | None = None,
     ax_q.set_title(f"{traj.model_name}: {traj.integrator}, dt = {traj.dt:g} s, "
                    f"relative energy drift {traj.energy_drift:.2e}")
     _mark_events(traj, (ax_q, ax_v, ax_e, ax_d))
+    return fig
+
+
+def plot_contacts(traj: Trajectory, fig: Figure | None = None) -> Figure:
+    """The contacts of a contact run: their number (top) and the sum of their normal
+    forces (bottom) over time, one line per rollout of a batch.
+
+    The normal force of a contact is the first component of its force in its frame
+    (:attr:`Trajectory.contact_force`, MuJoCo's ``mj_contactForce``); the sum is over the
+    recorded contacts (the first :data:`rbd.simulation.contact.RECORDED_CONTACTS` of a
+    sample).  A body at rest on the ground carries its weight there.
+
+    Raises
+    ------
+    rbd.InputError
+        If ``traj`` is not a contact run (no ``contact_count``).
+    """
+    from .errors import InputError
+
+    if traj.contact_count is None or traj.contact_force is None:
+        raise InputError("plot_contacts needs a contact run (rbd.simulate with "
+                         "integrator='euler' on a model with contacts): this trajectory "
+                         "has no contact_count")
+    counts = np.asarray(traj.contact_count, dtype=float)
+    normal = np.asarray(traj.contact_force)[..., 0].sum(axis=-1)
+    runs = (counts, normal) if traj.batch is None else None
+    fig = _new_figure(figsize=(7, 5), layout="constrained") if fig is None else fig
+    ax_n, ax_f = fig.subplots(2, 1, sharex=True)
+    rows = [runs] if runs is not None else list(zip(counts, normal, strict=True))
+    for k, (n, f) in enumerate(rows):
+        label = None if traj.batch is None or k >= MAX_LABELLED else f"rollout {k}"
+        ax_n.step(traj.t, n, where="post", lw=1.0, color=f"C{k % 10}", label=label)
+        ax_f.plot(traj.t, f, lw=1.0, color=f"C{k % 10}")
+    ax_n.set_ylabel("contacts")
+    ax_f.set_ylabel("Σ normal force [N]")
+    ax_f.set_xlabel("t [s]")
+    for ax in (ax_n, ax_f):
+        ax.grid(True, alpha=0.3)
+    if traj.batch is not None:
+        ax_n.legend(title=f"{min(len(rows), MAX_LABELLED)} of {len(rows)}", fontsize="small")
+    ax_n.set_title(f"{traj.model_name}: contacts ({traj.integrator}, dt = {traj.dt:g} s)")
     return fig
 
 
