@@ -107,17 +107,17 @@ import xml.etree.ElementTree as ET
 from .._robotfile import INERTIA_ATOL, INERTIA_RTOL
 from ..errors import InputError
 from ..model import Model
-from ._build import INERTIA_POLICIES, ROOT_JOINT_NAME, _build
+from ._build import INERTIA_POLICIES, MIMIC_MODES, ROOT_JOINT_NAME, _build
 from ._read import POSITION_BOUND, _check_mimics, _parse_robot, _parse_xml, _read_source
 from ._write import _robot_element
 
 __all__ = ["load_urdf", "to_urdf", "write_urdf", "ROOT_JOINT_NAME", "POSITION_BOUND",
-           "INERTIA_POLICIES", "INERTIA_RTOL", "INERTIA_ATOL"]
+           "INERTIA_POLICIES", "INERTIA_RTOL", "INERTIA_ATOL", "MIMIC_MODES"]
 
 
 def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
               inertia: str = "strict", package_dirs=None,
-              collision_meshes: bool = True) -> Model:
+              collision_meshes: bool = True, mimic: str = "exact") -> Model:
     """Build a :class:`~rbd.model.Model` from a URDF file or XML string.
 
     Parameters
@@ -176,6 +176,16 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
         nothing (one warning names them), and a file that cannot be read as a
         solid is refused.  If False, no mesh file is opened (a file from an
         untrusted source; dynamics only) and mesh geoms collide with nothing.
+    mimic : {"exact", "equality"}, optional
+        How a ``<mimic>`` joint follows the joint it names.  ``"exact"``
+        (default, as Pinocchio): it has no coordinate of its own
+        (:meth:`~rbd.model.Model.add_mimic`).  ``"equality"`` (as MuJoCo's URDF
+        reader): it keeps its coordinate and a
+        :class:`~rbd.constraints.JointCoupling` holds it at ``multiplier q +
+        offset``, exactly in :func:`rbd.constrained_dynamics` and as a soft
+        row (MuJoCo's default ``solref``/``solimp``) in :func:`rbd.forward` and
+        the contact step, which then runs compiled (a model with exact mimic
+        joints takes the readable step).
 
     Returns
     -------
@@ -266,6 +276,9 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     >>> model.upper.tolist(), model.damping.tolist()
     ([inf], [0.1])
     """
+    if mimic not in MIMIC_MODES:
+        raise InputError(f"mimic must be one of {', '.join(map(repr, MIMIC_MODES))}, "
+                         f"got {mimic!r}")
     if inertia not in INERTIA_POLICIES:
         raise InputError(f"inertia must be one of {', '.join(map(repr, INERTIA_POLICIES))}, "
                          f"got {inertia!r}")
@@ -280,7 +293,7 @@ def load_urdf(source: str | os.PathLike | bytes, floating_base: bool = False, *,
     _check_mimics(joints)
     if not links:
         return Model(name=robot_name)
-    return _build(robot_name, links, joints, bool(floating_base), inertia, geoms)
+    return _build(robot_name, links, joints, bool(floating_base), inertia, geoms, mimic)
 
 
 

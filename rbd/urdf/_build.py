@@ -98,8 +98,29 @@ def _warn_about(repairs: list[str], massless: list[str]) -> None:
                       "forward dynamics undefined", RuntimeWarning, stacklevel=caller_stacklevel())
 
 
-def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=None) -> Model:
-    """Turn the checked tree into a Model: bodies depth-first, fixed joints merged."""
+#: ``load_urdf(mimic=...)``: a coordinate removed (Pinocchio's reading) or a coupling row
+#: (MuJoCo's: ``<equality><joint polycoef="offset multiplier 0 0 0">``).
+MIMIC_MODES = ("exact", "equality")
+
+
+def _add_mimic(model: Model, joint: str, leader: str, multiplier: float, offset: float,
+               mode: str) -> None:
+    if mode == "exact":
+        model.add_mimic(joint, leader, multiplier, offset)
+        return
+    from ..constraints.kinds import JointCoupling
+
+    if joint not in model.joint_names or leader not in model.joint_names:
+        fixed = joint if joint not in model.joint_names else leader
+        raise ModelError(f"joint {fixed!r} has no coordinate (a fixed joint)")
+    model.add_constraint(JointCoupling(joint, leader, (offset, multiplier),
+                                       name=f"mimic {joint}"))
+
+
+def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=None,
+           mimic: str = "exact") -> Model:
+    """Turn the checked tree into a Model: bodies depth-first, fixed joints merged; mimic
+    joints as ``mimic`` says (``load_urdf``'s keyword)."""
     root, _, children = _topology(links, joints)
     preorder, owner, moving = _tree(root, children, floating_base)
     inertias, repairs = _body_inertias(links, preorder, owner, policy)
@@ -141,7 +162,7 @@ def _build(robot_name, links, joints, floating_base: bool, policy: str, geoms=No
     for joint in joints:
         if joint.mimic is not None:
             try:
-                model.add_mimic(joint.name, *joint.mimic)
+                _add_mimic(model, joint.name, *joint.mimic, mimic)
             except ModelError as exc:
                 raise URDFError(f"joint {joint.name!r}: <mimic>: {exc}") from None
     _warn_about(repairs, massless)
