@@ -375,14 +375,10 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS,
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
-        try:
-            found = _prim.PairContacts(*(
-                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
-                if general
-                else function(*placed1[:3], *placed2[:3], margin + gap)))
-        except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
-            unsupported.append((g1, g2))
-            continue
+        found = _prim.PairContacts(*(
+            _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
+            if general
+            else function(*placed1[:3], *placed2[:3], margin + gap)))
         if not len(found.dist):
             continue
         rows.append((found, g1, g2, margin, params))

@@ -77,12 +77,6 @@ def bounding_radius(kind: str, size) -> float:
     return 0.0
 
 
-class ConvexUnsupportedError(Exception):
-    """The geoms touch and their contacts need a choice MuJoCo 4.0's multi-contact makes
-    by a rule rbd does not reproduce: four of a cylinder cap's clipped points (module
-    notes)."""
-
-
 # ----------------------------------------------------------------------------- the pair routine
 
 #: The cores GJK uses for spheres and capsules (grown back by the radius afterwards).
@@ -166,21 +160,12 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
         pair routines' signature.
     multiccd : bool
         MuJoCo's multi-CCD (its ``multiccd`` disable flag off).
-
-    Raises
-    ------
-    ConvexUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo 4.0's choice of
-        four hangs on a tie its rounding decides (:mod:`.collision_multiccd`).
     """
     g1 = ConvexGeom(kind1, pos1, mat1, size1, margin)
     g2 = ConvexGeom(kind2, pos2, mat2, size2, margin)
     most = max_contacts(kind1, kind2, margin, multiccd)
     if most == 1 and multiccd and _multiccd.supported(kind1, kind2):
-        try:                                            # MuJoCo 4.0's multi-CCD
-            found = _multiccd.contacts(g1, g2, margin)
-        except _multiccd.ChoiceUnsupportedError as error:
-            raise ConvexUnsupportedError(str(error)) from error
+        found = _multiccd.contacts(g1, g2, margin)     # MuJoCo 4.0's multi-CCD
         return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
     found = _penetrations(g1, g2, margin, most)
     if not found:

@@ -184,12 +184,6 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     ``shape`` is a size array, or the :class:`~rbd.model.mesh_hull.MeshHull` of a mesh;
     poses, shapes and radii as :func:`placed` gives them.  Without multi-CCD MuJoCo asks
     GJK/EPA for one contact (``maxContacts`` 1, no turned geoms); plane–mesh is unchanged.
-
-    Raises
-    ------
-    ConvexUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo 4.0's choice of
-        four hangs on a tie its rounding decides (:mod:`.collision_multiccd`).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)

@@ -103,20 +103,6 @@ CYLINDER_SIDES = 16
 _CORE = {"sphere": "point", "capsule": "line"}
 
 
-#: Relative gap under which two areas of the rotating search count as tied
-#: (:func:`cap_clip`).  MuJoCo's rotating search then goes the way its rounding says (the
-#: turns of a 16-gon give exact ties); rbd's areas differ from MuJoCo's by a few ulps
-#: (1e-15 relative, poses 1e-16 apart), so a gap above 1e-9 is decided the same way in
-#: both, a smaller one is not known.
-#: (Measured over the module's states: the tied gaps are below 1e-15, the others above 1e-6.)
-TIE_RTOL = 1e-9
-
-
-class ChoiceUnsupportedError(Exception):
-    """A cylinder's cap clipped to more than four points where MuJoCo 4.0's choice of four
-    hangs on a tie its rounding decides (module notes)."""
-
-
 def supported(kind1: str, kind2: str) -> bool:
     """Whether MuJoCo 4.0 looks for several contacts of the pair: a face against a face,
     or a face against an edge (``_supports_multiccd``)."""
@@ -282,7 +268,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     elif len(points) > _multi.MAX_CONTACTS:
         if not reduce:
             return None
-        points = [points[i] for i in _multi.polygon_quad(np.array(points))]
+        points = [points[i] for i in _multi.polygon_quad(np.array(points))[0]]
     # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
@@ -297,21 +283,12 @@ def cap_clip(face1: np.ndarray, face2: np.ndarray, n1, n2, margin: float) -> lis
     ``_polygon_clip``): geom 1's face ``face1`` (outward normal ``n1``) cuts geom 2's
     ``face2`` (normal ``n2``), both clockwise seen from outside from MuJoCo's first corner
     (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to the
-    rotating search's four (:func:`.collision_multi.polygon_quad`, every comparison
-    decided: :data:`TIE_RTOL`); each projected on ``face1`` (``x1``) and its distance
-    measured along ``n2`` back to ``x2`` (``_witness_on_face``).
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        MuJoCo's choice of four hangs on a tie.
-    """
+    rotating search's four (:func:`.collision_multi.polygon_quad`; on a tie, the four its
+    own rounding gives, module notes); each projected on ``face1`` (``x1``) and its distance
+    measured along ``n2`` back to ``x2`` (``_witness_on_face``)."""
     points = _multi.clip_to_face(face1, face2, n1, None, margin)
     if len(points) > _multi.MAX_CONTACTS:
-        chosen = _multi.polygon_quad(np.array(points), TIE_RTOL)
-        if chosen is None:
-            raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
-        points = [points[i] for i in chosen]
+        points = [points[i] for i in _multi.polygon_quad(np.array(points))[0]]
     out = []
     for v in points:
         x1 = v - dot3(v - face1[0], n1) * n1
@@ -329,14 +306,7 @@ def _grown(found: list, half1: float, half2: float, normal) -> list:
 
 def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: float):
     """Witness pairs ``[(dist, x1, x2), ...]`` of the touching features (module notes), or
-    an empty list when nothing lines up and the one contact stands.
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
-        hangs on a tie.
-    """
+    an empty list when nothing lines up and the one contact stands."""
     idx1, pts1 = features(g1, corners, 0)
     idx2, pts2 = features(g2, corners, 1)
     dim1, dim2 = _multi.simplex_dim(idx1, pts1), _multi.simplex_dim(idx2, pts2)
@@ -380,14 +350,7 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
 def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
     """Contacts ``[(dist, pos, normal), ...]`` of a :func:`supported` pair with multi-CCD:
     the clipped features' or, when nothing lines up, the one of :func:`penetration`; each
-    at its witnesses' midpoint, with the first one's normal and ``margin + dist``.
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
-        hangs on a tie (module notes).
-    """
+    at its witnesses' midpoint, with the first one's normal and ``margin + dist``."""
     found = penetration(g1, g2, margin)
     if found is None:
         return []
