@@ -205,7 +205,7 @@ def test_compiled_stage_gives_the_readable_four_cap_contacts(tmp_path):
 
 def test_compiled_run_keeps_the_four_cap_contacts(tmp_path):
     """The compiled rollout (collide_into without the GIL) has the four contacts at every
-    step, declines no pair-step and warns of nothing."""
+    step and warns of nothing."""
     model, q, v = _cap_on_box(tmp_path)
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -12,7 +12,7 @@ the first).  The rule was read in the MuJoCo 4.0 engine's Warp port (``mujoco_wa
 MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides.  The
 collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`), on both paths:
 the compiled twin ``rbd/_kernels/collision_multiccd.pyx`` gives the same contacts bit for
-bit and declines in the same states (``tests/test_collision_multiccd_kernel.py``), and
+bit, tied states too (``tests/test_collision_multiccd_kernel.py``), and
 :mod:`.collision_convex` runs it for the primitive pairs it covers (capsule–cylinder,
 cylinder–cylinder, cylinder–box) on both paths.
 
@@ -46,13 +46,18 @@ cylinder–cylinder, cylinder–box) on both paths.
    keeps four of the points in that order; each is projected on geom 1's face and its
    distance measured along geom 2's normal (``_witness_on_face``), so that the contacts
    take geom 2's normal.  On a regular 16-gon the search compares areas equal but for
-   rounding (two corners symmetric about a diagonal), and MuJoCo's rounding then decides:
-   :func:`.collision_multi.polygon_quad` declines such a tie (:data:`TIE_RTOL`;
-   :class:`ChoiceUnsupportedError`).  (Measured on a cylinder turned about its axis on
-   a larger box, MuJoCo's own poses: with the cap partly off the face the search's four
-   are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the others
-   parting from MuJoCo's at a tied step; 60 variants of the order of operations (the
-   16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60.)
+   rounding (two corners symmetric about a diagonal), and each engine's rounding then turns
+   the comparison: rbd keeps the four its own search gives
+   (:func:`.collision_multi.polygon_quad`, which also tells whether its choice hung on such
+   a tie, to a relative gap of 1e-9: the tests' ``TIE_RTOL``).  Those are corners of the
+   clipped polygon MuJoCo's come from, with MuJoCo's normal; MuJoCo's four, or another four
+   of the same area, or, where the search's paths part at the tie and each goes on
+   growing, four of another area (the counts below).  (Measured on a cylinder turned about
+   its axis on a larger box, MuJoCo's own poses: with the cap partly off the face the
+   search's four are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the
+   others parting from MuJoCo's at a tied step; 60 variants of the order of operations
+   (the 16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60:
+   MuJoCo's rounding is not reproduced.)
 
 What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
 aligned touching states at two depths, with and without a margin of 0.01 (the
@@ -60,29 +65,35 @@ aligned touching states at two depths, with and without a margin of 0.01 (the
 and on-side bases): states with MuJoCo 4.0's contact count and every contact within the
 tolerances of :mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2
 on normals).  A cap clipped to more than four points and decided gives MuJoCo's contacts
-to rounding (2e-16 on points and distances, 3e-15 on normals).
+to rounding (2e-16 on points and distances, 3e-15 on normals).  The tied states (a tie in
+the cap's choice of four, the last column) are counted by what rbd's four are: MuJoCo's
+(also counted as reproduced), another four of the polygon of the same area (to 1e-12
+relative), four of another area; in every tied state MuJoCo gives four contacts and rbd
+four, each a corner of the clipped polygon, with MuJoCo's normal (to 1e-9).
 
-=========================== ======== ========== =========================
-pair                        states   reproduced declined (a tie in the cap)
-=========================== ======== ========== =========================
-capsule–cylinder            240      240        0
-cylinder–cylinder           240      214        21
-cylinder–box                240      225        10
-capsule–mesh (cube, prism)  192      188        0
-cylinder–mesh               192      166        19
-box–mesh, with margin       96       93         0
-mesh–mesh, with margin      96       92         0
-cylinder upright on a box   80       58         22
-=========================== ======== ========== =========================
+=========================== ====== ========== ======================================
+pair                        states reproduced tied: MuJoCo's, same area, other area
+=========================== ====== ========== ======================================
+capsule–cylinder            240    240        0
+cylinder–cylinder           240    233        21: 19, 1, 1
+cylinder–box                240    231        10: 6, 1, 3
+capsule–mesh (cube, prism)  192    188        0
+cylinder–mesh               192    182        19: 16, 3, 0
+box–mesh, with margin       96     93         0
+mesh–mesh, with margin      96     92         0
+cylinder upright on a box   80     69         22: 11, 5, 6
+=========================== ====== ========== ======================================
 
 (The last row: a cylinder 0.1 0.15 under a box 0.2 0.2 0.08, both within 0.05 rad of
 upright.  Before the cap's choice was reproduced these states declined 28, 25, 24 and 26
-of the four cylinder rows, 1245 of the 1376 states reproduced; now 1276, 72 declined.)
-The other misses (28 of 1376 states) are states where rbd's EPA (the 3.12 source's
-iterates) ends on another face than MuJoCo 4.0's: a cylinder's side line then lies
-elsewhere on its rim (distances off by up to 2e-4), or features line up on one side
-only.  (The turned-geom test this replaces gave a wrong contact set silently on 91 of
-the 923 primitive states measured then and declined every touching mesh pair.)
+of the four cylinder rows, 1245 of the 1376 states reproduced; with the decided cases
+reproduced, 1276, and the 72 tied states declined (no contact; a can standing on a table
+fell through it); now 1328, none declined: 52 of the tied states get MuJoCo's set, 20
+another four of the polygon.)  The other misses (28 of 1376 states) are states where rbd's
+EPA (the 3.12 source's iterates) ends on another face than MuJoCo 4.0's: a cylinder's side
+line then lies elsewhere on its rim (distances off by up to 2e-4), or features line up on
+one side only.  (The turned-geom test this replaces gave a wrong contact set silently on
+91 of the 923 primitive states measured then and declined every touching mesh pair.)
 """
 
 from __future__ import annotations
