@@ -297,8 +297,9 @@ def polygon_quad(polygon: np.ndarray, tie_rtol: float = 0.0) -> tuple[list, bool
     Also whether a comparison of the search hung on a tie: two areas equal within
     ``tie_rtol`` relative (at 0, exactly equal).  The search goes on as rounding turns the
     comparison; on a regular polygon (a cylinder's cap,
-    :func:`.collision_multiccd.cap_clip`) MuJoCo's rounding may turn it the other way, to
-    four corners of the same area but for rounding."""
+    :func:`.collision_multiccd.cap_clip`) MuJoCo's rounding may turn it the other way, and
+    its search then goes on from the other of two equal areas, to four corners that may
+    differ from these (the module notes of :mod:`.collision_multiccd` count them)."""
     n = len(polygon)
     tied = False
 
