@@ -184,7 +184,7 @@ SCENES = {
 def test_compiled_stage_collides_polytope_pairs_as_the_reference(tmp_path, name):
     """The model takes the compiled stage and forward pass; at states touching, deep and 1
     mm apart its contacts are the readable stage's (the scene's tolerances, the same geoms,
-    none declined)."""
+    no pair left out)."""
     mujoco = pytest.importorskip("mujoco", reason="MuJoCo gives the states")
     other, flags, (dist_atol, pos_atol, frame_atol) = SCENES[name]
     model, mm, d = _scene(tmp_path, other, flags=flags)

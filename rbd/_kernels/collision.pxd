@@ -121,18 +121,15 @@ cdef class CollisionModel:
     cdef list hulls           # the collision_mesh.Hull records the geoms' hull pointers name
     cdef int _build_sweep(self, int sweep) except -1
     cdef tuple _poses(self, R, p)
-    cdef tuple _unsupported(self, const double* R, const double* p, declined)
+    cdef tuple _unsupported(self, const double* R, const double* p)
 
 
 # The contact set at body poses R (≥ cm.nbody rows of 3×3, row-major) and p (≥ cm.nbody
 # rows of 3): Work.R, Work.p after world_poses.  Returns the number of contacts written
 # (out.n), -1 when out.capacity is too small (cm.max_contacts always suffices; out.n then
-# counts the whole pairs written), -2 when scratch memory cannot be had.  skipped (room for
-# npair entries, or NULL): the table indices of the pairs whose routine declined at this
-# state (-1: a convex pair needing multi-contact), their number in nskipped.
+# counts the whole pairs written), -2 when scratch memory cannot be had.
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out, Py_ssize_t* skipped,
-                      Py_ssize_t* nskipped) noexcept nogil
+                      ContactSetC* out) noexcept nogil
 
 
 # ----------------------------------------------------------------------------- the routine table

@@ -179,34 +179,26 @@ cdef Py_ssize_t broad_phase(const CollisionC* cm, const double* scratch,
 
 
 cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* scratch,
-                             ContactSetC* out, Py_ssize_t* skipped,
-                             Py_ssize_t* nskipped) noexcept nogil:
+                             ContactSetC* out) noexcept nogil:
     # pair k of the table: broad tests, routine, its contacts appended to out (0), or -1
-    # when they do not fit (out unchanged); a routine that declines (-1: multi-contact) adds
-    # k to skipped (when not NULL)
+    # when they do not fit (out unchanged)
     cdef const PairC* pair = &cm.pairs[k]
     cdef const double* s1 = scratch + GEOM_SCRATCH * pair.geom1
     cdef const double* s2 = scratch + GEOM_SCRATCH * pair.geom2
     cdef const GeomC* g1 = &cm.geoms[pair.geom1]
     cdef const GeomC* g2 = &cm.geoms[pair.geom2]
     cdef PairOut found
-    cdef int c, status
+    cdef int c
     if not has_routine(pair) or not broad_passed(cm, pair, scratch):
         return 0
     found.n = 0
     if pair.mesh:
-        status = c_mesh_pair(g1.kind, g2.kind, s1, s1 + 3, g1.size, g1.hull, g1.rbound, s2,
-                             s2 + 3, g2.size, g2.hull, g2.rbound, pair.margin + pair.gap,
-                             cm.multiccd, &found)
+        c_mesh_pair(g1.kind, g2.kind, s1, s1 + 3, g1.size, g1.hull, g1.rbound, s2,
+                    s2 + 3, g2.size, g2.hull, g2.rbound, pair.margin + pair.gap,
+                    cm.multiccd, &found)
     else:
-        status = pair.function(s1, s1 + 3, g1.size, s2, s2 + 3, g2.size,
-                               pair.margin + pair.gap, &found)
-    if status < 0:
-        out.declined += 1
-        if skipped != NULL:
-            skipped[nskipped[0]] = k
-            nskipped[0] += 1
-        return 0
+        pair.function(s1, s1 + 3, g1.size, s2, s2 + 3, g2.size, pair.margin + pair.gap,
+                      &found)
     if out.n + found.n > out.capacity:
         return -1
     for c in range(found.n):
@@ -216,8 +208,7 @@ cdef inline int collide_pair(const CollisionC* cm, Py_ssize_t k, const double* s
 
 
 cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
-                              ContactSetC* out, Py_ssize_t* skipped,
-                              Py_ssize_t* nskipped) noexcept nogil:
+                              ContactSetC* out) noexcept nogil:
     # the pairs the sweep finds merged in table order with the unboxed pairs (0, -1: full,
     # -2: no scratch memory)
     cdef Py_ssize_t* swept = <Py_ssize_t*>malloc((cm.row_start[cm.ngeom] + 1)
@@ -237,38 +228,32 @@ cdef inline int collide_swept(const CollisionC* cm, const double* scratch,
         else:
             k = cm.unboxed[j]
             j += 1
-        status = collide_pair(cm, k, scratch, out, skipped, nskipped)
+        status = collide_pair(cm, k, scratch, out)
     free(swept)
     return status
 
 
 cdef int collide_into(const CollisionC* cm, const double* R, const double* p,
-                      ContactSetC* out, Py_ssize_t* skipped,
-                      Py_ssize_t* nskipped) noexcept nogil:
+                      ContactSetC* out) noexcept nogil:
     """The contact set at body poses R (nbody × 3×3 row-major), p (nbody × 3): collide.
 
     Writes ``out.n`` contacts in MuJoCo's order and returns their number; returns -1
     (``out.n``: the contacts of the pairs that fit) when ``out.capacity`` is too small
-    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.  When
-    ``skipped`` is not NULL (room for every pair), the table indices of the pairs whose
-    routine declined at this state (a convex pair needing MuJoCo's multi-contact: the
-    reference's ``Contacts.unsupported``) go there, their number into ``nskipped``.
+    (``cm.max_contacts`` always suffices), -2 when scratch memory cannot be had.
     """
     cdef double stack[STACK_GEOMS * GEOM_SCRATCH]
     cdef double* scratch = scratch_for(cm, stack)
     cdef Py_ssize_t k
     cdef int status = 0
-    out.n, out.declined = 0, 0
-    if nskipped != NULL:
-        nskipped[0] = 0
+    out.n = 0
     if scratch == NULL:
         return -2
     place_geoms(cm, R, p, scratch)
     if cm.sweep:
-        status = collide_swept(cm, scratch, out, skipped, nskipped)
+        status = collide_swept(cm, scratch, out)
     else:
         for k in range(cm.npair):
-            status = collide_pair(cm, k, scratch, out, skipped, nskipped)
+            status = collide_pair(cm, k, scratch, out)
             if status:
                 break
     if scratch != stack:
@@ -389,7 +374,7 @@ cdef class ContactArrays:
         # the ContactSetC of state 0; state s is shifted(first, s)
         cdef ContactSetC out
         cdef Py_ssize_t c = self.N * self.cap
-        out.n, out.capacity, out.declined = 0, self.cap, 0
+        out.n, out.capacity = 0, self.cap
         out.pos, out.frame, out.dist = self.floats, self.floats + 3 * c, self.floats + 12 * c
         out.friction, out.solref = self.floats + 13 * c, self.floats + 18 * c
         out.solreffriction, out.solimp = self.floats + 20 * c, self.floats + 22 * c
@@ -565,7 +550,7 @@ cdef class CollisionModel:
         start = perf_counter()
         with nogil:
             for _ in range(repeat):
-                collide_into(&self.c, Rd, pd, &out, NULL, NULL)
+                collide_into(&self.c, Rd, pd, &out)
         return (perf_counter() - start) / repeat
 
     cdef tuple _poses(self, R, p):
@@ -609,8 +594,6 @@ cdef class CollisionModel:
         cdef Py_ssize_t cap = self.c.max_contacts if capacity < 0 else capacity
         cdef ContactArrays arrays = ContactArrays(N, cap)
         cdef Py_ssize_t[::1] counts = np.zeros(N, dtype=np.intp)
-        cdef Py_ssize_t[::1] nskipped = np.zeros(N, dtype=np.intp)
-        cdef Py_ssize_t[:, ::1] skipped = np.zeros((N, self.c.npair + 1), dtype=np.intp)
         cdef const double* Rd = <const double*>cnp.PyArray_DATA(Ra)
         cdef const double* pd = <const double*>cnp.PyArray_DATA(pa)
         cdef ContactSetC base = arrays.first(), out
@@ -618,8 +601,7 @@ cdef class CollisionModel:
         with nogil:
             for s in range(N):
                 out = shifted(base, s)
-                status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out,
-                                      &skipped[s, 0], &nskipped[s])
+                status = collide_into(&self.c, Rd + 9 * nb * s, pd + 3 * nb * s, &out)
                 if status < 0:
                     break
                 counts[s] = out.n
@@ -629,14 +611,13 @@ cdef class CollisionModel:
         if status == -2:
             raise MemoryError()
         found = [arrays.fields(s, counts[s])
-                 + (self._unsupported(Rd + 9 * nb * s, pd + 3 * nb * s,
-                                      np.asarray(skipped[s, :nskipped[s]])),)
+                 + (self._unsupported(Rd + 9 * nb * s, pd + 3 * nb * s),)
                  for s in range(N)]
         return found[0] if np.ndim(p) == 2 else found
 
-    cdef tuple _unsupported(self, const double* R, const double* p, declined):
-        # (geom1, geom2) of the pairs without a routine the broad tests pass at R, p, and of
-        # those whose routine declined there (declined: table indices), in table order
+    cdef tuple _unsupported(self, const double* R, const double* p):
+        # (geom1, geom2) of the pairs without a routine the broad tests pass at R, p, in
+        # table order
         cdef Py_ssize_t[::1] which = np.empty(self.c.nunsupported + 1, dtype=np.intp)
         cdef Py_ssize_t m = 0
         if self.c.nunsupported:
@@ -644,4 +625,4 @@ cdef class CollisionModel:
         if m < 0:
             raise MemoryError()
         return tuple((self.c.pairs[k].geom1, self.c.pairs[k].geom2)
-                     for k in sorted([*np.asarray(which[:m]).tolist(), *declined.tolist()]))
+                     for k in np.asarray(which[:m]).tolist())

@@ -9,10 +9,7 @@ apart; otherwise GJK on the whole geoms, then EPA, gives the penetration.  Two b
 meshes without margin under multi-CCD get up to four contacts from EPA's closest face
 (``collision_multi.pyx``, MuJoCo's ``multicontact``); a face against a face or a
 capsule's side otherwise gets them from MuJoCo 4.0's multi-CCD
-(``collision_multiccd.pyx``); other pairs one.  Where the reference raises
-``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points, MuJoCo's
-choice of four on a tie) :c:func:`c_convex` returns -1 and writes none, and the collision stage lists the pair as
-unsupported (``collision.pyx``).
+(``collision_multiccd.pyx``); other pairs one.
 """
 
 import numpy as np
@@ -168,10 +165,7 @@ cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
     MuJoCo's ``mjc_Convex``: their number written to ``out`` (up to MAX_CONTACTS from EPA's
     face for two boxes or meshes without margin, ``max_contacts``; under multi-CCD, a face
     against a face or a capsule's side through MuJoCo 4.0's multi-CCD,
-    ``collision_multiccd.pyx``; else 0 or 1), or -1 (none written) where the reference
-    raises ``ConvexUnsupportedError`` (a cylinder's cap clipped to more than four points,
-    MuJoCo's choice of four on a tie).
-    ``rbound1``, ``rbound2`` are unused (the reference's signature)."""
+    ``collision_multiccd.pyx``; else 0 or 1).  ``rbound1``, ``rbound2`` are unused (the reference's signature)."""
     cdef double pos[3 * MAX_CONTACTS]
     cdef double normal[3 * MAX_CONTACTS]
     cdef double dist[MAX_CONTACTS]
@@ -189,8 +183,7 @@ cdef int c_convex(ConvexGeom* g1, ConvexGeom* g2, double margin, double rbound1,
 def convex(str kind1, str kind2, pos1, mat1, size1, pos2, mat2, size2, double margin,
            double rbound1, double rbound2, bint multiccd=True):
     """:c:func:`c_convex` on array_like poses and sizes (kinds by name, as the reference's
-    ``convex``): ``(dist, pos, frame)`` arrays, or None where the reference raises
-    ``ConvexUnsupportedError``."""
+    ``convex``): ``(dist, pos, frame)`` arrays."""
     cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
     cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
     cdef const double[::1] s1 = np.resize(as_doubles(size1), 3)
@@ -199,9 +192,8 @@ def convex(str kind1, str kind2, pos1, mat1, size1, pos2, mat2, size2, double ma
     cdef const double[::1] s2 = np.resize(as_doubles(size2), 3)
     cdef PairOut out
     cdef ConvexGeom g1, g2
-    cdef int found
     out.n = 0
     geom_init(&g1, KIND_CODES[kind1], &p1[0], &m1[0], &s1[0], margin)
     geom_init(&g2, KIND_CODES[kind2], &p2[0], &m2[0], &s2[0], margin)
-    found = c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, &out)
-    return None if found < 0 else pack(&out)
+    c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, &out)
+    return pack(&out)

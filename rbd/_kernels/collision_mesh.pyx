@@ -10,10 +10,7 @@ box or a mesh on a mesh without margin through MuJoCo's one-pass multi-contact,
 ``collision_multi.pyx``; a capsule or a cylinder on a mesh, or a box or a mesh on a mesh
 with margin, through MuJoCo 4.0's multi-CCD, ``collision_multiccd.pyx``; without multi-CCD
 any convex pair, one contact) on ``collision_convex.pyx`` with the hull's support function
-(``collision_gjk.pyx``).  Where the reference raises ``ConvexUnsupportedError`` (a
-cylinder's cap clipped to more than four points, MuJoCo's choice of four on a tie)
-:c:func:`c_mesh_pair` returns -1 and the
-stage lists the pair.
+(``collision_gjk.pyx``).
 """
 
 import numpy as np
@@ -226,8 +223,7 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
     ``multiccd``, any convex pair): plane–mesh; a box or mesh on a mesh without margin
     under multi-CCD, GJK/EPA and MuJoCo's one-pass multi-contact (up to four contacts);
     a capsule, cylinder, box or mesh on a mesh otherwise under multi-CCD, MuJoCo 4.0's
-    multi-CCD (``collision_multiccd.pyx``; -1, none written, where a cylinder's cap is
-    clipped to more than four points and MuJoCo's choice of four hangs on a tie); else GJK/EPA's one contact."""
+    multi-CCD (``collision_multiccd.pyx``); else GJK/EPA's one contact."""
     cdef ConvexGeom g1, g2
     if kind1 == PLANE:
         return c_plane_mesh(pos1, mat1, pos2, mat2, hull2, margin, out)
@@ -237,16 +233,14 @@ cdef int c_mesh_pair(int kind1, int kind2, const double* pos1, const double* mat
         g1.vert, g1.nvert, g1.hull = hull1.vert, hull1.nvert, hull1
     if hull2 != NULL:
         g2.vert, g2.nvert, g2.hull = hull2.vert, hull2.nvert, hull2
-    # EPA's face clipped, MuJoCo 4.0's multi-CCD (-1: a cylinder's cap clipped to more than
-    # four points) or one contact, as c_convex decides
+    # EPA's face clipped, MuJoCo 4.0's multi-CCD or one contact, as c_convex decides
     return c_convex(&g1, &g2, margin, rbound1, rbound2, multiccd, out)
 
 
 def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, mat2, shape2,
               double rbound2, double margin, bint multiccd=True):
     """:c:func:`c_mesh_pair` on array_like poses, a size array or a ``MeshHull`` per geom
-    (the reference's ``mesh_pair``): ``(dist, pos, frame)`` arrays, or None where the
-    reference raises ``ConvexUnsupportedError``."""
+    (the reference's ``mesh_pair``): ``(dist, pos, frame)`` arrays."""
     cdef const double[::1] p1 = as_doubles(pos1).reshape(3)
     cdef const double[::1] m1 = as_doubles(mat1).reshape(9)
     cdef const double[::1] p2 = as_doubles(pos2).reshape(3)
@@ -259,7 +253,7 @@ def mesh_pair(str kind1, str kind2, pos1, mat1, shape1, double rbound1, pos2, ma
         as_doubles(shape2), 3)
     cdef PairOut out
     out.n = 0
-    found = c_mesh_pair(KIND_CODES[kind1], KIND_CODES[kind2], &p1[0], &m1[0], &s1[0],
-                        NULL if h1 is None else &h1.c, rbound1, &p2[0], &m2[0], &s2[0],
-                        NULL if h2 is None else &h2.c, rbound2, margin, multiccd, &out)
-    return None if found < 0 else pack(&out)
+    c_mesh_pair(KIND_CODES[kind1], KIND_CODES[kind2], &p1[0], &m1[0], &s1[0],
+                NULL if h1 is None else &h1.c, rbound1, &p2[0], &m2[0], &s2[0],
+                NULL if h2 is None else &h2.c, rbound2, margin, multiccd, &out)
+    return pack(&out)

@@ -43,8 +43,7 @@ cdef int face(const ConvexGeom* g, Py_ssize_t index, double* out) noexcept nogil
 cdef int clipped_face(const ConvexGeom* g, Py_ssize_t index, double* out) noexcept nogil
 cdef int clipping_face(const ConvexGeom* g, Py_ssize_t index, bint after_box,
                        double* out) noexcept nogil
-cdef int polygon_quad(const double* polygon, int n, int* best,
-                      double tie_rtol=*) noexcept nogil
+cdef void polygon_quad(const double* polygon, int n, int* best) noexcept nogil
 cdef double side_plane(const double* v1, const double* v2, const double* n,
                        double* normal) noexcept nogil
 cdef int clip_to_face(const double* clipping, int nclip, const double* polygon, int npoly,

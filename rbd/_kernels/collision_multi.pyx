@@ -14,7 +14,7 @@ a vertex, clipped polygons) live in scratch memory of one call; where it cannot 
 :c:func:`multicontact` gives no contacts and EPA's contact stands.
 """
 
-from libc.math cimport fabs, fmax, sqrt
+from libc.math cimport fabs, sqrt
 from libc.stdlib cimport free, malloc
 
 from rbd._kernels._spatial cimport cross3, dot3
@@ -325,45 +325,29 @@ cdef inline double _area(const double* p, int n, int a, int b, int c, int d) noe
     return _area4(p + 3 * (a % n), p + 3 * (b % n), p + 3 * (c % n), p + 3 * (d % n))
 
 
-cdef inline int _grows(double m_next, double m, double tie_rtol) noexcept nogil:
-    # 1 when the area grows from m to m_next, 0 when not, -1 on a tie within tie_rtol > 0
-    if tie_rtol > 0 and fabs(m_next - m) <= tie_rtol * fmax(m, m_next):
-        return -1
-    return not m_next <= m
-
-
-cdef int polygon_quad(const double* polygon, int n, int* best, double tie_rtol=0) noexcept nogil:
+cdef void polygon_quad(const double* polygon, int n, int* best) noexcept nogil:
     """Indices of four corners of a convex polygon enclosing the largest area found by
-    MuJoCo's rotating search (``polygonQuad``), into ``best``; 0, or -1 when ``tie_rtol``
-    > 0 and two areas it compares are equal within it (the reference's None)."""
-    cdef int a, b = 1, c = 2, d = 3, grows
+    MuJoCo's rotating search (``polygonQuad``), into ``best`` (the reference's, which also
+    tells whether a comparison hung on a tie)."""
+    cdef int a, b = 1, c = 2, d = 3
     cdef double m = _area(polygon, n, 0, 1, 2, 3), m_next
     best[0], best[1], best[2], best[3] = 0, 1, 2, 3
     for a in range(n):
         while True:
             m_next = _area(polygon, n, a, b, c, (d + 1) % n)
-            grows = _grows(m_next, m, tie_rtol)
-            if grows <= 0:
-                if grows < 0:
-                    return -1
+            if m_next <= m:
                 break
             m, d = m_next, (d + 1) % n
             best[0], best[1], best[2], best[3] = a, b, c, d
             while True:
                 m_next = _area(polygon, n, a, b, (c + 1) % n, d)
-                grows = _grows(m_next, m, tie_rtol)
-                if grows <= 0:
-                    if grows < 0:
-                        return -1
+                if m_next <= m:
                     break
                 m, c = m_next, (c + 1) % n
                 best[0], best[1], best[2], best[3] = a, b, c, d
             while True:
                 m_next = _area(polygon, n, a, (b + 1) % n, c, d)
-                grows = _grows(m_next, m, tie_rtol)
-                if grows <= 0:
-                    if grows < 0:
-                        return -1
+                if m_next <= m:
                     break
                 m, b = m_next, (b + 1) % n
                 best[0], best[1], best[2], best[3] = a, b, c, d
@@ -373,7 +357,6 @@ cdef int polygon_quad(const double* polygon, int n, int* best, double tie_rtol=0
                 c = (c + 1) % n
                 if d == c:
                     d = (d + 1) % n
-    return 0
 
 
 cdef double side_plane(const double* v1, const double* v2, const double* n,

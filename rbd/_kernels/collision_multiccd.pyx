@@ -12,9 +12,8 @@ simplex or EPA's closest face, a cylinder's by the cap its corners lie on
 cylinder's cap as a 16-gon, ``cylinder_face``), else an edge in a face (a cylinder's side
 line, ``cylinder_edges``; a capsule's surface line, ``capsule_edges``), clipped with the
 two half margins (``clip``).  A cap clipped to more than four points is clipped the
-other way, MuJoCo's (``cap_clip``, ``polygon_quad`` with a tie check); where the reference
-raises ``ChoiceUnsupportedError`` (MuJoCo's choice of four on a tie) :c:func:`c_contacts`
-returns -1 and writes none.  The growing lists (clipped polygons, a hull's faces at a
+other way, MuJoCo's (``cap_clip``; on a tie of the rotating search, the four its own
+rounding gives, as the reference).  The growing lists (clipped polygons, a hull's faces at a
 vertex) live in scratch memory of one call; where it cannot be had the one contact of
 ``penetration`` stands.
 """
@@ -44,8 +43,6 @@ cdef double MINVAL = 1e-15
 #: a cylinder's cap is clipped as this regular polygon (MuJoCo 4.0's _cylinder_face)
 DEF CYLINDER_SIDES = 16
 cdef double PI = 3.141592653589793
-#: relative gap under which two areas of polygon_quad count as tied (the reference's TIE_RTOL)
-cdef double TIE_RTOL = 1e-9
 #: a zero tangent: make_frame picks one
 cdef double ZERO3[3]
 #: kind codes of the primitives (contacts' Python entry point)
@@ -312,13 +309,13 @@ cdef inline void _farthest_pair(const double* points, int count, int* best) noex
                 best[0], best[1], d = i, j, dd
 
 
-cdef inline int _four_of(const double* points, int count, int* chosen,
-                         double tie_rtol) noexcept nogil:
+cdef inline int _four_of(const double* points, int count, int* chosen) noexcept nogil:
     # the indices of the points kept into chosen, and their number: all of up to four, else
-    # polygon_quad's four (-1 when tie_rtol > 0 and its choice hangs on a tie)
+    # polygon_quad's four
     cdef int i
     if count > MAX_CONTACTS:
-        return -1 if polygon_quad(points, count, chosen, tie_rtol) < 0 else 4
+        polygon_quad(points, count, chosen)
+        return 4
     for i in range(count):
         chosen[i] = i
     return count
@@ -353,7 +350,7 @@ cdef int clip(const double* clipping, int nclip, const double* polygon, int npol
         free(points)
         return -1
     else:
-        m = _four_of(points, count, chosen, 0)
+        m = _four_of(points, count, chosen)
     # --- witnesses: each point's height above the face and its projection on it
     for i in range(m):
         for k in range(3):
@@ -371,9 +368,8 @@ cdef int cap_clip(const double* face1, int nface1, const double* face2, int nfac
                   double* x1, double* x2) noexcept nogil:
     """Witness pairs of two faces, one a cylinder's cap, clipped as MuJoCo 4.0 does when
     they give more than four points (the reference's ``cap_clip``): geom 1's face cuts geom
-    2's, the points reduced by ``polygon_quad`` (every comparison decided), each projected
-    on geom 1's face (``x1``) and its distance measured along ``n2`` back to ``x2``; their
-    number, or -1 on a tie."""
+    2's, the points reduced by ``polygon_quad``, each projected on geom 1's face (``x1``)
+    and its distance measured along ``n2`` back to ``x2``; their number."""
     cdef double* points = NULL
     cdef double diff[3]
     cdef int chosen[MAX_CONTACTS]
@@ -383,10 +379,7 @@ cdef int cap_clip(const double* face1, int nface1, const double* face2, int nfac
     if count <= 0:
         free(points)
         return 0
-    m = _four_of(points, count, chosen, TIE_RTOL)
-    if m < 0:
-        free(points)
-        return -1
+    m = _four_of(points, count, chosen)
     for i in range(m):
         for k in range(3):
             diff[k] = points[3 * chosen[i] + k] - face1[k]
@@ -419,7 +412,7 @@ cdef inline int _face_on_face(ConvexGeom* g1, ConvexGeom* g2, const Normals* n1,
                        double* w2) noexcept nogil:
     # geom 1's face clipped to the prism over geom 2's (witnesses: w2 on geom 2's face)
     # (a cylinder's cap clipped to more than four points: geom 2's face cut by geom 1's,
-    # cap_clip; -1 on a tie)
+    # cap_clip)
     cdef double* clipping = <double*>malloc(3 * _face_size(g2, n2.index[j]) * sizeof(double))
     cdef double* clipped = <double*>malloc(3 * _face_size(g1, n1.index[i]) * sizeof(double))
     cdef int nclip, npoly, found = 0
@@ -502,8 +495,7 @@ cdef int multicontact(const Vertex* corners, const double* x1, const double* x2,
                       double* w2) noexcept nogil:
     """Witness pairs of the touching features (the reference's notes): their number (at
     most MAX_CONTACTS; 0 when nothing lines up and the one contact stands), distances in
-    ``dist``, witnesses in ``w1``, ``w2``; -1 when a cylinder's cap is clipped to more than
-    four points and MuJoCo's choice of four hangs on a tie."""
+    ``dist``, witnesses in ``w1``, ``w2``."""
     cdef Py_ssize_t idx1[3]
     cdef Py_ssize_t idx2[3]
     cdef double pts1[9]
@@ -551,8 +543,7 @@ cdef int c_contacts(ConvexGeom* g1, ConvexGeom* g2, double margin,
     """Contacts of a ``supported`` pair (``geom_init``, a mesh's hull set) with multi-CCD,
     written to ``out``: the clipped features' or, when nothing lines up, the one of
     ``penetration``; each at its witnesses' midpoint, with the first one's normal and
-    ``margin + dist``.  Their number, or -1 (none written) where the reference raises
-    ``ChoiceUnsupportedError``."""
+    ``margin + dist``.  Their number."""
     cdef Vertex corners[3]
     cdef double dist[MAX_CONTACTS]
     cdef double w1[3 * MAX_CONTACTS]
@@ -566,8 +557,6 @@ cdef int c_contacts(ConvexGeom* g1, ConvexGeom* g2, double margin,
         return 0
     if found == 1:
         m = multicontact(corners, x1, x2, g1, g2, margin, dist, w1, w2)
-    if m < 0:
-        return -1
     if m == 0:
         # nothing lines up: the one contact
         for k in range(3):
@@ -586,8 +575,7 @@ cdef int c_contacts(ConvexGeom* g1, ConvexGeom* g2, double margin,
 def contacts(g1, g2, double margin):
     """:c:func:`c_contacts` on two primitive geoms given as the reference's ``ConvexGeom``
     (kind, pos, mat, size; the mesh pairs through ``collision_mesh.mesh_pair``):
-    ``(dist, pos, frame)`` arrays, or None where the reference raises
-    ``ChoiceUnsupportedError``."""
+    ``(dist, pos, frame)`` arrays."""
     cdef const double[::1] p1 = as_doubles(g1.pos).reshape(3)
     cdef const double[::1] m1 = as_doubles(g1.mat).reshape(9)
     cdef const double[::1] s1 = np.resize(as_doubles(g1.size), 3)
@@ -603,4 +591,5 @@ def contacts(g1, g2, double margin):
     out.n = 0
     geom_init(&c1, KIND_CODES[g1.kind], &p1[0], &m1[0], &s1[0], margin)
     geom_init(&c2, KIND_CODES[g2.kind], &p2[0], &m2[0], &s2[0], margin)
-    return None if c_contacts(&c1, &c2, margin, &out) < 0 else pack(&out)
+    c_contacts(&c1, &c2, margin, &out)
+    return pack(&out)

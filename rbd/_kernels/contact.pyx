@@ -242,7 +242,6 @@ cdef struct Run:
     int64_t* recorded             # N: samples written
     int64_t* status               # N: FINISHED or why it stopped
     int64_t* stopped              # N: the step it stopped at
-    int64_t* declined             # N: Σ over the steps of the pairs collide_into declined
     double* state                 # per run (state_row apart): q, v, q⁺, v⁺, the warm start
     Interrupt* interrupt          # the signal check of this call
 
@@ -378,8 +377,6 @@ cdef inline bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until)
         status = euler_step(run.f, run.model, fw, run.collide, run.collider, q, v, tau_k,
                             run.h, q_next, v_next)
         kept = k % run.every == 0 or k == run.steps
-        if run.collide != NULL and fw.con.declined:    # (the runs' counts share a line)
-            run.declined[s] += fw.con.declined
         if kept:
             record(run, s, j, q, v, fw)
             j += 1
@@ -412,7 +409,7 @@ cdef inline bint _advance(const Run* run, Py_ssize_t s, int t, Py_ssize_t until)
 cdef inline int _collide_compiled(void* data, const double* q, const double* R, const double* p,
                                   ContactSetC* out) noexcept nogil:
     # the compiled collision stage of the model (collision.pyx: mj_collision)
-    return collide_into(<const CollisionC*>data, R, p, out, NULL, NULL)
+    return collide_into(<const CollisionC*>data, R, p, out)
 
 
 include "contact_segments.pxi"
@@ -434,8 +431,7 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
            "contact_force": np.empty((N, S, run.width, 6)),
            "kinetic": np.empty((N, S)), "potential": np.empty((N, S)),
            "recorded": np.empty(N, dtype=np.int64), "status": np.empty(N, dtype=np.int64),
-           "stopped": np.empty(N, dtype=np.int64),
-           "declined": np.zeros(N, dtype=np.int64)}            # summed over the steps
+           "stopped": np.empty(N, dtype=np.int64)}
     run.Q = <double*>cnp.PyArray_DATA(out["q"])
     run.V = <double*>cnp.PyArray_DATA(out["v"])
     run.A = <double*>cnp.PyArray_DATA(out["a"])
@@ -447,7 +443,6 @@ cdef inline dict _outputs(Run* run, Py_ssize_t N, Py_ssize_t S, Py_ssize_t nq, P
     run.recorded = <int64_t*>cnp.PyArray_DATA(out["recorded"])
     run.status = <int64_t*>cnp.PyArray_DATA(out["status"])
     run.stopped = <int64_t*>cnp.PyArray_DATA(out["stopped"])
-    run.declined = <int64_t*>cnp.PyArray_DATA(out["declined"])
     return out
 
 
@@ -501,10 +496,9 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
         ``kinetic``, ``potential`` (N, samples; past the samples a run recorded, NaN and
         a count of 0), ``recorded``,
         ``status`` (0 finished, 1 singular M, 2 solver failure, 3 too many contacts,
-        4 diverged), ``stopped`` (the step it stopped at) and ``declined`` (pair-steps
-        whose convex routine declined: MuJoCo's multi-contact, no contact given), each (N,);
-        and, as ints, ``failures`` (runs that stopped early), ``evaluations`` (forward
-        passes of all runs, Σ (steps taken + 1)) and ``declined_total`` (Σ ``declined``).
+        4 diverged) and ``stopped`` (the step it stopped at), each (N,); and, as ints,
+        ``failures`` (runs that stopped early) and ``evaluations`` (forward passes of all
+        runs, Σ (steps taken + 1)).
         ``contact_force`` is cut to the most contacts of any sample (at most
         ``contact_width``).
 
@@ -550,20 +544,18 @@ def simulate_contact(ForwardModel fm, q0, v0, tau, double h, Py_ssize_t steps,
 
 
 cdef inline int _summarize(const Run* run, Py_ssize_t N, dict out) except -1:
-    # the batch's totals in ``out`` (``failures``, ``evaluations``, ``declined_total``), and
+    # the batch's totals in ``out`` (``failures``, ``evaluations``), and
     # ``contact_force`` cut to the most contacts of any sample when that is below run.width:
     # what the caller would otherwise take from the arrays with a few array operations each
     cdef Py_ssize_t s, j, n = N * run.nsamples, widest = 0, failures = 0
-    cdef Py_ssize_t evaluations = 0, declined = 0
+    cdef Py_ssize_t evaluations = 0
     for j in range(n):
         widest = max(widest, <Py_ssize_t>run.counts[j])
     for s in range(N):
         failures += run.status[s] != FINISHED
         evaluations += (run.stopped[s] if run.status[s] != FINISHED else run.steps) + 1
-        declined += run.declined[s]
     out["failures"] = failures
     out["evaluations"] = evaluations
-    out["declined_total"] = declined
     widest = min(widest, run.width)
     if widest < run.width:
         cut = np.empty((N, run.nsamples, widest, 6))

@@ -21,5 +21,3 @@ cdef struct ContactSetC:
     double* solimp              # capacity × 5
     double* includemargin       # capacity
     unsigned char* exclude      # capacity: 1 for a contact in the gap (detected, not active)
-    Py_ssize_t declined         # pairs whose routine declined at this state (collide_into:
-                                # a convex pair needing multi-contact, Contacts.unsupported)

@@ -332,14 +332,14 @@ def collide(geoms: Sequence, poses, bodies: BodyTree | None = None,
     multiccd : bool
         MuJoCo's multi-contact of convex pairs (its ``multiccd`` disable flag off).
         False: one GJK/EPA contact per convex pair (:mod:`.collision_convex`,
-        :mod:`.collision_mesh`), never listed as needing several.
+        :mod:`.collision_mesh`).
 
     Returns
     -------
     Contacts
         In MuJoCo's order (see the module notes).  A candidate pair without a routine
-        (:data:`PAIR_FUNCTIONS`) or needing MuJoCo's multi-contact (:mod:`.collision_convex`)
-        is listed in ``unsupported`` with a warning, never silently dropped.
+        (:data:`PAIR_FUNCTIONS`) is listed in ``unsupported`` with a warning, never silently
+        dropped.
     """
     poses = _check_poses(geoms, poses)
     bodies, body, excluded, explicit = _resolve(geoms, bodies, pairs, excludes)
@@ -375,14 +375,10 @@ def _narrow_phase(geoms, pos, mat, candidates, functions=PAIR_FUNCTIONS,
             if (a.kind, b.kind) not in NEVER:
                 unsupported.append((g1, g2))
             continue
-        try:
-            found = _prim.PairContacts(*(
-                _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
-                if general
-                else function(*placed1[:3], *placed2[:3], margin + gap)))
-        except _convex.ConvexUnsupportedError:          # needs MuJoCo's multi-contact
-            unsupported.append((g1, g2))
-            continue
+        found = _prim.PairContacts(*(
+            _mesh.mesh_pair(a.kind, b.kind, *placed1, *placed2, margin + gap, multiccd)
+            if general
+            else function(*placed1[:3], *placed2[:3], margin + gap)))
         if not len(found.dist):
             continue
         rows.append((found, g1, g2, margin, params))
@@ -490,8 +486,6 @@ def collide_model(model, q, backend: str | None = None,
              else np.asarray(body_poses, dtype=float))
         found = compiled_collision(model).collide(T[..., :3, :3], T[..., :3, 3])
         found = [Contacts(*f) for f in (found if T.ndim == 4 else [found])]
-        for c in found:        # declined at this state (multi-contact): warned as collide's
-            warn_unsupported(geoms, c.unsupported, 3, only=_DECLINABLE)
         return found[0] if T.ndim == 3 else found
     from ..algorithms.kinematics import geom_poses
 
@@ -504,10 +498,6 @@ def collide_model(model, q, backend: str | None = None,
                    filterparent=not disabled(model, "filterparent"), backend=backend,
                    multiccd=not disabled(model, "multiccd"))
 
-
-#: Kind pairs a compiled routine may decline at a state (multi-contact), warned per call;
-#: the pairs without any routine are warned once, when the compiled table is built.
-_DECLINABLE = frozenset(PAIR_FUNCTIONS) | _mesh.PAIRS
 
 #: The kind pairs with a readable primitive routine.
 _ROUTINE_PAIRS = frozenset(PAIR_FUNCTIONS)

@@ -26,17 +26,19 @@ origin is outside their Minkowski difference :math:`A - B`, whose support is
   against each other (:mod:`.collision_multi`, MuJoCo's ``multicontact``).  MuJoCo 4.0
   does the same for every pair of a face (box, mesh, a cylinder's cap) against a face or
   a capsule's side, with or without margin: :mod:`.collision_multiccd`, which gives
-  MuJoCo 4.0's contact set on 1276 of 1376 random and nearly aligned states measured and
-  declines 72 (a cylinder's cap clipped to more than four points where MuJoCo's choice of
-  four hangs on a tie its rounding decides: :class:`ConvexUnsupportedError`, listed in
-  ``Contacts.unsupported``).  It runs for the pairs with a mesh and the primitive pairs it
+  MuJoCo 4.0's contact set on 1328 of 1376 random and nearly aligned states measured.  Of
+  those, 72 have a cylinder's cap clipped to more than four points where MuJoCo's choice
+  of four hangs on a tie its rounding turns: rbd keeps its own search's four, MuJoCo's in
+  52, another four corners of the same clipped polygon in 20 (four contacts and MuJoCo's
+  normal in every one).  It runs for the pairs with a mesh and the primitive pairs it
   covers (capsule–cylinder, cylinder–cylinder, cylinder–box), on both paths (compiled:
   ``rbd/_kernels/collision_multiccd.pyx``).  On the 800 primitive states of
-  :mod:`.collision_multiccd`'s table it gives MuJoCo's set in 737, declines 53 and misses
-  10; the 3.12 source's search it replaces (``engine_collision_convex.c``: both geoms
-  turned by ±1e-3 rad about the first contact; a capsule flat on a cylinder gets two
-  contacts at the capsule's ends and loses the first), which rbd ran as a test only,
-  returned a wrong single contact on 91 of 923 primitive states measured then.
+  :mod:`.collision_multiccd`'s table it gives MuJoCo's set in 773, another four of a tied
+  cap in 17, and misses 10; the 3.12 source's search it replaces
+  (``engine_collision_convex.c``: both geoms turned by ±1e-3 rad about the first contact;
+  a capsule flat on a cylinder gets two contacts at the capsule's ends and loses the
+  first), which rbd ran as a test only, returned a wrong single contact on 91 of 923
+  primitive states measured then.
 
 Agreement with MuJoCo 4.0 (``tests/test_collision_convex.py``), not to rounding: GJK
 stops at a Frank–Wolfe gap of ``ccd_tolerance``²/2 and EPA once its depth bounds are
@@ -75,12 +77,6 @@ def bounding_radius(kind: str, size) -> float:
     if kind == "box":
         return float(np.linalg.norm(s[:3]))
     return 0.0
-
-
-class ConvexUnsupportedError(Exception):
-    """The geoms touch and their contacts need a choice MuJoCo 4.0's multi-contact makes
-    by a rule rbd does not reproduce: four of a cylinder cap's clipped points (module
-    notes)."""
 
 
 # ----------------------------------------------------------------------------- the pair routine
@@ -166,21 +162,12 @@ def convex(kind1, kind2, pos1, mat1, size1, pos2, mat2, size2, margin, rbound1, 
         pair routines' signature.
     multiccd : bool
         MuJoCo's multi-CCD (its ``multiccd`` disable flag off).
-
-    Raises
-    ------
-    ConvexUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo 4.0's choice of
-        four hangs on a tie its rounding decides (:mod:`.collision_multiccd`).
     """
     g1 = ConvexGeom(kind1, pos1, mat1, size1, margin)
     g2 = ConvexGeom(kind2, pos2, mat2, size2, margin)
     most = max_contacts(kind1, kind2, margin, multiccd)
     if most == 1 and multiccd and _multiccd.supported(kind1, kind2):
-        try:                                            # MuJoCo 4.0's multi-CCD
-            found = _multiccd.contacts(g1, g2, margin)
-        except _multiccd.ChoiceUnsupportedError as error:
-            raise ConvexUnsupportedError(str(error)) from error
+        found = _multiccd.contacts(g1, g2, margin)     # MuJoCo 4.0's multi-CCD
         return pack([(dist, pos, normal, np.zeros(3)) for dist, pos, normal in found])
     found = _penetrations(g1, g2, margin, most)
     if not found:

@@ -37,11 +37,10 @@ table):
   (:mod:`rbd.constraints.collision_multiccd`): a capsule's side or a cylinder's side line
   lying in a hull face is clipped to it, a cylinder's cap flat on a face is clipped as a
   16-gon.  Measured on random and nearly aligned states, with and without margin:
-  capsule 188 of 192 states with MuJoCo's contact set, cylinder 166 of 192; a cylinder's
+  capsule 188 of 192 states with MuJoCo's contact set, cylinder 182 of 192; a cylinder's
   cap clipped to more than four points keeps MuJoCo's four, or where MuJoCo's choice
-  hangs on a tie its rounding decides (19 of the 192 cylinder states) raises
-  :class:`~rbd.constraints.collision_convex.ConvexUnsupportedError` (the stage lists the
-  pair with a warning).  With MuJoCo's
+  hangs on a tie its rounding turns (19 of the 192 cylinder states) the four of rbd's own
+  search (MuJoCo's in 16 of the 19, another four of the same area in 3).  With MuJoCo's
   ``multiccd`` disable flag (``<option><flag multiccd="disable"/>``) MuJoCo asks for one
   contact, and every mesh pair gives it: GJK/EPA's, MuJoCo's to rounding (capsule, box,
   mesh) or to EPA's tolerance (cylinder) on every state measured.
@@ -52,8 +51,7 @@ multi-contact of a box or a mesh on a mesh without margin in ``collision_multi.p
 4.0's multi-CCD of a capsule or a cylinder on a mesh, or of a box or a mesh on a mesh with
 margin, in ``collision_multiccd.pyx``), with ``multiccd`` on or disabled, the same contacts
 as here bit for bit (``tests/test_collision_multi_kernel.py``,
-``tests/test_collision_mesh_kernel.py``, ``tests/test_collision_multiccd_kernel.py``); a pair
-declined here is declined there.
+``tests/test_collision_mesh_kernel.py``, ``tests/test_collision_multiccd_kernel.py``).
 Agreement with MuJoCo 4.0 (``tests/test_collision_mesh.py``): plane–mesh to rounding (the same
 single-precision vertices in the same frame), sphere–mesh to rounding (GJK on the
 centre ends on a hull vertex, edge or face exactly), ellipsoid–mesh to EPA's
@@ -184,12 +182,6 @@ def mesh_pair(kind1, kind2, pos1, mat1, shape1, rbound1, pos2, mat2, shape2, rbo
     ``shape`` is a size array, or the :class:`~rbd.model.mesh_hull.MeshHull` of a mesh;
     poses, shapes and radii as :func:`placed` gives them.  Without multi-CCD MuJoCo asks
     GJK/EPA for one contact (``maxContacts`` 1, no turned geoms); plane–mesh is unchanged.
-
-    Raises
-    ------
-    ConvexUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo 4.0's choice of
-        four hangs on a tie its rounding decides (:mod:`.collision_multiccd`).
     """
     if kind1 == "plane":
         return plane_mesh(pos1, mat1, pos2, mat2, shape2, margin)

@@ -289,15 +289,19 @@ def _area4(a, b, c, d) -> float:
     return 0.5 * np.sqrt(dot3(g, g))
 
 
-def polygon_quad(polygon: np.ndarray, tie_rtol: float = 0.0) -> list | None:
+def polygon_quad(polygon: np.ndarray, tie_rtol: float = 0.0) -> tuple[list, bool]:
     """Indices of four corners of a convex polygon enclosing the largest area found by
     MuJoCo's rotating search (``polygonQuad``): for each first corner ``a``, the fourth,
     third and second corners advance while the area grows.
 
-    With ``tie_rtol > 0``, None when two areas the search compares are equal within
-    ``tie_rtol`` relative: which way MuJoCo's rounding turns such a comparison is not known
-    (a regular polygon's, :func:`.collision_multiccd.cap_clip`)."""
+    Also whether a comparison of the search hung on a tie: two areas equal within
+    ``tie_rtol`` relative (at 0, exactly equal).  The search goes on as rounding turns the
+    comparison; on a regular polygon (a cylinder's cap,
+    :func:`.collision_multiccd.cap_clip`) MuJoCo's rounding may turn it the other way, and
+    its search then goes on from the other of two equal areas, to four corners that may
+    differ from these (the module notes of :mod:`.collision_multiccd` count them)."""
     n = len(polygon)
+    tied = False
 
     def step(i):
         return (i + 1) % n
@@ -306,37 +310,30 @@ def polygon_quad(polygon: np.ndarray, tie_rtol: float = 0.0) -> list | None:
         return _area4(polygon[i], polygon[j], polygon[k], polygon[m])
 
     def grows(m_next, m):
-        if tie_rtol > 0 and abs(m_next - m) <= tie_rtol * max(m, m_next):
-            raise _TieError
+        nonlocal tied
+        tied = tied or abs(m_next - m) <= tie_rtol * max(m, m_next)
         return not m_next <= m
 
     b, c, d = 1, 2, 3
     best = [0, 1, 2, 3]
     m = area(0, 1, 2, 3)
-    try:
-        for a in range(n):
-            while grows(m_next := area(a, b, c, step(d)), m):
-                m, d = m_next, step(d)
+    for a in range(n):
+        while grows(m_next := area(a, b, c, step(d)), m):
+            m, d = m_next, step(d)
+            best = [a, b, c, d]
+            while grows(m_next := area(a, b, step(c), d), m):
+                m, c = m_next, step(c)
                 best = [a, b, c, d]
-                while grows(m_next := area(a, b, step(c), d), m):
-                    m, c = m_next, step(c)
-                    best = [a, b, c, d]
-                while grows(m_next := area(a, step(b), c, d), m):
-                    m, b = m_next, step(b)
-                    best = [a, b, c, d]
-            if b == a:
-                b = step(b)
-                if c == b:
-                    c = step(c)
-                    if d == c:
-                        d = step(d)
-    except _TieError:
-        return None
-    return best
-
-
-class _TieError(Exception):
-    """Two areas :func:`polygon_quad` compares are tied (its ``tie_rtol``)."""
+            while grows(m_next := area(a, step(b), c, d), m):
+                m, b = m_next, step(b)
+                best = [a, b, c, d]
+        if b == a:
+            b = step(b)
+            if c == b:
+                c = step(c)
+                if d == c:
+                    d = step(d)
+    return best, tied
 
 
 def side_plane(v1, v2, n) -> tuple:
@@ -408,7 +405,7 @@ def polygon_clip(clipping: np.ndarray, polygon: np.ndarray, n, direction,
     if not points:
         return None
     if max_contacts < 5 and len(points) > 4:
-        chosen = [points[i] for i in polygon_quad(np.array(points))]
+        chosen = [points[i] for i in polygon_quad(np.array(points))[0]]
     elif len(polygon) == 2 and len(points) > 2:
         best, d = (0, 1), 0.0
         for i in range(len(points)):

@@ -12,7 +12,7 @@ the first).  The rule was read in the MuJoCo 4.0 engine's Warp port (``mujoco_wa
 MuJoCo 4.0's ``d.contact``, where the two differ MuJoCo 4.0's C engine decides.  The
 collision stage runs it for the pairs with a mesh (:mod:`.collision_mesh`), on both paths:
 the compiled twin ``rbd/_kernels/collision_multiccd.pyx`` gives the same contacts bit for
-bit and declines in the same states (``tests/test_collision_multiccd_kernel.py``), and
+bit, tied states too (``tests/test_collision_multiccd_kernel.py``), and
 :mod:`.collision_convex` runs it for the primitive pairs it covers (capsule–cylinder,
 cylinder–cylinder, cylinder–box) on both paths.
 
@@ -46,13 +46,18 @@ cylinder–cylinder, cylinder–box) on both paths.
    keeps four of the points in that order; each is projected on geom 1's face and its
    distance measured along geom 2's normal (``_witness_on_face``), so that the contacts
    take geom 2's normal.  On a regular 16-gon the search compares areas equal but for
-   rounding (two corners symmetric about a diagonal), and MuJoCo's rounding then decides:
-   :func:`.collision_multi.polygon_quad` declines such a tie (:data:`TIE_RTOL`;
-   :class:`ChoiceUnsupportedError`).  (Measured on a cylinder turned about its axis on
-   a larger box, MuJoCo's own poses: with the cap partly off the face the search's four
-   are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the others
-   parting from MuJoCo's at a tied step; 60 variants of the order of operations (the
-   16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60.)
+   rounding (two corners symmetric about a diagonal), and each engine's rounding then turns
+   the comparison: rbd keeps the four its own search gives
+   (:func:`.collision_multi.polygon_quad`, which also tells whether its choice hung on such
+   a tie, to a relative gap of 1e-9: the tests' ``TIE_RTOL``).  Those are corners of the
+   clipped polygon MuJoCo's come from, with MuJoCo's normal; MuJoCo's four, or another four
+   of the same area, or, where the search's paths part at the tie and each goes on
+   growing, four of another area (the counts below).  (Measured on a cylinder turned about
+   its axis on a larger box, MuJoCo's own poses: with the cap partly off the face the
+   search's four are MuJoCo's in 54 of 60 states, with the whole cap on it in 19 of 60, the
+   others parting from MuJoCo's at a tied step; 60 variants of the order of operations
+   (the 16-gon's corners, the walls, the areas) matched the whole cap in at most 27 of 60:
+   MuJoCo's rounding is not reproduced.)
 
 What is reproduced (``tests/test_collision_multiccd.py``), over random and nearly
 aligned touching states at two depths, with and without a margin of 0.01 (the
@@ -60,29 +65,35 @@ aligned touching states at two depths, with and without a margin of 0.01 (the
 and on-side bases): states with MuJoCo 4.0's contact count and every contact within the
 tolerances of :mod:`.collision_convex` for EPA (2e-6 on distances, 1e-3 on points, 2e-2
 on normals).  A cap clipped to more than four points and decided gives MuJoCo's contacts
-to rounding (2e-16 on points and distances, 3e-15 on normals).
+to rounding (2e-16 on points and distances, 3e-15 on normals).  The tied states (a tie in
+the cap's choice of four, the last column) are counted by what rbd's four are: MuJoCo's
+(also counted as reproduced), another four of the polygon of the same area (to 1e-12
+relative), four of another area; in every tied state MuJoCo gives four contacts and rbd
+four, each a corner of the clipped polygon, with MuJoCo's normal (to 1e-9).
 
-=========================== ======== ========== =========================
-pair                        states   reproduced declined (a tie in the cap)
-=========================== ======== ========== =========================
-capsule–cylinder            240      240        0
-cylinder–cylinder           240      214        21
-cylinder–box                240      225        10
-capsule–mesh (cube, prism)  192      188        0
-cylinder–mesh               192      166        19
-box–mesh, with margin       96       93         0
-mesh–mesh, with margin      96       92         0
-cylinder upright on a box   80       58         22
-=========================== ======== ========== =========================
+=========================== ====== ========== ======================================
+pair                        states reproduced tied: MuJoCo's, same area, other area
+=========================== ====== ========== ======================================
+capsule–cylinder            240    240        0
+cylinder–cylinder           240    233        21: 19, 1, 1
+cylinder–box                240    231        10: 6, 1, 3
+capsule–mesh (cube, prism)  192    188        0
+cylinder–mesh               192    182        19: 16, 3, 0
+box–mesh, with margin       96     93         0
+mesh–mesh, with margin      96     92         0
+cylinder upright on a box   80     69         22: 11, 5, 6
+=========================== ====== ========== ======================================
 
 (The last row: a cylinder 0.1 0.15 under a box 0.2 0.2 0.08, both within 0.05 rad of
 upright.  Before the cap's choice was reproduced these states declined 28, 25, 24 and 26
-of the four cylinder rows, 1245 of the 1376 states reproduced; now 1276, 72 declined.)
-The other misses (28 of 1376 states) are states where rbd's EPA (the 3.12 source's
-iterates) ends on another face than MuJoCo 4.0's: a cylinder's side line then lies
-elsewhere on its rim (distances off by up to 2e-4), or features line up on one side
-only.  (The turned-geom test this replaces gave a wrong contact set silently on 91 of
-the 923 primitive states measured then and declined every touching mesh pair.)
+of the four cylinder rows, 1245 of the 1376 states reproduced; with the decided cases
+reproduced, 1276, and the 72 tied states declined (no contact; a can standing on a table
+fell through it); now 1328, none declined: 52 of the tied states get MuJoCo's set, 20
+another four of the polygon.)  The other misses (28 of 1376 states) are states where rbd's
+EPA (the 3.12 source's iterates) ends on another face than MuJoCo 4.0's: a cylinder's side
+line then lies elsewhere on its rim (distances off by up to 2e-4), or features line up on
+one side only.  (The turned-geom test this replaces gave a wrong contact set silently on
+91 of the 923 primitive states measured then and declined every touching mesh pair.)
 """
 
 from __future__ import annotations
@@ -101,20 +112,6 @@ EDGE_KINDS = ("capsule",)
 CYLINDER_SIDES = 16
 #: The cores GJK uses for spheres and capsules (grown back by the radius afterwards).
 _CORE = {"sphere": "point", "capsule": "line"}
-
-
-#: Relative gap under which two areas of the rotating search count as tied
-#: (:func:`cap_clip`).  MuJoCo's rotating search then goes the way its rounding says (the
-#: turns of a 16-gon give exact ties); rbd's areas differ from MuJoCo's by a few ulps
-#: (1e-15 relative, poses 1e-16 apart), so a gap above 1e-9 is decided the same way in
-#: both, a smaller one is not known.
-#: (Measured over the module's states: the tied gaps are below 1e-15, the others above 1e-6.)
-TIE_RTOL = 1e-9
-
-
-class ChoiceUnsupportedError(Exception):
-    """A cylinder's cap clipped to more than four points where MuJoCo 4.0's choice of four
-    hangs on a tie its rounding decides (module notes)."""
 
 
 def supported(kind1: str, kind2: str) -> bool:
@@ -282,7 +279,7 @@ def clip(clipping: np.ndarray, polygon: np.ndarray, n, margin: float, side_norma
     elif len(points) > _multi.MAX_CONTACTS:
         if not reduce:
             return None
-        points = [points[i] for i in _multi.polygon_quad(np.array(points))]
+        points = [points[i] for i in _multi.polygon_quad(np.array(points))[0]]
     # --- witnesses: each point's height above the face and its projection on it
     out = []
     for v in points:
@@ -297,21 +294,12 @@ def cap_clip(face1: np.ndarray, face2: np.ndarray, n1, n2, margin: float) -> lis
     ``_polygon_clip``): geom 1's face ``face1`` (outward normal ``n1``) cuts geom 2's
     ``face2`` (normal ``n2``), both clockwise seen from outside from MuJoCo's first corner
     (:func:`edge_face`); the points at most ``margin`` above ``face1``, reduced to the
-    rotating search's four (:func:`.collision_multi.polygon_quad`, every comparison
-    decided: :data:`TIE_RTOL`); each projected on ``face1`` (``x1``) and its distance
-    measured along ``n2`` back to ``x2`` (``_witness_on_face``).
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        MuJoCo's choice of four hangs on a tie.
-    """
+    rotating search's four (:func:`.collision_multi.polygon_quad`; on a tie, the four its
+    own rounding gives, module notes); each projected on ``face1`` (``x1``) and its distance
+    measured along ``n2`` back to ``x2`` (``_witness_on_face``)."""
     points = _multi.clip_to_face(face1, face2, n1, None, margin)
     if len(points) > _multi.MAX_CONTACTS:
-        chosen = _multi.polygon_quad(np.array(points), TIE_RTOL)
-        if chosen is None:
-            raise ChoiceUnsupportedError("MuJoCo's choice of four cap points hangs on a tie")
-        points = [points[i] for i in chosen]
+        points = [points[i] for i in _multi.polygon_quad(np.array(points))[0]]
     out = []
     for v in points:
         x1 = v - dot3(v - face1[0], n1) * n1
@@ -329,14 +317,7 @@ def _grown(found: list, half1: float, half2: float, normal) -> list:
 
 def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: float):
     """Witness pairs ``[(dist, x1, x2), ...]`` of the touching features (module notes), or
-    an empty list when nothing lines up and the one contact stands.
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
-        hangs on a tie.
-    """
+    an empty list when nothing lines up and the one contact stands."""
     idx1, pts1 = features(g1, corners, 0)
     idx2, pts2 = features(g2, corners, 1)
     dim1, dim2 = _multi.simplex_dim(idx1, pts1), _multi.simplex_dim(idx2, pts2)
@@ -380,14 +361,7 @@ def multicontact(corners: list, x1, x2, g1: ConvexGeom, g2: ConvexGeom, margin: 
 def contacts(g1: ConvexGeom, g2: ConvexGeom, margin: float) -> list:
     """Contacts ``[(dist, pos, normal), ...]`` of a :func:`supported` pair with multi-CCD:
     the clipped features' or, when nothing lines up, the one of :func:`penetration`; each
-    at its witnesses' midpoint, with the first one's normal and ``margin + dist``.
-
-    Raises
-    ------
-    ChoiceUnsupportedError
-        A cylinder's cap is clipped to more than four points and MuJoCo's choice of four
-        hangs on a tie (module notes).
-    """
+    at its witnesses' midpoint, with the first one's normal and ``margin + dist``."""
     found = penetration(g1, g2, margin)
     if found is None:
         return []

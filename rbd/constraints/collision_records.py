@@ -116,14 +116,11 @@ class Contacts(NamedTuple):
         return self.dist.shape[0]
 
 
-def warn_unsupported(geoms, unsupported, stacklevel: int, only=None) -> None:
+def warn_unsupported(geoms, unsupported, stacklevel: int) -> None:
     """Warn of the candidate pairs ``(geom1, geom2)`` left out at a state
-    (``Contacts.unsupported``; with ``only``, those whose kind pair is in it)."""
-    unsupported = [(i, j) for i, j in unsupported
-                   if only is None or (geoms[i].kind, geoms[j].kind) in only]
+    (``Contacts.unsupported``)."""
     if unsupported:
         kinds = sorted({(geoms[i].kind, geoms[j].kind) for i, j in unsupported})
-        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (meshes "
-                      "without a hull, or meshes that touch at several points; MuJoCo's "
-                      f"multi-contact of convex pairs); {len(unsupported)} candidate "
+        warnings.warn(f"collide: no routine for geom kinds {kinds} at this state (height "
+                      f"fields, meshes without a hull); {len(unsupported)} candidate "
                       "pair(s) left out (see Contacts.unsupported)", stacklevel=stacklevel + 1)

@@ -396,13 +396,8 @@ def _run_compiled(model, q0, v0, steps: int, dt: float, tau, record_every: int, 
     table = None if tau is None else np.atleast_2d(np.asarray(tau, float))
     collide, cone, iterations, tolerance = _kernel_settings(model, fm, solver, cone)
     run = _contact_kernel().simulate_contact
-    out = run(fm, q0, v0, table, float(dt), steps, int(record_every), collide, cone, solver,
-              iterations, tolerance, num_threads, contact_width=RECORDED_CONTACTS)
-    if out["declined_total"]:              # the compiled collide's warning, once per call
-        warnings.warn("collide: no routine for MuJoCo's multi-contact of convex pairs at "
-                      f"{out['declined_total']} pair-step(s) of the run; those pairs were "
-                      "left out (see Contacts.unsupported)", UserWarning, stacklevel=3)
-    return out
+    return run(fm, q0, v0, table, float(dt), steps, int(record_every), collide, cone, solver,
+               iterations, tolerance, num_threads, contact_width=RECORDED_CONTACTS)
 
 
 def _kernel_settings(model, fm, solver: str, cone) -> tuple:
