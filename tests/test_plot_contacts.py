@@ -30,9 +30,14 @@ def test_a_resting_can_carries_its_weight_on_the_plot():
     count, force = top.lines[0].get_ydata(), bottom.lines[0].get_ydata()
     np.testing.assert_array_equal(count, traj.contact_count)
     assert count[0] == 0 and count[-1] == 4              # it falls 0.05 m, then stands
-    # at rest the normal forces carry the weight m g; the soft contact's residual motion
-    # after 0.9 s at rest and the solver's tolerance leave well under 1e-6 of it
-    assert force[-1] == pytest.approx(0.3 * 9.81, rel=1e-6)
+    # standing, the normal forces (vertical: the box's top face) carry the weight m g on
+    # average: over a window of length T, |mean(F) - m g| = m |Δv_z| / T <= 2 m max|v| / T.
+    # (The four points a cap keeps shift from step to step, in MuJoCo as here: the can
+    # chatters at ~1e-3 m/s and single samples of F are off m g by up to 1e-3 of it.)
+    window = traj.t >= 0.5
+    speed = np.abs(traj.v[window, 3:]).max()             # rbd's free v is [ω; u]
+    span = traj.t[window][-1] - traj.t[window][0]
+    assert abs(force[window].mean() - 0.3 * 9.81) <= 2 * 0.3 * speed / span
     plt.close(fig)
 
 
