@@ -227,7 +227,7 @@ def test_every_built_tutorial_offers_its_notebook():
 PYPLOT_MAKERS = {"figure", "subplots", "subplot_mosaic"}
 PLOTTING_MAKERS = {"plot_trajectory", "plot_phase", "plot_energy", "plot_model", "plot_summary",
                    "plot_walker_phase_portrait", "plot_walker_energy", "plot_basin",
-                   "plot_sparsity"}
+                   "plot_sparsity", "plot_contacts"}
 CODE_CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```", flags=re.M | re.S)
 FIGURE_AS_TEXT = re.compile(r"<(?:[\w.]+\.)?\w*Figure size \d")
 
