@@ -132,8 +132,8 @@ def _snapped(geom, body: _MJBody | None) -> np.ndarray:
             raise
         link = None
     if link is None:
-        return snapped_pose(geom.pose, None, None, None)
-    return snapped_pose(geom.pose, link.com, link.I_com, body.inertial_axes)
+        return snapped_pose(geom.pose, None, None)
+    return snapped_pose(geom.pose, link.com, body.inertial_axes)
 
 
 def _scale_masses(bodies: list, total: float) -> None:

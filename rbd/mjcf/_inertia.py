@@ -12,7 +12,7 @@ from ..reference.mass_properties import primitive_inertia, primitive_volume
 from ._geoms import geom_frame, mesh_properties
 from ._options import _MJ_EPS, _attributes, _Compiler, _Context, _element, _owner
 from ._orientation import _ORIENTATIONS, _pose
-from ._principal import principal_inertia
+from ._principal import principal_axes, principal_inertia
 from ._xml import _flag, _scalar, _vector
 
 _PRIMITIVES = ("sphere", "capsule", "ellipsoid", "cylinder", "box")
@@ -85,8 +85,9 @@ def _inertial_link(elem, R, p, ctx: _Context, body: str) -> tuple[Link, object]:
     else:
         raise MJCFError(f"{where}: needs 'diaginertia' or 'fullinertia'")
     Ri = R @ Ri
-    return Link(body, mass, p + R @ c, Ri @ I @ Ri.T), ("principal" if "fullinertia" in a
-                                                         else Ri)
+    if "fullinertia" in a:  # mjuu_fullInertia: the principal axes of the tensor as written
+        return Link(body, mass, p + R @ c, Ri @ I @ Ri.T), R @ principal_axes(I)[0]
+    return Link(body, mass, p + R @ c, Ri @ I @ Ri.T), Ri
 
 
 def _bounded(link: Link, compiler: _Compiler, body: str, where: str) -> Link:
@@ -106,12 +107,17 @@ def _bounded(link: Link, compiler: _Compiler, body: str, where: str) -> Link:
     return Link(link.name, mass, link.com, Ic)
 
 
+def _upper_symmetric(I: np.ndarray) -> np.ndarray:
+    """The symmetric tensor of ``I``'s upper triangle: the six numbers MuJoCo keeps."""
+    return np.triu(I) + np.triu(I, 1).T
+
+
 def _body_link(kids, body: str, ctx: _Context) -> tuple[Link, object]:
     """The body's inertia, from its ``<inertial>`` or its geoms as MuJoCo's compiler decides,
-    and the axes of MuJoCo's inertial frame (``body_iquat``) in the body: ``"principal"``
-    when they are the diagonalized inertia (several geoms' sum, ``mjCBody::InertiaFromGeom``,
-    or a ``fullinertia``), the ``<inertial>``'s rotation, or None (one geom's frame, or no
-    inertia)."""
+    and the axes of MuJoCo's inertial frame (``body_iquat``) in the body: the principal
+    axes MuJoCo finds (:func:`rbd.mjcf._principal.principal_axes`) of several geoms' sum
+    (``mjCBody::InertiaFromGeom``) or of a ``fullinertia``, the ``<inertial>``'s rotation,
+    or None (one geom's frame, or no inertia)."""
     where = _owner(ctx, body)
     inertials = [(e, R, p) for e, R, p, _ in kids if e.tag == "inertial"]
     if len(inertials) > 1:
@@ -126,8 +132,9 @@ def _body_link(kids, body: str, ctx: _Context) -> tuple[Link, object]:
                 m, c, Ic = merge([(g, np.eye(6)) for g in parts])
             except ModelError as exc:
                 raise MJCFError(f"body {quote(body)}: its geoms' inertia: {exc}") from None
-            return (_bounded(Link(body, m, c, Ic), ctx.compiler, body, where),
-                    "principal" if len(parts) > 1 else None)
+            # MuJoCo diagonalizes the sum before boundinertia and balanceinertia
+            axes = principal_axes(_upper_symmetric(Ic))[0] if len(parts) > 1 else None
+            return _bounded(Link(body, m, c, Ic), ctx.compiler, body, where), axes
     if inertials:
         link, axes = _inertial_link(*inertials[0], ctx, body)
         return _bounded(link, ctx.compiler, body, where), axes
