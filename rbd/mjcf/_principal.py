@@ -57,15 +57,20 @@ _HALF_SQRT2 = 0.707106781186548
 _MAX_ITERATIONS = 500
 
 
-def _normalized(v: list) -> list:
-    """``mjuu_normvec``: ``v / |v|``, unless ``|v|²`` is below mjEPS or ``|v|`` within it of 1."""
+def mj_normalized(v: list) -> tuple[list, float]:
+    """``mjuu_normvec``: ``(v / |v|, |v|)``; ``(v, 0)`` when ``|v|²`` is below mjEPS, and
+    ``v`` itself when ``|v|`` is within mjEPS of 1."""
     norm2 = 0.0
     for x in v:
         norm2 += x * x
     if norm2 < _MJ_EPS:
-        return v
+        return v, 0.0
     norm = math.sqrt(norm2)
-    return [x / norm for x in v] if abs(norm - 1) > _MJ_EPS else v
+    return ([x / norm for x in v] if abs(norm - 1) > _MJ_EPS else v), norm
+
+
+def _normalized(v: list) -> list:
+    return mj_normalized(v)[0]
 
 
 def _quat_product(a: list, b: list) -> list:
@@ -177,11 +182,3 @@ def principal_frame(I: np.ndarray) -> np.ndarray:
     (density 1, about its centre).  A mesh's vertices are stored in this frame, about its
     centre (``mesh_pos``): ``v_mesh = Rᵀ (v − c)``."""
     return principal_axes(I, MESH_TOL)[0]
-
-
-def principal_inertia(I: np.ndarray) -> np.ndarray:
-    """The inertia tensor MuJoCo keeps of a mesh: the moments of :func:`principal_frame`'s
-    diagonal in that frame, ``R diag(m) Rᵀ``.  What the iteration leaves off the diagonal
-    (up to 1e-7 of the largest element) is dropped, so that the dynamics are MuJoCo's."""
-    R, moments = principal_axes(I, MESH_TOL)
-    return (R * moments) @ R.T
