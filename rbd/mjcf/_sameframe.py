@@ -26,8 +26,8 @@ and for a body whose inertia is the sum of several geoms' (MuJoCo's
 ``InertiaFromGeom``) or a ``fullinertia``, the principal axes that MuJoCo's Jacobi
 iteration finds (:func:`rbd.mjcf._principal.principal_axes`).  With two moments 3e-11
 apart (dog's tail vertebrae) those axes in that plane depend on where the iteration
-stops, which is why rbd runs MuJoCo's: on dog the snapped geom frames then agree with
-MuJoCo's to 1e-13 (to 4e-11 with exact eigenvectors, 2e-6 unsnapped).  A body of one
+stops, which is why rbd runs MuJoCo's: on dog the snapped geoms' world poses then agree
+with MuJoCo's to 1e-15 (4e-11 with exact eigenvectors, 2e-6 unsnapped).  A body of one
 geom has its inertial frame in that geom's frame: no geom is moved there.
 """
 
