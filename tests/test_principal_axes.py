@@ -167,3 +167,16 @@ def test_eig3_diagonalizes_to_its_tolerance(tol, rng):
 def test_eig3_needs_nine_numbers():
     with pytest.raises(ValueError, match="3 x 3"):
         eig3(np.eye(2))
+
+
+def test_an_overflowing_geom_sum_names_the_body():
+    """Masses and lengths whose inertia overflows: an MJCFError naming the body, before the
+    iteration would run on infinities."""
+    import rbd
+
+    xml = ("<mujoco><worldbody><body name='huge'><joint/><geom size='1e200' mass='1e200'/>"
+           "<geom pos='1 0 0' size='0.1'/></body></worldbody></mujoco>")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)         # numpy's overflow notes
+        with pytest.raises(MJCFError, match="body 'huge': its geoms' inertia is beyond"):
+            rbd.load_mjcf(xml)

@@ -106,29 +106,27 @@ def _tensor(six: list) -> np.ndarray:
 def _inertia_from_geoms(parts: list, body: str) -> tuple[Link, np.ndarray | None]:
     """``mjCBody::InertiaFromGeom``: the body's inertia from its geoms', summed in MuJoCo's
     order, and its principal axes (None for one geom: its own frame is the inertial one)."""
-    if len(parts) == 1:
-        g = parts[0]
-        link = Link(body, g.mass, g.pos, (g.axes * g.moments) @ g.axes.T)
-        axes = None
-    else:
-        mass, com = 0.0, [0.0, 0.0, 0.0]
-        for g in parts:
-            mass += g.mass
-            com = [com[i] + g.mass * float(g.pos[i]) for i in range(3)]
-        ipos = [c / mass for c in com]
-        total = [0.0] * 6
-        for g in parts:
-            own = _global_inertia(g.moments.tolist(), g.axes)
-            shift = _off_centre(g.mass, [float(g.pos[i]) - ipos[i] for i in range(3)])
-            total = [total[j] + own[j] + shift[j] for j in range(6)]
-        link = Link(body, mass, np.array(ipos), _tensor(total))
-        axes = principal_axes(link.I_com)[0]
-    values = (link.mass, link.com, link.I_com)
-    if not all(np.all(np.abs(v) <= MAX_MAGNITUDE) for v in values):  # also NaN and inf
+    with np.errstate(over="ignore", invalid="ignore"):   # overflow is checked below
+        if len(parts) == 1:
+            g = parts[0]
+            link = Link(body, g.mass, g.pos, (g.axes * g.moments) @ g.axes.T)
+        else:
+            mass, com = 0.0, [0.0, 0.0, 0.0]
+            for g in parts:
+                mass += g.mass
+                com = [com[i] + g.mass * float(g.pos[i]) for i in range(3)]
+            ipos = [c / mass for c in com]
+            total = [0.0] * 6
+            for g in parts:
+                own = _global_inertia(g.moments.tolist(), g.axes)
+                shift = _off_centre(g.mass, [float(g.pos[i]) - ipos[i] for i in range(3)])
+                total = [total[j] + own[j] + shift[j] for j in range(6)]
+            link = Link(body, mass, np.array(ipos), _tensor(total))
+    if not all(np.all(np.abs(v) <= MAX_MAGNITUDE) for v in (link.mass, link.com, link.I_com)):
         raise MJCFError(f"body {quote(body)}: its geoms' inertia is beyond "
                         f"{MAX_MAGNITUDE:g} in magnitude or overflows (products of masses "
-                        "and lengths must stay finite)")
-    return link, axes
+                        "and lengths must stay finite)")   # also NaN and inf
+    return link, (principal_axes(link.I_com)[0] if len(parts) > 1 else None)
 
 
 def _inertial_link(elem, R, p, ctx: _Context, body: str) -> tuple[Link, object]:

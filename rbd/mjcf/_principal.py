@@ -17,20 +17,22 @@ moments are close the axes in their plane depend on where it stops, and so on th
 stopping rule, not only on the tensor: rbd runs the same iteration, so that it finds the
 same axes to rounding (:func:`eig3`).
 
-MuJoCo 4.0's compiler (the installed binary) differs from the 3.12 source in three ways,
+MuJoCo 4.0's compiler (the installed binary, whose ``mjuu_eig3`` takes the tolerance as a
+fifth argument: read from its machine code) differs from the 3.12 source in three ways,
 and this module follows 4.0: (1) the iteration stops once the largest off-diagonal
 element is at most ``max(4e-15, tol)`` times the largest element of ``M`` (3.12: below
-1e-12 absolute, whatever the tensor's units), with ``tol`` = 1e-7 for meshes and 0 (so
-4e-15) for bodies; (2) the test "cosine within 1e-12 of 1" that stopped 3.12 after a
+1e-12 absolute, whatever the tensor's units), with ``tol`` = 1e-7 for meshes and 4e-15
+for bodies; (2) the test "cosine within 1e-12 of 1" that stopped 3.12 after a
 rotation smaller than 1.4e-6 rad is gone; (3) the rotation's half angle is taken from
 ``tan(θ/2) = t / (1 + √(1 + t²))`` (3.12: ``sin(θ/2) = √(½ − ½ cos θ)``).  The sort
 swaps two moments when they differ by more than ``max(1e-12, tol)`` times that largest
-element.  Checked bit for bit against the binary's own routine on 80 000 tensors
-(spread, nearly equal and nearly diagonal, 1e-14 to 1e3), and against its ``mesh_quat``
-and ``body_iquat`` in ``tests/test_principal_axes.py``.
+element.  Compared with the binary's own routine on 80 000 tensors (spread, nearly equal
+and nearly diagonal, 1e-14 to 1e3; both tolerances): the same moments, quaternions and
+iteration counts, bit for bit.  ``tests/test_principal_axes.py`` compares the frames
+with its ``mesh_quat`` and ``body_iquat`` on real files.
 
-Python floats throughout: the iteration is a few dozen scalar operations per rotation,
-cheaper in plain Python than through numpy's small-array overhead.
+Python floats throughout, each product in MuJoCo's order: about 60 µs a call (a few
+rotations), against 0.5 s to load dm_control's fruit fly, which needs 141 calls.
 """
 
 from __future__ import annotations
@@ -42,8 +44,8 @@ import numpy as np
 #: ``tol`` of ``mjCMesh::Process``: a mesh's frame stops at 1e-7 of its largest element.
 MESH_TOL = 1e-7
 
-#: ``tol`` of ``mjCBody`` (``InertiaFromGeom``, ``fullinertia``): the floor below, 4e-15.
-BODY_TOL = 0.0
+#: ``tol`` of ``mjCBody`` (``InertiaFromGeom``, ``fullinertia``, ``AccumulateInertia``).
+BODY_TOL = 4e-15
 
 #: Floors of the two relative thresholds: stopping (off-diagonal) and sorting (moments).
 _STOP_FLOOR, _SORT_FLOOR = 4e-15, 1e-12
