@@ -180,3 +180,19 @@ def test_an_overflowing_geom_sum_names_the_body():
         warnings.simplefilter("ignore", RuntimeWarning)         # numpy's overflow notes
         with pytest.raises(MJCFError, match="body 'huge': its geoms' inertia is beyond"):
             rbd.load_mjcf(xml)
+
+
+@pytest.mark.parametrize("frame", ["", "euler='10 20 30'"])
+def test_fullinertia_axes_are_mujocos(frame):
+    """``<inertial fullinertia>`` with two moments 1e-13 apart, alone and in a turned
+    ``<frame>``: rbd's inertial axes are ``body_iquat``'s (mjuu_fullInertia on the six
+    numbers as written, then the frame)."""
+    xml = (f"<mujoco><worldbody><body><joint/><frame {frame}><inertial pos='0 0 0' mass='1' "
+           "fullinertia='0.3 0.3000000000001 0.2 1e-13 0.002 0'/></frame></body></worldbody>"
+           "</mujoco>")
+    m = mujoco.MjModel.from_xml_string(xml)
+    root, directory = _document(xml, None)
+    ctx = _Context(_read_compiler(root), _defaults(root), {})
+    ctx.assets = _read_assets(root, ctx, directory)
+    _read_world(root, ctx)
+    _same_rotation(ctx.bodies[0].inertial_axes, m.body_iquat[1], "fullinertia")
