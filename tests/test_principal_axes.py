@@ -196,3 +196,18 @@ def test_fullinertia_axes_are_mujocos(frame):
     ctx.assets = _read_assets(root, ctx, directory)
     _read_world(root, ctx)
     _same_rotation(ctx.bodies[0].inertial_axes, m.body_iquat[1], "fullinertia")
+
+
+@pytest.mark.parametrize("fromto", ["0 0 0 3e-8 0 1", "0 0 0 3e-8 0 -1", "0 0 0 2e-7 1e-7 1",
+                                    "0 0 0 0.3 0.4 1"])
+def test_fromto_frames_are_mujocos_quaternion(fromto):
+    """A fromto capsule's frame is ``mjuu_z2quat``'s (the sums of geom inertias start from
+    it): within 1e-7 of the z axis it is z itself or a half turn about x, as MuJoCo's
+    ``mjuu_normvec`` returns a zero norm there; elsewhere the same rotation to the bit."""
+    import rbd
+
+    xml = (f"<mujoco><worldbody><body><joint/><geom type='capsule' size='0.1' "
+           f"fromto='{fromto}'/><geom size='0.1' pos='1 0 0'/></body></worldbody></mujoco>")
+    m = mujoco.MjModel.from_xml_string(xml)
+    R = rbd.load_mjcf(xml).geoms[0].pose[:3, :3]
+    np.testing.assert_array_equal(R, quat_rotation(m.geom_quat[0]))
