@@ -178,7 +178,8 @@ def test_an_overflowing_geom_sum_names_the_body():
            "<geom pos='1 0 0' size='0.1'/></body></worldbody></mujoco>")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)         # numpy's overflow notes
-        with pytest.raises(MJCFError, match="body 'huge': its geoms' inertia is beyond"):
+        with pytest.raises(MJCFError, match="^body 'huge': its geoms' inertia: the mass of "
+                                            "links '#0', '#1' is beyond"):
             rbd.load_mjcf(xml)
 
 

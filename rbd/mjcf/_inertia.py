@@ -7,9 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._model_checks import MAX_MAGNITUDE
-from .._robotfile import Link, quote, violation
-from ..errors import MJCFError
+from .._robotfile import Link, check_merged, quote, violation
+from ..errors import MJCFError, ModelError
 from ..reference.mass_properties import primitive_inertia, primitive_volume
 from ._geoms import geom_frame, mesh_properties
 from ._options import _MJ_EPS, _attributes, _Compiler, _Context, _element, _owner
@@ -122,10 +121,10 @@ def _inertia_from_geoms(parts: list, body: str) -> tuple[Link, np.ndarray | None
                 shift = _off_centre(g.mass, [float(g.pos[i]) - ipos[i] for i in range(3)])
                 total = [total[j] + own[j] + shift[j] for j in range(6)]
             link = Link(body, mass, np.array(ipos), _tensor(total))
-    if not all(np.all(np.abs(v) <= MAX_MAGNITUDE) for v in (link.mass, link.com, link.I_com)):
-        raise MJCFError(f"body {quote(body)}: its geoms' inertia is beyond "
-                        f"{MAX_MAGNITUDE:g} in magnitude or overflows (products of masses "
-                        "and lengths must stay finite)")   # also NaN and inf
+    try:
+        check_merged(link.mass, link.com, link.I_com, [g.name for g in parts])
+    except ModelError as exc:
+        raise MJCFError(f"body {quote(body)}: its geoms' inertia: {exc}") from None
     return link, (principal_axes(link.I_com)[0] if len(parts) > 1 else None)
 
 
