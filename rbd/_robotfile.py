@@ -108,13 +108,19 @@ def merge(parts: list[tuple[Link, np.ndarray]]) -> tuple[float, np.ndarray, np.n
         for mk, ck, Ik in placed:
             d = ck - c
             Ic += Ik + mk * (d @ d * np.eye(3) - np.outer(d, d))  # parallel-axis theorem
+    check_merged(m, c, Ic, [link.name for link, _ in parts])
+    return m, np.asarray(c, dtype=float), 0.5 * (Ic + Ic.T)
+
+
+def check_merged(m, c, Ic, names: list) -> None:
+    """Raise :class:`~rbd.errors.ModelError` naming the links when the mass, centre of mass
+    or rotational inertia of their merged body is beyond ``MAX_MAGNITUDE`` or overflows."""
     for value, what in ((m, "mass"), (c, "centre of mass"), (Ic, "rotational inertia")):
         if not np.all(np.abs(value) <= MAX_MAGNITUDE):   # also NaN and inf
-            names = ", ".join(repr(link.name) for link, _ in parts)
-            raise ModelError(f"the {what} of link{'s' if len(parts) > 1 else ''} {names} is "
+            listed = ", ".join(repr(name) for name in names)
+            raise ModelError(f"the {what} of link{'s' if len(names) > 1 else ''} {listed} is "
                              f"beyond {MAX_MAGNITUDE:g} in magnitude or overflows (products "
                              "of masses and lengths must stay finite)")
-    return m, np.asarray(c, dtype=float), 0.5 * (Ic + Ic.T)
 
 
 def nearest_physical(Ic: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -26,22 +26,18 @@ pytest.importorskip("mujoco", reason="MuJoCo is the reference for the forward pa
 #: (a spring, equality constraints on tendons; rbd.constraints.tendon_rows), ball_in_cup
 #: a limited spatial tendon (the string, rbd.constraints.tendon_spatial), its limit row
 #: active at the state (test_ball_in_cup_string_is_taut_at_the_state); pendulum,
-#: acrobot, finger, cheetah, swimmer and fish have no contacts at the state.
-PASSING = ("acrobot", "ball_in_cup", "cartpole", "cheetah", "finger", "fish", "hopper",
+#: acrobot, finger, cheetah, swimmer and fish have no contacts at the state.  dog's fixed
+#: tendons carry no force, and its springdamper and ball-joint springs are rbd's
+#: (tests/test_joint_springs.py); at the elliptic state its tail capsules touch, at geom
+#: frames snapped to their bodies' inertial frames as MuJoCo's compiler does
+#: (tests/test_geom_sameframe.py), whose axes come from MuJoCo's own Jacobi iteration
+#: (rbd/mjcf/_principal.py: two of a tail vertebra's moments are 3e-11 apart).
+PASSING = ("acrobot", "ball_in_cup", "cartpole", "cheetah", "dog", "finger", "fish", "hopper",
            "humanoid", "humanoid_CMU", "manipulator", "pendulum", "point_mass", "quadruped",
            "reacher", "stacker", "swimmer", "walker")
 
 #: Models that need a left-out feature -> what the load warning names.
 LEFT_OUT: dict[str, str] = {}
-
-#: dog's fixed tendons carry no force, and its springdamper and ball-joint springs are
-#: rbd's (tests/test_joint_springs.py): at the pyramidal state (no contact) it matches.  At
-#: the elliptic one its contacts match (tests/test_geom_sameframe.py: geom frames snapped to
-#: the inertial frame as MuJoCo's compiler does), but one tail capsule's frame is 4e-11 from
-#: MuJoCo's (its principal axes come from a Jacobi iteration stopped at 1e-12, with two
-#: moments 3e-11 apart: rbd/mjcf/_sameframe.py), which moves that contact's distance by
-#: 6e-13 and its R by 3.7e-10 relative through the impedance (width 1e-3), over ROW_RTOL.
-DOG = {"pyramidal": None, "elliptic": "a tail capsule's inertial frame 4e-11 from MuJoCo's"}
 
 #: Larger models whose four comparisons take over a second with the reference backend.
 SLOW = ("humanoid", "humanoid_CMU", "dog", "quadruped", "stacker")
@@ -59,15 +55,14 @@ def _state(name: str, cone: str):
 
 def _case(name: str, cone: str):
     marks = [pytest.mark.slow] if name in SLOW else []
-    reason = DOG[cone] if name == "dog" else (
-        f"needs {LEFT_OUT[name]}" if name in LEFT_OUT else None)
+    reason = f"needs {LEFT_OUT[name]}" if name in LEFT_OUT else None
     if reason:
         marks.append(pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
     return pytest.param(name, cone, marks=marks, id=f"{cone}-{name}")
 
 
 @pytest.mark.parametrize(("name", "cone"), [_case(n, c) for c in ("pyramidal", "elliptic")
-                                            for n in (*PASSING, *LEFT_OUT, "dog")])
+                                            for n in (*PASSING, *LEFT_OUT)])
 def test_suite_model_matches_mujoco(name, cone):
     """Newton and PGS (the minimizer is unique) against MuJoCo's Newton."""
     model, mm, d = _state(name, cone)

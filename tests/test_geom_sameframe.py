@@ -51,9 +51,9 @@ def test_snapped_pose_takes_the_body_frame_within_frame_eps():
     near, far = np.eye(4), np.eye(4)
     near[:3, 3] = [0.3 * FRAME_EPS, 0, 0]
     far[:3, 3] = [3 * FRAME_EPS, 0, 0]
-    I_com = np.diag([1.0, 2.0, 3.0])
-    assert np.array_equal(snapped_pose(near, np.zeros(3), I_com, "principal"), np.eye(4))
-    assert np.array_equal(snapped_pose(far, np.zeros(3), I_com, "principal"), far)
+    axes = np.eye(3)[:, [2, 1, 0]] * [1.0, -1.0, 1.0]             # inertial axes: a turn
+    assert np.array_equal(snapped_pose(near, np.zeros(3), axes), np.eye(4))
+    assert np.array_equal(snapped_pose(far, np.zeros(3), axes), far)
 
 
 def test_geom_frames_snap_as_mujocos(tmp_path, backend):

@@ -95,7 +95,9 @@ MuJoCo's ``.msh`` directly; vertices rounded to single precision as MuJoCo
 stores them); bodies welded to the world never need it.  MuJoCo keeps a
 mesh's inertia as principal moments in a frame found by Jacobi rotations that
 stop at ``1e-7`` of the largest element, dropping what is left off the
-diagonal; rbd keeps that same tensor, so that the dynamics are MuJoCo's.  A primitive
+diagonal, and sums a body's geoms in its own order; rbd runs the same
+iteration on the same sums (:mod:`rbd.mjcf._principal`), so that the
+dynamics and the inertial frames are MuJoCo's.  A primitive
 fitted to a mesh, a height field or a signed-distance field whose inertia
 would be needed is an error: give the body an ``<inertial>``.  Each body's
 inertia must be physical (``mass ≥ 0``,

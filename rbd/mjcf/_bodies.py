@@ -66,7 +66,7 @@ class _MJBody:
 
     @property
     def inertial_axes(self):
-        """Axes of MuJoCo's inertial frame: ``"principal"``, a rotation or None
+        """Axes of MuJoCo's inertial frame (``body_iquat``): a rotation or None
         (:func:`rbd.mjcf._inertia._body_link`)."""
         _ = self.link
         return self._axes

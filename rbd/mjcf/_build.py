@@ -13,6 +13,7 @@ from ..model import Model
 from ..spatial import axis_angle_rotation, plux, plux_parts
 from ._bodies import _MJBody, _MJJoint
 from ._options import _MJ_MINVAL
+from ._principal import principal_axes
 from ._sameframe import snapped_pose
 
 
@@ -132,8 +133,8 @@ def _snapped(geom, body: _MJBody | None) -> np.ndarray:
             raise
         link = None
     if link is None:
-        return snapped_pose(geom.pose, None, None, None)
-    return snapped_pose(geom.pose, link.com, link.I_com, body.inertial_axes)
+        return snapped_pose(geom.pose, None, None)
+    return snapped_pose(geom.pose, link.com, body.inertial_axes)
 
 
 def _scale_masses(bodies: list, total: float) -> None:
@@ -155,29 +156,31 @@ def _mujoco_bodies(specs: list, places: dict) -> dict:
         else:
             com = T[:3, :3] @ np.asarray(body.link.com, float) + T[:3, 3]
             found["body"][name] = (specs[spec].name, com)
-            axes, moments = _principal_axes(body.link.I_com, body.geoms)
+            axes, moments = _principal_axes(body.link.I_com, body.geoms, body.inertial_axes)
             found["inertia"][name] = (specs[spec].name, float(body.link.mass), com,
                                       T[:3, :3] @ axes, moments)
     return found
 
 
-def _principal_axes(inertia, geoms=()) -> tuple[np.ndarray, np.ndarray]:
+def _principal_axes(inertia, geoms=(), axes=None) -> tuple[np.ndarray, np.ndarray]:
     """Principal axes (columns, body frame) and moments of an inertia about the centre of mass.
 
-    MuJoCo's inertia frame (``body_iquat``) of a body of one geom is that geom's frame, and
-    the diagonalized sum otherwise.  The first of the body's geom frames and of the body
-    frame in which the inertia is diagonal is taken (any signed permutation of MuJoCo's
-    axes gives the same fluid forces, :mod:`rbd.constraints.fluid`); failing those, the
-    inertia is diagonalized: with two equal moments the axes in their plane are then one
-    choice among many, not necessarily MuJoCo's."""
+    MuJoCo's inertia frame (``body_iquat``): ``axes`` where the reader found them (the
+    diagonalized sum of several geoms, a ``fullinertia``, an ``<inertial>``'s frame); for a
+    body of one geom, that geom's frame.  There the first of the body's geom frames and of
+    the body frame in which the inertia is diagonal is taken (any signed permutation of
+    MuJoCo's axes gives the same fluid forces, :mod:`rbd.constraints.fluid`); failing those
+    (a mesh, whose principal frame is not its geom's), the inertia is diagonalized as
+    MuJoCo does (:func:`rbd.mjcf._principal.principal_axes`)."""
     inertia = np.asarray(inertia, float)
+    if axes is not None:
+        return axes, np.diag(axes.T @ inertia @ axes).copy()
     scale = max(np.abs(inertia).max(), 1e-300)
     for R in [g.pose[:3, :3] for g in geoms] + [np.eye(3)]:
         local = R.T @ inertia @ R
         if np.abs(local - np.diag(np.diag(local))).max() <= 1e-12 * scale:
             return R, np.diag(local).copy()
-    moments, axes = np.linalg.eigh(inertia)
-    return axes, moments
+    return principal_axes(inertia)
 
 
 def _build(name: str, gravity, bodies: list, world_geoms=(), labels=None) -> Model:

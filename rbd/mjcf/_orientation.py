@@ -10,6 +10,8 @@ import numpy as np
 from ..errors import MJCFError
 from ..spatial import axis_angle_rotation, quat_to_rot
 from ._options import _MJ_EPS, _Compiler
+from ._principal import mj_normalized as _normalized
+from ._principal import quat_rotation
 from ._xml import _numbers, _vector
 
 _ORIENTATIONS = ("quat", "axisangle", "euler", "xyaxes", "zaxis")
@@ -23,12 +25,17 @@ def _quat_rot(wxyz: np.ndarray, where: str) -> np.ndarray:
     return quat_to_rot(np.array([x, y, z, w]))
 
 
-def _z_to(vec: np.ndarray) -> np.ndarray:
-    """MuJoCo's ``mjuu_z2quat``: the rotation about ``z × vec`` taking ``z`` to ``vec``."""
-    axis = np.cross([0.0, 0.0, 1.0], vec)
-    s = float(np.linalg.norm(axis))
-    axis = np.array([1.0, 0.0, 0.0]) if s < 1e-10 else axis / s
-    return axis_angle_rotation(axis, math.atan2(s, vec[2]))
+def _z_to(vec) -> np.ndarray:
+    """MuJoCo's ``mjuu_z2quat`` of ``vec`` normalized (``mjuu_normvec``): the rotation about
+    ``z × vec`` taking ``z`` to ``vec``, through its quaternion as MuJoCo computes it (a
+    ``vec`` within 1e-7 of ±z is z itself or a half turn about x)."""
+    v = _normalized([float(x) for x in vec])[0]
+    axis, s = _normalized([-v[1], v[0], 0.0])                  # z × vec
+    if s < 1e-10:
+        axis = [1.0, 0.0, 0.0]
+    angle = math.atan2(s, v[2])
+    half_sin = math.sin(angle / 2)
+    return quat_rotation([math.cos(angle / 2)] + [a * half_sin for a in axis])
 
 
 def _euler(angles: np.ndarray, sequence: str) -> np.ndarray:

@@ -23,18 +23,15 @@ every backend computes the world pose from it.  A mesh geom is left as it is: Mu
 compares its re-centred frame (``mesh_pos``, ``mesh_quat``), which rbd does not keep.
 The inertial frame is the body's centre of mass with, for an ``<inertial>``, its axes,
 and for a body whose inertia is the sum of several geoms' (MuJoCo's
-``InertiaFromGeom``), its principal axes, taken in the order and signs closest to the
-geom's frame.  MuJoCo finds them by a Jacobi iteration (``mjuu_eig3``) that stops at an
-off-diagonal of 1e-12 absolute; with two moments 3e-11 apart (dog's tail vertebrae) its
-axes in that plane depend on the last bits of the inertia, so rbd takes exact ones
-(``numpy.linalg.eigh``): on dog the snapped geom frames then agree with MuJoCo's to
-1.3e-10 (2e-6 unsnapped).  A body of one geom has its inertial frame in that geom's
-frame: no geom is moved there.
+``InertiaFromGeom``) or a ``fullinertia``, the principal axes that MuJoCo's Jacobi
+iteration finds (:func:`rbd.mjcf._principal.principal_axes`).  With two moments 3e-11
+apart (dog's tail vertebrae) those axes in that plane depend on where the iteration
+stops, which is why rbd runs MuJoCo's: on dog the snapped geoms' world poses then agree
+with MuJoCo's to 1e-15 (4e-11 with exact eigenvectors, 2e-6 unsnapped).  A body of one
+geom has its inertial frame in that geom's frame: no geom is moved there.
 """
 
 from __future__ import annotations
-
-import itertools
 
 import numpy as np
 
@@ -54,27 +51,12 @@ def _same_vec(p1, p2) -> bool:
     return bool(np.all(np.abs(np.asarray(p1) - np.asarray(p2)) < FRAME_EPS))
 
 
-def principal_frame(I_com: np.ndarray, near: np.ndarray) -> np.ndarray:
-    """Principal axes (columns, a proper rotation) of ``I_com``: the signed permutation of
-    the eigenvectors closest to rotation ``near``."""
-    moments, axes = np.linalg.eigh(0.5 * (I_com + np.asarray(I_com).T))
-    best, best_err = near, np.inf
-    for perm in itertools.permutations(range(3)):
-        for signs in itertools.product((1.0, -1.0), repeat=3):
-            R = axes[:, perm] * np.array(signs)
-            err = float(np.abs(R - near).max())
-            if np.linalg.det(R) > 0 and err < best_err:
-                best, best_err = R, err
-    return best
-
-
-def snapped_pose(pose: np.ndarray, com: np.ndarray | None, I_com: np.ndarray | None,
-                 axes) -> np.ndarray:
-    """The geom pose MuJoCo uses, given its pose in the body and the body's inertia
-    (centre of mass ``com``, central inertia ``I_com``, both in the body frame) and the
-    axes of its inertial frame: ``"principal"`` (those of ``I_com``), a rotation (an
-    ``<inertial>``'s), or None (no inertial frame to snap to: the world, a body of one
-    geom, whose inertial frame is that geom's own)."""
+def snapped_pose(pose: np.ndarray, com: np.ndarray | None, axes: np.ndarray | None
+                 ) -> np.ndarray:
+    """The geom pose MuJoCo uses, given its pose in the body, the body's centre of mass
+    ``com`` and the axes of its inertial frame (a rotation, both in the body frame), or
+    None (no inertial frame to snap to: the world, a body of one geom, whose inertial
+    frame is that geom's own)."""
     pose = np.asarray(pose, float)
     R, p = pose[:3, :3], pose[:3, 3]
     out = pose.copy()
@@ -85,8 +67,6 @@ def snapped_pose(pose: np.ndarray, com: np.ndarray | None, I_com: np.ndarray | N
         return out
     if axes is None:
         return out
-    if isinstance(axes, str):
-        axes = principal_frame(np.asarray(I_com, float), R)
     if not _same_quat(R, axes):
         return out
     out[:3, :3] = axes
