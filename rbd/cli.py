@@ -13,7 +13,9 @@
 an existing file is recognized by its root element, ``<robot>`` or
 ``<mujoco>``) or the name of a bundled model (``rbd info`` lists them; a
 model is also found by the name it reports).  ``--floating-base`` puts a free
-joint at the root of a URDF model.  Output paths are checked before a long
+joint at the root of a URDF model, and ``rbd simulate --floor DEPTH`` a ground plane
+``DEPTH`` metres below its root, which then falls onto it through its collision geoms
+(the contact step, ``integrator="euler"``).  Output paths are checked before a long
 run starts, numbers when they are parsed (finite, in range), and the work a
 command may start is bounded (:data:`MAX_SIMULATE_STEPS`,
 :data:`MAX_SIMULATE_BYTES`, :data:`MAX_CHECK_DOF`, :data:`MAX_BENCH_BUDGET`).
@@ -198,13 +200,19 @@ def cmd_simulate(args) -> int:
     if args.save:
         check_output_path(args.save, "--save")
     check_animation_path(args.animate)
+    integrator = args.integrator or ("euler" if args.floor is not None else "rk4")
+    if args.floor is not None and integrator != "euler":
+        raise InputError(f"--floor needs --integrator euler (the contact step), got "
+                         f"{integrator!r}")
     model = load_model(args.model, args.floating_base)
     _refuse_walker(model)
     check_run_size(model, args.duration, args.dt)
     q0, v0 = displaced_state(model, args.tilt)
+    if args.floor is not None:
+        _add_floor(model, args.floor)
     backend = _backend_name(args.backend)
     start = time.perf_counter()
-    traj = simulate(model, q0, v0, args.duration, args.dt, integrator=args.integrator,
+    traj = simulate(model, q0, v0, args.duration, args.dt, integrator=integrator,
                     progress=args.progress, backend=backend)
     sim_time = time.perf_counter() - start
     _save_figure(plot_summary(traj, model=model), args.out, args.dpi)
@@ -221,7 +229,12 @@ def cmd_simulate(args) -> int:
         ("integrator", f"{traj.integrator}, dt = {args.dt:g} s, {traj.steps} steps, "
                        f"{traj.t[-1]:g} s simulated"),
         ("backend", backend),
-        ("energy drift", f"{traj.energy_drift:.3e} (relative: max|E - E0| / max(|E0|, max T))"),
+        ("energy drift", f"{traj.energy_drift:.3e} (relative: max|E - E0| / max(|E0|, max T)"
+                         + ("; contacts and limits take energy out)"
+                            if traj.contact_count is not None else ")")),
+        *([("contacts", f"{int(traj.contact_count[-1])} at the end, at most "
+                        f"{int(traj.contact_count.max())}")]
+          if traj.contact_count is not None else []),
         ("wall time", f"{wall:.2f} s (simulation {sim_time:.2f} s)"),
         ("plot", str(args.out)),
     ]
@@ -233,6 +246,13 @@ def cmd_simulate(args) -> int:
     for key, value in rows:
         print(f"  {key:<13}{value}")
     return 0
+
+
+def _add_floor(model: Model, depth: float) -> None:
+    """``--floor DEPTH``: a ground plane ``depth`` metres below the world origin, where the
+    root starts (``model.add_geom``, MuJoCo's default contact parameters)."""
+    model.add_geom("floor", None, "plane", size=(0, 0, 1),
+                   pose=(np.eye(3), np.array([0.0, 0.0, -float(depth)])))
 
 
 def _save_figure(fig, path: str, dpi: int) -> None:
@@ -499,8 +519,12 @@ def _add_simulate(sub) -> None:
                    help="simulated seconds (default 5)")
     p.add_argument("--dt", type=number(float, 0.0, low_open=True), default=1e-3,
                    help="time step (default 1e-3 s)")
-    p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default="rk4",
-                   help="time integrator (default %(default)s)")
+    p.add_argument("--integrator", choices=("rk4", "euler", "solve_ivp"), default=None,
+                   help="time integrator (default rk4; euler, the contact step, with "
+                        "--floor)")
+    p.add_argument("--floor", type=number(float, 0.0), default=None, metavar="DEPTH",
+                   help="add a ground plane DEPTH metres below the root (a floating base "
+                        "falls onto it; contacts through the collision geoms)")
     p.add_argument("--tilt", type=number(float), default=0.4,
                    help="initial displacement of every joint coordinate (default 0.4)")
     p.add_argument("--out", default="rbd_simulate.png",

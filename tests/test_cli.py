@@ -287,6 +287,38 @@ def test_simulate_writes_plot_and_prints_summary(capsys, tmp_path):
     assert drift == pytest.approx(traj.energy_drift, rel=1e-3)
 
 
+#: A ball on a floating base, its collision sphere of radius 0.1 m at the root.
+BALL_URDF = """<robot name="ball"><link name="ball"><inertial><mass value="1"/>
+  <inertia ixx="0.004" iyy="0.004" izz="0.004" ixy="0" ixz="0" iyz="0"/></inertial>
+  <collision><geometry><sphere radius="0.1"/></geometry></collision></link></robot>"""
+
+
+def test_simulate_drops_a_urdf_robot_onto_a_floor(capsys, tmp_path):
+    """--floor 0.3: the ball starts 0.3 m above a ground plane and lands on it (the contact
+    step, euler by default there); it rests at its radius above the floor, within the
+    soft contact's resting depth (MuJoCo's default solimp width, 1 mm)."""
+    urdf = tmp_path / "ball.urdf"
+    urdf.write_text(BALL_URDF)
+    save = tmp_path / "ball.npz"
+    code, out, err = run(capsys, "simulate", str(urdf), "--floating-base", "--floor", "0.3",
+                         "--duration", "1", "--dt", "0.002", "--out", str(tmp_path / "b.png"),
+                         "--save", str(save))
+    assert code == 0, err
+    assert "euler, dt = 0.002 s" in out and "contacts     1 at the end, at most 1" in out
+    traj = Trajectory.load(save)
+    height = traj.q[-1, 2] + 0.3                          # above the floor
+    assert 0.1 - 1e-3 < height < 0.1
+
+
+def test_simulate_floor_needs_the_contact_step(capsys, tmp_path):
+    urdf = tmp_path / "ball.urdf"
+    urdf.write_text(BALL_URDF)
+    code, _, err = run(capsys, "simulate", str(urdf), "--floating-base", "--floor", "0.3",
+                       "--integrator", "rk4", "--out", str(tmp_path / "b.png"))
+    assert code == 2
+    assert "--floor needs --integrator euler (the contact step), got 'rk4'" in err
+
+
 @pytest.mark.slow
 def test_simulate_other_model_and_integrator(capsys, tmp_path):
     png = tmp_path / "dp.png"
