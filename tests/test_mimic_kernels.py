@@ -130,7 +130,7 @@ def test_pinocchio_s_mimic_model_is_the_same_dynamics(rng):
     """The peer the benchmark times computes what rbd computes (so the ratio compares like
     with like): M, h and q̈ of Pinocchio's mimic model against rbd's, at 1e-12."""
     pin = pytest.importorskip("pinocchio", reason="the peer of the benchmark")
-    from rbd.cli import _pinocchio, _pinocchio_mimic_aba
+    from rbd._cli_bench import _pinocchio, _pinocchio_mimic_aba
 
     model = rbd.load_urdf(panda_path())
     (pin_module, pmodel), reason = _pinocchio(model)
