@@ -99,8 +99,6 @@ def _robots_dir() -> Path | None:
 
 
 def urdf_rows(mujoco, repeat: int) -> None:
-    import re
-    import tempfile
 
     from rbd.mjcf import _geoms
     from rbd.model import geoms
@@ -129,13 +127,8 @@ def urdf_rows(mujoco, repeat: int) -> None:
         meshes = sum(g.hull is not None for g in model.geoms)
         theirs = float("nan")
         if mujoco is not None:
-            text = path.read_text().replace("package://", f"{robots.parent.parent}/")
-            text = re.sub(r"(<robot[^>]*>)", r'\1<mujoco><compiler strippath="false" '
-                          r'discardvisual="true" balanceinertia="true"/></mujoco>', text, count=1)
-            with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as fh:
-                fh.write(text)
-            theirs = best(lambda name=fh.name: mujoco.MjModel.from_xml_path(name), repeat)
-            os.unlink(fh.name)
+            theirs = best(lambda path=path: rbd.testing.mujoco_urdf_spec(
+                path, robots.parent.parent, balance_inertia=True).compile(), repeat)
         print(f"| {path.name} | {meshes} | {ours:.3f} | {theirs:.3f} | {ours / theirs:.1f} | "
               f"{bare:.3f} |")
 

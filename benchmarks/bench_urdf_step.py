@@ -26,35 +26,21 @@ import argparse
 import datetime
 import os
 import platform
-import re
-import time
 import warnings
 
 import numpy as np
-from bench_load import _robots_dir
+from bench_load import _robots_dir, best
 
 import rbd
 
 
 def _mujoco_model(mujoco, path, robots, floating: bool):
-    text = path.read_text().replace("package://", f"{robots.parent.parent}/")
-    text = re.sub(r"(<robot[^>]*>)", r'\1<mujoco><compiler strippath="false" '
-                  r'discardvisual="true" balanceinertia="false"/></mujoco>', text, count=1)
-    spec = mujoco.MjSpec.from_string(text)
+    spec = rbd.testing.mujoco_urdf_spec(path, robots.parent.parent)
     if floating:
         spec.bodies[1].add_freejoint()
         spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1])
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_EULER
     return spec.compile()
-
-
-def best(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
 
 
 def main(argv=None) -> int:

@@ -362,10 +362,9 @@ def plot_contacts(traj: Trajectory, fig: Figure | None = None) -> Figure:
                          "has no contact_count")
     counts = np.asarray(traj.contact_count, dtype=float)
     normal = np.asarray(traj.contact_force)[..., 0].sum(axis=-1)
-    runs = (counts, normal) if traj.batch is None else None
     fig = _new_figure(figsize=(7, 5), layout="constrained") if fig is None else fig
     ax_n, ax_f = fig.subplots(2, 1, sharex=True)
-    rows = [runs] if runs is not None else list(zip(counts, normal, strict=True))
+    rows = [(counts, normal)] if traj.batch is None else list(zip(counts, normal, strict=True))
     for k, (n, f) in enumerate(rows):
         label = None if traj.batch is None or k >= MAX_LABELLED else f"rollout {k}"
         ax_n.step(traj.t, n, where="post", lw=1.0, color=f"C{k % 10}", label=label)

@@ -17,11 +17,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ._testing_mujoco import MUJOCO_TIGHT as MUJOCO_TIGHT
+from ._testing_mujoco import mujoco_pair as mujoco_pair
+from ._testing_mujoco import mujoco_urdf_spec as mujoco_urdf_spec
 from .algorithms import random_configuration
 from .errors import InputError, ModelError
 from .joints import Free, Helical, Joint, Planar, Prismatic, Revolute, Spherical, Universal
 from .model import Model
 from .spatial import plux, so3_exp
+
+# documented here, where readers look for them (rbd/_testing_mujoco.py keeps the module short)
+mujoco_pair.__module__ = mujoco_urdf_spec.__module__ = __name__
 
 __all__ = [
     "JOINT_FACTORIES",
@@ -37,6 +43,7 @@ __all__ = [
     "relative_difference",
     "quantity_difference",
     "mujoco_pair",
+    "mujoco_urdf_spec",
 ]
 
 
@@ -604,45 +611,3 @@ def _symbolic(quantity: str, model: Model, record, fn, states, rng):
     yours = [np.asarray(numeric(*p), dtype=float).reshape(shape) for p in points]
     theirs = [np.asarray(reference(*p), dtype=float).reshape(shape) for p in points]
     return evaluate, difference_formulas(mine - expected, args, points), (points, yours, theirs)
-
-
-#: MuJoCo's solver tightened as :func:`rbd.forward` solves (``opt.tolerance``,
-#: ``opt.iterations``, ``opt.ls_tolerance``).
-MUJOCO_TIGHT = {"tolerance": 1e-15, "iterations": 1000, "ls_tolerance": 1e-12}
-
-
-def mujoco_pair(source, *, cone: str | None = None, solver: str = "newton",
-                integrator: str | None = None, tight: bool = True, quiet: bool = True):
-    """rbd's model and MuJoCo's of one MJCF file, and a fresh ``MjData``.
-
-    ``cone``, ``solver`` ("newton", "pgs", "cg") and ``integrator`` ("euler", "rk4",
-    "implicit", ...) set MuJoCo's options (None: the file's); ``tight`` sets
-    :data:`MUJOCO_TIGHT` (its tolerance and iterations on rbd's model too); ``quiet``
-    silences the loader's ``RuntimeWarning`` about what
-    rbd leaves out.  Returns ``(model, mjmodel, mjdata)``.
-    """
-    import os
-    import warnings
-
-    import mujoco
-
-    from .mjcf import load_mjcf
-
-    with warnings.catch_warnings():
-        if quiet:
-            warnings.simplefilter("ignore", RuntimeWarning)
-        model = load_mjcf(os.fspath(source))
-    mm = mujoco.MjModel.from_xml_path(os.fspath(source))
-    mm.opt.solver = getattr(mujoco.mjtSolver, f"mjSOL_{solver.upper()}")
-    if cone is not None:
-        mm.opt.cone = getattr(mujoco.mjtCone, f"mjCONE_{cone.upper()}")
-    if integrator is not None:
-        mm.opt.integrator = getattr(mujoco.mjtIntegrator, f"mjINT_{integrator.upper()}")
-    for key, value in (MUJOCO_TIGHT.items() if tight else ()):
-        setattr(mm.opt, key, value)
-    if tight:                   # the same solver settings on rbd's side (rbd.forward, simulate)
-        model.mujoco_options = dict(model.mujoco_options or {},
-                                    tolerance=MUJOCO_TIGHT["tolerance"],
-                                    iterations=MUJOCO_TIGHT["iterations"])
-    return model, mm, mujoco.MjData(mm)
-

@@ -8,7 +8,6 @@ through ``MjSpec``, as ``model.add_geom`` adds rbd's floor.
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import defaultdict
 
@@ -123,11 +122,7 @@ def _mujoco_solo(excluded: tuple):
     if ROBOTS is None:
         pytest.skip("the example-robot-data package is not installed")
     pytest.importorskip("trimesh", reason="URDF meshes are read through trimesh")
-    share = ROBOTS.parent.parent
-    text = (ROBOTS / SOLO12).read_text().replace("package://", f"{share}/")
-    text = re.sub(r"(<robot[^>]*>)", r'\1<mujoco><compiler strippath="false" '
-                  r'discardvisual="true" balanceinertia="false"/></mujoco>', text, count=1)
-    spec = mujoco.MjSpec.from_string(text)
+    spec = rbd.testing.mujoco_urdf_spec(ROBOTS / SOLO12, ROBOTS.parent.parent)
     spec.bodies[1].add_freejoint()
     spec.worldbody.add_geom(type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0, 0, 1])
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_EULER

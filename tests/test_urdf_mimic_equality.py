@@ -8,7 +8,6 @@ MuJoCo's reading of example-robot-data's Panda, whose fingers are coupled so.
 
 from __future__ import annotations
 
-import re
 import warnings
 
 import numpy as np
@@ -74,10 +73,7 @@ def test_the_panda_follows_mujocos_reading():
     if robots is None:
         pytest.skip("the example-robot-data package is not installed")
     path = robots / "panda_description/urdf/panda.urdf"
-    text = path.read_text().replace("package://", f"{robots.parent.parent}/")
-    text = re.sub(r"(<robot[^>]*>)", r'\1<mujoco><compiler strippath="false" '
-                  r'discardvisual="true" balanceinertia="false"/></mujoco>', text, count=1)
-    spec = mujoco.MjSpec.from_string(text)
+    spec = rbd.testing.mujoco_urdf_spec(path, robots.parent.parent)
     spec.option.integrator = mujoco.mjtIntegrator.mjINT_EULER
     spec.option.iterations, spec.option.tolerance = 100, 1e-12
     mm = spec.compile()

@@ -35,9 +35,8 @@ _SHAPES = ("box", "cylinder", "sphere", "mesh", "capsule")
 def resolve_mesh(filename: str, base: str | None, package_dirs) -> str:
     """The local file a URDF mesh ``filename`` names (module notes); unchanged if not found."""
     dirs = [os.fspath(d) for d in package_dirs or ()]
-    if base and filename.startswith("package://"):
-        dirs += _ancestors(base)
     if filename.startswith("package://"):
+        dirs += _ancestors(base) if base else []
         rest = filename[len("package://"):]
         tail = rest.split("/", 1)[1] if "/" in rest else rest
         candidates = [os.path.join(d, rest) for d in dirs] + [os.path.join(d, tail) for d in dirs]
